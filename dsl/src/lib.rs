@@ -1,0 +1,18 @@
+//! Tessera: tile kernels in Rust.
+//!
+//! What users import: the kernel parameter types ([`Ptr`]), the device runtime layer
+//! ([`device`]: what generated code calls, on nvptx64 as inline PTX and on the host through the
+//! emulator), the CPU [`emulator`], the host [`launch`]er and the [`build`] helper for `build.rs`.
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(asm_experimental_arch, stdarch_nvptx)
+)]
+
+mod ptr;
+pub use ptr::Ptr;
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod kernel;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use kernel::Kernel;

@@ -1,0 +1,1 @@
+#![cfg_attr(target_arch = "nvptx64", no_std)]
