@@ -1,1 +1,28 @@
+//! Linear layouts over F₂ (the Triton paper *Linear Layouts: Robust Code Generation of Efficient
+//! Tensor Computation Using F₂*).
+//!
+//! A layout maps the bits of hardware indices — `register`, `lane`, `warp` (`Reg`, `Thr`, `Wrp`)
+//! or a shared-memory `offset` — to the bits of logical tensor coordinates `dim0`, `dim1`, …, by a
+//! matrix over F₂. This crate holds
+//! - the algebra: [`LinearLayout`] and its operations, each named after the math;
+//! - the hardware layout families (blocked, slice, MMA, dot operands, shared-memory swizzles, …)
+//!   as constructors of linear layouts, apart from the algebra;
+//! - the planning algorithms of code generation (conversions, swizzling, vectorization, gather).
+//!
+//! The core is `no_std` and `const fn`: an invalid `const` layout is a compile error carrying the
+//! layout's own message (see [`expect_layout`]).
 #![no_std]
+
+#[cfg(any(test, feature = "std"))]
+extern crate std;
+
+mod error;
+pub mod f2;
+mod label;
+mod linear_layout;
+
+pub use error::{ErrorMessage, LayoutError};
+pub use label::Label;
+pub use linear_layout::{
+    expect_layout, log2_exact, LinearLayout, MAX_BASES, MAX_DIMS, MAX_OUT_BITS,
+};
