@@ -20,6 +20,8 @@ mod error;
 pub mod f2;
 mod label;
 mod linear_layout;
+#[cfg(feature = "std")]
+pub mod spec;
 
 pub use error::{ErrorMessage, LayoutError};
 pub use label::Label;
