@@ -16,10 +16,13 @@
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+mod algebra;
 mod error;
 pub mod f2;
 mod label;
 mod linear_layout;
+#[cfg(feature = "std")]
+pub mod oracle_algebra;
 #[cfg(feature = "std")]
 pub mod spec;
 
