@@ -16,3 +16,6 @@ pub use ptr::Ptr;
 mod kernel;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use kernel::Kernel;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod build;
