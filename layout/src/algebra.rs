@@ -651,10 +651,27 @@ impl LinearLayout {
     ///   is written in the pivot columns of `A` (those independent of earlier columns). This is
     ///   the minimum-norm choice of §5.4: elements held twice by `outer` are read from one place.
     ///
-    /// Error if some element of `self` is not reached by `outer`'s remaining columns.
+    /// Deviation: where the identity shortcut leaves a system with no solution (an element of
+    /// `self` reachable only through a dimension kept as the identity — Triton's `FIXME`, where
+    /// it fails its "Im(B) not contained in Im(A)" assertion), the whole system is solved by
+    /// `lstsq` with no identity dimensions instead. Error only if `outer` does not reach every
+    /// element of `self`.
     pub const fn invert_and_compose(
         &self,
         outer: &LinearLayout,
+    ) -> Result<LinearLayout, LayoutError> {
+        match self.solve_from(outer, true) {
+            Ok(result) => Ok(result),
+            Err(_) => self.solve_from(outer, false),
+        }
+    }
+
+    /// [`invert_and_compose`](Self::invert_and_compose), with or without Triton's identity
+    /// dimensions.
+    const fn solve_from(
+        &self,
+        outer: &LinearLayout,
+        identity_dims: bool,
     ) -> Result<LinearLayout, LayoutError> {
         let (labels, count) = out_labels(self);
         let a = tri!(outer.transpose_outs(labels.split_at(count).0));
@@ -673,7 +690,7 @@ impl LinearLayout {
         let mut i = 0;
         while i < a.num_in_dims() {
             if let Some(j) = self.in_index(a.in_label(i)) {
-                if same_in_dim(&a, i, self, j) {
+                if identity_dims && same_in_dim(&a, i, self, j) {
                     a_identity[i] = true;
                     b_identity[j] = true;
                 }
