@@ -24,6 +24,8 @@ mod linear_layout;
 #[cfg(feature = "std")]
 pub mod oracle_algebra;
 #[cfg(feature = "std")]
+pub mod plan;
+#[cfg(feature = "std")]
 pub mod spec;
 
 pub use error::{ErrorMessage, LayoutError};

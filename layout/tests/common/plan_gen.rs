@@ -1,0 +1,173 @@
+//! Seeded random inputs for the planning tests (`#[path = "common/plan_gen.rs"] mod plan_gen;`):
+//! warp-shaped distributed layouts (32 lanes, Definition 4.10: unit or zero bases), memory
+//! layouts that a distributed layout can vectorize into, and evaluation helpers.
+#![allow(dead_code)]
+
+use crate::common::{random_invertible_columns, Rng};
+use tessera_layout::plan::bases;
+use tessera_layout::{Label, LinearLayout};
+
+/// A tile `dim0 × dim1` of `2^bits` elements, split at random.
+pub fn random_tile(rng: &mut Rng, bits: u32) -> Vec<(Label, u32)> {
+    let dims = rng.range(1, 2) as usize;
+    let mut sizes = vec![0u32; dims];
+    for _ in 0..bits {
+        sizes[rng.below(dims as u64) as usize] += 1;
+    }
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(d, &b)| (Label::Dim(d as u8), 1u32 << b))
+        .collect()
+}
+
+/// A layout from packed bases per input dimension.
+pub fn from_packed(ins: &[(Label, Vec<u64>)], out_dims: &[(Label, u32)]) -> LinearLayout {
+    let mut layout = LinearLayout::empty();
+    for &(label, size) in out_dims {
+        layout = layout.with_out_dim(label, size).expect("out dim");
+    }
+    for (i, (label, bases)) in ins.iter().enumerate() {
+        layout = layout.with_in_dim(*label).expect("in dim");
+        for &b in bases {
+            layout.push_packed_basis(i, b).expect("basis");
+        }
+    }
+    layout
+}
+
+/// Shape of a random warp layout: how many bits each hardware dimension has, and how many of
+/// them are broadcast (zero) bits.
+#[derive(Clone, Copy, Debug)]
+pub struct WarpShape {
+    pub lane_bits: u32,
+    pub warp_bits: u32,
+    pub register_zeros: u32,
+    pub lane_zeros: u32,
+    pub warp_zeros: u32,
+}
+
+/// A random shape for a tile of `tile_bits` bits: 32 lanes, up to 2 warp bits, a few broadcast
+/// bits (more lane/warp bits than the tile has become broadcast bits).
+pub fn random_warp_shape(rng: &mut Rng, tile_bits: u32) -> WarpShape {
+    let warp_bits = rng.range(0, 2);
+    let mut lane_zeros = if rng.chance(1, 4) { rng.range(0, 2) } else { 0 };
+    let mut warp_zeros = if rng.chance(1, 4) {
+        rng.range(0, warp_bits)
+    } else {
+        0
+    };
+    // Not more non-zero lane/warp bits than the tile has.
+    while (5 - lane_zeros) + (warp_bits - warp_zeros) > tile_bits {
+        if warp_zeros < warp_bits {
+            warp_zeros += 1;
+        } else {
+            lane_zeros += 1;
+        }
+    }
+    WarpShape {
+        lane_bits: 5,
+        warp_bits,
+        register_zeros: if rng.chance(1, 4) { rng.range(0, 2) } else { 0 },
+        lane_zeros,
+        warp_zeros,
+    }
+}
+
+/// A distributed layout (Definition 4.10) of the given shape on `out_dims`: the tile's unit
+/// vectors dealt at random to the non-zero slots, zero bases at random positions.
+pub fn random_warp_layout(
+    rng: &mut Rng,
+    out_dims: &[(Label, u32)],
+    shape: WarpShape,
+) -> LinearLayout {
+    let tile_bits: u32 = out_dims.iter().map(|&(_, s)| s.trailing_zeros()).sum();
+    let mut units: Vec<u64> = (0..tile_bits).map(|b| 1u64 << b).collect();
+    rng.shuffle(&mut units);
+    let lanes_nonzero = (shape.lane_bits - shape.lane_zeros) as usize;
+    let warps_nonzero = (shape.warp_bits - shape.warp_zeros) as usize;
+    let regs_nonzero = units.len() - lanes_nonzero - warps_nonzero;
+    let mut deal = |count: usize, zeros: u32, rng: &mut Rng| {
+        let mut v: Vec<u64> = units.drain(..count).collect();
+        v.extend((0..zeros).map(|_| 0));
+        rng.shuffle(&mut v);
+        v
+    };
+    let regs = deal(regs_nonzero, shape.register_zeros, rng);
+    let lanes = deal(lanes_nonzero, shape.lane_zeros, rng);
+    let warps = deal(warps_nonzero, shape.warp_zeros, rng);
+    from_packed(
+        &[
+            (Label::Register, regs),
+            (Label::Lane, lanes),
+            (Label::Warp, warps),
+        ],
+        out_dims,
+    )
+}
+
+/// A bijective memory layout `offset → tile`: its first `vector` offsets are registers of
+/// `distributed` (so accesses can vectorize), the rest a random invertible mix in which each
+/// offset above the vector may also carry lower offsets' vectors (XOR swizzles).
+pub fn random_memory_for(rng: &mut Rng, distributed: &LinearLayout, vector: u32) -> LinearLayout {
+    let tile_bits = distributed.total_out_bits();
+    let out_dims: Vec<(Label, u32)> = (0..distributed.num_out_dims())
+        .map(|o| (distributed.out_label(o), 1u32 << distributed.out_bits_at(o)))
+        .collect();
+    let mut registers: Vec<u64> = bases(distributed, Label::Register)
+        .into_iter()
+        .filter(|&v| v != 0)
+        .collect();
+    rng.shuffle(&mut registers);
+    registers.truncate(vector as usize);
+    let mut columns = registers.clone();
+    let mut rest: Vec<u64> = (0..tile_bits)
+        .map(|b| 1u64 << b)
+        .filter(|u| !registers.contains(u))
+        .collect();
+    rng.shuffle(&mut rest);
+    columns.extend(rest);
+    let fixed = registers.len();
+    let n = columns.len();
+    // Mixing only among the offsets above the vector keeps the vector aligned.
+    if n >= fixed + 2 {
+        for _ in 0..(2 * n) {
+            let j = rng.range(fixed as u32 + 1, n as u32 - 1) as usize;
+            let i = rng.range(fixed as u32, j as u32 - 1) as usize;
+            if rng.chance(1, 2) {
+                columns[j] ^= columns[i];
+            }
+        }
+    }
+    from_packed(&[(Label::Offset, columns)], &out_dims)
+}
+
+/// A random bijective memory layout (any invertible matrix).
+pub fn random_any_memory(rng: &mut Rng, out_dims: &[(Label, u32)]) -> LinearLayout {
+    let bits: u32 = out_dims.iter().map(|&(_, s)| s.trailing_zeros()).sum();
+    let columns = random_invertible_columns(rng, bits);
+    from_packed(&[(Label::Offset, columns)], out_dims)
+}
+
+/// The packed image of the given hardware indices (absent dimensions are 0).
+pub fn image(layout: &LinearLayout, inputs: &[(Label, u32)]) -> u64 {
+    inputs.iter().fold(0, |acc, &(label, value)| {
+        bases(layout, label)
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| value >> k & 1 == 1)
+            .fold(acc, |a, (_, &v)| a ^ v)
+    })
+}
+
+/// `inverse[element] = offset` of a bijective memory layout `offset → tile`.
+pub fn memory_inverse(memory: &LinearLayout) -> Vec<u64> {
+    let n = memory.total_in_bits();
+    let mut inverse = vec![u64::MAX; 1 << n];
+    for offset in 0..(1u64 << n) {
+        let element = image(memory, &[(Label::Offset, offset as u32)]);
+        assert_eq!(inverse[element as usize], u64::MAX, "memory not injective");
+        inverse[element as usize] = offset;
+    }
+    inverse
+}
