@@ -151,19 +151,19 @@ impl LinearLayout {
     pub const fn compose(&self, outer: &LinearLayout) -> Result<LinearLayout, LayoutError> {
         if self.num_out_dims() != outer.num_in_dims() {
             return Err(incompatible(
-                "compose: the outer layout's input dimensions must be this layout's output dimensions",
+                "cannot compose: the outer layout's input dimensions must be the inner layout's output dimensions",
             ));
         }
         let mut o = 0;
         while o < self.num_out_dims() {
             let Some(j) = outer.in_index(self.out_label(o)) else {
-                return Err(LayoutError::UnknownDim {
-                    dim: self.out_label(o),
-                });
+                return Err(incompatible(
+                    "cannot compose: an output dimension of the inner layout is not an input dimension of the outer layout",
+                ));
             };
             if self.out_bits_at(o) > outer.in_bits_at(j) {
                 return Err(incompatible(
-                    "compose: an output dimension is larger than the outer layout's input dimension",
+                    "cannot compose: an output dimension of the inner layout is larger than the outer layout's input dimension",
                 ));
             }
             o += 1;
@@ -1212,6 +1212,7 @@ impl LinearLayout {
 mod tests {
     use super::*;
     use crate::expect_layout;
+    use std::string::ToString;
     use Label::*;
 
     /// A blocked layout over a 32×8 tile: 4 registers along dim1, 32 lanes (2 along dim1, 16
@@ -1268,8 +1269,8 @@ mod tests {
         // Output dimension not an input of outer, or larger than it.
         let other = layout(&[(Dim(1), &[&[1]])], &[(Offset, 2)]);
         assert_eq!(
-            inner.compose(&other).unwrap_err(),
-            LayoutError::UnknownDim { dim: Dim(0) }
+            inner.compose(&other).unwrap_err().to_string(),
+            "invalid linear layout: cannot compose: an output dimension of the inner layout is not an input dimension of the outer layout"
         );
         let small = layout(&[(Dim(0), &[&[1], &[2]])], &[(Offset, 4)]);
         assert!(inner.compose(&small).is_err());
