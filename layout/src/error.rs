@@ -45,6 +45,15 @@ pub enum LayoutError {
     TooManyOutBits { bits: u8, max: u8 },
     /// Two layouts were combined whose dimensions do not fit together (`what` says how).
     Incompatible { what: &'static str },
+    /// A parameter of a hardware layout family is invalid: `family`'s `param` (entry `index` of a
+    /// list parameter) has `value`, and `reason` says what is wrong with it.
+    InvalidParameter {
+        family: &'static str,
+        param: &'static str,
+        index: Option<u8>,
+        value: u32,
+        reason: &'static str,
+    },
 }
 
 /// A message rendered without allocation (usable in `const` evaluation).
@@ -181,6 +190,14 @@ impl LayoutError {
                 .push_u32(max as u32)
                 .push_str(" are supported"),
             LayoutError::Incompatible { what } => m.push_str(what),
+            LayoutError::InvalidParameter { family, param, index, value, reason } => {
+                let m = m.push_str(family).push_str(" layout: `").push_str(param);
+                let m = match index {
+                    Some(i) => m.push_str("[").push_u32(i as u32).push_str("]"),
+                    None => m,
+                };
+                m.push_str("` is ").push_u32(value).push_str(", ").push_str(reason)
+            }
         }
     }
 

@@ -19,6 +19,7 @@ extern crate std;
 mod algebra;
 mod error;
 pub mod f2;
+pub mod families;
 mod label;
 mod linear_layout;
 #[cfg(feature = "std")]

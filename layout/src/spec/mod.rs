@@ -12,8 +12,11 @@
 //! Every reader returns a [`SpecError`] naming the JSON path of the bad field; none panics.
 
 mod json;
+mod layout_spec;
+pub mod oracle;
 
 pub use json::{parse_json, Json, JsonError, MAX_JSON_DEPTH};
+pub use layout_spec::{layout_from_spec, shape_from_json, LayoutSpec, FAMILIES};
 
 use crate::{Label, LayoutError, LinearLayout};
 use core::fmt;

@@ -1,0 +1,456 @@
+//! AMD matrix-core layouts: `mfma` (CDNA, wavefronts of 64 lanes) and `wmma` (RDNA, 32 lanes)
+//! accumulators and their dot operands (Triton `AMDMfmaEncodingAttr`, `AMDWmmaEncodingAttr`).
+//!
+//! mfma `M×N` accumulator (not transposed): each lane holds `height = 4` consecutive rows
+//! (`id(4, register, M)`), lanes run along N then M (`id(N, lane, N) × id(64/N, lane, M)`), and
+//! the `M·N/256` remaining row groups are registers. Transposed swaps the roles of M and N.
+//! Then tiles per warp, warps along N, the rest of N, tiles and warps along M (an N-contiguous
+//! order of tiles over the whole tensor, as the dot lowering expects).
+//!
+//! mfma operand (K contiguous): `k_width` registers along K, lanes along the non-K dimension
+//! then K, further K tiles in registers; warps follow the accumulator's.
+//!
+//! wmma (16×16): version 1 gives each lane every other row (`register ↦ M 2, 4, 8`,
+//! `lane 16 ↦ M 1`); versions 2 and 3 eight consecutive rows (`register ↦ M 1, 2, 4`,
+//! `lane 16 ↦ M 8`). Operands: `k_width` registers along K, 16 lanes along the non-K dimension,
+//! the other half-wave duplicating (v1) or continuing (v2, v3) along K.
+
+use super::nvidia_mma::{broadcasted_dot_operand_layout, standard, transpose_to};
+use super::shape::{
+    check_shape, combine_cta_with_shape, dot_operand_order, identity_standard_nd, matrix_order,
+    times_identity, times_zeros,
+};
+use super::{bad, check_len, check_pow2_list, dim, prefix};
+use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
+
+/// The parameters of an AMD mfma accumulator layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AmdMfma<'a> {
+    /// 1 to 4 (3 = gfx942/CDNA3, 4 = gfx950/CDNA4); it does not change the layout.
+    pub version: u32,
+    /// `[M, N, K]`; M×N one of 32×32, 16×16, 64×4 (transposed), 4×64.
+    pub instr_shape: &'a [u32],
+    pub transposed: bool,
+    pub warps_per_cta: &'a [u32],
+    /// Tiles of one warp per dimension (Triton's default: all 1).
+    pub tiles_per_warp: &'a [u32],
+    /// 32 by default; 64-bit accumulators hold one row per lane instead of four.
+    pub element_bitwidth: u32,
+}
+
+const MFMA: &str = "amd_mfma";
+const WMMA: &str = "amd_wmma";
+const MFMA_WARP_SIZE: u32 = 64;
+const WMMA_WARP_SIZE: u32 = 32;
+
+/// All ones (the default `tiles_per_warp`).
+pub const ONES: [u32; MAX_DIMS] = [1; MAX_DIMS];
+
+impl<'a> AmdMfma<'a> {
+    /// An mfma layout with Triton's defaults (one tile per warp, 32-bit elements).
+    pub const fn new(
+        version: u32,
+        instr_shape: &'a [u32],
+        transposed: bool,
+        warps_per_cta: &'a [u32],
+    ) -> Self {
+        Self {
+            version,
+            instr_shape,
+            transposed,
+            warps_per_cta,
+            tiles_per_warp: ONES.split_at(warps_per_cta.len()).0,
+            element_bitwidth: 32,
+        }
+    }
+
+    /// Checks the parameters against a tensor of rank `rank`.
+    pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
+        if self.version < 1 || self.version > 4 {
+            return Err(bad(
+                MFMA,
+                "version",
+                None,
+                self.version,
+                "but mfma versions are 1 to 4",
+            ));
+        }
+        if rank != 2 && rank != 3 {
+            return Err(bad(
+                MFMA,
+                "shape.len()",
+                None,
+                rank as u32,
+                "but an mfma layout needs a tensor of rank 2 or 3",
+            ));
+        }
+        ctry!(check_len(MFMA, "warps_per_cta", self.warps_per_cta, rank));
+        ctry!(check_pow2_list(MFMA, "warps_per_cta", self.warps_per_cta));
+        ctry!(check_len(MFMA, "tiles_per_warp", self.tiles_per_warp, rank));
+        ctry!(check_pow2_list(MFMA, "tiles_per_warp", self.tiles_per_warp));
+        if self.instr_shape.len() != 3 {
+            return Err(bad(
+                MFMA,
+                "instr_shape.len()",
+                None,
+                self.instr_shape.len() as u32,
+                "but mfma takes [M, N, K]",
+            ));
+        }
+        ctry!(check_pow2_list(MFMA, "instr_shape", self.instr_shape));
+        let (m, n) = (self.instr_shape[0], self.instr_shape[1]);
+        let supported = (m == 32 && n == 32)
+            || (m == 16 && n == 16)
+            || (m == 64 && n == 4 && self.transposed)
+            || (m == 4 && n == 64);
+        if !supported {
+            return Err(bad(
+                MFMA,
+                "instr_shape",
+                Some(0),
+                m,
+                "but mfma M×N is 32×32, 16×16, 4×64 or (transposed) 64×4",
+            ));
+        }
+        if self.element_bitwidth != 16
+            && self.element_bitwidth != 32
+            && self.element_bitwidth != 64
+            && self.element_bitwidth != 8
+        {
+            return Err(bad(
+                MFMA,
+                "element_bitwidth",
+                None,
+                self.element_bitwidth,
+                "but it must be 8, 16, 32 or 64",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The layout of a tensor of `shape` (Triton `AMDMfmaEncodingAttr::toLinearLayout`).
+    pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
+        ctry!(check_shape(shape));
+        let rank = shape.len();
+        ctry!(self.check(rank));
+        let has_batch = rank == 3;
+        let m_index = has_batch as usize;
+        let n_index = 1 + has_batch as usize;
+        let dim_m = dim(rank - 2);
+        let dim_n = dim(rank - 1);
+        let (m_dim, n_dim) = (self.instr_shape[0], self.instr_shape[1]);
+        let height = if self.element_bitwidth == 64 { 1 } else { 4 };
+        let tiles = (m_dim * n_dim) / (MFMA_WARP_SIZE * height);
+
+        // The tile of one instruction: `height` rows per lane, lanes along N then M.
+        let (along_regs, first_lanes, lanes_first, lanes_second) = if !self.transposed {
+            (dim_m, n_dim, dim_n, dim_m)
+        } else {
+            (dim_n, m_dim, dim_m, dim_n)
+        };
+        let mut tile = ctry!(LinearLayout::identity_1d(
+            height,
+            Label::Register,
+            along_regs
+        ));
+        tile = ctry!(times_identity(&tile, first_lanes, Label::Lane, lanes_first));
+        tile = ctry!(times_identity(
+            &tile,
+            MFMA_WARP_SIZE / first_lanes,
+            Label::Lane,
+            lanes_second
+        ));
+        tile = ctry!(times_identity(&tile, tiles, Label::Register, along_regs));
+        tile = ctry!(tile.transpose_outs(&[dim_n, dim_m]));
+
+        // N-contiguous tiles: tiles per warp and warps along N, the rest of N, then M.
+        let tiles_m = self.tiles_per_warp[m_index];
+        let tiles_n = self.tiles_per_warp[n_index];
+        let warps_m = self.warps_per_cta[m_index];
+        let warps_n = self.warps_per_cta[n_index];
+        tile = ctry!(times_identity(&tile, tiles_n, Label::Register, dim_n));
+        tile = ctry!(times_identity(&tile, warps_n, Label::Warp, dim_n));
+        tile = ctry!(times_identity(
+            &tile,
+            shape[n_index] / (n_dim * warps_n * tiles_n),
+            Label::Register,
+            dim_n
+        ));
+        tile = ctry!(times_identity(&tile, tiles_m, Label::Register, dim_m));
+        tile = ctry!(times_identity(&tile, warps_m, Label::Warp, dim_m));
+        if has_batch {
+            tile = ctry!(times_identity(&tile, 1, Label::Register, dim(0)));
+            tile = ctry!(times_identity(&tile, 1, Label::Lane, dim(0)));
+            tile = ctry!(times_identity(
+                &tile,
+                self.warps_per_cta[0],
+                Label::Warp,
+                dim(0)
+            ));
+        }
+        combine_cta_with_shape(&tile, shape)
+    }
+
+    /// Triton `mfmaDotToLinearLayout`: operand `op_idx` with `k_width` elements per lane along K.
+    pub const fn dot_operand(
+        &self,
+        op_idx: u32,
+        k_width: u32,
+        shape: &[u32],
+    ) -> Result<LinearLayout, LayoutError> {
+        let rank = shape.len();
+        ctry!(self.check(rank));
+        let has_batch = rank == 3;
+        let non_k_index = if op_idx == 0 { rank - 2 } else { rank - 1 };
+        let k_index = if op_idx == 0 { rank - 1 } else { rank - 2 };
+        let tiles_non_k = self.tiles_per_warp[non_k_index];
+        let (m_dim, n_dim) = (self.instr_shape[0], self.instr_shape[1]);
+        let non_k_dim = if op_idx == 0 { m_dim } else { n_dim };
+        let k_size = shape[k_index];
+        let order = dot_operand_order(op_idx, rank, true);
+        let dim_k = dim(order[0] as usize);
+        let dim_non_k = dim(order[1] as usize);
+        let warp_order = matrix_order(rank, true);
+
+        let mut tile = ctry!(LinearLayout::identity_1d(k_width, Label::Register, dim_k));
+        tile = ctry!(times_identity(&tile, non_k_dim, Label::Lane, dim_non_k));
+        tile = ctry!(times_identity(
+            &tile,
+            MFMA_WARP_SIZE / non_k_dim,
+            Label::Lane,
+            dim_k
+        ));
+        let mut k_tile_size = MFMA_WARP_SIZE / non_k_dim * k_width;
+        // 4×64 and 64×4: the 64-wide operand repeats the tile 16 times along K.
+        if (m_dim == 64 && n_dim == 4 && op_idx == 0) || (m_dim == 4 && n_dim == 64 && op_idx == 1)
+        {
+            tile = ctry!(times_identity(&tile, 16, Label::Register, dim_k));
+            k_tile_size *= 16;
+        }
+        if k_size > k_tile_size {
+            tile = ctry!(times_identity(
+                &tile,
+                k_size / k_tile_size,
+                Label::Register,
+                dim_k
+            ));
+        }
+        tile = ctry!(times_identity(
+            &tile,
+            tiles_non_k,
+            Label::Register,
+            dim_non_k
+        ));
+        tile = ctry!(tile.transpose_outs(&[dim_k, dim_non_k]));
+        if has_batch {
+            tile = ctry!(times_identity(&tile, 1, Label::Register, dim(0)));
+            tile = ctry!(times_identity(&tile, 1, Label::Lane, dim(0)));
+        }
+        let warps = ctry!(identity_standard_nd(
+            Label::Warp,
+            self.warps_per_cta,
+            prefix(&warp_order, rank)
+        ));
+        let cta = ctry!(tile.product(&warps));
+        let fitted = ctry!(combine_cta_with_shape(&cta, shape));
+        standard(&fitted, rank)
+    }
+}
+
+/// The parameters of an AMD wmma accumulator layout (16×16 tiles, 32 lanes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AmdWmma<'a> {
+    /// 1 (RDNA3), 2 (RDNA4) or 3.
+    pub version: u32,
+    pub transposed: bool,
+    pub warps_per_cta: &'a [u32],
+    /// `[M, N, K]`, M = N = 16.
+    pub instr_shape: &'a [u32],
+}
+
+impl<'a> AmdWmma<'a> {
+    pub const fn new(
+        version: u32,
+        transposed: bool,
+        warps_per_cta: &'a [u32],
+        instr_shape: &'a [u32],
+    ) -> Self {
+        Self {
+            version,
+            transposed,
+            warps_per_cta,
+            instr_shape,
+        }
+    }
+
+    /// Checks the parameters against a tensor of rank `rank`.
+    pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
+        if self.version < 1 || self.version > 3 {
+            return Err(bad(
+                WMMA,
+                "version",
+                None,
+                self.version,
+                "but wmma versions are 1 to 3",
+            ));
+        }
+        if rank != 2 && rank != 3 {
+            return Err(bad(
+                WMMA,
+                "shape.len()",
+                None,
+                rank as u32,
+                "but a wmma layout needs a tensor of rank 2 or 3",
+            ));
+        }
+        ctry!(check_len(WMMA, "warps_per_cta", self.warps_per_cta, rank));
+        ctry!(check_pow2_list(WMMA, "warps_per_cta", self.warps_per_cta));
+        if self.instr_shape.len() != 3 {
+            return Err(bad(
+                WMMA,
+                "instr_shape.len()",
+                None,
+                self.instr_shape.len() as u32,
+                "but wmma takes [M, N, K]",
+            ));
+        }
+        ctry!(check_pow2_list(WMMA, "instr_shape", self.instr_shape));
+        if self.instr_shape[0] != 16 {
+            return Err(bad(
+                WMMA,
+                "instr_shape",
+                Some(0),
+                self.instr_shape[0],
+                "but wmma tiles are 16×16",
+            ));
+        }
+        if self.instr_shape[1] != 16 {
+            return Err(bad(
+                WMMA,
+                "instr_shape",
+                Some(1),
+                self.instr_shape[1],
+                "but wmma tiles are 16×16",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The tile rows `M` must be 1 or at least 16, and likewise N (Triton asserts).
+    const fn check_shape_fits(shape: &[u32]) -> Result<(), LayoutError> {
+        let rank = shape.len();
+        let mut d = rank - 2;
+        while d < rank {
+            if shape[d] != 1 && shape[d] < 16 {
+                return Err(bad(
+                    WMMA,
+                    "shape",
+                    Some(d as u8),
+                    shape[d],
+                    "but a wmma tensor dimension must be 1 or at least 16",
+                ));
+            }
+            d += 1;
+        }
+        Ok(())
+    }
+
+    /// The layout of a tensor of `shape` (Triton `AMDWmmaEncodingAttr::toLinearLayout`).
+    pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
+        ctry!(check_shape(shape));
+        let rank = shape.len();
+        ctry!(self.check(rank));
+        ctry!(Self::check_shape_fits(shape));
+        // Bases are written (minor, major) with minor = N unless transposed.
+        let thread_order = matrix_order(rank, !self.transposed);
+        let minor = dim(thread_order[0] as usize);
+        let major = dim(thread_order[1] as usize);
+        let mut tile = ctry!(LinearLayout::empty().with_out_dim(minor, 16));
+        tile = ctry!(tile.with_out_dim(major, 16));
+        tile = ctry!(tile.with_in_dim(Label::Register));
+        tile = ctry!(tile.with_in_dim(Label::Lane));
+        let (registers, lane16): ([u32; 3], u32) = if self.version == 1 {
+            ([2, 4, 8], 1)
+        } else {
+            ([1, 2, 4], 8)
+        };
+        let mut r = 0;
+        while r < 3 {
+            tile = ctry!(tile.with_basis(Label::Register, &[0, registers[r]]));
+            r += 1;
+        }
+        let mut l = 1;
+        while l < 16 {
+            tile = ctry!(tile.with_basis(Label::Lane, &[l, 0]));
+            l *= 2;
+        }
+        tile = ctry!(tile.with_basis(Label::Lane, &[0, lane16]));
+        if rank == 3 {
+            tile = ctry!(times_identity(&tile, 1, Label::Register, dim(0)));
+            tile = ctry!(times_identity(&tile, 1, Label::Lane, dim(0)));
+        }
+        let warp_order = matrix_order(rank, true);
+        let warps = ctry!(identity_standard_nd(
+            Label::Warp,
+            self.warps_per_cta,
+            prefix(&warp_order, rank)
+        ));
+        let rep_order = matrix_order(rank, true);
+        let rep = prefix(&rep_order, rank);
+        let tile = ctry!(transpose_to(&tile, rep));
+        let warps = ctry!(transpose_to(&warps, rep));
+        let cta = ctry!(tile.product(&warps));
+        combine_cta_with_shape(&cta, shape)
+    }
+
+    /// Triton `wmmaDotOperandToLinearLayout`: operand `op_idx` with `k_width` elements per lane.
+    pub const fn dot_operand(
+        &self,
+        op_idx: u32,
+        k_width: u32,
+        shape: &[u32],
+    ) -> Result<LinearLayout, LayoutError> {
+        let rank = shape.len();
+        ctry!(self.check(rank));
+        let order = dot_operand_order(op_idx, rank, true);
+        let dim_k = dim(order[0] as usize);
+        let dim_non_k = dim(order[1] as usize);
+        let k_dim = self.instr_shape[2];
+        let non_k_dim = if op_idx == 0 {
+            self.instr_shape[0]
+        } else {
+            self.instr_shape[1]
+        };
+        let depth = WMMA_WARP_SIZE / non_k_dim;
+        let mut tile = ctry!(LinearLayout::identity_1d(k_width, Label::Register, dim_k));
+        tile = ctry!(times_identity(&tile, non_k_dim, Label::Lane, dim_non_k));
+        tile = if self.version == 1 {
+            ctry!(times_zeros(&tile, depth, Label::Lane, dim_k))
+        } else {
+            ctry!(times_identity(&tile, depth, Label::Lane, dim_k))
+        };
+        tile = ctry!(times_identity(
+            &tile,
+            k_dim / (depth * k_width),
+            Label::Register,
+            dim_k
+        ));
+        if rank == 3 {
+            tile = ctry!(times_identity(&tile, 1, Label::Register, dim(0)));
+            tile = ctry!(times_identity(&tile, 1, Label::Lane, dim(0)));
+        }
+        let warp_order = matrix_order(rank, true);
+        let k_index = if op_idx == 0 { rank - 1 } else { rank - 2 };
+        let warps = ctry!(broadcasted_dot_operand_layout(
+            self.warps_per_cta,
+            prefix(&warp_order, rank),
+            k_index,
+            Label::Warp
+        ));
+        let rep = prefix(&order, rank);
+        let tile = ctry!(transpose_to(&tile, rep));
+        let warps = ctry!(transpose_to(&warps, rep));
+        let cta = ctry!(tile.product(&warps));
+        combine_cta_with_shape(&cta, shape)
+    }
+}

@@ -1,0 +1,109 @@
+//! Blocked layouts (Triton `BlockedEncodingAttr`): each thread holds a `size_per_thread` block,
+//! threads of a warp tile `threads_per_warp` blocks, warps tile `warps_per_cta` of those, each
+//! level walking the dimensions in `order` (most minor first).
+//!
+//! As a linear layout (§4.2 of the paper, Figure 1):
+//! `L = idND(register, size_per_thread) × idND(lane, threads_per_warp) × idND(warp,
+//! warps_per_cta)`, every factor the identity onto its tile with bits assigned in `order`, then
+//! fitted to the tensor shape ([`combine_cta_with_shape`]).
+
+use super::shape::{check_shape, combine_cta_with_shape, identity_standard_nd};
+use super::{check_len, check_order, check_pow2_list};
+use crate::{Label, LayoutError, LinearLayout};
+
+/// The parameters of a blocked layout (one entry per tensor dimension; `order[0]` fastest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocked<'a> {
+    pub size_per_thread: &'a [u32],
+    pub threads_per_warp: &'a [u32],
+    pub warps_per_cta: &'a [u32],
+    pub order: &'a [u32],
+}
+
+const FAMILY: &str = "blocked";
+
+impl<'a> Blocked<'a> {
+    pub const fn new(
+        size_per_thread: &'a [u32],
+        threads_per_warp: &'a [u32],
+        warps_per_cta: &'a [u32],
+        order: &'a [u32],
+    ) -> Self {
+        Self {
+            size_per_thread,
+            threads_per_warp,
+            warps_per_cta,
+            order,
+        }
+    }
+
+    /// Checks the parameters against a tensor of rank `rank`.
+    pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
+        ctry!(check_len(
+            FAMILY,
+            "size_per_thread",
+            self.size_per_thread,
+            rank
+        ));
+        ctry!(check_len(
+            FAMILY,
+            "threads_per_warp",
+            self.threads_per_warp,
+            rank
+        ));
+        ctry!(check_len(FAMILY, "warps_per_cta", self.warps_per_cta, rank));
+        ctry!(check_pow2_list(
+            FAMILY,
+            "size_per_thread",
+            self.size_per_thread
+        ));
+        ctry!(check_pow2_list(
+            FAMILY,
+            "threads_per_warp",
+            self.threads_per_warp
+        ));
+        ctry!(check_pow2_list(FAMILY, "warps_per_cta", self.warps_per_cta));
+        check_order(FAMILY, "order", self.order, rank)
+    }
+
+    /// The CTA tile before fitting to a shape: `register × lane × warp`, outputs in `order`.
+    pub const fn cta_layout(&self) -> Result<LinearLayout, LayoutError> {
+        ctry!(self.check(self.order.len()));
+        let regs = ctry!(identity_standard_nd(
+            Label::Register,
+            self.size_per_thread,
+            self.order
+        ));
+        let lanes = ctry!(identity_standard_nd(
+            Label::Lane,
+            self.threads_per_warp,
+            self.order
+        ));
+        let warps = ctry!(identity_standard_nd(
+            Label::Warp,
+            self.warps_per_cta,
+            self.order
+        ));
+        let regs_lanes = ctry!(regs.product(&lanes));
+        regs_lanes.product(&warps)
+    }
+
+    /// The layout of a tensor of `shape` (Triton `BlockedEncodingAttr::toLinearLayout`).
+    pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
+        ctry!(check_shape(shape));
+        ctry!(self.check(shape.len()));
+        let cta = ctry!(self.cta_layout());
+        combine_cta_with_shape(&cta, shape)
+    }
+}
+
+/// `Blocked::new(..).to_linear_layout(shape)`.
+pub const fn blocked(
+    size_per_thread: &[u32],
+    threads_per_warp: &[u32],
+    warps_per_cta: &[u32],
+    order: &[u32],
+    shape: &[u32],
+) -> Result<LinearLayout, LayoutError> {
+    Blocked::new(size_per_thread, threads_per_warp, warps_per_cta, order).to_linear_layout(shape)
+}

@@ -1,0 +1,224 @@
+//! Hardware layout families as linear layouts, with Triton 3.6's `toLinearLayout` semantics.
+//!
+//! Each family is a small `Copy` parameter struct (Triton's Gluon parameters, lists as slices)
+//! with a `const fn to_linear_layout(&self, shape)` that builds the layout of a tensor of `shape`,
+//! replication and broadcasting included (see [`shape`]): registers repeat the CTA tile when the
+//! tensor is larger, and lanes/warps (or registers) broadcast when it is smaller. Distributed
+//! layouts map `register, lane, warp, block` to `dim0, dim1, …`; memory layouts map
+//! `offset, block`. Only one CTA per CGA is modelled, so `block` always has size 1.
+//!
+//! | family | Triton |
+//! |---|---|
+//! | [`Blocked`] | `BlockedEncodingAttr` |
+//! | [`Slice`] | `SliceEncodingAttr` (of any [`Distributed`] parent) |
+//! | [`NvidiaMma`] | `NvidiaMmaEncodingAttr` v2 (`mma.sync`) and v3 (`wgmma`) |
+//! | [`DotOperand`] | `DotOperandEncodingAttr` with an mma, mfma or wmma parent |
+//! | [`AmdMfma`], [`AmdWmma`] | `AMDMfmaEncodingAttr`, `AMDWmmaEncodingAttr` |
+//! | [`SwizzledShared`], [`NvmmaShared`] | `SwizzledSharedEncodingAttr`, `NVMMASharedEncodingAttr` |
+//! | [`ldmatrix`] | the per-lane fragments of `ldmatrix`/`stmatrix` and Triton's division tile |
+
+/// `?` for `const fn`: unwraps `Ok` or returns the error.
+macro_rules! ctry {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Err(e),
+        }
+    };
+}
+
+pub mod amd;
+pub mod blocked;
+pub mod ldmatrix;
+pub mod nvidia_mma;
+pub mod shape;
+pub mod shared;
+pub mod slice;
+
+pub use amd::{AmdMfma, AmdWmma};
+pub use blocked::Blocked;
+pub use nvidia_mma::{DotOperand, MmaParent, NvidiaMma};
+pub use shared::{NvmmaShared, SwizzledShared};
+pub use slice::Slice;
+
+use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
+
+/// A distributed (register) layout of any family: what a [`Slice`] can take as its parent.
+#[derive(Clone, Copy, Debug)]
+pub enum Distributed<'a> {
+    Blocked(Blocked<'a>),
+    Slice(Slice<'a>),
+    NvidiaMma(NvidiaMma<'a>),
+    DotOperand(DotOperand<'a>),
+    AmdMfma(AmdMfma<'a>),
+    AmdWmma(AmdWmma<'a>),
+    /// An explicit layout (Triton's `LinearEncodingAttr`); its output sizes must equal the shape.
+    Linear(&'a LinearLayout),
+}
+
+impl Distributed<'_> {
+    /// The layout of a tensor of `shape` (see the family's own `to_linear_layout`).
+    pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
+        match self {
+            Distributed::Blocked(l) => l.to_linear_layout(shape),
+            Distributed::Slice(l) => l.to_linear_layout(shape),
+            Distributed::NvidiaMma(l) => l.to_linear_layout(shape),
+            Distributed::DotOperand(l) => l.to_linear_layout(shape),
+            Distributed::AmdMfma(l) => l.to_linear_layout(shape),
+            Distributed::AmdWmma(l) => l.to_linear_layout(shape),
+            Distributed::Linear(l) => linear_with_shape(l, shape),
+        }
+    }
+}
+
+/// An explicit distributed layout used for a tensor of `shape`: its output dimensions must be
+/// `dim0, dim1, …` with exactly the sizes of `shape`. (Triton also re-fits a linear encoding to
+/// another shape, ordering dimensions by its register bases; that is not modelled.)
+pub const fn linear_with_shape(
+    layout: &LinearLayout,
+    shape: &[u32],
+) -> Result<LinearLayout, LayoutError> {
+    ctry!(shape::check_shape(shape));
+    if layout.num_out_dims() != shape.len() {
+        return Err(LayoutError::Incompatible {
+            what: "linear layout: its output dimensions are not those of the tensor shape",
+        });
+    }
+    let mut d = 0;
+    while d < shape.len() {
+        if !layout.out_label(d).same(Label::Dim(d as u8))
+            || (1u32 << layout.out_bits_at(d)) != shape[d]
+        {
+            return Err(LayoutError::Incompatible {
+                what: "linear layout: its output dimensions are not dim0, dim1, … with the sizes of the tensor shape",
+            });
+        }
+        d += 1;
+    }
+    Ok(*layout)
+}
+
+/// A memory (shared) layout of any family.
+#[derive(Clone, Copy, Debug)]
+pub enum Shared<'a> {
+    Swizzled(SwizzledShared<'a>),
+    Nvmma(NvmmaShared),
+    /// An explicit memory layout (`offset` → `dim*`); its output sizes must equal the shape.
+    Linear(&'a LinearLayout),
+}
+
+impl Shared<'_> {
+    /// The layout of a tensor of `shape` in shared memory.
+    pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
+        match self {
+            Shared::Swizzled(l) => l.to_linear_layout(shape),
+            Shared::Nvmma(l) => l.to_linear_layout(shape),
+            Shared::Linear(l) => linear_with_shape(l, shape),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------- parameter checks
+
+/// `Dim(k)`.
+pub(crate) const fn dim(k: usize) -> Label {
+    Label::Dim(k as u8)
+}
+
+pub(crate) const fn bad(
+    family: &'static str,
+    param: &'static str,
+    index: Option<u8>,
+    value: u32,
+    reason: &'static str,
+) -> LayoutError {
+    LayoutError::InvalidParameter {
+        family,
+        param,
+        index,
+        value,
+        reason,
+    }
+}
+
+/// `list` has one entry per tensor dimension.
+pub(crate) const fn check_len(
+    family: &'static str,
+    param: &'static str,
+    list: &[u32],
+    rank: usize,
+) -> Result<(), LayoutError> {
+    if list.len() != rank {
+        return Err(bad(
+            family,
+            param,
+            None,
+            list.len() as u32,
+            "entries long, which is not the rank of the tensor shape",
+        ));
+    }
+    Ok(())
+}
+
+/// Every entry of `list` is a power of two (at least 1).
+pub(crate) const fn check_pow2_list(
+    family: &'static str,
+    param: &'static str,
+    list: &[u32],
+) -> Result<(), LayoutError> {
+    let mut i = 0;
+    while i < list.len() {
+        if crate::log2_exact(list[i]).is_none() {
+            return Err(bad(
+                family,
+                param,
+                Some(i as u8),
+                list[i],
+                "which is not a power of two",
+            ));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// `order` is a permutation of `0..rank`.
+pub(crate) const fn check_order(
+    family: &'static str,
+    param: &'static str,
+    order: &[u32],
+    rank: usize,
+) -> Result<(), LayoutError> {
+    ctry!(check_len(family, param, order, rank));
+    let mut seen = 0u32;
+    let mut i = 0;
+    while i < order.len() {
+        if order[i] as usize >= rank {
+            return Err(bad(
+                family,
+                param,
+                Some(i as u8),
+                order[i],
+                "which is not a dimension of the tensor",
+            ));
+        }
+        if seen & (1 << order[i]) != 0 {
+            return Err(bad(
+                family,
+                param,
+                Some(i as u8),
+                order[i],
+                "which is listed twice (the order must be a permutation)",
+            ));
+        }
+        seen |= 1 << order[i];
+        i += 1;
+    }
+    Ok(())
+}
+
+/// A fixed-capacity list of up to [`MAX_DIMS`] entries (a shape or an order built in `const`).
+pub(crate) const fn prefix(list: &[u32; MAX_DIMS], len: usize) -> &[u32] {
+    list.split_at(len).0
+}
+

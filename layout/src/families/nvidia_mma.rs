@@ -1,0 +1,390 @@
+//! NVIDIA tensor-core layouts: the accumulator of `mma.sync` (Ampere, version 2) and `wgmma`
+//! (Hopper, version 3), and the register operands of a dot (Triton `NvidiaMmaEncodingAttr`,
+//! `DotOperandEncodingAttr`).
+//!
+//! Both are built from one tile (Triton `nvidiaMmaTile`), for a tile of `m × n` elements whose
+//! inner (contiguous) dimension is `n`, `k_width` consecutive elements per thread:
+//! `id(k_width, register, inner) × id(4, lane, inner) × id(8, lane, outer) ×
+//! id(m/8, register, outer) × id(n/(4·k_width), register, inner)` — a quad of 4 lanes covers a
+//! row, 8 quads cover 8 rows. The accumulator uses `k_width = 2` on its `[16, 8]` (v2) or
+//! `[16, N]` (v3) tile; operand A a `[16, 8·k_width]` tile, operand B (v2 only) `[8·k_width, 8]`
+//! with K contiguous. Warps tile the accumulator (row-major for v2, column-major for v3's
+//! warpgroups) and are broadcast along K for the operands.
+
+use super::amd::{AmdMfma, AmdWmma};
+use super::shape::{
+    check_shape, combine_cta_with_shape, dot_operand_order, identity_standard_nd, matrix_order,
+    standard_dims, times_identity, times_zeros,
+};
+use super::{bad, check_len, check_pow2_list, dim, prefix};
+use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
+
+/// The parameters of an NVIDIA mma accumulator layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NvidiaMma<'a> {
+    /// 2 (Ampere/Turing `mma.sync`) or 3 (Hopper `wgmma`).
+    pub version_major: u32,
+    pub version_minor: u32,
+    pub warps_per_cta: &'a [u32],
+    /// `[16, 8]` for v2 (`[1, 16, 8]` with a batch dimension); `[16, N, 16]` for v3.
+    pub instr_shape: &'a [u32],
+}
+
+const FAMILY: &str = "nvidia_mma";
+
+/// Triton `nvidiaMmaTile`: the tile of `tile_shape` whose most minor dimension is `order[0]`,
+/// `k_width` elements per thread along it, outputs listed in `rep_order`.
+pub const fn nvidia_mma_tile(
+    tile_shape: &[u32],
+    k_width: u32,
+    order: &[u32],
+    rep_order: &[u32],
+) -> Result<LinearLayout, LayoutError> {
+    let rank = rep_order.len();
+    let ones = [1u32; MAX_DIMS];
+    let mut tile = ctry!(identity_standard_nd(
+        Label::Register,
+        prefix(&ones, rank),
+        rep_order
+    ));
+    let inner = dim(order[0] as usize);
+    let outer = dim(order[1] as usize);
+    let m = tile_shape[order[1] as usize];
+    let n = tile_shape[order[0] as usize];
+    if !m.is_multiple_of(8) || !n.is_multiple_of(k_width * 4) {
+        return Err(LayoutError::Incompatible {
+            what:
+                "nvidia mma tile: the tile must have a multiple of 8 rows and of 4·k_width columns",
+        });
+    }
+    tile = ctry!(times_identity(&tile, k_width, Label::Register, inner));
+    tile = ctry!(times_identity(&tile, 4, Label::Lane, inner));
+    tile = ctry!(times_identity(&tile, 8, Label::Lane, outer));
+    tile = ctry!(times_identity(&tile, m / 8, Label::Register, outer));
+    times_identity(&tile, n / (k_width * 4), Label::Register, inner)
+}
+
+/// The names `dim(order[0]), dim(order[1]), …` of a layout's outputs listed in `order`.
+const fn dims_in_order(order: &[u32]) -> [Label; MAX_DIMS] {
+    let mut out = [Label::Dim(0); MAX_DIMS];
+    let mut i = 0;
+    while i < order.len() {
+        out[i] = dim(order[i] as usize);
+        i += 1;
+    }
+    out
+}
+
+/// The outputs of `layout`, in its order.
+pub(crate) const fn out_labels(layout: &LinearLayout) -> [Label; MAX_DIMS] {
+    let mut out = [Label::Dim(0); MAX_DIMS];
+    let mut o = 0;
+    while o < layout.num_out_dims() {
+        out[o] = layout.out_label(o);
+        o += 1;
+    }
+    out
+}
+
+/// Triton `broadcastedDotOperandLayout`: `in_dim` tiles `shape` in `order`, except along
+/// `k_dim` where it is broadcast (`zeros1D`): every warp row of A (column of B) holds all of K.
+pub const fn broadcasted_dot_operand_layout(
+    shape: &[u32],
+    order: &[u32],
+    k_dim: usize,
+    in_dim: Label,
+) -> Result<LinearLayout, LayoutError> {
+    let mut layout = LinearLayout::empty();
+    let mut i = 0;
+    while i < order.len() {
+        let d = order[i] as usize;
+        layout = if d == k_dim {
+            ctry!(times_zeros(&layout, shape[d], in_dim, dim(d)))
+        } else {
+            ctry!(times_identity(&layout, shape[d], in_dim, dim(d)))
+        };
+        i += 1;
+    }
+    Ok(layout)
+}
+
+impl<'a> NvidiaMma<'a> {
+    pub const fn new(
+        version_major: u32,
+        version_minor: u32,
+        warps_per_cta: &'a [u32],
+        instr_shape: &'a [u32],
+    ) -> Self {
+        Self {
+            version_major,
+            version_minor,
+            warps_per_cta,
+            instr_shape,
+        }
+    }
+
+    pub const fn is_ampere(&self) -> bool {
+        self.version_major == 2
+    }
+
+    pub const fn is_hopper(&self) -> bool {
+        self.version_major == 3
+    }
+
+    /// Checks the parameters against a tensor of rank `rank`.
+    pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
+        if !self.is_ampere() && !self.is_hopper() {
+            return Err(bad(
+                FAMILY,
+                "version",
+                Some(0),
+                self.version_major,
+                "but only versions 2 (mma.sync) and 3 (wgmma) are supported",
+            ));
+        }
+        if rank < 2 {
+            return Err(bad(
+                FAMILY,
+                "shape.len()",
+                None,
+                rank as u32,
+                "but an mma layout needs a tensor of rank 2 or more",
+            ));
+        }
+        ctry!(check_len(FAMILY, "warps_per_cta", self.warps_per_cta, rank));
+        ctry!(check_pow2_list(FAMILY, "warps_per_cta", self.warps_per_cta));
+        ctry!(check_pow2_list(FAMILY, "instr_shape", self.instr_shape));
+        if self.is_ampere() {
+            ctry!(check_len(FAMILY, "instr_shape", self.instr_shape, rank));
+            let m = self.instr_shape[rank - 2];
+            let n = self.instr_shape[rank - 1];
+            if m != 16 {
+                return Err(bad(
+                    FAMILY,
+                    "instr_shape",
+                    Some(rank as u8 - 2),
+                    m,
+                    "but mma.sync (v2) tiles have 16 rows",
+                ));
+            }
+            if n != 8 {
+                return Err(bad(
+                    FAMILY,
+                    "instr_shape",
+                    Some(rank as u8 - 1),
+                    n,
+                    "but mma.sync (v2) tiles have 8 columns",
+                ));
+            }
+        } else {
+            if rank != 2 {
+                return Err(bad(
+                    FAMILY,
+                    "shape.len()",
+                    None,
+                    rank as u32,
+                    "but a wgmma (v3) layout needs a tensor of rank 2",
+                ));
+            }
+            if self.instr_shape.len() != 3 {
+                return Err(bad(
+                    FAMILY,
+                    "instr_shape.len()",
+                    None,
+                    self.instr_shape.len() as u32,
+                    "but wgmma (v3) takes [M, N, K]",
+                ));
+            }
+            if self.instr_shape[0] != 16 {
+                return Err(bad(
+                    FAMILY,
+                    "instr_shape",
+                    Some(0),
+                    self.instr_shape[0],
+                    "but wgmma (v3) tiles have M = 16 per warp",
+                ));
+            }
+            if self.instr_shape[1] < 8 || self.instr_shape[1] > 256 {
+                return Err(bad(
+                    FAMILY,
+                    "instr_shape",
+                    Some(1),
+                    self.instr_shape[1],
+                    "but wgmma (v3) has N from 8 to 256",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `m × n` accumulator tile of one warp (the instruction shape's M and N).
+    const fn tile_shape(&self, rank: usize) -> [u32; MAX_DIMS] {
+        let mut tile = [1u32; MAX_DIMS];
+        if self.is_ampere() {
+            let mut d = 0;
+            while d < rank {
+                tile[d] = self.instr_shape[d];
+                d += 1;
+            }
+        } else {
+            tile[0] = self.instr_shape[0];
+            tile[1] = self.instr_shape[1];
+        }
+        tile
+    }
+
+    /// The warp order: row-major for v2, column-major (warpgroups of 4 along M) for v3.
+    const fn warp_order(&self, rank: usize) -> [u32; MAX_DIMS] {
+        matrix_order(rank, !self.is_hopper())
+    }
+
+    /// The layout of a tensor of `shape` (Triton `NvidiaMmaEncodingAttr::toLinearLayout`).
+    pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
+        ctry!(check_shape(shape));
+        let rank = shape.len();
+        ctry!(self.check(rank));
+        let tile_shape = self.tile_shape(rank);
+        let order = matrix_order(rank, true);
+        let rep_order = matrix_order(rank, true);
+        let tile = ctry!(nvidia_mma_tile(
+            prefix(&tile_shape, rank),
+            2,
+            prefix(&order, rank),
+            prefix(&rep_order, rank)
+        ));
+        let warp_order = self.warp_order(rank);
+        let warps = ctry!(identity_standard_nd(
+            Label::Warp,
+            self.warps_per_cta,
+            prefix(&warp_order, rank)
+        ));
+        let tile_dims = out_labels(&tile);
+        let warps = ctry!(warps.transpose_outs(tile_dims.split_at(rank).0));
+        let cta = ctry!(tile.product(&warps));
+        combine_cta_with_shape(&cta, shape)
+    }
+}
+
+/// The parent of a dot operand: the accumulator layout of the instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaParent<'a> {
+    Nvidia(NvidiaMma<'a>),
+    Mfma(AmdMfma<'a>),
+    Wmma(AmdWmma<'a>),
+}
+
+/// The parameters of a dot operand layout: operand `op_idx` (0 = A `[M, K]`, 1 = B `[K, N]`) of
+/// the instruction whose accumulator is `parent`, each thread holding `k_width` consecutive
+/// elements along K.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DotOperand<'a> {
+    pub op_idx: u32,
+    pub k_width: u32,
+    pub parent: MmaParent<'a>,
+}
+
+impl<'a> DotOperand<'a> {
+    pub const fn new(op_idx: u32, k_width: u32, parent: MmaParent<'a>) -> Self {
+        Self {
+            op_idx,
+            k_width,
+            parent,
+        }
+    }
+
+    const fn check_common(&self) -> Result<(), LayoutError> {
+        if self.op_idx > 1 {
+            return Err(bad(
+                "dot_operand",
+                "operand_index",
+                None,
+                self.op_idx,
+                "but it must be 0 (A) or 1 (B)",
+            ));
+        }
+        if crate::log2_exact(self.k_width).is_none() {
+            return Err(bad(
+                "dot_operand",
+                "k_width",
+                None,
+                self.k_width,
+                "which is not a power of two",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The layout of a tensor of `shape` (Triton `DotOperandEncodingAttr::toLinearLayout`).
+    pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
+        ctry!(check_shape(shape));
+        ctry!(self.check_common());
+        match self.parent {
+            MmaParent::Nvidia(mma) => self.nvidia(&mma, shape),
+            MmaParent::Mfma(mfma) => mfma.dot_operand(self.op_idx, self.k_width, shape),
+            MmaParent::Wmma(wmma) => wmma.dot_operand(self.op_idx, self.k_width, shape),
+        }
+    }
+
+    /// Triton `nvidiaDotToLinearLayout`.
+    const fn nvidia(&self, mma: &NvidiaMma, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
+        let rank = shape.len();
+        ctry!(mma.check(rank));
+        let is_a = self.op_idx == 0;
+        if !is_a && mma.is_hopper() {
+            return Err(bad(
+                "dot_operand",
+                "operand_index",
+                None,
+                self.op_idx,
+                "but wgmma (v3) reads operand B from shared memory, not registers",
+            ));
+        }
+        let mut tile_shape = [1u32; MAX_DIMS];
+        if is_a {
+            tile_shape[rank - 2] = 16;
+            tile_shape[rank - 1] = self.k_width * 8;
+        } else {
+            tile_shape[rank - 2] = self.k_width * 8;
+            tile_shape[rank - 1] = 8;
+        }
+        let order = dot_operand_order(self.op_idx, rank, true);
+        // The repetition order of an mma operand is also K-contiguous.
+        let rep_order = dot_operand_order(self.op_idx, rank, true);
+        let tile = ctry!(nvidia_mma_tile(
+            prefix(&tile_shape, rank),
+            self.k_width,
+            prefix(&order, rank),
+            prefix(&rep_order, rank)
+        ));
+        let k_dim = if is_a { rank - 1 } else { rank - 2 };
+        let warp_order = mma.warp_order(rank);
+        let warps = ctry!(broadcasted_dot_operand_layout(
+            mma.warps_per_cta,
+            prefix(&warp_order, rank),
+            k_dim,
+            Label::Warp
+        ));
+        let tile_dims = out_labels(&tile);
+        let warps = ctry!(warps.transpose_outs(tile_dims.split_at(rank).0));
+        let cta = ctry!(tile.product(&warps));
+        combine_cta_with_shape(&cta, shape)
+    }
+}
+
+/// Reorders a layout's outputs as `dim(order[0]), dim(order[1]), …`.
+pub(crate) const fn transpose_to(
+    layout: &LinearLayout,
+    order: &[u32],
+) -> Result<LinearLayout, LayoutError> {
+    let dims = dims_in_order(order);
+    layout.transpose_outs(dims.split_at(order.len()).0)
+}
+
+/// Reorders a layout's outputs to `dim0, dim1, …` (all `rank` of them).
+pub(crate) const fn standard(
+    layout: &LinearLayout,
+    rank: usize,
+) -> Result<LinearLayout, LayoutError> {
+    let dims = standard_dims(rank);
+    layout.transpose_outs(dims.split_at(rank).0)
+}

@@ -1,0 +1,754 @@
+//! Layout specs `{"family": F, "params": {...}}` (the Gluon parameters of each family), read
+//! into an owned [`LayoutSpec`], written back, and built for a shape with [`crate::families`].
+
+use super::{array, boolean, field, index, join, string, uint, uint_list, Json, SpecError};
+use crate::families::{
+    self, AmdMfma, AmdWmma, Blocked, DotOperand, MmaParent, NvidiaMma, NvmmaShared, SwizzledShared,
+};
+use crate::{Label, LinearLayout, MAX_DIMS};
+use std::boxed::Box;
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+/// A layout family with its parameters (owned; see the table in `shared/oracle/README.md`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayoutSpec {
+    Blocked {
+        size_per_thread: Vec<u32>,
+        threads_per_warp: Vec<u32>,
+        warps_per_cta: Vec<u32>,
+        order: Vec<u32>,
+    },
+    Slice {
+        dim: u32,
+        parent: Box<LayoutSpec>,
+    },
+    NvidiaMma {
+        /// `[major, minor]`: `[2, 0]` Ampere, `[3, 0]` Hopper.
+        version: [u32; 2],
+        warps_per_cta: Vec<u32>,
+        instr_shape: Vec<u32>,
+    },
+    DotOperand {
+        operand_index: u32,
+        k_width: u32,
+        parent: Box<LayoutSpec>,
+    },
+    AmdMfma {
+        version: u32,
+        instr_shape: Vec<u32>,
+        transposed: bool,
+        warps_per_cta: Vec<u32>,
+        /// Absent: one tile per warp in every dimension.
+        tiles_per_warp: Option<Vec<u32>>,
+        /// Absent: 32.
+        element_bitwidth: Option<u32>,
+    },
+    AmdWmma {
+        version: u32,
+        transposed: bool,
+        warps_per_cta: Vec<u32>,
+        instr_shape: Vec<u32>,
+    },
+    /// Explicit register/lane/warp(/block) bases over a tensor of `shape`.
+    Linear {
+        register: Vec<Vec<u32>>,
+        lane: Vec<Vec<u32>>,
+        warp: Vec<Vec<u32>>,
+        block: Vec<Vec<u32>>,
+        shape: Vec<u32>,
+    },
+    SwizzledShared {
+        vec: u32,
+        per_phase: u32,
+        max_phase: u32,
+        order: Vec<u32>,
+    },
+    NvmmaShared {
+        swizzle_byte_width: u32,
+        element_bitwidth: u32,
+        transposed: bool,
+    },
+    /// Explicit offset(/block) bases (a memory layout); `shape` absent: the tensor's shape.
+    SharedLinear {
+        offset: Vec<Vec<u32>>,
+        block: Vec<Vec<u32>>,
+        shape: Option<Vec<u32>>,
+    },
+}
+
+/// The family names, as written in specs.
+pub const FAMILIES: [&str; 10] = [
+    "blocked",
+    "slice",
+    "nvidia_mma",
+    "dot_operand",
+    "amd_mfma",
+    "amd_wmma",
+    "linear",
+    "swizzled_shared",
+    "nvmma_shared",
+    "shared_linear",
+];
+
+/// Rejects parameters other than `allowed` (a misspelt key would otherwise be ignored).
+fn only_keys(params: &Json, path: &str, family: &str, allowed: &[&str]) -> Result<(), SpecError> {
+    let members = params.as_object().ok_or_else(|| {
+        SpecError::field(path, format!("expected an object, found {}", params.kind()))
+    })?;
+    for (key, _) in members {
+        if !allowed.contains(&key.as_str()) {
+            return Err(SpecError::field(
+                &join(path, key),
+                format!(
+                    "unknown parameter of a {family} layout (expected {})",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn bases_list(v: &Json, path: &str) -> Result<Vec<Vec<u32>>, SpecError> {
+    array(v, path)?
+        .iter()
+        .enumerate()
+        .map(|(k, b)| uint_list(b, &index(path, k)))
+        .collect()
+}
+
+fn optional<'a>(params: &'a Json, key: &str) -> Option<&'a Json> {
+    params.get(key).filter(|v| !matches!(v, Json::Null))
+}
+
+impl LayoutSpec {
+    /// Reads a spec (at JSON path `path`, for error messages; `""` at the root).
+    pub fn from_json_at(v: &Json, path: &str) -> Result<Self, SpecError> {
+        let family_path = join(path, "family");
+        let family = string(field(v, path, "family")?, &family_path)?;
+        let pp = join(path, "params");
+        let params = field(v, path, "params")?;
+        let get = |key: &str| field(params, &pp, key);
+        let list = |key: &str| uint_list(get(key)?, &join(&pp, key));
+        let num = |key: &str| uint(get(key)?, &join(&pp, key));
+        let flag = |key: &str| boolean(get(key)?, &join(&pp, key));
+        let spec = match family {
+            "blocked" => {
+                only_keys(
+                    params,
+                    &pp,
+                    family,
+                    &[
+                        "size_per_thread",
+                        "threads_per_warp",
+                        "warps_per_cta",
+                        "order",
+                    ],
+                )?;
+                LayoutSpec::Blocked {
+                    size_per_thread: list("size_per_thread")?,
+                    threads_per_warp: list("threads_per_warp")?,
+                    warps_per_cta: list("warps_per_cta")?,
+                    order: list("order")?,
+                }
+            }
+            "slice" => {
+                only_keys(params, &pp, family, &["dim", "parent"])?;
+                LayoutSpec::Slice {
+                    dim: num("dim")?,
+                    parent: Box::new(Self::from_json_at(get("parent")?, &join(&pp, "parent"))?),
+                }
+            }
+            "nvidia_mma" => {
+                only_keys(
+                    params,
+                    &pp,
+                    family,
+                    &["version", "warps_per_cta", "instr_shape"],
+                )?;
+                let version = list("version")?;
+                let version = match version.as_slice() {
+                    [major] => [*major, 0],
+                    [major, minor] => [*major, *minor],
+                    _ => {
+                        return Err(SpecError::field(
+                            &join(&pp, "version"),
+                            "expected [major, minor], e.g. [2, 0] or [3, 0]",
+                        ))
+                    }
+                };
+                LayoutSpec::NvidiaMma {
+                    version,
+                    warps_per_cta: list("warps_per_cta")?,
+                    instr_shape: list("instr_shape")?,
+                }
+            }
+            "dot_operand" => {
+                only_keys(params, &pp, family, &["operand_index", "k_width", "parent"])?;
+                let parent_path = join(&pp, "parent");
+                let parent = Self::from_json_at(get("parent")?, &parent_path)?;
+                if !matches!(
+                    parent,
+                    LayoutSpec::NvidiaMma { .. }
+                        | LayoutSpec::AmdMfma { .. }
+                        | LayoutSpec::AmdWmma { .. }
+                ) {
+                    return Err(SpecError::field(
+                        &parent_path,
+                        format!(
+                            "a dot operand's parent must be nvidia_mma, amd_mfma or amd_wmma, not {}",
+                            parent.family()
+                        ),
+                    ));
+                }
+                LayoutSpec::DotOperand {
+                    operand_index: num("operand_index")?,
+                    k_width: num("k_width")?,
+                    parent: Box::new(parent),
+                }
+            }
+            "amd_mfma" => {
+                only_keys(
+                    params,
+                    &pp,
+                    family,
+                    &[
+                        "version",
+                        "instr_shape",
+                        "transposed",
+                        "warps_per_cta",
+                        "tiles_per_warp",
+                        "element_bitwidth",
+                    ],
+                )?;
+                LayoutSpec::AmdMfma {
+                    version: num("version")?,
+                    instr_shape: list("instr_shape")?,
+                    transposed: flag("transposed")?,
+                    warps_per_cta: list("warps_per_cta")?,
+                    tiles_per_warp: optional(params, "tiles_per_warp")
+                        .map(|v| uint_list(v, &join(&pp, "tiles_per_warp")))
+                        .transpose()?,
+                    element_bitwidth: optional(params, "element_bitwidth")
+                        .map(|v| uint(v, &join(&pp, "element_bitwidth")))
+                        .transpose()?,
+                }
+            }
+            "amd_wmma" => {
+                only_keys(
+                    params,
+                    &pp,
+                    family,
+                    &["version", "transposed", "warps_per_cta", "instr_shape"],
+                )?;
+                LayoutSpec::AmdWmma {
+                    version: num("version")?,
+                    transposed: flag("transposed")?,
+                    warps_per_cta: list("warps_per_cta")?,
+                    instr_shape: list("instr_shape")?,
+                }
+            }
+            "linear" => {
+                only_keys(
+                    params,
+                    &pp,
+                    family,
+                    &["register", "lane", "warp", "block", "shape"],
+                )?;
+                let bases = |key: &str| bases_list(get(key)?, &join(&pp, key));
+                LayoutSpec::Linear {
+                    register: bases("register")?,
+                    lane: bases("lane")?,
+                    warp: bases("warp")?,
+                    block: match optional(params, "block") {
+                        Some(v) => bases_list(v, &join(&pp, "block"))?,
+                        None => Vec::new(),
+                    },
+                    shape: list("shape")?,
+                }
+            }
+            "swizzled_shared" => {
+                only_keys(
+                    params,
+                    &pp,
+                    family,
+                    &["vec", "per_phase", "max_phase", "order"],
+                )?;
+                LayoutSpec::SwizzledShared {
+                    vec: num("vec")?,
+                    per_phase: num("per_phase")?,
+                    max_phase: num("max_phase")?,
+                    order: list("order")?,
+                }
+            }
+            "nvmma_shared" => {
+                only_keys(
+                    params,
+                    &pp,
+                    family,
+                    &["swizzle_byte_width", "element_bitwidth", "transposed"],
+                )?;
+                LayoutSpec::NvmmaShared {
+                    swizzle_byte_width: num("swizzle_byte_width")?,
+                    element_bitwidth: num("element_bitwidth")?,
+                    transposed: flag("transposed")?,
+                }
+            }
+            "shared_linear" => {
+                only_keys(params, &pp, family, &["offset", "block", "shape"])?;
+                LayoutSpec::SharedLinear {
+                    offset: bases_list(get("offset")?, &join(&pp, "offset"))?,
+                    block: match optional(params, "block") {
+                        Some(v) => bases_list(v, &join(&pp, "block"))?,
+                        None => Vec::new(),
+                    },
+                    shape: optional(params, "shape")
+                        .map(|v| uint_list(v, &join(&pp, "shape")))
+                        .transpose()?,
+                }
+            }
+            other => {
+                return Err(SpecError::field(
+                    &family_path,
+                    format!(
+                        "unknown layout family \"{other}\" (expected one of {})",
+                        FAMILIES.join(", ")
+                    ),
+                ))
+            }
+        };
+        Ok(spec)
+    }
+
+    /// Reads a spec at the root of a JSON document.
+    pub fn from_json(v: &Json) -> Result<Self, SpecError> {
+        Self::from_json_at(v, "")
+    }
+
+    /// The family name.
+    pub fn family(&self) -> &'static str {
+        match self {
+            LayoutSpec::Blocked { .. } => "blocked",
+            LayoutSpec::Slice { .. } => "slice",
+            LayoutSpec::NvidiaMma { .. } => "nvidia_mma",
+            LayoutSpec::DotOperand { .. } => "dot_operand",
+            LayoutSpec::AmdMfma { .. } => "amd_mfma",
+            LayoutSpec::AmdWmma { .. } => "amd_wmma",
+            LayoutSpec::Linear { .. } => "linear",
+            LayoutSpec::SwizzledShared { .. } => "swizzled_shared",
+            LayoutSpec::NvmmaShared { .. } => "nvmma_shared",
+            LayoutSpec::SharedLinear { .. } => "shared_linear",
+        }
+    }
+
+    /// Whether the family is a memory (shared) layout rather than a distributed one.
+    pub fn is_memory(&self) -> bool {
+        matches!(
+            self,
+            LayoutSpec::SwizzledShared { .. }
+                | LayoutSpec::NvmmaShared { .. }
+                | LayoutSpec::SharedLinear { .. }
+        )
+    }
+
+    /// Writes the spec back as `{"family": F, "params": {...}}`.
+    pub fn to_json(&self) -> Json {
+        let list = |v: &[u32]| Json::u32_array(v);
+        let bases = |b: &[Vec<u32>]| Json::Array(b.iter().map(|x| Json::u32_array(x)).collect());
+        let int = |v: u32| Json::Int(v as i64);
+        let params: Vec<(&str, Json)> = match self {
+            LayoutSpec::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            } => std::vec![
+                ("size_per_thread", list(size_per_thread)),
+                ("threads_per_warp", list(threads_per_warp)),
+                ("warps_per_cta", list(warps_per_cta)),
+                ("order", list(order)),
+            ],
+            LayoutSpec::Slice { dim, parent } => {
+                std::vec![("dim", int(*dim)), ("parent", parent.to_json())]
+            }
+            LayoutSpec::NvidiaMma {
+                version,
+                warps_per_cta,
+                instr_shape,
+            } => std::vec![
+                ("version", list(version)),
+                ("warps_per_cta", list(warps_per_cta)),
+                ("instr_shape", list(instr_shape)),
+            ],
+            LayoutSpec::DotOperand {
+                operand_index,
+                k_width,
+                parent,
+            } => std::vec![
+                ("operand_index", int(*operand_index)),
+                ("parent", parent.to_json()),
+                ("k_width", int(*k_width)),
+            ],
+            LayoutSpec::AmdMfma {
+                version,
+                instr_shape,
+                transposed,
+                warps_per_cta,
+                tiles_per_warp,
+                element_bitwidth,
+            } => {
+                let mut p = std::vec![
+                    ("version", int(*version)),
+                    ("instr_shape", list(instr_shape)),
+                    ("transposed", Json::Bool(*transposed)),
+                    ("warps_per_cta", list(warps_per_cta)),
+                ];
+                if let Some(t) = tiles_per_warp {
+                    p.push(("tiles_per_warp", list(t)));
+                }
+                if let Some(b) = element_bitwidth {
+                    p.push(("element_bitwidth", int(*b)));
+                }
+                p
+            }
+            LayoutSpec::AmdWmma {
+                version,
+                transposed,
+                warps_per_cta,
+                instr_shape,
+            } => std::vec![
+                ("version", int(*version)),
+                ("transposed", Json::Bool(*transposed)),
+                ("warps_per_cta", list(warps_per_cta)),
+                ("instr_shape", list(instr_shape)),
+            ],
+            LayoutSpec::Linear {
+                register,
+                lane,
+                warp,
+                block,
+                shape,
+            } => {
+                let mut p = std::vec![
+                    ("register", bases(register)),
+                    ("lane", bases(lane)),
+                    ("warp", bases(warp)),
+                ];
+                if !block.is_empty() {
+                    p.push(("block", bases(block)));
+                }
+                p.push(("shape", list(shape)));
+                p
+            }
+            LayoutSpec::SwizzledShared {
+                vec,
+                per_phase,
+                max_phase,
+                order,
+            } => std::vec![
+                ("vec", int(*vec)),
+                ("per_phase", int(*per_phase)),
+                ("max_phase", int(*max_phase)),
+                ("order", list(order)),
+            ],
+            LayoutSpec::NvmmaShared {
+                swizzle_byte_width,
+                element_bitwidth,
+                transposed,
+            } => std::vec![
+                ("swizzle_byte_width", int(*swizzle_byte_width)),
+                ("element_bitwidth", int(*element_bitwidth)),
+                ("transposed", Json::Bool(*transposed)),
+            ],
+            LayoutSpec::SharedLinear {
+                offset,
+                block,
+                shape,
+            } => {
+                let mut p = std::vec![("offset", bases(offset))];
+                if !block.is_empty() {
+                    p.push(("block", bases(block)));
+                }
+                if let Some(s) = shape {
+                    p.push(("shape", list(s)));
+                }
+                p
+            }
+        };
+        Json::object([
+            ("family", Json::String(String::from(self.family()))),
+            ("params", Json::object(params)),
+        ])
+    }
+
+    /// The layout of a tensor of `shape` with Triton's semantics ([`crate::families`]).
+    pub fn build(&self, shape: &[u32]) -> Result<LinearLayout, SpecError> {
+        self.build_at(shape, "")
+    }
+
+    /// [`build`](Self::build) for a spec found at JSON path `path` (named in errors).
+    pub fn build_at(&self, shape: &[u32], path: &str) -> Result<LinearLayout, SpecError> {
+        let fail = |e| SpecError::layout(if path.is_empty() { "layout" } else { path }, e);
+        match self {
+            LayoutSpec::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            } => Blocked::new(size_per_thread, threads_per_warp, warps_per_cta, order)
+                .to_linear_layout(shape)
+                .map_err(fail),
+            LayoutSpec::Slice { dim, parent } => {
+                let rank = shape.len();
+                if *dim as usize > rank || rank + 1 > MAX_DIMS {
+                    return Err(SpecError::field(
+                        &join(&join(path, "params"), "dim"),
+                        format!("{dim} is not a dimension of a rank-{} parent", rank + 1),
+                    ));
+                }
+                let mut parent_shape = shape.to_vec();
+                parent_shape.insert(*dim as usize, 1);
+                let parent_ll =
+                    parent.build_at(&parent_shape, &join(&join(path, "params"), "parent"))?;
+                families::slice::slice_of(&parent_ll, *dim).map_err(fail)
+            }
+            LayoutSpec::NvidiaMma { .. }
+            | LayoutSpec::AmdMfma { .. }
+            | LayoutSpec::AmdWmma { .. } => {
+                let ones = [1u32; MAX_DIMS];
+                let built = match self.mma_parent(&ones[..shape.len().min(MAX_DIMS)]) {
+                    Some(MmaParent::Nvidia(l)) => l.to_linear_layout(shape),
+                    Some(MmaParent::Mfma(l)) => l.to_linear_layout(shape),
+                    Some(MmaParent::Wmma(l)) => l.to_linear_layout(shape),
+                    None => Err(crate::LayoutError::Incompatible {
+                        what: "not an mma accumulator layout",
+                    }),
+                };
+                built.map_err(fail)
+            }
+            LayoutSpec::DotOperand {
+                operand_index,
+                k_width,
+                parent,
+            } => {
+                let ones = [1u32; MAX_DIMS];
+                let Some(mma) = parent.mma_parent(&ones[..shape.len().min(MAX_DIMS)]) else {
+                    return Err(SpecError::field(
+                        &join(&join(path, "params"), "parent"),
+                        "a dot operand's parent must be nvidia_mma, amd_mfma or amd_wmma",
+                    ));
+                };
+                DotOperand::new(*operand_index, *k_width, mma)
+                    .to_linear_layout(shape)
+                    .map_err(fail)
+            }
+            LayoutSpec::Linear {
+                register,
+                lane,
+                warp,
+                block,
+                shape: own_shape,
+            } => {
+                let layout = explicit_layout(
+                    &[
+                        (Label::Register, register),
+                        (Label::Lane, lane),
+                        (Label::Warp, warp),
+                        (Label::Block, block),
+                    ],
+                    own_shape,
+                    path,
+                )?;
+                layout.check_surjective().map_err(fail)?;
+                families::linear_with_shape(&layout, shape).map_err(fail)
+            }
+            LayoutSpec::SwizzledShared {
+                vec,
+                per_phase,
+                max_phase,
+                order,
+            } => SwizzledShared::new(*vec, *per_phase, *max_phase, order)
+                .to_linear_layout(shape)
+                .map_err(fail),
+            LayoutSpec::NvmmaShared {
+                swizzle_byte_width,
+                element_bitwidth,
+                transposed,
+            } => NvmmaShared::new(*swizzle_byte_width, *element_bitwidth, *transposed)
+                .to_linear_layout(shape)
+                .map_err(fail),
+            LayoutSpec::SharedLinear {
+                offset,
+                block,
+                shape: own_shape,
+            } => {
+                let own = own_shape.as_deref().unwrap_or(shape);
+                let layout =
+                    explicit_layout(&[(Label::Offset, offset), (Label::Block, block)], own, path)?;
+                layout.check_injective().map_err(fail)?;
+                families::linear_with_shape(&layout, shape).map_err(fail)
+            }
+        }
+    }
+
+    /// The accumulator parameters of an mma-like spec, borrowing its lists (`ones`: the default
+    /// tiles per warp of an mfma layout, one per dimension).
+    fn mma_parent<'a>(&'a self, ones: &'a [u32]) -> Option<MmaParent<'a>> {
+        match self {
+            LayoutSpec::NvidiaMma {
+                version,
+                warps_per_cta,
+                instr_shape,
+            } => Some(MmaParent::Nvidia(NvidiaMma::new(
+                version[0],
+                version[1],
+                warps_per_cta,
+                instr_shape,
+            ))),
+            LayoutSpec::AmdMfma {
+                version,
+                instr_shape,
+                transposed,
+                warps_per_cta,
+                tiles_per_warp,
+                element_bitwidth,
+            } => Some(MmaParent::Mfma(AmdMfma {
+                version: *version,
+                instr_shape,
+                transposed: *transposed,
+                warps_per_cta,
+                tiles_per_warp: tiles_per_warp.as_deref().unwrap_or(ones),
+                element_bitwidth: element_bitwidth.unwrap_or(32),
+            })),
+            LayoutSpec::AmdWmma {
+                version,
+                transposed,
+                warps_per_cta,
+                instr_shape,
+            } => Some(MmaParent::Wmma(AmdWmma::new(
+                *version,
+                *transposed,
+                warps_per_cta,
+                instr_shape,
+            ))),
+            _ => None,
+        }
+    }
+}
+
+/// A layout from explicit bases per input dimension onto `dim0, …` of sizes `shape`.
+fn explicit_layout(
+    bases: &[(Label, &Vec<Vec<u32>>)],
+    shape: &[u32],
+    path: &str,
+) -> Result<LinearLayout, SpecError> {
+    let pp = join(path, "params");
+    let mut layout = LinearLayout::empty();
+    for (d, &size) in shape.iter().enumerate() {
+        layout = layout
+            .with_out_dim(Label::Dim(d as u8), size)
+            .map_err(|e| SpecError::layout(&index(&join(&pp, "shape"), d), e))?;
+    }
+    for (label, list) in bases {
+        let list_path = join(&pp, label.stem());
+        layout = layout
+            .with_in_dim(*label)
+            .map_err(|e| SpecError::layout(&list_path, e))?;
+        for (k, coords) in list.iter().enumerate() {
+            layout = layout
+                .with_basis(*label, coords)
+                .map_err(|e| SpecError::layout(&index(&list_path, k), e))?;
+        }
+    }
+    Ok(layout)
+}
+
+/// Reads a spec and builds it for a tensor of `shape` (Triton's `toLinearLayout`).
+pub fn layout_from_spec(v: &Json, shape: &[u32]) -> Result<LinearLayout, SpecError> {
+    LayoutSpec::from_json(v)?.build(shape)
+}
+
+/// Reads a shape `[d0, d1, ...]` at `path`.
+pub fn shape_from_json(v: &Json, path: &str) -> Result<Vec<u32>, SpecError> {
+    let shape = uint_list(v, path)?;
+    if shape.is_empty() || shape.len() > MAX_DIMS {
+        return Err(SpecError::field(
+            path,
+            format!(
+                "a tensor has 1 to {MAX_DIMS} dimensions, not {}",
+                shape.len()
+            ),
+        ));
+    }
+    Ok(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_json;
+    use super::*;
+    use std::string::ToString;
+
+    #[test]
+    fn specs_round_trip_through_json() {
+        let texts = [
+            r#"{"family": "blocked", "params": {"size_per_thread": [4, 4], "threads_per_warp": [8, 4], "warps_per_cta": [8, 1], "order": [0, 1]}}"#,
+            r#"{"family": "slice", "params": {"dim": 1, "parent": {"family": "nvidia_mma", "params": {"version": [2, 0], "warps_per_cta": [2, 2], "instr_shape": [16, 8]}}}}"#,
+            r#"{"family": "dot_operand", "params": {"operand_index": 0, "parent": {"family": "amd_mfma", "params": {"version": 3, "instr_shape": [32, 32, 8], "transposed": true, "warps_per_cta": [1, 4]}}, "k_width": 4}}"#,
+            r#"{"family": "amd_wmma", "params": {"version": 2, "transposed": false, "warps_per_cta": [2, 2], "instr_shape": [16, 16, 16]}}"#,
+            r#"{"family": "linear", "params": {"register": [[0, 2]], "lane": [[1, 0], [0, 1]], "warp": [], "shape": [2, 4]}}"#,
+            r#"{"family": "swizzled_shared", "params": {"vec": 2, "per_phase": 1, "max_phase": 16, "order": [1, 0]}}"#,
+            r#"{"family": "nvmma_shared", "params": {"swizzle_byte_width": 128, "element_bitwidth": 16, "transposed": false}}"#,
+            r#"{"family": "shared_linear", "params": {"offset": [[0, 1], [1, 1]]}}"#,
+        ];
+        for text in texts {
+            let spec = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap();
+            assert_eq!(spec.to_json().to_string(), text);
+        }
+    }
+
+    #[test]
+    fn bad_specs_name_the_field() {
+        let cases = [
+            (r#"{"family": "blocky", "params": {}}"#, "`family`: unknown layout family \"blocky\""),
+            (r#"{"family": "blocked"}"#, "`params`: missing"),
+            (
+                r#"{"family": "blocked", "params": {"size_per_thread": [1], "threads_per_warp": [32], "warps_per_cta": [4], "order": [0], "ordre": [0]}}"#,
+                "`params.ordre`: unknown parameter of a blocked layout",
+            ),
+            (
+                r#"{"family": "blocked", "params": {"size_per_thread": [1, "2"], "threads_per_warp": [32], "warps_per_cta": [4], "order": [0]}}"#,
+                "`params.size_per_thread[1]`: expected a non-negative integer",
+            ),
+            (
+                r#"{"family": "slice", "params": {"dim": 0, "parent": {"family": "slice", "params": {"dim": 0}}}}"#,
+                "`params.parent.params.parent`: missing",
+            ),
+            (
+                r#"{"family": "dot_operand", "params": {"operand_index": 0, "k_width": 2, "parent": {"family": "blocked", "params": {"size_per_thread": [1], "threads_per_warp": [32], "warps_per_cta": [4], "order": [0]}}}}"#,
+                "`params.parent`: a dot operand's parent must be nvidia_mma, amd_mfma or amd_wmma, not blocked",
+            ),
+        ];
+        for (text, message) in cases {
+            let e = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap_err();
+            assert!(e.to_string().starts_with(message), "{text}: got {e}");
+        }
+        let blocked = parse_json(
+            r#"{"family": "blocked", "params": {"size_per_thread": [1, 3], "threads_per_warp": [8, 4], "warps_per_cta": [1, 1], "order": [1, 0]}}"#,
+        )
+        .unwrap();
+        let e = layout_from_spec(&blocked, &[8, 8]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`layout`: invalid linear layout: blocked layout: `size_per_thread[1]` is 3, which is not a power of two"
+        );
+        let e = layout_from_spec(&blocked, &[8, 8, 8]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`size_per_thread` is 2, entries long"),
+            "{e}"
+        );
+    }
+}
