@@ -19,3 +19,10 @@ pub use kernel::Kernel;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod build;
+
+pub mod device;
+pub mod dtype;
+pub use dtype::{bf16, f16, f8e4m3, f8e5m2};
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emulator;

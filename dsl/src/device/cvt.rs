@@ -1,0 +1,213 @@
+//! Conversions between f32, f16, bf16, f8 (e4m3, e5m2), i32 and u32.
+//!
+//! On nvptx64 each is one PTX `cvt` (listed per function); on the host the same function is
+//! exact integer code from [`crate::dtype`] / Rust `as`, bit-identical to the PTX result (see the
+//! table in [`crate::dtype`]).
+//!
+//! The f8 `cvt` forms need sm_89 and PTX ISA 7.8. They are used when the target CPU is sm_89 or
+//! newer (`#[cfg(target_feature = "sm_89")]`, set by `-C target-cpu=sm_89`/`sm_90`, for which
+//! LLVM also raises `.version` to 7.8); for older targets (the default sm_80) the f8 conversions
+//! compile to the same integer code as the host, so they work everywhere and give identical bits.
+
+use crate::dtype::{bf16, f16, f8e4m3, f8e5m2};
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+macro_rules! cvt_fn {
+    (
+        $(#[$doc:meta])* $name:ident($x:ident: $in:ty) -> $out:ty,
+        device($dreg:ident: $dty:ty, $sreg:ident, $ptx:literal, $to_asm:expr, $from_asm:expr),
+        host $host:expr
+    ) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name($x: $in) -> $out {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let r: $dty;
+                // SAFETY: register-only instruction.
+                unsafe {
+                    asm!($ptx, d = out($dreg) r, a = in($sreg) ($to_asm)($x),
+                         options(pure, nomem, nostack));
+                }
+                ($from_asm)(r)
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                $host
+            }
+        }
+    };
+}
+
+cvt_fn!(
+    /// `cvt.rn.f16.f32 d, a`: round to nearest even; overflow gives ±inf, NaN gives `0x7fff`.
+    f32_to_f16(x: f32) -> f16,
+    device(reg16: u16, reg32, "cvt.rn.f16.f32 {d}, {a};", |x: f32| x, |r: u16| f16(r)),
+    host f16::from_f32(x)
+);
+cvt_fn!(
+    /// `cvt.f32.f16 d, a`: exact; NaN gives `0x7fffffff`.
+    f16_to_f32(x: f16) -> f32,
+    device(reg32: f32, reg16, "cvt.f32.f16 {d}, {a};", |x: f16| x.0, |r: f32| r),
+    host x.to_f32()
+);
+cvt_fn!(
+    /// `cvt.rn.bf16.f32 d, a` (sm_80): round to nearest even; overflow gives ±inf, NaN gives
+    /// `0x7fff`.
+    f32_to_bf16(x: f32) -> bf16,
+    device(reg16: u16, reg32, "cvt.rn.bf16.f32 {d}, {a};", |x: f32| x, |r: u16| bf16(r)),
+    host bf16::from_f32(x)
+);
+cvt_fn!(
+    /// `shl.b32 d, a, 16`: bf16 → f32 is exact (the bf16 bits are the top half of the f32; NaN
+    /// payloads are kept). PTX's `cvt.f32.bf16` needs sm_90; the shift works everywhere.
+    bf16_to_f32(x: bf16) -> f32,
+    device(reg32: u32, reg32, "shl.b32 {d}, {a}, 16;", |x: bf16| x.0 as u32, |r: u32| f32::from_bits(r)),
+    host x.to_f32()
+);
+cvt_fn!(
+    /// `cvt.rzi.s32.f32 d, a`: truncate toward zero, saturate to the i32 range, NaN → 0
+    /// (Rust's `x as i32`).
+    f32_to_i32_rz(x: f32) -> i32,
+    device(reg32: i32, reg32, "cvt.rzi.s32.f32 {d}, {a};", |x: f32| x, |r: i32| r),
+    host x as i32
+);
+cvt_fn!(
+    /// `cvt.rni.s32.f32 d, a`: round to nearest even integer, saturate, NaN → 0.
+    f32_to_i32_rn(x: f32) -> i32,
+    device(reg32: i32, reg32, "cvt.rni.s32.f32 {d}, {a};", |x: f32| x, |r: i32| r),
+    host x.round_ties_even() as i32
+);
+cvt_fn!(
+    /// `cvt.rzi.u32.f32 d, a`: truncate toward zero, saturate to the u32 range (negative → 0),
+    /// NaN → 0 (Rust's `x as u32`).
+    f32_to_u32_rz(x: f32) -> u32,
+    device(reg32: u32, reg32, "cvt.rzi.u32.f32 {d}, {a};", |x: f32| x, |r: u32| r),
+    host x as u32
+);
+cvt_fn!(
+    /// `cvt.rni.u32.f32 d, a`: round to nearest even integer, saturate, NaN → 0.
+    f32_to_u32_rn(x: f32) -> u32,
+    device(reg32: u32, reg32, "cvt.rni.u32.f32 {d}, {a};", |x: f32| x, |r: u32| r),
+    host x.round_ties_even() as u32
+);
+cvt_fn!(
+    /// `cvt.rn.f32.s32 d, a`: round to nearest even (Rust's `x as f32`).
+    i32_to_f32(x: i32) -> f32,
+    device(reg32: f32, reg32, "cvt.rn.f32.s32 {d}, {a};", |x: i32| x, |r: f32| r),
+    host x as f32
+);
+cvt_fn!(
+    /// `cvt.rn.f32.u32 d, a`: round to nearest even (Rust's `x as f32`).
+    u32_to_f32(x: u32) -> f32,
+    device(reg32: f32, reg32, "cvt.rn.f32.u32 {d}, {a};", |x: u32| x, |r: f32| r),
+    host x as f32
+);
+
+/// `cvt.rn.satfinite.e4m3x2.f32 d, hi, lo` (sm_89+; software elsewhere): two f32 rounded to
+/// e4m3, `lo` in bits 0..8 of the pair. Overflow and ±inf saturate to ±448, NaN gives `0x7f`.
+#[inline(always)]
+pub fn f32x2_to_f8e4m3x2(lo: f32, hi: f32) -> [f8e4m3; 2] {
+    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
+    {
+        let d: u16;
+        // SAFETY: register-only instruction.
+        unsafe {
+            asm!("cvt.rn.satfinite.e4m3x2.f32 {d}, {a}, {b};", d = out(reg16) d, a = in(reg32) hi,
+                 b = in(reg32) lo, options(pure, nomem, nostack));
+        }
+        [f8e4m3(d as u8), f8e4m3((d >> 8) as u8)]
+    }
+    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
+    {
+        [f8e4m3::from_f32(lo), f8e4m3::from_f32(hi)]
+    }
+}
+
+/// `cvt.rn.satfinite.e5m2x2.f32 d, hi, lo` (sm_89+; software elsewhere): two f32 rounded to
+/// e5m2, `lo` in bits 0..8. Overflow and ±inf saturate to ±57344, NaN gives `0x7e`.
+#[inline(always)]
+pub fn f32x2_to_f8e5m2x2(lo: f32, hi: f32) -> [f8e5m2; 2] {
+    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
+    {
+        let d: u16;
+        // SAFETY: register-only instruction.
+        unsafe {
+            asm!("cvt.rn.satfinite.e5m2x2.f32 {d}, {a}, {b};", d = out(reg16) d, a = in(reg32) hi,
+                 b = in(reg32) lo, options(pure, nomem, nostack));
+        }
+        [f8e5m2(d as u8), f8e5m2((d >> 8) as u8)]
+    }
+    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
+    {
+        [f8e5m2::from_f32(lo), f8e5m2::from_f32(hi)]
+    }
+}
+
+/// `cvt.rn.f16x2.e4m3x2 d, a` (sm_89+; software elsewhere): two e4m3 to two f16, exactly
+/// (NaN gives `0x7fff`).
+#[inline(always)]
+pub fn f8e4m3x2_to_f16x2(x: [f8e4m3; 2]) -> [f16; 2] {
+    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
+    {
+        let d: u32;
+        let a = x[0].0 as u16 | (x[1].0 as u16) << 8;
+        // SAFETY: register-only instruction.
+        unsafe {
+            asm!("cvt.rn.f16x2.e4m3x2 {d}, {a};", d = out(reg32) d, a = in(reg16) a,
+                 options(pure, nomem, nostack));
+        }
+        [f16(d as u16), f16((d >> 16) as u16)]
+    }
+    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
+    {
+        [x[0].to_f16(), x[1].to_f16()]
+    }
+}
+
+/// `cvt.rn.f16x2.e5m2x2 d, a` (sm_89+; software elsewhere): two e5m2 to two f16, exactly
+/// (NaN gives `0x7fff`).
+#[inline(always)]
+pub fn f8e5m2x2_to_f16x2(x: [f8e5m2; 2]) -> [f16; 2] {
+    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
+    {
+        let d: u32;
+        let a = x[0].0 as u16 | (x[1].0 as u16) << 8;
+        // SAFETY: register-only instruction.
+        unsafe {
+            asm!("cvt.rn.f16x2.e5m2x2 {d}, {a};", d = out(reg32) d, a = in(reg16) a,
+                 options(pure, nomem, nostack));
+        }
+        [f16(d as u16), f16((d >> 16) as u16)]
+    }
+    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
+    {
+        [x[0].to_f16(), x[1].to_f16()]
+    }
+}
+
+/// f32 → e4m3 (one lane of [`f32x2_to_f8e4m3x2`]).
+#[inline(always)]
+pub fn f32_to_f8e4m3(x: f32) -> f8e4m3 {
+    f32x2_to_f8e4m3x2(x, 0.0)[0]
+}
+
+/// f32 → e5m2 (one lane of [`f32x2_to_f8e5m2x2`]).
+#[inline(always)]
+pub fn f32_to_f8e5m2(x: f32) -> f8e5m2 {
+    f32x2_to_f8e5m2x2(x, 0.0)[0]
+}
+
+/// e4m3 → f32, exactly: [`f8e4m3x2_to_f16x2`] then `cvt.f32.f16` (NaN gives `0x7fffffff`).
+#[inline(always)]
+pub fn f8e4m3_to_f32(x: f8e4m3) -> f32 {
+    f16_to_f32(f8e4m3x2_to_f16x2([x, f8e4m3(0)])[0])
+}
+
+/// e5m2 → f32, exactly: [`f8e5m2x2_to_f16x2`] then `cvt.f32.f16` (NaN gives `0x7fffffff`).
+#[inline(always)]
+pub fn f8e5m2_to_f32(x: f8e5m2) -> f32 {
+    f16_to_f32(f8e5m2x2_to_f16x2([x, f8e5m2(0)])[0])
+}

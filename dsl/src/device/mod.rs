@@ -1,0 +1,129 @@
+//! The device runtime layer: what generated kernels call, also usable by hand.
+//!
+//! Every function here has one signature and two bodies. Compiled for `nvptx64-nvidia-cuda`
+//! it is `#[inline(always)]` inline PTX (`asm!`, the instruction is named in each doc comment)
+//! or a `core::arch::nvptx` intrinsic. Compiled for the host it calls the CPU
+//! [`emulator`](crate::emulator), which gives the same results for a kernel run under
+//! [`run_grid`](crate::emulator::run_grid). Kernels are written once, against this module, and
+//! built twice (see [`device_kernel!`](crate::device_kernel)).
+//!
+//! | area | functions |
+//! |---|---|
+//! | special registers | [`thread_idx_x`], [`block_idx_x`], [`block_dim_x`], [`grid_dim_x`] (and y, z), [`lane_id`], [`warp_id`], [`linear_thread_id`] |
+//! | barriers | [`sync_threads`], [`barrier_sync`], [`barrier_sync_count`], [`sync_warp`] |
+//! | shuffles | [`shfl_idx`], [`shfl_bfly`], [`shfl_up`], [`shfl_down`] (32- and 64-bit values), `*_b32` forms |
+//! | global memory | [`ld_global_v1`]/`v2`/`v4` (predicated, `other` on masked lanes), [`st_global_v1`]/`v2`/`v4` |
+//! | shared memory | [`dynamic_shared_base`], [`ld_shared_v1`]/`v2`/`v4`, [`st_shared_v1`]/`v2`/`v4`, [`ldmatrix_x1`]/`x2`/`x4` (+`_trans`), `stmatrix_*` (sm_90) |
+//! | async copies | [`cp_async_ca`], [`cp_async_ca_zfill`], [`cp_async_cg`], [`cp_async_cg_zfill`], [`cp_async_commit_group`], [`cp_async_wait_group`], [`cp_async_wait_all`] |
+//! | conversions | [`f32_to_f16`], [`f16_to_f32`], [`f32_to_bf16`], [`bf16_to_f32`], f8 e4m3/e5m2, i32/u32 |
+//! | tensor cores | [`mma_m16n8k16_f16_f32`], [`mma_m16n8k16_bf16_f32`], [`mma_m16n8k32_s8_s32`] |
+//!
+//! # Target SM, PTX ISA version and gating
+//!
+//! The kernel crate is built with `-C target-cpu=sm_80` by default (root `.cargo/config.toml`).
+//! LLVM then emits `.version 7.0` (the oldest ISA that knows sm_80); for `target-cpu=sm_89` and
+//! `sm_90` it emits `.version 7.8`, the ISA those targets need, so no flag is needed for
+//! sm_90-only instructions when building for sm_90. To raise only the ISA version use
+//! `-C target-feature=+ptx78` (an unstable target feature: rustc prints a warning). `target-cpu`
+//! sets `cfg(target_feature = "sm_NN")` for the chosen SM and every older one, so wrappers are
+//! gated with `#[cfg(target_feature = "sm_90")]` (`stmatrix`) or `"sm_89"` (hardware f8 `cvt`;
+//! software fallback below sm_89). `ptxNN` features only appear in `cfg` when passed explicitly.
+//!
+//! # Memory and convergence
+//!
+//! Loads are `asm!(..., options(readonly))`, stores and barriers are plain `asm!` (treated as
+//! reading and writing memory), so the compiler does not move memory accesses across barriers.
+//! Warp-collective wrappers (`shfl`, `ldmatrix`, `stmatrix`, `mma`) are not `pure`: they are
+//! never removed, merged or speculated. (rustc does not mark inline asm `convergent`; LLVM could
+//! in principle duplicate one into divergent paths. None of the kernels here rely on more than
+//! what is checked in their SASS.)
+//!
+//! On nvptx64 this crate provides the `#[panic_handler]` (it executes `trap`), so kernel crates
+//! need none; with `-Cpanic=immediate-abort` panics compile to `trap` in place anyway.
+
+mod cp_async;
+mod cvt;
+mod global;
+mod mma;
+mod shared;
+mod shfl;
+mod sreg;
+mod sync;
+mod word;
+
+pub use cp_async::*;
+pub use cvt::*;
+pub use global::*;
+pub use mma::*;
+pub use shared::*;
+pub use shfl::*;
+pub use sreg::*;
+pub use sync::*;
+pub use word::{ShflValue, B32};
+
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
+    // SAFETY: `trap` aborts the kernel; nothing runs after it.
+    unsafe { core::arch::nvptx::trap() }
+}
+
+/// Defines a kernel once and compiles it twice.
+///
+/// ```ignore
+/// tessera::device_kernel! {
+///     /// out[i] = 2 * x[i]
+///     pub fn double(x: Ptr<f32>, out: Ptr<f32>, n: u32) => DOUBLE {
+///         let i = block_idx_x() * block_dim_x() + thread_idx_x();
+///         let v = ld_global_v1(x.offset(i as isize), i < n, 0.0);
+///         st_global_v1(out.offset(i as isize), i < n, 2.0 * v);
+///     }
+/// }
+/// ```
+///
+/// expands to
+/// * on nvptx64: `#[no_mangle] pub unsafe extern "ptx-kernel" fn double(...)` (the PTX entry
+///   `double`; the kernel crate needs `#![feature(abi_ptx)]`), plus the module-scope declaration
+///   of dynamic shared memory ([`declare_dynamic_shared!`](crate::declare_dynamic_shared));
+/// * on the host: `pub unsafe fn double(...)` with the same body (its [`crate::device`] calls go
+///   to the emulator) and `pub const DOUBLE: tessera::Kernel<(Ptr<f32>, Ptr<f32>, u32)>`, the
+///   handle the launcher uses (`name` = `"double"`, `emulate` = the host function).
+///
+/// The body is an `unsafe` context (it is the body of an `unsafe fn`).
+#[macro_export]
+macro_rules! device_kernel {
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) => $handle:ident $body:block
+    ) => {
+        $crate::declare_dynamic_shared!();
+
+        $(#[$attr])*
+        ///
+        /// # Safety
+        /// A kernel entry point: launch it through its handle with pointers valid for what the
+        /// kernel reads and writes.
+        #[cfg(target_arch = "nvptx64")]
+        #[no_mangle]
+        $vis unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+
+        $(#[$attr])*
+        ///
+        /// # Safety
+        /// The host build of a kernel: call it only on a simulated GPU thread (inside
+        /// `tessera::emulator::run_grid`, which the launcher does through the handle), with
+        /// pointers valid for what the kernel reads and writes.
+        #[cfg(not(target_arch = "nvptx64"))]
+        $vis unsafe fn $name($($arg: $ty),*) $body
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = concat!(
+            "Host handle of the kernel [`", stringify!($name), "`] (PTX entry `",
+            stringify!($name), "`; the emulator runs the host build)."
+        )]
+        $vis const $handle: $crate::Kernel<($($ty,)*)> = $crate::Kernel {
+            name: stringify!($name),
+            emulate: |($($arg,)*): ($($ty,)*)| unsafe { $name($($arg),*) },
+        };
+    };
+}

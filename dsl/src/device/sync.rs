@@ -1,0 +1,62 @@
+//! CTA barriers (`bar.sync`) and the warp barrier (`bar.warp.sync`).
+//!
+//! `bar.sync` waits until the expected threads of the CTA have arrived and orders their memory
+//! accesses (shared and global) across the barrier. On sm_70+ `bar.sync` is
+//! `barrier.sync.aligned`: every thread of a warp must execute the same `bar.sync`.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::emulator::ops;
+
+/// `bar.sync 0;`: waits for all threads of the CTA (`__syncthreads()`).
+#[inline(always)]
+pub fn sync_threads() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a barrier has no memory-safety preconditions.
+    unsafe {
+        asm!("bar.sync 0;", options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    ops::bar_sync(0, None);
+}
+
+/// `bar.sync id;`: waits for all threads of the CTA at named barrier `id` (0..16).
+#[inline(always)]
+pub fn barrier_sync(id: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a barrier has no memory-safety preconditions.
+    unsafe {
+        asm!("bar.sync {0};", in(reg32) id, options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    ops::bar_sync(id, None);
+}
+
+/// `bar.sync id, threads;`: waits until `threads` threads (a multiple of 32) have arrived at
+/// named barrier `id` (0..16).
+#[inline(always)]
+pub fn barrier_sync_count(id: u32, threads: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a barrier has no memory-safety preconditions.
+    unsafe {
+        asm!("bar.sync {0}, {1};", in(reg32) id, in(reg32) threads, options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    ops::bar_sync(id, Some(threads));
+}
+
+/// `bar.warp.sync mask;`: waits until every lane of `mask` (which must contain this lane) has
+/// arrived (`__syncwarp(mask)`), and orders their memory accesses.
+#[inline(always)]
+#[track_caller]
+pub fn sync_warp(mask: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a barrier has no memory-safety preconditions.
+    unsafe {
+        asm!("bar.warp.sync {0};", in(reg32) mask, options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    ops::warp_sync(mask);
+}

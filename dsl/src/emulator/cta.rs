@@ -1,0 +1,790 @@
+//! The CTA runtime: one OS thread per simulated GPU thread, CTA barriers, warp collectives,
+//! per-CTA shared memory, and the launch loop over the grid.
+//!
+//! Synchronisation model. All barrier and warp-collective state of a CTA lives behind one mutex
+//! ([`SyncState`]). A thread that must wait increments `blocked`; whoever completes the barrier or
+//! collective decrements it for every thread it releases. When `blocked == live` (every thread
+//! that has not exited is waiting) nothing can make progress: that is reported as a deadlock
+//! instead of hanging. Any error (a failed check, a panic in the kernel body) is recorded once,
+//! `aborted` is set and every waiting thread is woken and unwinds, so a failing launch always
+//! returns.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+use std::panic::{self, AssertUnwindSafe, Location};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Barrier, Condvar, Mutex, MutexGuard, PoisonError};
+
+use super::error::{EmulatorError, ThreadRef};
+use super::ops::{self, Collective, CpAsyncCopy, PAYLOAD_WORDS};
+use super::report::{EmulatorReport, SharedAccessKind, SiteTable};
+use super::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
+
+/// Number of named CTA barriers (`bar.sync 0..15`).
+pub(crate) const NUM_BARRIERS: usize = 16;
+
+/// Unwind payload of a thread stopped because another thread of the launch failed.
+pub(crate) struct Aborted;
+
+/// One logged shared-memory access of one thread (grouped per warp at the end of the block).
+pub(crate) struct SharedRecord {
+    pub(crate) site: &'static Location<'static>,
+    pub(crate) kind: SharedAccessKind,
+    /// Per-thread count of earlier executions of the same site: lanes of a warp that execute
+    /// the k-th instance of an instruction form one warp-wide access.
+    pub(crate) occurrence: u32,
+    pub(crate) address: u32,
+    pub(crate) bytes: u32,
+}
+
+/// State private to one simulated thread.
+#[derive(Default)]
+pub(crate) struct ThreadLocalState {
+    occurrences: HashMap<(usize, SharedAccessKind), u32>,
+    pub(crate) log: Vec<SharedRecord>,
+    /// `cp.async` copies issued since the last `commit_group`.
+    pub(crate) cp_async_open: Vec<CpAsyncCopy>,
+    /// Committed, not yet completed `cp.async` groups, oldest first.
+    pub(crate) cp_async_groups: VecDeque<Vec<CpAsyncCopy>>,
+}
+
+impl ThreadLocalState {
+    pub(crate) fn log_shared(
+        &mut self,
+        site: &'static Location<'static>,
+        kind: SharedAccessKind,
+        address: u32,
+        bytes: u32,
+    ) {
+        let counter = self
+            .occurrences
+            .entry((site as *const Location as usize, kind))
+            .or_insert(0);
+        let occurrence = *counter;
+        *counter += 1;
+        self.log.push(SharedRecord {
+            site,
+            kind,
+            occurrence,
+            address,
+            bytes,
+        });
+    }
+}
+
+/// The simulated thread running on the current OS thread.
+pub(crate) struct ThreadCtx<'a> {
+    pub(crate) cta: &'a Cta,
+    pub(crate) block_idx: [u32; 3],
+    pub(crate) thread_idx: [u32; 3],
+    /// Linear thread index in the block: `x + y * ntid.x + z * ntid.x * ntid.y`.
+    pub(crate) linear: u32,
+    pub(crate) local: RefCell<ThreadLocalState>,
+}
+
+impl ThreadCtx<'_> {
+    pub(crate) fn lane(&self) -> u32 {
+        self.linear % 32
+    }
+
+    pub(crate) fn warp(&self) -> u32 {
+        self.linear / 32
+    }
+
+    pub(crate) fn thread_ref(&self) -> ThreadRef {
+        ThreadRef {
+            block: self.block_idx,
+            thread: self.thread_idx,
+        }
+    }
+}
+
+thread_local! {
+    static CURRENT: Cell<*const ThreadCtx<'static>> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with the simulated thread of this OS thread.
+///
+/// # Panics
+/// When called outside a kernel running under [`run_grid`] (there is no GPU thread to be).
+pub(crate) fn with_thread<R>(f: impl FnOnce(&ThreadCtx<'_>) -> R) -> R {
+    let ptr = CURRENT.with(|c| c.get());
+    assert!(
+        !ptr.is_null(),
+        "a tessera::device function was called outside a kernel: on the host these functions \
+         only work inside tessera::emulator::run_grid (or a launch on the emulator)"
+    );
+    // SAFETY: CURRENT points to the ThreadCtx on the worker's stack while the kernel body runs
+    // and is reset to null before that ThreadCtx goes away.
+    f(unsafe { &*ptr })
+}
+
+/// Records `error` (unless an earlier one is recorded), stops the launch and unwinds this thread.
+pub(crate) fn raise(error: EmulatorError) -> ! {
+    let cta = with_thread(|t| t.cta as *const Cta);
+    // SAFETY: the CTA outlives every running kernel body.
+    let cta = unsafe { &*cta };
+    let st = cta.lock();
+    cta.fail(st, error)
+}
+
+#[derive(Clone, Copy, Default)]
+struct BarrierState {
+    arrived: u32,
+    waiting: u32,
+    /// Thread count of the current barrier instance: `None` = idle, `Some(None)` = all threads
+    /// of the CTA (`bar.sync a`), `Some(Some(n))` = `bar.sync a, n`.
+    count: Option<Option<u32>>,
+    generation: u64,
+}
+
+pub(crate) struct PendingCollective {
+    pub(crate) kind: Collective,
+    pub(crate) mask: u32,
+    pub(crate) arrived: u32,
+    pub(crate) site: &'static Location<'static>,
+    pub(crate) payloads: [[u32; PAYLOAD_WORDS]; 32],
+}
+
+struct WarpState {
+    pending: Vec<PendingCollective>,
+    mailbox: [Option<[u32; 4]>; 32],
+}
+
+impl WarpState {
+    fn new() -> Self {
+        WarpState {
+            pending: Vec::new(),
+            mailbox: [None; 32],
+        }
+    }
+}
+
+pub(crate) struct SyncState {
+    pub(crate) block_idx: [u32; 3],
+    live: u32,
+    blocked: u32,
+    aborted: bool,
+    error: Option<EmulatorError>,
+    barriers: [BarrierState; NUM_BARRIERS],
+    warps: Vec<WarpState>,
+    pub(crate) sites: SiteTable,
+}
+
+/// One CTA: its shared memory and synchronisation state (reused for every block of a launch).
+pub(crate) struct Cta {
+    pub(crate) grid_dim: [u32; 3],
+    pub(crate) block_dim: [u32; 3],
+    pub(crate) threads: u32,
+    pub(crate) shared: Box<[AtomicU32]>,
+    pub(crate) shared_bytes: u32,
+    sync: Mutex<SyncState>,
+    warp_cv: Box<[Condvar]>,
+    barrier_cv: Condvar,
+    logs: Mutex<Vec<(u32, Vec<SharedRecord>)>>,
+}
+
+impl Cta {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, SyncState> {
+        self.sync.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn warps(&self) -> u32 {
+        self.threads.div_ceil(32)
+    }
+
+    /// Bit mask of the lanes that exist in warp `warp` (the last warp may be partial).
+    pub(crate) fn warp_lanes(&self, warp: u32) -> u32 {
+        let n = self.threads - warp * 32;
+        if n >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << n) - 1
+        }
+    }
+
+    pub(crate) fn thread_idx_of(&self, linear: u32) -> [u32; 3] {
+        let [bx, by, _] = self.block_dim;
+        [linear % bx, linear / bx % by, linear / (bx * by)]
+    }
+
+    pub(crate) fn thread_ref(&self, st: &SyncState, linear: u32) -> ThreadRef {
+        ThreadRef {
+            block: st.block_idx,
+            thread: self.thread_idx_of(linear),
+        }
+    }
+
+    fn notify_everyone(&self) {
+        for cv in self.warp_cv.iter() {
+            cv.notify_all();
+        }
+        self.barrier_cv.notify_all();
+    }
+
+    /// Records `error` (first one wins), aborts the launch and unwinds the calling thread.
+    pub(crate) fn fail(&self, mut st: MutexGuard<'_, SyncState>, error: EmulatorError) -> ! {
+        if st.error.is_none() {
+            st.error = Some(error);
+        }
+        st.aborted = true;
+        drop(st);
+        self.notify_everyone();
+        panic::resume_unwind(Box::new(Aborted))
+    }
+
+    fn unwind_if_aborted<'g>(&self, st: MutexGuard<'g, SyncState>) -> MutexGuard<'g, SyncState> {
+        if st.aborted {
+            drop(st);
+            panic::resume_unwind(Box::new(Aborted));
+        }
+        st
+    }
+
+    /// Called with the lock held right after a thread started waiting.
+    fn check_deadlock<'g>(&self, st: MutexGuard<'g, SyncState>) -> MutexGuard<'g, SyncState> {
+        if st.live > 0 && st.blocked == st.live {
+            let message = self.describe_waits(&st);
+            let block = st.block_idx;
+            self.fail(st, EmulatorError::Deadlock { block, message });
+        }
+        st
+    }
+
+    fn describe_waits(&self, st: &SyncState) -> String {
+        let mut parts = vec![format!(
+            "all {} threads that have not exited are waiting",
+            st.live
+        )];
+        for (id, b) in st.barriers.iter().enumerate() {
+            if b.waiting > 0 {
+                let expected = match b.count {
+                    Some(Some(n)) => format!("{n} threads"),
+                    _ => format!("all {} live threads", st.live),
+                };
+                parts.push(format!(
+                    "{} threads wait at barrier {id} (expects {expected})",
+                    b.waiting
+                ));
+            }
+        }
+        for (w, warp) in st.warps.iter().enumerate() {
+            for p in &warp.pending {
+                parts.push(format!(
+                    "warp {w}: lanes {:#010x} wait in {} with membermask {:#010x} at {}:{}:{}; \
+                     lanes {:#010x} never arrived",
+                    p.arrived,
+                    p.kind.ptx(),
+                    p.mask,
+                    p.site.file(),
+                    p.site.line(),
+                    p.site.column(),
+                    p.mask & !p.arrived
+                ));
+            }
+        }
+        parts.join("; ")
+    }
+
+    /// `bar.sync id` (`count = None`: all threads of the CTA) or `bar.sync id, count`.
+    pub(crate) fn barrier(&self, ctx: &ThreadCtx<'_>, id: u32, count: Option<u32>) {
+        if id as usize >= NUM_BARRIERS {
+            raise(EmulatorError::Barrier {
+                thread: ctx.thread_ref(),
+                message: format!("barrier id {id} is not in 0..16"),
+            });
+        }
+        if let Some(n) = count {
+            if n == 0 || n % 32 != 0 || n > self.warps() * 32 {
+                raise(EmulatorError::Barrier {
+                    thread: ctx.thread_ref(),
+                    message: format!(
+                        "thread count {n} must be a non-zero multiple of 32 and at most {} \
+                         (the block's threads rounded up to whole warps)",
+                        self.warps() * 32
+                    ),
+                });
+            }
+        }
+        let st = self.unwind_if_aborted(self.lock());
+        let mut st = st;
+        let state = &mut st.barriers[id as usize];
+        match state.count {
+            None => state.count = Some(count),
+            Some(c) if c != count => {
+                let message = format!(
+                    "barrier {id} is used with different thread counts ({} and {}) at the same time",
+                    describe_count(c),
+                    describe_count(count)
+                );
+                let thread = ctx.thread_ref();
+                self.fail(st, EmulatorError::Barrier { thread, message });
+            }
+            Some(_) => {}
+        }
+        state.arrived += 1;
+        let target = count.unwrap_or(st.live);
+        if st.barriers[id as usize].arrived >= target {
+            self.complete_barrier(&mut st, id as usize);
+            return;
+        }
+        let state = &mut st.barriers[id as usize];
+        state.waiting += 1;
+        let generation = state.generation;
+        st.blocked += 1;
+        let mut st = self.check_deadlock(st);
+        loop {
+            st = self
+                .barrier_cv
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+            st = self.unwind_if_aborted(st);
+            if st.barriers[id as usize].generation != generation {
+                return;
+            }
+        }
+    }
+
+    fn complete_barrier(&self, st: &mut SyncState, id: usize) {
+        let state = &mut st.barriers[id];
+        let released = state.waiting;
+        state.arrived = 0;
+        state.waiting = 0;
+        state.count = None;
+        state.generation += 1;
+        st.blocked -= released;
+        self.barrier_cv.notify_all();
+    }
+
+    /// A warp-collective operation: waits until every lane of `mask` has executed the same
+    /// operation, then computes all lanes' results at once and returns this lane's.
+    pub(crate) fn warp_collective(
+        &self,
+        ctx: &ThreadCtx<'_>,
+        kind: Collective,
+        mask: u32,
+        payload: [u32; PAYLOAD_WORDS],
+        site: &'static Location<'static>,
+    ) -> [u32; 4] {
+        let lane = ctx.lane();
+        let warp = ctx.warp();
+        let bit = 1u32 << lane;
+        if mask & bit == 0 {
+            raise(EmulatorError::WarpCollective {
+                thread: ctx.thread_ref(),
+                op: kind.ptx(),
+                message: format!(
+                    "membermask {mask:#010x} does not contain the executing lane {lane} (at {}:{})",
+                    site.file(),
+                    site.line()
+                ),
+            });
+        }
+        let lanes = self.warp_lanes(warp);
+        if mask & !lanes != 0 {
+            raise(EmulatorError::WarpCollective {
+                thread: ctx.thread_ref(),
+                op: kind.ptx(),
+                message: format!(
+                    "membermask {mask:#010x} names lanes that do not exist: warp {warp} has \
+                     lanes {lanes:#010x} (the block has {} threads)",
+                    self.threads
+                ),
+            });
+        }
+        let mut st = self.unwind_if_aborted(self.lock());
+        let w = warp as usize;
+        let index = match st.warps[w].pending.iter().position(|p| p.mask == mask) {
+            Some(i) => {
+                let other = st.warps[w].pending[i].kind;
+                if other != kind {
+                    let message = format!(
+                        "lane {lane} executes {} while lanes {:#010x} of the same membermask \
+                         {mask:#010x} execute {} (divergent warp-collective operations)",
+                        kind.ptx(),
+                        st.warps[w].pending[i].arrived,
+                        other.ptx()
+                    );
+                    self.fail(
+                        st,
+                        EmulatorError::WarpCollective {
+                            thread: ctx.thread_ref(),
+                            op: kind.ptx(),
+                            message,
+                        },
+                    );
+                }
+                i
+            }
+            None => {
+                if let Some(p) = st.warps[w].pending.iter().find(|p| p.mask & bit != 0) {
+                    let message = format!(
+                        "lane {lane} executes {} with membermask {mask:#010x} while lanes \
+                         {:#010x} wait for it in {} with membermask {:#010x}",
+                        kind.ptx(),
+                        p.arrived,
+                        p.kind.ptx(),
+                        p.mask
+                    );
+                    self.fail(
+                        st,
+                        EmulatorError::WarpCollective {
+                            thread: ctx.thread_ref(),
+                            op: kind.ptx(),
+                            message,
+                        },
+                    );
+                }
+                st.warps[w].pending.push(PendingCollective {
+                    kind,
+                    mask,
+                    arrived: 0,
+                    site,
+                    payloads: [[0; PAYLOAD_WORDS]; 32],
+                });
+                st.warps[w].pending.len() - 1
+            }
+        };
+        let pending = &mut st.warps[w].pending[index];
+        pending.arrived |= bit;
+        pending.payloads[lane as usize] = payload;
+        if pending.arrived == mask {
+            let pending = st.warps[w].pending.swap_remove(index);
+            match ops::complete_collective(self, &mut st, warp, &pending) {
+                Ok(results) => {
+                    for l in 0..32 {
+                        if l != lane && mask & (1 << l) != 0 {
+                            st.warps[w].mailbox[l as usize] = Some(results[l as usize]);
+                        }
+                    }
+                    st.blocked -= mask.count_ones() - 1;
+                    drop(st);
+                    self.warp_cv[w].notify_all();
+                    results[lane as usize]
+                }
+                Err(error) => self.fail(st, error),
+            }
+        } else {
+            st.blocked += 1;
+            let mut st = self.check_deadlock(st);
+            loop {
+                st = self.warp_cv[w]
+                    .wait(st)
+                    .unwrap_or_else(PoisonError::into_inner);
+                if let Some(result) = st.warps[w].mailbox[lane as usize].take() {
+                    return result;
+                }
+                st = self.unwind_if_aborted(st);
+            }
+        }
+    }
+
+    /// Bookkeeping when a thread's kernel body returns (or unwinds).
+    fn thread_exit(&self) {
+        let mut st = self.lock();
+        st.live -= 1;
+        for id in 0..NUM_BARRIERS {
+            let b = st.barriers[id];
+            if b.count == Some(None) && b.arrived > 0 && b.arrived >= st.live {
+                self.complete_barrier(&mut st, id);
+            }
+        }
+        if !st.aborted && st.live > 0 && st.blocked == st.live {
+            let message = self.describe_waits(&st);
+            let block = st.block_idx;
+            if st.error.is_none() {
+                st.error = Some(EmulatorError::Deadlock { block, message });
+            }
+            st.aborted = true;
+            drop(st);
+            self.notify_everyone();
+        }
+    }
+
+    /// Records a panic that escaped a kernel body.
+    fn record_panic(&self, thread: ThreadRef, payload: Box<dyn std::any::Any + Send>) {
+        if payload.is::<Aborted>() {
+            return;
+        }
+        let message = if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "panic with a non-string payload".to_string()
+        };
+        let mut st = self.lock();
+        if st.error.is_none() {
+            st.error = Some(EmulatorError::ThreadPanicked { thread, message });
+        }
+        st.aborted = true;
+        drop(st);
+        self.notify_everyone();
+    }
+
+    /// End of a block (called by exactly one worker while all others wait): folds the
+    /// shared-memory logs into wavefront statistics, then either returns the recorded error or
+    /// resets the CTA for `next_block`.
+    fn finish_block(&self, next_block: [u32; 3]) -> Result<(), EmulatorError> {
+        let logs = std::mem::take(&mut *self.logs.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut st = self.lock();
+        // Group the accesses of each warp by (site, kind, occurrence).
+        let mut records: Vec<(u32, usize, SharedAccessKind, u32, &SharedRecord)> = logs
+            .iter()
+            .flat_map(|(warp, log)| {
+                log.iter().map(move |r| {
+                    (
+                        *warp,
+                        r.site as *const Location as usize,
+                        r.kind,
+                        r.occurrence,
+                        r,
+                    )
+                })
+            })
+            .collect();
+        records.sort_unstable_by_key(|&(w, s, k, o, r)| (w, s, k, o, r.address));
+        let mut words = Vec::with_capacity(128);
+        let mut i = 0;
+        while i < records.len() {
+            let key = (records[i].0, records[i].1, records[i].2, records[i].3);
+            words.clear();
+            let mut j = i;
+            while j < records.len()
+                && (records[j].0, records[j].1, records[j].2, records[j].3) == key
+            {
+                let r = records[j].4;
+                let first = r.address / 4;
+                let last = (r.address + r.bytes - 1) / 4;
+                words.extend(first..=last);
+                j += 1;
+            }
+            st.sites.record(records[i].4.site, key.2, &mut words);
+            i = j;
+        }
+        if let Some(error) = st.error.take() {
+            return Err(error);
+        }
+        st.block_idx = next_block;
+        st.live = self.threads;
+        st.blocked = 0;
+        st.barriers = [BarrierState::default(); NUM_BARRIERS];
+        for w in st.warps.iter_mut() {
+            w.pending.clear();
+            w.mailbox = [None; 32];
+        }
+        drop(st);
+        for word in self.shared.iter() {
+            word.store(0, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn push_log(&self, warp: u32, log: Vec<SharedRecord>) {
+        if !log.is_empty() {
+            self.logs
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((warp, log));
+        }
+    }
+}
+
+fn describe_count(c: Option<u32>) -> String {
+    match c {
+        None => "all threads".to_string(),
+        Some(n) => format!("{n} threads"),
+    }
+}
+
+/// Start gate: workers wait until every worker of the CTA has been spawned (or spawning failed).
+struct Gate {
+    state: Mutex<Option<bool>>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn open(&self, go: bool) {
+        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = Some(go);
+        self.cv.notify_all();
+    }
+
+    fn wait(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(go) = *st {
+                return go;
+            }
+            st = self.cv.wait(st).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+fn validate(
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: usize,
+) -> Result<(), EmulatorError> {
+    let invalid = |reason: String| Err(EmulatorError::InvalidLaunch { reason });
+    if grid.contains(&0) || block.contains(&0) {
+        return invalid(format!(
+            "grid {grid:?} and block {block:?} must have every dimension >= 1"
+        ));
+    }
+    if grid[0] > i32::MAX as u32 || grid[1] > 65535 || grid[2] > 65535 {
+        return invalid(format!(
+            "grid {grid:?} exceeds the limits (2^31 - 1, 65535, 65535)"
+        ));
+    }
+    if block[0] > 1024 || block[1] > 1024 || block[2] > 64 {
+        return invalid(format!(
+            "block {block:?} exceeds the per-dimension limits (1024, 1024, 64)"
+        ));
+    }
+    let threads = block[0] as u64 * block[1] as u64 * block[2] as u64;
+    if threads > MAX_THREADS_PER_BLOCK as u64 {
+        return invalid(format!(
+            "block {block:?} has {threads} threads, more than {MAX_THREADS_PER_BLOCK}"
+        ));
+    }
+    if dynamic_shared_bytes > MAX_DYNAMIC_SHARED_BYTES {
+        return invalid(format!(
+            "{dynamic_shared_bytes} bytes of dynamic shared memory requested, more than the \
+             {MAX_DYNAMIC_SHARED_BYTES} a block can have"
+        ));
+    }
+    if CURRENT.with(|c| !c.get().is_null()) {
+        return invalid("run_grid was called from inside a running kernel".to_string());
+    }
+    Ok(())
+}
+
+/// Runs `thread_body` once for every thread of every block of the grid, a CTA at a time, each
+/// CTA as `block` real OS threads (one per GPU thread). Inside the body, the
+/// [`crate::device`] functions behave as on the GPU: special registers, barriers, warp
+/// collectives, `dynamic_shared_bytes` of zero-initialised shared memory per block (bounds
+/// checked), global memory = host memory addressed by [`crate::Ptr`].
+///
+/// Blocks run one after another in linear order (x fastest). Returns the shared-memory wavefront
+/// report, or the first error: a bad launch configuration, an out-of-range shared access, a
+/// misaligned address, a misused warp collective, a deadlock or a panic in a thread (all name the
+/// block and thread). When a thread fails, every other thread of the CTA is released and the
+/// launch stops; it never hangs on a barrier.
+pub fn run_grid(
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: usize,
+    thread_body: &(dyn Fn() + Sync),
+) -> Result<EmulatorReport, EmulatorError> {
+    validate(grid, block, dynamic_shared_bytes)?;
+    let threads = block[0] * block[1] * block[2];
+    let warps = threads.div_ceil(32);
+    let blocks = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
+    let block_idx_of = |b: u64| -> [u32; 3] {
+        let gx = grid[0] as u64;
+        let gy = grid[1] as u64;
+        [
+            (b % gx) as u32,
+            (b / gx % gy) as u32,
+            (b / (gx * gy)) as u32,
+        ]
+    };
+    let shared_words = dynamic_shared_bytes.div_ceil(4);
+    let cta = Cta {
+        grid_dim: grid,
+        block_dim: block,
+        threads,
+        shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
+        shared_bytes: dynamic_shared_bytes as u32,
+        sync: Mutex::new(SyncState {
+            block_idx: block_idx_of(0),
+            live: threads,
+            blocked: 0,
+            aborted: false,
+            error: None,
+            barriers: [BarrierState::default(); NUM_BARRIERS],
+            warps: (0..warps).map(|_| WarpState::new()).collect(),
+            sites: SiteTable::default(),
+        }),
+        warp_cv: (0..warps).map(|_| Condvar::new()).collect(),
+        barrier_cv: Condvar::new(),
+        logs: Mutex::new(Vec::new()),
+    };
+    let gate = Gate {
+        state: Mutex::new(None),
+        cv: Condvar::new(),
+    };
+    let block_barrier = Barrier::new(threads as usize);
+    let stop = AtomicBool::new(false);
+    let outcome: Mutex<Option<EmulatorError>> = Mutex::new(None);
+
+    let worker = |linear: u32| {
+        if !gate.wait() {
+            return;
+        }
+        let thread_idx = cta.thread_idx_of(linear);
+        for b in 0..blocks {
+            let ctx = ThreadCtx {
+                cta: &cta,
+                block_idx: block_idx_of(b),
+                thread_idx,
+                linear,
+                local: RefCell::new(ThreadLocalState::default()),
+            };
+            CURRENT.with(|c| c.set((&ctx as *const ThreadCtx<'_>).cast::<ThreadCtx<'static>>()));
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                thread_body();
+                // Copies never waited for still land in shared memory on the GPU.
+                ops::complete_all_cp_async(&ctx);
+            }));
+            CURRENT.with(|c| c.set(std::ptr::null()));
+            if let Err(payload) = result {
+                cta.record_panic(ctx.thread_ref(), payload);
+            }
+            let log = std::mem::take(&mut ctx.local.borrow_mut().log);
+            cta.push_log(ctx.warp(), log);
+            cta.thread_exit();
+            if block_barrier.wait().is_leader() {
+                if let Err(error) = cta.finish_block(block_idx_of(b + 1)) {
+                    *outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            block_barrier.wait();
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+    };
+
+    let spawn_result = std::thread::scope(|scope| {
+        for linear in 0..threads {
+            let worker = &worker;
+            let spawned = std::thread::Builder::new()
+                .name(format!("tessera-emu-t{linear}"))
+                .spawn_scoped(scope, move || worker(linear));
+            if let Err(e) = spawned {
+                gate.open(false);
+                return Err(EmulatorError::ThreadSpawn {
+                    threads,
+                    message: e.to_string(),
+                });
+            }
+        }
+        gate.open(true);
+        Ok(())
+    });
+    spawn_result?;
+    if let Some(error) = outcome.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        return Err(error);
+    }
+    let mut report = EmulatorReport {
+        blocks,
+        threads_per_block: threads,
+        ..EmulatorReport::default()
+    };
+    let mut st = cta.lock();
+    st.sites.drain_into(&mut report);
+    debug_assert_eq!(SHARED_WINDOW_BASE % 128, 0);
+    Ok(report)
+}

@@ -1,0 +1,68 @@
+//! CPU emulator of the device runtime layer (host only).
+//!
+//! A kernel built for the host is an ordinary Rust function whose [`crate::device`] calls land
+//! here. [`run_grid`] runs it the way a GPU would:
+//!
+//! * **Threads.** A CTA runs as real OS threads, one per GPU thread (up to 1024). Blocks of the
+//!   grid run one after another (x fastest); the same worker threads are reused for every block.
+//! * **Barriers.** `bar.sync` with barrier ids 0..16, either for all threads of the CTA (threads
+//!   that have exited count as arrived, as on the GPU) or for an explicit thread count.
+//! * **Warps** of 32 consecutive linear thread ids. Warp-collective operations (`shfl.sync`,
+//!   `bar.warp.sync`, `ldmatrix`, `stmatrix`, `mma.sync`) wait until every lane of the membermask
+//!   has arrived, then compute all lanes' results at once using the per-lane fragment layouts of
+//!   the PTX ISA. Misuse (a mask without the executing lane, naming lanes that do not exist,
+//!   divergent operations under one mask, a shuffle reading a lane outside the mask) is an error.
+//! * **Shared memory.** `dynamic_shared_bytes` per CTA, zero-initialised for every block,
+//!   addressed by 32-bit shared-window addresses starting at [`SHARED_WINDOW_BASE`] (the same
+//!   0x400 that sm_90 uses after its 1 KiB reserved area). Every access is bounds- and
+//!   alignment-checked: an out-of-range access is an [`EmulatorError::SharedOutOfBounds`] naming
+//!   the thread and address, never undefined behaviour.
+//! * **Global memory** is host memory addressed by [`crate::Ptr`]. Accesses are checked for null
+//!   and alignment (the emulator cannot know the extent of a host allocation).
+//! * **`cp.async`** copies complete when their group is waited for, not when issued, so a
+//!   missing `cp.async.wait_group` shows up on the emulator as it would on the GPU.
+//! * **Deadlocks** (every live thread waiting on something that cannot complete) and failures
+//!   in any thread (including panics in the kernel body) stop the launch with an error that names
+//!   the block and thread; the other threads are released, nothing hangs.
+//!
+//! # Shared-memory wavefronts
+//!
+//! The emulator counts shared-memory **wavefronts** per warp-wide access with the bank model of
+//! [`report::wavefronts`]: 32 banks × 4 bytes; an access needs as many wavefronts as the largest
+//! number of distinct 4-byte words that the active lanes touch in one bank (lanes reading the
+//! same word are served by one broadcast). So a conflict-free 32-bit access is 1 wavefront, 32
+//! lanes hitting one bank at different addresses are 32, and a 128-bit access by 32 lanes over
+//! 512 contiguous bytes is 4. The lanes of a warp that execute the k-th instance of the same call
+//! site of the runtime layer (`#[track_caller]` location) form one warp-wide access, so
+//! divergent lanes and loops are grouped correctly. `ldmatrix`/`stmatrix` (16 bytes per row
+//! address) and the shared side of `cp.async` are counted with the same model. The
+//! [`EmulatorReport`] gives totals, the conflict-free ideal and a per-call-site breakdown.
+//!
+//! The model is the whole-warp one stated above; real hardware splits 64- and 128-bit accesses
+//! into half- and quarter-warp phases, so for those it can differ from the GPU's counters.
+//!
+//! # Numerics
+//!
+//! Conversions are bit-identical to the PTX `cvt` (see [`crate::dtype`]). `mma` with f16/bf16
+//! inputs sums the exact products in f64 and rounds once to f32; tensor cores accumulate with
+//! their own internal precision, so results can differ from the GPU in the last bits. The s8
+//! `mma` is exact (wrapping, as without `.satfinite`).
+
+mod cta;
+mod error;
+pub(crate) mod ops;
+pub mod report;
+
+pub use cta::run_grid;
+pub use error::{EmulatorError, Site, ThreadRef};
+pub use report::{EmulatorReport, SharedAccessKind, SharedSiteReport, WavefrontStats};
+
+/// First shared-window address of dynamic shared memory on the emulator
+/// (what [`crate::device::dynamic_shared_base`] returns).
+pub const SHARED_WINDOW_BASE: u32 = 0x400;
+
+/// Most threads one block may have.
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
+/// Most dynamic shared memory one block may have (sm_90: 227 KiB).
+pub const MAX_DYNAMIC_SHARED_BYTES: usize = 227 * 1024;
