@@ -18,6 +18,7 @@
 
 pub mod bank;
 pub mod space;
+pub mod swizzle;
 pub mod vectorize;
 
 pub use space::Space;

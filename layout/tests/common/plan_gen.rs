@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use crate::common::{random_invertible_columns, Rng};
-use tessera_layout::plan::bases;
+use tessera_layout::plan::bank::BankAccess;
+use tessera_layout::plan::{bases, nonzero_bases};
 use tessera_layout::{Label, LinearLayout};
 
 /// A tile `dim0 × dim1` of `2^bits` elements, split at random.
@@ -50,6 +51,11 @@ pub struct WarpShape {
 /// A random shape for a tile of `tile_bits` bits: 32 lanes, up to 2 warp bits, a few broadcast
 /// bits (more lane/warp bits than the tile has become broadcast bits).
 pub fn random_warp_shape(rng: &mut Rng, tile_bits: u32) -> WarpShape {
+    random_warp_shape_with_lanes(rng, tile_bits, 5)
+}
+
+/// [`random_warp_shape`] with `2^lane_bits` lanes (6: a 64-wide wavefront).
+pub fn random_warp_shape_with_lanes(rng: &mut Rng, tile_bits: u32, lane_bits: u32) -> WarpShape {
     let warp_bits = rng.range(0, 2);
     let mut lane_zeros = if rng.chance(1, 4) { rng.range(0, 2) } else { 0 };
     let mut warp_zeros = if rng.chance(1, 4) {
@@ -58,7 +64,7 @@ pub fn random_warp_shape(rng: &mut Rng, tile_bits: u32) -> WarpShape {
         0
     };
     // Not more non-zero lane/warp bits than the tile has.
-    while (5 - lane_zeros) + (warp_bits - warp_zeros) > tile_bits {
+    while (lane_bits - lane_zeros) + (warp_bits - warp_zeros) > tile_bits {
         if warp_zeros < warp_bits {
             warp_zeros += 1;
         } else {
@@ -66,7 +72,7 @@ pub fn random_warp_shape(rng: &mut Rng, tile_bits: u32) -> WarpShape {
         }
     }
     WarpShape {
-        lane_bits: 5,
+        lane_bits,
         warp_bits,
         register_zeros: if rng.chance(1, 4) { rng.range(0, 2) } else { 0 },
         lane_zeros,
@@ -170,4 +176,132 @@ pub fn memory_inverse(memory: &LinearLayout) -> Vec<u64> {
         inverse[element as usize] = offset;
     }
     inverse
+}
+
+/// All `2^n` images of input dimension `label` (`table[x]` = image of `x`).
+pub fn image_table(layout: &LinearLayout, label: Label) -> Vec<u64> {
+    let b = bases(layout, label);
+    let mut table = vec![0u64; 1 << b.len()];
+    for x in 1..table.len() {
+        let low = x.trailing_zeros() as usize;
+        table[x] = table[x & (x - 1)] ^ b[low];
+    }
+    table
+}
+
+/// Wavefronts by simulation: 32 banks × 4 bytes; every access instruction of every warp, split
+/// into its phases (a 64-bit access serves 16 lanes at a time, a 128-bit one 8); per phase the
+/// number of distinct 4-byte words touched in the busiest bank. Also checks that each vector of
+/// the plan really is contiguous and aligned in memory. Returns (min, max) over all phases.
+pub fn brute_force_wavefronts(
+    memory: &LinearLayout,
+    distributed: &LinearLayout,
+    bits: u32,
+    access: &BankAccess,
+) -> (u32, u32) {
+    let inverse = memory_inverse(memory);
+    let regs = image_table(distributed, Label::Register);
+    let lanes = image_table(distributed, Label::Lane);
+    let warps = image_table(distributed, Label::Warp);
+    let vec_regs = &access.vector.registers;
+    let vec = access.vector.elements as usize;
+    let others: Vec<u32> = nonzero_bases(distributed, Label::Register)
+        .iter()
+        .map(|&(k, _)| k)
+        .filter(|k| !vec_regs.contains(k))
+        .collect();
+    let vector_offsets: Vec<usize> = (0..vec)
+        .map(|j| {
+            vec_regs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| j >> i & 1 == 1)
+                .fold(0, |r, (_, &k)| r | 1 << k)
+        })
+        .collect();
+    let lane_bits = lanes.len().trailing_zeros();
+    let phase_bits = access.phases.trailing_zeros().min(lane_bits);
+    let lanes_per_phase = 1usize << (lane_bits - phase_bits);
+    let bytes = (vec as u64 * bits as u64) / 8;
+    let (mut lo, mut hi) = (u32::MAX, 0);
+    let mut banks: Vec<Vec<u64>> = vec![Vec::new(); 32];
+    for chunk in 0..(1usize << others.len()) {
+        let base_reg = others
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| chunk >> i & 1 == 1)
+            .fold(0usize, |r, (_, &k)| r | 1 << k);
+        for &warp in &warps {
+            for phase in 0..(1usize << phase_bits) {
+                banks.iter_mut().for_each(Vec::clear);
+                for low in 0..lanes_per_phase {
+                    let lane = lanes[low | (phase * lanes_per_phase)];
+                    let offset = |j: usize| {
+                        inverse[(regs[base_reg | vector_offsets[j]] ^ lane ^ warp) as usize]
+                    };
+                    let first = offset(0);
+                    assert_eq!(first % vec as u64, 0, "vector not aligned");
+                    for j in 1..vec {
+                        assert_eq!(offset(j), first + j as u64, "vector not contiguous");
+                    }
+                    let start = first * bits as u64 / 8;
+                    for word in start / 4..(start + bytes).div_ceil(4) {
+                        banks[(word % 32) as usize].push(word);
+                    }
+                }
+                let w = banks
+                    .iter_mut()
+                    .map(|b| {
+                        b.sort_unstable();
+                        b.dedup();
+                        b.len() as u32
+                    })
+                    .max()
+                    .unwrap_or(0)
+                    .max(1);
+                lo = lo.min(w);
+                hi = hi.max(w);
+            }
+        }
+    }
+    (lo, hi)
+}
+
+/// The seeds' transpose: one warp, 16×32 fp32 (`m` = dim0 rows, `n` = dim1 columns).
+/// Store: lane → column, register → row. Read: lanes 0–15 → rows, lane 4 → column parity,
+/// registers → column pairs.
+pub fn transpose_layouts() -> (LinearLayout, LinearLayout) {
+    let tile = [(Label::Dim(0), 16), (Label::Dim(1), 32)];
+    let store = LinearLayout::distributed(
+        &[
+            (Label::Register, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0]]),
+            (Label::Lane, &[&[0, 1], &[0, 2], &[0, 4], &[0, 8], &[0, 16]]),
+        ],
+        &tile,
+    )
+    .unwrap();
+    let read = LinearLayout::distributed(
+        &[
+            (Label::Register, &[&[0, 2], &[0, 4], &[0, 8], &[0, 16]]),
+            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[0, 1]]),
+        ],
+        &tile,
+    )
+    .unwrap();
+    (store, read)
+}
+
+/// `offset(m, n) = 32 m + (n ⊕ shift·m)` (shift 0 = unswizzled) as a memory layout.
+pub fn xor_swizzle(shift: u32) -> LinearLayout {
+    let mut bases: Vec<Vec<u32>> = (0..5).map(|b| vec![0, 1 << b]).collect();
+    for j in 0..4 {
+        let n = if shift == 0 { 0 } else { (shift << j) & 31 };
+        bases.push(vec![1 << j, n]);
+    }
+    let refs: Vec<&[u32]> = bases.iter().map(|b| b.as_slice()).collect();
+    LinearLayout::memory(
+        &[(Label::Offset, &refs)],
+        &[(Label::Dim(0), 16), (Label::Dim(1), 32)],
+    )
+    .unwrap()
 }

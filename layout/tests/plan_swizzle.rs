@@ -1,0 +1,110 @@
+//! Optimal swizzling: the seeds' 16×32 transpose, and seeded random write/read pairs checked
+//! against the brute-force bank simulator and the Lemma 9.5 bounds.
+
+mod common;
+#[path = "common/plan_gen.rs"]
+mod plan_gen;
+
+use common::Rng;
+use plan_gen::*;
+use tessera_layout::plan::bank::bank_wavefronts;
+use tessera_layout::plan::swizzle::{classic_xor_swizzle, optimal_swizzle};
+
+#[test]
+fn transpose_16x32_finds_n_xor_2m() {
+    let (store, read) = transpose_layouts();
+    let swizzle = optimal_swizzle(&store, &read, 32).unwrap();
+    assert_eq!(swizzle.memory, xor_swizzle(2), "{}", swizzle.memory);
+    assert_eq!(swizzle.vector_elements(), 1);
+    assert_eq!((swizzle.write.wavefronts, swizzle.read.wavefronts), (1, 1));
+    // 16 row stores and 16 column-pair loads: 16 + 16 wavefronts for the whole tile.
+    assert_eq!(
+        (
+            swizzle.write.total_wavefronts(),
+            swizzle.read.total_wavefronts()
+        ),
+        (16, 16)
+    );
+    assert!(swizzle.conflict_free_achievable());
+    // The classic n ⊕ m: the store stays conflict-free, the read has 2-way conflicts.
+    let classic = classic_xor_swizzle(&store, 32).unwrap().unwrap();
+    assert_eq!(classic, xor_swizzle(1));
+    let r = bank_wavefronts(&classic, &read, 32).unwrap();
+    let w = bank_wavefronts(&classic, &store, 32).unwrap();
+    assert_eq!((w.wavefronts, r.wavefronts), (1, 2));
+    assert_eq!((w.total_wavefronts(), r.total_wavefronts()), (16, 32));
+    // Both by brute force too.
+    assert_eq!(
+        brute_force_wavefronts(&swizzle.memory, &read, 32, &swizzle.read),
+        (1, 1)
+    );
+    assert_eq!(brute_force_wavefronts(&classic, &read, 32, &r), (2, 2));
+}
+
+#[test]
+fn swizzle_reaches_the_lemma_9_5_bounds_on_random_pairs() {
+    let mut rng = Rng::new(0x5e1e_0001);
+    let (mut cases, mut achievable, mut conflicted, mut vectorized, mut wider) = (0, 0, 0, 0, 0);
+    for case in 0..3000 {
+        let tile_bits = rng.range(6, 11);
+        let out_dims = random_tile(&mut rng, tile_bits);
+        // A quarter of the cases have 64 lanes: more lanes than one line of banks can separate,
+        // so some conflicts are unavoidable and the fallback of the segment choice is exercised.
+        let lanes = if rng.chance(1, 4) { 6 } else { 5 };
+        let shape_a = random_warp_shape_with_lanes(&mut rng, tile_bits, lanes);
+        let shape_b = random_warp_shape_with_lanes(&mut rng, tile_bits, lanes);
+        let a = random_warp_layout(&mut rng, &out_dims, shape_a);
+        let b = if rng.chance(1, 3) {
+            // Share registers with A, so that vectors exist.
+            let mut b = random_warp_layout(&mut rng, &out_dims, shape_a);
+            if rng.chance(1, 2) {
+                b = a;
+            }
+            b
+        } else {
+            random_warp_layout(&mut rng, &out_dims, shape_b)
+        };
+        let bits = rng.pick(&[8u32, 16, 32, 64, 128]);
+        let swizzle = optimal_swizzle(&a, &b, bits).unwrap();
+        let write = brute_force_wavefronts(&swizzle.memory, &a, bits, &swizzle.write);
+        let read = brute_force_wavefronts(&swizzle.memory, &b, bits, &swizzle.read);
+        let ctx = format!(
+            "case {case}, bits {bits}\nA:\n{a}\nB:\n{b}\nmemory:\n{}",
+            swizzle.memory
+        );
+        assert_eq!(
+            write,
+            (
+                swizzle.write.exact_wavefronts,
+                swizzle.write.exact_wavefronts
+            ),
+            "{ctx}"
+        );
+        assert_eq!(
+            read,
+            (swizzle.read.exact_wavefronts, swizzle.read.exact_wavefronts),
+            "{ctx}"
+        );
+        let got = (
+            swizzle.write.exact_wavefronts,
+            swizzle.read.exact_wavefronts,
+        );
+        assert!(
+            got.0 <= swizzle.optimum.0 && got.1 <= swizzle.optimum.1,
+            "{ctx}\n{got:?} vs {:?}",
+            swizzle.optimum
+        );
+        if got != swizzle.optimum {
+            wider += 1;
+        }
+        if swizzle.conflict_free_achievable() {
+            achievable += 1;
+            assert_eq!(got, (1, 1), "{ctx}");
+        }
+        cases += 1;
+        conflicted += (got != (1, 1)) as u32;
+        vectorized += (swizzle.vector_elements() > 1) as u32;
+    }
+    println!("{cases} pairs: {achievable} conflict-free achievable, {conflicted} with unavoidable conflicts, {vectorized} vectorized, {wider} below the bound");
+    assert!(achievable > cases / 4 && conflicted > cases / 20 && vectorized > cases / 10);
+}
