@@ -628,46 +628,48 @@ impl LinearLayout {
     /// output dimension `outer`'s coordinates are scaled by `self`'s size (they become the high
     /// bits). On disjoint dimensions this is the block-diagonal matrix `[[A, 0], [0, B]]`.
     pub const fn product(&self, outer: &LinearLayout) -> Result<LinearLayout, LayoutError> {
-        // Output dimensions: self's order, then outer's new ones.
+        // Dimension orders: Triton's `supremum` of the two orders (the merge that keeps both).
+        let (outs, num_outs) = match supremum(
+            &self.out_labels,
+            self.num_out as usize,
+            &outer.out_labels,
+            outer.num_out as usize,
+        ) {
+            Ok(x) => x,
+            Err(e) => return Err(e),
+        };
+        let (ins, num_ins) = match supremum(
+            &self.in_labels,
+            self.num_in as usize,
+            &outer.in_labels,
+            outer.num_in as usize,
+        ) {
+            Ok(x) => x,
+            Err(e) => return Err(e),
+        };
         let mut result = Self::empty();
         let mut o = 0;
-        while o < self.num_out as usize {
-            let label = self.out_labels[o];
-            let size_bits = self.out_bits[o] as u32 + outer.out_bits(label);
+        while o < num_outs {
+            let label = outs[o];
+            let size_bits = self.out_bits(label) + outer.out_bits(label);
+            if size_bits > 31 {
+                return Err(LayoutError::TooManyOutBits {
+                    bits: size_bits as u8,
+                    max: 31,
+                });
+            }
             result = match result.with_out_dim(label, 1 << size_bits) {
                 Ok(l) => l,
                 Err(e) => return Err(e),
             };
             o += 1;
         }
-        o = 0;
-        while o < outer.num_out as usize {
-            let label = outer.out_labels[o];
-            if self.out_index(label).is_none() {
-                result = match result.with_out_dim(label, 1 << outer.out_bits[o]) {
-                    Ok(l) => l,
-                    Err(e) => return Err(e),
-                };
-            }
-            o += 1;
-        }
-        // Input dimensions: self's order, then outer's new ones.
         let mut i = 0;
-        while i < self.num_in as usize {
-            result = match result.with_in_dim(self.in_labels[i]) {
+        while i < num_ins {
+            result = match result.with_in_dim(ins[i]) {
                 Ok(l) => l,
                 Err(e) => return Err(e),
             };
-            i += 1;
-        }
-        i = 0;
-        while i < outer.num_in as usize {
-            if self.in_index(outer.in_labels[i]).is_none() {
-                result = match result.with_in_dim(outer.in_labels[i]) {
-                    Ok(l) => l,
-                    Err(e) => return Err(e),
-                };
-            }
             i += 1;
         }
         i = 0;
@@ -737,6 +739,84 @@ impl LinearLayout {
         }
         out
     }
+}
+
+/// Triton's `supremum` of two dimension orders: the shortest order that contains both as
+/// subsequences (a dimension only one side has goes first); an error if the orders disagree.
+const fn supremum(
+    x: &[Label; MAX_DIMS],
+    nx: usize,
+    y: &[Label; MAX_DIMS],
+    ny: usize,
+) -> Result<([Label; MAX_DIMS], usize), LayoutError> {
+    const fn position(list: &[Label; MAX_DIMS], n: usize, label: Label) -> Option<usize> {
+        let mut k = 0;
+        while k < n {
+            if list[k].same(label) {
+                return Some(k);
+            }
+            k += 1;
+        }
+        None
+    }
+    let mut out = [Label::Register; MAX_DIMS];
+    let mut n = 0;
+    let (mut i, mut j) = (0, 0);
+    loop {
+        while i < nx && position(&out, n, x[i]).is_some() {
+            i += 1;
+        }
+        while j < ny && position(&out, n, y[j]).is_some() {
+            j += 1;
+        }
+        if i >= nx && j >= ny {
+            break;
+        }
+        if n == MAX_DIMS {
+            return Err(LayoutError::TooManyDims {
+                max: MAX_DIMS as u8,
+            });
+        }
+        // Triton's rule, step by step: equal heads go together; a head whose twin in the other
+        // order is already passed (or absent) goes now; else the head whose twin comes first.
+        let take_x = if i < nx && j < ny && x[i].same(y[j]) {
+            if let Some(p) = position(y, ny, x[i]) {
+                if p < j {
+                    return Err(LayoutError::Incompatible {
+                        what: "the two layouts order their shared dimensions differently",
+                    });
+                }
+            }
+            j += 1;
+            true
+        } else {
+            const INF: usize = usize::MAX;
+            let cand_x = match (i < nx, if i < nx { position(y, ny, x[i]) } else { None }) {
+                (true, Some(p)) if p >= j => p,
+                _ => INF,
+            };
+            let cand_y = match (j < ny, if j < ny { position(x, nx, y[j]) } else { None }) {
+                (true, Some(p)) if p >= i => p,
+                _ => INF,
+            };
+            if i < nx && cand_x == INF {
+                true
+            } else if j < ny && cand_y == INF {
+                false
+            } else {
+                cand_x <= cand_y
+            }
+        };
+        if take_x {
+            out[n] = x[i];
+            i += 1;
+        } else {
+            out[n] = y[j];
+            j += 1;
+        }
+        n += 1;
+    }
+    Ok((out, n))
 }
 
 /// `const` helper: the layout, or a compile error with the layout's own message.
@@ -874,6 +954,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p, expected);
+    }
+
+    #[test]
+    fn product_merges_dimension_orders_like_triton() {
+        // [lane] × [register, lane] orders its inputs [register, lane] (Triton's supremum).
+        let inner = LinearLayout::identity_1d(2, Lane, Dim(0)).unwrap();
+        let outer =
+            LinearLayout::from_bases(&[(Register, &[&[1]]), (Lane, &[&[2]])], &[(Dim(0), 4)])
+                .unwrap();
+        let p = inner.product(&outer).unwrap();
+        assert_eq!(p.in_label(0), Register);
+        assert_eq!(p.in_label(1), Lane);
+        assert_eq!(p.basis(Lane, 0).unwrap()[0], 1);
+        assert_eq!(p.basis(Lane, 1).unwrap()[0], 4);
+        assert_eq!(p.basis(Register, 0).unwrap()[0], 2);
+        // Like Triton, disagreeing orders resolve in favour of the inner layout's.
+        let ab = LinearLayout::from_bases(&[(Register, &[]), (Lane, &[])], &[]).unwrap();
+        let ba = LinearLayout::from_bases(&[(Lane, &[]), (Register, &[])], &[]).unwrap();
+        let p = ab.product(&ba).unwrap();
+        assert_eq!((p.in_label(0), p.in_label(1)), (Register, Lane));
     }
 
     #[test]
