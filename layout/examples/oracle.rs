@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use tessera_layout::oracle_algebra::check_algebra_case;
+use tessera_layout::plan::bank::check_bank_case;
 use tessera_layout::spec::oracle::{case_family, check_layout_case};
 use tessera_layout::spec::{array, field, parse_json, Json};
 
@@ -23,9 +24,7 @@ fn check_case(case: &Json) -> Result<(), Vec<String>> {
     match kind {
         "layout" => check_layout_case(case),
         "algebra" | "memory" | "product" => check_algebra_case(case),
-        "bank" => Err(vec![format!(
-            "{id}: bank-conflict cases are not checked yet (the planner's wavefront count is missing)"
-        )]),
+        "bank" => check_bank_case(case),
         _ => Err(vec![format!("{id}: unknown case kind \"{kind}\"")]),
     }
 }
