@@ -1,0 +1,412 @@
+//! The tile IR: one specialisation of one kernel, in SSA form.
+//!
+//! - A [`Kernel`] owns every [`Value`] in one table, indexed by [`ValueId`]; each value has its
+//!   [`TileType`] (shape and dtype), a [`LayoutSlot`] that layout inference fills, the user's name
+//!   for it where it has one, and the location of the code that made it.
+//! - Code is a tree of [`Region`]s: a region has arguments (the kernel's parameters; a loop's
+//!   induction variable and carried values), a list of [`Op`]s, and the values it yields to its
+//!   parent op (a loop's next carried values; an `if` branch's results).
+//! - An [`Op`] has a kind, operands, results and nested regions (only `For` and `If` have
+//!   regions). The operand order of each kind is documented on [`OpKind`].
+//!
+//! Everything implicit in the source is explicit here: broadcasting is `Splat`/`ExpandDims`/
+//! `Broadcast` ops, literals are `Constant`s of a definite dtype, `dot(a, b)` has a zero
+//! accumulator, `x += y` is an ordinary `Binary`, and mutable variables are gone (their values
+//! flow through `For`/`If` results and region arguments, as MLIR's `scf` dialect does).
+//!
+//! Invariants, when the checker reported no error: every value is defined once, before its uses,
+//! in its region or an enclosing one; every shape is a power of two in each dimension and fits
+//! the register budget (`types::MAX_TILE_REGISTERS_PER_THREAD`); operand types are exactly what
+//! each [`OpKind`] documents (no implicit conversion anywhere).
+
+use crate::diag::Loc;
+use crate::types::{Scalar, TileType};
+use proc_macro2::Ident;
+use std::fmt::{self, Write as _};
+
+/// Index of a value in [`Kernel::values`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ValueId(pub u32);
+
+impl fmt::Display for ValueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+/// A value: what the checker knows of it, and the layout inference will decide.
+#[derive(Clone, Debug)]
+pub struct Value {
+    pub ty: TileType,
+    pub layout: LayoutSlot,
+    /// The variable the user bound it to (`let name = …`, a parameter), if any.
+    pub name: Option<String>,
+    /// The code that produced it.
+    pub loc: Loc,
+}
+
+/// How a value's elements are spread over registers, lanes and warps. The front end fills only
+/// what the user fixed; layout inference replaces every `Unassigned`.
+#[derive(Clone, Debug)]
+pub enum LayoutSlot {
+    /// A rank-0 value: one copy per thread, no layout.
+    Scalar,
+    /// Not decided yet.
+    Unassigned,
+    /// Fixed by the user: the result of `convert_layout(x, PATH)`, where `PATH` names a `const`
+    /// `tessera_layout::LinearLayout` (evaluated by rustc, not by the macro).
+    Fixed(syn::Path),
+}
+
+/// One kernel parameter.
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    /// The matching argument of [`Kernel::body`].
+    pub value: ValueId,
+}
+
+/// One specialisation of a kernel.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: Ident,
+    pub num_warps: u32,
+    /// The const parameters' values in this specialisation, in declaration order.
+    pub consts: Vec<(String, i128)>,
+    /// Runtime parameters in order; `body.args` are their values.
+    pub params: Vec<Param>,
+    pub values: Vec<Value>,
+    pub body: Region,
+}
+
+/// A list of ops with arguments and yielded values.
+#[derive(Clone, Debug, Default)]
+pub struct Region {
+    pub args: Vec<ValueId>,
+    pub ops: Vec<Op>,
+    /// Given back to the parent op: the carried values for the next iteration of a `For`, the
+    /// results of an `If`. Empty for the kernel body.
+    pub yields: Vec<ValueId>,
+}
+
+/// One operation.
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub kind: OpKind,
+    pub operands: Vec<ValueId>,
+    pub results: Vec<ValueId>,
+    pub regions: Vec<Region>,
+    /// The user's code this op implements (for an implicit broadcast: the expression that needed it).
+    pub loc: Loc,
+}
+
+/// A constant's value (its dtype is the result's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+}
+
+/// Elementwise operations of one operand (operand and result have the same type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-x` (signed integers, floats).
+    Neg,
+    /// `!x`: logical not on bool, bitwise not on integers.
+    Not,
+    /// e^x, 2^x, ln x, log₂ x, √x, 1/√x (floats).
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Sqrt,
+    Rsqrt,
+    /// |x| (signed integers, floats; identity on unsigned).
+    Abs,
+}
+
+/// Elementwise operations of two operands of the same type, giving that type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// Integer division truncates toward zero (as Rust's `/`).
+    Div,
+    /// Remainder with the sign of the dividend (as Rust's `%`), also on floats.
+    Rem,
+    /// Bitwise on integers, logical on bool.
+    And,
+    Or,
+    Xor,
+    /// Shifts (integers).
+    Shl,
+    /// Arithmetic on signed, logical on unsigned integers.
+    Shr,
+    /// Elementwise maximum / minimum (floats: NaN-propagating as PTX `max.NaN`).
+    Max,
+    Min,
+}
+
+/// Elementwise comparisons: two operands of one type, a `bool` result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Eq,
+    Ne,
+    Ge,
+    Gt,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceKind {
+    Sum,
+    Max,
+    Min,
+    /// Index (`i32`) of the largest element along the axis; the first one on ties.
+    Argmax,
+    Argmin,
+}
+
+/// What an op computes. `operands: […]` lists [`Op::operands`] in order; `results: […]` lists
+/// [`Op::results`]. "`T[S]`" means dtype `T` and shape `S`.
+#[derive(Clone, Debug)]
+pub enum OpKind {
+    /// operands: []; results: [a rank-0 constant].
+    Constant(ConstValue),
+    /// The program's index along grid axis 0, 1 or 2. operands: []; results: [i32].
+    ProgramId { axis: u8 },
+    /// The grid's size along an axis. operands: []; results: [i32].
+    NumPrograms { axis: u8 },
+    /// `[start, start + 1, …, end - 1]`. operands: []; results: [i32[end - start]].
+    Arange { start: i64, end: i64 },
+    /// A rank-0 value copied to every element. operands: [x: T]; results: [T[S]].
+    Splat,
+    /// Inserts a dimension of size 1 at `axis`. operands: [T[S]]; results: [T[S']].
+    ExpandDims { axis: usize },
+    /// Repeats size-1 dimensions to the result's shape (same rank). operands: [T[S]]; results: [T[S']].
+    Broadcast,
+    /// Same elements in row-major order, another shape. operands: [T[S]]; results: [T[S']].
+    Reshape,
+    /// Result dimension `i` is operand dimension `perm[i]`. operands: [T[S]]; results: [T[S']].
+    Trans { perm: Vec<usize> },
+    /// Stacks two tiles along a new last dimension of size 2. operands: [T[S], T[S]]; results: [T[S, 2]].
+    Join,
+    /// Inverse of `Join`. operands: [T[S, 2]]; results: [T[S], T[S]].
+    Split,
+    /// operands: [x]; results: [same type].
+    Unary(UnaryOp),
+    /// operands: [a, b] of one type; results: [that type].
+    Binary(BinaryOp),
+    /// operands: [a, b] of one type; results: [bool tile of their shape].
+    Compare(CmpOp),
+    /// `a * b + c` rounded once (floats). operands: [a, b, c]; results: [same type].
+    Fma,
+    /// `if cond { a } else { b }` per element. operands: [bool[S], T[S], T[S]]; results: [T[S]].
+    Select,
+    /// Converts the element type (Rust `as` semantics: float→int saturates, NaN→0).
+    /// operands: [A[S]]; results: [B[S]].
+    Cast { to: Scalar },
+    /// Pointer plus element offset. operands: [Ptr<T>[S], int[S]]; results: [Ptr<T>[S]].
+    AddPtr,
+    /// Reads global memory. operands: [Ptr<T>[S], (mask: bool[S] if `mask`), (other: T[S] if
+    /// `other`)]; results: [T[S]]; masked-off elements read `other` (unspecified without it).
+    Load { mask: bool, other: bool },
+    /// Writes global memory. operands: [Ptr<T>[S], value: T[S], (mask: bool[S] if `mask`)];
+    /// results: [].
+    Store { mask: bool },
+    /// Reduces dimension `axis` away. operands: [T[S]]; results: [T[S without axis]]
+    /// (i32 for `Argmax`/`Argmin`).
+    Reduce { kind: ReduceKind, axis: usize },
+    /// `a × b + acc`. operands: [A[M, K], A[M, K] × A[K, N], acc: C[M, N]]; results: [C[M, N]],
+    /// A ∈ {f16, bf16, f8e4m3, f8e5m2} with C = f32, or A = i8 with C = i32.
+    Dot,
+    /// `result[i] = src[i with i[axis] replaced by index[i]]`.
+    /// operands: [src: T[S], index: int[S']] (S' = S except at axis); results: [T[S']].
+    Gather { axis: usize },
+    /// Same values, in the user's layout (see [`LayoutSlot::Fixed`]). operands: [T[S]]; results: [T[S]].
+    ConvertLayout { layout: syn::Path },
+    /// `for iv in (lower..upper).step_by(step)`. operands: [lower, upper, step: I (an integer
+    /// scalar type), init₀, init₁, …]; regions: [body with args [iv: I, carried₀, …] yielding the
+    /// next carried values]; results: [the carried values after the last iteration].
+    For,
+    /// operands: [cond: bool scalar]; regions: [then, else], each yielding the results;
+    /// results: [values of the taken branch].
+    If,
+}
+
+impl Kernel {
+    pub fn value(&self, id: ValueId) -> &Value {
+        &self.values[id.0 as usize]
+    }
+
+    pub fn ty(&self, id: ValueId) -> &TileType {
+        &self.value(id).ty
+    }
+
+    /// Calls `f` on every op, in program order, parents before the ops of their regions.
+    pub fn walk(&self, f: &mut impl FnMut(&Op)) {
+        self.body.walk(f);
+    }
+
+    /// The number of ops, counting nested ones.
+    pub fn op_count(&self) -> usize {
+        let mut n = 0;
+        self.walk(&mut |_| n += 1);
+        n
+    }
+}
+
+impl Region {
+    /// Calls `f` on every op of this region and its nested regions, in program order.
+    pub fn walk(&self, f: &mut impl FnMut(&Op)) {
+        for op in &self.ops {
+            f(op);
+            for r in &op.regions {
+                r.walk(f);
+            }
+        }
+    }
+}
+
+impl OpKind {
+    /// The op's name in the printed IR.
+    pub fn name(&self) -> String {
+        match self {
+            OpKind::Constant(_) => "constant".into(),
+            OpKind::ProgramId { .. } => "program_id".into(),
+            OpKind::NumPrograms { .. } => "num_programs".into(),
+            OpKind::Arange { .. } => "arange".into(),
+            OpKind::Splat => "splat".into(),
+            OpKind::ExpandDims { .. } => "expand_dims".into(),
+            OpKind::Broadcast => "broadcast".into(),
+            OpKind::Reshape => "reshape".into(),
+            OpKind::Trans { .. } => "trans".into(),
+            OpKind::Join => "join".into(),
+            OpKind::Split => "split".into(),
+            OpKind::Unary(u) => format!("{u:?}").to_lowercase(),
+            OpKind::Binary(b) => format!("{b:?}").to_lowercase(),
+            OpKind::Compare(c) => format!("cmp.{}", format!("{c:?}").to_lowercase()),
+            OpKind::Fma => "fma".into(),
+            OpKind::Select => "select".into(),
+            OpKind::Cast { .. } => "cast".into(),
+            OpKind::AddPtr => "addptr".into(),
+            OpKind::Load { .. } => "load".into(),
+            OpKind::Store { .. } => "store".into(),
+            OpKind::Reduce { kind, .. } => format!("reduce.{}", format!("{kind:?}").to_lowercase()),
+            OpKind::Dot => "dot".into(),
+            OpKind::Gather { .. } => "gather".into(),
+            OpKind::ConvertLayout { .. } => "convert_layout".into(),
+            OpKind::For => "for".into(),
+            OpKind::If => "if".into(),
+        }
+    }
+
+    /// The op's attributes in the printed IR (` axis = 1`, ` 0..128`, …).
+    fn attributes(&self) -> String {
+        match self {
+            OpKind::Constant(ConstValue::Int(v)) => format!(" {v}"),
+            OpKind::Constant(ConstValue::Float(v)) => format!(" {v:?}"),
+            OpKind::Constant(ConstValue::Bool(v)) => format!(" {v}"),
+            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => format!(" axis={axis}"),
+            OpKind::Arange { start, end } => format!(" {start}..{end}"),
+            OpKind::ExpandDims { axis } | OpKind::Gather { axis } | OpKind::Reduce { axis, .. } => {
+                format!(" axis={axis}")
+            }
+            OpKind::Trans { perm } => format!(" perm={perm:?}"),
+            OpKind::Cast { to } => format!(" to {to}"),
+            OpKind::Load { mask, other } => {
+                format!(
+                    "{}{}",
+                    if *mask { " masked" } else { "" },
+                    if *other { "+other" } else { "" }
+                )
+            }
+            OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),
+            OpKind::ConvertLayout { layout } => {
+                let segments: Vec<String> = layout
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                format!(" {}", segments.join("::"))
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+impl fmt::Display for Kernel {
+    /// A readable listing, e.g. `%4: f32[128] = exp %3` per op, regions indented.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "kernel {}[num_warps={}", self.name, self.num_warps)?;
+        for (name, v) in &self.consts {
+            write!(f, ", {name}={v}")?;
+        }
+        write!(f, "](")?;
+        for (i, p) in self.params.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{}: {} {}", p.value, self.ty(p.value), p.name)?;
+        }
+        writeln!(f, ") {{")?;
+        let mut out = String::new();
+        self.print_region(&mut out, &self.body, 1)?;
+        f.write_str(&out)?;
+        writeln!(f, "}}")
+    }
+}
+
+impl Kernel {
+    fn print_region(&self, out: &mut String, region: &Region, depth: usize) -> fmt::Result {
+        let indent = "  ".repeat(depth);
+        for op in &region.ops {
+            out.push_str(&indent);
+            let results: Vec<String> = op
+                .results
+                .iter()
+                .map(|&r| format!("{r}: {}", self.ty(r)))
+                .collect();
+            if !results.is_empty() {
+                write!(out, "{} = ", results.join(", "))?;
+            }
+            out.push_str(&op.kind.name());
+            out.push_str(&op.kind.attributes());
+            let operands: Vec<String> = op.operands.iter().map(ValueId::to_string).collect();
+            if !operands.is_empty() {
+                write!(out, " {}", operands.join(", "))?;
+            }
+            for (i, r) in op.regions.iter().enumerate() {
+                let args: Vec<String> = r
+                    .args
+                    .iter()
+                    .map(|&a| format!("{a}: {}", self.ty(a)))
+                    .collect();
+                if i > 0 {
+                    write!(out, " else")?;
+                }
+                if args.is_empty() {
+                    writeln!(out, " {{")?;
+                } else {
+                    writeln!(out, " ({}) {{", args.join(", "))?;
+                }
+                self.print_region(out, r, depth + 1)?;
+                if !r.yields.is_empty() {
+                    let ys: Vec<String> = r.yields.iter().map(ValueId::to_string).collect();
+                    writeln!(out, "{indent}  yield {}", ys.join(", "))?;
+                }
+                write!(out, "{indent}}}")?;
+            }
+            if let Some(name) = op
+                .results
+                .first()
+                .and_then(|&r| self.value(r).name.as_deref())
+            {
+                write!(out, "  // {name}")?;
+            }
+            out.push('\n');
+        }
+        Ok(())
+    }
+}

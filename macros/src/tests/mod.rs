@@ -1,0 +1,65 @@
+//! Unit tests of the whole front end on token streams (no compiler involved).
+
+mod corpus;
+mod diagnostics;
+mod docs;
+mod examples;
+
+use crate::frontend::analyze;
+use crate::ir::Kernel;
+use proc_macro2::TokenStream;
+
+/// The stream re-lexed from its text, so that its spans have real lines and columns and
+/// `source_text` shows what an error underlines (`quote!` spans are all the call site).
+pub fn located(tokens: TokenStream) -> TokenStream {
+    tokens.to_string().parse().expect("quote! output re-lexes")
+}
+
+/// The IR of every specialisation, or the errors as (message, underlined source text).
+pub fn run(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, Vec<(String, String)>> {
+    analyze(located(attr), located(item)).map_err(|errors| {
+        errors
+            .into_iter()
+            .map(|e| {
+                let text = e.span().source_text().unwrap_or_default();
+                (e.to_string(), text)
+            })
+            .collect()
+    })
+}
+
+/// The kernels of a front end run that must succeed.
+#[track_caller]
+pub fn ok(attr: TokenStream, item: TokenStream) -> Vec<Kernel> {
+    match run(attr, item) {
+        Ok(k) => k,
+        Err(errors) => panic!("expected no errors, got {errors:#?}"),
+    }
+}
+
+/// The errors of a front end run that must fail.
+#[track_caller]
+pub fn errors(attr: TokenStream, item: TokenStream) -> Vec<(String, String)> {
+    match run(attr, item) {
+        Ok(k) => panic!("expected errors, but the kernel checked:\n{}", k[0]),
+        Err(e) => e,
+    }
+}
+
+/// The single error of a failing run whose message contains `needle`; checks that it
+/// underlines `underlined` and that there is no other error.
+#[track_caller]
+pub fn one_error(attr: TokenStream, item: TokenStream, needle: &str, underlined: &str) -> String {
+    let all = errors(attr, item);
+    assert_eq!(all.len(), 1, "expected exactly one error, got {all:#?}");
+    let (message, text) = &all[0];
+    assert!(
+        message.contains(needle),
+        "message {message:?} lacks {needle:?}"
+    );
+    assert_eq!(
+        text, underlined,
+        "the error underlines the wrong code: {message}"
+    );
+    message.clone()
+}
