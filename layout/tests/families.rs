@@ -291,7 +291,8 @@ fn random_wmma(rng: &mut Rng) -> LayoutSpec {
 }
 
 fn random_dot(rng: &mut Rng) -> LayoutSpec {
-    let parent = match rng.below(4) {
+    let parent = match rng.below(5) {
+        4 => random_blocked(rng, 2),
         0 => random_nvidia_mma(rng, false),
         1 => random_nvidia_mma(rng, true),
         2 => random_mfma(rng),

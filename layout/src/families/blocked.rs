@@ -7,9 +7,10 @@
 //! warps_per_cta)`, every factor the identity onto its tile with bits assigned in `order`, then
 //! fitted to the tensor shape ([`combine_cta_with_shape`]).
 
+use super::nvidia_mma::{broadcasted_dot_operand_layout, transpose_to};
 use super::shape::{check_shape, combine_cta_with_shape, identity_standard_nd};
 use super::{check_len, check_order, check_pow2_list};
-use crate::{Label, LayoutError, LinearLayout};
+use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// The parameters of a blocked layout (one entry per tensor dimension; `order[0]` fastest).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +94,62 @@ impl<'a> Blocked<'a> {
         ctry!(check_shape(shape));
         ctry!(self.check(shape.len()));
         let cta = ctry!(self.cta_layout());
+        combine_cta_with_shape(&cta, shape)
+    }
+}
+
+impl Blocked<'_> {
+    /// Operand `op_idx` of an FMA dot whose accumulator is this blocked layout (Triton
+    /// `fmaDotToLinearLayout`): each thread holds its `size_per_thread` block with the whole of
+    /// K (`shape[k]` registers along K), lanes and warps as in the accumulator but broadcast
+    /// along K; repetitions in `order`.
+    pub const fn dot_operand(
+        &self,
+        op_idx: u32,
+        shape: &[u32],
+    ) -> Result<LinearLayout, LayoutError> {
+        ctry!(check_shape(shape));
+        let rank = shape.len();
+        ctry!(self.check(rank));
+        if rank < 2 {
+            return Err(super::bad(
+                FAMILY,
+                "shape.len()",
+                None,
+                rank as u32,
+                "but a dot operand needs a tensor of rank 2 or more",
+            ));
+        }
+        let k_dim = if op_idx == 0 { rank - 1 } else { rank - 2 };
+        let mut thread_size = [1u32; MAX_DIMS];
+        let mut d = 0;
+        while d < rank {
+            thread_size[d] = self.size_per_thread[d];
+            d += 1;
+        }
+        thread_size[k_dim] = shape[k_dim];
+        let regs = ctry!(identity_standard_nd(
+            Label::Register,
+            thread_size.split_at(rank).0,
+            self.order
+        ));
+        let lanes = ctry!(broadcasted_dot_operand_layout(
+            self.threads_per_warp,
+            self.order,
+            k_dim,
+            Label::Lane
+        ));
+        let warps = ctry!(broadcasted_dot_operand_layout(
+            self.warps_per_cta,
+            self.order,
+            k_dim,
+            Label::Warp
+        ));
+        let regs = ctry!(transpose_to(&regs, self.order));
+        let lanes = ctry!(transpose_to(&lanes, self.order));
+        let warps = ctry!(transpose_to(&warps, self.order));
+        let regs_lanes = ctry!(regs.product(&lanes));
+        let cta = ctry!(regs_lanes.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
 }

@@ -12,7 +12,7 @@
 //! | [`Blocked`] | `BlockedEncodingAttr` |
 //! | [`Slice`] | `SliceEncodingAttr` (of any [`Distributed`] parent) |
 //! | [`NvidiaMma`] | `NvidiaMmaEncodingAttr` v2 (`mma.sync`) and v3 (`wgmma`) |
-//! | [`DotOperand`] | `DotOperandEncodingAttr` with an mma, mfma or wmma parent |
+//! | [`DotOperand`] | `DotOperandEncodingAttr` with an mma, mfma, wmma or (FMA) blocked parent |
 //! | [`AmdMfma`], [`AmdWmma`] | `AMDMfmaEncodingAttr`, `AMDWmmaEncodingAttr` |
 //! | [`SwizzledShared`], [`NvmmaShared`] | `SwizzledSharedEncodingAttr`, `NVMMASharedEncodingAttr` |
 //! | [`ldmatrix`] | the per-lane fragments of `ldmatrix`/`stmatrix` and Triton's division tile |
@@ -221,4 +221,3 @@ pub(crate) const fn check_order(
 pub(crate) const fn prefix(list: &[u32; MAX_DIMS], len: usize) -> &[u32] {
     list.split_at(len).0
 }
-

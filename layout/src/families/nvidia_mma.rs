@@ -12,6 +12,7 @@
 //! warpgroups) and are broadcast along K for the operands.
 
 use super::amd::{AmdMfma, AmdWmma};
+use super::blocked::Blocked;
 use super::shape::{
     check_shape, combine_cta_with_shape, dot_operand_order, identity_standard_nd, matrix_order,
     standard_dims, times_identity, times_zeros,
@@ -265,9 +266,11 @@ impl<'a> NvidiaMma<'a> {
     }
 }
 
-/// The parent of a dot operand: the accumulator layout of the instruction.
+/// The parent of a dot operand: the accumulator layout of the instruction (a blocked layout
+/// for an FMA dot on CUDA cores).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmaParent<'a> {
+    Blocked(Blocked<'a>),
     Nvidia(NvidiaMma<'a>),
     Mfma(AmdMfma<'a>),
     Wmma(AmdWmma<'a>),
@@ -319,6 +322,7 @@ impl<'a> DotOperand<'a> {
         ctry!(check_shape(shape));
         ctry!(self.check_common());
         match self.parent {
+            MmaParent::Blocked(blocked) => blocked.dot_operand(self.op_idx, shape),
             MmaParent::Nvidia(mma) => self.nvidia(&mma, shape),
             MmaParent::Mfma(mfma) => mfma.dot_operand(self.op_idx, self.k_width, shape),
             MmaParent::Wmma(wmma) => wmma.dot_operand(self.op_idx, self.k_width, shape),

@@ -191,14 +191,15 @@ impl LayoutSpec {
                 let parent = Self::from_json_at(get("parent")?, &parent_path)?;
                 if !matches!(
                     parent,
-                    LayoutSpec::NvidiaMma { .. }
+                    LayoutSpec::Blocked { .. }
+                        | LayoutSpec::NvidiaMma { .. }
                         | LayoutSpec::AmdMfma { .. }
                         | LayoutSpec::AmdWmma { .. }
                 ) {
                     return Err(SpecError::field(
                         &parent_path,
                         format!(
-                            "a dot operand's parent must be nvidia_mma, amd_mfma or amd_wmma, not {}",
+                            "a dot operand's parent must be blocked, nvidia_mma, amd_mfma or amd_wmma, not {}",
                             parent.family()
                         ),
                     ));
@@ -519,6 +520,7 @@ impl LayoutSpec {
             | LayoutSpec::AmdWmma { .. } => {
                 let ones = [1u32; MAX_DIMS];
                 let built = match self.mma_parent(&ones[..shape.len().min(MAX_DIMS)]) {
+                    Some(MmaParent::Blocked(l)) => l.to_linear_layout(shape),
                     Some(MmaParent::Nvidia(l)) => l.to_linear_layout(shape),
                     Some(MmaParent::Mfma(l)) => l.to_linear_layout(shape),
                     Some(MmaParent::Wmma(l)) => l.to_linear_layout(shape),
@@ -537,7 +539,7 @@ impl LayoutSpec {
                 let Some(mma) = parent.mma_parent(&ones[..shape.len().min(MAX_DIMS)]) else {
                     return Err(SpecError::field(
                         &join(&join(path, "params"), "parent"),
-                        "a dot operand's parent must be nvidia_mma, amd_mfma or amd_wmma",
+                        "a dot operand's parent must be blocked, nvidia_mma, amd_mfma or amd_wmma",
                     ));
                 };
                 DotOperand::new(*operand_index, *k_width, mma)
@@ -597,6 +599,17 @@ impl LayoutSpec {
     /// tiles per warp of an mfma layout, one per dimension).
     fn mma_parent<'a>(&'a self, ones: &'a [u32]) -> Option<MmaParent<'a>> {
         match self {
+            LayoutSpec::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            } => Some(MmaParent::Blocked(Blocked::new(
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            ))),
             LayoutSpec::NvidiaMma {
                 version,
                 warps_per_cta,
@@ -727,8 +740,8 @@ mod tests {
                 "`params.parent.params.parent`: missing",
             ),
             (
-                r#"{"family": "dot_operand", "params": {"operand_index": 0, "k_width": 2, "parent": {"family": "blocked", "params": {"size_per_thread": [1], "threads_per_warp": [32], "warps_per_cta": [4], "order": [0]}}}}"#,
-                "`params.parent`: a dot operand's parent must be nvidia_mma, amd_mfma or amd_wmma, not blocked",
+                r#"{"family": "dot_operand", "params": {"operand_index": 0, "k_width": 2, "parent": {"family": "slice", "params": {"dim": 0, "parent": {"family": "blocked", "params": {"size_per_thread": [1, 1], "threads_per_warp": [32, 1], "warps_per_cta": [4, 1], "order": [0, 1]}}}}}}"#,
+                "`params.parent`: a dot operand's parent must be blocked, nvidia_mma, amd_mfma or amd_wmma, not slice",
             ),
         ];
         for (text, message) in cases {
