@@ -641,9 +641,10 @@ impl Checker<'_> {
                 continue;
             };
             if size < 1 {
+                let named = size_name(&elem.to_string(), size);
                 self.error(
                     elem.loc,
-                    format!("tile size `{elem}` is {size}: sizes must be at least 1"),
+                    format!("{named} is not a valid size: sizes must be at least 1"),
                 );
                 ok = false;
             } else if !is_power_of_two(size) {
@@ -2489,12 +2490,17 @@ fn next_power_of_two(n: i128) -> i128 {
     p
 }
 
-fn not_power_of_two(source: &str, size: i128) -> String {
-    let named = if source == size.to_string() {
+/// `tile size 3`, or ``tile size `BLOCK * 3` = 384`` when the source is not the number itself.
+fn size_name(source: &str, size: i128) -> String {
+    if source == size.to_string() {
         format!("tile size {size}")
     } else {
         format!("tile size `{source}` = {size}")
-    };
+    }
+}
+
+fn not_power_of_two(source: &str, size: i128) -> String {
+    let named = size_name(source, size);
     format!(
         "{named} is not a power of two: every tile dimension must be a power of two (use {} and \
          mask off the extra elements)",

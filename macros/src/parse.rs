@@ -613,7 +613,7 @@ mod tests {
     #[test]
     fn signature_errors() {
         let (s, errors) = sig(quote!(
-            async unsafe fn k<'a, T, const B: bool>(&self, x: &f32, y: Ptr<flaot>, x: i32) -> f32 {}
+            async unsafe fn k<'a, T, const B: bool>(&self, x: &f32, y: Ptr<fp32>, x: i32) -> f32 {}
         ));
         assert_eq!(s.params.len(), 2);
         let all = errors.join("\n");

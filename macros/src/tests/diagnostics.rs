@@ -1,1 +1,580 @@
+//! One test per diagnostic: the message, and the code it underlines. (Underlined text is shown as
+//! `quote!` prints tokens, e.g. `join (a , b)`.)
 
+use super::{errors, one_error, run};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// A kernel with the usual parameters around `body`; `BLOCK` is 128, `num_warps` 4.
+fn kernel(body: TokenStream) -> (TokenStream, TokenStream) {
+    (
+        quote!(num_warps = 4, BLOCK = 128),
+        quote! {
+            fn k<const BLOCK: usize>(x: Ptr<f32>, h: Ptr<f16>, idx: Ptr<i32>, n: i32, s: f32) {
+                #body
+            }
+        },
+    )
+}
+
+#[track_caller]
+fn body_error(body: TokenStream, needle: &str, underlined: &str) -> String {
+    let (attr, item) = kernel(body);
+    one_error(attr, item, needle, underlined)
+}
+
+#[test]
+fn unknown_operation() {
+    let m = body_error(
+        quote!(let y = frobnicate(x);),
+        "unknown tile operation `frobnicate`",
+        "frobnicate",
+    );
+    assert!(m.contains("not a function of the tile language"));
+    let m = body_error(
+        quote!(let r = arnage(0, 128);),
+        "unknown tile operation `arnage`",
+        "arnage",
+    );
+    assert!(m.contains("did you mean `arange`?"), "{m}");
+    let m = body_error(
+        quote!(let v = load(x + arange(0, 128)); let l = v.ln();),
+        "unknown tile operation `ln`",
+        "ln",
+    );
+    assert!(m.contains("did you mean `log`?"), "{m}");
+    assert!(m.contains("not a method"));
+}
+
+#[test]
+fn wrong_argument_count() {
+    body_error(
+        quote!(let v = load(x, 1, 2, 3);),
+        "`load` takes 1 to 3 arguments, but 4 were given: write `load(ptrs) / load(ptrs, mask) / load(ptrs, mask, other)`",
+        "load (x , 1 , 2 , 3)",
+    );
+    body_error(
+        quote!(let v = arange(0, 128).sum();),
+        "`sum` takes 2 arguments, counting the tile it is called on, but 1 was given",
+        "arange (0 , 128) . sum ()",
+    );
+    body_error(
+        quote!(let v = arange(0, 128).program_id(0);),
+        "`program_id` is a free function, not a method",
+        "program_id",
+    );
+}
+
+#[test]
+fn shape_mismatch_shows_both_shapes() {
+    body_error(
+        quote!(let a = arange(0, 128); let b = arange(0, 64); let j = join(a, b);),
+        "shape mismatch: `join` needs two tiles of the same shape, but the first is [128] and the second [64]",
+        "join (a , b)",
+    );
+}
+
+#[test]
+fn broadcasting_that_cannot_apply() {
+    body_error(
+        quote!(let z = arange(0, 128) + arange(0, 64);),
+        "cannot broadcast the left operand of `+` of shape [128] with the right operand of `+` of shape [64]",
+        "arange (0 , 128) + arange (0 , 64)",
+    );
+    body_error(
+        quote!(let z = arange(0, 128).broadcast_to([128, 64]);),
+        "cannot broadcast shape [128] to [128, 64]",
+        "arange (0 , 128) . broadcast_to ([128 , 64])",
+    );
+    body_error(
+        quote!(let v = load(x + arange(0, 128), arange(0, 64) < n);),
+        "cannot broadcast the pointers of shape [128] with the mask of shape [64]",
+        "load (x + arange (0 , 128) , arange (0 , 64) < n)",
+    );
+}
+
+#[test]
+fn wrong_dtype_for_dot() {
+    let m = body_error(
+        quote! {
+            let r = arange(0, 64);
+            let p = x + r.expand_dims(1) * 64 + r.expand_dims(0);
+            let a = load(p);
+            let c = dot(a, a);
+        },
+        "wrong element type for `dot`: the operands are f32",
+        "dot (a , a)",
+    );
+    assert!(m.contains("f16, bf16, f8e4m3, f8e5m2 or i8"));
+    body_error(
+        quote! {
+            let r = arange(0, 64);
+            let a = load(h + r.expand_dims(1) * 64 + r.expand_dims(0));
+            let acc = zeros::<f16>([64, 64]);
+            let c = dot(a, a, acc);
+        },
+        "the accumulator of `dot` on f16 operands must be f32, found f16",
+        "acc",
+    );
+}
+
+#[test]
+fn dot_shapes() {
+    body_error(
+        quote! {
+            let a = load(h + arange(0, 64).expand_dims(1) * 32 + arange(0, 32).expand_dims(0));
+            let c = dot(a, a);
+        },
+        "shape mismatch in `dot`: `a` is [M, K] = [64, 32] and `b` is [K, N] = [64, 32], so their inner sizes 32 and 64 must be equal",
+        "dot (a , a)",
+    );
+    body_error(
+        quote! {
+            let a = load(h + arange(0, 8).expand_dims(1) * 32 + arange(0, 32).expand_dims(0));
+            let b = a.trans();
+            let c = dot(a, b);
+        },
+        "`dot` on f16 tensor cores needs M ≥ 16, N ≥ 16 and K ≥ 16, but here M = 8, N = 8, K = 32",
+        "dot (a , b)",
+    );
+    body_error(
+        quote!(let c = dot(load(h + arange(0, 64)), load(h + arange(0, 64)));),
+        "`dot(a, b)` multiplies 2-D tiles, but `a` has shape [64]",
+        "load (h + arange (0 , 64))",
+    );
+}
+
+#[test]
+fn axis_out_of_range() {
+    body_error(
+        quote!(let t = arange(0, 128); let r = t.sum(1);),
+        "axis 1 is out of range for `sum` on a tile of rank 1 (shape [128]): the only axis is 0",
+        "1",
+    );
+    body_error(
+        quote!(let t = arange(0, 128).expand_dims(3);),
+        "axis 3 is out of range for `expand_dims` on a tile of rank 1 (shape [128]): the axes are 0 to 1",
+        "3",
+    );
+    body_error(
+        quote!(let p = program_id(3);),
+        "grid axis 3 is out of range: the grid has axes 0, 1 and 2",
+        "3",
+    );
+}
+
+#[test]
+fn reshape_changes_element_count() {
+    body_error(
+        quote!(let t = arange(0, 128).reshape([16, 16]);),
+        "`reshape` cannot change the number of elements: [128] has 128 but [16, 16] has 256",
+        "arange (0 , 128) . reshape ([16 , 16])",
+    );
+}
+
+#[test]
+fn gather_index_shape() {
+    body_error(
+        quote! {
+            let src = load(x + arange(0, 32).expand_dims(1) * 64 + arange(0, 64).expand_dims(0));
+            let i = load(idx + arange(0, 16).expand_dims(1) * 8 + arange(0, 8).expand_dims(0));
+            let g = gather(src, i, 1);
+        },
+        "shape mismatch in `gather` along axis 1: the index [16, 8] must equal the source [32, 64] on every other axis, but they differ on axis 0 (16 vs 32)",
+        "gather (src , i , 1)",
+    );
+    body_error(
+        quote! {
+            let src = load(x + arange(0, 64));
+            let g = gather(src, src, 0);
+        },
+        "the index of `gather` must be an integer tile, found f32[64]",
+        "src",
+    );
+}
+
+#[test]
+fn non_power_of_two_names_the_expression() {
+    body_error(
+        quote!(let t = arange(0, 100);),
+        "`arange(0, 100)` has 100 elements, not a power of two",
+        "arange (0 , 100)",
+    );
+    body_error(
+        quote!(let t = full([BLOCK, 3], 0.0);),
+        "tile size 3 is not a power of two: every tile dimension must be a power of two (use 4",
+        "3",
+    );
+    body_error(
+        quote!(let t = zeros::<f32>([BLOCK * 3]);),
+        "tile size `BLOCK * 3` = 384 is not a power of two",
+        "BLOCK * 3",
+    );
+    // A const parameter's listed value: the message says which specialisation.
+    let m = one_error(
+        quote!(BLOCK = [128, 100]),
+        quote!(
+            fn k<const BLOCK: usize>(x: Ptr<f32>) {
+                let t = arange(0, BLOCK);
+            }
+        ),
+        "`arange(0, BLOCK)` has 100 elements, not a power of two",
+        "arange (0 , BLOCK)",
+    );
+    assert!(m.ends_with("(in the specialisation BLOCK = 100)"), "{m}");
+}
+
+#[test]
+fn register_budget() {
+    let m = body_error(
+        quote!(let t = zeros::<f32>([256, 256]);),
+        "this tile is too large for registers: f32[256, 256] has 65536 elements, so each of the 128 threads (num_warps = 4) would hold 512 of them in 512 32-bit registers",
+        "zeros :: < f32 > ([256 , 256])",
+    );
+    assert!(m.contains("at most 128 registers per thread (16384 f32 elements at num_warps = 4)"));
+    // The budget scales with the warps: the same tile fits with 32 warps.
+    super::ok(
+        quote!(num_warps = 32),
+        quote!(
+            fn k() {
+                let t = zeros::<f32>([256, 256]);
+            }
+        ),
+    );
+}
+
+/// A broadcast can make a tile too large too.
+#[test]
+fn register_budget_of_broadcast() {
+    let (attr, item) = kernel(quote!(
+        let t = arange(0, 1024).expand_dims(1) + arange(0, 1024).expand_dims(0);
+    ));
+    let all = errors(attr, item);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert!(
+        all[0].0.contains("i32[1024, 1024] has 1048576 elements"),
+        "{}",
+        all[0].0
+    );
+    assert_eq!(
+        all[0].1,
+        "arange (0 , 1024) . expand_dims (1) + arange (0 , 1024) . expand_dims (0)"
+    );
+}
+
+#[test]
+fn loop_carried_tile_must_keep_its_type() {
+    body_error(
+        quote! {
+            let mut acc = zeros::<f32>([128]);
+            for i in 0..n {
+                acc = acc.to::<f16>();
+            }
+        },
+        "loop-carried variable `acc` changes type in the loop body: it enters the loop as f32[128] but is assigned f16[128] here",
+        "acc = acc . to :: < f16 > ()",
+    );
+    body_error(
+        quote! {
+            let mut acc = zeros::<f32>([128]);
+            for i in 0..n {
+                acc = acc.expand_dims(0);
+            }
+        },
+        "it enters the loop as f32[128] but is assigned f32[1, 128] here",
+        "acc = acc . expand_dims (0)",
+    );
+    // Outside loops, a variable keeps its type too (with a different message).
+    body_error(
+        quote!(let mut t = zeros::<f32>([128]); t = zeros::<f32>([64]);),
+        "`t` has type f32[128] and cannot be assigned f32[64]",
+        "t = zeros :: < f32 > ([64])",
+    );
+}
+
+#[test]
+fn mismatched_element_types() {
+    body_error(
+        quote!(let a = load(x + arange(0, 128)); let b = load(h + arange(0, 128)); let c = a + b;),
+        "mismatched element types: the left operand of `+` is f32 but the right operand of `+` is f16",
+        "a + b",
+    );
+    body_error(
+        quote!(store(h + arange(0, 128), load(x + arange(0, 128)));),
+        "`store` writes f32 values through pointers to f16: cast them first, e.g. `value.to::<f16>()`",
+        "load (x + arange (0 , 128))",
+    );
+    body_error(
+        quote!(let v = load(x + arange(0, 128), arange(0, 128) < n, 0.0f16);),
+        "`other` is f16 but the pointers load f32",
+        "0.0f16",
+    );
+    body_error(
+        quote!(let v = arange(0, 128) * 0.5;),
+        "the right operand of `*` is a float literal, but the other operand is i32",
+        "arange (0 , 128) * 0.5",
+    );
+}
+
+#[test]
+fn operator_needs_other_types() {
+    body_error(
+        quote!(let v = load(x + arange(0, 128)) << 2;),
+        "`<<` needs integer operands, but these are f32",
+        "load (x + arange (0 , 128)) << 2",
+    );
+    body_error(
+        quote!(let v = exp(arange(0, 128));),
+        "`exp` needs a float operand, found i32[128] (cast it first, e.g. `x.to::<f32>()`)",
+        "exp",
+    );
+    body_error(
+        quote!(let v = x * 2;),
+        "`*` does not apply to pointers",
+        "x * 2",
+    );
+    body_error(
+        quote!(let v = load(arange(0, 128));),
+        "`load` reads through pointers: its first argument must be a `Ptr<T>` or a tile of them (`ptr + offsets`), found i32[128]",
+        "arange (0 , 128)",
+    );
+    body_error(
+        quote!(let v = load(x + arange(0, 128), arange(0, 128));),
+        "the mask of `load` must be bool (e.g. `offsets < n`), found i32[128]",
+        "arange (0 , 128)",
+    );
+}
+
+#[test]
+fn reduction_max_is_not_elementwise_max() {
+    let m = body_error(
+        quote!(let v = load(x + arange(0, 128)); let r = v.max(0.0);),
+        "`max(x, axis)` reduces along an axis",
+        "0.0",
+    );
+    assert!(m.contains("write `maximum(a, b)`"), "{m}");
+}
+
+#[test]
+fn shapes_must_be_known_at_expansion_time() {
+    body_error(
+        quote!(let t = arange(0, n);),
+        "the end of `arange` must be known at expansion time, but `n` is a run-time value",
+        "n",
+    );
+    body_error(
+        quote!(let t = zeros::<f32>(BLOCK);),
+        "the shape of `zeros` is an array of sizes, e.g. `[BLOCK_M, BLOCK_N]`",
+        "BLOCK",
+    );
+}
+
+#[test]
+fn rank_limit() {
+    body_error(
+        quote!(let t = zeros::<f32>([1, 1, 1, 1, 1, 1, 1]);),
+        "tiles have at most 6 dimensions, but this one would have 7 ([1, 1, 1, 1, 1, 1, 1])",
+        "zeros :: < f32 > ([1 , 1 , 1 , 1 , 1 , 1 , 1])",
+    );
+}
+
+#[test]
+fn trans_needs_a_permutation() {
+    body_error(
+        quote!(let t = zeros::<f32>([8, 16]).trans([0, 0]);),
+        "axis 0 appears twice: `trans` needs a permutation of the axes",
+        "0",
+    );
+    body_error(
+        quote!(let t = zeros::<f32>([8, 16]).trans([1, 0, 2]);),
+        "`trans` on a tile of rank 2 (shape [8, 16]) needs a permutation of 2 axes, found 3",
+        "[1 , 0 , 2]",
+    );
+}
+
+#[test]
+fn split_and_join() {
+    body_error(
+        quote!(let (a, b) = zeros::<f32>([8, 4]).split();),
+        "`split` halves a last dimension of size 2 (the inverse of `join`), but this tile has shape [8, 4]",
+        "zeros :: < f32 > ([8 , 4]) . split ()",
+    );
+    body_error(
+        quote!(let t = zeros::<f32>([8, 2]).split();),
+        "`split` returns two tiles: destructure them, `let (a, b) = x.split();`",
+        "zeros :: < f32 > ([8 , 2]) . split ()",
+    );
+}
+
+#[test]
+fn variables() {
+    let m = body_error(
+        quote!(let offsets = arange(0, 128); let v = load(x + ofsets);),
+        "cannot find value `ofsets` in this kernel",
+        "ofsets",
+    );
+    assert!(m.contains("did you mean `offsets`?"));
+    body_error(
+        quote!(let t = arange(0, 128); t = t + 1;),
+        "cannot assign twice to immutable variable `t`: declare it with `let mut t`",
+        "t",
+    );
+}
+
+#[test]
+fn control_flow() {
+    body_error(
+        quote!(let c = arange(0, 128) < n; if c { store(x, 1.0); }),
+        "the condition of `if` must be a scalar bool, found a tile bool[128] (an `if` branches the whole program; for per-element choice use `where_(condition, a, b)`)",
+        "c",
+    );
+    body_error(
+        quote!(let v = if n > 0 { zeros::<f32>([128]) } else { zeros::<f16>([128]) };),
+        "the branches of this `if` have different types: f32[128] and f16[128]",
+        "if n > 0 { zeros :: < f32 > ([128]) } else { zeros :: < f16 > ([128]) }",
+    );
+    body_error(
+        quote!(for i in 0..load(x + arange(0, 4)) {}),
+        "the bounds and step of a `for` loop are integer scalars, found f32",
+        "for i in 0 .. load (x + arange (0 , 4)) { }",
+    );
+    body_error(
+        quote!(for i in (0..n).step_by(0) {}),
+        "`step_by` needs a positive step, found 0",
+        "0",
+    );
+}
+
+#[test]
+fn unsupported_syntax() {
+    body_error(
+        quote!(while n > 0 {}),
+        "`while` loops are not supported in a tile kernel: use `for i in start..end`",
+        "while n > 0 { }",
+    );
+    body_error(
+        quote!(let v = load(x + arange(0, 128)); let e = v[3];),
+        "indexing a tile is not supported in a tile kernel",
+        "v [3]",
+    );
+    body_error(
+        quote!(println!("hi");),
+        "macros are not supported inside a tile kernel",
+        "println ! (\"hi\") ;",
+    );
+    body_error(
+        quote!(let v: f32 = s;),
+        "type annotations on `let` are not supported",
+        "f32",
+    );
+}
+
+#[test]
+fn attribute_and_signature() {
+    one_error(
+        quote!(num_warps = 3),
+        quote!(
+            fn k(x: Ptr<f32>) {}
+        ),
+        "num_warps = 3 is not allowed: it must be 1, 2, 4, 8, 16 or 32",
+        "3",
+    );
+    let all = errors(
+        quote!(BLCK = [64]),
+        quote!(
+            fn k<const BLOCK: usize>(x: Ptr<f32>) {}
+        ),
+    );
+    assert_eq!(all.len(), 2, "{all:#?}");
+    assert!(all[0]
+        .0
+        .contains("`BLCK` is not a const parameter of `k` (did you mean `BLOCK`?)"));
+    assert_eq!(all[0].1, "BLCK");
+    assert!(all[1].0.contains("const parameter `BLOCK` has no values"));
+    assert_eq!(all[1].1, "const BLOCK : usize");
+    one_error(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<float>) {}
+        ),
+        "`float` is not an element type of the tile language",
+        "float",
+    );
+    one_error(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) -> f32 {}
+        ),
+        "a tile kernel returns nothing",
+        "-> f32",
+    );
+    let all = errors(
+        quote!(),
+        quote!(
+            struct S;
+        ),
+    );
+    assert!(all[0].0.contains("#[tile_kernel] applies to a function"));
+}
+
+/// Several independent mistakes are all reported in one expansion, in source order; a value
+/// that failed is not reported again where it is used.
+#[test]
+fn several_errors_at_once() {
+    let (attr, item) = kernel(quote! {
+        let a = arange(0, 100);
+        let b = a + 1;
+        let c = frobnicate(b);
+        let d = zeros::<f32>([128]).sum(2);
+        store(x + arange(0, 128), d);
+    });
+    let all = errors(attr, item);
+    let messages: Vec<&str> = all.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(all.len(), 3, "{messages:#?}");
+    assert!(messages[0].contains("not a power of two"));
+    assert!(messages[1].contains("unknown tile operation `frobnicate`"));
+    assert!(messages[2].contains("axis 2 is out of range"));
+}
+
+/// An error that occurs in only some specialisations names them.
+#[test]
+fn errors_name_their_specialisation() {
+    let all = errors(
+        quote!(num_warps = 4, BLOCK = [1024, 32768, 65536]),
+        quote!(
+            fn k<const BLOCK: usize>(x: Ptr<f32>) {
+                let v = load(x + arange(0, BLOCK));
+            }
+        ),
+    );
+    // One error per failing specialisation (the first tile too large: `arange`), none for 1024.
+    assert_eq!(all.len(), 2, "{all:#?}");
+    assert!(all[0].0.contains("i32[32768] has 32768 elements"));
+    assert!(all[0].0.ends_with("(in the specialisation BLOCK = 32768)"));
+    assert!(all[1].0.contains("i32[65536] has 65536 elements"));
+    assert!(all[1].0.ends_with("(in the specialisation BLOCK = 65536)"));
+    assert_eq!(all[0].1, "arange (0 , BLOCK)");
+}
+
+/// The expansion of a kernel that checks: the not-implemented error on its name.
+#[test]
+fn passing_kernel_expands_to_not_implemented() {
+    let out = crate::expand::tile_kernel(
+        quote!(BLOCK = [128]),
+        quote!(
+            fn add<const BLOCK: usize>(x: Ptr<f32>) {
+                store(x + arange(0, BLOCK), 1.0);
+            }
+        ),
+    )
+    .to_string();
+    assert!(out.contains("compile_error"), "{out}");
+    assert!(out.contains(crate::expand::NOT_IMPLEMENTED), "{out}");
+    assert!(run(
+        quote!(BLOCK = [128]),
+        quote!(
+            fn add<const BLOCK: usize>() {}
+        )
+    )
+    .is_ok());
+}
