@@ -743,3 +743,138 @@ fn oracle_layouts_match_triton_exactly() {
         );
     }
 }
+
+// ---------------------------------------------------------------------- robustness
+
+fn nasty(rng: &mut Rng) -> u32 {
+    rng.pick(&[
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        8,
+        16,
+        32,
+        64,
+        128,
+        256,
+        1 << 20,
+        1 << 31,
+        u32::MAX,
+    ])
+}
+
+fn nasty_list(rng: &mut Rng, rank: usize) -> Vec<u32> {
+    let len = if rng.chance(1, 8) {
+        rng.range(0, 7) as usize
+    } else {
+        rank
+    };
+    (0..len).map(|_| nasty(rng)).collect()
+}
+
+/// Any numbers in any family's parameters and shape: an `Ok` layout of the right shape or an
+/// error, never a panic (arithmetic overflow included: tests run with overflow checks).
+#[test]
+fn arbitrary_parameters_never_panic() {
+    let mut rng = Rng::new(0x5EED_BAD0);
+    let (mut built, mut rejected) = (0, 0);
+    for _ in 0..CASES * 2 {
+        let rank = rng.range(0, 7) as usize;
+        let shape: Vec<u32> = (0..rank)
+            .map(|_| {
+                if rng.chance(3, 4) {
+                    pow2(&mut rng, 9)
+                } else {
+                    nasty(&mut rng)
+                }
+            })
+            .collect();
+        let mut spec = match rng.below(8) {
+            0 => LayoutSpec::Blocked {
+                size_per_thread: nasty_list(&mut rng, rank),
+                threads_per_warp: nasty_list(&mut rng, rank),
+                warps_per_cta: nasty_list(&mut rng, rank),
+                order: (0..rank as u32)
+                    .map(|d| if rng.chance(1, 6) { nasty(&mut rng) } else { d })
+                    .collect(),
+            },
+            1 => LayoutSpec::NvidiaMma {
+                version: [rng.range(1, 4), 0],
+                warps_per_cta: nasty_list(&mut rng, rank),
+                instr_shape: {
+                    let len = rng.range(2, 3) as usize;
+                    nasty_list(&mut rng, len)
+                },
+            },
+            2 => LayoutSpec::AmdMfma {
+                version: nasty(&mut rng),
+                instr_shape: nasty_list(&mut rng, 3),
+                transposed: rng.chance(1, 2),
+                warps_per_cta: nasty_list(&mut rng, rank),
+                tiles_per_warp: rng.chance(1, 2).then(|| nasty_list(&mut rng, rank)),
+                element_bitwidth: rng.chance(1, 2).then(|| nasty(&mut rng)),
+            },
+            3 => LayoutSpec::AmdWmma {
+                version: nasty(&mut rng),
+                transposed: rng.chance(1, 2),
+                warps_per_cta: nasty_list(&mut rng, rank),
+                instr_shape: nasty_list(&mut rng, 3),
+            },
+            4 => LayoutSpec::SwizzledShared {
+                vec: nasty(&mut rng),
+                per_phase: nasty(&mut rng),
+                max_phase: nasty(&mut rng),
+                order: permutation(&mut rng, rank),
+            },
+            5 => LayoutSpec::NvmmaShared {
+                swizzle_byte_width: nasty(&mut rng),
+                element_bitwidth: nasty(&mut rng),
+                transposed: rng.chance(1, 2),
+            },
+            6 => LayoutSpec::Linear {
+                register: vec![nasty_list(&mut rng, rank)],
+                lane: vec![nasty_list(&mut rng, rank)],
+                warp: vec![],
+                block: vec![],
+                shape: nasty_list(&mut rng, rank),
+            },
+            _ => random_distributed(&mut rng).0,
+        };
+        if rng.chance(1, 4) {
+            spec = LayoutSpec::Slice {
+                dim: nasty(&mut rng) % 8,
+                parent: Box::new(spec),
+            };
+        } else if rng.chance(1, 4) && !spec.is_memory() {
+            spec = LayoutSpec::DotOperand {
+                operand_index: rng.range(0, 2),
+                k_width: nasty(&mut rng),
+                parent: Box::new(spec),
+            };
+        }
+        match spec.build(&shape) {
+            Ok(layout) => {
+                built += 1;
+                for (d, &size) in shape.iter().enumerate() {
+                    assert_eq!(
+                        layout.out_size(Label::Dim(d as u8)),
+                        size,
+                        "{spec:?} {shape:?}"
+                    );
+                }
+            }
+            Err(e) => {
+                rejected += 1;
+                assert!(!e.to_string().is_empty());
+            }
+        }
+    }
+    // Both outcomes are exercised.
+    assert!(
+        built > 100 && rejected > 1000,
+        "built {built}, rejected {rejected}"
+    );
+}

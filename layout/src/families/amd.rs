@@ -172,7 +172,7 @@ impl<'a> AmdMfma<'a> {
         tile = ctry!(times_identity(&tile, warps_n, Label::Warp, dim_n));
         tile = ctry!(times_identity(
             &tile,
-            shape[n_index] / (n_dim * warps_n * tiles_n),
+            (shape[n_index] as u64 / (n_dim as u64 * warps_n as u64 * tiles_n as u64)) as u32,
             Label::Register,
             dim_n
         ));

@@ -33,6 +33,9 @@ pub struct NvidiaMma<'a> {
 
 const FAMILY: &str = "nvidia_mma";
 
+/// Largest `k_width` accepted (Triton's instructions use at most 32).
+pub const MAX_K_WIDTH: u32 = 256;
+
 /// Triton `nvidiaMmaTile`: the tile of `tile_shape` whose most minor dimension is `order[0]`,
 /// `k_width` elements per thread along it, outputs listed in `rep_order`.
 pub const fn nvidia_mma_tile(
@@ -312,6 +315,15 @@ impl<'a> DotOperand<'a> {
                 None,
                 self.k_width,
                 "which is not a power of two",
+            ));
+        }
+        if self.k_width > MAX_K_WIDTH {
+            return Err(bad(
+                "dot_operand",
+                "k_width",
+                None,
+                self.k_width,
+                "which is more than 256 elements per thread along K",
             ));
         }
         Ok(())

@@ -60,7 +60,8 @@ impl<'a> SwizzledShared<'a> {
     /// The swizzled column of row `row` (a power of two): `vec · ((row / per_phase) mod
     /// max_phase) mod cols`.
     pub const fn row_swizzle(&self, row: u32, cols: u32) -> u32 {
-        (self.vec * ((row / self.per_phase) % self.max_phase)) % cols
+        // Powers of two: the product is a multiple of `cols` (so 0) when it overflows `u32`.
+        ((self.vec as u64 * ((row / self.per_phase) % self.max_phase) as u64) % cols as u64) as u32
     }
 
     /// The layout of a tensor of `shape` (Triton `swizzledSharedToLinearLayout`).
@@ -255,7 +256,18 @@ impl NvmmaShared {
         let mut collapsed = [1u32, tma[rank - 1], 1, 1, 1, 1];
         let mut d = 0;
         while d + 1 < rank {
-            collapsed[0] *= tma[d];
+            collapsed[0] = match collapsed[0].checked_mul(tma[d]) {
+                Some(rows) => rows,
+                None => {
+                    return Err(bad(
+                        NVMMA,
+                        "shape",
+                        Some(d as u8),
+                        shape[d],
+                        "which makes the TMA box more than 2^32 rows",
+                    ))
+                }
+            };
             d += 1;
         }
         if self.transposed {
@@ -269,7 +281,7 @@ impl NvmmaShared {
                 NVMMA,
                 "shape",
                 None,
-                collapsed[0] * collapsed[1],
+                collapsed[0].saturating_mul(collapsed[1]),
                 "elements per TMA box, which do not cover one 8-row core matrix (Triton: illegal shared layout)",
             ));
         }
