@@ -184,7 +184,7 @@ impl fmt::Display for BuildError {
             BuildError::CargoFailed { status, command, stderr } => write!(
                 f,
                 "the kernel crate's PTX build failed ({status}): {command}\n{}",
-                tail(stderr, 6000)
+                summarize_stderr(stderr)
             ),
             BuildError::PtxNotFound { crate_dir, detail } => write!(
                 f,
@@ -210,16 +210,22 @@ impl std::error::Error for BuildError {
     }
 }
 
-/// The last `max_bytes` of `text` (on a char boundary).
-fn tail(text: &str, max_bytes: usize) -> &str {
-    if text.len() <= max_bytes {
-        return text;
-    }
-    let mut start = text.len() - max_bytes;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
+/// The last 60 non-empty lines of a cargo stderr, each cut to 300 characters (cargo prints
+/// whole rustc command lines on failure, which would bury the diagnostics).
+fn summarize_stderr(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(60);
+    lines[start..]
+        .iter()
+        .map(|line| match line.char_indices().nth(300) {
+            Some((cut, _)) => format!("{} …", &line[..cut]),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The result of a [`PtxBuild`].
@@ -352,7 +358,8 @@ impl PtxBuild {
             .arg("--target-dir")
             .arg(&target_dir)
             .arg("--message-format=json-render-diagnostics");
-        for (key, value) in nested_cargo_env(sm, &self.extra_rustflags) {
+        let inherited = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
+        for (key, value) in nested_cargo_env(sm, &self.extra_rustflags, inherited) {
             match value {
                 Some(value) => command.env(key, value),
                 None => command.env_remove(key),
@@ -587,24 +594,71 @@ fn device_rustflags(sm: Sm, extra: &[String]) -> Vec<String> {
     flags
 }
 
-/// Environment changes for the nested cargo: `Some(value)` sets, `None` removes.
+/// Variables cargo sets for a build script, which the nested cargo must not inherit: its own
+/// build scripts (compiler_builtins' among them) would read the host's `CARGO_CFG_*` (`unix`,
+/// x86 target features, …) wherever cargo leaves a variable unset for nvptx64, and build core
+/// wrongly.
+const BUILD_SCRIPT_ENV_PREFIXES: [&str; 5] = [
+    "CARGO_CFG_",
+    "CARGO_FEATURE_",
+    "CARGO_PKG_",
+    "CARGO_MANIFEST_",
+    "DEP_",
+];
+const BUILD_SCRIPT_ENV: [&str; 14] = [
+    "TARGET",
+    "HOST",
+    "OUT_DIR",
+    "OPT_LEVEL",
+    "DEBUG",
+    "PROFILE",
+    "NUM_JOBS",
+    "RUSTC_LINKER",
+    "RUSTDOC",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_CRATE_NAME",
+    "CARGO_TARGET_TMPDIR",
+    "CARGO_RUSTC_CURRENT_DIR",
+    "CARGO_BIN_NAME",
+];
+
+/// Environment changes for the nested cargo (`Some(value)` sets, `None` removes), given the
+/// names of the inherited variables.
 ///
-/// The outer cargo passes its own settings to build scripts; the nested build must not inherit
-/// the host rustflags (`CARGO_ENCODED_RUSTFLAGS`, which cargo would apply to the device crates),
-/// a wrapper such as clippy-driver, or a target directory.
-fn nested_cargo_env(sm: Sm, extra: &[String]) -> Vec<(&'static str, Option<OsString>)> {
-    vec![
-        (
-            "CARGO_ENCODED_RUSTFLAGS",
-            Some(device_rustflags(sm, extra).join("\u{1f}").into()),
-        ),
-        ("RUSTFLAGS", None),
-        ("CARGO_BUILD_RUSTFLAGS", None),
-        ("RUSTC_WORKSPACE_WRAPPER", None),
-        ("CARGO_TARGET_DIR", None),
-        ("CARGO_BUILD_TARGET", None),
-        ("CARGO_BUILD_TARGET_DIR", None),
+/// The nested build gets the device rustflags and none of the outer build's settings: no host
+/// rustflags (`CARGO_ENCODED_RUSTFLAGS`, which cargo would apply to the device crates), no
+/// wrapper such as clippy-driver, no target directory, and no build-script variables.
+fn nested_cargo_env(
+    sm: Sm,
+    extra: &[String],
+    inherited: impl Iterator<Item = String>,
+) -> Vec<(String, Option<OsString>)> {
+    let mut env: Vec<(String, Option<OsString>)> = vec![(
+        "CARGO_ENCODED_RUSTFLAGS".to_string(),
+        Some(device_rustflags(sm, extra).join("\u{1f}").into()),
+    )];
+    for name in [
+        "RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_BUILD_TARGET_DIR",
     ]
+    .into_iter()
+    .chain(BUILD_SCRIPT_ENV)
+    {
+        env.push((name.to_string(), None));
+    }
+    for name in inherited {
+        if BUILD_SCRIPT_ENV_PREFIXES
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        {
+            env.push((name, None));
+        }
+    }
+    env
 }
 
 /// One `compiler-artifact` message of `cargo --message-format=json`.
@@ -913,7 +967,18 @@ mod tests {
 
     #[test]
     fn nested_build_gets_device_rustflags_and_no_host_settings() {
-        let env = nested_cargo_env(Sm::SM_90A, &["-Cdebuginfo=0".to_string()]);
+        let inherited = [
+            "CARGO_CFG_UNIX",
+            "CARGO_CFG_TARGET_FEATURE",
+            "DEP_Z_INCLUDE",
+            "PATH",
+            "CARGO_HOME",
+        ];
+        let env = nested_cargo_env(
+            Sm::SM_90A,
+            &["-Cdebuginfo=0".to_string()],
+            inherited.iter().map(|name| name.to_string()),
+        );
         let flags = env
             .iter()
             .find(|(key, _)| *key == "CARGO_ENCODED_RUSTFLAGS")
@@ -929,12 +994,24 @@ mod tests {
                 "-Cdebuginfo=0"
             ]
         );
-        for removed in ["RUSTFLAGS", "RUSTC_WORKSPACE_WRAPPER", "CARGO_TARGET_DIR"] {
+        for removed in [
+            "RUSTFLAGS",
+            "RUSTC_WORKSPACE_WRAPPER",
+            "CARGO_TARGET_DIR",
+            "TARGET",
+            "OUT_DIR",
+            "CARGO_CFG_UNIX",
+            "CARGO_CFG_TARGET_FEATURE",
+            "DEP_Z_INCLUDE",
+        ] {
             assert!(
                 env.iter()
                     .any(|(key, value)| *key == removed && value.is_none()),
                 "{removed}"
             );
+        }
+        for kept in ["PATH", "CARGO_HOME"] {
+            assert!(env.iter().all(|(key, _)| key != kept), "{kept}");
         }
     }
 

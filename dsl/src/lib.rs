@@ -19,6 +19,8 @@ pub use kernel::Kernel;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod build;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod launch;
 
 pub mod device;
 pub mod dtype;

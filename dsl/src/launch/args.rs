@@ -1,0 +1,148 @@
+//! Kernel arguments: the parameter tuple `A` of a [`Kernel<A>`](crate::Kernel), as the GPU and
+//! the emulator receive it.
+//!
+//! On the GPU every argument becomes one `.param` of the PTX entry, passed by `cuLaunchKernel`
+//! as a pointer to its bytes: `Ptr<T>` and `u64`/`i64` are `.param .u64`/`.b64` (8 bytes),
+//! `u32`/`i32`/`f32` are 4 bytes. On the emulator the tuple itself is handed to every thread.
+
+use crate::Ptr;
+
+/// One argument's value as the launcher passes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KernelParam {
+    /// A global-memory pointer (`Ptr<T>`): its 64-bit address.
+    Ptr(u64),
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    I64(i64),
+    F32(f32),
+}
+
+impl KernelParam {
+    /// Size in bytes of the PTX parameter.
+    pub fn size(&self) -> usize {
+        match self {
+            KernelParam::Ptr(_) | KernelParam::U64(_) | KernelParam::I64(_) => 8,
+            KernelParam::U32(_) | KernelParam::I32(_) | KernelParam::F32(_) => 4,
+        }
+    }
+
+    /// The parameter's bytes (little endian, as the GPU reads them); only the first
+    /// [`size`](Self::size) bytes are meaningful.
+    pub fn bytes(&self) -> [u8; 8] {
+        let mut out = [0u8; 8];
+        match *self {
+            KernelParam::Ptr(v) | KernelParam::U64(v) => out.copy_from_slice(&v.to_le_bytes()),
+            KernelParam::I64(v) => out.copy_from_slice(&v.to_le_bytes()),
+            KernelParam::U32(v) => out[..4].copy_from_slice(&v.to_le_bytes()),
+            KernelParam::I32(v) => out[..4].copy_from_slice(&v.to_le_bytes()),
+            KernelParam::F32(v) => out[..4].copy_from_slice(&v.to_le_bytes()),
+        }
+        out
+    }
+
+    /// A short type name for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            KernelParam::Ptr(_) => "Ptr",
+            KernelParam::U32(_) => "u32",
+            KernelParam::I32(_) => "i32",
+            KernelParam::U64(_) => "u64",
+            KernelParam::I64(_) => "i64",
+            KernelParam::F32(_) => "f32",
+        }
+    }
+}
+
+/// A type that can be one kernel argument.
+pub trait KernelArg: Copy + Send + Sync + 'static {
+    /// The value as the launcher passes it.
+    fn kernel_param(&self) -> KernelParam;
+}
+
+impl<T: 'static> KernelArg for Ptr<T> {
+    fn kernel_param(&self) -> KernelParam {
+        KernelParam::Ptr(self.addr())
+    }
+}
+
+macro_rules! scalar_args {
+    ($($ty:ty => $variant:ident),* $(,)?) => {
+        $(impl KernelArg for $ty {
+            fn kernel_param(&self) -> KernelParam {
+                KernelParam::$variant(*self)
+            }
+        })*
+    };
+}
+scalar_args!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32);
+
+/// The whole parameter tuple of a kernel: `()`, `(A,)`, `(A, B)`, … up to 12 elements.
+pub trait KernelArgs: Copy + Send + Sync + 'static {
+    /// The arguments in order.
+    fn kernel_params(&self) -> Vec<KernelParam>;
+}
+
+impl KernelArgs for () {
+    fn kernel_params(&self) -> Vec<KernelParam> {
+        Vec::new()
+    }
+}
+
+macro_rules! tuple_args {
+    ($($name:ident),+) => {
+        impl<$($name: KernelArg),+> KernelArgs for ($($name,)+) {
+            #[allow(non_snake_case)]
+            fn kernel_params(&self) -> Vec<KernelParam> {
+                let ($($name,)+) = *self;
+                vec![$($name.kernel_param()),+]
+            }
+        }
+    };
+}
+tuple_args!(A);
+tuple_args!(A, B);
+tuple_args!(A, B, C);
+tuple_args!(A, B, C, D);
+tuple_args!(A, B, C, D, E);
+tuple_args!(A, B, C, D, E, F);
+tuple_args!(A, B, C, D, E, F, G);
+tuple_args!(A, B, C, D, E, F, G, H);
+tuple_args!(A, B, C, D, E, F, G, H, I);
+tuple_args!(A, B, C, D, E, F, G, H, I, J);
+tuple_args!(A, B, C, D, E, F, G, H, I, J, K);
+tuple_args!(A, B, C, D, E, F, G, H, I, J, K, L);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuples_flatten_in_order_with_ptx_sizes() {
+        let x = Ptr::<f32>::from_addr(0x1000);
+        let params = (x, 7u32, -3i32, 1u64 << 40, 2.5f32).kernel_params();
+        assert_eq!(
+            params,
+            vec![
+                KernelParam::Ptr(0x1000),
+                KernelParam::U32(7),
+                KernelParam::I32(-3),
+                KernelParam::U64(1 << 40),
+                KernelParam::F32(2.5)
+            ]
+        );
+        let sizes: Vec<usize> = params.iter().map(KernelParam::size).collect();
+        assert_eq!(sizes, [8, 4, 4, 8, 4]);
+        assert_eq!(
+            KernelParam::I32(-1).bytes(),
+            [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]
+        );
+        assert_eq!(KernelParam::F32(1.0).bytes()[..4], 1.0f32.to_le_bytes());
+        assert_eq!(().kernel_params(), vec![]);
+        let twelve = (
+            1u32, 2u32, 3u32, 4u32, 5u32, 6u32, 7u32, 8u32, 9u32, 10u32, 11u32, 12u32,
+        );
+        assert_eq!(twelve.kernel_params().len(), 12);
+    }
+}

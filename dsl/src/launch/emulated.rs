@@ -1,0 +1,116 @@
+//! The emulator back end of the launcher: buffers are host allocations (so a `Ptr` is a host
+//! address, as the emulated kernel expects) and a launch is [`emulator::run_grid`] calling the
+//! kernel's host build on every simulated thread.
+
+use super::{KernelArgs, LaunchConfig, LaunchError, TimingOptions};
+use crate::emulator::{self, EmulatorReport};
+use crate::Kernel;
+use std::alloc::Layout;
+use std::ptr::NonNull;
+use std::time::Instant;
+
+/// Alignment of emulator buffers: 256 bytes, as `cuMemAlloc` guarantees, so vectorized accesses
+/// that are aligned on the GPU are aligned here too.
+pub(super) const ALIGNMENT: usize = 256;
+
+/// A host allocation standing in for device memory. Kernel threads write it through raw
+/// pointers while no Rust reference to it exists (launches are synchronous).
+pub(super) struct HostAllocation {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the allocation is plain bytes owned by this value; concurrent access happens only
+// inside a launch, through the kernel's raw pointers, as on a GPU.
+unsafe impl Send for HostAllocation {}
+unsafe impl Sync for HostAllocation {}
+
+impl HostAllocation {
+    /// `bytes` (> 0) bytes aligned to [`ALIGNMENT`], zeroed if asked.
+    pub(super) fn new(bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
+        let layout =
+            Layout::from_size_align(bytes, ALIGNMENT).map_err(|err| LaunchError::Allocation {
+                bytes,
+                reason: format!("invalid layout: {err}"),
+            })?;
+        // SAFETY: `layout` has a non-zero size (callers never ask for 0 bytes).
+        let raw = unsafe {
+            if zeroed {
+                std::alloc::alloc_zeroed(layout)
+            } else {
+                std::alloc::alloc(layout)
+            }
+        };
+        let ptr = NonNull::new(raw).ok_or_else(|| LaunchError::Allocation {
+            bytes,
+            reason: "the host allocator returned null (out of memory)".to_string(),
+        })?;
+        Ok(HostAllocation { ptr, layout })
+    }
+
+    pub(super) fn addr(&self) -> u64 {
+        self.ptr.as_ptr() as usize as u64
+    }
+
+    /// Copies `source` (exactly the allocation's size) in.
+    pub(super) fn write(&mut self, source: &[u8]) {
+        assert_eq!(source.len(), self.layout.size(), "callers check the length");
+        // SAFETY: both ranges are `layout.size()` bytes and distinct allocations.
+        unsafe { std::ptr::copy_nonoverlapping(source.as_ptr(), self.ptr.as_ptr(), source.len()) }
+    }
+
+    /// Copies the allocation out into `target` (exactly its size).
+    pub(super) fn read(&self, target: &mut [u8]) {
+        assert_eq!(target.len(), self.layout.size(), "callers check the length");
+        // SAFETY: as in `write`; no launch runs concurrently (launches are synchronous).
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), target.as_mut_ptr(), target.len())
+        }
+    }
+}
+
+impl Drop for HostAllocation {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Runs one launch on the emulator.
+pub(super) fn launch<A: KernelArgs>(
+    kernel: Kernel<A>,
+    config: &LaunchConfig,
+    args: A,
+) -> Result<EmulatorReport, LaunchError> {
+    let emulate = kernel.emulate;
+    let body = move || emulate(args);
+    emulator::run_grid(
+        config.grid,
+        config.block,
+        config.shared_bytes as usize,
+        &body,
+    )
+    .map_err(|err| LaunchError::Emulator {
+        kernel: kernel.name.to_string(),
+        message: err.to_string(),
+    })
+}
+
+/// Wall time of each of `options.repetitions` launches after `options.warmup` untimed ones.
+pub(super) fn time<A: KernelArgs>(
+    kernel: Kernel<A>,
+    config: &LaunchConfig,
+    args: A,
+    options: TimingOptions,
+) -> Result<Vec<f64>, LaunchError> {
+    for _ in 0..options.warmup {
+        launch(kernel, config, args)?;
+    }
+    let mut samples = Vec::with_capacity(options.repetitions as usize);
+    for _ in 0..options.repetitions {
+        let start = Instant::now();
+        launch(kernel, config, args)?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(samples)
+}

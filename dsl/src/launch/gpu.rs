@@ -1,0 +1,639 @@
+//! The GPU back end of the launcher: CUDA driver API calls through `cudarc`'s raw bindings
+//! (`cudarc::driver::sys`), with `libcuda` loaded at run time, so a binary built without CUDA
+//! installed runs on a machine that has only the driver.
+//!
+//! One primary context per device, made current on the calling thread by every entry point;
+//! all work goes to the legacy default stream, so copies and launches are ordered.
+
+use super::{KernelParam, LaunchConfig, LaunchError, TimingOptions};
+use cudarc::driver::sys;
+use std::collections::HashMap;
+use std::ffi::{c_void, CStr, CString};
+use std::sync::{Arc, Mutex};
+
+/// Every driver entry point this back end calls, checked when a device is opened so that an old
+/// driver gives an error instead of a failed symbol lookup later.
+const REQUIRED_SYMBOLS: [&str; 29] = [
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceGetAttribute",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxSetCurrent",
+    "cuCtxSynchronize",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemsetD8_v2",
+    "cuMemsetD8Async",
+    "cuModuleLoadDataEx",
+    "cuModuleUnload",
+    "cuModuleGetFunction",
+    "cuFuncGetAttribute",
+    "cuFuncSetAttribute",
+    "cuLaunchKernel",
+    "cuEventCreate",
+    "cuEventRecord",
+    "cuEventSynchronize",
+    "cuEventElapsedTime_v2",
+    "cuEventDestroy_v2",
+    "cuGetErrorName",
+    "cuGetErrorString",
+];
+
+/// `CUDA_ERROR_…` name and description of a driver result.
+fn describe(result: sys::CUresult) -> (String, String) {
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: both calls write a pointer to a static string (or leave null on failure).
+    unsafe {
+        sys::cuGetErrorName(result, &mut name);
+        sys::cuGetErrorString(result, &mut text);
+    }
+    let read = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            format!("{result:?}")
+        } else {
+            // SAFETY: the driver returned a NUL-terminated static string.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    (read(name), read(text))
+}
+
+/// `Ok` for `CUDA_SUCCESS`, else a [`LaunchError::Driver`] saying what was being done.
+fn check(result: sys::CUresult, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+    if result == sys::CUresult::CUDA_SUCCESS {
+        return Ok(());
+    }
+    let (code, message) = describe(result);
+    Err(LaunchError::Driver {
+        action: action(),
+        code,
+        message,
+    })
+}
+
+/// A GPU's primary context and the properties the launcher needs.
+pub(super) struct GpuContext {
+    device: sys::CUdevice,
+    context: sys::CUcontext,
+    pub(super) name: String,
+    pub(super) compute_capability: (u32, u32),
+    /// Largest shared memory a block may use after opting in (static + dynamic).
+    max_shared_optin: u32,
+}
+
+// SAFETY: a primary context may be used from any thread; every entry point makes it current on
+// the calling thread first (`bind`).
+unsafe impl Send for GpuContext {}
+unsafe impl Sync for GpuContext {}
+
+impl GpuContext {
+    /// Loads the driver, initializes it and retains the primary context of GPU `ordinal`.
+    pub(super) fn open(ordinal: usize) -> Result<Arc<GpuContext>, LaunchError> {
+        let unavailable = |reason: String| LaunchError::GpuUnavailable { reason };
+        // SAFETY: only tries to dlopen the driver library.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(unavailable(
+                "the CUDA driver library (libcuda.so) is not installed or not on the loader path"
+                    .to_string(),
+            ));
+        }
+        // SAFETY: present (checked above), so `culib` does not panic; `get` only looks symbols up.
+        let library = unsafe { sys::culib() };
+        for symbol in REQUIRED_SYMBOLS {
+            // SAFETY: a lookup; the symbol is not called here.
+            if unsafe { library.get::<unsafe extern "C" fn()>(symbol.as_bytes()) }.is_err() {
+                return Err(unavailable(format!(
+                    "the installed CUDA driver lacks `{symbol}` (too old a driver)"
+                )));
+            }
+        }
+        let driver = |result, action: &str| {
+            check(result, || action.to_string()).map_err(|err| unavailable(err.to_string()))
+        };
+        // SAFETY: plain driver calls with valid out-pointers.
+        unsafe {
+            driver(sys::cuInit(0), "initializing the driver (cuInit)")?;
+            let mut count = 0;
+            driver(sys::cuDeviceGetCount(&mut count), "counting devices")?;
+            if count <= 0 {
+                return Err(unavailable("the CUDA driver sees no device".to_string()));
+            }
+            if ordinal >= count as usize {
+                return Err(unavailable(format!(
+                    "GPU {ordinal} requested, {count} present"
+                )));
+            }
+            let mut device = 0;
+            driver(
+                sys::cuDeviceGet(&mut device, ordinal as i32),
+                "getting the device",
+            )?;
+            let mut name_bytes = [0 as std::ffi::c_char; 256];
+            driver(
+                sys::cuDeviceGetName(name_bytes.as_mut_ptr(), name_bytes.len() as i32, device),
+                "reading the device name",
+            )?;
+            let name = CStr::from_ptr(name_bytes.as_ptr())
+                .to_string_lossy()
+                .into_owned();
+            let attribute = |attribute: sys::CUdevice_attribute, what: &str| {
+                let mut value = 0;
+                driver(
+                    sys::cuDeviceGetAttribute(&mut value, attribute, device),
+                    what,
+                )
+                .map(|_| value.max(0) as u32)
+            };
+            use sys::CUdevice_attribute as Attr;
+            let major = attribute(
+                Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                "reading the compute capability",
+            )?;
+            let minor = attribute(
+                Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                "reading the compute capability",
+            )?;
+            let max_shared_optin = attribute(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                "reading the shared-memory limit",
+            )?;
+            let mut context = std::ptr::null_mut();
+            driver(
+                sys::cuDevicePrimaryCtxRetain(&mut context, device),
+                "retaining the primary context",
+            )?;
+            let gpu = GpuContext {
+                device,
+                context,
+                name,
+                compute_capability: (major, minor),
+                max_shared_optin,
+            };
+            gpu.bind().map_err(|err| unavailable(err.to_string()))?;
+            Ok(Arc::new(gpu))
+        }
+    }
+
+    /// Makes the context current on the calling thread.
+    pub(super) fn bind(&self) -> Result<(), LaunchError> {
+        // SAFETY: the context is retained until `self` drops.
+        check(unsafe { sys::cuCtxSetCurrent(self.context) }, || {
+            "making the context current".into()
+        })
+    }
+
+    /// Waits for all work; a failure is attributed by `action`.
+    pub(super) fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: plain driver call.
+        check(unsafe { sys::cuCtxSynchronize() }, || {
+            format!(
+                "{} (an error here is sticky: the context is unusable afterwards)",
+                action()
+            )
+        })
+    }
+
+    /// Launches without waiting: checks the block against the compiled kernel, opts in to more
+    /// than 48 KiB of dynamic shared memory when asked for, then `cuLaunchKernel`.
+    pub(super) fn launch(
+        &self,
+        module: &GpuModule,
+        name: &str,
+        config: &LaunchConfig,
+        params: &[KernelParam],
+    ) -> Result<(), LaunchError> {
+        self.bind()?;
+        let function = module.function(self, name, config)?;
+        let mut values: Vec<u64> = params
+            .iter()
+            .map(|p| u64::from_le_bytes(p.bytes()))
+            .collect();
+        let mut pointers: Vec<*mut c_void> = values
+            .iter_mut()
+            .map(|value| value as *mut u64 as *mut c_void)
+            .collect();
+        // SAFETY: `function` belongs to the current context; `pointers` has one pointer per PTX
+        // parameter (checked against the entry), each to at least as many bytes as the parameter.
+        let result = unsafe {
+            sys::cuLaunchKernel(
+                function,
+                config.grid[0],
+                config.grid[1],
+                config.grid[2],
+                config.block[0],
+                config.block[1],
+                config.block[2],
+                config.shared_bytes,
+                std::ptr::null_mut(),
+                pointers.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(result, || {
+            format!(
+                "launching kernel `{name}` (grid {:?}, block {:?}, {} B dynamic shared memory)",
+                config.grid, config.block, config.shared_bytes
+            )
+        })
+    }
+
+    /// Per-launch GPU times (ms) by CUDA events: `warmup` launches, then `repetitions` launches,
+    /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
+    pub(super) fn time(
+        &self,
+        module: &GpuModule,
+        name: &str,
+        config: &LaunchConfig,
+        params: &[KernelParam],
+        options: TimingOptions,
+    ) -> Result<Vec<f64>, LaunchError> {
+        for _ in 0..options.warmup {
+            self.launch(module, name, config, params)?;
+        }
+        self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
+        let flush = if options.l2_flush_bytes > 0 {
+            Some(GpuAllocation::new_on(self, options.l2_flush_bytes, false)?)
+        } else {
+            None
+        };
+        let events = EventPairs::new(self, options.repetitions as usize)?;
+        for (start, end) in &events.pairs {
+            if let Some(flush) = &flush {
+                // SAFETY: the scratch buffer is `l2_flush_bytes` long and live.
+                check(
+                    unsafe {
+                        sys::cuMemsetD8Async(
+                            flush.ptr,
+                            0,
+                            options.l2_flush_bytes,
+                            std::ptr::null_mut(),
+                        )
+                    },
+                    || "flushing the L2 cache between timed launches".into(),
+                )?;
+            }
+            // SAFETY: live events of this context, recorded on the default stream.
+            check(
+                unsafe { sys::cuEventRecord(*start, std::ptr::null_mut()) },
+                || "recording an event".into(),
+            )?;
+            self.launch(module, name, config, params)?;
+            // SAFETY: as above.
+            check(
+                unsafe { sys::cuEventRecord(*end, std::ptr::null_mut()) },
+                || "recording an event".into(),
+            )?;
+        }
+        self.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
+        let mut samples = Vec::with_capacity(events.pairs.len());
+        for (start, end) in &events.pairs {
+            let mut ms = 0f32;
+            // SAFETY: both events completed (the context was synchronized).
+            check(
+                unsafe { sys::cuEventElapsedTime_v2(&mut ms, *start, *end) },
+                || "reading an event time".into(),
+            )?;
+            samples.push(ms as f64);
+        }
+        Ok(samples)
+    }
+}
+
+impl Drop for GpuContext {
+    fn drop(&mut self) {
+        // SAFETY: retained in `open`; modules and buffers hold an `Arc` to this context, so none
+        // is left. An error cannot be reported from drop.
+        unsafe {
+            sys::cuDevicePrimaryCtxRelease_v2(self.device);
+        }
+    }
+}
+
+/// `n` pairs of CUDA events, destroyed on drop.
+struct EventPairs {
+    pairs: Vec<(sys::CUevent, sys::CUevent)>,
+}
+
+impl EventPairs {
+    fn new(context: &GpuContext, n: usize) -> Result<EventPairs, LaunchError> {
+        context.bind()?;
+        let mut events = EventPairs {
+            pairs: Vec::with_capacity(n),
+        };
+        for _ in 0..n {
+            let mut start = std::ptr::null_mut();
+            let mut end = std::ptr::null_mut();
+            // SAFETY: valid out-pointers; created events are destroyed by `Drop`.
+            unsafe {
+                check(sys::cuEventCreate(&mut start, 0), || {
+                    "creating a timing event".into()
+                })?;
+                if let Err(err) = check(sys::cuEventCreate(&mut end, 0), || {
+                    "creating a timing event".into()
+                }) {
+                    sys::cuEventDestroy_v2(start);
+                    return Err(err);
+                }
+            }
+            events.pairs.push((start, end));
+        }
+        Ok(events)
+    }
+}
+
+impl Drop for EventPairs {
+    fn drop(&mut self) {
+        for (start, end) in self.pairs.drain(..) {
+            // SAFETY: created in `new`, not used after this.
+            unsafe {
+                sys::cuEventDestroy_v2(start);
+                sys::cuEventDestroy_v2(end);
+            }
+        }
+    }
+}
+
+/// Device memory from `cuMemAlloc`, freed on drop.
+pub(super) struct GpuAllocation {
+    context: Option<Arc<GpuContext>>,
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+// SAFETY: a device address; the owning context is thread-safe (see `GpuContext`).
+unsafe impl Send for GpuAllocation {}
+unsafe impl Sync for GpuAllocation {}
+
+impl GpuAllocation {
+    /// `bytes` (> 0) bytes of device memory, zeroed if asked.
+    pub(super) fn new(
+        context: &Arc<GpuContext>,
+        bytes: usize,
+        zeroed: bool,
+    ) -> Result<Self, LaunchError> {
+        let mut allocation = GpuAllocation::new_on(context, bytes, zeroed)?;
+        allocation.context = Some(Arc::clone(context));
+        Ok(allocation)
+    }
+
+    /// As [`new`](Self::new), for scratch memory freed before the context can go away.
+    fn new_on(context: &GpuContext, bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
+        context.bind()?;
+        let mut ptr = 0;
+        // SAFETY: valid out-pointer.
+        let result = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+        if result != sys::CUresult::CUDA_SUCCESS {
+            let (code, message) = describe(result);
+            return Err(LaunchError::Allocation {
+                bytes,
+                reason: format!("{code} ({message})"),
+            });
+        }
+        let allocation = GpuAllocation {
+            context: None,
+            ptr,
+            bytes,
+        };
+        if zeroed {
+            // SAFETY: `bytes` bytes at `ptr` were just allocated.
+            check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, || {
+                format!("zeroing {bytes} bytes")
+            })?;
+        }
+        Ok(allocation)
+    }
+
+    pub(super) fn addr(&self) -> u64 {
+        self.ptr
+    }
+
+    fn bind(&self) -> Result<(), LaunchError> {
+        match &self.context {
+            Some(context) => context.bind(),
+            None => Ok(()),
+        }
+    }
+
+    /// Copies `source` (exactly the allocation's size) to the device.
+    pub(super) fn write(&mut self, source: &[u8]) -> Result<(), LaunchError> {
+        debug_assert_eq!(source.len(), self.bytes);
+        self.bind()?;
+        // SAFETY: `source.len()` bytes fit the allocation (checked by the caller).
+        check(
+            unsafe { sys::cuMemcpyHtoD_v2(self.ptr, source.as_ptr().cast(), source.len()) },
+            || format!("copying {} bytes to the device", source.len()),
+        )
+    }
+
+    /// Copies the allocation into `target` (exactly its size), after all prior work.
+    pub(super) fn read(&self, target: &mut [u8]) -> Result<(), LaunchError> {
+        debug_assert_eq!(target.len(), self.bytes);
+        self.bind()?;
+        // SAFETY: as in `write`.
+        check(
+            unsafe { sys::cuMemcpyDtoH_v2(target.as_mut_ptr().cast(), self.ptr, target.len()) },
+            || format!("copying {} bytes from the device", target.len()),
+        )
+    }
+}
+
+impl Drop for GpuAllocation {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new_on`; the context is alive (held, or owned by the caller for
+        // scratch memory). An error cannot be reported from drop.
+        unsafe {
+            if self.bind().is_ok() {
+                sys::cuMemFree_v2(self.ptr);
+            }
+        }
+    }
+}
+
+/// One compiled kernel of a module, with what the launcher checks against.
+#[derive(Clone, Copy)]
+struct GpuFunction {
+    handle: sys::CUfunction,
+    /// Most threads per block the compiled kernel allows (fewer when it uses many registers).
+    max_threads: u32,
+    /// Static shared memory of the kernel (`.shared` declarations).
+    static_shared: u32,
+    /// Dynamic shared memory currently allowed (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`,
+    /// 48 KiB minus the static shared memory until raised).
+    dynamic_limit: u32,
+}
+
+/// A module loaded (and JIT-compiled) by the driver, unloaded on drop.
+pub(super) struct GpuModule {
+    context: Arc<GpuContext>,
+    module: sys::CUmodule,
+    functions: Mutex<HashMap<String, GpuFunction>>,
+}
+
+// SAFETY: module and function handles may be used from any thread with the context current.
+unsafe impl Send for GpuModule {}
+unsafe impl Sync for GpuModule {}
+
+impl GpuModule {
+    /// `cuModuleLoadDataEx` with the JIT's error and info logs captured.
+    pub(super) fn load(context: &Arc<GpuContext>, ptx: &str) -> Result<GpuModule, LaunchError> {
+        context.bind()?;
+        let text = CString::new(ptx).map_err(|_| LaunchError::PtxMalformed {
+            reason: "the PTX text contains a NUL byte".to_string(),
+        })?;
+        const LOG_BYTES: usize = 64 * 1024;
+        let mut error_log = vec![0u8; LOG_BYTES];
+        let mut info_log = vec![0u8; LOG_BYTES];
+        use sys::CUjit_option as Opt;
+        let mut options = [
+            Opt::CU_JIT_ERROR_LOG_BUFFER,
+            Opt::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            Opt::CU_JIT_INFO_LOG_BUFFER,
+            Opt::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut values: [*mut c_void; 4] = [
+            error_log.as_mut_ptr().cast(),
+            LOG_BYTES as *mut c_void,
+            info_log.as_mut_ptr().cast(),
+            LOG_BYTES as *mut c_void,
+        ];
+        let mut module = std::ptr::null_mut();
+        // SAFETY: NUL-terminated image; option values are the buffers and their sizes, as the
+        // driver API documents (sizes passed in the pointer-sized slot).
+        let result = unsafe {
+            sys::cuModuleLoadDataEx(
+                &mut module,
+                text.as_ptr().cast(),
+                options.len() as u32,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        if result != sys::CUresult::CUDA_SUCCESS {
+            let (code, message) = describe(result);
+            let log = String::from_utf8_lossy(&error_log)
+                .trim_end_matches('\0')
+                .to_string();
+            return Err(LaunchError::PtxRejected {
+                code: format!("{code} ({message})"),
+                log,
+            });
+        }
+        Ok(GpuModule {
+            context: Arc::clone(context),
+            module,
+            functions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The kernel `name`, looked up once, with its dynamic shared-memory limit raised to what
+    /// `config` asks when that is above 48 KiB (static + dynamic must fit the device's opt-in
+    /// limit), and the block checked against the kernel's thread limit.
+    fn function(
+        &self,
+        context: &GpuContext,
+        name: &str,
+        config: &LaunchConfig,
+    ) -> Result<sys::CUfunction, LaunchError> {
+        let mut functions = self
+            .functions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !functions.contains_key(name) {
+            let c_name = CString::new(name).map_err(|_| LaunchError::KernelNotFound {
+                kernel: name.to_string(),
+                entries: Vec::new(),
+            })?;
+            let mut handle = std::ptr::null_mut();
+            // SAFETY: valid module and NUL-terminated name.
+            check(
+                unsafe { sys::cuModuleGetFunction(&mut handle, self.module, c_name.as_ptr()) },
+                || format!("looking up kernel `{name}` in the module"),
+            )?;
+            let attribute = |attribute: sys::CUfunction_attribute, what: &str| {
+                let mut value = 0;
+                // SAFETY: valid function handle and out-pointer.
+                check(
+                    unsafe { sys::cuFuncGetAttribute(&mut value, attribute, handle) },
+                    || format!("reading the {what} of kernel `{name}`"),
+                )
+                .map(|_| value.max(0) as u32)
+            };
+            use sys::CUfunction_attribute as Attr;
+            let function = GpuFunction {
+                handle,
+                max_threads: attribute(
+                    Attr::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                    "thread limit",
+                )?,
+                static_shared: attribute(
+                    Attr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                    "static shared memory",
+                )?,
+                dynamic_limit: attribute(
+                    Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    "dynamic shared-memory limit",
+                )?,
+            };
+            functions.insert(name.to_string(), function);
+        }
+        let function = functions.get_mut(name).expect("inserted above");
+        let invalid = |reason: String| LaunchError::InvalidConfig {
+            kernel: name.to_string(),
+            reason,
+        };
+        let threads = config.threads_per_block();
+        if threads > function.max_threads as u64 {
+            return Err(invalid(format!(
+                "block {:?} has {threads} threads, but the compiled kernel allows at most {} \
+                 (register use)",
+                config.block, function.max_threads
+            )));
+        }
+        let total_shared = function.static_shared as u64 + config.shared_bytes as u64;
+        if total_shared > context.max_shared_optin as u64 {
+            return Err(invalid(format!(
+                "{} B static + {} B dynamic shared memory exceeds the device's {} B per block",
+                function.static_shared, config.shared_bytes, context.max_shared_optin
+            )));
+        }
+        if config.shared_bytes > function.dynamic_limit {
+            // SAFETY: valid function handle; the value fits (checked above).
+            check(
+                unsafe {
+                    sys::cuFuncSetAttribute(
+                        function.handle,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        config.shared_bytes as i32,
+                    )
+                },
+                || {
+                    format!(
+                        "raising the dynamic shared-memory limit of `{name}` to {} B",
+                        config.shared_bytes
+                    )
+                },
+            )?;
+            function.dynamic_limit = config.shared_bytes;
+        }
+        Ok(function.handle)
+    }
+}
+
+impl Drop for GpuModule {
+    fn drop(&mut self) {
+        // SAFETY: loaded in `load`; no launch can be using it (launches take `&Module`).
+        unsafe {
+            if self.context.bind().is_ok() {
+                sys::cuModuleUnload(self.module);
+            }
+        }
+    }
+}

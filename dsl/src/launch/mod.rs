@@ -1,0 +1,922 @@
+//! Host launcher: one typed API over the GPU (CUDA driver API through `cudarc`, behind the `cuda`
+//! feature) and the CPU [emulator](crate::emulator), chosen at run time.
+//!
+//! ```no_run
+//! use tessera::launch::{Device, LaunchConfig};
+//! # fn demo(ptx: &str, kernel: tessera::Kernel<(tessera::Ptr<f32>, u32)>) -> Result<(), tessera::launch::LaunchError> {
+//! let device = Device::new()?; // GPU if present (and the `cuda` feature is on), else the emulator
+//! let module = device.load_ptx(ptx)?;
+//! let data = device.upload(&[1.0f32, 2.0, 3.0])?;
+//! let report = device.launch(&module, kernel, LaunchConfig::linear(1, 32), (data.ptr(), 3))?;
+//! if let Some(emulated) = report.emulator_report() {
+//!     println!("{} shared wavefronts", emulated.shared_wavefronts);
+//! }
+//! let result: Vec<f32> = data.download()?;
+//! # Ok(()) }
+//! ```
+//!
+//! Device choice ([`Device::new`]): `TESSERA_DEVICE=gpu` demands the GPU (an error says why it
+//! cannot be used), `TESSERA_DEVICE=emulator` the emulator; unset or `auto` takes the GPU when
+//! the `cuda` feature is on and a driver (`libcuda`, loaded at run time) and a device are present,
+//! else the emulator ([`Device::selection_note`] says why).
+//!
+//! Every launch is checked before it runs, on both back ends: the kernel must be an `.entry` of
+//! the module, the argument tuple must match the entry's `.param` sizes, every `Ptr` argument
+//! must be null or point into a live buffer of this device, and the grid/block/shared-memory
+//! configuration must be launchable.
+
+mod args;
+mod element;
+mod emulated;
+#[cfg(feature = "cuda")]
+mod gpu;
+pub mod ptx;
+
+pub use args::{KernelArg, KernelArgs, KernelParam};
+pub use element::DeviceElement;
+
+use crate::emulator::EmulatorReport;
+use crate::{Kernel, Ptr};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Environment variable that picks the device: `gpu`, `emulator` or `auto` (the default).
+pub const DEVICE_ENV: &str = "TESSERA_DEVICE";
+
+/// Which back end a [`Device`] runs kernels on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// A CUDA GPU through the driver API.
+    Gpu,
+    /// The CPU emulator: one host thread per GPU thread.
+    Emulator,
+}
+
+impl fmt::Display for DeviceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DeviceKind::Gpu => "gpu",
+            DeviceKind::Emulator => "emulator",
+        })
+    }
+}
+
+/// Why a launcher call failed. Every variant names what was being done.
+#[derive(Debug)]
+pub enum LaunchError {
+    /// `TESSERA_DEVICE` holds something other than `gpu`, `emulator` or `auto`.
+    BadDeviceSetting { value: String },
+    /// A GPU was asked for but cannot be used.
+    GpuUnavailable { reason: String },
+    /// A CUDA driver call failed.
+    Driver {
+        action: String,
+        code: String,
+        message: String,
+    },
+    /// The driver rejected the PTX (JIT compilation failed); `log` is the JIT's error log.
+    PtxRejected { code: String, log: String },
+    /// The PTX text could not be read.
+    PtxMalformed { reason: String },
+    /// The PTX targets an architecture the device cannot run.
+    PtxArchitecture {
+        ptx_target: String,
+        device: (u32, u32),
+    },
+    /// The kernel is not an `.entry` of the module.
+    KernelNotFound {
+        kernel: String,
+        entries: Vec<String>,
+    },
+    /// The argument tuple does not match the PTX entry's parameters.
+    ArgumentMismatch { kernel: String, detail: String },
+    /// A `Ptr` argument is neither null nor inside a live buffer of this device.
+    ForeignPointer {
+        kernel: String,
+        index: usize,
+        addr: u64,
+    },
+    /// The grid, block or shared-memory size cannot be launched.
+    InvalidConfig { kernel: String, reason: String },
+    /// A module or buffer of another device was passed.
+    WrongDevice { what: String },
+    /// Host data and device buffer lengths differ.
+    LengthMismatch {
+        what: String,
+        expected: usize,
+        got: usize,
+    },
+    /// A buffer of this many bytes cannot be allocated.
+    Allocation { bytes: usize, reason: String },
+    /// The emulator could not run the kernel.
+    Emulator { kernel: String, message: String },
+}
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LaunchError::BadDeviceSetting { value } => write!(
+                f,
+                "{DEVICE_ENV}={value:?} is not a device choice; use `gpu`, `emulator` or `auto`"
+            ),
+            LaunchError::GpuUnavailable { reason } => write!(f, "no usable GPU: {reason}"),
+            LaunchError::Driver {
+                action,
+                code,
+                message,
+            } => {
+                write!(f, "CUDA driver error while {action}: {code} ({message})")
+            }
+            LaunchError::PtxRejected { code, log } => {
+                write!(f, "the CUDA driver rejected the PTX module: {code}")?;
+                if !log.trim().is_empty() {
+                    write!(f, "\nJIT log:\n{}", log.trim_end())?;
+                }
+                Ok(())
+            }
+            LaunchError::PtxMalformed { reason } => write!(f, "malformed PTX module: {reason}"),
+            LaunchError::PtxArchitecture { ptx_target, device } => write!(
+                f,
+                "the PTX targets {ptx_target} but the device is sm_{}{}; rebuild the kernels for \
+                 it (TESSERA_SM=sm_{}{})",
+                device.0, device.1, device.0, device.1
+            ),
+            LaunchError::KernelNotFound { kernel, entries } => write!(
+                f,
+                "kernel `{kernel}` is not an entry of the PTX module (entries: {})",
+                if entries.is_empty() {
+                    "none".to_string()
+                } else {
+                    entries.join(", ")
+                }
+            ),
+            LaunchError::ArgumentMismatch { kernel, detail } => {
+                write!(
+                    f,
+                    "arguments of kernel `{kernel}` do not match its PTX entry: {detail}"
+                )
+            }
+            LaunchError::ForeignPointer {
+                kernel,
+                index,
+                addr,
+            } => write!(
+                f,
+                "argument {index} of kernel `{kernel}` is a Ptr ({addr:#x}) that is neither null \
+                 nor inside a live buffer of this device"
+            ),
+            LaunchError::InvalidConfig { kernel, reason } => {
+                write!(f, "cannot launch kernel `{kernel}`: {reason}")
+            }
+            LaunchError::WrongDevice { what } => {
+                write!(
+                    f,
+                    "{what} belongs to another device than the one it was used with"
+                )
+            }
+            LaunchError::LengthMismatch {
+                what,
+                expected,
+                got,
+            } => {
+                write!(
+                    f,
+                    "{what}: the buffer holds {expected} elements, the host data {got}"
+                )
+            }
+            LaunchError::Allocation { bytes, reason } => {
+                write!(f, "cannot allocate a buffer of {bytes} bytes: {reason}")
+            }
+            LaunchError::Emulator { kernel, message } => {
+                write!(f, "the emulator failed to run kernel `{kernel}`: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LaunchError {}
+
+/// Grid, block and dynamic shared memory of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Thread blocks per grid dimension (`gridDim`).
+    pub grid: [u32; 3],
+    /// Threads per block dimension (`blockDim`).
+    pub block: [u32; 3],
+    /// Dynamic shared memory per block, in bytes (above 48 KiB the launcher opts in).
+    pub shared_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// A 1-D launch: `blocks` blocks of `threads` threads, no dynamic shared memory.
+    pub const fn linear(blocks: u32, threads: u32) -> Self {
+        LaunchConfig {
+            grid: [blocks, 1, 1],
+            block: [threads, 1, 1],
+            shared_bytes: 0,
+        }
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory per block.
+    pub const fn with_shared_bytes(mut self, bytes: u32) -> Self {
+        self.shared_bytes = bytes;
+        self
+    }
+
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.iter().map(|&d| d as u64).product()
+    }
+
+    /// Blocks in the grid.
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().map(|&d| d as u64).product()
+    }
+
+    /// The CUDA limits every device of compute capability ≥ 3.0 has.
+    fn validate(&self, kernel: &str) -> Result<(), LaunchError> {
+        let invalid = |reason: String| LaunchError::InvalidConfig {
+            kernel: kernel.to_string(),
+            reason,
+        };
+        if self.grid.contains(&0) || self.block.contains(&0) {
+            return Err(invalid(format!(
+                "grid {:?} and block {:?} must have no zero dimension",
+                self.grid, self.block
+            )));
+        }
+        if self.threads_per_block() > 1024 {
+            return Err(invalid(format!(
+                "block {:?} has {} threads; at most 1024",
+                self.block,
+                self.threads_per_block()
+            )));
+        }
+        if self.block[2] > 64 {
+            return Err(invalid(format!("block z = {} exceeds 64", self.block[2])));
+        }
+        if self.grid[0] > i32::MAX as u32 || self.grid[1] > 65535 || self.grid[2] > 65535 {
+            return Err(invalid(format!(
+                "grid {:?} exceeds the limits [2^31-1, 65535, 65535]",
+                self.grid
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What a launch reports.
+#[derive(Debug)]
+pub enum LaunchReport {
+    /// Ran on the GPU (and finished without error).
+    Gpu,
+    /// Ran on the emulator; its counters (shared-memory accesses and wavefronts).
+    Emulator(EmulatorReport),
+}
+
+impl LaunchReport {
+    /// The emulator's report, if the launch ran there.
+    pub fn emulator_report(&self) -> Option<&EmulatorReport> {
+        match self {
+            LaunchReport::Gpu => None,
+            LaunchReport::Emulator(report) => Some(report),
+        }
+    }
+}
+
+/// How [`Device::time_launches`] times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimingOptions {
+    /// Untimed launches first.
+    pub warmup: u32,
+    /// Timed launches (each timed on its own); at least 1.
+    pub repetitions: u32,
+    /// GPU only: before each timed launch, write this many bytes of a scratch buffer so the L2
+    /// cache holds none of the kernel's data (as `triton.testing.do_bench`, 256 MB); 0 = off.
+    pub l2_flush_bytes: usize,
+}
+
+impl Default for TimingOptions {
+    fn default() -> Self {
+        TimingOptions {
+            warmup: 10,
+            repetitions: 100,
+            l2_flush_bytes: 256_000_000,
+        }
+    }
+}
+
+/// What clock a [`Timing`] was measured with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimingClock {
+    /// CUDA events around each launch: GPU time.
+    CudaEvents,
+    /// Host wall time of each emulated launch: NOT a GPU time.
+    EmulatorWallTime,
+}
+
+impl fmt::Display for TimingClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TimingClock::CudaEvents => "CUDA events",
+            TimingClock::EmulatorWallTime => "emulator wall time (not a GPU time)",
+        })
+    }
+}
+
+/// Launch times measured by [`Device::time_launches`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    /// Median time of one launch, in milliseconds.
+    pub median_ms: f64,
+    /// Fastest launch.
+    pub min_ms: f64,
+    /// Slowest launch.
+    pub max_ms: f64,
+    /// Every timed launch, in the order run.
+    pub samples_ms: Vec<f64>,
+    /// The clock used.
+    pub clock: TimingClock,
+}
+
+impl Timing {
+    fn from_samples(samples_ms: Vec<f64>, clock: TimingClock) -> Timing {
+        let mut sorted = samples_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median_ms = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
+        };
+        Timing {
+            median_ms,
+            min_ms: sorted[0],
+            max_ms: sorted[n - 1],
+            samples_ms,
+            clock,
+        }
+    }
+}
+
+/// Live allocations of one device: start address → size in bytes.
+#[derive(Debug, Default)]
+struct Registry {
+    live: Mutex<BTreeMap<u64, u64>>,
+}
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, u64>> {
+        // A panic while holding this lock cannot leave the map inconsistent (single inserts and
+        // removes), so a poisoned lock is still usable.
+        self.live
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn insert(&self, start: u64, bytes: u64) {
+        self.lock().insert(start, bytes);
+    }
+
+    fn remove(&self, start: u64) {
+        self.lock().remove(&start);
+    }
+
+    /// Whether `addr` lies in `[start, start + bytes]` of a live allocation (one past the end
+    /// included, as for Rust pointers).
+    fn contains(&self, addr: u64) -> bool {
+        let live = self.lock();
+        live.range(..=addr)
+            .next_back()
+            .is_some_and(|(&start, &bytes)| addr <= start + bytes)
+    }
+}
+
+static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
+
+enum Backend {
+    Emulator,
+    #[cfg(feature = "cuda")]
+    Gpu(Arc<gpu::GpuContext>),
+}
+
+/// A device kernels run on: a GPU or the CPU emulator. See the [module docs](self).
+pub struct Device {
+    id: u64,
+    backend: Backend,
+    registry: Arc<Registry>,
+    selection_note: String,
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device")
+            .field("kind", &self.kind())
+            .field("name", &self.name())
+            .field("selection_note", &self.selection_note)
+            .finish()
+    }
+}
+
+impl Device {
+    /// The device `TESSERA_DEVICE` asks for (`gpu`, `emulator`, or `auto`/unset: the GPU when one
+    /// can be used, else the emulator).
+    pub fn new() -> Result<Device, LaunchError> {
+        let setting = std::env::var(DEVICE_ENV).unwrap_or_default();
+        Device::from_setting(&setting)
+    }
+
+    /// [`Device::new`] with the setting given instead of read from the environment.
+    pub fn from_setting(setting: &str) -> Result<Device, LaunchError> {
+        match setting.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(match Device::gpu(0) {
+                Ok(device) => device,
+                Err(err) => Device::emulator_with_note(format!("emulator: {err}")),
+            }),
+            "gpu" | "cuda" => Device::gpu(0).map_err(|err| LaunchError::GpuUnavailable {
+                reason: format!(
+                    "{DEVICE_ENV}={setting} asks for the GPU, but {}",
+                    match err {
+                        LaunchError::GpuUnavailable { reason } => reason,
+                        other => other.to_string(),
+                    }
+                ),
+            }),
+            "emulator" | "emu" | "cpu" => Ok(Device::emulator_with_note(format!(
+                "emulator: {DEVICE_ENV}={setting}"
+            ))),
+            _ => Err(LaunchError::BadDeviceSetting {
+                value: setting.to_string(),
+            }),
+        }
+    }
+
+    /// The CPU emulator.
+    pub fn emulator() -> Device {
+        Device::emulator_with_note("emulator: asked for".to_string())
+    }
+
+    fn emulator_with_note(selection_note: String) -> Device {
+        Device {
+            id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
+            backend: Backend::Emulator,
+            registry: Arc::default(),
+            selection_note,
+        }
+    }
+
+    /// GPU number `ordinal` (CUDA numbering, after `CUDA_VISIBLE_DEVICES`).
+    pub fn gpu(ordinal: usize) -> Result<Device, LaunchError> {
+        #[cfg(feature = "cuda")]
+        {
+            let context = gpu::GpuContext::open(ordinal)?;
+            let selection_note = format!("gpu {ordinal}: {}", context.name);
+            Ok(Device {
+                id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
+                backend: Backend::Gpu(context),
+                registry: Arc::default(),
+                selection_note,
+            })
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = ordinal;
+            Err(LaunchError::GpuUnavailable {
+                reason: "this program was built without tessera's `cuda` feature".to_string(),
+            })
+        }
+    }
+
+    /// GPU or emulator.
+    pub fn kind(&self) -> DeviceKind {
+        match self.backend {
+            Backend::Emulator => DeviceKind::Emulator,
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(_) => DeviceKind::Gpu,
+        }
+    }
+
+    /// The device's name: the GPU's marketing name, or `Tessera CPU emulator`.
+    pub fn name(&self) -> String {
+        match &self.backend {
+            Backend::Emulator => "Tessera CPU emulator".to_string(),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(context) => context.name.clone(),
+        }
+    }
+
+    /// Why this device was chosen (and, for the emulator chosen automatically, why not a GPU).
+    pub fn selection_note(&self) -> &str {
+        &self.selection_note
+    }
+
+    /// The GPU's compute capability `(major, minor)`; `None` on the emulator.
+    pub fn compute_capability(&self) -> Option<(u32, u32)> {
+        match &self.backend {
+            Backend::Emulator => None,
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(context) => Some(context.compute_capability),
+        }
+    }
+
+    /// Loads a PTX module. On the GPU the driver JIT-compiles it for the device (its error log
+    /// is in the error); on the emulator only its entry names and parameter sizes are kept, to
+    /// check launches against.
+    pub fn load_ptx(&self, ptx: &str) -> Result<Module, LaunchError> {
+        let entries =
+            ptx::parse_entries(ptx).map_err(|err| LaunchError::PtxMalformed { reason: err.0 })?;
+        let target = ptx::target_arch(ptx);
+        let backend = match &self.backend {
+            Backend::Emulator => ModuleBackend::Emulator,
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(context) => {
+                if let Some((major, minor, specific)) = target {
+                    let device = context.compute_capability;
+                    let runs = if specific {
+                        (major, minor) == device
+                    } else {
+                        (major, minor) <= device
+                    };
+                    if !runs {
+                        return Err(LaunchError::PtxArchitecture {
+                            ptx_target: crate::build::ptx_target(ptx).unwrap_or("?").to_string(),
+                            device,
+                        });
+                    }
+                }
+                ModuleBackend::Gpu(gpu::GpuModule::load(context, ptx)?)
+            }
+        };
+        Ok(Module {
+            device_id: self.id,
+            entries,
+            target,
+            backend,
+        })
+    }
+
+    /// A buffer holding a copy of `data`.
+    pub fn upload<T: DeviceElement>(&self, data: &[T]) -> Result<DeviceBuffer<T>, LaunchError> {
+        let mut buffer = self.alloc::<T>(data.len(), false)?;
+        buffer.copy_from_host(data)?;
+        Ok(buffer)
+    }
+
+    /// A buffer of `len` zeros (all bits zero).
+    pub fn zeros<T: DeviceElement>(&self, len: usize) -> Result<DeviceBuffer<T>, LaunchError> {
+        self.alloc(len, true)
+    }
+
+    fn alloc<T: DeviceElement>(
+        &self,
+        len: usize,
+        zeroed: bool,
+    ) -> Result<DeviceBuffer<T>, LaunchError> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(LaunchError::Allocation {
+                bytes: usize::MAX,
+                reason: format!(
+                    "{len} elements of {} overflow the address space",
+                    T::DTYPE_NAME
+                ),
+            })?;
+        let storage = if bytes == 0 {
+            Storage::Empty
+        } else {
+            match &self.backend {
+                Backend::Emulator => Storage::Host(emulated::HostAllocation::new(bytes, zeroed)?),
+                #[cfg(feature = "cuda")]
+                Backend::Gpu(context) => {
+                    Storage::Gpu(gpu::GpuAllocation::new(context, bytes, zeroed)?)
+                }
+            }
+        };
+        let addr = storage.addr();
+        if bytes > 0 {
+            self.registry.insert(addr, bytes as u64);
+        }
+        Ok(DeviceBuffer {
+            device_id: self.id,
+            len,
+            addr,
+            storage,
+            registry: Arc::clone(&self.registry),
+            _element: PhantomData,
+        })
+    }
+
+    /// Checks a launch against the module and this device (see the [module docs](self)).
+    fn check_launch(
+        &self,
+        module: &Module,
+        name: &str,
+        config: &LaunchConfig,
+        params: &[KernelParam],
+    ) -> Result<(), LaunchError> {
+        if module.device_id != self.id {
+            return Err(LaunchError::WrongDevice {
+                what: format!("the module of kernel `{name}`"),
+            });
+        }
+        config.validate(name)?;
+        let entry = module
+            .entries
+            .iter()
+            .find(|entry| entry.name == name)
+            .ok_or_else(|| LaunchError::KernelNotFound {
+                kernel: name.to_string(),
+                entries: module.entry_names(),
+            })?;
+        let mismatch = |detail: String| LaunchError::ArgumentMismatch {
+            kernel: name.to_string(),
+            detail,
+        };
+        if entry.param_sizes.len() != params.len() {
+            return Err(mismatch(format!(
+                "the PTX entry takes {} parameters, the Rust handle passes {}",
+                entry.param_sizes.len(),
+                params.len()
+            )));
+        }
+        for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
+            if let Some(size) = size {
+                if *size != param.size() {
+                    return Err(mismatch(format!(
+                        "parameter {index} is {size} bytes in the PTX, but the Rust argument is a \
+                         {} ({} bytes)",
+                        param.type_name(),
+                        param.size()
+                    )));
+                }
+            }
+        }
+        for (index, param) in params.iter().enumerate() {
+            if let KernelParam::Ptr(addr) = *param {
+                if addr != 0 && !self.registry.contains(addr) {
+                    return Err(LaunchError::ForeignPointer {
+                        kernel: name.to_string(),
+                        index,
+                        addr,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `kernel` over the grid of `config` with `args` and waits for it to finish (so a
+    /// failure is reported for this kernel). On the emulator the report holds its counters.
+    pub fn launch<A: KernelArgs>(
+        &self,
+        module: &Module,
+        kernel: Kernel<A>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<LaunchReport, LaunchError> {
+        let params = args.kernel_params();
+        self.check_launch(module, kernel.name, &config, &params)?;
+        match (&self.backend, &module.backend) {
+            (Backend::Emulator, ModuleBackend::Emulator) => {
+                emulated::launch(kernel, &config, args).map(LaunchReport::Emulator)
+            }
+            #[cfg(feature = "cuda")]
+            (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
+                context.launch(gpu_module, kernel.name, &config, &params)?;
+                context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
+                Ok(LaunchReport::Gpu)
+            }
+            #[cfg(feature = "cuda")]
+            _ => Err(LaunchError::WrongDevice {
+                what: format!("the module of kernel `{}`", kernel.name),
+            }),
+        }
+    }
+
+    /// Times `kernel`: `options.warmup` untimed launches, then `options.repetitions` launches
+    /// each timed on its own (CUDA events on the GPU, after an L2 flush; host wall time on the
+    /// emulator, marked [`TimingClock::EmulatorWallTime`]). The median is the figure to report.
+    pub fn time_launches<A: KernelArgs>(
+        &self,
+        module: &Module,
+        kernel: Kernel<A>,
+        config: LaunchConfig,
+        args: A,
+        options: TimingOptions,
+    ) -> Result<Timing, LaunchError> {
+        if options.repetitions == 0 {
+            return Err(LaunchError::InvalidConfig {
+                kernel: kernel.name.to_string(),
+                reason: "timing needs at least one repetition".to_string(),
+            });
+        }
+        let params = args.kernel_params();
+        self.check_launch(module, kernel.name, &config, &params)?;
+        match (&self.backend, &module.backend) {
+            (Backend::Emulator, ModuleBackend::Emulator) => {
+                let samples = emulated::time(kernel, &config, args, options)?;
+                Ok(Timing::from_samples(samples, TimingClock::EmulatorWallTime))
+            }
+            #[cfg(feature = "cuda")]
+            (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
+                let samples = context.time(gpu_module, kernel.name, &config, &params, options)?;
+                Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
+            }
+            #[cfg(feature = "cuda")]
+            _ => Err(LaunchError::WrongDevice {
+                what: format!("the module of kernel `{}`", kernel.name),
+            }),
+        }
+    }
+
+    /// Waits until all work on the device has finished.
+    pub fn synchronize(&self) -> Result<(), LaunchError> {
+        match &self.backend {
+            Backend::Emulator => Ok(()),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(context) => context.synchronize(|| "synchronizing the device".to_string()),
+        }
+    }
+}
+
+enum ModuleBackend {
+    Emulator,
+    #[cfg(feature = "cuda")]
+    Gpu(gpu::GpuModule),
+}
+
+/// A loaded PTX module (see [`Device::load_ptx`]).
+pub struct Module {
+    device_id: u64,
+    entries: Vec<ptx::PtxEntry>,
+    target: Option<(u32, u32, bool)>,
+    backend: ModuleBackend,
+}
+
+impl Module {
+    /// The names of the module's kernel entries.
+    pub fn entry_names(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .map(|entry| entry.name.clone())
+            .collect()
+    }
+
+    /// The module's entries with their parameter sizes.
+    pub fn entries(&self) -> &[ptx::PtxEntry] {
+        &self.entries
+    }
+
+    /// The PTX `.target` as `(major, minor, arch_specific)`: `sm_90a` → `(9, 0, true)`.
+    pub fn target(&self) -> Option<(u32, u32, bool)> {
+        self.target
+    }
+}
+
+impl fmt::Debug for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Module")
+            .field("entries", &self.entry_names())
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+enum Storage {
+    /// A zero-length buffer: no memory, address 0.
+    Empty,
+    Host(emulated::HostAllocation),
+    #[cfg(feature = "cuda")]
+    Gpu(gpu::GpuAllocation),
+}
+
+impl Storage {
+    fn addr(&self) -> u64 {
+        match self {
+            Storage::Empty => 0,
+            Storage::Host(host) => host.addr(),
+            #[cfg(feature = "cuda")]
+            Storage::Gpu(gpu) => gpu.addr(),
+        }
+    }
+}
+
+/// `len` elements of `T` in device memory (host memory on the emulator). Freed on drop.
+pub struct DeviceBuffer<T: DeviceElement> {
+    device_id: u64,
+    len: usize,
+    addr: u64,
+    storage: Storage,
+    registry: Arc<Registry>,
+    _element: PhantomData<T>,
+}
+
+impl<T: DeviceElement> fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "DeviceBuffer<{}>[{}] at {:#x}",
+            T::DTYPE_NAME,
+            self.len,
+            self.addr
+        )
+    }
+}
+
+impl<T: DeviceElement> DeviceBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+
+    /// The pointer a kernel receives (null for an empty buffer).
+    pub fn ptr(&self) -> Ptr<T> {
+        Ptr::from_addr(self.addr)
+    }
+
+    /// Whether this buffer was allocated by `device`.
+    pub fn belongs_to(&self, device: &Device) -> bool {
+        self.device_id == device.id
+    }
+
+    /// Copies `data` (exactly [`len`](Self::len) elements) into the buffer.
+    pub fn copy_from_host(&mut self, data: &[T]) -> Result<(), LaunchError> {
+        if data.len() != self.len {
+            return Err(LaunchError::LengthMismatch {
+                what: "copy to device".to_string(),
+                expected: self.len,
+                got: data.len(),
+            });
+        }
+        let bytes = self.size_bytes();
+        // SAFETY: `data` is `bytes` bytes of plain data (`DeviceElement`).
+        let source = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), bytes) };
+        match &mut self.storage {
+            Storage::Empty => Ok(()),
+            Storage::Host(host) => {
+                host.write(source);
+                Ok(())
+            }
+            #[cfg(feature = "cuda")]
+            Storage::Gpu(gpu) => gpu.write(source),
+        }
+    }
+
+    /// Copies the buffer into `out` (exactly [`len`](Self::len) elements), after all launched
+    /// work has finished.
+    pub fn copy_to_host(&self, out: &mut [T]) -> Result<(), LaunchError> {
+        if out.len() != self.len {
+            return Err(LaunchError::LengthMismatch {
+                what: "copy to host".to_string(),
+                expected: self.len,
+                got: out.len(),
+            });
+        }
+        let bytes = self.size_bytes();
+        // SAFETY: `out` is `bytes` bytes of plain data, any bit pattern valid (`DeviceElement`).
+        let target =
+            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), bytes) };
+        match &self.storage {
+            Storage::Empty => Ok(()),
+            Storage::Host(host) => {
+                host.read(target);
+                Ok(())
+            }
+            #[cfg(feature = "cuda")]
+            Storage::Gpu(gpu) => gpu.read(target),
+        }
+    }
+
+    /// The buffer's contents.
+    pub fn download(&self) -> Result<Vec<T>, LaunchError> {
+        let mut out = Vec::with_capacity(self.len);
+        // SAFETY: zeroed bytes are a valid `T` (`DeviceElement`); overwritten right after.
+        out.resize(self.len, unsafe { std::mem::zeroed() });
+        self.copy_to_host(&mut out)?;
+        Ok(out)
+    }
+}
+
+impl<T: DeviceElement> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        if self.addr != 0 {
+            self.registry.remove(self.addr);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,363 @@
+//! Launcher tests on the emulator. The kernels here are plain host functions (what a kernel
+//! crate's host build provides as `Kernel::emulate`), so they exercise the launcher's plumbing:
+//! every simulated thread runs, arguments arrive intact, and bad launches are refused.
+
+use super::*;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A module with the entries the test kernels below claim to be.
+const TEST_PTX: &str = r#"
+.version 7.8
+.target sm_80
+.address_size 64
+.visible .entry count_threads(
+	.param .u64 count_threads_param_0
+)
+{ ret; }
+.visible .entry store_scalars(
+	.param .u64 store_scalars_param_0,
+	.param .u32 store_scalars_param_1,
+	.param .u32 store_scalars_param_2,
+	.param .u64 store_scalars_param_3,
+	.param .f32 store_scalars_param_4
+)
+{ ret; }
+"#;
+
+/// Every thread adds 1 to `counter[0]`.
+fn count_threads((counter,): (Ptr<u32>,)) {
+    // SAFETY: the launcher checked that `counter` points into a live buffer of ≥ 1 u32, aligned
+    // to 256 bytes.
+    let counter = unsafe { AtomicU32::from_ptr(counter.as_raw()) };
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+const COUNT_THREADS: Kernel<(Ptr<u32>,)> = Kernel {
+    name: "count_threads",
+    emulate: count_threads,
+};
+
+/// Writes its scalar arguments to `out[0..4]` as raw 32-bit words (all threads write the same).
+fn store_scalars((out, a, b, c, d): (Ptr<u32>, u32, i32, u64, f32)) {
+    let words = [a, b as u32, (c >> 32) as u32, d.to_bits()];
+    for (i, word) in words.into_iter().enumerate() {
+        // SAFETY: `out` holds ≥ 4 elements (the tests allocate 4).
+        unsafe { out.as_raw().add(i).write_volatile(word) };
+    }
+}
+
+const STORE_SCALARS: Kernel<(Ptr<u32>, u32, i32, u64, f32)> = Kernel {
+    name: "store_scalars",
+    emulate: store_scalars,
+};
+
+fn emulator_with_module() -> (Device, Module) {
+    let device = Device::emulator();
+    let module = device.load_ptx(TEST_PTX).expect("test PTX loads");
+    (device, module)
+}
+
+#[test]
+fn every_thread_of_the_grid_runs_once() {
+    let (device, module) = emulator_with_module();
+    let counter = device.zeros::<u32>(1).unwrap();
+    let config = LaunchConfig {
+        grid: [3, 2, 1],
+        block: [32, 2, 1],
+        shared_bytes: 0,
+    };
+    let report = device
+        .launch(&module, COUNT_THREADS, config, (counter.ptr(),))
+        .unwrap();
+    assert!(report.emulator_report().is_some());
+    assert_eq!(counter.download().unwrap(), vec![3 * 2 * 32 * 2]);
+}
+
+#[test]
+fn scalar_arguments_arrive_unchanged() {
+    let (device, module) = emulator_with_module();
+    let out = device.zeros::<u32>(4).unwrap();
+    let args = (
+        out.ptr(),
+        0xdead_beef_u32,
+        -7i32,
+        0x1234_5678_0000_0000u64,
+        1.5f32,
+    );
+    device
+        .launch(&module, STORE_SCALARS, LaunchConfig::linear(1, 1), args)
+        .unwrap();
+    assert_eq!(
+        out.download().unwrap(),
+        vec![0xdead_beef, (-7i32) as u32, 0x1234_5678, 1.5f32.to_bits()]
+    );
+}
+
+#[test]
+fn buffers_round_trip_and_check_lengths() {
+    let device = Device::emulator();
+    let data: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let mut buffer = device.upload(&data).unwrap();
+    assert_eq!(buffer.len(), 1000);
+    assert_eq!(buffer.size_bytes(), 4000);
+    assert_eq!(buffer.ptr().addr() % emulated::ALIGNMENT as u64, 0);
+    assert_eq!(buffer.download().unwrap(), data);
+    let replacement: Vec<f32> = data.iter().map(|x| -x).collect();
+    buffer.copy_from_host(&replacement).unwrap();
+    assert_eq!(buffer.download().unwrap(), replacement);
+    let err = buffer.copy_from_host(&data[..10]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LaunchError::LengthMismatch {
+                expected: 1000,
+                got: 10,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let mut short = vec![0f32; 3];
+    assert!(buffer.copy_to_host(&mut short).is_err());
+
+    let zeros = device.zeros::<i32>(17).unwrap();
+    assert_eq!(zeros.download().unwrap(), vec![0; 17]);
+    let empty = device.upload::<i32>(&[]).unwrap();
+    assert!(empty.is_empty());
+    assert_eq!(empty.ptr().addr(), 0);
+    assert_eq!(empty.download().unwrap(), Vec::<i32>::new());
+    assert!(buffer.belongs_to(&device) && !buffer.belongs_to(&Device::emulator()));
+    let err = device.zeros::<u64>(usize::MAX / 2).unwrap_err();
+    assert!(matches!(err, LaunchError::Allocation { .. }), "{err}");
+}
+
+#[test]
+fn unknown_kernels_and_mismatched_arguments_are_refused() {
+    let (device, module) = emulator_with_module();
+    assert_eq!(module.entry_names(), ["count_threads", "store_scalars"]);
+    assert_eq!(module.target(), Some((8, 0, false)));
+    let counter = device.zeros::<u32>(4).unwrap();
+
+    let missing: Kernel<(Ptr<u32>,)> = Kernel {
+        name: "not_there",
+        emulate: count_threads,
+    };
+    let err = device
+        .launch(
+            &module,
+            missing,
+            LaunchConfig::linear(1, 1),
+            (counter.ptr(),),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("count_threads, store_scalars"),
+        "{err}"
+    );
+
+    let two_args: Kernel<(Ptr<u32>, u32)> = Kernel {
+        name: "count_threads",
+        emulate: |_| {},
+    };
+    let err = device
+        .launch(
+            &module,
+            two_args,
+            LaunchConfig::linear(1, 1),
+            (counter.ptr(), 1),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("takes 1 parameters, the Rust handle passes 2"),
+        "{err}"
+    );
+
+    // The PTX says parameter 1 is a .u32; a u64 argument is 8 bytes.
+    type Wide = (Ptr<u32>, u64, i32, u64, f32);
+    let wide: Kernel<Wide> = Kernel {
+        name: "store_scalars",
+        emulate: |_| {},
+    };
+    let args: Wide = (counter.ptr(), 1, 2, 3, 4.0);
+    let err = device
+        .launch(&module, wide, LaunchConfig::linear(1, 1), args)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("parameter 1 is 4 bytes in the PTX"),
+        "{err}"
+    );
+    assert_eq!(
+        counter.download().unwrap(),
+        vec![0; 4],
+        "refused launches must not run"
+    );
+}
+
+#[test]
+fn pointers_must_point_into_live_buffers_of_this_device() {
+    let (device, module) = emulator_with_module();
+    let config = LaunchConfig::linear(1, 1);
+    let err = device
+        .launch(&module, COUNT_THREADS, config, (Ptr::from_addr(0x1234),))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LaunchError::ForeignPointer {
+                index: 0,
+                addr: 0x1234,
+                ..
+            }
+        ),
+        "{err}"
+    );
+
+    let dropped = device.zeros::<u32>(8).unwrap();
+    let stale = dropped.ptr();
+    drop(dropped);
+    assert!(device
+        .launch(&module, COUNT_THREADS, config, (stale,))
+        .is_err());
+
+    let other_device = Device::emulator();
+    let foreign = other_device.zeros::<u32>(1).unwrap();
+    assert!(device
+        .launch(&module, COUNT_THREADS, config, (foreign.ptr(),))
+        .is_err());
+    assert!(matches!(
+        other_device.launch(&module, COUNT_THREADS, config, (foreign.ptr(),)),
+        Err(LaunchError::WrongDevice { .. })
+    ));
+
+    // Interior pointers are fine.
+    let counters = device.zeros::<u32>(8).unwrap();
+    device
+        .launch(&module, COUNT_THREADS, config, (counters.ptr().offset(5),))
+        .unwrap();
+    assert_eq!(counters.download().unwrap(), vec![0, 0, 0, 0, 0, 1, 0, 0]);
+}
+
+#[test]
+fn unlaunchable_configurations_are_refused() {
+    let (device, module) = emulator_with_module();
+    let counter = device.zeros::<u32>(1).unwrap();
+    let bad = [
+        (LaunchConfig::linear(1, 2048), "at most 1024"),
+        (LaunchConfig::linear(0, 32), "no zero dimension"),
+        (
+            LaunchConfig {
+                grid: [1, 1, 1],
+                block: [1, 1, 65],
+                shared_bytes: 0,
+            },
+            "block z",
+        ),
+        (
+            LaunchConfig {
+                grid: [1, 70000, 1],
+                block: [32, 1, 1],
+                shared_bytes: 0,
+            },
+            "exceeds the limits",
+        ),
+    ];
+    for (config, expected) in bad {
+        let err = device
+            .launch(&module, COUNT_THREADS, config, (counter.ptr(),))
+            .unwrap_err();
+        assert!(err.to_string().contains(expected), "{config:?}: {err}");
+    }
+    assert_eq!(counter.download().unwrap(), vec![0]);
+}
+
+#[test]
+fn emulator_timing_is_wall_time_and_runs_warmup_plus_repetitions() {
+    let (device, module) = emulator_with_module();
+    let counter = device.zeros::<u32>(1).unwrap();
+    let options = TimingOptions {
+        warmup: 2,
+        repetitions: 5,
+        l2_flush_bytes: 1 << 20,
+    };
+    let timing = device
+        .time_launches(
+            &module,
+            COUNT_THREADS,
+            LaunchConfig::linear(2, 32),
+            (counter.ptr(),),
+            options,
+        )
+        .unwrap();
+    assert_eq!(timing.clock, TimingClock::EmulatorWallTime);
+    assert_eq!(timing.samples_ms.len(), 5);
+    assert!(timing.min_ms <= timing.median_ms && timing.median_ms <= timing.max_ms);
+    assert_eq!(counter.download().unwrap(), vec![7 * 64]);
+    let none = TimingOptions {
+        repetitions: 0,
+        ..options
+    };
+    assert!(device
+        .time_launches(
+            &module,
+            COUNT_THREADS,
+            LaunchConfig::linear(1, 1),
+            (counter.ptr(),),
+            none
+        )
+        .is_err());
+}
+
+#[test]
+fn timing_median_of_odd_and_even_sample_counts() {
+    let odd = Timing::from_samples(vec![3.0, 1.0, 2.0], TimingClock::CudaEvents);
+    assert_eq!((odd.median_ms, odd.min_ms, odd.max_ms), (2.0, 1.0, 3.0));
+    let even = Timing::from_samples(vec![4.0, 1.0, 2.0, 3.0], TimingClock::CudaEvents);
+    assert_eq!(even.median_ms, 2.5);
+    assert_eq!(even.samples_ms, vec![4.0, 1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn device_setting_is_parsed() {
+    assert_eq!(
+        Device::from_setting("emulator").unwrap().kind(),
+        DeviceKind::Emulator
+    );
+    assert_eq!(
+        Device::from_setting(" EMU ").unwrap().kind(),
+        DeviceKind::Emulator
+    );
+    let err = Device::from_setting("tpu").unwrap_err();
+    assert!(err.to_string().contains("TESSERA_DEVICE=\"tpu\""), "{err}");
+    // `gpu` either gives the GPU or says why not; `auto` falls back to the emulator with a note.
+    match Device::gpu(0) {
+        Ok(_) => assert_eq!(Device::from_setting("gpu").unwrap().kind(), DeviceKind::Gpu),
+        Err(reason) => {
+            let err = Device::from_setting("gpu").unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("TESSERA_DEVICE=gpu asks for the GPU"),
+                "{err}"
+            );
+            let auto = Device::from_setting("auto").unwrap();
+            assert_eq!(auto.kind(), DeviceKind::Emulator);
+            assert!(
+                auto.selection_note().contains(&reason.to_string()),
+                "{}",
+                auto.selection_note()
+            );
+        }
+    }
+}
+
+#[test]
+fn registry_bounds_include_one_past_the_end() {
+    let registry = Registry::default();
+    registry.insert(1000, 16);
+    registry.insert(2000, 8);
+    assert!(registry.contains(1000) && registry.contains(1016) && registry.contains(2008));
+    assert!(!registry.contains(999) && !registry.contains(1017) && !registry.contains(2009));
+    registry.remove(1000);
+    assert!(!registry.contains(1004));
+}
