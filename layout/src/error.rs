@@ -149,7 +149,8 @@ impl LayoutError {
                 .push_label(in_dim)
                 .push_str(" has ")
                 .push_u32(got as u32)
-                .push_str(" coordinates, but the layout has ")
+                .push_str(if got == 1 { " coordinate" } else { " coordinates" })
+                .push_str(", but the layout has ")
                 .push_u32(expected as u32)
                 .push_str(" output dimensions"),
             LayoutError::NotInjective { in_dim, basis } => m
