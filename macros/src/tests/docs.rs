@@ -1,1 +1,66 @@
+//! Every kernel in the crate documentation (README.md) passes the front end.
 
+use crate::frontend::analyze;
+use quote::ToTokens;
+
+const README: &str = include_str!("../../README.md");
+
+/// The ```rust code blocks of the README.
+fn rust_blocks() -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in README.lines() {
+        match &mut current {
+            None if line.starts_with("```rust") => current = Some(String::new()),
+            Some(_) if line.starts_with("```") => blocks.extend(current.take()),
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            None => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn documented_kernels_pass_the_checks() {
+    let mut kernels = 0;
+    for block in rust_blocks() {
+        let file: syn::File = syn::parse_str(&block).expect("README code parses as Rust");
+        for item in file.items {
+            let syn::Item::Fn(mut function) = item else {
+                continue;
+            };
+            let position = function
+                .attrs
+                .iter()
+                .position(|a| a.path().is_ident("tile_kernel"))
+                .expect("every fn in the README is a tile kernel");
+            let attr = function.attrs.remove(position);
+            let args = match attr.meta {
+                syn::Meta::List(list) => list.tokens,
+                _ => Default::default(),
+            };
+            let name = function.sig.ident.to_string();
+            if let Err(e) = analyze(args, function.into_token_stream()) {
+                panic!("README kernel `{name}` fails: {e}");
+            }
+            kernels += 1;
+        }
+    }
+    assert_eq!(kernels, 2, "the README shows softmax and matmul");
+}
+
+/// The operation table of the README lists every operation the parser knows.
+#[test]
+fn documented_operations_are_complete() {
+    for op in crate::ops::OPS {
+        assert!(
+            README.contains(&format!("{}(", op.name))
+                || README.contains(&format!("{}::<", op.name)),
+            "README does not document `{}`",
+            op.name
+        );
+    }
+}
