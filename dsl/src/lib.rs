@@ -12,6 +12,9 @@
 mod ptr;
 pub use ptr::Ptr;
 
+/// The `#[tile_kernel]` attribute: the tile language (see the `tessera-macros` crate docs).
+pub use tessera_macros::tile_kernel;
+
 #[cfg(not(target_arch = "nvptx64"))]
 mod kernel;
 #[cfg(not(target_arch = "nvptx64"))]
