@@ -17,6 +17,11 @@
 //! same output dimensions (names, sizes, order), so their packed vectors are comparable.
 
 pub mod bank;
+pub mod broadcast;
+pub mod conversion;
+pub mod gather;
+pub mod ldmatrix;
+pub mod simulate;
 pub mod space;
 pub mod swizzle;
 pub mod vectorize;

@@ -57,6 +57,17 @@ pub fn random_warp_shape(rng: &mut Rng, tile_bits: u32) -> WarpShape {
 /// [`random_warp_shape`] with `2^lane_bits` lanes (6: a 64-wide wavefront).
 pub fn random_warp_shape_with_lanes(rng: &mut Rng, tile_bits: u32, lane_bits: u32) -> WarpShape {
     let warp_bits = rng.range(0, 2);
+    random_warp_shape_fixed(rng, tile_bits, lane_bits, warp_bits)
+}
+
+/// A random shape with `2^lane_bits` lanes and `2^warp_bits` warps; zero (broadcast) bits are
+/// added where the tile is too small for them.
+pub fn random_warp_shape_fixed(
+    rng: &mut Rng,
+    tile_bits: u32,
+    lane_bits: u32,
+    warp_bits: u32,
+) -> WarpShape {
     let mut lane_zeros = if rng.chance(1, 4) { rng.range(0, 2) } else { 0 };
     let mut warp_zeros = if rng.chance(1, 4) {
         rng.range(0, warp_bits)
@@ -304,4 +315,108 @@ pub fn xor_swizzle(shift: u32) -> LinearLayout {
         &[(Label::Dim(0), 16), (Label::Dim(1), 32)],
     )
     .unwrap()
+}
+
+/// A distributed layout with `a`'s warp bases (bit for bit) whose registers and lanes hold the
+/// rest of the tile in a random arrangement: a conversion from `a` stays inside each warp.
+pub fn random_layout_sharing_warps(
+    rng: &mut Rng,
+    a: &LinearLayout,
+    register_zeros: u32,
+    lane_zeros: u32,
+) -> LinearLayout {
+    let out_dims: Vec<(Label, u32)> = (0..a.num_out_dims())
+        .map(|o| (a.out_label(o), 1u32 << a.out_bits_at(o)))
+        .collect();
+    let warps = bases(a, Label::Warp);
+    let lane_bits = a.in_bits(Label::Lane);
+    let mut units: Vec<u64> = (0..a.total_out_bits())
+        .map(|b| 1u64 << b)
+        .filter(|u| !warps.contains(u))
+        .collect();
+    rng.shuffle(&mut units);
+    let lane_zeros = lane_zeros
+        .min(lane_bits)
+        .max(lane_bits.saturating_sub(units.len() as u32));
+    let lanes_nonzero = (lane_bits - lane_zeros) as usize;
+    let mut lanes: Vec<u64> = units.drain(..lanes_nonzero).collect();
+    lanes.extend((0..lane_zeros).map(|_| 0));
+    rng.shuffle(&mut lanes);
+    let mut regs = units;
+    regs.extend((0..register_zeros).map(|_| 0));
+    rng.shuffle(&mut regs);
+    from_packed(
+        &[
+            (Label::Register, regs),
+            (Label::Lane, lanes),
+            (Label::Warp, warps),
+        ],
+        &out_dims,
+    )
+}
+
+/// `a` with its register bases permuted, possibly a broadcast register added, and — where `a`
+/// has a broadcast lane — that lane taking over one register direction (so the source register
+/// depends on the lane): a conversion from `a` stays inside each thread.
+pub fn random_register_variant(rng: &mut Rng, a: &LinearLayout) -> LinearLayout {
+    let out_dims: Vec<(Label, u32)> = (0..a.num_out_dims())
+        .map(|o| (a.out_label(o), 1u32 << a.out_bits_at(o)))
+        .collect();
+    let mut regs = bases(a, Label::Register);
+    let mut lanes = bases(a, Label::Lane);
+    rng.shuffle(&mut regs);
+    if rng.chance(1, 2) {
+        if let (Some(k), Some(j)) = (
+            lanes.iter().position(|&v| v == 0),
+            regs.iter().position(|&v| v != 0),
+        ) {
+            lanes[k] = regs[j];
+            regs[j] = 0;
+        }
+    }
+    if rng.chance(1, 3) {
+        let at = rng.below(regs.len() as u64 + 1) as usize;
+        regs.insert(at, 0);
+    }
+    from_packed(
+        &[
+            (Label::Register, regs),
+            (Label::Lane, lanes),
+            (Label::Warp, bases(a, Label::Warp)),
+        ],
+        &out_dims,
+    )
+}
+
+/// An index layout for gathering `src` along `axis` that keeps the gather warp-local: `src`
+/// with its register bases permuted and some `axis` directions swapped between registers and
+/// lanes (the other coordinates stay on the same lanes and warps).
+pub fn random_local_index_layout(rng: &mut Rng, src: &LinearLayout, axis: usize) -> LinearLayout {
+    let out_dims: Vec<(Label, u32)> = (0..src.num_out_dims())
+        .map(|o| (src.out_label(o), 1u32 << src.out_bits_at(o)))
+        .collect();
+    let axis_mask = ((1u64 << src.out_bits_at(axis)) - 1) << src.out_offset(axis);
+    let mut regs = bases(src, Label::Register);
+    let mut lanes = bases(src, Label::Lane);
+    rng.shuffle(&mut regs);
+    for _ in 0..2 {
+        let lane_slots: Vec<usize> = (0..lanes.len())
+            .filter(|&k| lanes[k] & !axis_mask == 0)
+            .collect();
+        let reg_slots: Vec<usize> = (0..regs.len())
+            .filter(|&k| regs[k] & !axis_mask == 0)
+            .collect();
+        if !lane_slots.is_empty() && !reg_slots.is_empty() {
+            let (k, j) = (rng.pick(&lane_slots), rng.pick(&reg_slots));
+            std::mem::swap(&mut lanes[k], &mut regs[j]);
+        }
+    }
+    from_packed(
+        &[
+            (Label::Register, regs),
+            (Label::Lane, lanes),
+            (Label::Warp, bases(src, Label::Warp)),
+        ],
+        &out_dims,
+    )
 }
