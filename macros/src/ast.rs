@@ -582,13 +582,13 @@ impl Lowerer<'_> {
             let how = if receiver.is_some() {
                 "method"
             } else {
-                "function"
+                "operation"
             };
             self.diags.error(
                 name_loc,
                 format!(
-                    "unknown tile operation `{name_str}`{hint}: `{name_str}` is not a {how} of \
-                     the tile language (the operations are listed in the tessera::tile_kernel docs)"
+                    "unknown tile {how} `{name_str}`{hint}: the operations of the tile language \
+                     are listed in the docs of tessera::tile_kernel"
                 ),
             );
             // Still lower the arguments: errors inside them are worth reporting too.

@@ -473,8 +473,8 @@ impl Checker<'_> {
                         .err()
                         .map(|c| {
                             format!(
-                                ": aligned at their last dimension, they have sizes {} and {} \
-                                 where one of them must be 1 or both equal",
+                                ": aligned at the last dimension, sizes {} and {} differ and \
+                                 neither is 1",
                                 c.left, c.right
                             )
                         })

@@ -1,4 +1,11 @@
-#![doc = include_str!("../README.md")]
+//! `#[tile_kernel]`: the tile language of Tessera — parsing, the tile IR, and the shape and type
+//! checks. The language reference is the documentation of [`macro@tile_kernel`].
+//!
+//! The front end is a pipeline of plain functions on `proc_macro2` token streams, each unit-tested
+//! without a compiler: `parse` (attribute and signature) → `ast` (the body as a syntax tree of the
+//! language) → `check` (types, shapes and rules, per specialisation, building the IR) → `ir`
+//! (SSA tile IR, the input of layout inference and lowering) → `expand`. Errors are collected and
+//! emitted together as `syn::Error`s on the user's code; nothing panics on bad input.
 
 mod ast;
 mod check;
@@ -16,7 +23,7 @@ mod types;
 #[cfg(test)]
 mod tests;
 
-/// Compiles a tile kernel. See the crate documentation for the language.
+#[doc = include_str!("../README.md")]
 #[proc_macro_attribute]
 pub fn tile_kernel(
     attr: proc_macro::TokenStream,

@@ -229,16 +229,6 @@ pub fn parse_signature(
             "a tile kernel has no `where` clause: its only generics are `const` parameters",
         );
     }
-    if let syn::ReturnType::Type(_, ty) = &sig.output {
-        let is_unit = matches!(&**ty, Type::Tuple(t) if t.elems.is_empty());
-        if !is_unit {
-            diags.error(
-                ids.of(&sig.output),
-                "a tile kernel returns nothing: write its results with `store(ptrs, value)`",
-            );
-        }
-    }
-
     let mut consts = Vec::new();
     for param in &sig.generics.params {
         match param {
@@ -329,6 +319,15 @@ pub fn parse_signature(
             dtype,
             loc,
         });
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        let is_unit = matches!(&**ty, Type::Tuple(t) if t.elems.is_empty());
+        if !is_unit {
+            diags.error(
+                ids.of(&sig.output),
+                "a tile kernel returns nothing: write its results with `store(ptrs, value)`",
+            );
+        }
     }
     Signature {
         name: sig.ident.clone(),
