@@ -434,7 +434,7 @@ impl Device {
         match setting.trim().to_ascii_lowercase().as_str() {
             "" | "auto" => Ok(match Device::gpu(0) {
                 Ok(device) => device,
-                Err(err) => Device::emulator_with_note(format!("emulator: {err}")),
+                Err(err) => Device::emulator_with_note(format!("auto: {err}; using the emulator")),
             }),
             "gpu" | "cuda" => Device::gpu(0).map_err(|err| LaunchError::GpuUnavailable {
                 reason: format!(
@@ -446,7 +446,7 @@ impl Device {
                 ),
             }),
             "emulator" | "emu" | "cpu" => Ok(Device::emulator_with_note(format!(
-                "emulator: {DEVICE_ENV}={setting}"
+                "{DEVICE_ENV}={setting}"
             ))),
             _ => Err(LaunchError::BadDeviceSetting {
                 value: setting.to_string(),
@@ -456,7 +456,7 @@ impl Device {
 
     /// The CPU emulator.
     pub fn emulator() -> Device {
-        Device::emulator_with_note("emulator: asked for".to_string())
+        Device::emulator_with_note("Device::emulator()".to_string())
     }
 
     fn emulator_with_note(selection_note: String) -> Device {
@@ -473,7 +473,7 @@ impl Device {
         #[cfg(feature = "cuda")]
         {
             let context = gpu::GpuContext::open(ordinal)?;
-            let selection_note = format!("gpu {ordinal}: {}", context.name);
+            let selection_note = format!("auto or {DEVICE_ENV}=gpu: GPU {ordinal} found");
             Ok(Device {
                 id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
                 backend: Backend::Gpu(context),
