@@ -294,6 +294,16 @@ impl Checker<'_> {
         self.scopes[slot.0][slot.1].operand
     }
 
+    /// Gives a variable a new value (assigned, or the result of the `for`/`if` that assigned
+    /// it), naming the value after the variable if it has no name yet.
+    fn rebind(&mut self, slot: Slot, operand: Operand) {
+        if let Operand::Value(v) = operand {
+            let name = self.scopes[slot.0][slot.1].name.clone();
+            self.values[v.0 as usize].name.get_or_insert(name);
+        }
+        self.binding(slot).operand = operand;
+    }
+
     fn binding(&mut self, slot: Slot) -> &mut Binding {
         &mut self.scopes[slot.0][slot.1]
     }
@@ -773,7 +783,7 @@ impl Checker<'_> {
             None => rhs,
         };
         let new = self.check_assignment(slot, old, new, loc);
-        self.binding(slot).operand = new;
+        self.rebind(slot, new);
     }
 
     /// The value to store in a variable that held `old`: the same shape and dtype, or an error.
@@ -1300,18 +1310,20 @@ impl Checker<'_> {
     // ----- control flow ------------------------------------------------------------------------
 
     /// The outer mutable variables that `body` assigns, with their current values made concrete.
+    /// `declared` are names bound inside the construct before its blocks run (a loop variable).
     fn carried_variables(
         &mut self,
         blocks: &[&Block],
         exprs: &[&Expr],
+        declared: &[String],
         loc: Loc,
     ) -> Vec<(Slot, ValueId)> {
         let mut names = Vec::new();
         for b in blocks {
-            assigned_outer_names(b, &[], &mut names);
+            assigned_outer_names(b, declared, &mut names);
         }
         for e in exprs {
-            assigned_in_expr(e, &[], &mut names);
+            assigned_in_expr(e, declared, &mut names);
         }
         let mut carried = Vec::new();
         for name in names {
@@ -1375,7 +1387,9 @@ impl Checker<'_> {
                 None => Some((vals, dtype)),
             }
         });
-        let carried = self.carried_variables(&[body], &[], loc);
+        let mut loop_var = Vec::new();
+        pattern_names(var, &mut loop_var);
+        let carried = self.carried_variables(&[body], &[], &loop_var, loc);
         let iv_dtype = bounds.as_ref().map_or(DType::Scalar(Scalar::I32), |b| b.1);
         let iv = self.new_value(TileType::scalar(iv_dtype), var.loc());
         let mut args = vec![iv];
@@ -1433,11 +1447,11 @@ impl Checker<'_> {
             None => None,
         };
         for (i, &(slot, _)) in carried.iter().enumerate() {
-            let b = self.binding(slot);
-            b.carried_by = saved[i];
-            b.operand = results
+            let operand = results
                 .as_ref()
                 .map_or(Operand::Poison, |r| Operand::Value(r[i]));
+            self.rebind(slot, operand);
+            self.binding(slot).carried_by = saved[i];
         }
     }
 
@@ -1462,7 +1476,8 @@ impl Checker<'_> {
                 None
             }
         };
-        let carried = self.carried_variables(&[then], &els.into_iter().collect::<Vec<_>>(), loc);
+        let carried =
+            self.carried_variables(&[then], &els.into_iter().collect::<Vec<_>>(), &[], loc);
         let inits: Vec<Operand> = carried.iter().map(|&(_, v)| Operand::Value(v)).collect();
 
         // then-branch
@@ -1548,9 +1563,10 @@ impl Checker<'_> {
         };
         let offset = usize::from(value_type.is_some());
         for (i, &(slot, _)) in carried.iter().enumerate() {
-            self.binding(slot).operand = results
+            let operand = results
                 .as_ref()
                 .map_or(Operand::Poison, |r| Operand::Value(r[offset + i]));
+            self.rebind(slot, operand);
         }
         let wants_value = matches!(then_val, Val::One(_)) && els.is_some();
         match results {

@@ -416,6 +416,12 @@ fn variables() {
         "ofsets",
     );
     assert!(m.contains("did you mean `offsets`?"));
+    // The loop variable is immutable (and not confused with an outer `i`).
+    body_error(
+        quote!(let mut i = 0; for i in 0..n { i = i + 1; }),
+        "cannot assign twice to immutable variable `i`",
+        "i",
+    );
     body_error(
         quote!(let t = arange(0, 128); t = t + 1;),
         "cannot assign twice to immutable variable `t`: declare it with `let mut t`",

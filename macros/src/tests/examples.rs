@@ -106,6 +106,20 @@ fn matmul() {
     assert_eq!(for_op.regions[0].args.len(), 4);
     assert_eq!(for_op.regions[0].yields.len(), 3);
     assert_eq!(ops_named(k, "dot"), 1);
+    // The loop's results are named after the variables they become.
+    let names: Vec<_> = for_op
+        .results
+        .iter()
+        .map(|&r| k.value(r).name.clone())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            Some("acc".into()),
+            Some("a_ptrs".into()),
+            Some("b_ptrs".into())
+        ]
+    );
 }
 
 /// The full IR of a small kernel, pinned: every implicit step (splat, broadcast, constants) is
