@@ -28,6 +28,8 @@ pub mod oracle_algebra;
 pub mod plan;
 #[cfg(feature = "std")]
 pub mod spec;
+#[cfg(feature = "std")]
+pub mod svg;
 
 pub use error::{ErrorMessage, LayoutError};
 pub use label::Label;
