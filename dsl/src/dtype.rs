@@ -83,11 +83,13 @@ const E5M2: Format = Format {
 };
 
 impl Format {
+    #[inline]
     const fn sign_bit(&self) -> u32 {
         1 << (self.exp_bits + self.man_bits)
     }
 
     /// Rounds `x` to this format, round-to-nearest-even, returning the bit pattern.
+    #[inline]
     const fn round_f32(&self, x: f32) -> u32 {
         let u = x.to_bits();
         let sign = if u >> 31 != 0 { self.sign_bit() } else { 0 };
@@ -151,6 +153,7 @@ impl Format {
 
     /// Exact value of the bit pattern `bits` as f32 (every value of these formats is an f32).
     /// NaNs map to `nan_f32`.
+    #[inline]
     const fn decode(&self, bits: u32, nan_f32: u32) -> f32 {
         if self.decode_by_shift {
             return f32::from_bits(bits << 16);
@@ -256,12 +259,14 @@ macro_rules! storage_float {
 
         /// Compares values (not bits): `-0 == +0`, NaN is unequal to everything.
         impl PartialEq for $name {
+            #[inline]
             fn eq(&self, other: &Self) -> bool {
                 self.to_f32() == other.to_f32()
             }
         }
 
         impl PartialOrd for $name {
+            #[inline]
             fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
                 self.to_f32().partial_cmp(&other.to_f32())
             }

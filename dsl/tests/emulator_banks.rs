@@ -113,7 +113,10 @@ fn separate_call_sites_are_reported_separately() {
     assert_eq!(r.shared_sites.len(), 2);
     let kinds: Vec<_> = r.shared_sites.iter().map(|s| s.kind).collect();
     assert!(kinds.contains(&SharedAccessKind::Load) && kinds.contains(&SharedAccessKind::Store));
-    assert!(r.shared_sites.iter().all(|s| s.file.ends_with("emulator_banks.rs")));
+    assert!(r
+        .shared_sites
+        .iter()
+        .all(|s| s.file.ends_with("emulator_banks.rs")));
 }
 
 #[test]

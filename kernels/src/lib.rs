@@ -1,1 +1,26 @@
+//! Kernels written against the Tessera device runtime layer ([`tessera::device`]) only.
+//!
+//! Every kernel is defined once with [`tessera::device_kernel!`] and built twice: for
+//! `nvptx64-nvidia-cuda` as a PTX entry point of the same name (the PTX of this crate is
+//! `target/nvptx64-nvidia-cuda/release/deps/tessera_kernels-*.s` after
+//! `cd kernels && cargo build --release --target nvptx64-nvidia-cuda`), and for the host as a
+//! function the emulator runs, with a `Kernel` handle (`VEC_ADD`, `COPY`, `ROW_SUM`, ...).
+//!
+//! * [`vec_add`]: `out = a + b` over f32, 128-bit loads/stores, masked tail.
+//! * [`copy`]: `out = x` over f32, 128-bit loads/stores, masked tail (bandwidth baseline).
+//! * [`row_sum`]: one warp per row of an M×N f32 matrix, `shfl.sync.bfly` tree reduction.
+//! * [`probes`]: small kernels that exercise the rest of the runtime layer (conversions,
+//!   shuffles, `cp.async` + `ldmatrix` + `mma`, shared-memory bank patterns) so that every
+//!   wrapper is assembled by ptxas in CI and checked against CPU references on the emulator
+//!   (and, through the same handles, on a GPU).
 #![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+
+pub mod copy;
+pub mod probes;
+pub mod row_sum;
+pub mod vec_add;
+
+pub use copy::*;
+pub use row_sum::*;
+pub use vec_add::*;

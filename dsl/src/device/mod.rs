@@ -70,7 +70,10 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
 
 /// Defines a kernel once and compiles it twice.
 ///
-/// ```ignore
+/// ```
+/// use tessera::device::*;
+/// use tessera::Ptr;
+///
 /// tessera::device_kernel! {
 ///     /// out[i] = 2 * x[i]
 ///     pub fn double(x: Ptr<f32>, out: Ptr<f32>, n: u32) => DOUBLE {
@@ -79,6 +82,15 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
 ///         st_global_v1(out.offset(i as isize), i < n, 2.0 * v);
 ///     }
 /// }
+///
+/// // On the host the handle runs on the emulator (the launcher does this for you).
+/// let x = [1.0f32, 2.0, 3.0];
+/// let mut out = [0.0f32; 3];
+/// let (xp, op) = (Ptr::from_raw(x.as_ptr() as *mut f32), Ptr::from_raw(out.as_mut_ptr()));
+/// tessera::emulator::run_grid([1, 1, 1], [4, 1, 1], 0, &|| (DOUBLE.emulate)((xp, op, 3)))
+///     .unwrap();
+/// assert_eq!(out, [2.0, 4.0, 6.0]);
+/// assert_eq!(DOUBLE.name, "double");
 /// ```
 ///
 /// expands to

@@ -1,0 +1,219 @@
+//! Probe kernels: small, real kernels that exercise the rest of the runtime layer, so that every
+//! wrapper is assembled by ptxas in CI, checked against CPU references on the emulator, and can
+//! be run on a GPU through the same handles to compare GPU and emulator outputs bit for bit.
+
+use tessera::device::*;
+use tessera::dtype::{bf16, f16, f8e4m3, f8e5m2};
+use tessera::Ptr;
+
+tessera::device_kernel! {
+    /// One warp per block multiplies one 16×16 f16 tile by one 16×8 f16 tile into f32:
+    /// `d[b] = a[b] · bm[b]` for block `b`, with `a` row-major 16×16, `bm` row-major 16×8
+    /// (k × n) and `d` row-major 16×8 f32, where only the first `m_valid` rows of A exist (a
+    /// ragged M edge): rows `>= m_valid` are zero-filled in shared memory without reading global
+    /// memory (`cp.async.cg` with `src-size = 0`) and their D rows are not stored. Stages A and B
+    /// with `cp.async.cg` (16 bytes per lane), loads the A fragment with `ldmatrix.x4`, the B
+    /// fragment with `ldmatrix.x2.trans`, multiplies with `mma.sync.m16n8k16` f16 → f32.
+    /// Launch: block (32, 1, 1), 768 bytes of dynamic shared memory.
+    pub fn mma_f16_tile(a: Ptr<u32>, bm: Ptr<u32>, d: Ptr<f32>, m_valid: u32) => MMA_F16_TILE {
+        let lane = lane_id();
+        let tile = block_idx_x() as isize;
+        let a = a.offset(tile * 128); // 16x16 halves = 128 words
+        let bm = bm.offset(tile * 64); // 16x8 halves = 64 words
+        let base = dynamic_shared_base();
+        // A: 512 bytes = 32 chunks of 16 (two per row); B: 256 bytes = 16 chunks.
+        cp_async_cg_zfill(base + 16 * lane, a.offset(4 * lane as isize), lane / 2 < m_valid);
+        if lane < 16 {
+            cp_async_cg(base + 512 + 16 * lane, bm.offset(4 * lane as isize));
+        }
+        cp_async_wait_all();
+        sync_threads();
+        let a_frag = ldmatrix_x4(base + (lane % 16) * 32 + (lane / 16) * 16);
+        let b_frag = ldmatrix_x2_trans(base + 512 + (lane % 16) * 16);
+        let acc = mma_m16n8k16_f16_f32(a_frag, b_frag, [0.0; 4]);
+        let (g, t) = (lane / 4, lane % 4);
+        let d = d.offset(tile * 128);
+        st_global_v2(d.offset((g * 8 + 2 * t) as isize), g < m_valid, [acc[0], acc[1]]);
+        st_global_v2(d.offset(((g + 8) * 8 + 2 * t) as isize), g + 8 < m_valid, [acc[2], acc[3]]);
+    }
+}
+
+tessera::device_kernel! {
+    /// As [`mma_f16_tile`] with bf16 inputs (`mma.sync.m16n8k16` bf16 → f32), B given
+    /// transposed: `bt` row-major 8×16 (n × k), loaded with `ldmatrix.x2` (no `.trans`).
+    /// Launch: block (32, 1, 1), 768 bytes of dynamic shared memory.
+    pub fn mma_bf16_tile(a: Ptr<u32>, bt: Ptr<u32>, d: Ptr<f32>) => MMA_BF16_TILE {
+        let lane = lane_id();
+        let tile = block_idx_x() as isize;
+        let a = a.offset(tile * 128);
+        let bt = bt.offset(tile * 64);
+        let base = dynamic_shared_base();
+        cp_async_ca::<16, u32>(base + 16 * lane, a.offset(4 * lane as isize));
+        cp_async_commit_group();
+        if lane < 16 {
+            cp_async_ca::<16, u32>(base + 512 + 16 * lane, bt.offset(4 * lane as isize));
+        }
+        cp_async_commit_group();
+        cp_async_wait_group::<0>();
+        sync_threads();
+        let a_frag = ldmatrix_x4(base + (lane % 16) * 32 + (lane / 16) * 16);
+        let b_frag = ldmatrix_x2(base + 512 + (lane % 8) * 32 + ((lane / 8) % 2) * 16);
+        let acc = mma_m16n8k16_bf16_f32(a_frag, b_frag, [0.0; 4]);
+        store_c_fragment(d.offset(tile * 128), lane, acc);
+    }
+}
+
+tessera::device_kernel! {
+    /// One warp per block: `d[b] = c[b] + a[b] · bt[b]ᵀ` over s8 → s32 with
+    /// `mma.sync.m16n8k32`: `a` row-major 16×32 bytes, `bt` row-major 8×32 bytes (n × k), `c`
+    /// and `d` row-major 16×8 i32. Fragments come from `ldmatrix.x4` / `ldmatrix.x2` (8-bit data
+    /// viewed as 16-bit pairs), staged with predicated 16-byte global loads and shared stores.
+    /// Launch: block (32, 1, 1), 768 bytes of dynamic shared memory.
+    pub fn mma_s8_tile(a: Ptr<u32>, bt: Ptr<u32>, c: Ptr<i32>, d: Ptr<i32>) => MMA_S8_TILE {
+        let lane = lane_id();
+        let tile = block_idx_x() as isize;
+        let base = dynamic_shared_base();
+        let va = ld_global_v4(a.offset(tile * 128 + 4 * lane as isize), true, [0u32; 4]);
+        st_shared_v4(base + 16 * lane, va);
+        let vb = ld_global_v4(bt.offset(tile * 64 + 4 * (lane % 16) as isize), lane < 16, [0u32; 4]);
+        if lane < 16 {
+            st_shared_v4(base + 512 + 16 * lane, vb);
+        }
+        sync_warp(FULL_MASK);
+        let a_frag = ldmatrix_x4(base + (lane % 16) * 32 + (lane / 16) * 16);
+        let b_frag = ldmatrix_x2(base + 512 + (lane % 8) * 32 + ((lane / 8) % 2) * 16);
+        let (g, t) = (lane / 4, lane % 4);
+        let c = c.offset(tile * 128);
+        let c_lo = ld_global_v2(c.offset((g * 8 + 2 * t) as isize), true, [0; 2]);
+        let c_hi = ld_global_v2(c.offset(((g + 8) * 8 + 2 * t) as isize), true, [0; 2]);
+        let acc = mma_m16n8k32_s8_s32(a_frag, b_frag, [c_lo[0], c_lo[1], c_hi[0], c_hi[1]]);
+        let d = d.offset(tile * 128);
+        st_global_v2(d.offset((g * 8 + 2 * t) as isize), true, [acc[0], acc[1]]);
+        st_global_v2(d.offset(((g + 8) * 8 + 2 * t) as isize), true, [acc[2], acc[3]]);
+    }
+}
+
+/// Stores an m16n8 accumulator fragment into a row-major 16×8 f32 tile: `c0, c1` at row `g`,
+/// columns `2t, 2t + 1`; `c2, c3` at row `g + 8` (one 64-bit store each).
+#[inline(always)]
+#[track_caller]
+unsafe fn store_c_fragment(d: Ptr<f32>, lane: u32, acc: [f32; 4]) {
+    let (g, t) = (lane / 4, lane % 4);
+    st_global_v2(d.offset((g * 8 + 2 * t) as isize), true, [acc[0], acc[1]]);
+    st_global_v2(
+        d.offset(((g + 8) * 8 + 2 * t) as isize),
+        true,
+        [acc[2], acc[3]],
+    );
+}
+
+tessera::device_kernel! {
+    /// Transposes an `n`×`n` f32 matrix (`n` a multiple of 32) through a 32×32 shared tile:
+    /// block (32, 8, 1), grid (n/32, n/32, 1). The tile row stride is 32 floats when `padded`
+    /// is 0 (column reads hit one bank: 32-way conflicts) and 33 floats otherwise
+    /// (conflict free): the classic bank-conflict example, measured by the emulator report.
+    /// Dynamic shared memory: 32 · 33 · 4 = 4224 bytes.
+    pub fn transpose32(x: Ptr<f32>, out: Ptr<f32>, n: u32, padded: u32) => TRANSPOSE32 {
+        let stride = if padded != 0 { 33 } else { 32 };
+        let (tx, ty) = (thread_idx_x(), thread_idx_y());
+        let (bx, by) = (block_idx_x(), block_idx_y());
+        let base = dynamic_shared_base();
+        let mut j = 0;
+        while j < 32 {
+            let v = ld_global_v1(x.offset(((by * 32 + ty + j) * n + bx * 32 + tx) as isize), true, 0.0f32);
+            st_shared_v1(base + 4 * ((ty + j) * stride + tx), v);
+            j += 8;
+        }
+        sync_threads();
+        let mut j = 0;
+        while j < 32 {
+            let v: f32 = ld_shared_v1(base + 4 * (tx * stride + ty + j));
+            st_global_v1(out.offset(((bx * 32 + ty + j) * n + by * 32 + tx) as isize), true, v);
+            j += 8;
+        }
+    }
+}
+
+tessera::device_kernel! {
+    /// Every conversion of the runtime layer on `n` input words (one thread each):
+    /// `out[8i..8i + 8]` = `[f16(x) | bf16(x) << 16, e4m3(x) | e5m2(x) << 8, i32_rn(x),
+    /// u32_rz(x), f32(f16(w_lo16)), f32(bf16(w_lo16)), f16(e4m3(w_lo8)) | f16(e5m2(w_lo8)) << 16,
+    /// f32(i32(w))]` with `x` the word as f32. Run on a GPU and on the emulator, the outputs must
+    /// be identical (the emulator's conversions are meant to be bit-exact).
+    pub fn convert_probe(input: Ptr<u32>, out: Ptr<u32>, n: u32) => CONVERT_PROBE {
+        let i = block_idx_x() * block_dim_x() + thread_idx_x();
+        if i >= n {
+            return;
+        }
+        let w = ld_global_v1(input.offset(i as isize), true, 0u32);
+        let x = f32::from_bits(w);
+        let narrow = [
+            f32_to_f16(x).to_bits() as u32 | (f32_to_bf16(x).to_bits() as u32) << 16,
+            f32_to_f8e4m3(x).to_bits() as u32 | (f32_to_f8e5m2(x).to_bits() as u32) << 8,
+            f32_to_i32_rn(x) as u32,
+            f32_to_u32_rz(x),
+        ];
+        let e4 = f8e4m3x2_to_f16x2([f8e4m3(w as u8), f8e4m3(0)])[0];
+        let e5 = f8e5m2x2_to_f16x2([f8e5m2(w as u8), f8e5m2(0)])[0];
+        let widen = [
+            f16_to_f32(f16(w as u16)).to_bits(),
+            bf16_to_f32(bf16(w as u16)).to_bits(),
+            e4.to_bits() as u32 | (e5.to_bits() as u32) << 16,
+            i32_to_f32(w as i32).to_bits(),
+        ];
+        let o = out.offset(8 * i as isize);
+        st_global_v4(o, true, narrow);
+        st_global_v4(o.offset(4), true, widen);
+    }
+}
+
+tessera::device_kernel! {
+    /// Shuffle probe, one block of 64 threads: thread `t` with value `v = t * 3 + 1` (and the
+    /// 64-bit `V = v * 0x1_0000_0001`) writes 12 words to `out[12t..]`: idx/bfly/up/down over
+    /// the whole warp (source lane / offset `(t * 7) % 32`, 5, 1, 3), the same in segments of 8
+    /// lanes (`shfl_c(8)`, `shfl_c_up(8)`), and a 64-bit `down` by 2 (two words).
+    pub fn shuffle_probe(out: Ptr<u32>) => SHUFFLE_PROBE {
+        let t = thread_idx_x();
+        let v = t * 3 + 1;
+        let big = v as u64 * 0x1_0000_0001;
+        let r64 = shfl_down(FULL_MASK, big, 2, SHFL_C_FULL);
+        let words = [
+            shfl_idx(FULL_MASK, v, (t * 7) % 32, SHFL_C_FULL),
+            shfl_bfly(FULL_MASK, v, 5, SHFL_C_FULL),
+            shfl_up(FULL_MASK, v, 1, SHFL_C_UP),
+            shfl_down(FULL_MASK, v, 3, SHFL_C_FULL),
+            shfl_idx(FULL_MASK, v, (t * 7) % 32, shfl_c(8)),
+            shfl_bfly(FULL_MASK, v, 5, shfl_c(8)),
+            shfl_up(FULL_MASK, v, 1, shfl_c_up(8)),
+            shfl_down(FULL_MASK, v, 3, shfl_c(8)),
+            r64 as u32,
+            (r64 >> 32) as u32,
+            lane_id(),
+            warp_id(),
+        ];
+        let o = out.offset(12 * t as isize);
+        st_global_v4(o, true, [words[0], words[1], words[2], words[3]]);
+        st_global_v4(o.offset(4), true, [words[4], words[5], words[6], words[7]]);
+        st_global_v4(o.offset(8), true, [words[8], words[9], words[10], words[11]]);
+    }
+}
+
+tessera::device_kernel! {
+    /// `stmatrix` round trip (sm_90 on the GPU): one warp loads four 8×8 b16 matrices from
+    /// `x` (row-major 32 rows × 8 halves = 128 words) with `ldmatrix.x4.trans`, stores them back
+    /// with `stmatrix.x4.trans` to a second shared buffer and copies that to `out`: `out == x`.
+    /// Launch: block (32, 1, 1), 1024 bytes of dynamic shared memory.
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+    pub fn stmatrix_probe(x: Ptr<u32>, out: Ptr<u32>) => STMATRIX_PROBE {
+        let lane = lane_id();
+        let base = dynamic_shared_base();
+        let v = ld_global_v4(x.offset(4 * lane as isize), true, [0u32; 4]);
+        st_shared_v4(base + 16 * lane, v);
+        sync_warp(FULL_MASK);
+        let frag = ldmatrix_x4_trans(base + 16 * lane);
+        stmatrix_x4_trans(base + 512 + 16 * lane, frag);
+        sync_warp(FULL_MASK);
+        let w: [u32; 4] = ld_shared_v4(base + 512 + 16 * lane);
+        st_global_v4(out.offset(4 * lane as isize), true, w);
+    }
+}

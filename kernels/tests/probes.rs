@@ -1,0 +1,299 @@
+//! The probe kernels on the emulator against CPU references (and the transpose's bank-conflict
+//! report). On a GPU the same handles and inputs must give the same outputs.
+
+mod support;
+
+use support::{launch, Buffer, Rng};
+use tessera::dtype::{bf16, f16, f8e4m3, f8e5m2, pack_s8x4};
+use tessera_kernels::probes::*;
+
+fn halves_to_words(h: &[u16]) -> Vec<u32> {
+    h.chunks(2)
+        .map(|p| p[0] as u32 | (p[1] as u32) << 16)
+        .collect()
+}
+
+#[test]
+fn mma_f16_tile_matches_cpu_with_ragged_rows() {
+    let tiles = 3;
+    let mut rng = Rng(10);
+    let a: Vec<f32> = (0..tiles * 256)
+        .map(|_| f16::from_f32(rng.next_f32() * 2.0).to_f32())
+        .collect();
+    let b: Vec<f32> = (0..tiles * 128)
+        .map(|_| f16::from_f32(rng.next_f32() * 2.0).to_f32())
+        .collect();
+    let to_h = |v: &[f32]| {
+        halves_to_words(
+            &v.iter()
+                .map(|&x| f16::from_f32(x).to_bits())
+                .collect::<Vec<_>>(),
+        )
+    };
+    for m_valid in [16u32, 11, 1] {
+        let (mut da, mut db) = (Buffer::from_u32(&to_h(&a)), Buffer::from_u32(&to_h(&b)));
+        let mut dd = Buffer::filled(tiles * 128, 0xdead_beef);
+        launch(
+            MMA_F16_TILE,
+            [tiles as u32, 1, 1],
+            [32, 1, 1],
+            768,
+            (da.ptr(), db.ptr(), dd.ptr(), m_valid),
+        )
+        .unwrap();
+        let d = dd.to_u32();
+        for t in 0..tiles {
+            for r in 0..16 {
+                for n in 0..8 {
+                    let got = d[t * 128 + r * 8 + n];
+                    if r as u32 >= m_valid {
+                        assert_eq!(
+                            got, 0xdead_beef,
+                            "m_valid {m_valid} tile {t} row {r} stored"
+                        );
+                        continue;
+                    }
+                    let want: f64 = (0..16)
+                        .map(|k| a[t * 256 + r * 16 + k] as f64 * b[t * 128 + k * 8 + n] as f64)
+                        .sum();
+                    let got = f32::from_bits(got) as f64;
+                    assert!(
+                        (got - want).abs() <= 1e-5,
+                        "tile {t} ({r},{n}): {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mma_bf16_tile_matches_cpu() {
+    let tiles = 2;
+    let mut rng = Rng(11);
+    let a: Vec<f32> = (0..tiles * 256)
+        .map(|_| bf16::from_f32(rng.next_f32()).to_f32())
+        .collect();
+    let bt: Vec<f32> = (0..tiles * 128)
+        .map(|_| bf16::from_f32(rng.next_f32()).to_f32())
+        .collect();
+    let to_h = |v: &[f32]| {
+        halves_to_words(
+            &v.iter()
+                .map(|&x| bf16::from_f32(x).to_bits())
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (mut da, mut db) = (Buffer::from_u32(&to_h(&a)), Buffer::from_u32(&to_h(&bt)));
+    let mut dd = Buffer::filled(tiles * 128, 0);
+    launch(
+        MMA_BF16_TILE,
+        [tiles as u32, 1, 1],
+        [32, 1, 1],
+        768,
+        (da.ptr(), db.ptr(), dd.ptr()),
+    )
+    .unwrap();
+    let d = dd.to_f32();
+    for t in 0..tiles {
+        for r in 0..16 {
+            for n in 0..8 {
+                let want: f64 = (0..16)
+                    .map(|k| a[t * 256 + r * 16 + k] as f64 * bt[t * 128 + n * 16 + k] as f64)
+                    .sum();
+                let got = d[t * 128 + r * 8 + n] as f64;
+                assert!(
+                    (got - want).abs() <= 1e-5,
+                    "tile {t} ({r},{n}): {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn mma_s8_tile_matches_cpu_exactly() {
+    let tiles = 2;
+    let mut rng = Rng(12);
+    let a: Vec<i8> = (0..tiles * 512).map(|_| rng.next_u32() as i8).collect();
+    let bt: Vec<i8> = (0..tiles * 256).map(|_| rng.next_u32() as i8).collect();
+    let c: Vec<i32> = (0..tiles * 128)
+        .map(|_| rng.next_u32() as i32 >> 8)
+        .collect();
+    let words = |v: &[i8]| {
+        v.chunks(4)
+            .map(|q| pack_s8x4([q[0], q[1], q[2], q[3]]))
+            .collect::<Vec<_>>()
+    };
+    let (mut da, mut db) = (Buffer::from_u32(&words(&a)), Buffer::from_u32(&words(&bt)));
+    let mut dc = Buffer::from_i32(&c);
+    let mut dd = Buffer::filled(tiles * 128, 0);
+    launch(
+        MMA_S8_TILE,
+        [tiles as u32, 1, 1],
+        [32, 1, 1],
+        768,
+        (da.ptr(), db.ptr(), dc.ptr(), dd.ptr()),
+    )
+    .unwrap();
+    let d = dd.to_i32();
+    for t in 0..tiles {
+        for r in 0..16 {
+            for n in 0..8 {
+                let want = c[t * 128 + r * 8 + n]
+                    + (0..32)
+                        .map(|k| a[t * 512 + r * 32 + k] as i32 * bt[t * 256 + n * 32 + k] as i32)
+                        .sum::<i32>();
+                assert_eq!(d[t * 128 + r * 8 + n], want, "tile {t} ({r},{n})");
+            }
+        }
+    }
+}
+
+#[test]
+fn transpose_is_correct_and_padding_removes_bank_conflicts() {
+    let n = 64u32;
+    let x: Vec<f32> = (0..n * n).map(|i| i as f32).collect();
+    let mut reports = Vec::new();
+    for padded in [0u32, 1] {
+        let mut dx = Buffer::from_f32(&x);
+        let mut dout = Buffer::filled((n * n) as usize, 0);
+        let report = launch(
+            TRANSPOSE32,
+            [n / 32, n / 32, 1],
+            [32, 8, 1],
+            32 * 33 * 4,
+            (dx.ptr(), dout.ptr(), n, padded),
+        )
+        .unwrap();
+        let out = dout.to_f32();
+        for r in 0..n {
+            for c in 0..n {
+                assert_eq!(
+                    out[(r * n + c) as usize],
+                    x[(c * n + r) as usize],
+                    "padded {padded} ({r},{c})"
+                );
+            }
+        }
+        reports.push(report);
+    }
+    // 4 blocks x 8 warps x 4 iterations = 128 warp-wide stores and 128 loads.
+    let [unpadded, padded] = [&reports[0], &reports[1]];
+    assert_eq!(unpadded.shared_accesses, 256);
+    assert_eq!(padded.shared_accesses, 256);
+    // Stores are row-contiguous (1 wavefront each) in both; column loads are 32-way
+    // conflicts without padding and conflict free with it.
+    assert_eq!(unpadded.shared_wavefronts, 128 + 128 * 32);
+    assert_eq!(padded.shared_wavefronts, 256);
+    assert_eq!(padded.shared_ideal_wavefronts, 256);
+    assert_eq!(unpadded.shared_sites.len(), 2);
+}
+
+#[test]
+fn convert_probe_matches_the_host_conversions() {
+    let mut rng = Rng(13);
+    let mut input: Vec<u32> = (0..1000).map(|_| rng.next_u32()).collect();
+    input.extend([
+        0x7fc0_0000,
+        0xffc0_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0,
+        0x8000_0000,
+        0x477f_f000,
+        0x43e0_0000,
+        0x43e8_0000,
+        0x4780_0000,
+        0x0000_7e01,
+        0x0000_7c00,
+        0x0000_007f,
+        0x0000_00ff,
+        0x0000_007c,
+        0x0000_00fd,
+        0x4f00_0000,
+        0xcf00_0001,
+        0x3f00_0000,
+        0x3fc0_0000,
+    ]);
+    let n = input.len() as u32;
+    let mut din = Buffer::from_u32(&input);
+    let mut dout = Buffer::filled(8 * n as usize, 0);
+    launch(
+        CONVERT_PROBE,
+        [n.div_ceil(128), 1, 1],
+        [128, 1, 1],
+        0,
+        (din.ptr(), dout.ptr(), n),
+    )
+    .unwrap();
+    let out = dout.to_u32();
+    for (i, &w) in input.iter().enumerate() {
+        let x = f32::from_bits(w);
+        let want = [
+            f16::from_f32(x).to_bits() as u32 | (bf16::from_f32(x).to_bits() as u32) << 16,
+            f8e4m3::from_f32(x).to_bits() as u32 | (f8e5m2::from_f32(x).to_bits() as u32) << 8,
+            x.round_ties_even() as i32 as u32,
+            x as u32,
+            f16(w as u16).to_f32().to_bits(),
+            bf16(w as u16).to_f32().to_bits(),
+            f8e4m3(w as u8).to_f16().to_bits() as u32
+                | (f8e5m2(w as u8).to_f16().to_bits() as u32) << 16,
+            (w as i32 as f32).to_bits(),
+        ];
+        assert_eq!(&out[8 * i..8 * i + 8], &want, "input {w:#010x}");
+    }
+}
+
+#[test]
+fn shuffle_probe_matches_cuda_semantics() {
+    let mut dout = Buffer::filled(64 * 12, 0);
+    launch(SHUFFLE_PROBE, [1, 1, 1], [64, 1, 1], 0, (dout.ptr(),)).unwrap();
+    let out = dout.to_u32();
+    let v = |t: u32| t * 3 + 1;
+    for t in 0..64u32 {
+        let (lane, base) = (t % 32, t / 32 * 32);
+        let seg = base + lane / 8 * 8;
+        let w = &out[12 * t as usize..12 * t as usize + 12];
+        let big_src = if lane + 2 < 32 { t + 2 } else { t };
+        let big = v(big_src) as u64 * 0x1_0000_0001;
+        let want = [
+            v(base + (t * 7) % 32),
+            v(base + (lane ^ 5)),
+            v(if lane >= 1 { t - 1 } else { t }),
+            v(if lane + 3 < 32 { t + 3 } else { t }),
+            v(seg + (t * 7) % 32 % 8),
+            v(if (lane ^ 5) / 8 == lane / 8 {
+                base + (lane ^ 5)
+            } else {
+                t
+            }),
+            v(if lane % 8 >= 1 { t - 1 } else { t }),
+            v(if lane % 8 + 3 < 8 { t + 3 } else { t }),
+            big as u32,
+            (big >> 32) as u32,
+            lane,
+            t / 32,
+        ];
+        assert_eq!(w, &want, "thread {t}");
+    }
+}
+
+#[test]
+fn stmatrix_probe_round_trips() {
+    let x: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+    let mut dx = Buffer::from_u32(&x);
+    let mut dout = Buffer::filled(128, 0);
+    let report = launch(
+        STMATRIX_PROBE,
+        [1, 1, 1],
+        [32, 1, 1],
+        1024,
+        (dx.ptr(), dout.ptr()),
+    )
+    .unwrap();
+    assert_eq!(dout.to_u32(), x);
+    // st.shared.v4 + ldmatrix.x4 + stmatrix.x4 + ld.shared.v4, each over 512 contiguous bytes.
+    assert_eq!(report.shared_accesses, 4);
+    assert_eq!(report.shared_wavefronts, 16);
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Assembles the PTX of the tessera-kernels crate for sm_80 and sm_90 and checks that each kernel
+# compiles to the instructions it is written for (vectorized global accesses, shuffles, tensor
+# cores, async copies, ldmatrix, ...).
+#
+# Usage: scripts/check_sass.sh PATH/TO/tessera_kernels-*.s
+#   (after `cd kernels && cargo build --release --target nvptx64-nvidia-cuda`, the PTX is
+#    target/nvptx64-nvidia-cuda/release/deps/tessera_kernels-*.s)
+# Tools: ptxas and cuobjdump from $CUDA_BIN if set, else from PATH.
+# ARCHS overrides the architectures (default "sm_80 sm_90").
+# Exit status: 0 when every check passes; 1 with a message naming the kernel, the architecture
+# and the missing instruction otherwise; 2 on usage or tool errors.
+set -euo pipefail
+
+die() { echo "check_sass: $*" >&2; exit 2; }
+
+[[ $# -eq 1 ]] || die "usage: $0 PATH/TO/kernels.ptx"
+ptx=$1
+[[ -f $ptx ]] || die "PTX file '$ptx' not found (build it with: cd kernels && cargo build --release --target nvptx64-nvidia-cuda)"
+
+find_tool() {
+    local name=$1
+    if [[ -n ${CUDA_BIN:-} && -x $CUDA_BIN/$name ]]; then echo "$CUDA_BIN/$name"; return; fi
+    command -v "$name" || die "$name not found: put it on PATH or set CUDA_BIN to the directory holding it (pip wheels nvidia-cuda-nvcc / nvidia-cuda-cuobjdump)"
+}
+ptxas=$(find_tool ptxas)
+cuobjdump=$(find_tool cuobjdump)
+
+# kernel:extended-regex of one SASS instruction it must contain. Kernels missing from the PTX
+# fail too (e.g. a renamed entry point).
+checks=(
+    "vec_add:LDG\.E\.128"
+    "vec_add:STG\.E\.128"
+    "copy:LDG\.E\.128"
+    "copy:STG\.E\.128"
+    "row_sum:SHFL\.BFLY"
+    "mma_f16_tile:HMMA\.16816\.F32"
+    "mma_f16_tile:LDSM\.16\.M88\.4"
+    "mma_f16_tile:LDSM\.16\.MT88\.2"
+    "mma_f16_tile:LDGSTS\.E\.BYPASS\.128"
+    "mma_bf16_tile:HMMA\.16816\.F32\.BF16"
+    "mma_bf16_tile:LDGSTS\.E\.128"
+    "mma_s8_tile:IMMA\.16832\.S8\.S8"
+    "mma_s8_tile:STS\.128"
+    "transpose32:BAR\.SYNC"
+    "transpose32:LDS( |\.)"
+    "shuffle_probe:SHFL\.IDX"
+    "shuffle_probe:SHFL\.UP"
+    "shuffle_probe:SHFL\.DOWN"
+    "convert_probe:F2F\.F16\.F32"
+    "convert_probe:F2F\.BF16\.F32"
+)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+for arch in ${ARCHS:-sm_80 sm_90}; do
+    cubin=$work/$arch.cubin
+    if ! "$ptxas" -arch="$arch" "$ptx" -o "$cubin" 2>"$work/ptxas.log"; then
+        echo "check_sass: FAIL: ptxas -arch=$arch rejected $ptx:" >&2
+        cat "$work/ptxas.log" >&2
+        failures=$((failures + 1))
+        continue
+    fi
+    # One file per kernel with its SASS instructions.
+    "$cuobjdump" -sass "$cubin" | awk -v dir="$work/$arch" '
+        BEGIN { system("mkdir -p " dir) }
+        /Function : / { name = $3; next }
+        name != "" && /\/\*[0-9a-f]+\*\// { print > (dir "/" name ".sass") }
+    '
+    for check in "${checks[@]}"; do
+        kernel=${check%%:*}
+        pattern=${check#*:}
+        sass=$work/$arch/$kernel.sass
+        if [[ ! -f $sass ]]; then
+            echo "check_sass: FAIL: kernel '$kernel' is not in the $arch SASS of $ptx" >&2
+            failures=$((failures + 1))
+        elif ! grep -Eq "$pattern" "$sass"; then
+            echo "check_sass: FAIL: kernel '$kernel' on $arch has no instruction matching /$pattern/" >&2
+            failures=$((failures + 1))
+        fi
+    done
+    echo "check_sass: $arch: $(ls "$work/$arch" | wc -l) kernels assembled, ${#checks[@]} checks run"
+done
+
+if [[ $failures -gt 0 ]]; then
+    echo "check_sass: $failures check(s) failed" >&2
+    exit 1
+fi
+echo "check_sass: OK"
