@@ -433,7 +433,7 @@ impl PtxBuild {
         let ptx_path = out_dir.join(format!("{crate_name}.ptx"));
         write_if_changed(&ptx_path, &ptx)?;
 
-        let tracked_files = tracked_sources(&artifacts, &sysroot, &crate_dir);
+        let tracked_files = tracked_sources(&artifacts, kernel_artifact, &sysroot, &crate_dir);
         let built = BuiltPtx {
             crate_name,
             sm,
@@ -801,55 +801,65 @@ fn parse_dep_info(text: &str) -> Vec<PathBuf> {
     deps
 }
 
-/// The dep-info file of a lib/proc-macro artifact: `deps/lib<crate>-<hash>.<ext>` →
-/// `deps/<crate>-<hash>.d`.
-fn dep_info_of(artifact: &Artifact) -> Option<PathBuf> {
+/// Cargo's own dep-info of the kernel crate: for `<dir>/deps/lib<crate>-<hash>.rlib`, the file
+/// `<dir>/lib<crate>.d` cargo writes next to the uplifted library. It lists, with absolute paths,
+/// every source file of the crate and of all its local (path) dependencies.
+fn cargo_dep_info_of(artifact: &Artifact) -> Option<PathBuf> {
     let prefix = format!("lib{}-", artifact.crate_name());
     artifact.filenames.iter().find_map(|file| {
         let path = Path::new(file);
-        let stem = path.file_stem()?.to_str()?;
-        let hash = stem.strip_prefix(&prefix)?;
-        Some(path.with_file_name(format!("{}-{hash}.d", artifact.crate_name())))
+        path.file_stem()?.to_str()?.strip_prefix(&prefix)?;
+        let deps_dir = path.parent()?;
+        Some(
+            deps_dir
+                .parent()?
+                .join(format!("lib{}.d", artifact.crate_name())),
+        )
     })
 }
 
-/// Every source file of every local package in the build (not the sysroot's `core`), plus
-/// their manifests and the kernel crate's `.cargo/config.toml`, sorted and deduplicated.
-fn tracked_sources(artifacts: &[Artifact], sysroot: &Path, crate_dir: &Path) -> Vec<PathBuf> {
+/// What the PTX depends on, for `cargo:rerun-if-changed`: the manifest of every local package
+/// in the build (not the sysroot's `core`), every source file cargo's dep-info lists for the
+/// kernel crate (its own and its local dependencies'), and the kernel crate's
+/// `.cargo/config.toml`; sorted and deduplicated. Without a usable dep-info file, each local
+/// package's `src/` directory is tracked instead (cargo scans directories recursively).
+fn tracked_sources(
+    artifacts: &[Artifact],
+    kernel_artifact: &Artifact,
+    sysroot: &Path,
+    crate_dir: &Path,
+) -> Vec<PathBuf> {
     let sysroot = sysroot
         .canonicalize()
         .unwrap_or_else(|_| sysroot.to_path_buf());
-    let mut files = Vec::new();
-    for artifact in artifacts.iter().filter(|a| a.is_path_package()) {
-        let manifest = PathBuf::from(&artifact.manifest_path);
-        if manifest
-            .canonicalize()
-            .unwrap_or_else(|_| manifest.clone())
-            .starts_with(&sysroot)
-        {
-            continue;
-        }
-        files.push(manifest.clone());
-        let listed = dep_info_of(artifact)
-            .and_then(|dep_info| std::fs::read_to_string(dep_info).ok())
-            .map(|text| parse_dep_info(&text))
-            .unwrap_or_default();
-        if listed.is_empty() {
-            // Build scripts, or a dep-info file that could not be read: track the target's
-            // source directory (cargo scans a directory recursively).
-            if let Some(dir) = Path::new(&artifact.src_path).parent() {
-                files.push(dir.to_path_buf());
-            }
-        } else {
-            let package_dir = manifest.parent().unwrap_or(Path::new("/")).to_path_buf();
-            files.extend(listed.into_iter().map(|file| {
-                if file.is_absolute() {
-                    file
-                } else {
-                    package_dir.join(file)
-                }
-            }));
-        }
+    let local_manifests: Vec<PathBuf> = artifacts
+        .iter()
+        .filter(|artifact| artifact.is_path_package())
+        .map(|artifact| PathBuf::from(&artifact.manifest_path))
+        .filter(|manifest| {
+            !manifest
+                .canonicalize()
+                .unwrap_or_else(|_| manifest.clone())
+                .starts_with(&sysroot)
+        })
+        .collect();
+    let listed = cargo_dep_info_of(kernel_artifact)
+        .and_then(|dep_info| std::fs::read_to_string(dep_info).ok())
+        .map(|text| parse_dep_info(&text))
+        .unwrap_or_default();
+    let mut files = local_manifests.clone();
+    if !listed.is_empty() && listed.iter().all(|file| file.is_absolute()) {
+        files.extend(
+            listed
+                .into_iter()
+                .filter(|file| !file.starts_with(&sysroot)),
+        );
+    } else {
+        files.extend(
+            local_manifests
+                .iter()
+                .filter_map(|manifest| manifest.parent().map(|dir| dir.join("src"))),
+        );
     }
     let config = crate_dir.join(".cargo/config.toml");
     if config.is_file() {
@@ -902,9 +912,12 @@ mod tests {
             ".target sm_80\n",
         )
         .unwrap();
+        // Cargo's dep-info next to the uplifted library: absolute paths of the crate's and its
+        // local dependencies' sources.
+        let dep_info = dir.join("nvptx64-nvidia-cuda/release/libmy_kernels.d");
         std::fs::write(
-            deps.join("my_kernels-1234abcd5678ef90.d"),
-            "x: src/lib.rs src/a\\ b.rs\n",
+            &dep_info,
+            "/t/libmy_kernels.rlib: /k/src/lib.rs /k/src/a\\ b.rs /dsl/src/lib.rs\n",
         )
         .unwrap();
         let line = format!(
@@ -922,19 +935,20 @@ mod tests {
             ptx_of_artifact(artifact).unwrap(),
             deps.join("my_kernels-1234abcd5678ef90.s")
         );
-        assert_eq!(
-            dep_info_of(artifact).unwrap(),
-            deps.join("my_kernels-1234abcd5678ef90.d")
-        );
-        let tracked = tracked_sources(&artifacts, Path::new("/nonexistent-sysroot"), &dir);
-        assert_eq!(
-            tracked,
-            vec![
-                PathBuf::from("/k/Cargo.toml"),
-                PathBuf::from("/k/src/a b.rs"),
-                PathBuf::from("/k/src/lib.rs")
-            ]
-        );
+        assert_eq!(cargo_dep_info_of(artifact).unwrap(), dep_info);
+        let no_sysroot = Path::new("/nonexistent-sysroot");
+        let tracked = tracked_sources(&artifacts, artifact, no_sysroot, &dir);
+        let expected = [
+            "/dsl/src/lib.rs",
+            "/k/Cargo.toml",
+            "/k/src/a b.rs",
+            "/k/src/lib.rs",
+        ];
+        assert_eq!(tracked, expected.map(PathBuf::from));
+        // Without cargo's dep-info, every local package's src/ directory is tracked.
+        std::fs::remove_file(&dep_info).unwrap();
+        let tracked = tracked_sources(&artifacts, artifact, no_sysroot, &dir);
+        assert_eq!(tracked, ["/k/Cargo.toml", "/k/src"].map(PathBuf::from));
         // Without the .s file the error names the exact file expected.
         std::fs::remove_file(deps.join("my_kernels-1234abcd5678ef90.s")).unwrap();
         let err = ptx_of_artifact(artifact).unwrap_err();
