@@ -14,6 +14,12 @@
 //! accumulator, `x += y` is an ordinary `Binary`, and mutable variables are gone (their values
 //! flow through `For`/`If` results and region arguments, as MLIR's `scf` dialect does).
 //!
+//! After layout inference (`crate::infer::infer`), every non-scalar value's slot is
+//! [`LayoutSlot::Inferred`] (or `Fixed`, for a `convert_layout` result), and wherever a consumer
+//! needs another layout than its operand's producer gave, an [`OpKind::Convert`] sits between
+//! them. Facts that are not layouts (axis analysis, the vector width of each load and store)
+//! are in the `crate::infer::Inference` that `infer` returns.
+//!
 //! Invariants, when the checker reported no error: every value is defined once, before its uses,
 //! in its region or an enclosing one; every shape is a power of two in each dimension and fits
 //! the register budget (`types::MAX_TILE_REGISTERS_PER_THREAD`); operand types are exactly what
@@ -56,6 +62,13 @@ pub enum LayoutSlot {
     /// Fixed by the user: the result of `convert_layout(x, PATH)`, where `PATH` names a `const`
     /// `tessera_layout::LinearLayout` (evaluated by rustc, not by the macro).
     Fixed(syn::Path),
+    /// Decided by layout inference (`crate::infer::infer`): a distributed layout with input
+    /// dimensions `register`, `lane` (size 32), `warp` (size `Kernel::num_warps`) — in that
+    /// order, each present even if of size 1 — and output dimensions `dim0`, …, `dim{rank-1}`
+    /// with exactly the tile's shape. It is surjective; where the tile is smaller than what the
+    /// threads cover, some bases are zero (those threads or registers hold copies). Register `r`
+    /// of thread `(lane, warp)` holds the element at coordinate `layout(r, lane, warp)`.
+    Inferred(tessera_layout::LinearLayout),
 }
 
 /// One kernel parameter.
@@ -228,6 +241,15 @@ pub enum OpKind {
     Gather { axis: usize },
     /// Same values, in the user's layout (see [`LayoutSlot::Fixed`]). operands: [T[S]]; results: [T[S]].
     ConvertLayout { layout: syn::Path },
+    /// A layout conversion inserted by layout inference: the same values, moved from the
+    /// operand's [`LayoutSlot::Inferred`] layout to the result's, as `conversion.plan` says
+    /// (no-op, register permutation, warp shuffles or swizzled shared memory; planned by
+    /// `tessera_layout::plan::conversion::plan_conversion(operand layout, result layout, bits
+    /// of T)`, `shared_cost`/`shuffle_cost` are the costs it chose on).
+    /// operands: [T[S]]; results: [T[S]].
+    Convert {
+        conversion: Box<tessera_layout::plan::conversion::Conversion>,
+    },
     /// `for iv in (lower..upper).step_by(step)`. operands: [lower, upper, step: I (an integer
     /// scalar type), init₀, init₁, …]; regions: [body with args [iv: I, carried₀, …] yielding the
     /// next carried values]; results: [the carried values after the last iteration].
@@ -299,6 +321,7 @@ impl OpKind {
             OpKind::Dot => "dot".into(),
             OpKind::Gather { .. } => "gather".into(),
             OpKind::ConvertLayout { .. } => "convert_layout".into(),
+            OpKind::Convert { .. } => "convert".into(),
             OpKind::For => "for".into(),
             OpKind::If => "if".into(),
         }
@@ -333,6 +356,7 @@ impl OpKind {
                     .collect();
                 format!(" {}", segments.join("::"))
             }
+            OpKind::Convert { conversion } => format!(" {}", conversion.plan.kind()),
             _ => String::new(),
         }
     }
