@@ -27,6 +27,7 @@ pub mod launch;
 
 pub mod device;
 pub mod dtype;
+pub mod tile;
 pub mod tile_move;
 pub use dtype::{bf16, f16, f8e4m3, f8e5m2};
 

@@ -1,0 +1,1226 @@
+//! Runtime helpers of the code that `#[tile_kernel]` generates (and nothing else calls them
+//! usefully by hand).
+//!
+//! * **Typed tiles.** A tile value of a kernel is one array of registers per thread,
+//!   [`Tile<T, L, R>`]: `R` elements of type `T`, register `r` of the thread `(lane, warp)` holding
+//!   the element at coordinate `L::LAYOUT(r, lane, warp)`. `L` is a marker type generated per
+//!   layout, implementing [`Layout`]; [`assert_tile_layout`] checks it in `const` context, so an
+//!   invalid layout fails to compile with the layout's own message, and a tile used where another
+//!   layout is expected is a type error.
+//! * **Element arithmetic** with the semantics the tile language documents: [`Elem`] (bits),
+//!   [`Num`] (wrapping integer arithmetic, IEEE floats; `f16`/`bf16`/`f8` compute in `f32` and
+//!   round back after every operation), [`Bits`], [`Cmp`], [`FloatMath`] (`ex2.approx`,
+//!   `lg2.approx`, `sqrt.rn`, `rsqrt.approx`, `fma.rn` on the GPU).
+//! * **Global memory**: [`load`] / [`store`] of a vector of `V` consecutive elements, any element
+//!   width, as one predicated `ld/st.global` of 8, 16, 32, 64 or 128 bits (the 32-bit words of
+//!   [`crate::device`], plus `u8`/`u16` accesses for sub-word vectors).
+//! * **Reductions**: [`shfl_bfly`] of any element, [`argmax_combine`]/[`argmin_combine`].
+//! * **Shared memory** slots of any element: [`st_shared_elem`]/[`ld_shared_elem`].
+//! * **Host launching** (not on nvptx64): [`Specialisation`], [`Grid`], [`Assumption`] and the
+//!   launch/emulate functions that each kernel's generated module calls.
+//!
+//! Everything here has one signature and two bodies, as [`crate::device`]: inline PTX on
+//! nvptx64, the emulator (or exact host code) elsewhere.
+
+use crate::dtype::{bf16, f16, f8e4m3, f8e5m2};
+use crate::{device, Ptr};
+use core::marker::PhantomData;
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+pub use tessera_layout::{expect_layout, Label, LayoutError, LinearLayout};
+
+// ---------------------------------------------------------------------------------------------
+// Layouts and typed tiles
+// ---------------------------------------------------------------------------------------------
+
+/// A layout known to rustc: implemented by the marker type that `#[tile_kernel]` generates for
+/// every layout of a kernel (and usable for user-written layouts).
+pub trait Layout: 'static {
+    /// The distributed layout: inputs `register`, `lane`, `warp`; outputs `dim0`, `dim1`, ….
+    const LAYOUT: LinearLayout;
+}
+
+/// A tile of one thread: `R` registers of `T` in layout `L` (see the [module docs](self)).
+#[repr(transparent)]
+pub struct Tile<T, L, const R: usize> {
+    regs: [T; R],
+    layout: PhantomData<L>,
+}
+
+impl<T: Copy, L, const R: usize> Clone for Tile<T, L, R> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Copy, L, const R: usize> Copy for Tile<T, L, R> {}
+
+impl<T: Copy, L: Layout, const R: usize> Tile<T, L, R> {
+    /// The tile whose register `r` is `regs[r]`.
+    #[inline(always)]
+    pub const fn from_regs(regs: [T; R]) -> Self {
+        Tile {
+            regs,
+            layout: PhantomData,
+        }
+    }
+
+    /// The registers. Generated code reads every operand through this function, named with the
+    /// operand's expected type, so a tile of another layout does not type-check.
+    #[inline(always)]
+    pub const fn regs(self) -> [T; R] {
+        self.regs
+    }
+}
+
+/// Builds a layout from its bases: `register`, `lane` and `warp` bases (each a coordinate per
+/// tile dimension) onto a tile of `shape` (`dim0` = `shape[0]`, …). An error of the layout
+/// algebra is a compile error with its message when evaluated in `const` context.
+pub const fn layout(
+    register: &[&[u32]],
+    lane: &[&[u32]],
+    warp: &[&[u32]],
+    shape: &[u32],
+) -> LinearLayout {
+    let mut l = LinearLayout::empty();
+    let mut d = 0;
+    while d < shape.len() {
+        l = expect_layout(l.with_out_dim(Label::Dim(d as u8), shape[d]));
+        d += 1;
+    }
+    l = with_bases(l, Label::Register, register);
+    l = with_bases(l, Label::Lane, lane);
+    with_bases(l, Label::Warp, warp)
+}
+
+const fn with_bases(l: LinearLayout, label: Label, bases: &[&[u32]]) -> LinearLayout {
+    let mut l = expect_layout(l.with_in_dim(label));
+    let mut k = 0;
+    while k < bases.len() {
+        l = expect_layout(l.with_basis(label, bases[k]));
+        k += 1;
+    }
+    l
+}
+
+const fn fail(what: &'static str) -> ! {
+    LayoutError::Incompatible { what }.panic()
+}
+
+/// Checks in `const` context that `L::LAYOUT` is a layout of a tile of `shape` held in `R`
+/// registers by `num_warps` warps: inputs exactly `register` (size `R`), `lane` (32) and `warp`
+/// (`num_warps`), in that order; outputs `dim0 … dim{rank-1}` of the shape's sizes; surjective.
+/// Panics (a compile error in a `const` item) with a message naming what is wrong.
+pub const fn assert_tile_layout<L: Layout, const R: usize>(shape: &[u32], num_warps: u32) {
+    check_layout(&L::LAYOUT, shape, num_warps, R as u32, "tile layout");
+}
+
+/// [`assert_tile_layout`] for a user-written layout given to `convert_layout` (any register
+/// count): the checks, with messages that name `convert_layout`.
+pub const fn assert_user_layout(layout: &LinearLayout, shape: &[u32], num_warps: u32) {
+    check_layout(
+        layout,
+        shape,
+        num_warps,
+        layout.in_size(Label::Register),
+        "convert_layout",
+    );
+}
+
+const fn check_layout(
+    l: &LinearLayout,
+    shape: &[u32],
+    num_warps: u32,
+    registers: u32,
+    who: &'static str,
+) {
+    let _ = who;
+    if l.num_in_dims() != 3
+        || !l.in_label(0).same(Label::Register)
+        || !l.in_label(1).same(Label::Lane)
+        || !l.in_label(2).same(Label::Warp)
+    {
+        fail("a tile layout must have exactly the input dimensions register, lane, warp, in that order");
+    }
+    if l.in_size(Label::Register) != registers {
+        fail("the tile's register count differs from the layout's register dimension");
+    }
+    if l.in_size(Label::Lane) != 32 {
+        fail("a tile layout's lane dimension must have size 32 (a warp)");
+    }
+    if l.in_size(Label::Warp) != num_warps {
+        fail("the layout's warp dimension differs from the kernel's num_warps");
+    }
+    if l.num_out_dims() != shape.len() {
+        fail("the layout's number of output dimensions differs from the tile's rank");
+    }
+    let mut d = 0;
+    while d < shape.len() {
+        if !l.out_label(d).same(Label::Dim(d as u8)) {
+            fail("a tile layout's output dimensions must be dim0, dim1, ... in order");
+        }
+        if l.out_size(Label::Dim(d as u8)) != shape[d] {
+            fail("the layout's output sizes differ from the tile's shape");
+        }
+        d += 1;
+    }
+    match l.check_surjective() {
+        Ok(()) => {}
+        Err(e) => e.panic(),
+    }
+}
+
+/// The packed logical coordinate (`dim0` lowest, see `tessera_layout::plan`) that register `r`
+/// of lane 0, warp 0 holds: `L(r, 0, 0)`.
+pub const fn register_image(l: &LinearLayout, r: u32) -> u64 {
+    l.apply_packed(&[r, 0, 0])
+}
+
+/// The packed coordinate part of thread `(lane, warp)`: `L(0, lane, warp)` (XOR it with
+/// [`register_image`] for the element of a register).
+#[inline(always)]
+pub const fn thread_image(l: &LinearLayout, lane: u32, warp: u32) -> u64 {
+    l.apply_packed(&[0, lane, warp])
+}
+
+/// `f` on every register.
+#[inline(always)]
+pub fn map1<A: Copy, B, const R: usize>(a: [A; R], f: impl Fn(A) -> B) -> [B; R] {
+    core::array::from_fn(|i| f(a[i]))
+}
+
+/// `f` on every pair of registers.
+#[inline(always)]
+pub fn map2<A: Copy, B: Copy, C, const R: usize>(
+    a: [A; R],
+    b: [B; R],
+    f: impl Fn(A, B) -> C,
+) -> [C; R] {
+    core::array::from_fn(|i| f(a[i], b[i]))
+}
+
+/// `f` on every triple of registers.
+#[inline(always)]
+pub fn map3<A: Copy, B: Copy, C: Copy, D, const R: usize>(
+    a: [A; R],
+    b: [B; R],
+    c: [C; R],
+    f: impl Fn(A, B, C) -> D,
+) -> [D; R] {
+    core::array::from_fn(|i| f(a[i], b[i], c[i]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elements
+// ---------------------------------------------------------------------------------------------
+
+/// An element type of a tile: its storage bits.
+pub trait Elem: Copy + 'static {
+    /// Storage width (`bool` is a byte holding 0 or 1).
+    const BITS: u32;
+    /// The storage bits, zero-extended.
+    fn to_bits(self) -> u64;
+    /// From storage bits (the low [`Self::BITS`]).
+    fn from_bits(bits: u64) -> Self;
+}
+
+macro_rules! elem_int {
+    ($($t:ty, $u:ty);*) => {$(
+        impl Elem for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn to_bits(self) -> u64 {
+                self as $u as u64
+            }
+            #[inline(always)]
+            fn from_bits(bits: u64) -> Self {
+                bits as $u as $t
+            }
+        }
+    )*};
+}
+elem_int!(i8, u8; i16, u16; i32, u32; i64, u64; u8, u8; u16, u16; u32, u32; u64, u64);
+
+impl Elem for bool {
+    const BITS: u32 = 8;
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        bits as u8 != 0
+    }
+}
+
+impl Elem for f32 {
+    const BITS: u32 = 32;
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        f32::to_bits(self) as u64
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+}
+
+impl Elem for f64 {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        f64::to_bits(self)
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+}
+
+macro_rules! elem_storage {
+    ($($t:ident, $bits:ty);*) => {$(
+        impl Elem for $t {
+            const BITS: u32 = <$bits>::BITS;
+            #[inline(always)]
+            fn to_bits(self) -> u64 {
+                self.0 as u64
+            }
+            #[inline(always)]
+            fn from_bits(bits: u64) -> Self {
+                $t(bits as $bits)
+            }
+        }
+    )*};
+}
+elem_storage!(f16, u16; bf16, u16; f8e4m3, u8; f8e5m2, u8);
+
+impl<T: 'static> Elem for Ptr<T> {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        self.addr()
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        Ptr::from_addr(bits)
+    }
+}
+
+/// Arithmetic of the tile language.
+///
+/// Integers wrap (`+ - * neg abs` as `wrapping_*`); integer `/` and `%` truncate toward zero and
+/// give 0 for a zero divisor (no trap; `MIN / -1` wraps to `MIN`, `MIN % -1` is 0). Floats are
+/// IEEE (`/` is `div.rn`); `max`/`min` propagate NaN (PTX `max.NaN`/`min.NaN`) and order
+/// `-0 < +0`. `f16`, `bf16`, `f8e4m3`, `f8e5m2` convert to `f32` (exact), compute there, and
+/// round back (`cvt.rn`) after each operation.
+pub trait Num: Elem {
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    fn div(a: Self, b: Self) -> Self;
+    fn rem(a: Self, b: Self) -> Self;
+    fn neg(a: Self) -> Self;
+    fn abs(a: Self) -> Self;
+    fn max(a: Self, b: Self) -> Self;
+    fn min(a: Self, b: Self) -> Self;
+    /// The additive identity.
+    const ZERO: Self;
+    /// The identity of `max`: the smallest value (`-inf` for floats).
+    const LOWEST: Self;
+    /// The identity of `min`: the largest value (`+inf` for floats).
+    const HIGHEST: Self;
+}
+
+macro_rules! num_signed {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline(always)] fn div(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a.wrapping_div(b) } }
+            #[inline(always)] fn rem(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a.wrapping_rem(b) } }
+            #[inline(always)] fn neg(a: Self) -> Self { a.wrapping_neg() }
+            #[inline(always)] fn abs(a: Self) -> Self { a.wrapping_abs() }
+            #[inline(always)] fn max(a: Self, b: Self) -> Self { if a > b { a } else { b } }
+            #[inline(always)] fn min(a: Self, b: Self) -> Self { if a < b { a } else { b } }
+            const ZERO: Self = 0;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+        }
+    )*};
+}
+num_signed!(i8, i16, i32, i64);
+
+macro_rules! num_unsigned {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline(always)] fn div(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a / b } }
+            #[inline(always)] fn rem(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a % b } }
+            #[inline(always)] fn neg(a: Self) -> Self { a.wrapping_neg() }
+            #[inline(always)] fn abs(a: Self) -> Self { a }
+            #[inline(always)] fn max(a: Self, b: Self) -> Self { if a > b { a } else { b } }
+            #[inline(always)] fn min(a: Self, b: Self) -> Self { if a < b { a } else { b } }
+            const ZERO: Self = 0;
+            const LOWEST: Self = 0;
+            const HIGHEST: Self = <$t>::MAX;
+        }
+    )*};
+}
+num_unsigned!(u8, u16, u32, u64);
+
+/// NaN-propagating maximum with `-0 < +0` (PTX `max.NaN.f32`).
+#[inline(always)]
+pub fn max_f32(a: f32, b: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let d: f32;
+        // SAFETY: register-only instruction (sm_80+).
+        unsafe {
+            asm!("max.NaN.f32 {d}, {a}, {b};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
+                 options(pure, nomem, nostack));
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        max_nan(a, b)
+    }
+}
+
+/// NaN-propagating minimum with `-0 < +0` (PTX `min.NaN.f32`).
+#[inline(always)]
+pub fn min_f32(a: f32, b: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let d: f32;
+        // SAFETY: register-only instruction (sm_80+).
+        unsafe {
+            asm!("min.NaN.f32 {d}, {a}, {b};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
+                 options(pure, nomem, nostack));
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        min_nan(a, b)
+    }
+}
+
+macro_rules! nan_minmax {
+    ($max:ident, $min:ident, $t:ty) => {
+        #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+        #[inline(always)]
+        fn $max(a: $t, b: $t) -> $t {
+            if a.is_nan() || b.is_nan() {
+                <$t>::NAN
+            } else if a == b {
+                // Equal values differ at most in the sign of zero: +0 wins.
+                <$t>::from_bits(a.to_bits() & b.to_bits())
+            } else if a > b {
+                a
+            } else {
+                b
+            }
+        }
+        #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+        #[inline(always)]
+        fn $min(a: $t, b: $t) -> $t {
+            if a.is_nan() || b.is_nan() {
+                <$t>::NAN
+            } else if a == b {
+                <$t>::from_bits(a.to_bits() | b.to_bits())
+            } else if a < b {
+                a
+            } else {
+                b
+            }
+        }
+    };
+}
+nan_minmax!(max_nan, min_nan, f32);
+nan_minmax!(max_nan_f64, min_nan_f64, f64);
+
+impl Num for f32 {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a + b
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        a - b
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+    #[inline(always)]
+    fn div(a: Self, b: Self) -> Self {
+        a / b
+    }
+    #[inline(always)]
+    fn rem(a: Self, b: Self) -> Self {
+        a % b
+    }
+    #[inline(always)]
+    fn neg(a: Self) -> Self {
+        -a
+    }
+    #[inline(always)]
+    fn abs(a: Self) -> Self {
+        f32::from_bits(a.to_bits() & 0x7fff_ffff)
+    }
+    #[inline(always)]
+    fn max(a: Self, b: Self) -> Self {
+        max_f32(a, b)
+    }
+    #[inline(always)]
+    fn min(a: Self, b: Self) -> Self {
+        min_f32(a, b)
+    }
+    const ZERO: Self = 0.0;
+    const LOWEST: Self = f32::NEG_INFINITY;
+    const HIGHEST: Self = f32::INFINITY;
+}
+
+impl Num for f64 {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a + b
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        a - b
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+    #[inline(always)]
+    fn div(a: Self, b: Self) -> Self {
+        a / b
+    }
+    #[inline(always)]
+    fn rem(a: Self, b: Self) -> Self {
+        a % b
+    }
+    #[inline(always)]
+    fn neg(a: Self) -> Self {
+        -a
+    }
+    #[inline(always)]
+    fn abs(a: Self) -> Self {
+        f64::from_bits(a.to_bits() & 0x7fff_ffff_ffff_ffff)
+    }
+    #[inline(always)]
+    fn max(a: Self, b: Self) -> Self {
+        max_nan_f64(a, b)
+    }
+    #[inline(always)]
+    fn min(a: Self, b: Self) -> Self {
+        min_nan_f64(a, b)
+    }
+    const ZERO: Self = 0.0;
+    const LOWEST: Self = f64::NEG_INFINITY;
+    const HIGHEST: Self = f64::INFINITY;
+}
+
+/// Narrow floats: to f32 and back (`cvt`), as [`crate::device`] converts.
+pub trait NarrowFloat: Elem {
+    /// Exact widening to f32.
+    fn widen(self) -> f32;
+    /// Rounding to this format (`cvt.rn`; f8 saturates as `cvt.rn.satfinite`).
+    fn narrow(x: f32) -> Self;
+}
+
+impl NarrowFloat for f16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        device::f16_to_f32(self)
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        device::f32_to_f16(x)
+    }
+}
+impl NarrowFloat for bf16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        device::bf16_to_f32(self)
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        device::f32_to_bf16(x)
+    }
+}
+impl NarrowFloat for f8e4m3 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        device::f8e4m3_to_f32(self)
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        device::f32_to_f8e4m3(x)
+    }
+}
+impl NarrowFloat for f8e5m2 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        device::f8e5m2_to_f32(self)
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        device::f32_to_f8e5m2(x)
+    }
+}
+
+macro_rules! num_narrow {
+    ($($t:ident),*) => {$(
+        impl Num for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { Self::narrow(a.widen() + b.widen()) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { Self::narrow(a.widen() - b.widen()) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { Self::narrow(a.widen() * b.widen()) }
+            #[inline(always)] fn div(a: Self, b: Self) -> Self { Self::narrow(a.widen() / b.widen()) }
+            #[inline(always)] fn rem(a: Self, b: Self) -> Self { Self::narrow(a.widen() % b.widen()) }
+            #[inline(always)] fn neg(a: Self) -> Self { Self::narrow(-a.widen()) }
+            #[inline(always)] fn abs(a: Self) -> Self { Self::narrow(<f32 as Num>::abs(a.widen())) }
+            #[inline(always)] fn max(a: Self, b: Self) -> Self { Self::narrow(max_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn min(a: Self, b: Self) -> Self { Self::narrow(min_f32(a.widen(), b.widen())) }
+            const ZERO: Self = $t::ZERO;
+            const LOWEST: Self = $t(!$t::MAX.0);
+            const HIGHEST: Self = $t::MAX;
+        }
+    )*};
+}
+num_narrow!(f16, bf16, f8e4m3, f8e5m2);
+
+/// Bitwise operations (integers) and logical ones (`bool`). Shifts follow PTX `shl`/`shr`:
+/// an amount of at least the bit width (or negative) gives 0, or the sign fill for `shr` of a
+/// negative signed value.
+pub trait Bits: Elem {
+    fn and(a: Self, b: Self) -> Self;
+    fn or(a: Self, b: Self) -> Self;
+    fn xor(a: Self, b: Self) -> Self;
+    fn not(a: Self) -> Self;
+    fn shl(a: Self, b: Self) -> Self;
+    fn shr(a: Self, b: Self) -> Self;
+}
+
+macro_rules! bits_int {
+    ($($t:ty),*) => {$(
+        impl Bits for $t {
+            #[inline(always)] fn and(a: Self, b: Self) -> Self { a & b }
+            #[inline(always)] fn or(a: Self, b: Self) -> Self { a | b }
+            #[inline(always)] fn xor(a: Self, b: Self) -> Self { a ^ b }
+            #[inline(always)] fn not(a: Self) -> Self { !a }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn shl(a: Self, b: Self) -> Self {
+                if b < 0 || b as u64 >= <$t>::BITS as u64 { 0 } else { a << b }
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn shr(a: Self, b: Self) -> Self {
+                if b < 0 || b as u64 >= <$t>::BITS as u64 {
+                    if a < 0 { !0 } else { 0 }
+                } else {
+                    a >> b
+                }
+            }
+        }
+    )*};
+}
+bits_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Bits for bool {
+    #[inline(always)]
+    fn and(a: Self, b: Self) -> Self {
+        a & b
+    }
+    #[inline(always)]
+    fn or(a: Self, b: Self) -> Self {
+        a | b
+    }
+    #[inline(always)]
+    fn xor(a: Self, b: Self) -> Self {
+        a ^ b
+    }
+    #[inline(always)]
+    fn not(a: Self) -> Self {
+        !a
+    }
+    #[inline(always)]
+    fn shl(a: Self, b: Self) -> Self {
+        a & !b
+    }
+    #[inline(always)]
+    fn shr(a: Self, b: Self) -> Self {
+        a & !b
+    }
+}
+
+/// Comparisons: integers and `bool` (`false < true`) by value; floats IEEE (NaN compares unequal
+/// to everything, `-0 == +0`); narrow floats by their f32 value.
+pub trait Cmp: Elem {
+    fn lt(a: Self, b: Self) -> bool;
+    fn le(a: Self, b: Self) -> bool;
+    fn eq(a: Self, b: Self) -> bool;
+    #[inline(always)]
+    fn ne(a: Self, b: Self) -> bool {
+        !Self::eq(a, b)
+    }
+    #[inline(always)]
+    fn gt(a: Self, b: Self) -> bool {
+        Self::lt(b, a)
+    }
+    #[inline(always)]
+    fn ge(a: Self, b: Self) -> bool {
+        Self::le(b, a)
+    }
+}
+
+macro_rules! cmp_native {
+    ($($t:ty),*) => {$(
+        impl Cmp for $t {
+            #[inline(always)] fn lt(a: Self, b: Self) -> bool { a < b }
+            #[inline(always)] fn le(a: Self, b: Self) -> bool { a <= b }
+            #[inline(always)] fn eq(a: Self, b: Self) -> bool { a == b }
+        }
+    )*};
+}
+cmp_native!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+macro_rules! cmp_narrow {
+    ($($t:ident),*) => {$(
+        impl Cmp for $t {
+            #[inline(always)] fn lt(a: Self, b: Self) -> bool { a.widen() < b.widen() }
+            #[inline(always)] fn le(a: Self, b: Self) -> bool { a.widen() <= b.widen() }
+            #[inline(always)] fn eq(a: Self, b: Self) -> bool { a.widen() == b.widen() }
+        }
+    )*};
+}
+cmp_narrow!(f16, bf16, f8e4m3, f8e5m2);
+
+/// Float math. On the GPU (f32): `exp(x) = ex2.approx.f32(x · log₂e)`, `exp2 = ex2.approx.f32`,
+/// `log(x) = lg2.approx.f32(x) · ln 2`, `log2 = lg2.approx.f32`, `sqrt = sqrt.rn.f32`,
+/// `rsqrt = rsqrt.approx.f32`, `fma = fma.rn.f32` (Triton's choices for `tl.exp` & co.; the
+/// approximations are within 2 ulp). On the host the same formulas with exact `exp2`/`log2`/
+/// `sqrt`, so results may differ from the GPU in the last bits. f64: `sqrt.rn.f64`,
+/// `rsqrt.approx.f64`, `fma.rn.f64`; f64 `exp`/`log` are not provided (no PTX instruction).
+/// Narrow floats compute in f32.
+pub trait FloatMath: Num {
+    fn sqrt(a: Self) -> Self;
+    fn rsqrt(a: Self) -> Self;
+    fn fma(a: Self, b: Self, c: Self) -> Self;
+}
+
+/// `exp`, `exp2`, `log`, `log2` (see [`FloatMath`]): f32 and the narrow floats.
+pub trait Transcendental: FloatMath {
+    fn exp(a: Self) -> Self;
+    fn exp2(a: Self) -> Self;
+    fn log(a: Self) -> Self;
+    fn log2(a: Self) -> Self;
+}
+
+macro_rules! ptx_unary_f32 {
+    ($(#[$doc:meta])* $name:ident, $ptx:literal, $host:expr) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name(x: f32) -> f32 {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let d: f32;
+                // SAFETY: register-only instruction.
+                unsafe {
+                    asm!(concat!($ptx, " {d}, {a};"), d = out(reg32) d, a = in(reg32) x,
+                         options(pure, nomem, nostack));
+                }
+                d
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let f: fn(f32) -> f32 = $host;
+                f(x)
+            }
+        }
+    };
+}
+
+ptx_unary_f32!(
+    /// `ex2.approx.f32`: 2^x.
+    ex2_approx_f32, "ex2.approx.f32", f32::exp2
+);
+ptx_unary_f32!(
+    /// `lg2.approx.f32`: log₂ x.
+    lg2_approx_f32, "lg2.approx.f32", f32::log2
+);
+ptx_unary_f32!(
+    /// `sqrt.rn.f32`: √x, correctly rounded.
+    sqrt_rn_f32, "sqrt.rn.f32", f32::sqrt
+);
+ptx_unary_f32!(
+    /// `rsqrt.approx.f32`: 1/√x.
+    rsqrt_approx_f32, "rsqrt.approx.f32", |x: f32| 1.0 / x.sqrt()
+);
+
+/// `fma.rn.f32`: `a·b + c` rounded once.
+#[inline(always)]
+pub fn fma_rn_f32(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let d: f32;
+        // SAFETY: register-only instruction.
+        unsafe {
+            asm!("fma.rn.f32 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a,
+                 b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack));
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
+
+/// `sqrt.rn.f64`, `rsqrt.approx.f64`, `fma.rn.f64`.
+#[inline(always)]
+pub fn sqrt_rn_f64(x: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let d: f64;
+        // SAFETY: register-only instruction.
+        unsafe {
+            asm!("sqrt.rn.f64 {d}, {a};", d = out(reg64) d, a = in(reg64) x,
+                 options(pure, nomem, nostack));
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.sqrt()
+    }
+}
+
+/// `rsqrt.approx.f64`: 1/√x.
+#[inline(always)]
+pub fn rsqrt_approx_f64(x: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let d: f64;
+        // SAFETY: register-only instruction.
+        unsafe {
+            asm!("rsqrt.approx.f64 {d}, {a};", d = out(reg64) d, a = in(reg64) x,
+                 options(pure, nomem, nostack));
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        1.0 / x.sqrt()
+    }
+}
+
+/// `fma.rn.f64`: `a·b + c` rounded once.
+#[inline(always)]
+pub fn fma_rn_f64(a: f64, b: f64, c: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let d: f64;
+        // SAFETY: register-only instruction.
+        unsafe {
+            asm!("fma.rn.f64 {d}, {a}, {b}, {c};", d = out(reg64) d, a = in(reg64) a,
+                 b = in(reg64) b, c = in(reg64) c, options(pure, nomem, nostack));
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
+
+impl FloatMath for f32 {
+    #[inline(always)]
+    fn sqrt(a: Self) -> Self {
+        sqrt_rn_f32(a)
+    }
+    #[inline(always)]
+    fn rsqrt(a: Self) -> Self {
+        rsqrt_approx_f32(a)
+    }
+    #[inline(always)]
+    fn fma(a: Self, b: Self, c: Self) -> Self {
+        fma_rn_f32(a, b, c)
+    }
+}
+
+impl Transcendental for f32 {
+    #[inline(always)]
+    fn exp(a: Self) -> Self {
+        ex2_approx_f32(a * core::f32::consts::LOG2_E)
+    }
+    #[inline(always)]
+    fn exp2(a: Self) -> Self {
+        ex2_approx_f32(a)
+    }
+    #[inline(always)]
+    fn log(a: Self) -> Self {
+        lg2_approx_f32(a) * core::f32::consts::LN_2
+    }
+    #[inline(always)]
+    fn log2(a: Self) -> Self {
+        lg2_approx_f32(a)
+    }
+}
+
+impl FloatMath for f64 {
+    #[inline(always)]
+    fn sqrt(a: Self) -> Self {
+        sqrt_rn_f64(a)
+    }
+    #[inline(always)]
+    fn rsqrt(a: Self) -> Self {
+        rsqrt_approx_f64(a)
+    }
+    #[inline(always)]
+    fn fma(a: Self, b: Self, c: Self) -> Self {
+        fma_rn_f64(a, b, c)
+    }
+}
+
+macro_rules! math_narrow {
+    ($($t:ident),*) => {$(
+        impl FloatMath for $t {
+            #[inline(always)] fn sqrt(a: Self) -> Self { Self::narrow(sqrt_rn_f32(a.widen())) }
+            #[inline(always)] fn rsqrt(a: Self) -> Self { Self::narrow(rsqrt_approx_f32(a.widen())) }
+            #[inline(always)]
+            fn fma(a: Self, b: Self, c: Self) -> Self {
+                Self::narrow(fma_rn_f32(a.widen(), b.widen(), c.widen()))
+            }
+        }
+        impl Transcendental for $t {
+            #[inline(always)] fn exp(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::exp(a.widen())) }
+            #[inline(always)] fn exp2(a: Self) -> Self { Self::narrow(ex2_approx_f32(a.widen())) }
+            #[inline(always)] fn log(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::log(a.widen())) }
+            #[inline(always)] fn log2(a: Self) -> Self { Self::narrow(lg2_approx_f32(a.widen())) }
+        }
+    )*};
+}
+math_narrow!(f16, bf16, f8e4m3, f8e5m2);
+
+// ---------------------------------------------------------------------------------------------
+// Reductions
+// ---------------------------------------------------------------------------------------------
+
+/// `shfl.sync.bfly` of any element over the whole warp: the value of lane `lane ^ lane_mask`.
+/// Elements of up to 32 bits take one shuffle, 64-bit ones two.
+#[inline(always)]
+pub fn shfl_bfly<T: Elem>(value: T, lane_mask: u32) -> T {
+    let bits = value.to_bits();
+    let lo = device::shfl_bfly_b32(
+        device::FULL_MASK,
+        bits as u32,
+        lane_mask,
+        device::SHFL_C_FULL,
+    );
+    if T::BITS <= 32 {
+        T::from_bits(lo as u64)
+    } else {
+        let hi = device::shfl_bfly_b32(
+            device::FULL_MASK,
+            (bits >> 32) as u32,
+            lane_mask,
+            device::SHFL_C_FULL,
+        );
+        T::from_bits(lo as u64 | (hi as u64) << 32)
+    }
+}
+
+/// The `(value, index)` pair `argmax` keeps: the larger value; on a tie (or both NaN) the
+/// smaller index; NaN counts as larger than every number (so `argmax` finds the first NaN).
+#[inline(always)]
+pub fn argmax_combine<T: Cmp>(a: (T, i32), b: (T, i32)) -> (T, i32) {
+    let a_nan = !T::eq(a.0, a.0);
+    let b_nan = !T::eq(b.0, b.0);
+    let take_b = if a_nan || b_nan {
+        b_nan && (!a_nan || b.1 < a.1)
+    } else {
+        T::gt(b.0, a.0) || (T::eq(b.0, a.0) && b.1 < a.1)
+    };
+    if take_b {
+        b
+    } else {
+        a
+    }
+}
+
+/// The `(value, index)` pair `argmin` keeps: the smaller value; on a tie (or both NaN) the
+/// smaller index; NaN counts as smaller than every number (so `argmin` finds the first NaN).
+#[inline(always)]
+pub fn argmin_combine<T: Cmp>(a: (T, i32), b: (T, i32)) -> (T, i32) {
+    let a_nan = !T::eq(a.0, a.0);
+    let b_nan = !T::eq(b.0, b.0);
+    let take_b = if a_nan || b_nan {
+        b_nan && (!a_nan || b.1 < a.1)
+    } else {
+        T::lt(b.0, a.0) || (T::eq(b.0, a.0) && b.1 < a.1)
+    };
+    if take_b {
+        b
+    } else {
+        a
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared memory of any element width
+// ---------------------------------------------------------------------------------------------
+
+/// Bytes of one shared-memory slot of `T` as [`st_shared_elem`] uses it: 4 for elements of up to
+/// 32 bits (widened to a word, so no two threads ever write parts of one word), 8 for 64-bit ones.
+pub const fn shared_slot_bytes<T: Elem>() -> u32 {
+    if T::BITS <= 32 {
+        4
+    } else {
+        8
+    }
+}
+
+/// Stores one element into its slot at shared-window address `addr` (`st.shared.b32`, or
+/// `st.shared.v2.b32` for 64-bit elements; see [`shared_slot_bytes`]).
+///
+/// # Safety
+/// `addr` must be inside the block's dynamic shared memory, aligned to the slot size.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn st_shared_elem<T: Elem>(addr: u32, value: T) {
+    let bits = value.to_bits();
+    if T::BITS <= 32 {
+        device::st_shared_v1::<u32>(addr, bits as u32)
+    } else {
+        device::st_shared_v2::<u32>(addr, [bits as u32, (bits >> 32) as u32])
+    }
+}
+
+/// Loads one element from its slot at shared-window address `addr` (see [`st_shared_elem`]).
+///
+/// # Safety
+/// As [`st_shared_elem`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn ld_shared_elem<T: Elem>(addr: u32) -> T {
+    if T::BITS <= 32 {
+        T::from_bits(device::ld_shared_v1::<u32>(addr) as u64)
+    } else {
+        let [lo, hi] = device::ld_shared_v2::<u32>(addr);
+        T::from_bits(lo as u64 | (hi as u64) << 32)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global memory
+// ---------------------------------------------------------------------------------------------
+
+/// Packs `V` elements into 32-bit words, element 0 in the low bits of word 0.
+#[inline(always)]
+fn pack_words<T: Elem, const V: usize>(values: [T; V]) -> [u32; 4] {
+    let mut words = [0u32; 4];
+    let mut i = 0;
+    while i < V {
+        let bits = values[i].to_bits();
+        let at = i as u32 * T::BITS;
+        let w = (at / 32) as usize;
+        if T::BITS == 64 {
+            words[w] = bits as u32;
+            words[w + 1] = (bits >> 32) as u32;
+        } else {
+            words[w] |= (bits as u32) << (at % 32);
+        }
+        i += 1;
+    }
+    words
+}
+
+/// Unpacks what [`pack_words`] packed.
+#[inline(always)]
+fn unpack_words<T: Elem, const V: usize>(words: [u32; 4]) -> [T; V] {
+    core::array::from_fn(|i| {
+        let at = i as u32 * T::BITS;
+        let w = (at / 32) as usize;
+        if T::BITS == 64 {
+            T::from_bits(words[w] as u64 | (words[w + 1] as u64) << 32)
+        } else {
+            let mask = if T::BITS == 32 {
+                u32::MAX
+            } else {
+                (1u32 << T::BITS) - 1
+            };
+            T::from_bits(((words[w] >> (at % 32)) & mask) as u64)
+        }
+    })
+}
+
+/// Loads `V` consecutive elements at `ptr` with one predicated access of `V × T::BITS` bits
+/// (8 or 16: `ld.global.u8`/`u16`; 32, 64, 128: `ld.global{,.v2,.v4}.b32`, i.e. SASS `LDG.E`,
+/// `LDG.E.64`, `LDG.E.128`). Where `pred` is false nothing is read and the result is `other`.
+///
+/// # Safety
+/// When `pred` is true, `ptr .. ptr + V` must be readable global memory aligned to the access
+/// size (the emulator checks alignment and null).
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load<T: Elem, const V: usize>(ptr: Ptr<T>, pred: bool, other: [T; V]) -> [T; V] {
+    let bits = V as u32 * T::BITS;
+    let o = pack_words(other);
+    let words: [u32; 4] = match bits {
+        8 | 16 => [ld_global_sub(ptr.addr(), pred, o[0], bits), 0, 0, 0],
+        32 => [device::ld_global_v1::<u32>(ptr.cast(), pred, o[0]), 0, 0, 0],
+        64 => {
+            let [a, b] = device::ld_global_v2::<u32>(ptr.cast(), pred, [o[0], o[1]]);
+            [a, b, 0, 0]
+        }
+        128 => device::ld_global_v4::<u32>(ptr.cast(), pred, o),
+        _ => panic!("tile load: unsupported vector width"),
+    };
+    unpack_words(words)
+}
+
+/// Stores `V` consecutive elements at `ptr` with one predicated access (see [`load`]); nothing
+/// where `pred` is false.
+///
+/// # Safety
+/// When `pred` is true, `ptr .. ptr + V` must be writable global memory aligned to the access.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store<T: Elem, const V: usize>(ptr: Ptr<T>, pred: bool, value: [T; V]) {
+    let bits = V as u32 * T::BITS;
+    let w = pack_words(value);
+    match bits {
+        8 | 16 => st_global_sub(ptr.addr(), pred, w[0], bits),
+        32 => device::st_global_v1::<u32>(ptr.cast(), pred, w[0]),
+        64 => device::st_global_v2::<u32>(ptr.cast(), pred, [w[0], w[1]]),
+        128 => device::st_global_v4::<u32>(ptr.cast(), pred, w),
+        _ => panic!("tile store: unsupported vector width"),
+    }
+}
+
+/// Host checks of a sub-word global access: not null, aligned (as the emulator does for words).
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn check_sub_word(addr: u64, bytes: u64, op: &str) {
+    assert!(
+        addr >= 4096,
+        "{op} of a null global pointer (address {addr:#x})"
+    );
+    assert!(
+        addr.is_multiple_of(bytes),
+        "{op} at {addr:#x} is not {bytes}-byte aligned"
+    );
+}
+
+/// `@pred ld.global.u8/u16 d, [addr]`, `other` where `pred` is false.
+#[inline(always)]
+#[track_caller]
+unsafe fn ld_global_sub(addr: u64, pred: bool, other: u32, bits: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mut d = other;
+        if bits == 8 {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {pred}, 0;",
+                "@p ld.global.u8 {d}, [{addr}];",
+                "}}",
+                d = inout(reg32) d,
+                addr = in(reg64) addr,
+                pred = in(reg32) pred as u32,
+                options(nostack, readonly)
+            );
+        } else {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {pred}, 0;",
+                "@p ld.global.u16 {d}, [{addr}];",
+                "}}",
+                d = inout(reg32) d,
+                addr = in(reg64) addr,
+                pred = in(reg32) pred as u32,
+                options(nostack, readonly)
+            );
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        use core::sync::atomic::{AtomicU16, AtomicU8, Ordering};
+        if !pred {
+            return other;
+        }
+        if bits == 8 {
+            check_sub_word(addr, 1, "ld.global.u8");
+            AtomicU8::from_ptr(addr as usize as *mut u8).load(Ordering::Relaxed) as u32
+        } else {
+            check_sub_word(addr, 2, "ld.global.u16");
+            AtomicU16::from_ptr(addr as usize as *mut u16).load(Ordering::Relaxed) as u32
+        }
+    }
+}
+
+/// `@pred st.global.u8/u16 [addr], v`.
+#[inline(always)]
+#[track_caller]
+unsafe fn st_global_sub(addr: u64, pred: bool, value: u32, bits: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        if bits == 8 {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {pred}, 0;",
+                "@p st.global.u8 [{addr}], {v};",
+                "}}",
+                v = in(reg32) value,
+                addr = in(reg64) addr,
+                pred = in(reg32) pred as u32,
+                options(nostack)
+            );
+        } else {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {pred}, 0;",
+                "@p st.global.u16 [{addr}], {v};",
+                "}}",
+                v = in(reg32) value,
+                addr = in(reg64) addr,
+                pred = in(reg32) pred as u32,
+                options(nostack)
+            );
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        use core::sync::atomic::{AtomicU16, AtomicU8, Ordering};
+        if !pred {
+            return;
+        }
+        if bits == 8 {
+            check_sub_word(addr, 1, "st.global.u8");
+            AtomicU8::from_ptr(addr as usize as *mut u8).store(value as u8, Ordering::Relaxed)
+        } else {
+            check_sub_word(addr, 2, "st.global.u16");
+            AtomicU16::from_ptr(addr as usize as *mut u16).store(value as u16, Ordering::Relaxed)
+        }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod host;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::*;

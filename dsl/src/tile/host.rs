@@ -1,0 +1,220 @@
+//! Host side of `#[tile_kernel]` kernels: the specialisations of a kernel, grids, the checks of
+//! what the kernel assumes of its arguments, and launching on a [`Device`] or directly on the
+//! emulator. Each kernel's generated module (named after the kernel) calls these.
+
+use crate::emulator::{run_grid, EmulatorReport};
+use crate::launch::{Device, KernelArgs, LaunchConfig, LaunchError, LaunchReport, Module};
+use crate::Kernel;
+use std::fmt::Write as _;
+
+/// One compiled specialisation of a tile kernel.
+pub struct Specialisation<A: 'static> {
+    /// The PTX entry and the host build.
+    pub kernel: Kernel<A>,
+    /// The values of the kernel's `const` parameters, in declaration order.
+    pub consts: &'static [(&'static str, i128)],
+    /// Warps per program: the block is `32 × num_warps` threads along x.
+    pub num_warps: u32,
+    /// Dynamic shared memory per program (bytes), from the code generator's allocator.
+    pub shared_bytes: u32,
+}
+
+impl<A> Specialisation<A> {
+    /// `BLOCK = 1024, WARPS = 4` (empty without const parameters).
+    pub fn describe(&self) -> String {
+        describe_consts(self.consts)
+    }
+}
+
+impl<A> std::fmt::Debug for Specialisation<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} [{}] num_warps={} shared_bytes={}",
+            self.kernel.name,
+            self.describe(),
+            self.num_warps,
+            self.shared_bytes
+        )
+    }
+}
+
+fn describe_consts(consts: &[(&str, i128)]) -> String {
+    let mut s = String::new();
+    for (i, (name, value)) in consts.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        let _ = write!(s, "{name} = {value}");
+    }
+    s
+}
+
+/// The specialisation of `kernel` whose const values are `wanted`, or an error that lists the
+/// compiled ones.
+pub fn select<'a, A>(
+    kernel: &str,
+    specialisations: &'a [Specialisation<A>],
+    wanted: &[(&str, i128)],
+) -> Result<&'a Specialisation<A>, LaunchError> {
+    specialisations
+        .iter()
+        .find(|s| {
+            s.consts.len() == wanted.len()
+                && s.consts
+                    .iter()
+                    .zip(wanted)
+                    .all(|(a, b)| a.0 == b.0 && a.1 == b.1)
+        })
+        .ok_or_else(|| {
+            let compiled: Vec<String> = specialisations
+                .iter()
+                .map(|s| format!("[{}]", s.describe()))
+                .collect();
+            LaunchError::InvalidConfig {
+                kernel: kernel.to_string(),
+                reason: format!(
+                    "no specialisation with {}; the kernel was compiled for {}",
+                    describe_consts(wanted),
+                    compiled.join(", ")
+                ),
+            }
+        })
+}
+
+/// Grid sizes as values: `n`, `(x,)`, `(x, y)`, `(x, y, z)` or `[x, y, z]` programs.
+pub trait GridDims {
+    /// The grid as `[x, y, z]`.
+    fn dims(self) -> [u32; 3];
+}
+
+impl GridDims for u32 {
+    fn dims(self) -> [u32; 3] {
+        [self, 1, 1]
+    }
+}
+impl GridDims for (u32,) {
+    fn dims(self) -> [u32; 3] {
+        [self.0, 1, 1]
+    }
+}
+impl GridDims for (u32, u32) {
+    fn dims(self) -> [u32; 3] {
+        [self.0, self.1, 1]
+    }
+}
+impl GridDims for (u32, u32, u32) {
+    fn dims(self) -> [u32; 3] {
+        [self.0, self.1, self.2]
+    }
+}
+impl GridDims for [u32; 3] {
+    fn dims(self) -> [u32; 3] {
+        self
+    }
+}
+
+/// The grid of a launch: a [`GridDims`] value, or a closure from the kernel's const values
+/// (its generated `Consts` struct) to one, as Triton's `grid = lambda meta: (…)`.
+pub trait Grid<C> {
+    /// The grid as `[x, y, z]` for the chosen const values.
+    fn grid(self, consts: &C) -> [u32; 3];
+}
+
+macro_rules! grid_value {
+    ($($t:ty),*) => {$(
+        impl<C> Grid<C> for $t {
+            fn grid(self, _: &C) -> [u32; 3] {
+                GridDims::dims(self)
+            }
+        }
+    )*};
+}
+grid_value!(u32, (u32,), (u32, u32), (u32, u32, u32), [u32; 3]);
+
+impl<C, F, G> Grid<C> for F
+where
+    F: FnOnce(&C) -> G,
+    G: GridDims,
+{
+    fn grid(self, consts: &C) -> [u32; 3] {
+        self(consts).dims()
+    }
+}
+
+/// The launch configuration of a specialisation: `grid`, block `[32 × num_warps, 1, 1]`, the
+/// specialisation's dynamic shared memory.
+pub fn launch_config<A>(spec: &Specialisation<A>, grid: [u32; 3]) -> LaunchConfig {
+    LaunchConfig {
+        grid,
+        block: [32 * spec.num_warps, 1, 1],
+        shared_bytes: spec.shared_bytes,
+    }
+}
+
+/// Checks that pointer argument `param` is `align`-byte aligned, as the kernel's vectorized
+/// accesses assume (axis analysis); null passes (the kernel may never touch it).
+pub fn check_aligned(kernel: &str, param: &str, addr: u64, align: u64) -> Result<(), LaunchError> {
+    if align <= 1 || addr.is_multiple_of(align) {
+        return Ok(());
+    }
+    Err(LaunchError::InvalidConfig {
+        kernel: kernel.to_string(),
+        reason: format!(
+            "argument `{param}` is the address {addr:#x}, but the kernel was compiled assuming it \
+             is {align}-byte aligned (its loads and stores are vectorized on that assumption); \
+             pass an aligned pointer"
+        ),
+    })
+}
+
+/// Checks that integer argument `param` is a multiple of `divisor`, as the kernel assumes.
+pub fn check_divisible(
+    kernel: &str,
+    param: &str,
+    value: i128,
+    divisor: u64,
+) -> Result<(), LaunchError> {
+    if divisor <= 1 || value % divisor as i128 == 0 {
+        return Ok(());
+    }
+    Err(LaunchError::InvalidConfig {
+        kernel: kernel.to_string(),
+        reason: format!(
+            "argument `{param}` is {value}, but the kernel was compiled assuming it is a multiple \
+             of {divisor} (its loads and stores are vectorized on that assumption)"
+        ),
+    })
+}
+
+/// Launches a specialisation on `device` (GPU or emulator) with the module holding its PTX.
+pub fn launch_on<A: KernelArgs>(
+    device: &Device,
+    module: &Module,
+    spec: &Specialisation<A>,
+    grid: [u32; 3],
+    args: A,
+) -> Result<LaunchReport, LaunchError> {
+    device.launch(module, spec.kernel, launch_config(spec, grid), args)
+}
+
+/// Runs a specialisation on the CPU emulator directly (no PTX module needed): the host build of
+/// the kernel on every simulated thread. Pointers must be host addresses of live memory.
+pub fn emulate<A: KernelArgs>(
+    spec: &Specialisation<A>,
+    grid: [u32; 3],
+    args: A,
+) -> Result<EmulatorReport, LaunchError> {
+    let config = launch_config(spec, grid);
+    let emulate = spec.kernel.emulate;
+    run_grid(
+        config.grid,
+        config.block,
+        config.shared_bytes as usize,
+        &move || emulate(args),
+    )
+    .map_err(|err| LaunchError::Emulator {
+        kernel: spec.kernel.name.to_string(),
+        message: err.to_string(),
+    })
+}
