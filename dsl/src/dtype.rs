@@ -1,4 +1,4 @@
-//! Storage types for the narrow floating-point formats: [`f16`], [`bf16`], [`f8e4m3`], [`f8e5m2`].
+//! Storage types for the narrow floating-point formats: [`f16`](struct@f16), [`bf16`], [`f8e4m3`], [`f8e5m2`].
 //!
 //! Each is a `#[repr(transparent)]` wrapper of its bit pattern, so a buffer of them has exactly the
 //! memory layout the GPU expects. Conversions are pure integer code (usable on the host, in the

@@ -1,8 +1,9 @@
 //! The CTA runtime: one OS thread per simulated GPU thread, CTA barriers, warp collectives,
 //! per-CTA shared memory, and the launch loop over the grid.
 //!
-//! Synchronisation model. All barrier and warp-collective state of a CTA lives behind one mutex
-//! ([`SyncState`]). A thread that must wait increments `blocked`; whoever completes the barrier or
+//! Synchronisation model. All barrier and warp-collective state of a CTA slot lives behind one
+//! mutex ([`SyncState`]); only the count of live threads is atomic, so that blocks that never
+//! synchronise exit without taking the lock (see [`Cta::thread_exit`]). A thread that must wait increments `blocked`; whoever completes the barrier or
 //! collective decrements it for every thread it releases. When `blocked == live` (every thread
 //! that has not exited is waiting) nothing can make progress: that is reported as a deadlock
 //! instead of hanging. Any error (a failed check, a panic in the kernel body) is recorded once,
@@ -12,13 +13,13 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::panic::{self, AssertUnwindSafe, Location};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Barrier, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::error::{EmulatorError, ThreadRef};
 use super::ops::{self, Collective, CpAsyncCopy, PAYLOAD_WORDS};
 use super::report::{EmulatorReport, SharedAccessKind, SiteTable};
-use super::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
+use super::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK};
 
 /// Number of named CTA barriers (`bar.sync 0..15`).
 pub(crate) const NUM_BARRIERS: usize = 16;
@@ -161,8 +162,9 @@ impl WarpState {
 }
 
 pub(crate) struct SyncState {
+    /// Linear index of the block this CTA slot currently runs.
+    hosted_block: u64,
     pub(crate) block_idx: [u32; 3],
-    live: u32,
     blocked: u32,
     aborted: bool,
     error: Option<EmulatorError>,
@@ -181,6 +183,16 @@ pub(crate) struct Cta {
     sync: Mutex<SyncState>,
     warp_cv: Box<[Condvar]>,
     barrier_cv: Condvar,
+    /// Workers waiting for this slot to host their next block.
+    slot_cv: Condvar,
+    /// Copy of `SyncState::hosted_block` for the lock-free fast path of `enter_block`.
+    hosted: AtomicU64,
+    /// Threads of the hosted block that have not exited. Changed only with SeqCst; read under
+    /// the lock by the synchronisation code (see `thread_exit` for the lock-free exit).
+    live: AtomicU32,
+    /// Set (SeqCst, under the lock) before any barrier or warp collective of the hosted block
+    /// reads `live`, and on any error: from then on exiting threads take the locked path.
+    sync_used: AtomicBool,
     logs: Mutex<Vec<(u32, Vec<SharedRecord>)>>,
 }
 
@@ -220,10 +232,45 @@ impl Cta {
             cv.notify_all();
         }
         self.barrier_cv.notify_all();
+        self.slot_cv.notify_all();
+    }
+
+    /// Waits until this slot hosts block `block` (or the launch stops: returns false).
+    fn enter_block(&self, block: u64, stop: &AtomicBool) -> bool {
+        if self.hosted.load(Ordering::Acquire) == block {
+            return !stop.load(Ordering::Acquire);
+        }
+        let mut st = self.lock();
+        loop {
+            if stop.load(Ordering::Acquire) {
+                return false;
+            }
+            if st.hosted_block == block {
+                return true;
+            }
+            st = self
+                .slot_cv
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Stops the threads of this slot (another block failed).
+    fn abort(&self) {
+        self.lock().aborted = true;
+        self.notify_everyone();
+    }
+
+    /// The recorded error, with the linear index of the block it happened in.
+    fn take_error(&self) -> Option<(u64, EmulatorError)> {
+        let mut st = self.lock();
+        let block = st.hosted_block;
+        st.error.take().map(|e| (block, e))
     }
 
     /// Records `error` (first one wins), aborts the launch and unwinds the calling thread.
     pub(crate) fn fail(&self, mut st: MutexGuard<'_, SyncState>, error: EmulatorError) -> ! {
+        self.mark_sync_used();
         if st.error.is_none() {
             st.error = Some(error);
         }
@@ -241,9 +288,20 @@ impl Cta {
         st
     }
 
+    /// Number of threads of the hosted block that have not exited.
+    fn live(&self) -> u32 {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    /// Called with the lock held before a synchronisation reads `live`.
+    fn mark_sync_used(&self) {
+        self.sync_used.store(true, Ordering::SeqCst);
+    }
+
     /// Called with the lock held right after a thread started waiting.
     fn check_deadlock<'g>(&self, st: MutexGuard<'g, SyncState>) -> MutexGuard<'g, SyncState> {
-        if st.live > 0 && st.blocked == st.live {
+        let live = self.live();
+        if live > 0 && st.blocked == live {
             let message = self.describe_waits(&st);
             let block = st.block_idx;
             self.fail(st, EmulatorError::Deadlock { block, message });
@@ -252,15 +310,15 @@ impl Cta {
     }
 
     fn describe_waits(&self, st: &SyncState) -> String {
+        let live = self.live();
         let mut parts = vec![format!(
-            "all {} threads that have not exited are waiting",
-            st.live
+            "all {live} threads that have not exited are waiting"
         )];
         for (id, b) in st.barriers.iter().enumerate() {
             if b.waiting > 0 {
                 let expected = match b.count {
                     Some(Some(n)) => format!("{n} threads"),
-                    _ => format!("all {} live threads", st.live),
+                    _ => format!("all {live} live threads"),
                 };
                 parts.push(format!(
                     "{} threads wait at barrier {id} (expects {expected})",
@@ -306,8 +364,8 @@ impl Cta {
                 });
             }
         }
-        let st = self.unwind_if_aborted(self.lock());
-        let mut st = st;
+        let mut st = self.unwind_if_aborted(self.lock());
+        self.mark_sync_used();
         let state = &mut st.barriers[id as usize];
         match state.count {
             None => state.count = Some(count),
@@ -323,7 +381,7 @@ impl Cta {
             Some(_) => {}
         }
         state.arrived += 1;
-        let target = count.unwrap_or(st.live);
+        let target = count.unwrap_or_else(|| self.live());
         if st.barriers[id as usize].arrived >= target {
             self.complete_barrier(&mut st, id as usize);
             return;
@@ -393,6 +451,7 @@ impl Cta {
             });
         }
         let mut st = self.unwind_if_aborted(self.lock());
+        self.mark_sync_used();
         let w = warp as usize;
         let index = match st.warps[w].pending.iter().position(|p| p.mask == mask) {
             Some(i) => {
@@ -479,17 +538,37 @@ impl Cta {
         }
     }
 
-    /// Bookkeeping when a thread's kernel body returns (or unwinds).
-    fn thread_exit(&self) {
-        let mut st = self.lock();
-        st.live -= 1;
+    /// Bookkeeping when a thread's kernel body returns (or unwinds). Returns whether it was the
+    /// last thread of the block and whether the block has failed.
+    ///
+    /// Lock-free while the block has used no barrier or collective: `live` is decremented and
+    /// `sync_used` re-read, both SeqCst. A synchronising thread sets `sync_used` before it reads
+    /// `live` (both SeqCst, under the lock), so either it sees the decrement or this thread sees
+    /// `sync_used` and redoes the completion checks under the lock.
+    fn thread_exit(&self) -> (bool, bool) {
+        if !self.sync_used.load(Ordering::SeqCst) {
+            let before = self.live.fetch_sub(1, Ordering::SeqCst);
+            if !self.sync_used.load(Ordering::SeqCst) {
+                return (before == 1, false);
+            }
+            let st = self.lock();
+            return self.after_exit(st, before == 1);
+        }
+        let st = self.lock();
+        let before = self.live.fetch_sub(1, Ordering::SeqCst);
+        self.after_exit(st, before == 1)
+    }
+
+    /// Completes barriers that the exit satisfied and detects a deadlock it caused.
+    fn after_exit(&self, mut st: MutexGuard<'_, SyncState>, last: bool) -> (bool, bool) {
+        let live = self.live();
         for id in 0..NUM_BARRIERS {
             let b = st.barriers[id];
-            if b.count == Some(None) && b.arrived > 0 && b.arrived >= st.live {
+            if b.count == Some(None) && b.arrived > 0 && b.arrived >= live {
                 self.complete_barrier(&mut st, id);
             }
         }
-        if !st.aborted && st.live > 0 && st.blocked == st.live {
+        if !st.aborted && live > 0 && st.blocked == live {
             let message = self.describe_waits(&st);
             let block = st.block_idx;
             if st.error.is_none() {
@@ -498,7 +577,9 @@ impl Cta {
             st.aborted = true;
             drop(st);
             self.notify_everyone();
+            return (false, true);
         }
+        (last, st.error.is_some())
     }
 
     /// Records a panic that escaped a kernel body.
@@ -514,6 +595,7 @@ impl Cta {
             "panic with a non-string payload".to_string()
         };
         let mut st = self.lock();
+        self.mark_sync_used();
         if st.error.is_none() {
             st.error = Some(EmulatorError::ThreadPanicked { thread, message });
         }
@@ -522,10 +604,10 @@ impl Cta {
         self.notify_everyone();
     }
 
-    /// End of a block (called by exactly one worker while all others wait): folds the
-    /// shared-memory logs into wavefront statistics, then either returns the recorded error or
-    /// resets the CTA for `next_block`.
-    fn finish_block(&self, next_block: [u32; 3]) -> Result<(), EmulatorError> {
+    /// End of a block, called by its last exiting thread: folds the shared-memory logs into
+    /// wavefront statistics, then returns the block's error, or resets the slot for block
+    /// `next` (when given) and lets its workers in.
+    fn finish_block(&self, next: Option<(u64, [u32; 3])>) -> Option<EmulatorError> {
         let logs = std::mem::take(&mut *self.logs.lock().unwrap_or_else(PoisonError::into_inner));
         let mut st = self.lock();
         // Group the accesses of each warp by (site, kind, occurrence).
@@ -563,21 +645,28 @@ impl Cta {
             i = j;
         }
         if let Some(error) = st.error.take() {
-            return Err(error);
+            return Some(error);
         }
-        st.block_idx = next_block;
-        st.live = self.threads;
+        let (next_block, next_idx) = next?;
+        st.block_idx = next_idx;
+        self.live.store(self.threads, Ordering::SeqCst);
+        self.sync_used.store(false, Ordering::SeqCst);
         st.blocked = 0;
+        st.aborted = false;
         st.barriers = [BarrierState::default(); NUM_BARRIERS];
         for w in st.warps.iter_mut() {
             w.pending.clear();
             w.mailbox = [None; 32];
         }
-        drop(st);
+        // Nobody runs in this slot now: its old block is done, the next one not yet admitted.
         for word in self.shared.iter() {
             word.store(0, Ordering::Relaxed);
         }
-        Ok(())
+        st.hosted_block = next_block;
+        self.hosted.store(next_block, Ordering::Release);
+        drop(st);
+        self.slot_cv.notify_all();
+        None
     }
 
     pub(crate) fn push_log(&self, warp: u32, log: Vec<SharedRecord>) {
@@ -659,17 +748,25 @@ fn validate(
     Ok(())
 }
 
-/// Runs `thread_body` once for every thread of every block of the grid, a CTA at a time, each
-/// CTA as `block` real OS threads (one per GPU thread). Inside the body, the
-/// [`crate::device`] functions behave as on the GPU: special registers, barriers, warp
-/// collectives, `dynamic_shared_bytes` of zero-initialised shared memory per block (bounds
-/// checked), global memory = host memory addressed by [`crate::Ptr`].
+/// Most blocks in flight at once (each with its own CTA state and shared memory).
+const BLOCKS_IN_FLIGHT: u64 = 32;
+
+/// Runs `thread_body` once for every thread of every block of the grid. Each CTA runs as
+/// `block` real OS threads (one per GPU thread). Inside the body, the [`crate::device`]
+/// functions behave as on the GPU: special registers, barriers, warp collectives,
+/// `dynamic_shared_bytes` of zero-initialised shared memory per block (bounds checked), global
+/// memory = host memory addressed by [`crate::Ptr`].
 ///
-/// Blocks run one after another in linear order (x fastest). Returns the shared-memory wavefront
-/// report, or the first error: a bad launch configuration, an out-of-range shared access, a
-/// misaligned address, a misused warp collective, a deadlock or a panic in a thread (all name the
-/// block and thread). When a thread fails, every other thread of the CTA is released and the
-/// launch stops; it never hangs on a barrier.
+/// Scheduling: worker `t` runs thread `t` of block 0, then of block 1, ... (blocks in linear
+/// order, x fastest), without waiting for the other workers between blocks; up to
+/// 32 blocks are in flight at once, each in its own CTA slot, like CTAs resident on
+/// an SM. A block's slot is recycled when its last thread exits. Because every worker visits the
+/// blocks in the same order, a block only ever waits for its own threads.
+///
+/// Returns the shared-memory wavefront report, or the first error: a bad launch configuration,
+/// an out-of-range shared access, a misaligned address, a misused warp collective, a deadlock or
+/// a panic in a thread (all name the block and thread). When a thread fails, every waiting
+/// thread of the launch is released and the launch stops; it never hangs on a barrier.
 pub fn run_grid(
     grid: [u32; 3],
     block: [u32; 3],
@@ -690,42 +787,59 @@ pub fn run_grid(
         ]
     };
     let shared_words = dynamic_shared_bytes.div_ceil(4);
-    let cta = Cta {
-        grid_dim: grid,
-        block_dim: block,
-        threads,
-        shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
-        shared_bytes: dynamic_shared_bytes as u32,
-        sync: Mutex::new(SyncState {
-            block_idx: block_idx_of(0),
-            live: threads,
-            blocked: 0,
-            aborted: false,
-            error: None,
-            barriers: [BarrierState::default(); NUM_BARRIERS],
-            warps: (0..warps).map(|_| WarpState::new()).collect(),
-            sites: SiteTable::default(),
-        }),
-        warp_cv: (0..warps).map(|_| Condvar::new()).collect(),
-        barrier_cv: Condvar::new(),
-        logs: Mutex::new(Vec::new()),
-    };
+    let in_flight = blocks.min(BLOCKS_IN_FLIGHT);
+    let slots: Vec<Cta> = (0..in_flight)
+        .map(|b| Cta {
+            grid_dim: grid,
+            block_dim: block,
+            threads,
+            shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
+            shared_bytes: dynamic_shared_bytes as u32,
+            sync: Mutex::new(SyncState {
+                hosted_block: b,
+                block_idx: block_idx_of(b),
+                blocked: 0,
+                aborted: false,
+                error: None,
+                barriers: [BarrierState::default(); NUM_BARRIERS],
+                warps: (0..warps).map(|_| WarpState::new()).collect(),
+                sites: SiteTable::default(),
+            }),
+            warp_cv: (0..warps).map(|_| Condvar::new()).collect(),
+            barrier_cv: Condvar::new(),
+            slot_cv: Condvar::new(),
+            hosted: AtomicU64::new(b),
+            live: AtomicU32::new(threads),
+            sync_used: AtomicBool::new(false),
+            logs: Mutex::new(Vec::new()),
+        })
+        .collect();
     let gate = Gate {
         state: Mutex::new(None),
         cv: Condvar::new(),
     };
-    let block_barrier = Barrier::new(threads as usize);
     let stop = AtomicBool::new(false);
-    let outcome: Mutex<Option<EmulatorError>> = Mutex::new(None);
+    // Errors of finished blocks, with their linear block index.
+    let outcome: Mutex<Vec<(u64, EmulatorError)>> = Mutex::new(Vec::new());
+    let stop_all = || {
+        stop.store(true, Ordering::Release);
+        for slot in &slots {
+            slot.abort();
+        }
+    };
 
     let worker = |linear: u32| {
         if !gate.wait() {
             return;
         }
-        let thread_idx = cta.thread_idx_of(linear);
+        let thread_idx = slots[0].thread_idx_of(linear);
         for b in 0..blocks {
+            let cta = &slots[(b % in_flight) as usize];
+            if !cta.enter_block(b, &stop) {
+                break;
+            }
             let ctx = ThreadCtx {
-                cta: &cta,
+                cta,
                 block_idx: block_idx_of(b),
                 thread_idx,
                 linear,
@@ -743,15 +857,23 @@ pub fn run_grid(
             }
             let log = std::mem::take(&mut ctx.local.borrow_mut().log);
             cta.push_log(ctx.warp(), log);
-            cta.thread_exit();
-            if block_barrier.wait().is_leader() {
-                if let Err(error) = cta.finish_block(block_idx_of(b + 1)) {
-                    *outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
-                    stop.store(true, Ordering::Relaxed);
+            let (last, failed) = cta.thread_exit();
+            if failed {
+                stop_all();
+            }
+            if last {
+                let next = b + in_flight;
+                let next = (next < blocks && !stop.load(Ordering::Acquire))
+                    .then(|| (next, block_idx_of(next)));
+                if let Some(error) = cta.finish_block(next) {
+                    outcome
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((b, error));
+                    stop_all();
                 }
             }
-            block_barrier.wait();
-            if stop.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Acquire) {
                 break;
             }
         }
@@ -775,7 +897,11 @@ pub fn run_grid(
         Ok(())
     });
     spawn_result?;
-    if let Some(error) = outcome.into_inner().unwrap_or_else(PoisonError::into_inner) {
+    // The error of a block that stopped before all its threads exited is still in its slot.
+    // Several blocks in flight can fail at once: report the lowest block's error.
+    let mut errors = outcome.into_inner().unwrap_or_else(PoisonError::into_inner);
+    errors.extend(slots.iter().filter_map(Cta::take_error));
+    if let Some((_, error)) = errors.into_iter().min_by_key(|(b, _)| *b) {
         return Err(error);
     }
     let mut report = EmulatorReport {
@@ -783,8 +909,8 @@ pub fn run_grid(
         threads_per_block: threads,
         ..EmulatorReport::default()
     };
-    let mut st = cta.lock();
-    st.sites.drain_into(&mut report);
-    debug_assert_eq!(SHARED_WINDOW_BASE % 128, 0);
+    for slot in &slots {
+        slot.lock().sites.drain_into(&mut report);
+    }
     Ok(report)
 }

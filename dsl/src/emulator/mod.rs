@@ -3,8 +3,12 @@
 //! A kernel built for the host is an ordinary Rust function whose [`crate::device`] calls land
 //! here. [`run_grid`] runs it the way a GPU would:
 //!
-//! * **Threads.** A CTA runs as real OS threads, one per GPU thread (up to 1024). Blocks of the
-//!   grid run one after another (x fastest); the same worker threads are reused for every block.
+//! * **Threads.** A CTA runs as real OS threads, one per GPU thread (up to 1024). The same
+//!   worker threads serve every block: worker `t` runs thread `t` of block 0, 1, 2, ... (x
+//!   fastest) without waiting for the others between blocks, so up to 32 blocks are in flight,
+//!   each in its own CTA slot (shared memory, barriers), like CTAs resident on an SM. A block
+//!   only ever waits for its own threads, so this adds no deadlocks; a slot is recycled when the
+//!   last thread of its block exits.
 //! * **Barriers.** `bar.sync` with barrier ids 0..16, either for all threads of the CTA (threads
 //!   that have exited count as arrived, as on the GPU) or for an explicit thread count.
 //! * **Warps** of 32 consecutive linear thread ids. Warp-collective operations (`shfl.sync`,
