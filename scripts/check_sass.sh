@@ -7,7 +7,9 @@
 #   (after `cd kernels && cargo build --release --target nvptx64-nvidia-cuda`, the PTX is
 #    target/nvptx64-nvidia-cuda/release/deps/tessera_kernels-*.s)
 # Tools: ptxas and cuobjdump from $CUDA_BIN if set, else from PATH.
-# ARCHS overrides the architectures (default "sm_80 sm_90").
+# ARCHS overrides the architectures (default "sm_80 sm_90"); architectures below the PTX's
+# `.target` are skipped with a note. PTX built for sm_90 (`-C target-cpu=sm_90`) gets the
+# sm_90-only checks too (stmatrix, hardware f8 conversions).
 # Exit status: 0 when every check passes; 1 with a message naming the kernel, the architecture
 # and the missing instruction otherwise; 2 on usage or tool errors.
 set -euo pipefail
@@ -49,12 +51,38 @@ checks=(
     "shuffle_probe:SHFL\.DOWN"
     "convert_probe:F2F\.F16\.F32"
     "convert_probe:F2F\.BF16\.F32"
+    "convert_probe:F2I\.TRUNC\.NTZ"
+    "convert_probe:I2FP?(\.F32)?\.U32"
+    "ldmatrix_probe:LDSM\.16\.M88 "
+    "ldmatrix_probe:LDSM\.16\.MT88 "
+    "ldmatrix_probe:LDSM\.16\.MT88\.4"
+    "ldmatrix_probe:LDGSTS\.E\.64"
+    "ldmatrix_probe:LDS\.64"
+    "ldmatrix_probe:STS\.64"
 )
+
+ptx_sm=$(grep -m1 -oE '^\.target sm_[0-9]+' "$ptx" | grep -oE '[0-9]+$' || true)
+[[ -n $ptx_sm ]] || die "no '.target sm_NN' line in $ptx: is it PTX?"
+if ((ptx_sm >= 90)); then
+    checks+=(
+        "stmatrix_probe:STSM\.16\.M88\.4"
+        "stmatrix_probe:STSM\.16\.MT88\.4"
+        "stmatrix_probe:STSM\.16\.M88 "
+        "stmatrix_probe:STSM\.16\.MT88\.2"
+        "convert_probe:F2FP\.SATFINITE\.E4M3\.F32\.PACK"
+        "convert_probe:F2FP\.SATFINITE\.E5M2\.F32\.PACK"
+        "convert_probe:F2FP\.F16\.E4M3\.UNPACK"
+    )
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 for arch in ${ARCHS:-sm_80 sm_90}; do
+    if ((${arch#sm_} < ptx_sm)); then
+        echo "check_sass: $arch: skipped (the PTX targets sm_$ptx_sm)"
+        continue
+    fi
     cubin=$work/$arch.cubin
     if ! "$ptxas" -arch="$arch" "$ptx" -o "$cubin" 2>"$work/ptxas.log"; then
         echo "check_sass: FAIL: ptxas -arch=$arch rejected $ptx:" >&2

@@ -328,3 +328,48 @@ fn nested_launch_is_rejected() {
 fn device_functions_outside_a_kernel_panic_with_a_clear_message() {
     thread_idx_x();
 }
+
+#[test]
+fn run_grid_in_checks_global_accesses_against_the_allocations() {
+    use tessera::emulator::run_grid_in;
+    let mut a = Buffer::zeros(8);
+    let mut b = Buffer::zeros(8);
+    let (pa, pb): (Ptr<u32>, Ptr<u32>) = (a.ptr(), b.ptr());
+    let map = [pa.addr()..pa.addr() + 32, pb.addr()..pb.addr() + 32];
+    // Inside both allocations: fine (including the last word and a 16-byte cp.async source).
+    run_grid_in([1, 1, 1], [1, 1, 1], 16, &map, &|| unsafe {
+        st_global_v1(pa.offset(7), true, 1u32);
+        let v = ld_global_v4(pb.offset(4), true, [0u32; 4]);
+        st_global_v4(pb, true, v);
+        cp_async_cg(dynamic_shared_base(), pa.offset(4));
+        // Masked accesses outside are no accesses.
+        st_global_v1(pa.offset(100), false, 1u32);
+    })
+    .unwrap();
+    assert_eq!(a.to_u32()[7], 1);
+    // One word past the end, a vector just past the end, a cp.async source past the end.
+    let bodies: [(&str, &(dyn Fn() + Sync)); 3] = [
+        ("st.global.b32", &|| unsafe {
+            st_global_v1(pa.offset(8), true, 1u32)
+        }),
+        ("ld.global.v2.b32", &|| unsafe {
+            ld_global_v2(pb.offset(8), true, [0u32; 2]);
+        }),
+        ("cp.async.cg.shared.global", &|| unsafe {
+            cp_async_cg(dynamic_shared_base(), pa.offset(8));
+        }),
+    ];
+    for (op, body) in bodies {
+        let err = run_grid_in([1, 1, 1], [1, 1, 1], 16, &map, body).unwrap_err();
+        match &err {
+            EmulatorError::GlobalOutOfBounds { op: got, .. } => assert_eq!(*got, op),
+            other => panic!("{op}: expected out of bounds, got {other}"),
+        }
+    }
+    // The plain run_grid does not know the allocations: the same in-bounds kernel still works.
+    run_grid([1, 1, 1], [1, 1, 1], 0, &|| unsafe {
+        st_global_v1(pa, true, 2u32)
+    })
+    .unwrap();
+    assert_eq!(a.to_u32()[0], 2);
+}

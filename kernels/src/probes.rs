@@ -135,11 +135,13 @@ tessera::device_kernel! {
 }
 
 tessera::device_kernel! {
-    /// Every conversion of the runtime layer on `n` input words (one thread each):
-    /// `out[8i..8i + 8]` = `[f16(x) | bf16(x) << 16, e4m3(x) | e5m2(x) << 8, i32_rn(x),
-    /// u32_rz(x), f32(f16(w_lo16)), f32(bf16(w_lo16)), f16(e4m3(w_lo8)) | f16(e5m2(w_lo8)) << 16,
-    /// f32(i32(w))]` with `x` the word as f32. Run on a GPU and on the emulator, the outputs must
-    /// be identical (the emulator's conversions are meant to be bit-exact).
+    /// Every conversion of the runtime layer on `n` input words (one thread each), with `x` the
+    /// word as f32: `out[12i..12i + 12]` =
+    /// `[f16(x) | bf16(x) << 16, e4m3(x) | e5m2(x) << 8, i32_rn(x), u32_rz(x),
+    ///   f32(f16(w_lo16)), f32(bf16(w_lo16)), f16(e4m3(w_lo8)) | f16(e5m2(w_lo8)) << 16,
+    ///   f32(i32(w)), i32_rz(x), u32_rn(x), f32(u32(w)), e4m3x2(x, -x) | e5m2x2(x, 2x) << 16]`.
+    /// Run on a GPU and on the emulator, the outputs must be identical (the emulator's
+    /// conversions are meant to be bit-exact).
     pub fn convert_probe(input: Ptr<u32>, out: Ptr<u32>, n: u32) => CONVERT_PROBE {
         let i = block_idx_x() * block_dim_x() + thread_idx_x();
         if i >= n {
@@ -161,9 +163,55 @@ tessera::device_kernel! {
             e4.to_bits() as u32 | (e5.to_bits() as u32) << 16,
             i32_to_f32(w as i32).to_bits(),
         ];
-        let o = out.offset(8 * i as isize);
+        let p4 = f32x2_to_f8e4m3x2(x, -x);
+        let p5 = f32x2_to_f8e5m2x2(x, 2.0 * x);
+        let rest = [
+            f32_to_i32_rz(x) as u32,
+            f32_to_u32_rn(x),
+            u32_to_f32(w).to_bits(),
+            u32::from_le_bytes([p4[0].to_bits(), p4[1].to_bits(), p5[0].to_bits(), p5[1].to_bits()]),
+        ];
+        let o = out.offset(12 * i as isize);
         st_global_v4(o, true, narrow);
         st_global_v4(o.offset(4), true, widen);
+        st_global_v4(o.offset(8), true, rest);
+    }
+}
+
+tessera::device_kernel! {
+    /// Matrix-load probe, one warp (block (32, 1, 1), 2048 bytes of dynamic shared memory):
+    /// stages `x` (four 8×8 b16 matrices, row-major, 128 words) into shared memory with
+    /// `cp.async.ca` of 4 bytes (words 0..64) and 8 bytes (words 64..128), waits, passes named
+    /// barriers 1 (all threads) and 2 (32 threads), then writes to `out[32 * 12]`, per lane `l`:
+    /// `ldmatrix.x1` of matrix 0, `ldmatrix.x1.trans` of matrix 1, `ldmatrix.x4.trans` of all
+    /// four (rows from lane `l`: matrix `l / 8`, row `l % 8`), and the 64-bit word at
+    /// `2 l` of a copy of `x` made with `st.shared.v2` / `ld.shared.v2` (3 + 4 + 2 + 3 unused
+    /// = 12 words).
+    pub fn ldmatrix_probe(x: Ptr<u32>, out: Ptr<u32>) => LDMATRIX_PROBE {
+        let lane = lane_id();
+        let base = dynamic_shared_base();
+        cp_async_ca::<4, u32>(base + 4 * lane, x.offset(lane as isize));
+        cp_async_ca::<4, u32>(base + 128 + 4 * lane, x.offset(32 + lane as isize));
+        cp_async_ca::<8, u32>(base + 256 + 8 * lane, x.offset(64 + 2 * lane as isize));
+        cp_async_commit_group();
+        cp_async_wait_group::<0>();
+        barrier_sync(1);
+        // A second copy of x through 64-bit shared stores and loads.
+        let pair: [u32; 2] = ld_shared_v2(base + 8 * lane);
+        st_shared_v2(base + 1024 + 8 * lane, pair);
+        let pair2: [u32; 2] = ld_shared_v2(base + 256 + 8 * lane);
+        st_shared_v2(base + 1280 + 8 * lane, pair2);
+        barrier_sync_count(2, 32);
+        let row = base + 16 * lane; // matrix lane / 8, row lane % 8 (rows are 16 bytes)
+        let m0 = ldmatrix_x1(row);
+        let m1 = ldmatrix_x1_trans(row + 128);
+        let t4 = ldmatrix_x4_trans(row);
+        let copy: [u32; 2] = ld_shared_v2(base + 1024 + 8 * lane);
+        let o = out.offset(12 * lane as isize);
+        st_global_v4(o, true, [m0[0], m1[0], t4[0], t4[1]]);
+        st_global_v4(o.offset(4), true, [t4[2], t4[3], copy[0], copy[1]]);
+        let copy2: [u32; 2] = ld_shared_v2(base + 1280 + 8 * lane);
+        st_global_v4(o.offset(8), true, [copy2[0], copy2[1], 0, 0]);
     }
 }
 
@@ -199,10 +247,12 @@ tessera::device_kernel! {
 }
 
 tessera::device_kernel! {
-    /// `stmatrix` round trip (sm_90 on the GPU): one warp loads four 8×8 b16 matrices from
-    /// `x` (row-major 32 rows × 8 halves = 128 words) with `ldmatrix.x4.trans`, stores them back
-    /// with `stmatrix.x4.trans` to a second shared buffer and copies that to `out`: `out == x`.
-    /// Launch: block (32, 1, 1), 1024 bytes of dynamic shared memory.
+    /// `stmatrix` round trips (sm_90 on the GPU), one warp, block (32, 1, 1), 2048 bytes of
+    /// dynamic shared memory. `x` holds four 8×8 b16 matrices (row-major, 128 words); every
+    /// 128-word block of `out[384]` must equal `x`:
+    /// block 0 via `ldmatrix.x4.trans` + `stmatrix.x4.trans`; block 1 via `ldmatrix.x4` +
+    /// `stmatrix.x4`; block 2 via `x1` (matrix 0), `x1.trans` (matrix 1) and `x2` (matrices 2,
+    /// 3) load/store pairs, with `x2.trans` storing matrices 2 and 3 once more on top.
     #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
     pub fn stmatrix_probe(x: Ptr<u32>, out: Ptr<u32>) => STMATRIX_PROBE {
         let lane = lane_id();
@@ -210,10 +260,17 @@ tessera::device_kernel! {
         let v = ld_global_v4(x.offset(4 * lane as isize), true, [0u32; 4]);
         st_shared_v4(base + 16 * lane, v);
         sync_warp(FULL_MASK);
-        let frag = ldmatrix_x4_trans(base + 16 * lane);
-        stmatrix_x4_trans(base + 512 + 16 * lane, frag);
+        let row = 16 * lane; // matrix lane / 8, row lane % 8
+        stmatrix_x4_trans(base + 512 + row, ldmatrix_x4_trans(base + row));
+        stmatrix_x4(base + 1024 + row, ldmatrix_x4(base + row));
+        stmatrix_x1(base + 1536 + row, ldmatrix_x1(base + row));
+        stmatrix_x1_trans(base + 1536 + 128 + row, ldmatrix_x1_trans(base + 128 + row));
+        stmatrix_x2(base + 1536 + 256 + row, ldmatrix_x2(base + 256 + row));
+        stmatrix_x2_trans(base + 1536 + 256 + row, ldmatrix_x2_trans(base + 256 + row));
         sync_warp(FULL_MASK);
-        let w: [u32; 4] = ld_shared_v4(base + 512 + 16 * lane);
-        st_global_v4(out.offset(4 * lane as isize), true, w);
+        for k in 0..3u32 {
+            let w: [u32; 4] = ld_shared_v4(base + 512 * (k + 1) + 16 * lane);
+            st_global_v4(out.offset((128 * k + 4 * lane) as isize), true, w);
+        }
     }
 }

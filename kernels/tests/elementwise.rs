@@ -117,6 +117,36 @@ fn misaligned_vector_access_is_reported() {
 }
 
 #[test]
+fn accesses_past_the_buffers_are_reported_not_performed() {
+    // n larger than the buffers: the launch must fail with the first out-of-range access,
+    // and nothing past the buffers may be written.
+    let mut da = Buffer::from_f32(&[1.0; 8]);
+    let mut db = Buffer::from_f32(&[2.0; 8]);
+    let mut dout = Buffer::from_f32(&[0.0; 8]);
+    let err = launch(
+        VEC_ADD,
+        [1, 1, 1],
+        [32, 1, 1],
+        0,
+        (da.ptr(), db.ptr(), dout.ptr(), 12),
+    )
+    .unwrap_err();
+    match &err {
+        tessera::emulator::EmulatorError::GlobalOutOfBounds {
+            thread, op, bytes, ..
+        } => {
+            assert_eq!(thread.thread, [2, 0, 0]);
+            assert_eq!((*op, *bytes), ("ld.global.v4.b32", 16));
+        }
+        other => panic!("expected an out-of-bounds error, got {other}"),
+    }
+    assert!(
+        err.to_string().contains("outside every allocation"),
+        "{err}"
+    );
+}
+
+#[test]
 fn handles_name_their_ptx_entry_points() {
     assert_eq!(VEC_ADD.name, "vec_add");
     assert_eq!(COPY.name, "copy");

@@ -218,7 +218,7 @@ fn convert_probe_matches_the_host_conversions() {
     ]);
     let n = input.len() as u32;
     let mut din = Buffer::from_u32(&input);
-    let mut dout = Buffer::filled(8 * n as usize, 0);
+    let mut dout = Buffer::filled(12 * n as usize, 0);
     launch(
         CONVERT_PROBE,
         [n.div_ceil(128), 1, 1],
@@ -240,9 +240,73 @@ fn convert_probe_matches_the_host_conversions() {
             f8e4m3(w as u8).to_f16().to_bits() as u32
                 | (f8e5m2(w as u8).to_f16().to_bits() as u32) << 16,
             (w as i32 as f32).to_bits(),
+            x as i32 as u32,
+            x.round_ties_even() as u32,
+            (w as f32).to_bits(),
+            u32::from_le_bytes([
+                f8e4m3::from_f32(x).to_bits(),
+                f8e4m3::from_f32(-x).to_bits(),
+                f8e5m2::from_f32(x).to_bits(),
+                f8e5m2::from_f32(2.0 * x).to_bits(),
+            ]),
         ];
-        assert_eq!(&out[8 * i..8 * i + 8], &want, "input {w:#010x}");
+        assert_eq!(&out[12 * i..12 * i + 12], &want, "input {w:#010x}");
     }
+}
+
+/// Element (r, c) of matrix m of the 128-word test input of the matrix probes.
+fn probe_element(x: &[u32], m: usize, r: usize, c: usize) -> u32 {
+    (x[m * 32 + r * 4 + c / 2] >> (16 * (c % 2))) & 0xffff
+}
+
+#[test]
+fn ldmatrix_probe_gives_the_ptx_fragments() {
+    let x: Vec<u32> = (0..128u32)
+        .map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0x5555)
+        .collect();
+    let mut dx = Buffer::from_u32(&x);
+    let mut dout = Buffer::filled(32 * 12, 0);
+    let report = launch(
+        LDMATRIX_PROBE,
+        [1, 1, 1],
+        [32, 1, 1],
+        2048,
+        (dx.ptr(), dout.ptr()),
+    )
+    .unwrap();
+    let out = dout.to_u32();
+    let pair = |lo: u32, hi: u32| lo | hi << 16;
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        let w = &out[12 * lane..12 * lane + 12];
+        let direct = |m| {
+            pair(
+                probe_element(&x, m, g, 2 * t),
+                probe_element(&x, m, g, 2 * t + 1),
+            )
+        };
+        let trans = |m| {
+            pair(
+                probe_element(&x, m, 2 * t, g),
+                probe_element(&x, m, 2 * t + 1, g),
+            )
+        };
+        assert_eq!(w[0], direct(0), "x1 lane {lane}");
+        assert_eq!(w[1], trans(1), "x1.trans lane {lane}");
+        for m in 0..4 {
+            assert_eq!(w[2 + m], trans(m), "x4.trans lane {lane} matrix {m}");
+        }
+        assert_eq!(&w[6..8], &x[2 * lane..2 * lane + 2], "v2 copy lane {lane}");
+        assert_eq!(
+            &w[8..10],
+            &x[64 + 2 * lane..64 + 2 * lane + 2],
+            "v2 copy lane {lane}"
+        );
+    }
+    assert!(report
+        .shared_sites
+        .iter()
+        .any(|s| s.kind == tessera::emulator::SharedAccessKind::CpAsync));
 }
 
 #[test]
@@ -283,17 +347,17 @@ fn shuffle_probe_matches_cuda_semantics() {
 fn stmatrix_probe_round_trips() {
     let x: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
     let mut dx = Buffer::from_u32(&x);
-    let mut dout = Buffer::filled(128, 0);
-    let report = launch(
+    let mut dout = Buffer::filled(3 * 128, 0);
+    launch(
         STMATRIX_PROBE,
         [1, 1, 1],
         [32, 1, 1],
-        1024,
+        2048,
         (dx.ptr(), dout.ptr()),
     )
     .unwrap();
-    assert_eq!(dout.to_u32(), x);
-    // st.shared.v4 + ldmatrix.x4 + stmatrix.x4 + ld.shared.v4, each over 512 contiguous bytes.
-    assert_eq!(report.shared_accesses, 4);
-    assert_eq!(report.shared_wavefronts, 16);
+    let out = dout.to_u32();
+    for k in 0..3 {
+        assert_eq!(&out[128 * k..128 * (k + 1)], &x[..], "round trip {k}");
+    }
 }

@@ -12,9 +12,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
+use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe, Location};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::error::{EmulatorError, ThreadRef};
 use super::ops::{self, Collective, CpAsyncCopy, PAYLOAD_WORDS};
@@ -175,6 +176,8 @@ pub(crate) struct SyncState {
 
 /// One CTA: its shared memory and synchronisation state (reused for every block of a launch).
 pub(crate) struct Cta {
+    /// Allowed global byte ranges `[start, end)`, sorted and merged; `None`: unchecked.
+    global_memory: Option<Arc<[(u64, u64)]>>,
     pub(crate) grid_dim: [u32; 3],
     pub(crate) block_dim: [u32; 3],
     pub(crate) threads: u32,
@@ -203,6 +206,16 @@ impl Cta {
 
     fn warps(&self) -> u32 {
         self.threads.div_ceil(32)
+    }
+
+    /// Whether `[addr, addr + bytes)` lies inside one allowed global range (always true when the
+    /// launch has no memory map).
+    pub(crate) fn global_access_allowed(&self, addr: u64, bytes: u32) -> bool {
+        let Some(ranges) = &self.global_memory else {
+            return true;
+        };
+        let i = ranges.partition_point(|&(start, _)| start <= addr);
+        i > 0 && addr.saturating_add(bytes as u64) <= ranges[i - 1].1
     }
 
     /// Bit mask of the lanes that exist in warp `warp` (the last warp may be partial).
@@ -773,6 +786,49 @@ pub fn run_grid(
     dynamic_shared_bytes: usize,
     thread_body: &(dyn Fn() + Sync),
 ) -> Result<EmulatorReport, EmulatorError> {
+    launch(grid, block, dynamic_shared_bytes, None, thread_body)
+}
+
+/// [`run_grid`] with a map of global memory: every global access (loads, stores, `cp.async`
+/// sources) must lie inside one of the byte ranges `global_memory` (the launch's allocations,
+/// as host addresses); anything else is an [`EmulatorError::GlobalOutOfBounds`] naming the
+/// thread and address, instead of touching host memory outside the buffers.
+pub fn run_grid_in(
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: usize,
+    global_memory: &[Range<u64>],
+    thread_body: &(dyn Fn() + Sync),
+) -> Result<EmulatorReport, EmulatorError> {
+    let mut ranges: Vec<(u64, u64)> = global_memory
+        .iter()
+        .filter(|r| r.start < r.end)
+        .map(|r| (r.start, r.end))
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    launch(
+        grid,
+        block,
+        dynamic_shared_bytes,
+        Some(merged.into()),
+        thread_body,
+    )
+}
+
+fn launch(
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: usize,
+    global_memory: Option<Arc<[(u64, u64)]>>,
+    thread_body: &(dyn Fn() + Sync),
+) -> Result<EmulatorReport, EmulatorError> {
     validate(grid, block, dynamic_shared_bytes)?;
     let threads = block[0] * block[1] * block[2];
     let warps = threads.div_ceil(32);
@@ -790,6 +846,7 @@ pub fn run_grid(
     let in_flight = blocks.min(BLOCKS_IN_FLIGHT);
     let slots: Vec<Cta> = (0..in_flight)
         .map(|b| Cta {
+            global_memory: global_memory.clone(),
             grid_dim: grid,
             block_dim: block,
             threads,

@@ -77,6 +77,19 @@ pub enum EmulatorError {
         /// Call site.
         site: Site,
     },
+    /// A global access outside every allocation given to [`crate::emulator::run_grid_in`].
+    GlobalOutOfBounds {
+        /// The accessing thread.
+        thread: ThreadRef,
+        /// The PTX operation.
+        op: &'static str,
+        /// The address.
+        address: u64,
+        /// Bytes accessed.
+        bytes: u32,
+        /// Call site.
+        site: Site,
+    },
     /// A global access through a null (or near-null, below 4096) pointer.
     NullGlobalPointer {
         /// The accessing thread.
@@ -153,6 +166,17 @@ impl fmt::Display for EmulatorError {
             } => write!(
                 f,
                 "{thread}: {op} at address {address:#x} is not {align}-byte aligned at {site}"
+            ),
+            EmulatorError::GlobalOutOfBounds {
+                thread,
+                op,
+                address,
+                bytes,
+                site,
+            } => write!(
+                f,
+                "{thread}: {op} of {bytes} bytes at global address {address:#x} is outside every \
+                 allocation of the launch at {site}"
             ),
             EmulatorError::NullGlobalPointer {
                 thread,

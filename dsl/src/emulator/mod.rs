@@ -22,7 +22,9 @@
 //!   alignment-checked: an out-of-range access is an [`EmulatorError::SharedOutOfBounds`] naming
 //!   the thread and address, never undefined behaviour.
 //! * **Global memory** is host memory addressed by [`crate::Ptr`]. Accesses are checked for null
-//!   and alignment (the emulator cannot know the extent of a host allocation).
+//!   and alignment; with [`run_grid_in`] also against the launch's allocations (an access
+//!   outside them is an [`EmulatorError::GlobalOutOfBounds`]; without a map the emulator cannot
+//!   know the extent of a host allocation).
 //! * **`cp.async`** copies complete when their group is waited for, not when issued, so a
 //!   missing `cp.async.wait_group` shows up on the emulator as it would on the GPU.
 //! * **Deadlocks** (every live thread waiting on something that cannot complete) and failures
@@ -57,7 +59,7 @@ mod error;
 pub(crate) mod ops;
 pub mod report;
 
-pub use cta::run_grid;
+pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};
 pub use report::{EmulatorReport, SharedAccessKind, SharedSiteReport, WavefrontStats};
 

@@ -150,7 +150,15 @@ pub(crate) fn shfl(mode: ShflMode, mask: u32, a: u32, b: u32, c: u32) -> (u32, b
 // Global memory
 // ---------------------------------------------------------------------------------------------
 
-fn check_global(t: &ThreadCtx<'_>, addr: u64, align: u32, op: &'static str, site: Site) {
+/// Checks a global access of `bytes` bytes at `addr` that must be `align`-aligned.
+fn check_global(
+    t: &ThreadCtx<'_>,
+    addr: u64,
+    bytes: u32,
+    align: u32,
+    op: &'static str,
+    site: Site,
+) {
     if addr < NULL_PAGE {
         raise(EmulatorError::NullGlobalPointer {
             thread: t.thread_ref(),
@@ -165,6 +173,15 @@ fn check_global(t: &ThreadCtx<'_>, addr: u64, align: u32, op: &'static str, site
             op,
             address: addr,
             align,
+            site,
+        });
+    }
+    if !t.cta.global_access_allowed(addr, bytes) {
+        raise(EmulatorError::GlobalOutOfBounds {
+            thread: t.thread_ref(),
+            op,
+            address: addr,
+            bytes,
             site,
         });
     }
@@ -185,7 +202,7 @@ pub(crate) unsafe fn ld_global<const N: usize>(
         return other;
     }
     let site = Site(Location::caller());
-    with_thread(|t| check_global(t, addr, 4 * N as u32, op, site));
+    with_thread(|t| check_global(t, addr, 4 * N as u32, 4 * N as u32, op, site));
     let mut out = [0u32; N];
     for (k, o) in out.iter_mut().enumerate() {
         // SAFETY: the caller guarantees validity; alignment was checked.
@@ -210,7 +227,7 @@ pub(crate) unsafe fn st_global<const N: usize>(
         return;
     }
     let site = Site(Location::caller());
-    with_thread(|t| check_global(t, addr, 4 * N as u32, op, site));
+    with_thread(|t| check_global(t, addr, 4 * N as u32, 4 * N as u32, op, site));
     for (k, v) in value.iter().enumerate() {
         // SAFETY: the caller guarantees validity; alignment was checked.
         unsafe { AtomicU32::from_ptr((addr as usize as *mut u32).add(k)) }
@@ -353,7 +370,7 @@ pub(crate) unsafe fn cp_async(dst: u32, src: u64, cp_size: u32, src_size: u32, o
     with_thread(|t| {
         shared_index_or_raise(t, dst, cp_size, op, site);
         if src_size > 0 {
-            check_global(t, src, cp_size, op, site);
+            check_global(t, src, src_size.min(cp_size), cp_size, op, site);
         }
         let mut local = t.local.borrow_mut();
         local.log_shared(location, SharedAccessKind::CpAsync, dst, cp_size);

@@ -1,9 +1,18 @@
 //! Test helpers: 16-byte aligned host buffers (the kernels use 128-bit accesses, which the
-//! emulator checks for alignment), a seeded RNG, and launching a kernel handle on the emulator.
+//! emulator checks for alignment), a seeded RNG, and launching a kernel handle on the emulator
+//! with every live buffer of the test as its memory map, so that any access outside the
+//! buffers is an emulator error instead of a write into the host heap.
 #![allow(dead_code)]
 
-use tessera::emulator::{run_grid, EmulatorError, EmulatorReport};
+use std::cell::RefCell;
+use std::ops::Range;
+use tessera::emulator::{run_grid_in, EmulatorError, EmulatorReport};
 use tessera::{Kernel, Ptr};
+
+thread_local! {
+    /// Byte ranges of the buffers alive on this (test) thread.
+    static LIVE_BUFFERS: RefCell<Vec<Range<u64>>> = const { RefCell::new(Vec::new()) };
+}
 
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Default)]
@@ -21,6 +30,9 @@ impl Buffer {
         for (i, w) in words.iter().enumerate() {
             chunks[i / 4].0[i % 4] = *w;
         }
+        let start = chunks.as_ptr() as u64;
+        // The valid bytes are the `len` words (not the padding of the last chunk).
+        LIVE_BUFFERS.with(|b| b.borrow_mut().push(start..start + 4 * words.len() as u64));
         Buffer {
             chunks,
             len: words.len(),
@@ -50,7 +62,14 @@ impl Buffer {
     }
 }
 
-/// Runs `kernel` with `args` on the emulator.
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let start = self.chunks.as_ptr() as u64;
+        LIVE_BUFFERS.with(|b| b.borrow_mut().retain(|r| r.start != start));
+    }
+}
+
+/// Runs `kernel` with `args` on the emulator; global memory = the live buffers of this thread.
 pub fn launch<A: Copy + Sync>(
     kernel: Kernel<A>,
     grid: [u32; 3],
@@ -58,7 +77,10 @@ pub fn launch<A: Copy + Sync>(
     shared_bytes: usize,
     args: A,
 ) -> Result<EmulatorReport, EmulatorError> {
-    run_grid(grid, block, shared_bytes, &|| (kernel.emulate)(args))
+    let memory = LIVE_BUFFERS.with(|b| b.borrow().clone());
+    run_grid_in(grid, block, shared_bytes, &memory, &|| {
+        (kernel.emulate)(args)
+    })
 }
 
 /// splitmix64.
