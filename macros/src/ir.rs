@@ -242,13 +242,15 @@ pub enum OpKind {
     /// Same values, in the user's layout (see [`LayoutSlot::Fixed`]). operands: [T[S]]; results: [T[S]].
     ConvertLayout { layout: syn::Path },
     /// A layout conversion inserted by layout inference: the same values, moved from the
-    /// operand's [`LayoutSlot::Inferred`] layout to the result's, as `conversion.plan` says
-    /// (no-op, register permutation, warp shuffles or swizzled shared memory; planned by
-    /// `tessera_layout::plan::conversion::plan_conversion(operand layout, result layout, bits
-    /// of T)`, `shared_cost`/`shuffle_cost` are the costs it chose on).
+    /// operand's layout to the result's. Between two [`LayoutSlot::Inferred`] layouts,
+    /// `conversion` is `Some(plan)`: no-op, register permutation, warp shuffles or swizzled
+    /// shared memory, planned by `tessera_layout::plan::conversion::plan_conversion(operand
+    /// layout, result layout, bits of T)` (`shared_cost`/`shuffle_cost`: the costs it chose on).
+    /// It is `None` exactly when the operand is a [`LayoutSlot::Fixed`] user layout (the result
+    /// of `convert_layout`), which only rustc knows, so nothing could be planned.
     /// operands: [T[S]]; results: [T[S]].
     Convert {
-        conversion: Box<tessera_layout::plan::conversion::Conversion>,
+        conversion: Option<Box<tessera_layout::plan::conversion::Conversion>>,
     },
     /// `for iv in (lower..upper).step_by(step)`. operands: [lower, upper, step: I (an integer
     /// scalar type), init₀, init₁, …]; regions: [body with args [iv: I, carried₀, …] yielding the
@@ -356,7 +358,10 @@ impl OpKind {
                     .collect();
                 format!(" {}", segments.join("::"))
             }
-            OpKind::Convert { conversion } => format!(" {}", conversion.plan.kind()),
+            OpKind::Convert {
+                conversion: Some(c),
+            } => format!(" {}", c.plan.kind()),
+            OpKind::Convert { conversion: None } => " from user layout".into(),
             _ => String::new(),
         }
     }
