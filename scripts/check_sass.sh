@@ -59,6 +59,7 @@ checks=(
     "ldmatrix_probe:LDGSTS\.E\.64"
     "ldmatrix_probe:LDS\.64"
     "ldmatrix_probe:STS\.64"
+    "geometry_probe:SR_LANEID"
 )
 
 ptx_sm=$(grep -m1 -oE '^\.target sm_[0-9]+' "$ptx" | grep -oE '[0-9]+$' || true)

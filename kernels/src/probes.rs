@@ -274,3 +274,21 @@ tessera::device_kernel! {
         }
     }
 }
+
+tessera::device_kernel! {
+    /// Geometry probe: every thread writes 16 words at `out[16 g]`, `g` its global linear id
+    /// (`linear block id * threads per block + linear thread id`): `%tid.{x,y,z}`,
+    /// `%ctaid.{x,y,z}`, `%ntid.{x,y,z}`, `%nctaid.{x,y,z}`, `%laneid`, the warp id, the linear
+    /// thread id and `0x600d`.
+    pub fn geometry_probe(out: Ptr<u32>) => GEOMETRY_PROBE {
+        let linear_block =
+            block_idx_x() + grid_dim_x() * (block_idx_y() + grid_dim_y() * block_idx_z());
+        let threads = block_dim_x() * block_dim_y() * block_dim_z();
+        let g = linear_block * threads + linear_thread_id();
+        let o = out.offset(16 * g as isize);
+        st_global_v4(o, true, [thread_idx_x(), thread_idx_y(), thread_idx_z(), block_idx_x()]);
+        st_global_v4(o.offset(4), true, [block_idx_y(), block_idx_z(), block_dim_x(), block_dim_y()]);
+        st_global_v4(o.offset(8), true, [block_dim_z(), grid_dim_x(), grid_dim_y(), grid_dim_z()]);
+        st_global_v4(o.offset(12), true, [lane_id(), warp_id(), linear_thread_id(), 0x600d]);
+    }
+}

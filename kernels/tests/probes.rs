@@ -361,3 +361,41 @@ fn stmatrix_probe_round_trips() {
         assert_eq!(&out[128 * k..128 * (k + 1)], &x[..], "round trip {k}");
     }
 }
+
+#[test]
+fn geometry_probe_reports_every_index() {
+    let (grid, block) = ([3u32, 2, 2], [8u32, 5, 2]);
+    let threads = 80u32;
+    let total = 12 * threads;
+    let mut dout = Buffer::filled(16 * total as usize, 0);
+    launch(GEOMETRY_PROBE, grid, block, 0, (dout.ptr(),)).unwrap();
+    let out = dout.to_u32();
+    for g in 0..total {
+        let (b, t) = (g / threads, g % threads);
+        let tid = [t % 8, t / 8 % 5, t / 40];
+        let ctaid = [b % 3, b / 3 % 2, b / 6];
+        let want = [
+            tid[0],
+            tid[1],
+            tid[2],
+            ctaid[0],
+            ctaid[1],
+            ctaid[2],
+            8,
+            5,
+            2,
+            3,
+            2,
+            2,
+            t % 32,
+            t / 32,
+            t,
+            0x600d,
+        ];
+        assert_eq!(
+            &out[16 * g as usize..16 * g as usize + 16],
+            &want,
+            "thread {g}"
+        );
+    }
+}

@@ -29,6 +29,16 @@
 //! gated with `#[cfg(target_feature = "sm_90")]` (`stmatrix`) or `"sm_89"` (hardware f8 `cvt`;
 //! software fallback below sm_89). `ptxNN` features only appear in `cfg` when passed explicitly.
 //!
+//! # Inline asm on nvptx64
+//!
+//! `asm!` operands use the register classes `reg16`, `reg32` (u32/i32/f32) and `reg64`; there is
+//! no predicate class (`reg_pred` is rejected), so predicated instructions build their predicate
+//! inside a scoped block: `{ .reg .pred p; setp.ne.b32 p, %pred, 0; @p ld.global... }`. `const`
+//! operands work (immediates such as the `cp.async` size or `wait_group` count). Every function
+//! of this crate that device code calls is `#[inline]`/`#[inline(always)]` or generic: a
+//! non-inline function of another crate would be an unresolved `.extern .func` in the kernel
+//! crate's PTX (each crate's PTX is a separate `--emit=asm` output).
+//!
 //! # Memory and convergence
 //!
 //! Loads are `asm!(..., options(readonly))`, stores and barriers are plain `asm!` (treated as
