@@ -1,108 +1,28 @@
 //! Runtime helpers for the data movement that `#[tile_kernel]` generates (layout conversions,
-//! gathers, `dot` fragments): element ↔ bit-pattern conversion ([`Element`]) and packing of
-//! elements into 32-bit words, the unit that shuffles, shared-memory accesses, `ldmatrix` and
-//! `mma` fragments move.
+//! gathers, `dot` fragments): packing elements ([`crate::tile::Elem`], their storage bits) into
+//! 32-bit words, the unit that shuffles, shared-memory accesses, `ldmatrix` and `mma` fragments
+//! move, and the XOR terms of per-thread offsets.
 //!
-//! Everything here is `#[inline(always)]` register arithmetic with the same body on nvptx64 and on
-//! the host; the instructions themselves (`shfl.sync`, `ld/st.shared`, `ldmatrix`, `mma.sync`) are
-//! called by the generated code directly from [`crate::device`], so that the emulator attributes
-//! each shared-memory access to the user's source line.
+//! Everything here is `#[inline(always)]` register arithmetic with the same body on nvptx64 and
+//! on the host; the instructions themselves (`shfl.sync`, `ld/st.shared`, `ldmatrix`,
+//! `mma.sync`) are called by the generated code directly from [`crate::device`], so that the
+//! emulator attributes each shared-memory access to the user's source line.
 //!
 //! Packing convention (PTX's, as `.f16x2` and the byte fragments of `mma`): element `j` of a word
 //! occupies bits `j·b .. (j+1)·b` (`b` = element bits), element 0 lowest; a 64-bit element spans
 //! two words, low word first.
 
-use crate::dtype::{bf16, f16, f8e4m3, f8e5m2};
-
-/// An element type a tile can hold, as its bit pattern.
-pub trait Element: Copy {
-    /// Storage bits: 8, 16, 32 or 64 (`bool` is a byte holding 0 or 1).
-    const BITS: u32;
-    /// The bit pattern, zero-extended.
-    fn to_raw(self) -> u64;
-    /// From the low [`Self::BITS`] bits of `raw` (higher bits are ignored).
-    fn from_raw(raw: u64) -> Self;
-}
-
-macro_rules! int_element {
-    ($($t:ty => $u:ty),*) => {$(
-        impl Element for $t {
-            const BITS: u32 = <$u>::BITS;
-            #[inline(always)]
-            fn to_raw(self) -> u64 {
-                self as $u as u64
-            }
-            #[inline(always)]
-            fn from_raw(raw: u64) -> Self {
-                raw as $u as $t
-            }
-        }
-    )*};
-}
-int_element!(i8 => u8, u8 => u8, i16 => u16, u16 => u16, i32 => u32, u32 => u32, i64 => u64, u64 => u64);
-
-impl Element for bool {
-    const BITS: u32 = 8;
-    #[inline(always)]
-    fn to_raw(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn from_raw(raw: u64) -> Self {
-        raw as u8 != 0
-    }
-}
-
-impl Element for f32 {
-    const BITS: u32 = 32;
-    #[inline(always)]
-    fn to_raw(self) -> u64 {
-        self.to_bits() as u64
-    }
-    #[inline(always)]
-    fn from_raw(raw: u64) -> Self {
-        f32::from_bits(raw as u32)
-    }
-}
-
-impl Element for f64 {
-    const BITS: u32 = 64;
-    #[inline(always)]
-    fn to_raw(self) -> u64 {
-        self.to_bits()
-    }
-    #[inline(always)]
-    fn from_raw(raw: u64) -> Self {
-        f64::from_bits(raw)
-    }
-}
-
-macro_rules! narrow_float_element {
-    ($($t:ty => $u:ty),*) => {$(
-        impl Element for $t {
-            const BITS: u32 = <$u>::BITS;
-            #[inline(always)]
-            fn to_raw(self) -> u64 {
-                self.to_bits() as u64
-            }
-            #[inline(always)]
-            fn from_raw(raw: u64) -> Self {
-                <$t>::from_bits(raw as $u)
-            }
-        }
-    )*};
-}
-narrow_float_element!(f16 => u16, bf16 => u16, f8e4m3 => u8, f8e5m2 => u8);
+use crate::tile::Elem;
 
 /// Packs `N` elements into `W` 32-bit words (element `j` at bits `j·BITS`; 64-bit elements take
 /// two words, low first). `W` must be `⌈N·BITS/32⌉`; unused high bits are zero.
 #[inline(always)]
-pub fn pack_words<T: Element, const N: usize, const W: usize>(elements: [T; N]) -> [u32; W] {
+pub fn pack_words<T: Elem, const N: usize, const W: usize>(elements: [T; N]) -> [u32; W] {
     let mut words = [0u32; W];
     let bits = T::BITS as usize;
     let mut j = 0;
     while j < N {
-        let raw = elements[j].to_raw();
+        let raw = elements[j].to_bits();
         let at = j * bits;
         if bits == 64 {
             words[at / 32] = raw as u32;
@@ -117,16 +37,16 @@ pub fn pack_words<T: Element, const N: usize, const W: usize>(elements: [T; N]) 
 
 /// The inverse of [`pack_words`]: `N` elements from `W` words.
 #[inline(always)]
-pub fn unpack_words<T: Element, const N: usize, const W: usize>(words: [u32; W]) -> [T; N] {
+pub fn unpack_words<T: Elem, const N: usize, const W: usize>(words: [u32; W]) -> [T; N] {
     let bits = T::BITS as usize;
-    let mut out = [T::from_raw(0); N];
+    let mut out = [T::from_bits(0); N];
     let mut j = 0;
     while j < N {
         let at = j * bits;
         out[j] = if bits == 64 {
-            T::from_raw(words[at / 32] as u64 | (words[at / 32 + 1] as u64) << 32)
+            T::from_bits(words[at / 32] as u64 | (words[at / 32 + 1] as u64) << 32)
         } else {
-            T::from_raw((words[at / 32] >> (at % 32)) as u64)
+            T::from_bits((words[at / 32] >> (at % 32)) as u64)
         };
         j += 1;
     }
@@ -136,8 +56,8 @@ pub fn unpack_words<T: Element, const N: usize, const W: usize>(words: [u32; W])
 /// The element of a 32-bit word at byte `byte_in_word` (0..4, a multiple of the element size):
 /// how a sub-word element is read from a shared-memory word loaded whole.
 #[inline(always)]
-pub fn extract_element<T: Element>(word: u32, byte_in_word: u32) -> T {
-    T::from_raw((word >> (8 * byte_in_word)) as u64)
+pub fn extract_element<T: Elem>(word: u32, byte_in_word: u32) -> T {
+    T::from_bits((word >> (8 * byte_in_word)) as u64)
 }
 
 /// `a` if `bit` of `value` is set, else 0: one term of an XOR-linear function of a thread index
@@ -150,6 +70,7 @@ pub const fn bit_term(value: u32, bit: u32, a: u32) -> u32 {
 #[cfg(all(test, not(target_arch = "nvptx64")))]
 mod tests {
     use super::*;
+    use crate::dtype::{bf16, f16};
 
     #[test]
     fn pack_round_trips_every_width() {
