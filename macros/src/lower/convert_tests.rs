@@ -1,0 +1,686 @@
+//! Tests of the conversion code: movements executed on a CTA model that follows PTX semantics,
+//! on thousands of seeded random layout pairs, and the structure of the rendered tokens.
+
+use super::*;
+use std::collections::HashMap;
+use tessera_layout::plan::conversion::{plan_conversion, shuffle_plan};
+
+/// splitmix64.
+pub(crate) struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + self.below((hi - lo + 1) as u64) as u32
+    }
+    pub fn chance(&mut self, a: u64, b: u64) -> bool {
+        self.below(b) < a
+    }
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
+    pub fn pick<T: Copy>(&mut self, v: &[T]) -> T {
+        v[self.below(v.len() as u64) as usize]
+    }
+}
+
+/// A layout from packed bases per input dimension.
+pub(crate) fn from_packed(ins: &[(Label, Vec<u64>)], out_dims: &[(Label, u32)]) -> LinearLayout {
+    let mut layout = LinearLayout::empty();
+    for &(label, size) in out_dims {
+        layout = layout.with_out_dim(label, size).unwrap();
+    }
+    for (i, (label, bases)) in ins.iter().enumerate() {
+        layout = layout.with_in_dim(*label).unwrap();
+        for &b in bases {
+            layout.push_packed_basis(i, b).unwrap();
+        }
+    }
+    layout
+}
+
+/// A tile of `2^bits` elements over one or two dimensions.
+pub(crate) fn random_tile(rng: &mut Rng, bits: u32) -> Vec<(Label, u32)> {
+    let dims = rng.range(1, 2) as usize;
+    let mut sizes = vec![0u32; dims];
+    for _ in 0..bits {
+        sizes[rng.below(dims as u64) as usize] += 1;
+    }
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(d, &b)| (Label::Dim(d as u8), 1u32 << b))
+        .collect()
+}
+
+/// A distributed layout of 32 lanes and `2^warp_bits` warps on `out_dims`: the tile's unit
+/// vectors dealt at random, broadcast (zero) bases where the tile is too small, and sometimes a
+/// broadcast register.
+pub(crate) fn random_warp_layout(
+    rng: &mut Rng,
+    out_dims: &[(Label, u32)],
+    warp_bits: u32,
+) -> LinearLayout {
+    let tile_bits: u32 = out_dims.iter().map(|&(_, s)| s.trailing_zeros()).sum();
+    let mut units: Vec<u64> = (0..tile_bits).map(|b| 1u64 << b).collect();
+    rng.shuffle(&mut units);
+    let mut lane_zeros = if rng.chance(1, 4) { rng.range(0, 2) } else { 0 };
+    let mut warp_zeros = if rng.chance(1, 4) {
+        rng.range(0, warp_bits)
+    } else {
+        0
+    };
+    while (5 - lane_zeros) + (warp_bits - warp_zeros) > tile_bits {
+        if warp_zeros < warp_bits {
+            warp_zeros += 1;
+        } else {
+            lane_zeros += 1;
+        }
+    }
+    let lanes_nonzero = (5 - lane_zeros) as usize;
+    let warps_nonzero = (warp_bits - warp_zeros) as usize;
+    let regs_nonzero = units.len() - lanes_nonzero - warps_nonzero;
+    let register_zeros = if rng.chance(1, 4) { 1 } else { 0 };
+    let mut deal = |count: usize, zeros: u32, rng: &mut Rng| {
+        let mut v: Vec<u64> = units.drain(..count).collect();
+        v.extend((0..zeros).map(|_| 0));
+        rng.shuffle(&mut v);
+        v
+    };
+    let regs = deal(regs_nonzero, register_zeros, rng);
+    let lanes = deal(lanes_nonzero, lane_zeros, rng);
+    let warps = deal(warps_nonzero, warp_zeros, rng);
+    from_packed(
+        &[
+            (Label::Register, regs),
+            (Label::Lane, lanes),
+            (Label::Warp, warps),
+        ],
+        out_dims,
+    )
+}
+
+/// A layout with `a`'s warp bases whose registers and lanes hold the rest at random: the
+/// conversion from `a` stays inside each warp (shuffles possible).
+pub(crate) fn random_sharing_warps(rng: &mut Rng, a: &LinearLayout) -> LinearLayout {
+    let out_dims = out_dims_of(a);
+    let warps = bases(a, Label::Warp);
+    let mut units: Vec<u64> = (0..a.total_out_bits())
+        .map(|b| 1u64 << b)
+        .filter(|u| !warps.contains(u))
+        .collect();
+    rng.shuffle(&mut units);
+    let lane_zeros = 5u32.saturating_sub(units.len() as u32);
+    let mut lanes: Vec<u64> = units.drain(..(5 - lane_zeros) as usize).collect();
+    lanes.extend((0..lane_zeros).map(|_| 0));
+    rng.shuffle(&mut lanes);
+    let mut regs = units;
+    if rng.chance(1, 4) {
+        regs.push(0);
+        rng.shuffle(&mut regs);
+    }
+    from_packed(
+        &[
+            (Label::Register, regs),
+            (Label::Lane, lanes),
+            (Label::Warp, warps),
+        ],
+        &out_dims,
+    )
+}
+
+pub(crate) fn out_dims_of(a: &LinearLayout) -> Vec<(Label, u32)> {
+    (0..a.num_out_dims())
+        .map(|o| (a.out_label(o), 1u32 << a.out_bits_at(o)))
+        .collect()
+}
+
+/// `a` with registers permuted and, where `a` has a broadcast lane, that lane taking over a
+/// register direction: a register permutation, possibly lane-selected.
+pub(crate) fn random_register_variant(rng: &mut Rng, a: &LinearLayout) -> LinearLayout {
+    let mut regs = bases(a, Label::Register);
+    let mut lanes = bases(a, Label::Lane);
+    rng.shuffle(&mut regs);
+    if let (Some(k), Some(j)) = (
+        lanes.iter().position(|&v| v == 0),
+        regs.iter().position(|&v| v != 0),
+    ) {
+        if rng.chance(1, 2) {
+            lanes[k] = regs[j];
+            regs[j] = 0;
+        }
+    }
+    from_packed(
+        &[
+            (Label::Register, regs),
+            (Label::Lane, lanes),
+            (Label::Warp, bases(a, Label::Warp)),
+        ],
+        &out_dims_of(a),
+    )
+}
+
+/// Registers of one CTA: `values[warp][lane][register]`, `None` where nothing was written.
+pub(crate) type Registers = Vec<Vec<Vec<Option<u64>>>>;
+
+/// Each position of `layout` holding the packed index of its element.
+pub(crate) fn holding_elements(layout: &LinearLayout) -> Registers {
+    let (regs, lanes, warps) = (
+        bases(layout, Label::Register),
+        bases(layout, Label::Lane),
+        bases(layout, Label::Warp),
+    );
+    let image = |t: &[u64], x: usize| {
+        t.iter()
+            .enumerate()
+            .filter(|&(k, _)| x >> k & 1 == 1)
+            .fold(0u64, |a, (_, &v)| a ^ v)
+    };
+    (0..1usize << warps.len())
+        .map(|w| {
+            (0..1usize << lanes.len())
+                .map(|l| {
+                    (0..1usize << regs.len())
+                        .map(|r| Some(image(&regs, r) ^ image(&lanes, l) ^ image(&warps, w)))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What a movement cost on the model.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Stats {
+    /// Per memory step (in order): (instructions over all warps, wavefronts, ideal wavefronts).
+    pub memory: Vec<(u32, u32, u32)>,
+    pub shuffles: u32,
+}
+
+fn get(regs: &Registers, w: usize, l: usize, r: u32, what: &str) -> Result<u64, String> {
+    regs[w][l]
+        .get(r as usize)
+        .copied()
+        .flatten()
+        .ok_or_else(|| format!("warp {w} lane {l}: {what} register {r} holds nothing"))
+}
+
+/// Executes `m` on `input` (the source registers of every thread). Shared memory is a map from
+/// byte address to the element stored there; every access is checked for bounds and alignment,
+/// loads after stores need a barrier in between, `ldmatrix` follows the PTX fragment rules.
+pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Stats), String> {
+    let warps = input.len();
+    let mut out: Registers = vec![vec![vec![None; m.dst_registers as usize]; 32]; warps];
+    let mut memory: HashMap<u32, u64> = HashMap::new();
+    let mut stats = Stats::default();
+    let mut stored_since_barrier = false;
+    let bits = m.element_bits;
+    let check = |at: u32, bytes: u32| -> Result<(), String> {
+        if !at.is_multiple_of(bytes.min(16)) || at + bytes > m.shared_bytes {
+            Err(format!(
+                "access of {bytes} B at {at} misaligned or outside {} B",
+                m.shared_bytes
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    for step in &m.steps {
+        if matches!(step, Step::Store(_) | Step::Load(_) | Step::Ldmatrix(_)) {
+            let accesses: Vec<Vec<Vec<(u32, u32)>>> =
+                (0..warps as u32).map(|w| step_accesses(step, w)).collect();
+            let (mut instructions, mut wave, mut ideal) = (0, 0, 0);
+            for a in accesses.iter().flatten() {
+                instructions += 1;
+                wave += wavefronts(a);
+                let mut words: Vec<u32> = a
+                    .iter()
+                    .flat_map(|&(at, b)| (at / 4)..(at + b).div_ceil(4))
+                    .collect();
+                words.sort_unstable();
+                words.dedup();
+                ideal += (words.len() as u32).div_ceil(32);
+            }
+            stats.memory.push((instructions, wave, ideal));
+        }
+        match step {
+            Step::Copy { dst, src } => {
+                for w in 0..warps {
+                    for l in 0..32 {
+                        out[w][l][*dst as usize] = Some(get(input, w, l, *src, "source")?);
+                    }
+                }
+            }
+            Step::Select { dst, base, select } => {
+                for w in 0..warps {
+                    for l in 0..32 {
+                        let r = base ^ select.eval(l as u32, w as u32);
+                        out[w][l][*dst as usize] = Some(get(input, w, l, r, "source")?);
+                    }
+                }
+            }
+            Step::Duplicate { dst, src } => {
+                for w in 0..warps {
+                    for l in 0..32 {
+                        out[w][l][*dst as usize] = Some(get(&out, w, l, *src, "destination")?);
+                    }
+                }
+            }
+            Step::Shuffle(s) => {
+                let n = s.send_offsets.len() as u32;
+                if n > 1 && n * bits > 32 {
+                    return Err(format!("a shuffle packs {} bits", n * bits));
+                }
+                stats.shuffles += (n * bits).div_ceil(32) * warps as u32;
+                for w in 0..warps {
+                    let wire: Vec<Option<Vec<u64>>> = (0..32)
+                        .map(|l| {
+                            let base = s.send.eval(l as u32, w as u32);
+                            s.send_offsets
+                                .iter()
+                                .map(|&o| input[w][l].get((base ^ o) as usize).copied().flatten())
+                                .collect()
+                        })
+                        .collect();
+                    for l in 0..32usize {
+                        if s.active >> l & 1 == 0 {
+                            continue;
+                        }
+                        let from = s.source_lane.eval(l as u32, w as u32);
+                        if from >= 32 {
+                            return Err(format!("lane {l} reads lane {from}"));
+                        }
+                        let values = wire[from as usize].as_ref().ok_or_else(|| {
+                            format!("warp {w} lane {l} reads lane {from}, which sent nothing")
+                        })?;
+                        let base = s.receive.eval(l as u32, w as u32);
+                        for (j, &o) in s.receive_offsets.iter().enumerate() {
+                            out[w][l][(base ^ o) as usize] = Some(values[j]);
+                        }
+                    }
+                }
+            }
+            Step::Barrier => stored_since_barrier = false,
+            Step::Store(s) => {
+                let n = s.elements.len() as u32;
+                for w in 0..warps {
+                    for l in 0..32usize {
+                        if l as u32 & s.lane_guard != 0 || w as u32 & s.warp_guard != 0 {
+                            continue;
+                        }
+                        let t = s.thread_offset.eval(l as u32, w as u32);
+                        for &(first, off) in &s.chunks {
+                            let at = off ^ t;
+                            check(at, n * s.stride)?;
+                            for (j, &e) in s.elements.iter().enumerate() {
+                                let v = get(input, w, l, first ^ e, "source")?;
+                                let addr = at + j as u32 * s.stride;
+                                if let Some(old) = memory.insert(addr, v) {
+                                    if old != v {
+                                        return Err(format!(
+                                            "offset {addr} written with {old} and {v}"
+                                        ));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                stored_since_barrier = true;
+            }
+            Step::Load(s) => {
+                if stored_since_barrier {
+                    return Err("a load follows a store without a barrier".into());
+                }
+                let n = s.elements.len() as u32;
+                for w in 0..warps {
+                    for l in 0..32usize {
+                        let t = s.thread_offset.eval(l as u32, w as u32);
+                        for &(first, off) in &s.chunks {
+                            let at = off ^ t;
+                            check(at, n * s.stride)?;
+                            for (j, &e) in s.elements.iter().enumerate() {
+                                let addr = at + j as u32 * s.stride;
+                                let v = memory
+                                    .get(&addr)
+                                    .ok_or_else(|| format!("offset {addr} read, never written"))?;
+                                out[w][l][(first ^ e) as usize] = Some(*v);
+                            }
+                        }
+                    }
+                }
+            }
+            Step::Ldmatrix(s) => {
+                if stored_since_barrier {
+                    return Err("ldmatrix follows a store without a barrier".into());
+                }
+                let bytes = bits / 8;
+                for w in 0..warps {
+                    for (off, targets) in &s.chunks {
+                        let row = |l: u32| -> Result<u32, String> {
+                            let at = off ^ s.row_offset.eval(l, w as u32);
+                            check(at, 16)?;
+                            Ok(at)
+                        };
+                        for t in 0..32u32 {
+                            for m in 0..s.matrices {
+                                let per_word = targets[m as usize].len() as u32;
+                                for j in 0..per_word {
+                                    let addr = if s.transposed {
+                                        row(8 * m + 2 * (t % 4) + j)? + 2 * (t / 4)
+                                    } else {
+                                        row(8 * m + t / 4)? + 4 * (t % 4) + j * bytes
+                                    };
+                                    let v = memory.get(&addr).ok_or_else(|| {
+                                        format!("ldmatrix reads offset {addr}, never written")
+                                    })?;
+                                    out[w][t as usize][targets[m as usize][j as usize] as usize] =
+                                        Some(*v);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok((out, stats))
+}
+
+/// Plans `a → b`, builds the movement of `plan`, executes it and checks every destination
+/// register; returns the movement and what it cost.
+pub(crate) fn run_plan(
+    plan: &ConversionPlan,
+    a: &LinearLayout,
+    b: &LinearLayout,
+    bits: u32,
+    ctx: &str,
+) -> (Movement, Stats) {
+    let movement =
+        movement_for(plan, a, b, bits).unwrap_or_else(|e| panic!("{ctx}: movement: {e}"));
+    let (out, stats) = execute(&movement, &holding_elements(a))
+        .unwrap_or_else(|e| panic!("{ctx}: {} failed: {e}", movement.description));
+    assert!(
+        out == holding_elements(b),
+        "{ctx}: {} delivers wrong elements",
+        movement.description
+    );
+    (movement, stats)
+}
+
+#[test]
+fn lane_functions_fit_affine_tables_and_keep_others() {
+    let affine: Vec<Option<u32>> = (0..32u32)
+        .map(|l| Some(5 ^ (l & 3) << 2 ^ (l >> 4) * 9))
+        .collect();
+    match LaneFn::fit(&affine) {
+        LaneFn::Affine(a) => {
+            assert_eq!(a.constant, 5);
+            assert_eq!(a.lane, vec![4, 8, 0, 0, 9]);
+        }
+        t => panic!("not affine: {t:?}"),
+    }
+    // Undefined entries are free: l ↦ l ^ 1 on even lanes only is affine.
+    let partial: Vec<Option<u32>> = (0..32u32).map(|l| (l % 2 == 0).then_some(l ^ 1)).collect();
+    let f = LaneFn::fit(&partial);
+    for l in (0..32).step_by(2) {
+        assert_eq!(f.eval(l, 0), l ^ 1);
+    }
+    // l ↦ l + 1 is not XOR-affine.
+    let table: Vec<Option<u32>> = (0..32u32).map(|l| Some((l + 1) % 32)).collect();
+    let f = LaneFn::fit(&table);
+    assert!(matches!(f, LaneFn::Table(_)));
+    for l in 0..32 {
+        assert_eq!(f.eval(l, 0), (l + 1) % 32);
+    }
+    assert_eq!(f.values().len(), 32);
+}
+
+#[test]
+fn affine_values_and_rendering() {
+    let a = Affine {
+        constant: 1,
+        lane: vec![2, 0, 2, 4],
+        warp: vec![6],
+    };
+    assert_eq!(a.values(), vec![1, 3, 5, 7]);
+    assert_eq!(a.shifted(2).eval(0b1001, 1), (1 ^ 2 ^ 4 ^ 6) << 2);
+    let (lane, warp) = (quote!(__lane), quote!(__warp));
+    let text = a.render(&lane, &warp).to_string();
+    assert_eq!(
+        text,
+        "(1u32 ^ :: tessera :: tile_move :: bit_term (__lane , 0u32 , 2u32) ^ :: tessera :: tile_move :: bit_term (__lane , 2u32 , 2u32) ^ :: tessera :: tile_move :: bit_term (__lane , 3u32 , 4u32) ^ :: tessera :: tile_move :: bit_term (__warp , 0u32 , 6u32))"
+    );
+    assert_eq!(
+        Affine::constant(0).render(&lane, &warp).to_string(),
+        "(0u32)"
+    );
+}
+
+#[test]
+fn every_plan_executes_on_the_model() {
+    let mut rng = Rng(0x6702_0001);
+    let mut kinds: HashMap<String, u32> = HashMap::new();
+    let mut ldmatrix = 0;
+    for case in 0..1000 {
+        let tile_bits = rng.range(5, 10);
+        let out_dims = random_tile(&mut rng, tile_bits);
+        let warp_bits = rng.range(0, 2);
+        let a = random_warp_layout(&mut rng, &out_dims, warp_bits);
+        let b = match rng.below(4) {
+            0 => random_register_variant(&mut rng, &a),
+            1 | 2 => random_sharing_warps(&mut rng, &a),
+            _ => random_warp_layout(&mut rng, &out_dims, warp_bits),
+        };
+        let bits = rng.pick(&[8u32, 16, 32, 64]);
+        let ctx = format!("case {case}, bits {bits}\nA:\n{a}\nB:\n{b}");
+        let conversion = plan_conversion(&a, &b, bits).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        let (m, _) = run_plan(&conversion.plan, &a, &b, bits, &ctx);
+        *kinds.entry(conversion.plan.kind().to_string()).or_default() += 1;
+        ldmatrix += m.description.contains("ldmatrix") as u32;
+        if let Some(shuffle) = shuffle_plan(&a, &b, bits) {
+            run_plan(
+                &ConversionPlan::WarpShuffle(Box::new(shuffle)),
+                &a,
+                &b,
+                bits,
+                &ctx,
+            );
+        }
+        if !matches!(conversion.plan, ConversionPlan::NoOp) {
+            let shared = shared_plan(&a, &b, bits).unwrap();
+            let warps = a.in_size(Label::Warp);
+            let planned = (
+                shared.write().total_wavefronts() * warps,
+                shared.read().total_wavefronts() * warps,
+            );
+            let memory = shared.swizzle.memory;
+            let (m, _) = run_plan(
+                &ConversionPlan::SharedMemory(Box::new(shared)),
+                &a,
+                &b,
+                bits,
+                &ctx,
+            );
+            ldmatrix += m.description.contains("ldmatrix") as u32;
+            // Through the plan's own memory (when not widened), the emulator's whole-warp bank
+            // model never counts more than the planner's per-phase count (Lemma 9.4).
+            if let Some((own, _)) = shared_candidate(&memory, &a, &b, bits, false) {
+                let (out, stats) = execute(&own, &holding_elements(&a)).unwrap();
+                assert!(out == holding_elements(&b), "{ctx}: {}", own.description);
+                assert!(
+                    stats.memory[0].1 <= planned.0,
+                    "{ctx}: store {stats:?} vs {planned:?}"
+                );
+                if !own.description.contains("ldmatrix") {
+                    assert!(
+                        stats.memory[1].1 <= planned.1,
+                        "{ctx}: load {stats:?} vs {planned:?}"
+                    );
+                }
+            }
+        }
+    }
+    for kind in [
+        "no-op",
+        "register permutation",
+        "warp shuffle",
+        "shared memory",
+    ] {
+        assert!(
+            kinds.get(kind).copied().unwrap_or(0) > 20,
+            "too few {kind} plans: {kinds:?}"
+        );
+    }
+    assert!(ldmatrix > 0, "no conversion used ldmatrix");
+}
+
+/// The layouts of a `[m, k] × [k, n]` f16 matmul with 4 warps: the blocked load layouts of A and
+/// B (8 contiguous elements per thread along the contiguous dimension) and the mma v2 operand
+/// layouts (`k_width` 2), as the inference anchors them.
+pub(crate) fn matmul_layouts(m: u32, n: u32, k: u32) -> [LinearLayout; 4] {
+    use tessera_layout::families::{Blocked, DotOperand, MmaParent, NvidiaMma};
+    let load_a = Blocked::new(&[1, 8], &[8, 4], &[4, 1], &[1, 0])
+        .to_linear_layout(&[m, k])
+        .unwrap();
+    let load_b = Blocked::new(&[1, 8], &[2, 16], &[4, 1], &[1, 0])
+        .to_linear_layout(&[k, n])
+        .unwrap();
+    let mma = NvidiaMma::new(2, 0, &[2, 2], &[16, 8]);
+    let op_a = DotOperand::new(0, 2, MmaParent::Nvidia(mma))
+        .to_linear_layout(&[m, k])
+        .unwrap();
+    let op_b = DotOperand::new(1, 2, MmaParent::Nvidia(mma))
+        .to_linear_layout(&[k, n])
+        .unwrap();
+    [load_a, load_b, op_a, op_b]
+}
+
+#[test]
+fn matmul_operands_go_through_ldmatrix() {
+    for (m, n, k) in [(64, 64, 32), (128, 64, 32), (32, 32, 16), (64, 128, 64)] {
+        let [load_a, load_b, op_a, op_b] = matmul_layouts(m, n, k);
+        for (name, src, dst) in [("A", load_a, op_a), ("B", load_b, op_b)] {
+            let ctx = format!("{name} of {m}x{n}x{k}");
+            let conversion = plan_conversion(&src, &dst, 16).unwrap();
+            let (movement, stats) = run_plan(&conversion.plan, &src, &dst, 16, &ctx);
+            let read = if name == "A" {
+                "ldmatrix.x4 loads"
+            } else {
+                "ldmatrix.x4.trans"
+            };
+            assert!(
+                movement.description.contains("8-element stores")
+                    && movement.description.contains(read),
+                "{ctx}: {}",
+                movement.description
+            );
+            // The ldmatrix read is conflict-free.
+            assert_eq!(stats.memory[1].1, stats.memory[1].2, "{ctx}: {stats:?}");
+        }
+    }
+}
+
+/// Renders `movement` with the context the lowering uses and checks it parses as an expression.
+pub(crate) fn rendered(movement: &Movement, elem: TokenStream) -> String {
+    let rc = Render {
+        lane: quote!(__lane),
+        warp: quote!(__warp),
+        elem,
+        span: Span::call_site(),
+        shared_offset: 256,
+    };
+    let tokens = render_movement(movement, &format_ident!("src"), &rc);
+    syn::parse2::<syn::Expr>(tokens.clone()).unwrap_or_else(|e| panic!("{e}: {tokens}"));
+    tokens.to_string()
+}
+
+#[test]
+fn rendered_code_has_the_planned_instructions() {
+    // Matmul operands: barrier, 128-bit stores, barrier, ldmatrix (.trans for B).
+    let [load_a, load_b, op_a, op_b] = matmul_layouts(64, 64, 32);
+    for (src, dst, call) in [
+        (load_a, op_a, "ldmatrix_x4 ("),
+        (load_b, op_b, "ldmatrix_x4_trans ("),
+    ] {
+        let plan = plan_conversion(&src, &dst, 16).unwrap().plan;
+        let m = movement_for(&plan, &src, &dst, 16).unwrap();
+        let text = rendered(&m, quote!(::tessera::f16));
+        assert_eq!(text.matches("sync_threads ()").count(), 2, "{text}");
+        assert!(text.contains("st_shared_v4 :: < u32 >"), "{text}");
+        assert!(text.contains(call), "{text}");
+        assert!(text.contains("dynamic_shared_base () + 256u32"), "{text}");
+        assert!(!text.contains("ld_shared"), "{text}");
+    }
+    // A shuffle conversion: shfl.sync.idx, no shared memory.
+    let tile = [(Label::Dim(0), 32), (Label::Dim(1), 8)];
+    let a = LinearLayout::distributed(
+        &[
+            (Label::Register, &[&[0, 1], &[0, 2], &[0, 4]]),
+            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]]),
+            (Label::Warp, &[]),
+        ],
+        &tile,
+    )
+    .unwrap();
+    let b = LinearLayout::distributed(
+        &[
+            (Label::Register, &[&[1, 0], &[2, 0], &[4, 0]]),
+            (Label::Lane, &[&[0, 1], &[0, 2], &[0, 4], &[8, 0], &[16, 0]]),
+            (Label::Warp, &[]),
+        ],
+        &tile,
+    )
+    .unwrap();
+    let plan = plan_conversion(&a, &b, 32).unwrap().plan;
+    assert_eq!(plan.kind(), "warp shuffle");
+    let m = movement_for(&plan, &a, &b, 32).unwrap();
+    let text = rendered(&m, quote!(f32));
+    assert_eq!(text.matches("shfl_idx_b32").count(), 8, "{text}");
+    assert!(!text.contains("shared"), "{text}");
+    // A register permutation whose source depends on the lane: a match on the lane bit.
+    let c = LinearLayout::distributed(
+        &[
+            (Label::Register, &[&[0, 2], &[0, 1], &[0, 4]]),
+            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 4]]),
+            (Label::Warp, &[]),
+        ],
+        &tile,
+    )
+    .unwrap();
+    let d = LinearLayout::distributed(
+        &[
+            (Label::Register, &[&[0, 1], &[0, 2], &[0, 4]]),
+            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]]),
+            (Label::Warp, &[]),
+        ],
+        &tile,
+    )
+    .unwrap();
+    let plan = plan_conversion(&c, &d, 32).unwrap().plan;
+    assert_eq!(plan.kind(), "register permutation");
+    let (m, _) = run_plan(&plan, &c, &d, 32, "lane-selected");
+    let text = rendered(&m, quote!(f32));
+    assert!(text.contains("match"), "{text}");
+    assert!(text.contains("bit_term (__lane , 4u32"), "{text}");
+    // A no-op is a plain copy of registers.
+    let plan = plan_conversion(&a, &a, 32).unwrap().plan;
+    let m = movement_for(&plan, &a, &a, 32).unwrap();
+    assert_eq!(
+        rendered(&m, quote!(f32)),
+        "{ let __tessera_copy : [f32 ; 8] = [src [0] , src [1] , src [2] , src [3] , src [4] , src [5] , src [6] , src [7]] ; __tessera_copy }"
+    );
+}
