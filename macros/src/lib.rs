@@ -12,6 +12,7 @@ mod check;
 mod diag;
 mod expand;
 mod frontend;
+mod infer;
 // The IR is the interface to layout inference and lowering (later issues); until they exist,
 // parts of it are read only by the tests.
 #[allow(dead_code)]

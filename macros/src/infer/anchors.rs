@@ -1,0 +1,254 @@
+//! Anchor layouts: what the ops that touch memory or tensor cores need, built from the hardware
+//! families of `tessera_layout::families` exactly as Triton chooses them.
+//!
+//! - **Loads and stores** (Triton's `coalesce` pass): the dimensions ordered by decreasing
+//!   contiguity of the pointer tile (ties: the last dimension first); per thread along the most
+//!   contiguous dimension `min(alignment, contiguity, 128 bits / element bits)` elements, where
+//!   alignment is the pointer's divisibility in elements; memory ops of the same shape and order
+//!   that are connected through the kernel's data flow take the largest of their counts (a
+//!   store never more than its own 128 bits), and no op more than `elements / threads`. Lanes
+//!   and then warps fill the dimensions in that order ([`blocked_params`], Triton's
+//!   `BlockedEncodingAttr` builder).
+//! - **`dot`**: the accumulator and result in `nvidia_mma` v2 with instruction `[16, 8]`
+//!   (`mma.sync`), warps as Triton's `warpsPerTileV2`; operand A (B) in `dot_operand` 0 (1) of
+//!   that parent with `k_width = 32 / element bits` (2 for 16-bit, 4 for 8-bit elements).
+//! - **`gather`** and **reductions**: the axis first in the order, held by registers and at most
+//!   the 32 lanes of a warp, warps on the other dimensions ([`axis_in_warp`]).
+
+use super::layouts::{normalize, LANES};
+use tessera_layout::families::nvidia_mma::{DotOperand, MmaParent, NvidiaMma};
+use tessera_layout::families::shape::{
+    ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
+};
+use tessera_layout::families::Blocked;
+use tessera_layout::LinearLayout;
+
+/// Where a layout comes from (printed by the explain output).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// `BlockedEncodingAttr` parameters, per dimension.
+    Blocked {
+        size_per_thread: Vec<u32>,
+        threads_per_warp: Vec<u32>,
+        warps_per_cta: Vec<u32>,
+        order: Vec<u32>,
+    },
+    /// `nvidia_mma` v2, instruction `[16, 8]`.
+    Mma { warps_per_cta: Vec<u32> },
+    /// `dot_operand` of an `nvidia_mma` v2 parent.
+    DotOperand {
+        op_idx: u32,
+        k_width: u32,
+        warps_per_cta: Vec<u32>,
+    },
+    /// Another layout transformed by a shape op (`what`: e.g. `trans [1, 0]`).
+    Derived { what: String, from: LinearLayout },
+}
+
+impl Origin {
+    /// The family and its parameters, e.g. `blocked{spt=[4], tpw=[32], wpc=[4], order=[0]}`.
+    pub fn family_text(&self) -> Option<String> {
+        match self {
+            Origin::Blocked {
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
+            } => Some(format!(
+                "blocked{{spt={size_per_thread:?}, tpw={threads_per_warp:?}, wpc={warps_per_cta:?}, order={order:?}}}"
+            )),
+            Origin::Mma { warps_per_cta } => Some(format!(
+                "nvidia_mma{{v2, instr=[16, 8], wpc={warps_per_cta:?}}}"
+            )),
+            Origin::DotOperand {
+                op_idx,
+                k_width,
+                warps_per_cta,
+            } => Some(format!(
+                "dot_operand{{op={op_idx}, k_width={k_width}, parent=nvidia_mma{{v2, wpc={warps_per_cta:?}}}}}"
+            )),
+            Origin::Derived { .. } => None,
+        }
+    }
+}
+
+fn to_u32(shape: &[u64]) -> Result<Vec<u32>, String> {
+    shape
+        .iter()
+        .map(|&s| u32::try_from(s).map_err(|_| format!("a dimension of {s} is too large")))
+        .collect()
+}
+
+/// The layout of a blocked family on `shape`, normalised.
+pub fn blocked_layout(
+    origin: &Origin,
+    shape: &[u64],
+    num_warps: u32,
+) -> Result<LinearLayout, String> {
+    let Origin::Blocked {
+        size_per_thread,
+        threads_per_warp,
+        warps_per_cta,
+        order,
+    } = origin
+    else {
+        return Err("not a blocked layout".into());
+    };
+    let l = Blocked::new(size_per_thread, threads_per_warp, warps_per_cta, order)
+        .to_linear_layout(&to_u32(shape)?)
+        .map_err(|e| e.to_string())?;
+    normalize(&l, shape, num_warps)
+}
+
+/// Triton's `BlockedEncodingAttr` builder: `per_thread` elements along `order[0]` (1 elsewhere);
+/// lanes, then warps, fill the dimensions in `order`, the last one taking what is left.
+pub fn blocked_params(shape: &[u64], order: &[usize], per_thread: u32, num_warps: u32) -> Origin {
+    let rank = shape.len();
+    let mut spt = vec![1u32; rank];
+    spt[order[0]] = per_thread.max(1);
+    let mut tpw = vec![1u32; rank];
+    let mut wpc = vec![1u32; rank];
+    let mut remaining_lanes = LANES;
+    let mut remaining_threads = LANES * num_warps;
+    let mut remaining_warps = num_warps;
+    let mut prev_lanes = 1u32;
+    let mut prev_warps = 1u32;
+    for &i in &order[..rank - 1] {
+        let per_dim = (shape[i] / u64::from(spt[i])).clamp(1, u64::from(u32::MAX)) as u32;
+        let threads_per_cta = remaining_threads.clamp(1, per_dim.max(1));
+        tpw[i] = threads_per_cta.clamp(1, remaining_lanes);
+        wpc[i] = (threads_per_cta / tpw[i]).clamp(1, remaining_warps);
+        remaining_warps /= wpc[i];
+        remaining_lanes /= tpw[i];
+        remaining_threads /= threads_per_cta;
+        prev_lanes *= tpw[i];
+        prev_warps *= wpc[i];
+    }
+    let last = order[rank - 1];
+    tpw[last] = LANES / prev_lanes;
+    wpc[last] = (num_warps / prev_warps).max(1);
+    Origin::Blocked {
+        size_per_thread: spt,
+        threads_per_warp: tpw,
+        warps_per_cta: wpc,
+        order: order.iter().map(|&o| o as u32).collect(),
+    }
+}
+
+/// Triton's `getOrderFromContiguity`: dimensions by decreasing contiguity, ties to the later
+/// dimension.
+pub fn order_from_contiguity(contiguity: &[u64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..contiguity.len()).rev().collect();
+    order.sort_by(|&x, &y| contiguity[y].cmp(&contiguity[x]));
+    order
+}
+
+/// Triton's `getNumElementsPerThread` for one memory op: along `order0`, the run of
+/// consecutive, aligned elements a thread may access at once, at most 128 bits.
+pub fn own_per_thread(
+    contiguity: u64,
+    divisibility_bytes: u64,
+    shape_along: u64,
+    element_bits: u32,
+) -> u32 {
+    let element_bytes = u64::from(element_bits / 8).max(1);
+    let max_multiple = (divisibility_bytes / element_bytes).max(1);
+    let max_contig = contiguity.min(shape_along);
+    let alignment = max_multiple.min(max_contig);
+    alignment.min(u64::from((128 / element_bits).max(1))).max(1) as u32
+}
+
+/// Triton's `warpsPerTileV2` for an accumulator of `[m, n]` and `num_warps` warps.
+pub fn mma_warps(m: u64, n: u64, num_warps: u32) -> Vec<u32> {
+    let mut ret = [1u64, 1u64];
+    loop {
+        if ret[0] * ret[1] >= u64::from(num_warps) {
+            break;
+        }
+        if m / 16 / ret[0] >= n / (8 * 2) / ret[1] {
+            if ret[0] < m / 16 {
+                ret[0] *= 2;
+            } else {
+                ret[1] *= 2;
+            }
+        } else {
+            ret[1] *= 2;
+        }
+    }
+    vec![ret[0] as u32, ret[1] as u32]
+}
+
+/// The `nvidia_mma` v2 accumulator layout of `[m, n]`.
+pub fn mma_layout(shape: &[u64], warps: &[u32], num_warps: u32) -> Result<LinearLayout, String> {
+    let l = NvidiaMma::new(2, 0, warps, &[16, 8])
+        .to_linear_layout(&to_u32(shape)?)
+        .map_err(|e| e.to_string())?;
+    normalize(&l, shape, num_warps)
+}
+
+/// Operand `op_idx` (0: A `[M, K]`, 1: B `[K, N]`) of the mma v2 parent with `warps`.
+pub fn dot_operand_layout(
+    op_idx: u32,
+    k_width: u32,
+    shape: &[u64],
+    warps: &[u32],
+    num_warps: u32,
+) -> Result<LinearLayout, String> {
+    let parent = NvidiaMma::new(2, 0, warps, &[16, 8]);
+    let l = DotOperand::new(op_idx, k_width, MmaParent::Nvidia(parent))
+        .to_linear_layout(&to_u32(shape)?)
+        .map_err(|e| e.to_string())?;
+    normalize(&l, shape, num_warps)
+}
+
+/// Blocked parameters that keep dimension `axis` inside a warp: the axis first in the order,
+/// `max(1, n / 32)` elements of it per thread and `min(32, n)` lanes along it, the other lanes
+/// and all warps on the other dimensions (last dimension first). For a rank-1 tile the warps
+/// hold copies.
+pub fn axis_in_warp(shape: &[u64], axis: usize, num_warps: u32) -> Origin {
+    let rank = shape.len();
+    let n_axis = shape[axis].max(1);
+    let mut order = vec![axis];
+    order.extend((0..rank).rev().filter(|&d| d != axis));
+    let mut spt = vec![1u32; rank];
+    let mut tpw = vec![1u32; rank];
+    let mut wpc = vec![1u32; rank];
+    spt[axis] = (n_axis / u64::from(LANES)).max(1) as u32;
+    tpw[axis] = n_axis.min(u64::from(LANES)) as u32;
+    let mut lanes_left = LANES / tpw[axis];
+    for &d in &order[1..] {
+        let t = (shape[d].min(u64::from(lanes_left))).max(1) as u32;
+        tpw[d] = t;
+        lanes_left /= t;
+    }
+    // Lanes beyond the tile: on the last dimension of the order (copies).
+    let spill = *order.last().unwrap_or(&axis);
+    tpw[spill] *= lanes_left;
+    let mut warps_left = num_warps;
+    for &d in &order[1..] {
+        let room = (shape[d] / u64::from(spt[d] * tpw[d])).max(1);
+        let w = (room.min(u64::from(warps_left))).max(1) as u32;
+        wpc[d] = w;
+        warps_left /= w;
+    }
+    if rank > 1 {
+        let spill = order[rank - 1];
+        wpc[spill] *= warps_left;
+    }
+    Origin::Blocked {
+        size_per_thread: spt,
+        threads_per_warp: tpw,
+        warps_per_cta: wpc,
+        order: order.iter().map(|&o| o as u32).collect(),
+    }
+}
+
+/// `layout` refitted to another `shape` of the same rank: dimensions that grow repeat in
+/// registers, dimensions that shrink lose their largest bases (registers removed, lanes and
+/// warps zeroed) — Triton's `ensureLayoutNotSmallerThan` / `ensureLayoutNotLargerThan`.
+pub fn fit(layout: &LinearLayout, shape: &[u64], num_warps: u32) -> Option<LinearLayout> {
+    let s = to_u32(shape).ok()?;
+    let grown = ensure_layout_not_smaller_than(layout, &s).ok()?;
+    let fitted = ensure_layout_not_larger_than(&grown, &s, false).ok()?;
+    normalize(&fitted, shape, num_warps).ok()
+}

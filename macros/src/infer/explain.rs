@@ -1,0 +1,356 @@
+//! The explain text: the kernel after inference, every value with its shape, dtype and layout
+//! (`#k`, listed once with the family it came from and its bases), every conversion with its
+//! plan and cost, every load and store with its vector width, and how each reduction, gather
+//! and dot runs.
+
+use super::anchors::Origin;
+use super::layouts::bases_text;
+use super::solve::plan_cost;
+use super::{Inference, Note};
+use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, ValueId};
+use std::fmt::{self, Write as _};
+use tessera_layout::plan::conversion::{Conversion, ConversionPlan};
+use tessera_layout::LinearLayout;
+
+/// Layouts in order of first appearance.
+struct Numbering(Vec<LinearLayout>);
+
+impl Numbering {
+    fn of(&mut self, l: &LinearLayout) -> usize {
+        match self.0.iter().position(|x| x == l) {
+            Some(i) => i,
+            None => {
+                self.0.push(*l);
+                self.0.len() - 1
+            }
+        }
+    }
+}
+
+fn collect(kernel: &Kernel, region: &Region, n: &mut Numbering) {
+    let mut visit = |v: ValueId, n: &mut Numbering| {
+        if let LayoutSlot::Inferred(l) = &kernel.value(v).layout {
+            n.of(l);
+        }
+    };
+    for &a in &region.args {
+        visit(a, n);
+    }
+    for op in &region.ops {
+        for &r in &op.results {
+            visit(r, n);
+        }
+        for r in &op.regions {
+            collect(kernel, r, n);
+        }
+    }
+}
+
+impl Inference {
+    fn value_text(&self, v: ValueId, n: &mut Numbering) -> String {
+        let value = self.kernel.value(v);
+        match &value.layout {
+            LayoutSlot::Inferred(l) => format!("{v}: {} #{}", value.ty, n.of(l)),
+            LayoutSlot::Fixed(p) => {
+                let path: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+                format!("{v}: {} user({})", value.ty, path.join("::"))
+            }
+            _ => format!("{v}: {}", value.ty),
+        }
+    }
+
+    fn origin_text(&self, l: &LinearLayout, n: &Numbering, depth: u32) -> String {
+        match self.origins.get(l) {
+            Some(o) => match o.family_text() {
+                Some(t) => t,
+                None => {
+                    let Origin::Derived { what, from } = o else {
+                        return String::new();
+                    };
+                    let source = match n.0.iter().position(|x| x == from) {
+                        Some(i) => format!("#{i}"),
+                        None if depth < 4 => self.origin_text(from, n, depth + 1),
+                        None => "…".into(),
+                    };
+                    format!("{what} of {source}")
+                }
+            },
+            None => "linear".into(),
+        }
+    }
+
+    fn note(&self, op: &Op, n: &mut Numbering) -> String {
+        let key = op.results.first().copied();
+        match (&op.kind, key.and_then(|k| self.notes.get(&k))) {
+            (OpKind::Load { .. } | OpKind::Store { .. }, _) => match self.access(op) {
+                Some(a) => {
+                    let mut s = format!(
+                        "[vector {} × {} bits = {} bits along dim{}",
+                        a.elements,
+                        a.element_bits,
+                        a.elements * a.element_bits,
+                        a.dim
+                    );
+                    let _ = write!(
+                        s,
+                        "; contiguity {}, alignment {} B, {} consecutive registers",
+                        a.contiguity, a.alignment, a.registers
+                    );
+                    if let Some(m) = a.mask_constancy {
+                        let _ = write!(s, ", mask constancy {m}");
+                    }
+                    s.push(']');
+                    s
+                }
+                None => String::new(),
+            },
+            (OpKind::Convert { conversion }, _) => {
+                let from = match &self.kernel.value(op.operands[0]).layout {
+                    LayoutSlot::Inferred(l) => format!("#{}", n.of(l)),
+                    _ => "user layout".into(),
+                };
+                let to = match &self.kernel.value(op.results[0]).layout {
+                    LayoutSlot::Inferred(l) => format!("#{}", n.of(l)),
+                    _ => "?".into(),
+                };
+                let weight = self
+                    .conversions
+                    .iter()
+                    .find(|c| c.result == op.results[0])
+                    .map_or(1, |c| c.weight);
+                let in_loop = if weight > 1 {
+                    format!(", in a loop (weight {weight})")
+                } else {
+                    String::new()
+                };
+                match conversion {
+                    Some(c) => format!("[{from} -> {to}: {}{in_loop}]", plan_text(c)),
+                    None => format!(
+                        "[{from} -> {to}: from a layout only rustc knows (generic conversion)]"
+                    ),
+                }
+            }
+            (_, Some(Note::Reduce { lanes, warps, cost })) => {
+                if *warps > 0 {
+                    format!(
+                        "[across {} warps: {lanes} shuffle rounds in each warp, then shared memory; cost {cost}]",
+                        1u32 << warps
+                    )
+                } else if *lanes > 0 {
+                    format!("[within a warp: {lanes} shuffle rounds; cost {cost}]")
+                } else {
+                    "[within each thread]".into()
+                }
+            }
+            (_, Some(Note::Gather { kind, cost })) => format!("[{kind}; cost {cost}]"),
+            (
+                _,
+                Some(Note::Dot {
+                    instruction,
+                    k_width,
+                }),
+            ) => {
+                let layout_of = |v: ValueId, n: &mut Numbering| match &self.kernel.value(v).layout {
+                    LayoutSlot::Inferred(l) => format!("#{}", n.of(l)),
+                    _ => "?".into(),
+                };
+                let (a, b, c) = (
+                    layout_of(op.operands[0], n),
+                    layout_of(op.operands[1], n),
+                    layout_of(op.operands[2], n),
+                );
+                format!("[{instruction}, k_width {k_width}: a {a}, b {b}, acc {c}]")
+            }
+            _ => String::new(),
+        }
+    }
+
+    fn region(&self, out: &mut String, region: &Region, depth: usize, n: &mut Numbering) {
+        let indent = "  ".repeat(depth);
+        for op in &region.ops {
+            out.push_str(&indent);
+            let results: Vec<String> = op.results.iter().map(|&r| self.value_text(r, n)).collect();
+            if !results.is_empty() {
+                let _ = write!(out, "{} = ", results.join(", "));
+            }
+            out.push_str(&op.kind.name());
+            let attributes = op_attributes(&op.kind);
+            out.push_str(&attributes);
+            let operands: Vec<String> = op.operands.iter().map(ValueId::to_string).collect();
+            if !operands.is_empty() {
+                let _ = write!(out, " {}", operands.join(", "));
+            }
+            for (i, r) in op.regions.iter().enumerate() {
+                let args: Vec<String> = r.args.iter().map(|&a| self.value_text(a, n)).collect();
+                if i > 0 {
+                    out.push_str(" else");
+                }
+                if args.is_empty() {
+                    out.push_str(" {\n");
+                } else {
+                    let _ = writeln!(out, " ({}) {{", args.join(", "));
+                }
+                self.region(out, r, depth + 1, n);
+                if !r.yields.is_empty() {
+                    let ys: Vec<String> = r.yields.iter().map(ValueId::to_string).collect();
+                    let _ = writeln!(out, "{indent}  yield {}", ys.join(", "));
+                }
+                let _ = write!(out, "{indent}}}");
+            }
+            let note = self.note(op, n);
+            if !note.is_empty() {
+                let _ = write!(out, "  {note}");
+            }
+            if let Some(name) = op
+                .results
+                .first()
+                .and_then(|&r| self.kernel.value(r).name.as_deref())
+            {
+                let _ = write!(out, "  // {name}");
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// The attributes of an op as the IR prints them (`convert` prints its plan in the note).
+fn op_attributes(kind: &OpKind) -> String {
+    match kind {
+        OpKind::Constant(crate::ir::ConstValue::Int(v)) => format!(" {v}"),
+        OpKind::Constant(crate::ir::ConstValue::Float(v)) => format!(" {v:?}"),
+        OpKind::Constant(crate::ir::ConstValue::Bool(v)) => format!(" {v}"),
+        OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => format!(" axis={axis}"),
+        OpKind::Arange { start, end } => format!(" {start}..{end}"),
+        OpKind::ExpandDims { axis } | OpKind::Gather { axis } | OpKind::Reduce { axis, .. } => {
+            format!(" axis={axis}")
+        }
+        OpKind::Trans { perm } => format!(" perm={perm:?}"),
+        OpKind::Cast { to } => format!(" to {to}"),
+        OpKind::Load { mask, other } => format!(
+            "{}{}",
+            if *mask { " masked" } else { "" },
+            if *other { "+other" } else { "" }
+        ),
+        OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),
+        _ => String::new(),
+    }
+}
+
+/// A conversion plan in a few words with its cost.
+pub fn plan_text(c: &Conversion) -> String {
+    match &c.plan {
+        ConversionPlan::NoOp => "no-op (cost 0)".into(),
+        ConversionPlan::RegisterPermutation(_) => "register permutation (cost 0)".into(),
+        ConversionPlan::WarpShuffle(s) => {
+            let mut t = format!(
+                "warp shuffle: {} rounds × {} shuffles (vectors of {} elements), cost {}",
+                s.rounds.len(),
+                s.shuffles_per_round,
+                1u32 << s.vector.len(),
+                plan_cost(c)
+            );
+            if let Some(shared) = c.shared_cost {
+                let _ = write!(t, " (shared memory: {shared})");
+            }
+            t
+        }
+        ConversionPlan::SharedMemory(p) => {
+            let (w, r) = (p.write(), p.read());
+            let conflict_free = w.exact_wavefronts == 1 && r.exact_wavefronts == 1;
+            let mut t = format!(
+                "shared memory, swizzled: store {} × {}-bit ({} wavefronts), load {} × {}-bit ({} wavefronts), {}; cost {}",
+                w.instructions,
+                w.vector.bits,
+                w.total_wavefronts(),
+                r.instructions,
+                r.vector.bits,
+                r.total_wavefronts(),
+                if conflict_free {
+                    "conflict-free".to_string()
+                } else {
+                    format!(
+                        "{}-way store / {}-way load conflicts",
+                        w.exact_wavefronts, r.exact_wavefronts
+                    )
+                },
+                plan_cost(c)
+            );
+            if let Some(s) = c.shuffle_cost {
+                let _ = write!(t, " (warp shuffles: {s})");
+            }
+            t
+        }
+    }
+}
+
+impl fmt::Display for Inference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let k = &self.kernel;
+        write!(
+            f,
+            "layout inference: kernel {} [num_warps={}",
+            k.name, k.num_warps
+        )?;
+        for (name, v) in &k.consts {
+            write!(f, ", {name}={v}")?;
+        }
+        writeln!(f, "]")?;
+        if self.assumptions.is_empty() {
+            writeln!(f, "assumed at launch: nothing")?;
+        } else {
+            let list: Vec<String> = self.assumptions.iter().map(ToString::to_string).collect();
+            writeln!(
+                f,
+                "assumed at launch (the launcher checks): {}",
+                list.join(", ")
+            )?;
+        }
+        let mut n = Numbering(Vec::new());
+        for p in &k.params {
+            if let LayoutSlot::Inferred(l) = &k.value(p.value).layout {
+                n.of(l);
+            }
+        }
+        collect(k, &k.body, &mut n);
+        let mut code = String::new();
+        self.region(&mut code, &k.body, 1, &mut n);
+        writeln!(f, "layouts:")?;
+        for (i, l) in n.0.iter().enumerate() {
+            writeln!(f, "  #{i} {}", self.origin_text(l, &n, 0))?;
+            writeln!(f, "     {}", bases_text(l))?;
+        }
+        let params: Vec<String> = k
+            .params
+            .iter()
+            .map(|p| format!("{} {}", self.value_text(p.value, &mut n), p.name))
+            .collect();
+        writeln!(f, "code ({}):", params.join(", "))?;
+        f.write_str(&code)?;
+        let mut kinds: Vec<(&'static str, usize)> = Vec::new();
+        for c in &self.conversions {
+            let kind = c
+                .conversion
+                .as_ref()
+                .map_or("user layout", |c| c.plan.kind());
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, count)) => *count += 1,
+                None => kinds.push((kind, 1)),
+            }
+        }
+        let kinds: Vec<String> = kinds.iter().map(|(k, c)| format!("{c} {k}")).collect();
+        writeln!(
+            f,
+            "summary: {} conversion{}{}, {} rematerialised op{}, total cost {}",
+            self.conversions.len(),
+            if self.conversions.len() == 1 { "" } else { "s" },
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", kinds.join(", "))
+            },
+            self.rematerialised,
+            if self.rematerialised == 1 { "" } else { "s" },
+            self.cost
+        )
+    }
+}

@@ -1,0 +1,414 @@
+//! Layout inference (§4.4 of the paper) on the tile IR of one specialisation: every tile value
+//! gets a distributed [`LinearLayout`] ([`LayoutSlot::Inferred`]), conversions are made explicit
+//! ([`OpKind::Convert`]) with their plans, and loads and stores get their vector widths.
+//!
+//! The passes, each in its own module:
+//! 1. [`axis`]: contiguity, divisibility and constancy of every integer/pointer/bool value
+//!    (Triton's AxisInfo), under documented alignment assumptions that the launcher checks.
+//! 2. [`anchors`]: layouts the hardware wants — coalesced, 128-bit blocked layouts for loads
+//!    and stores, `mma.sync` accumulator and operand layouts for `dot`, the axis inside a warp for
+//!    `gather` and reductions.
+//! 3. [`solve`]: propagation of those layouts through elementwise and shape ops (which are
+//!    layout-only, `layouts`), and conflict resolution by a documented cost model built on the
+//!    conversion planner's costs.
+//! 4. [`rewrite`]: conversion insertion and rematerialisation of cheap values.
+//! 5. [`explain`]: the human-readable result ([`Inference`]'s `Display`), printed at build time
+//!    when `TESSERA_EXPLAIN` asks for it ([`explain_requested`]).
+
+// Until `expand.rs` calls `infer`, only the tests read most of this module.
+#![cfg_attr(not(test), allow(dead_code))]
+
+mod anchors;
+pub mod axis;
+mod explain;
+mod graph;
+mod layouts;
+mod rewrite;
+mod solve;
+#[cfg(test)]
+mod tests;
+
+pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo, ASSUMED_ALIGNMENT};
+pub use rewrite::ConversionRecord;
+
+use crate::ir::{Kernel, LayoutSlot, Op, OpKind, ValueId};
+use crate::types::DType;
+use anchors::Origin;
+use graph::Graph;
+use std::collections::HashMap;
+use tessera_layout::{Label, LinearLayout};
+
+/// The vector width of one load or store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub is_store: bool,
+    /// The pointer tile (operand 0) and the mask, after inference.
+    pub pointer: ValueId,
+    pub mask: Option<ValueId>,
+    /// Elements per access of one thread (a power of two; 1 = scalar accesses).
+    pub elements: u32,
+    /// Bits of one element.
+    pub element_bits: u32,
+    /// The tile dimension the vector runs along.
+    pub dim: usize,
+    /// What limited it: the pointer's contiguity and alignment (bytes) along `dim`, the
+    /// layout's consecutive registers along `dim`, and the mask's constancy.
+    pub contiguity: u64,
+    pub alignment: u64,
+    pub registers: u32,
+    pub mask_constancy: Option<u64>,
+}
+
+/// Notes on reductions, gathers and dots for the explain output.
+#[derive(Clone, Debug)]
+pub(crate) enum Note {
+    Reduce {
+        lanes: u32,
+        warps: u32,
+        cost: u64,
+    },
+    Gather {
+        kind: &'static str,
+        cost: u64,
+    },
+    Dot {
+        instruction: &'static str,
+        k_width: u32,
+    },
+}
+
+/// The result of layout inference for one specialisation.
+#[derive(Clone, Debug)]
+pub struct Inference {
+    /// The kernel after inference (the same as the one `infer` rewrote).
+    pub kernel: Kernel,
+    /// Axis facts per value of `kernel` (new values copy those of the value they recompute or
+    /// convert).
+    pub axis: Vec<AxisInfo>,
+    /// What the launcher must check (see [`axis`]).
+    pub assumptions: Vec<Assumption>,
+    pub policy: AlignmentPolicy,
+    /// Every load and store, in program order.
+    pub accesses: Vec<Access>,
+    /// Every inserted conversion, in the order inserted.
+    pub conversions: Vec<ConversionRecord>,
+    /// Copies of cheap ops that recompute a value in another layout.
+    pub rematerialised: usize,
+    /// The solution's cost (see `solve`).
+    pub cost: u64,
+    pub(crate) notes: HashMap<ValueId, Note>,
+    pub(crate) origins: HashMap<LinearLayout, Origin>,
+}
+
+impl Inference {
+    /// The vector facts of a load or store op of [`Inference::kernel`] (matched by its pointer
+    /// and mask operands, which determine them).
+    pub fn access(&self, op: &Op) -> Option<&Access> {
+        let (is_store, mask) = match op.kind {
+            OpKind::Load { mask, .. } => (false, mask.then(|| op.operands.get(1)).flatten()),
+            OpKind::Store { mask } => (true, mask.then(|| op.operands.get(2)).flatten()),
+            _ => return None,
+        };
+        let pointer = *op.operands.first()?;
+        self.accesses
+            .iter()
+            .find(|a| a.is_store == is_store && a.pointer == pointer && a.mask == mask.copied())
+    }
+
+    /// The axis facts of a value.
+    pub fn axis_info(&self, v: ValueId) -> Option<&AxisInfo> {
+        self.axis.get(v.0 as usize)
+    }
+}
+
+/// Infers the layouts of `kernel` under [`AlignmentPolicy::Aligned`] (see [`infer_with`]).
+pub fn infer(kernel: &mut Kernel) -> Result<Inference, syn::Error> {
+    infer_with(kernel, AlignmentPolicy::Aligned)
+}
+
+/// Infers the layouts of `kernel`: on success every tile value's slot is
+/// [`LayoutSlot::Inferred`] (or stays `Fixed` for a `convert_layout` result) and every use of a
+/// value in another layout goes through an [`OpKind::Convert`]. Errors are on the user's code.
+pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Inference, syn::Error> {
+    let nw = kernel.num_warps;
+    if nw == 0 || !nw.is_power_of_two() || nw > 32 {
+        return Err(syn::Error::new(
+            kernel.name.span(),
+            format!("num_warps = {nw}: layout inference needs a power of two from 1 to 32"),
+        ));
+    }
+    for v in &kernel.values {
+        if v.ty.rank() > tessera_layout::MAX_DIMS {
+            return Err(v.loc.error(&format!(
+                "a tile of rank {}: layouts have at most {} dimensions",
+                v.ty.rank(),
+                tessera_layout::MAX_DIMS
+            )));
+        }
+    }
+    let original = kernel.clone();
+    let graph = Graph::new(&original);
+    let analysis = axis::analyze(&original, &graph, policy);
+    let mut problem = solve::Problem::new(&original, &graph, &analysis)?;
+    problem.solve();
+    let cost = problem.total();
+    let mut notes = HashMap::new();
+    for r in &problem.reduces {
+        if let Some(l) = r.fixed.or_else(|| problem.layout_of(r.operand).copied()) {
+            let (_, lanes, warps) = layouts::bases_along(&l, r.axis);
+            let result = graph.op(r.op).results[0];
+            notes.insert(
+                result,
+                Note::Reduce {
+                    lanes,
+                    warps,
+                    cost: solve::reduce_cost(&l, r.axis, r.bits),
+                },
+            );
+        }
+    }
+    for (gi, g) in problem.gathers.iter().enumerate() {
+        let o = &g.options[problem.gather_choice[gi]];
+        notes.insert(
+            g.result,
+            Note::Gather {
+                kind: o.kind,
+                cost: o.cost,
+            },
+        );
+    }
+    for node in &graph.ops {
+        if let OpKind::Dot = node.kind {
+            let bits = original.ty(node.operands[0]).dtype.bits();
+            notes.insert(
+                node.results[0],
+                Note::Dot {
+                    instruction: if bits == 8 {
+                        "mma.sync m16n8k32"
+                    } else {
+                        "mma.sync m16n8k16"
+                    },
+                    k_width: 32 / bits,
+                },
+            );
+        }
+    }
+    let report = rewrite::apply(&mut problem, kernel)?;
+    let origins = std::mem::take(&mut problem.origins);
+    let mut axis_info = analysis.info;
+    for &(new, from) in &report.copied_from {
+        let fact = axis_info
+            .get(from.0 as usize)
+            .cloned()
+            .unwrap_or_else(|| AxisInfo::unknown(kernel.ty(new).rank()));
+        if axis_info.len() <= new.0 as usize {
+            axis_info.resize(new.0 as usize + 1, AxisInfo::unknown(0));
+        }
+        axis_info[new.0 as usize] = fact;
+    }
+    // Results of ops that `produce` re-targeted keep their ids; new ids were all covered above.
+    validate(kernel)?;
+    let mut accesses = Vec::new();
+    kernel.walk(&mut |op| {
+        if let Some(a) = access_of(kernel, &axis_info, op) {
+            accesses.push(a);
+        }
+    });
+    Ok(Inference {
+        kernel: kernel.clone(),
+        axis: axis_info,
+        assumptions: analysis.assumptions,
+        policy,
+        accesses,
+        conversions: report.conversions,
+        rematerialised: report.rematerialised,
+        cost,
+        notes,
+        origins,
+    })
+}
+
+/// Every tile value has a valid layout of its shape; every op's operands are in the layouts
+/// the lowering expects (checked for elementwise ops and conversions).
+fn validate(kernel: &Kernel) -> Result<(), syn::Error> {
+    for (i, v) in kernel.values.iter().enumerate() {
+        if v.ty.is_scalar() {
+            continue;
+        }
+        match &v.layout {
+            LayoutSlot::Inferred(l) => {
+                if let Err(e) = check_layout(l, &v.ty.shape, kernel.num_warps) {
+                    return Err(v.loc.error(&format!(
+                        "#[tile_kernel] internal error in layout inference: %{i}: {e}"
+                    )));
+                }
+            }
+            LayoutSlot::Fixed(_) => {}
+            _ => {
+                return Err(v.loc.error(&format!(
+                    "#[tile_kernel] internal error in layout inference: %{i} has no layout"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A layout is what [`LayoutSlot::Inferred`] promises for a tile of `shape`.
+pub fn check_layout(l: &LinearLayout, shape: &[u64], num_warps: u32) -> Result<(), String> {
+    let ins = [Label::Register, Label::Lane, Label::Warp];
+    if l.num_in_dims() != 3 || (0..3).any(|i| l.in_label(i) != ins[i]) {
+        return Err("inputs are not register, lane, warp".into());
+    }
+    if l.in_size(Label::Lane) != 32 || l.in_size(Label::Warp) != num_warps {
+        return Err(format!(
+            "{} lanes and {} warps, expected 32 and {num_warps}",
+            l.in_size(Label::Lane),
+            l.in_size(Label::Warp)
+        ));
+    }
+    if l.num_out_dims() != shape.len() {
+        return Err(format!(
+            "{} output dimensions for a tile of rank {}",
+            l.num_out_dims(),
+            shape.len()
+        ));
+    }
+    for (d, &s) in shape.iter().enumerate() {
+        if l.out_label(d) != Label::Dim(d as u8) || u64::from(l.out_size(Label::Dim(d as u8))) != s
+        {
+            return Err(format!("output {d} is not dim{d} of size {s}"));
+        }
+    }
+    if !l.is_distributed_layout() {
+        return Err("not a distributed layout (Definition 4.10) onto the tile".into());
+    }
+    Ok(())
+}
+
+/// The vector width of a load or store (see [`Access`]): the longest run of registers that
+/// holds consecutive, aligned elements along one dimension, limited by the pointer's
+/// contiguity and alignment, the mask's constancy and 128 bits.
+fn access_of(kernel: &Kernel, axis: &[AxisInfo], op: &Op) -> Option<Access> {
+    let (is_store, mask) = match op.kind {
+        OpKind::Load { mask, .. } => (
+            false,
+            if mask {
+                op.operands.get(1).copied()
+            } else {
+                None
+            },
+        ),
+        OpKind::Store { mask } => (
+            true,
+            if mask {
+                op.operands.get(2).copied()
+            } else {
+                None
+            },
+        ),
+        _ => return None,
+    };
+    let pointer = *op.operands.first()?;
+    let ty = kernel.ty(pointer);
+    let element_bits = match ty.dtype {
+        DType::Ptr(s) => s.bits(),
+        DType::Scalar(s) => s.bits(),
+    };
+    let scalar_access = |dim| Access {
+        is_store,
+        pointer,
+        mask,
+        elements: 1,
+        element_bits,
+        dim,
+        contiguity: 1,
+        alignment: u64::from(element_bits / 8),
+        registers: 1,
+        mask_constancy: None,
+    };
+    let LayoutSlot::Inferred(layout) = &kernel.value(pointer).layout else {
+        return Some(scalar_access(0));
+    };
+    let bases = layouts::Bases::of(layout).ok()?;
+    let info = axis.get(pointer.0 as usize)?;
+    let mask_info = mask.and_then(|m| axis.get(m.0 as usize));
+    let elem_bytes = u64::from(element_bits / 8).max(1);
+    let max_elements = u64::from((128 / element_bits).max(1));
+    let mut best = scalar_access(0);
+    for dim in 0..bases.shape.len() {
+        // Registers 0..k hold elements 1, 2, 4, … apart along `dim`, every other basis moves by
+        // a multiple of 2^k along it.
+        let mut k = 0usize;
+        while k < bases.register.len() {
+            let b = &bases.register[k];
+            let unit = b[dim] == 1 << k && b.iter().enumerate().all(|(d, &x)| d == dim || x == 0);
+            if !unit {
+                break;
+            }
+            k += 1;
+        }
+        while k > 0 {
+            let step = 1u64 << k;
+            let rest = bases.register[k..]
+                .iter()
+                .chain(&bases.lane)
+                .chain(&bases.warp);
+            if rest.clone().all(|b| b[dim] % step == 0) {
+                break;
+            }
+            k -= 1;
+        }
+        let registers = 1u64 << k;
+        let contiguity = info.contiguity.get(dim).copied().unwrap_or(1);
+        let alignment = info.divisibility.get(dim).copied().unwrap_or(1);
+        let mask_constancy = mask_info.map(|m| m.constancy.get(dim).copied().unwrap_or(1));
+        let elements = registers
+            .min(contiguity)
+            .min((alignment / elem_bytes).max(1))
+            .min(max_elements)
+            .min(mask_constancy.unwrap_or(u64::MAX));
+        if elements > u64::from(best.elements) || dim == 0 {
+            best = Access {
+                is_store,
+                pointer,
+                mask,
+                elements: elements as u32,
+                element_bits,
+                dim,
+                contiguity,
+                alignment,
+                registers: registers as u32,
+                mask_constancy,
+            };
+        }
+    }
+    Some(best)
+}
+
+/// The explain text of an inference (what `TESSERA_EXPLAIN` prints).
+pub fn explain(inference: &Inference) -> String {
+    inference.to_string()
+}
+
+/// Whether the build asked to see the explain text of kernel `name`: the environment variable
+/// `TESSERA_EXPLAIN` is `1` (every kernel) or a comma-separated list of kernel names.
+pub fn explain_requested(name: &str) -> bool {
+    match std::env::var("TESSERA_EXPLAIN") {
+        Ok(v) => explain_matches(&v, name),
+        Err(_) => false,
+    }
+}
+
+fn explain_matches(setting: &str, name: &str) -> bool {
+    let setting = setting.trim();
+    setting == "1" || setting.split(',').any(|s| s.trim() == name)
+}
+
+/// Prints the explain text to stderr when [`explain_requested`] says so (for the macro to call
+/// during expansion).
+pub fn report_if_requested(inference: &Inference) {
+    if explain_requested(&inference.kernel.name.to_string()) {
+        eprintln!("{inference}");
+    }
+}
