@@ -829,8 +829,8 @@ fn ldmatrix_step(
     let fragment = ldmatrix_fragment(matrices, transposed, element_bits).ok()?;
     let instruction_bits = word.len() + matrix_bits;
     // The fragment's (register, lane) of each (row, element), by enumeration (≤ 512 entries).
-    let f_regs = bases(&fragment, Label::Register);
-    let f_lanes = bases(&fragment, Label::Lane);
+    let f_regs = bases32(&fragment, Label::Register);
+    let f_lanes = bases32(&fragment, Label::Lane);
     let (row_o, elem_o) = (
         fragment.out_index(Label::Dim(0))?,
         fragment.out_index(Label::Dim(1))?,
@@ -846,10 +846,7 @@ fn ldmatrix_step(
     let mut row_start = vec![None; rows as usize];
     for reg_prime in 0..1u32 << instruction_bits {
         for lane in 0..LANES {
-            let packed = xor_bits(
-                &f_regs.iter().map(|&v| v as u32).collect::<Vec<_>>(),
-                reg_prime,
-            ) ^ xor_bits(&f_lanes.iter().map(|&v| v as u32).collect::<Vec<_>>(), lane);
+            let packed = xor_bits(&f_regs, reg_prime) ^ xor_bits(&f_lanes, lane);
             let row = fragment.coord(packed as u64, row_o);
             if fragment.coord(packed as u64, elem_o) == 0 {
                 row_start[row as usize] = Some(cvt(reg_prime, lane));
