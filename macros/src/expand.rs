@@ -1,25 +1,377 @@
-//! What `#[tile_kernel]` expands to.
+//! What `#[tile_kernel]` expands to: a module named after the kernel holding, per
+//! specialisation (and per alignment variant), the nvptx64 entry point and its host build, plus
+//! the typed host launcher.
 //!
-//! Layout inference and code generation are not built yet, so a kernel that passes every check
-//! expands to a `compile_error!` saying exactly that, on the kernel's name: the macro never emits
-//! the original function as if it were compiled for the GPU.
+//! ```text
+//! #vis mod softmax {
+//!     // per specialisation × variant: PTX entry `softmax__BLOCK_1024` (just `softmax` when the
+//!     // kernel has one specialisation and one variant; `…__unaligned` for the variant that
+//!     // assumes nothing of the arguments' alignment)
+//!     #[cfg(target_arch = "nvptx64")] #[no_mangle]
+//!     pub unsafe extern "ptx-kernel" fn softmax__BLOCK_1024(out: Ptr<f32>, …) { … }
+//!     #[cfg(not(target_arch = "nvptx64"))]
+//!     pub unsafe fn softmax__BLOCK_1024(out: Ptr<f32>, …) { … }          // the emulator runs it
+//!     // host only:
+//!     pub type Args = (Ptr<f32>, …);                                   // the parameters
+//!     pub struct Consts { pub BLOCK: usize }                           // the const parameters
+//!     pub const NUM_WARPS: u32;
+//!     pub static SPECIALISATIONS: [tessera::tile::Specialisation<Args>; N];
+//!     pub fn specialisation(consts: &Consts, args: &Args) -> Result<&'static Specialisation<Args>, LaunchError>;
+//!     pub fn launch(device: &Device, module: &Module, consts: Consts, grid: impl Grid<Consts>, out: Ptr<f32>, …)
+//!         -> Result<LaunchReport, LaunchError>;
+//!     pub fn emulate(consts: Consts, grid: impl Grid<Consts>, out: Ptr<f32>, …)
+//!         -> Result<EmulatorReport, LaunchError>;
+//! }
+//! ```
+//!
+//! `specialisation` picks the specialisation of the const values, then the first of its variants
+//! whose alignment assumptions (from the axis analysis) hold for the arguments; when none does,
+//! the error names the argument and the assumption. The block is `32 × num_warps` threads, the
+//! dynamic shared memory what the lowering allocated. (`consts` is omitted from `launch` and
+//! `emulate` when the kernel has no const parameter; `launch`/`emulate` exist only when every
+//! parameter type can be passed by the launcher: `Ptr<T>`, `i32`, `u32`, `i64`, `u64`, `f32`.)
 
 use crate::frontend::analyze;
-use proc_macro2::TokenStream;
-use quote::quote_spanned;
+use crate::ir::Kernel;
+use crate::lower::{elem_type, lower_kernel, Facts};
+use crate::types::{DType, Scalar};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
 
-/// The message for a kernel that passed parsing and checking.
-pub const NOT_IMPLEMENTED: &str = "#[tile_kernel]: code generation is not implemented yet; the \
-                                   kernel passed parsing and shape checks";
+/// One compiled variant of a specialisation: the kernel after layout inference and the facts of
+/// its analysis (including the assumptions the launcher checks).
+pub struct Variant {
+    pub kernel: Kernel,
+    pub facts: Facts,
+    /// Appended to the entry name (`""` for the first variant).
+    pub suffix: &'static str,
+}
 
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let function: Option<syn::ItemFn> = syn::parse2(item.clone()).ok();
     match analyze(attr, item) {
         Err(errors) => errors.to_compile_error(),
         Ok(kernels) => {
-            let span = kernels
-                .first()
-                .map_or_else(proc_macro2::Span::call_site, |k| k.name.span());
-            quote_spanned! {span=> ::core::compile_error! { #NOT_IMPLEMENTED } }
+            let Some(function) = function else {
+                // `analyze` only succeeds on a function.
+                return quote!(::core::compile_error!("#[tile_kernel] applies to a function"););
+            };
+            match generate(&function, kernels, &prepare) {
+                Ok(tokens) => tokens,
+                Err(error) => error.to_compile_error(),
+            }
         }
     }
+}
+
+/// The message while layout inference is not wired in: the kernel passed parsing and checks.
+pub const NOT_IMPLEMENTED: &str = "#[tile_kernel]: code generation is not implemented yet; the \
+                                   kernel passed parsing and shape checks";
+
+/// A specialisation's const values and the indices of its variants in `SPECIALISATIONS`.
+type SpecGroup = (Vec<(String, i128)>, Vec<usize>);
+
+/// Layout inference of one specialisation, giving its variants.
+fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
+    Err(syn::Error::new(kernel.name.span(), NOT_IMPLEMENTED))
+}
+
+/// The entry name of a specialisation's variant.
+fn entry_name(kernel: &Kernel, several_specs: bool, suffix: &str) -> Ident {
+    let mut name = kernel.name.to_string();
+    if several_specs {
+        for (c, v) in &kernel.consts {
+            name.push_str(&format!("__{c}_{}", v.to_string().replace('-', "m")));
+        }
+    }
+    if !suffix.is_empty() {
+        name.push_str("__");
+        name.push_str(suffix);
+    }
+    Ident::new(&name, kernel.name.span())
+}
+
+/// Whether the launcher can pass a parameter of this type (`tessera::launch::KernelArg`).
+fn launchable(dtype: DType) -> bool {
+    matches!(
+        dtype,
+        DType::Ptr(_)
+            | DType::Scalar(Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::F32)
+    )
+}
+
+/// Everything the macro emits for a checked kernel (see the module docs); `prepare` runs layout
+/// inference on one specialisation.
+pub fn generate(
+    function: &syn::ItemFn,
+    kernels: Vec<Kernel>,
+    prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
+) -> Result<TokenStream, syn::Error> {
+    let Some(first) = kernels.first() else {
+        return Err(syn::Error::new(
+            function.sig.ident.span(),
+            "#[tile_kernel]: the kernel has no specialisation",
+        ));
+    };
+    let name = first.name.clone();
+    let num_warps = first.num_warps;
+    let vis = &function.vis;
+    let docs: Vec<&syn::Attribute> = function
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
+    let params: Vec<(Ident, DType)> = first
+        .params
+        .iter()
+        .map(|p| {
+            (
+                Ident::new(&p.name, Span::call_site()),
+                first.ty(p.value).dtype,
+            )
+        })
+        .collect();
+    let param_names: Vec<&Ident> = params.iter().map(|(n, _)| n).collect();
+    let param_types: Vec<TokenStream> = params.iter().map(|(_, d)| elem_type(*d)).collect();
+    let const_params: Vec<(Ident, syn::Type)> = function
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericParam::Const(c) => Some((c.ident.clone(), c.ty.clone())),
+            _ => None,
+        })
+        .collect();
+
+    let several = kernels.len() > 1;
+    let mut entries = TokenStream::new();
+    let mut specs = Vec::new();
+    // Per specialisation: (const values, indices into `specs` of its variants, in order).
+    let mut groups: Vec<SpecGroup> = Vec::new();
+    let mut errors: Option<syn::Error> = None;
+    for kernel in kernels {
+        let consts = kernel.consts.clone();
+        let variants = match prepare(kernel) {
+            Ok(v) => v,
+            Err(e) => {
+                match &mut errors {
+                    Some(all) => all.combine(e),
+                    None => errors = Some(e),
+                }
+                continue;
+            }
+        };
+        let mut indices = Vec::new();
+        let one_variant = variants.len() == 1;
+        for variant in &variants {
+            let lowered = match lower_kernel(&variant.kernel, &variant.facts) {
+                Ok(l) => l,
+                Err(e) => {
+                    match &mut errors {
+                        Some(all) => all.combine(e),
+                        None => errors = Some(e),
+                    }
+                    continue;
+                }
+            };
+            let suffix = if one_variant { "" } else { variant.suffix };
+            let entry = entry_name(&variant.kernel, several, suffix);
+            let body = &lowered.body;
+            entries.extend(quote! {
+                #[cfg(target_arch = "nvptx64")]
+                #[no_mangle]
+                #[allow(unused, non_snake_case, clippy::all)]
+                pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
+                    #body
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                #[allow(unused, non_snake_case, clippy::all)]
+                /// The host build of the PTX entry of the same name (the emulator runs it).
+                ///
+                /// # Safety
+                /// Only on a simulated GPU thread, with pointers valid for what the kernel
+                /// accesses; use the module's `launch`/`emulate`.
+                pub unsafe fn #entry(#(#param_names: #param_types),*) {
+                    #body
+                }
+            });
+            indices.push(specs.len());
+            specs.push((
+                entry,
+                consts.clone(),
+                lowered.shared_bytes,
+                variant.facts.clone(),
+            ));
+        }
+        groups.push((consts, indices));
+    }
+    if let Some(e) = errors {
+        return Err(e);
+    }
+
+    // Host side.
+    let n_specs = specs.len();
+    let spec_items = specs.iter().map(|(entry, consts, shared, _)| {
+        let entry_str = entry.to_string();
+        let cs = consts.iter().map(|(c, v)| {
+            let v = Literal::i128_unsuffixed(*v);
+            quote!((#c, #v))
+        });
+        let shared = Literal::u32_unsuffixed(*shared);
+        let nw = Literal::u32_unsuffixed(num_warps);
+        quote! {
+            ::tessera::tile::Specialisation {
+                kernel: ::tessera::Kernel {
+                    name: #entry_str,
+                    emulate: |(#(#param_names,)*): Args| unsafe { #entry(#(#param_names),*) },
+                },
+                consts: &[#(#cs),*],
+                num_warps: #nw,
+                shared_bytes: #shared,
+            }
+        }
+    });
+    let const_fields = const_params.iter().map(|(n, t)| quote!(pub #n: #t));
+    let kernel_str = name.to_string();
+    let wanted = const_params.iter().map(|(n, _)| {
+        let s = n.to_string();
+        quote!((#s, consts.#n as i128))
+    });
+    // The assumption checks of each variant.
+    let checks = specs.iter().map(|(_, _, _, facts)| {
+        let mut list = Vec::new();
+        for &(param, divisor) in &facts.assumptions {
+            let Some((pname, dtype)) = params.get(param) else {
+                continue;
+            };
+            let pstr = pname.to_string();
+            let d = Literal::u64_unsuffixed(divisor);
+            let field = syn::Index::from(param);
+            list.push(match dtype {
+                DType::Ptr(_) => quote!(::tessera::tile::check_aligned(#kernel_str, #pstr, args.#field.addr(), #d)),
+                _ => quote!(::tessera::tile::check_divisible(#kernel_str, #pstr, args.#field as i128, #d)),
+            });
+        }
+        quote!(|args: &Args| -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+            #(#list?;)*
+            Ok(())
+        })
+    });
+    let group_arms = groups.iter().map(|(consts, indices)| {
+        let conds = consts.iter().map(|(c, v)| {
+            let ident = Ident::new(c, Span::call_site());
+            let v = Literal::i128_unsuffixed(*v);
+            quote!(consts.#ident as i128 == #v)
+        });
+        let idx = indices.iter().map(|&i| Literal::usize_unsuffixed(i));
+        quote!(if true #(&& #conds)* { return pick(&[#(#idx),*]); })
+    });
+    let has_consts = !const_params.is_empty();
+    let consts_param = if has_consts {
+        quote!(consts: Consts,)
+    } else {
+        quote!()
+    };
+    let consts_value = if has_consts {
+        quote!()
+    } else {
+        quote!(let consts = Consts {};)
+    };
+    let launcher = if params.iter().all(|(_, d)| launchable(*d)) {
+        quote! {
+            #[cfg(not(target_arch = "nvptx64"))]
+            /// Launches the kernel on `device` (GPU or emulator) from `module` (the PTX of the
+            /// kernel crate): picks the specialisation (and alignment variant), block
+            /// `32 × NUM_WARPS` threads, the kernel's dynamic shared memory.
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch(
+                device: &::tessera::launch::Device,
+                module: &::tessera::launch::Module,
+                #consts_param
+                grid: impl ::tessera::tile::Grid<Consts>,
+                #(#param_names: #param_types),*
+            ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
+                #consts_value
+                let args: Args = (#(#param_names,)*);
+                let spec = specialisation(&consts, &args)?;
+                ::tessera::tile::launch_on(device, module, spec, grid.grid(&consts), args)
+            }
+
+            #[cfg(not(target_arch = "nvptx64"))]
+            /// Runs the kernel on the CPU emulator directly (no PTX module needed); pointers
+            /// must be host addresses of live memory (e.g. emulator `DeviceBuffer`s).
+            #[allow(clippy::too_many_arguments)]
+            pub fn emulate(
+                #consts_param
+                grid: impl ::tessera::tile::Grid<Consts>,
+                #(#param_names: #param_types),*
+            ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
+                #consts_value
+                let args: Args = (#(#param_names,)*);
+                let spec = specialisation(&consts, &args)?;
+                ::tessera::tile::emulate(spec, grid.grid(&consts), args)
+            }
+        }
+    } else {
+        quote!()
+    };
+    let nw = Literal::u32_unsuffixed(num_warps);
+    let n_lit = Literal::usize_unsuffixed(n_specs);
+    Ok(quote! {
+        #(#docs)*
+        #[allow(non_snake_case, non_upper_case_globals, dead_code)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            ::tessera::declare_dynamic_shared!();
+
+            #entries
+
+            /// The kernel's parameters, in order.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub type Args = (#(#param_types,)*);
+
+            /// The values of the kernel's `const` parameters.
+            #[cfg(not(target_arch = "nvptx64"))]
+            #[derive(Clone, Copy, Debug)]
+            pub struct Consts { #(#const_fields),* }
+
+            /// Warps per program.
+            pub const NUM_WARPS: u32 = #nw;
+
+            /// Every compiled specialisation and alignment variant.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub static SPECIALISATIONS: [::tessera::tile::Specialisation<Args>; #n_lit] = [#(#spec_items),*];
+
+            /// The specialisation of `consts` and the first of its variants whose alignment
+            /// assumptions hold for `args` (else the error of the last variant's check).
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn specialisation(
+                consts: &Consts,
+                args: &Args,
+            ) -> ::core::result::Result<&'static ::tessera::tile::Specialisation<Args>, ::tessera::launch::LaunchError> {
+                let checks: [fn(&Args) -> ::core::result::Result<(), ::tessera::launch::LaunchError>; #n_lit] = [#(#checks),*];
+                let pick = |indices: &[usize]| {
+                    let mut last = ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
+                        kernel: #kernel_str.to_string(),
+                        reason: "no variant".to_string(),
+                    });
+                    for &i in indices {
+                        match checks[i](args) {
+                            Ok(()) => return Ok(&SPECIALISATIONS[i]),
+                            Err(e) => last = Err(e),
+                        }
+                    }
+                    last
+                };
+                #(#group_arms)*
+                let wanted: &[(&str, i128)] = &[#(#wanted),*];
+                ::tessera::tile::select(#kernel_str, &SPECIALISATIONS, wanted)
+            }
+
+            #launcher
+        }
+    })
 }

@@ -17,6 +17,7 @@ mod infer;
 // parts of it are read only by the tests.
 #[allow(dead_code)]
 mod ir;
+mod lower;
 mod ops;
 mod parse;
 mod types;

@@ -1,0 +1,321 @@
+//! Elementwise ops and the ops that make values from nothing.
+//!
+//! | op | lowering |
+//! |---|---|
+//! | `Constant` | `<T as Elem>::from_bits(bits)` (narrow floats: `T::from_f32` in a `const`) |
+//! | `ProgramId`/`NumPrograms` | `block_idx_{x,y,z}() as i32` / `grid_dim_{x,y,z}() as i32` |
+//! | `Arange` | register `r`: `start + (L(r)[0] ^ t0) as i32`, `t0` the thread part |
+//! | `Splat` | `[x; R]` |
+//! | `Unary`/`Binary`/`Compare`/`Fma` | per register, `::tessera::tile::{Num, Bits, Cmp, FloatMath, Transcendental}` |
+//! | `Select` | per register `if c { a } else { b }` |
+//! | `Cast` | Rust `as` between native types; narrow floats through f32 with `::tessera::device` `cvt` |
+//!
+//! Tile operands and the result must have the same layout (inference inserts conversions
+//! otherwise); scalars stay scalars.
+
+use super::{elem_type, internal, scalar_type, Ctx};
+use crate::ir::{BinaryOp, CmpOp, ConstValue, Op, OpKind, UnaryOp};
+use crate::types::{DType, Scalar};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+use tessera_layout::Label;
+
+pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
+    let loc = &op.loc;
+    let result = *op
+        .results
+        .first()
+        .ok_or_else(|| internal(loc, "an elementwise op without a result"))?;
+    let rdtype = ctx.dtype(result);
+    match &op.kind {
+        OpKind::Constant(value) => {
+            let v = constant(*value, rdtype, loc)?;
+            ctx.bind(result, v, loc)
+        }
+        OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
+            let f = match (&op.kind, axis) {
+                (OpKind::ProgramId { .. }, 0) => quote!(block_idx_x),
+                (OpKind::ProgramId { .. }, 1) => quote!(block_idx_y),
+                (OpKind::ProgramId { .. }, _) => quote!(block_idx_z),
+                (_, 0) => quote!(grid_dim_x),
+                (_, 1) => quote!(grid_dim_y),
+                _ => quote!(grid_dim_z),
+            };
+            ctx.bind(result, quote!(::tessera::device::#f() as i32), loc)
+        }
+        OpKind::Arange { start, .. } => {
+            let layout = ctx.layout(result, loc)?;
+            let t = ctx.thread_coord(&layout, 0);
+            let start = Literal::i64_unsuffixed(*start);
+            let regs: Vec<TokenStream> = super::register_images(&layout)
+                .iter()
+                .map(|&img| {
+                    let c = Literal::u32_unsuffixed(super::unpack(&layout, img)[0]);
+                    quote!(((#c ^ #t) as i32).wrapping_add(#start))
+                })
+                .collect();
+            ctx.bind(result, quote!([#(#regs),*]), loc)
+        }
+        OpKind::Splat => {
+            let x = operand(ctx, op, 0)?;
+            let layout = ctx.layout(result, loc)?;
+            let r = layout.in_size(Label::Register) as usize;
+            let name = ctx.name(x);
+            ctx.bind(result, quote!([#name; #r]), loc)
+        }
+        _ => {
+            let operands: Vec<_> = op.operands.clone();
+            let scalar = ctx.is_scalar(result);
+            let dtypes: Vec<DType> = operands.iter().map(|&v| ctx.dtype(v)).collect();
+            let params: Vec<_> = (0..operands.len())
+                .map(|i| format_ident!("x{}", i))
+                .collect();
+            let args: Vec<TokenStream> = params.iter().map(|p| quote!(#p)).collect();
+            let body = scalar_expr(&op.kind, &dtypes, rdtype, &args, loc)?;
+            if scalar {
+                for &v in &operands {
+                    if !ctx.is_scalar(v) {
+                        return Err(internal(loc, "a scalar result of a tile operand"));
+                    }
+                }
+                let values: Vec<TokenStream> = operands
+                    .iter()
+                    .map(|&v| {
+                        let n = ctx.name(v);
+                        quote!(#n)
+                    })
+                    .collect();
+                let value = quote!({ #(let #params = #values;)* #body });
+                return ctx.bind(result, value, loc);
+            }
+            let layout = ctx.layout(result, loc)?;
+            let mut regs = Vec::new();
+            for &v in &operands {
+                if ctx.is_scalar(v) {
+                    return Err(internal(
+                        loc,
+                        "a scalar operand of a tile op (the front end makes broadcasts explicit)",
+                    ));
+                }
+                if ctx.layout(v, loc)? != layout {
+                    return Err(internal(
+                        loc,
+                        &format!(
+                            "operand {v} of `{}` has another layout than its result (inference \
+                             should have inserted a conversion)",
+                            op.kind.name()
+                        ),
+                    ));
+                }
+                regs.push(ctx.regs(v, loc)?);
+            }
+            let f = match regs.len() {
+                1 => quote!(map1),
+                2 => quote!(map2),
+                3 => quote!(map3),
+                _ => return Err(internal(loc, "an elementwise op with more than 3 operands")),
+            };
+            let value = quote!(::tessera::tile::#f(#(#regs),*, |#(#params),*| #body));
+            ctx.bind(result, value, loc)
+        }
+    }
+}
+
+fn operand(ctx: &Ctx, op: &Op, i: usize) -> Result<crate::ir::ValueId, syn::Error> {
+    let _ = ctx;
+    op.operands
+        .get(i)
+        .copied()
+        .ok_or_else(|| internal(&op.loc, &format!("`{}` lacks operand {i}", op.kind.name())))
+}
+
+/// The expression of a constant of element type `dtype`.
+pub fn constant(
+    value: ConstValue,
+    dtype: DType,
+    loc: &crate::diag::Loc,
+) -> Result<TokenStream, syn::Error> {
+    let DType::Scalar(s) = dtype else {
+        return Err(internal(loc, "a pointer constant"));
+    };
+    let t = scalar_type(s);
+    let as_f64 = match value {
+        ConstValue::Int(v) => v as f64,
+        ConstValue::Float(f) => f,
+        ConstValue::Bool(b) => b as u8 as f64,
+    };
+    Ok(match s {
+        Scalar::Bool => {
+            let b = match value {
+                ConstValue::Bool(b) => b,
+                ConstValue::Int(v) => v != 0,
+                ConstValue::Float(f) => f != 0.0,
+            };
+            quote!(#b)
+        }
+        Scalar::F32 => {
+            let bits = Literal::u32_suffixed((as_f64 as f32).to_bits());
+            quote!(f32::from_bits(#bits))
+        }
+        Scalar::F64 => {
+            let bits = Literal::u64_suffixed(as_f64.to_bits());
+            quote!(f64::from_bits(#bits))
+        }
+        Scalar::F16 | Scalar::BF16 | Scalar::F8E4M3 | Scalar::F8E5M2 => {
+            let bits = Literal::u32_suffixed((as_f64 as f32).to_bits());
+            quote!({ const C: #t = #t::from_f32(f32::from_bits(#bits)); C })
+        }
+        int => {
+            let v: i128 = match value {
+                ConstValue::Int(v) => v,
+                ConstValue::Float(f) => f as i128,
+                ConstValue::Bool(b) => b as i128,
+            };
+            let bits = int.bits();
+            let pattern = (v as u128) & ((1u128 << bits) - 1);
+            let lit = Literal::u64_suffixed(pattern as u64);
+            quote!(<#t as ::tessera::tile::Elem>::from_bits(#lit))
+        }
+    })
+}
+
+/// The expression computing one element of an elementwise op from `args` (one per operand, of
+/// the operands' element types `dtypes`), of element type `result`.
+pub fn scalar_expr(
+    kind: &OpKind,
+    dtypes: &[DType],
+    result: DType,
+    args: &[TokenStream],
+    loc: &crate::diag::Loc,
+) -> Result<TokenStream, syn::Error> {
+    let arg = |i: usize| -> Result<&TokenStream, syn::Error> {
+        args.get(i)
+            .ok_or_else(|| internal(loc, &format!("`{}` lacks operand {i}", kind.name())))
+    };
+    let t0 = dtypes.first().map(|&d| elem_type(d)).unwrap_or_default();
+    let float_only = |what: &str, d: DType| -> Result<(), syn::Error> {
+        if d.is_float() {
+            Ok(())
+        } else {
+            Err(internal(loc, &format!("`{what}` on {d}")))
+        }
+    };
+    Ok(match kind {
+        OpKind::Unary(u) => {
+            let a = arg(0)?;
+            let d = dtypes[0];
+            match u {
+                UnaryOp::Neg => quote!(<#t0 as ::tessera::tile::Num>::neg(#a)),
+                UnaryOp::Not => quote!(<#t0 as ::tessera::tile::Bits>::not(#a)),
+                UnaryOp::Abs => quote!(<#t0 as ::tessera::tile::Num>::abs(#a)),
+                UnaryOp::Sqrt => {
+                    float_only("sqrt", d)?;
+                    quote!(<#t0 as ::tessera::tile::FloatMath>::sqrt(#a))
+                }
+                UnaryOp::Rsqrt => {
+                    float_only("rsqrt", d)?;
+                    quote!(<#t0 as ::tessera::tile::FloatMath>::rsqrt(#a))
+                }
+                UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Log | UnaryOp::Log2 => {
+                    let name = format!("{u:?}").to_lowercase();
+                    float_only(&name, d)?;
+                    if d == DType::Scalar(Scalar::F64) {
+                        return Err(loc.error(&format!(
+                            "`{name}` of f64 is not supported: the GPU has no f64 instruction \
+                             for it; cast to f32 first"
+                        )));
+                    }
+                    let f = format_ident!("{}", name);
+                    quote!(<#t0 as ::tessera::tile::Transcendental>::#f(#a))
+                }
+            }
+        }
+        OpKind::Binary(b) => {
+            let (a, c) = (arg(0)?, arg(1)?);
+            let (trait_, f) = match b {
+                BinaryOp::Add => (quote!(Num), quote!(add)),
+                BinaryOp::Sub => (quote!(Num), quote!(sub)),
+                BinaryOp::Mul => (quote!(Num), quote!(mul)),
+                BinaryOp::Div => (quote!(Num), quote!(div)),
+                BinaryOp::Rem => (quote!(Num), quote!(rem)),
+                BinaryOp::Max => (quote!(Num), quote!(max)),
+                BinaryOp::Min => (quote!(Num), quote!(min)),
+                BinaryOp::And => (quote!(Bits), quote!(and)),
+                BinaryOp::Or => (quote!(Bits), quote!(or)),
+                BinaryOp::Xor => (quote!(Bits), quote!(xor)),
+                BinaryOp::Shl => (quote!(Bits), quote!(shl)),
+                BinaryOp::Shr => (quote!(Bits), quote!(shr)),
+            };
+            quote!(<#t0 as ::tessera::tile::#trait_>::#f(#a, #c))
+        }
+        OpKind::Compare(c) => {
+            let (a, b) = (arg(0)?, arg(1)?);
+            let f = format_ident!("{}", format!("{c:?}").to_lowercase());
+            let _: CmpOp = *c;
+            quote!(<#t0 as ::tessera::tile::Cmp>::#f(#a, #b))
+        }
+        OpKind::Fma => {
+            float_only("fma", dtypes[0])?;
+            let (a, b, c) = (arg(0)?, arg(1)?, arg(2)?);
+            quote!(<#t0 as ::tessera::tile::FloatMath>::fma(#a, #b, #c))
+        }
+        OpKind::Select => {
+            let (c, a, b) = (arg(0)?, arg(1)?, arg(2)?);
+            quote!(if #c { #a } else { #b })
+        }
+        OpKind::Cast { to } => {
+            let from = match dtypes[0] {
+                DType::Scalar(s) => s,
+                DType::Ptr(_) => return Err(internal(loc, "a cast of a pointer")),
+            };
+            let _ = result;
+            cast_expr(from, *to, arg(0)?.clone(), loc)?
+        }
+        other => {
+            return Err(internal(
+                loc,
+                &format!("`{}` is not elementwise", other.name()),
+            ))
+        }
+    })
+}
+
+fn is_narrow(s: Scalar) -> bool {
+    matches!(
+        s,
+        Scalar::F16 | Scalar::BF16 | Scalar::F8E4M3 | Scalar::F8E5M2
+    )
+}
+
+/// Rust `as` semantics from `from` to `to` (float → int saturates, NaN → 0). Narrow floats go
+/// through f32 (`cvt`: exact widening, round-to-nearest-even narrowing; f8 saturates to its
+/// largest finite value); f64 or 64-bit integers to a narrow float round twice (to f32 first).
+pub fn cast_expr(
+    from: Scalar,
+    to: Scalar,
+    x: TokenStream,
+    loc: &crate::diag::Loc,
+) -> Result<TokenStream, syn::Error> {
+    if from == to {
+        return Ok(x);
+    }
+    if to == Scalar::Bool {
+        return Err(internal(loc, "a cast to bool"));
+    }
+    if is_narrow(from) {
+        let t = scalar_type(from);
+        let wide = quote!(<#t as ::tessera::tile::NarrowFloat>::widen(#x));
+        return cast_expr(Scalar::F32, to, wide, loc);
+    }
+    if is_narrow(to) {
+        let t = scalar_type(to);
+        let f = cast_expr(from, Scalar::F32, x, loc)?;
+        return Ok(quote!(<#t as ::tessera::tile::NarrowFloat>::narrow(#f)));
+    }
+    let t = scalar_type(to);
+    Ok(if from == Scalar::Bool && to.is_float() {
+        quote!((#x as u8 as #t))
+    } else {
+        quote!((#x as #t))
+    })
+}

@@ -1,0 +1,40 @@
+//! One specialisation to the statements of its kernel body.
+
+use super::{Ctx, Facts};
+use crate::ir::Kernel;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+/// The lowered body of one specialisation.
+pub struct LoweredKernel {
+    /// The statements of the kernel function's body: layout marker items, the per-thread
+    /// prologue, the parameters bound to their locals, then the ops. The function's parameters
+    /// are named as the user's.
+    pub body: TokenStream,
+    /// Dynamic shared memory the body uses (bytes).
+    pub shared_bytes: u32,
+}
+
+/// Lowers the body of `kernel` (after layout inference) with the facts of its analysis.
+pub fn lower_kernel(kernel: &Kernel, facts: &Facts) -> Result<LoweredKernel, syn::Error> {
+    let mut ctx = Ctx::new(kernel, facts);
+    let mut params = TokenStream::new();
+    for p in &kernel.params {
+        let ty = ctx.value_type(p.value, &kernel.value(p.value).loc)?;
+        let local = ctx.name(p.value);
+        let arg = Ident::new(&p.name, Span::call_site());
+        params.extend(quote!(let #local: #ty = #arg;));
+    }
+    let ops = ctx.lower_region(&kernel.body)?;
+    let items = ctx.items.clone();
+    let prologue = ctx.prologue();
+    Ok(LoweredKernel {
+        body: quote! {
+            #items
+            #prologue
+            #params
+            #ops
+        },
+        shared_bytes: ctx.shared_bytes(),
+    })
+}

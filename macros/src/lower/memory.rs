@@ -1,0 +1,402 @@
+//! Pointer arithmetic and global-memory access.
+//!
+//! - `AddPtr`: per register `ptr.offset(off as isize)` (elements, wrapping as `pointer::
+//!   wrapping_offset`).
+//! - `Load`/`Store`: vectorized by [`access_plan`]: along the tile dimension where the layout's
+//!   registers are contiguous and the axis analysis proves the addresses contiguous and aligned,
+//!   `2^k` registers form one access of up to 128 bits (`::tessera::tile::load::<T, V>` →
+//!   `ld.global.v4.b32` etc.; sub-word vectors are packed into 32-bit words, narrower ones use
+//!   `u8`/`u16` accesses). When the mask is not proven constant over a vector, the vector access
+//!   runs where all its elements are enabled and per-element predicated accesses otherwise.
+//!   Registers that duplicate others are loaded once and copied; stores skip duplicate
+//!   registers and, by a per-thread predicate, lanes and warps that hold copies
+//!   (`tessera_layout::plan::broadcast` owners), so every element is stored once.
+
+use super::{canonical_registers, internal, register_images, unpack, AxisFacts, Ctx};
+use crate::ir::{Op, OpKind, ValueId};
+use crate::types::DType;
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+use tessera_layout::plan::vectorize::largest_vectorization;
+use tessera_layout::{Label, LinearLayout};
+
+pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
+    let loc = &op.loc;
+    let get = |i: usize| -> Result<ValueId, syn::Error> {
+        op.operands
+            .get(i)
+            .copied()
+            .ok_or_else(|| internal(loc, &format!("`{}` lacks operand {i}", op.kind.name())))
+    };
+    match op.kind {
+        OpKind::AddPtr => {
+            let (p, off) = (get(0)?, get(1)?);
+            let result = *op
+                .results
+                .first()
+                .ok_or_else(|| internal(loc, "addptr without a result"))?;
+            if ctx.is_scalar(result) {
+                let (pn, on) = (ctx.name(p), ctx.name(off));
+                return ctx.bind(result, quote!(#pn.offset(#on as isize)), loc);
+            }
+            let layout = ctx.layout(result, loc)?;
+            for v in [p, off] {
+                if ctx.layout(v, loc)? != layout {
+                    return Err(internal(
+                        loc,
+                        "addptr operands in another layout than the result",
+                    ));
+                }
+            }
+            let (rp, ro) = (ctx.regs(p, loc)?, ctx.regs(off, loc)?);
+            ctx.bind(
+                result,
+                quote!(::tessera::tile::map2(#rp, #ro, |p, o| p.offset(o as isize))),
+                loc,
+            )
+        }
+        OpKind::Load { mask, other } => {
+            let ptr = get(0)?;
+            let mask = if mask { Some(get(1)?) } else { None };
+            let other = if other {
+                Some(get(1 + usize::from(mask.is_some()))?)
+            } else {
+                None
+            };
+            let result = *op
+                .results
+                .first()
+                .ok_or_else(|| internal(loc, "load without a result"))?;
+            lower_load(ctx, op, ptr, mask, other, result)
+        }
+        OpKind::Store { mask } => {
+            let (ptr, value) = (get(0)?, get(1)?);
+            let mask = if mask { Some(get(2)?) } else { None };
+            lower_store(ctx, op, ptr, value, mask)
+        }
+        _ => Err(internal(loc, "not a memory op")),
+    }
+}
+
+/// How one thread's registers of a tile group into vector accesses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessPlan {
+    /// Elements per access (a power of two).
+    pub elements: u32,
+    /// Register bits that form a vector, in memory order: element `j` of the vector starting
+    /// at register `g` is register `g ⊕ Σ_{i: bit i of j} 2^bits[i]`.
+    pub bits: Vec<u32>,
+    /// Whether the mask is proven equal over each vector (then one predicate per vector).
+    pub mask_uniform: bool,
+}
+
+/// The widest vectorization of accesses through a pointer tile of `layout` to `element_bits`
+/// elements, given the axis facts of the pointers and of the mask: for each dimension `d`,
+/// the registers that map to consecutive coordinates along `d` (Theorem 5.1, Triton's
+/// `largestVectorisation` with the offsets of `d` first), limited to what the facts prove:
+/// contiguity along `d`, the alignment of each run's first address (bytes) and 128 bits.
+pub fn access_plan(
+    layout: &LinearLayout,
+    element_bits: u32,
+    pointer: Option<&AxisFacts>,
+    mask: Option<&AxisFacts>,
+    has_mask: bool,
+) -> AccessPlan {
+    let scalar = AccessPlan {
+        elements: 1,
+        bits: Vec::new(),
+        mask_uniform: true,
+    };
+    let Some(facts) = pointer else {
+        return scalar;
+    };
+    let rank = layout.num_out_dims();
+    let mut best = scalar;
+    for d in 0..rank {
+        let contiguity = facts.contiguity.get(d).copied().unwrap_or(1).max(1);
+        let divisibility = facts.divisibility.get(d).copied().unwrap_or(1).max(1);
+        let align_elements = (divisibility * 8 / u64::from(element_bits)).max(1);
+        let limit = contiguity
+            .min(align_elements)
+            .min(u64::from((128 / element_bits).max(1)));
+        // Largest power of two ≤ limit.
+        let limit = 1u64 << (63 - limit.leading_zeros());
+        if limit <= u64::from(best.elements) {
+            continue;
+        }
+        let mut offsets: Vec<u64> = Vec::new();
+        for dim in std::iter::once(d).chain((0..rank).filter(|&e| e != d)) {
+            let base = layout.out_offset(dim);
+            for b in 0..layout.out_bits(Label::Dim(dim as u8)) {
+                offsets.push(1u64 << (base + b));
+            }
+        }
+        let v = largest_vectorization(
+            layout,
+            &offsets,
+            element_bits,
+            (limit as u32) * element_bits,
+        );
+        if v.elements > best.elements {
+            let mask_uniform = !has_mask
+                || mask.is_some_and(|m| {
+                    m.constancy.get(d).copied().unwrap_or(1) >= u64::from(v.elements)
+                });
+            best = AccessPlan {
+                elements: v.elements,
+                bits: v.registers,
+                mask_uniform,
+            };
+        }
+    }
+    best
+}
+
+/// The registers of the vector starting at register `g`, in memory order.
+fn vector_registers(plan: &AccessPlan, g: u32) -> Vec<u32> {
+    (0..plan.elements)
+        .map(|j| {
+            plan.bits
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| j >> i & 1 == 1)
+                .fold(g, |acc, (_, &b)| acc ^ (1 << b))
+        })
+        .collect()
+}
+
+/// Vector starts: registers with every vector bit zero.
+fn vector_starts(plan: &AccessPlan, registers: u32) -> Vec<u32> {
+    let vec_mask: u32 = plan.bits.iter().map(|&b| 1u32 << b).sum();
+    (0..registers).filter(|r| r & vec_mask == 0).collect()
+}
+
+fn facts_of<'a>(ctx: &'a Ctx, v: ValueId) -> Option<&'a AxisFacts> {
+    ctx.facts.axis.get(&v)
+}
+
+fn lower_load(
+    ctx: &mut Ctx,
+    op: &Op,
+    ptr: ValueId,
+    mask: Option<ValueId>,
+    other: Option<ValueId>,
+    result: ValueId,
+) -> Result<TokenStream, syn::Error> {
+    let loc = &op.loc;
+    let DType::Ptr(elem) = ctx.dtype(ptr) else {
+        return Err(internal(loc, "load from a non-pointer"));
+    };
+    let t = super::scalar_type(elem);
+    if ctx.is_scalar(ptr) {
+        let p = ctx.name(ptr);
+        let m = mask.map_or(quote!(true), |m| {
+            let n = ctx.name(m);
+            quote!(#n)
+        });
+        let o = other.map_or(quote!(<#t as ::tessera::tile::Elem>::from_bits(0)), |o| {
+            let n = ctx.name(o);
+            quote!(#n)
+        });
+        return ctx.bind(
+            result,
+            quote!(unsafe { ::tessera::tile::load::<#t, 1>(#p, #m, [#o]) }[0]),
+            loc,
+        );
+    }
+    let layout = ctx.layout(ptr, loc)?;
+    for v in [mask, other, Some(result)].into_iter().flatten() {
+        if ctx.layout(v, loc)? != layout {
+            return Err(internal(
+                loc,
+                "load operands in another layout than the pointers",
+            ));
+        }
+    }
+    let plan = access_plan(
+        &layout,
+        elem.bits(),
+        facts_of(ctx, ptr),
+        mask.and_then(|m| facts_of(ctx, m)),
+        mask.is_some(),
+    );
+    let registers = layout.in_size(Label::Register);
+    let canonical = canonical_registers(&layout);
+    let (p, m, o) = (ctx.fresh("p"), ctx.fresh("m"), ctx.fresh("o"));
+    let mut body = TokenStream::new();
+    let rp = ctx.regs(ptr, loc)?;
+    body.extend(quote!(let #p = #rp;));
+    if let Some(mv) = mask {
+        let rm = ctx.regs(mv, loc)?;
+        body.extend(quote!(let #m = #rm;));
+    }
+    if let Some(ov) = other {
+        let ro = ctx.regs(ov, loc)?;
+        body.extend(quote!(let #o = #ro;));
+    }
+    let idx = |r: u32| Literal::usize_unsuffixed(r as usize);
+    let mask_of = |r: u32| -> TokenStream {
+        if mask.is_some() {
+            let r = idx(r);
+            quote!(#m[#r])
+        } else {
+            quote!(true)
+        }
+    };
+    let other_of = |r: u32| -> TokenStream {
+        if other.is_some() {
+            let r = idx(r);
+            quote!(#o[#r])
+        } else {
+            quote!(<#t as ::tessera::tile::Elem>::from_bits(0))
+        }
+    };
+    // where[r] = (vector variable, position) holding register r after the loads.
+    let mut source: Vec<Option<(proc_macro2::Ident, usize)>> = vec![None; registers as usize];
+    let v = Literal::usize_unsuffixed(plan.elements as usize);
+    for g in vector_starts(&plan, registers) {
+        let regs = vector_registers(&plan, g);
+        if regs.iter().all(|&r| canonical[r as usize] != r) {
+            continue;
+        }
+        let w = ctx.fresh("w");
+        let p0 = idx(g);
+        let others: Vec<TokenStream> = regs.iter().map(|&r| other_of(r)).collect();
+        let access = if mask.is_none() || plan.mask_uniform || plan.elements == 1 {
+            let pred = mask_of(g);
+            quote!(::tessera::tile::load::<#t, #v>(#p[#p0], #pred, [#(#others),*]))
+        } else {
+            let preds: Vec<TokenStream> = regs.iter().map(|&r| mask_of(r)).collect();
+            let singles = regs.iter().map(|&r| {
+                let (ri, pr, orr) = (idx(r), mask_of(r), other_of(r));
+                quote!(::tessera::tile::load::<#t, 1>(#p[#ri], #pr, [#orr])[0])
+            });
+            quote!(if #(#preds)&&* {
+                ::tessera::tile::load::<#t, #v>(#p[#p0], true, [#(#others),*])
+            } else {
+                [#(#singles),*]
+            })
+        };
+        body.extend(quote!(let #w: [#t; #v] = unsafe { #access };));
+        for (j, &r) in regs.iter().enumerate() {
+            source[r as usize] = Some((w.clone(), j));
+        }
+    }
+    let mut elems = Vec::new();
+    for r in 0..registers {
+        let from = source[r as usize]
+            .clone()
+            .or_else(|| source[canonical[r as usize] as usize].clone())
+            .ok_or_else(|| internal(loc, "a register of a load is not covered by any access"))?;
+        let (w, j) = from;
+        let j = Literal::usize_unsuffixed(j);
+        elems.push(quote!(#w[#j]));
+    }
+    ctx.bind(result, quote!({ #body [#(#elems),*] }), loc)
+}
+
+fn lower_store(
+    ctx: &mut Ctx,
+    op: &Op,
+    ptr: ValueId,
+    value: ValueId,
+    mask: Option<ValueId>,
+) -> Result<TokenStream, syn::Error> {
+    let loc = &op.loc;
+    let DType::Ptr(elem) = ctx.dtype(ptr) else {
+        return Err(internal(loc, "store to a non-pointer"));
+    };
+    let t = super::scalar_type(elem);
+    if ctx.is_scalar(ptr) {
+        // A scalar store: every thread holds the same value; thread 0 of the program writes it.
+        let (p, x) = (ctx.name(ptr), ctx.name(value));
+        let m = mask.map_or(quote!(true), |m| {
+            let n = ctx.name(m);
+            quote!(#n)
+        });
+        let (lane, warp) = (ctx.lane(), ctx.warp());
+        return Ok(quote! {
+            unsafe {
+                ::tessera::tile::store::<#t, 1>(#p, #m && #lane == 0 && #warp == 0, [#x]);
+            }
+        });
+    }
+    let layout = ctx.layout(ptr, loc)?;
+    for v in [mask, Some(value)].into_iter().flatten() {
+        if ctx.layout(v, loc)? != layout {
+            return Err(internal(
+                loc,
+                "store operands in another layout than the pointers",
+            ));
+        }
+    }
+    let plan = access_plan(
+        &layout,
+        elem.bits(),
+        facts_of(ctx, ptr),
+        mask.and_then(|m| facts_of(ctx, m)),
+        mask.is_some(),
+    );
+    let registers = layout.in_size(Label::Register);
+    let free_registers = layout.free_variable_mask(Label::Register);
+    let owner = ctx.owner(&layout);
+    let (p, m, x) = (ctx.fresh("p"), ctx.fresh("m"), ctx.fresh("x"));
+    let mut body = TokenStream::new();
+    let rp = ctx.regs(ptr, loc)?;
+    let rx = ctx.regs(value, loc)?;
+    body.extend(quote!(let #p = #rp; let #x = #rx;));
+    if let Some(mv) = mask {
+        let rm = ctx.regs(mv, loc)?;
+        body.extend(quote!(let #m = #rm;));
+    }
+    let idx = |r: u32| Literal::usize_unsuffixed(r as usize);
+    let mask_of = |r: u32| -> TokenStream {
+        if mask.is_some() {
+            let r = idx(r);
+            quote!(#m[#r])
+        } else {
+            quote!(true)
+        }
+    };
+    let v = Literal::usize_unsuffixed(plan.elements as usize);
+    let owner_and = if owner.to_string() == "true" {
+        quote!()
+    } else {
+        quote!(#owner &&)
+    };
+    for g in vector_starts(&plan, registers) {
+        let regs = vector_registers(&plan, g);
+        // Duplicate registers (free register bits set) hold copies: store each element once.
+        if regs.iter().any(|&r| r & free_registers != 0) {
+            continue;
+        }
+        let values: Vec<TokenStream> = regs
+            .iter()
+            .map(|&r| {
+                let r = idx(r);
+                quote!(#x[#r])
+            })
+            .collect();
+        let p0 = idx(g);
+        let access = if mask.is_none() || plan.mask_uniform || plan.elements == 1 {
+            let pred = mask_of(g);
+            quote!(::tessera::tile::store::<#t, #v>(#p[#p0], #owner_and #pred, [#(#values),*]);)
+        } else {
+            let preds: Vec<TokenStream> = regs.iter().map(|&r| mask_of(r)).collect();
+            let singles = regs.iter().map(|&r| {
+                let (ri, pr) = (idx(r), mask_of(r));
+                quote!(::tessera::tile::store::<#t, 1>(#p[#ri], #owner_and #pr, [#x[#ri]]);)
+            });
+            quote! {
+                if #(#preds)&&* {
+                    ::tessera::tile::store::<#t, #v>(#p[#p0], #owner_and true, [#(#values),*]);
+                } else {
+                    #(#singles)*
+                }
+            }
+        };
+        body.extend(quote!(unsafe { #access }));
+    }
+    let _ = (register_images(&layout), unpack);
+    Ok(quote!({ #body }))
+}

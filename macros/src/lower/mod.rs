@@ -1,0 +1,506 @@
+//! Lowering: the tile IR of one specialisation, after layout inference, to the Rust statements of
+//! the kernel body. The statements call only `::tessera::device` (the runtime layer) and
+//! `::tessera::tile` (typed tiles, element arithmetic, vector accesses), so the same expansion
+//! runs on nvptx64 and, built for the host, on the emulator.
+//!
+//! # Representation of values
+//!
+//! - A **tile** value of layout `L` (its [`LayoutSlot::Inferred`]) and element type `T` is one
+//!   local of type `::tessera::tile::Tile<T, Lk, R>` per thread: `R = L.in_size(register)`
+//!   registers, register `r` holding the element at logical coordinate `L(r, lane, warp)`. `Lk`
+//!   is a marker type generated once per distinct layout of the kernel ([`Ctx::layout_type`]),
+//!   implementing `::tessera::tile::Layout` with `const LAYOUT` = `L`, and checked in `const`
+//!   context by `::tessera::tile::assert_tile_layout`. Operands are read through
+//!   `Tile::<T, Lk, R>::regs(v)` ([`Ctx::regs`]), so rustc rejects a tile of another layout.
+//! - Coordinates: `L(r, lane, warp) = L(r, 0, 0) ⊕ L(0, lane, warp)` (XOR-linear). The register
+//!   part is resolved at expansion time ([`register_images`]); the thread part of each layout
+//!   and dimension is computed once per thread at the top of the kernel
+//!   ([`Ctx::thread_coord`]) from `lane = tid.x & 31`, `warp = tid.x >> 5` (the launcher uses a
+//!   1-D block of `32 × num_warps` threads).
+//! - A **scalar** (rank 0) is a plain local of its element type, the same in every thread of
+//!   the program (`ProgramId`, arguments, reductions to rank 0, loop indices…), so an `if` on a
+//!   scalar never diverges inside a program and may contain barriers.
+//! - Element types: `bool`, `i8`…`u64`, `f32`, `f64` are Rust's; `f16`, `bf16`, `f8e4m3`,
+//!   `f8e5m2` are `::tessera::{f16, …}` storage types whose arithmetic converts to `f32`,
+//!   computes and rounds back after each operation (documented on `::tessera::tile::Num`);
+//!   `Ptr<T>` elements are `::tessera::Ptr<T>` (64-bit addresses).
+//! - **Shared memory**: one dynamic shared buffer per kernel, at `dynamic_shared_base()`. An op
+//!   that needs scratch asks [`Ctx::alloc_shared`] for an offset; the bytes are its own until the
+//!   op ends, then the next op reuses them, and the kernel's total is the high-water mark
+//!   (reported as the launch's dynamic shared bytes). Because the bytes are reused, **an op must
+//!   `sync_threads()` before its first shared-memory write** (earlier ops' reads may still be in
+//!   flight in other warps): [`Ctx::shared_write_barrier`].
+//!
+//! # Entry points of the data-movement lowering (helper G2: `convert.rs`, `gather.rs`, `dot.rs`)
+//!
+//! Each receives the *register arrays* of its operands (locals of type `[T; R]`, bound by the
+//! caller from the typed tiles) and returns the statements that compute the result plus the
+//! ident of a local `[T; R']` holding the result's registers in the destination layout; the
+//! caller wraps it into the typed result tile.
+//!
+//! ```text
+//! pub fn lower_convert(ctx: &mut Ctx, op: &Op, src: &Ident, src_layout: &LinearLayout,
+//!                      dst_layout: &LinearLayout, dtype: DType,
+//!                      conversion: &tessera_layout::plan::conversion::Conversion)
+//!     -> Result<(TokenStream, Ident), syn::Error>
+//! pub fn lower_gather(ctx: &mut Ctx, op: &Op, src: &Ident, src_layout: &LinearLayout,
+//!                     index: &Ident, index_layout: &LinearLayout, axis: usize,
+//!                     dst_layout: &LinearLayout, dtype: DType, index_dtype: DType)
+//!     -> Result<(TokenStream, Ident), syn::Error>
+//! pub fn lower_dot(ctx: &mut Ctx, op: &Op, a: &Ident, a_layout: &LinearLayout,
+//!                  b: &Ident, b_layout: &LinearLayout, acc: &Ident, acc_layout: &LinearLayout,
+//!                  dst_layout: &LinearLayout, in_dtype: DType, acc_dtype: DType)
+//!     -> Result<(TokenStream, Ident), syn::Error>
+//! ```
+//!
+//! `op` is there for error locations (`op.loc.error(..)`). Shared memory: `ctx.alloc_shared`,
+//! `ctx.shared_write_barrier()`. Per-thread lane/warp: `ctx.lane()`, `ctx.warp()`. Fresh names:
+//! `ctx.fresh("stem")`. Convert ops whose operand or result is a user layout
+//! ([`LayoutSlot::Fixed`], known only to rustc) are lowered here, by
+//! `::tessera::tile`-generic code, not by `lower_convert`.
+
+mod control;
+mod elementwise;
+pub mod kernel;
+mod memory;
+mod reduce;
+mod shape;
+#[cfg(test)]
+mod tests;
+
+use crate::diag::Loc;
+use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, ValueId};
+use crate::types::{DType, Scalar};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::HashMap;
+use tessera_layout::{Label, LinearLayout};
+
+pub use kernel::lower_kernel;
+#[cfg(test)]
+use memory::access_plan as access_plan_for_tests;
+
+/// Facts from layout inference that are not layouts: what the axis analysis proved about the
+/// values that loads and stores address, and what it assumed of the arguments.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    /// Per value (pointer tiles, masks): its axis facts. Values without an entry are assumed
+    /// to have none (contiguity 1, alignment of one element, no constancy).
+    pub axis: HashMap<ValueId, AxisFacts>,
+    /// Per kernel parameter (index into `Kernel::params`): the divisor the analysis assumed
+    /// (bytes of the address for a `Ptr`, the value for an integer), checked before launch.
+    pub assumptions: Vec<(usize, u64)>,
+}
+
+/// Triton's AxisInfo of one value, per tile dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisFacts {
+    /// Along each dimension, the values come in runs of this many consecutive integers
+    /// (addresses: consecutive elements), each run starting at a multiple of its length.
+    pub contiguity: Vec<u64>,
+    /// Along each dimension, the first value of each run is a multiple of this (for pointers:
+    /// the address, in bytes).
+    pub divisibility: Vec<u64>,
+    /// Along each dimension, the values come in runs of this many equal values.
+    pub constancy: Vec<u64>,
+}
+
+/// The lowering context of one specialisation. See the module docs for the representation.
+pub struct Ctx<'k> {
+    pub kernel: &'k Kernel,
+    pub facts: &'k Facts,
+    names: HashMap<ValueId, Ident>,
+    next_fresh: u32,
+    /// Statements run once per thread at the top of the kernel (lane, warp, thread coordinates).
+    prologue: TokenStream,
+    /// Items (layout marker types and their `const` checks).
+    items: TokenStream,
+    layout_types: Vec<(LinearLayout, Ident)>,
+    thread_coords: HashMap<(usize, usize), TokenStream>,
+    owners: HashMap<usize, TokenStream>,
+    uses_thread_ids: bool,
+    shared_top: u32,
+    shared_high: u32,
+}
+
+impl<'k> Ctx<'k> {
+    pub fn new(kernel: &'k Kernel, facts: &'k Facts) -> Self {
+        Ctx {
+            kernel,
+            facts,
+            names: HashMap::new(),
+            next_fresh: 0,
+            prologue: TokenStream::new(),
+            items: TokenStream::new(),
+            layout_types: Vec::new(),
+            thread_coords: HashMap::new(),
+            owners: HashMap::new(),
+            uses_thread_ids: false,
+            shared_top: 0,
+            shared_high: 0,
+        }
+    }
+
+    // ------------------------------------------------------------------ names
+
+    /// A fresh local name `__{stem}{n}` (never a user name: those are not emitted as locals).
+    pub fn fresh(&mut self, stem: &str) -> Ident {
+        self.next_fresh += 1;
+        format_ident!("__{}{}", stem, self.next_fresh)
+    }
+
+    /// The local holding `id`, named on first use: `v12` or `v12_name` for a user variable.
+    pub fn name(&mut self, id: ValueId) -> Ident {
+        if let Some(n) = self.names.get(&id) {
+            return n.clone();
+        }
+        let user = self.kernel.value(id).name.as_deref().map(sanitize);
+        let ident = match user {
+            Some(u) if !u.is_empty() => format_ident!("v{}_{}", id.0, u),
+            _ => format_ident!("v{}", id.0),
+        };
+        self.names.insert(id, ident.clone());
+        ident
+    }
+
+    // ------------------------------------------------------------------ types and layouts
+
+    /// The layout of a tile value (an internal error for scalars and undecided slots).
+    pub fn layout(&self, id: ValueId, loc: &Loc) -> Result<LinearLayout, syn::Error> {
+        match &self.kernel.value(id).layout {
+            LayoutSlot::Inferred(l) => Ok(*l),
+            LayoutSlot::Scalar => Err(internal(loc, &format!("{id} is a scalar, not a tile"))),
+            LayoutSlot::Unassigned => Err(internal(
+                loc,
+                &format!("{id} has no layout (layout inference did not run)"),
+            )),
+            LayoutSlot::Fixed(_) => Err(internal(
+                loc,
+                &format!(
+                    "{id} has a user layout (convert_layout) and is used by an op other than a \
+                     conversion; layout inference should have converted it first"
+                ),
+            )),
+        }
+    }
+
+    pub fn is_scalar(&self, id: ValueId) -> bool {
+        self.kernel.ty(id).is_scalar()
+    }
+
+    pub fn dtype(&self, id: ValueId) -> DType {
+        self.kernel.ty(id).dtype
+    }
+
+    /// The marker type of `layout`, generated on first use with its `const` check.
+    pub fn layout_type(&mut self, layout: &LinearLayout) -> Ident {
+        if let Some((_, ident)) = self.layout_types.iter().find(|(l, _)| l == layout) {
+            return ident.clone();
+        }
+        let ident = format_ident!("TileLayout{}", self.layout_types.len());
+        self.layout_types.push((*layout, ident.clone()));
+        let bases = |label: Label| -> TokenStream {
+            let list: Vec<TokenStream> = (0..layout.in_bits(label) as usize)
+                .map(|k| {
+                    let coords = layout
+                        .basis(label, k)
+                        .map(|c| c[..layout.num_out_dims()].to_vec())
+                        .unwrap_or_default();
+                    let coords = coords.iter().map(|&c| Literal::u32_unsuffixed(c));
+                    quote!(&[#(#coords),*])
+                })
+                .collect();
+            quote!(&[#(#list),*])
+        };
+        let (reg, lane, warp) = (
+            bases(Label::Register),
+            bases(Label::Lane),
+            bases(Label::Warp),
+        );
+        let shape: Vec<Literal> = (0..layout.num_out_dims())
+            .map(|d| Literal::u32_unsuffixed(layout.out_size(Label::Dim(d as u8))))
+            .collect();
+        let r = layout.in_size(Label::Register) as usize;
+        let warps = Literal::u32_unsuffixed(self.kernel.num_warps);
+        self.items.extend(quote! {
+            #[derive(Clone, Copy)]
+            struct #ident;
+            impl ::tessera::tile::Layout for #ident {
+                const LAYOUT: ::tessera::tile::LinearLayout =
+                    ::tessera::tile::layout(#reg, #lane, #warp, &[#(#shape),*]);
+            }
+            const _: () = ::tessera::tile::assert_tile_layout::<#ident, #r>(&[#(#shape),*], #warps);
+        });
+        ident
+    }
+
+    /// The Rust type of a value: its element type for a scalar, `Tile<T, Lk, R>` for a tile.
+    pub fn value_type(&mut self, id: ValueId, loc: &Loc) -> Result<TokenStream, syn::Error> {
+        let elem = elem_type(self.dtype(id));
+        if self.is_scalar(id) {
+            return Ok(elem);
+        }
+        let layout = self.layout(id, loc)?;
+        let marker = self.layout_type(&layout);
+        let r = layout.in_size(Label::Register) as usize;
+        Ok(quote!(::tessera::tile::Tile<#elem, #marker, #r>))
+    }
+
+    /// An expression for the registers (`[T; R]`) of tile `id`, read through its typed tile, or
+    /// the scalar itself.
+    pub fn regs(&mut self, id: ValueId, loc: &Loc) -> Result<TokenStream, syn::Error> {
+        let name = self.name(id);
+        if self.is_scalar(id) {
+            return Ok(quote!(#name));
+        }
+        let ty = self.value_type(id, loc)?;
+        Ok(quote!(<#ty>::regs(#name)))
+    }
+
+    /// `let v: Type = <value>;` for a result: `value` is the scalar or the `[T; R]` registers.
+    pub fn bind(
+        &mut self,
+        id: ValueId,
+        value: TokenStream,
+        loc: &Loc,
+    ) -> Result<TokenStream, syn::Error> {
+        let name = self.name(id);
+        let ty = self.value_type(id, loc)?;
+        if self.is_scalar(id) {
+            Ok(quote!(let #name: #ty = #value;))
+        } else {
+            Ok(quote!(let #name: #ty = <#ty>::from_regs(#value);))
+        }
+    }
+
+    // ------------------------------------------------------------------ threads
+
+    /// This thread's lane (0..32), computed once per thread.
+    pub fn lane(&mut self) -> TokenStream {
+        self.uses_thread_ids = true;
+        quote!(__lane)
+    }
+
+    /// This thread's warp in the program (0..num_warps), computed once per thread.
+    pub fn warp(&mut self) -> TokenStream {
+        self.uses_thread_ids = true;
+        quote!(__warp)
+    }
+
+    fn layout_index(&mut self, layout: &LinearLayout) -> usize {
+        self.layout_type(layout);
+        self.layout_types
+            .iter()
+            .position(|(l, _)| l == layout)
+            .unwrap_or(0)
+    }
+
+    /// The thread part of coordinate `dim` of `layout`: `L(0, lane, warp)[dim]` as a `u32`
+    /// expression (a literal 0 when no lane or warp basis moves that coordinate), computed once
+    /// per thread in the prologue.
+    pub fn thread_coord(&mut self, layout: &LinearLayout, dim: usize) -> TokenStream {
+        let index = self.layout_index(layout);
+        if let Some(t) = self.thread_coords.get(&(index, dim)) {
+            return t.clone();
+        }
+        let mut terms = Vec::new();
+        for (label, var) in [(Label::Lane, self.lane()), (Label::Warp, self.warp())] {
+            for k in 0..layout.in_bits(label) as usize {
+                let c = layout.basis(label, k).map_or(0, |b| b[dim]);
+                if c != 0 {
+                    let c = Literal::u32_unsuffixed(c);
+                    let k = Literal::u32_unsuffixed(k as u32);
+                    terms.push(quote!(((#var >> #k) & 1) * #c));
+                }
+            }
+        }
+        let expr = if terms.is_empty() {
+            quote!(0u32)
+        } else {
+            let ident = format_ident!("__t{}_{}", index, dim);
+            self.prologue
+                .extend(quote!(let #ident: u32 = 0u32 #(^ #terms)*;));
+            quote!(#ident)
+        };
+        self.thread_coords.insert((index, dim), expr.clone());
+        expr
+    }
+
+    /// Whether this thread owns its elements of `layout` among threads holding copies (lanes
+    /// and warps whose bits are duplicate bits of the layout): a `bool` expression computed
+    /// once per thread, `true` where no lane or warp bit duplicates.
+    pub fn owner(&mut self, layout: &LinearLayout) -> TokenStream {
+        let index = self.layout_index(layout);
+        if let Some(t) = self.owners.get(&index) {
+            return t.clone();
+        }
+        let masks = layout.free_variable_masks();
+        let mask = |label: Label| layout.in_index(label).map_or(0, |i| masks[i]);
+        let (lane_free, warp_free) = (mask(Label::Lane), mask(Label::Warp));
+        let expr = if lane_free == 0 && warp_free == 0 {
+            quote!(true)
+        } else {
+            let ident = format_ident!("__owner{}", index);
+            let (lane, warp) = (self.lane(), self.warp());
+            let (lf, wf) = (
+                Literal::u32_unsuffixed(lane_free),
+                Literal::u32_unsuffixed(warp_free),
+            );
+            self.prologue
+                .extend(quote!(let #ident: bool = (#lane & #lf) == 0 && (#warp & #wf) == 0;));
+            quote!(#ident)
+        };
+        self.owners.insert(index, expr.clone());
+        expr
+    }
+
+    // ------------------------------------------------------------------ shared memory
+
+    /// `bytes` of dynamic shared memory aligned to `align` (a power of two ≤ 16) for the op being
+    /// lowered: the offset from `dynamic_shared_base()`. Free again when the op ends.
+    pub fn alloc_shared(&mut self, bytes: u32, align: u32) -> u32 {
+        let align = align.clamp(1, 16);
+        let offset = self.shared_top.div_ceil(align) * align;
+        self.shared_top = offset + bytes;
+        self.shared_high = self.shared_high.max(self.shared_top);
+        offset
+    }
+
+    /// The barrier an op emits before its first shared-memory write (see the module docs).
+    pub fn shared_write_barrier(&self) -> TokenStream {
+        quote!(::tessera::device::sync_threads();)
+    }
+
+    /// The kernel's dynamic shared memory so far (bytes).
+    pub fn shared_bytes(&self) -> u32 {
+        self.shared_high
+    }
+
+    // ------------------------------------------------------------------ regions and ops
+
+    /// The statements of a region's ops (its arguments must already be bound).
+    pub fn lower_region(&mut self, region: &Region) -> Result<TokenStream, syn::Error> {
+        let mut out = TokenStream::new();
+        for op in &region.ops {
+            let mark = self.shared_top;
+            out.extend(self.lower_op(op)?);
+            self.shared_top = mark;
+        }
+        Ok(out)
+    }
+
+    fn lower_op(&mut self, op: &Op) -> Result<TokenStream, syn::Error> {
+        match &op.kind {
+            OpKind::Constant(_)
+            | OpKind::ProgramId { .. }
+            | OpKind::NumPrograms { .. }
+            | OpKind::Arange { .. }
+            | OpKind::Splat
+            | OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Compare(_)
+            | OpKind::Fma
+            | OpKind::Select
+            | OpKind::Cast { .. } => elementwise::lower(self, op),
+            OpKind::ExpandDims { .. }
+            | OpKind::Broadcast
+            | OpKind::Reshape
+            | OpKind::Trans { .. }
+            | OpKind::Join
+            | OpKind::Split => shape::lower(self, op),
+            OpKind::AddPtr | OpKind::Load { .. } | OpKind::Store { .. } => memory::lower(self, op),
+            OpKind::Reduce { .. } => reduce::lower(self, op),
+            OpKind::For => control::lower_for(self, op),
+            OpKind::If => control::lower_if(self, op),
+            OpKind::Convert { .. } | OpKind::ConvertLayout { .. } => {
+                Ok(not_available(op, "conversion lowering not available yet"))
+            }
+            OpKind::Gather { .. } => Ok(not_available(op, "gather lowering not available yet")),
+            OpKind::Dot => Ok(not_available(op, "dot lowering not available yet")),
+        }
+    }
+
+    /// The statements that run once per thread before the body.
+    fn prologue(&self) -> TokenStream {
+        let mut out = TokenStream::new();
+        if self.uses_thread_ids {
+            out.extend(quote! {
+                let __tid: u32 = ::tessera::device::thread_idx_x();
+                let __lane: u32 = __tid & 31;
+                let __warp: u32 = __tid >> 5;
+            });
+        }
+        out.extend(self.prologue.clone());
+        out
+    }
+}
+
+/// A `compile_error!` on the op for a lowering that does not exist yet.
+fn not_available(op: &Op, message: &str) -> TokenStream {
+    let message = format!("#[tile_kernel]: {message} (`{}`)", op.kind.name());
+    op.loc.error(&message).to_compile_error()
+}
+
+/// An error that means a bug in inference or lowering, not in the user's kernel.
+pub fn internal(loc: &Loc, message: &str) -> syn::Error {
+    loc.error(&format!(
+        "#[tile_kernel] internal error in code generation: {message}"
+    ))
+}
+
+/// A user name made safe for an identifier suffix.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// The Rust type of an element.
+pub fn elem_type(dtype: DType) -> TokenStream {
+    match dtype {
+        DType::Scalar(s) => scalar_type(s),
+        DType::Ptr(s) => {
+            let t = scalar_type(s);
+            quote!(::tessera::Ptr<#t>)
+        }
+    }
+}
+
+/// The Rust type of a scalar element type.
+pub fn scalar_type(s: Scalar) -> TokenStream {
+    let span = Span::call_site();
+    match s {
+        Scalar::F16 => quote!(::tessera::f16),
+        Scalar::BF16 => quote!(::tessera::bf16),
+        Scalar::F8E4M3 => quote!(::tessera::f8e4m3),
+        Scalar::F8E5M2 => quote!(::tessera::f8e5m2),
+        other => {
+            let ident = Ident::new(other.name(), span);
+            quote!(#ident)
+        }
+    }
+}
+
+/// `L(r, 0, 0)` (packed, `dim0` lowest) for every register `r` of `layout`.
+pub fn register_images(layout: &LinearLayout) -> Vec<u64> {
+    (0..layout.in_size(Label::Register))
+        .map(|r| layout.apply_packed(&[r, 0, 0]))
+        .collect()
+}
+
+/// The coordinates (one per dimension, `dim0` first) of a packed vector of `layout`.
+pub fn unpack(layout: &LinearLayout, packed: u64) -> Vec<u32> {
+    layout.unpack(packed)[..layout.num_out_dims()].to_vec()
+}
+
+/// Register duplicates: for each register, the lowest register holding the same element
+/// (itself when it is the first). Registers `r` with `canonical[r] == r` are the distinct ones.
+pub fn canonical_registers(layout: &LinearLayout) -> Vec<u32> {
+    let images = register_images(layout);
+    let mut first: HashMap<u64, u32> = HashMap::new();
+    images
+        .iter()
+        .enumerate()
+        .map(|(r, img)| *first.entry(*img).or_insert(r as u32))
+        .collect()
+}
