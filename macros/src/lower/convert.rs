@@ -82,7 +82,7 @@ pub(crate) fn emit(
         shared_offset,
     };
     let expr = render_movement(movement, src, &rc);
-    let (elem, n) = (&rc.elem, index(movement.dst_registers));
+    let (elem, n) = (&rc.elem, index_lit(movement.dst_registers));
     quote!(let #out: [#elem; #n] = #expr;)
 }
 
@@ -1018,7 +1018,8 @@ pub(crate) struct Render {
     pub shared_offset: u32,
 }
 
-fn index(i: u32) -> Literal {
+/// An unsuffixed integer literal for an array index or length.
+pub(crate) fn index_lit(i: u32) -> Literal {
     Literal::usize_unsuffixed(i as usize)
 }
 
@@ -1029,7 +1030,7 @@ pub(crate) fn render_movement(movement: &Movement, src: &Ident, rc: &Render) -> 
     let elem = &rc.elem;
     let shared_offset = rc.shared_offset;
     let out = format_ident!("__tessera_out");
-    let n_out = index(movement.dst_registers);
+    let n_out = index_lit(movement.dst_registers);
     // A pure copy of a prefix: no per-thread code.
     if movement
         .steps
@@ -1038,14 +1039,14 @@ pub(crate) fn render_movement(movement: &Movement, src: &Ident, rc: &Render) -> 
     {
         let elements = movement.steps.iter().map(|s| match s {
             Step::Copy { src: r, .. } => {
-                let r = index(*r);
+                let r = index_lit(*r);
                 quote!(#src[#r])
             }
             _ => unreachable!("all steps are copies"),
         });
         return quote!({ let __tessera_copy: [#elem; #n_out] = [#(#elements),*]; __tessera_copy });
     }
-    let smem = format_ident!("__tessera_smem");
+    let smem = quote!(__tessera_smem);
     let offset = Literal::u32_suffixed(shared_offset);
     let body: Vec<TokenStream> = movement
         .steps
@@ -1077,70 +1078,31 @@ fn render_step(
     src: &Ident,
     out: &Ident,
     rc: &Render,
-    smem: &Ident,
+    smem: &TokenStream,
 ) -> TokenStream {
     let (lane, warp, elem, span) = (&rc.lane, &rc.warp, &rc.elem, rc.span);
     match step {
         Step::Copy { dst, src: s } => {
-            let (d, s) = (index(*dst), index(*s));
+            let (d, s) = (index_lit(*dst), index_lit(*s));
             quote!(#out[#d] = #src[#s];)
         }
         Step::Duplicate { dst, src: s } => {
-            let (d, s) = (index(*dst), index(*s));
+            let (d, s) = (index_lit(*dst), index_lit(*s));
             quote!(#out[#d] = #out[#s];)
         }
         Step::Select { dst, base, select } => {
-            let d = index(*dst);
+            let d = index_lit(*dst);
             let sel = select.render(lane, warp);
             let arms = select.values().into_iter().map(|v| {
-                let (lit, r) = (Literal::u32_suffixed(v), index(base ^ v));
+                let (lit, r) = (Literal::u32_suffixed(v), index_lit(base ^ v));
                 quote!(#lit => #src[#r],)
             });
-            let fallback = index(*base);
+            let fallback = index_lit(*base);
             quote!(#out[#d] = match #sel { #(#arms)* _ => #src[#fallback], };)
         }
         Step::Barrier => quote_spanned!(span=> ::tessera::device::sync_threads();),
         Step::Shuffle(s) => render_shuffle(s, bits, src, out, rc),
-        Step::Store(s) => {
-            let n = s.elements.len();
-            let thread = s.thread_offset.render(lane, warp);
-            let widened = s.stride * 8 != bits;
-            let stores = s.chunks.iter().map(|&(first, off)| {
-                let off = Literal::u32_suffixed(off);
-                let values = s.elements.iter().map(|&e| {
-                    let r = index(first ^ e);
-                    quote!(#src[#r])
-                });
-                let (words, value) = if widened {
-                    let values = values.map(|v| {
-                        quote!(::tessera::tile::Elem::to_bits(#v) as u32)
-                    });
-                    (n, quote!([#(#values),*]))
-                } else {
-                    let w = word_count(n, bits);
-                    (
-                        w,
-                        quote!(::tessera::tile_move::pack_words::<#elem, #n, #w>([#(#values),*])),
-                    )
-                };
-                let addr = quote!(#smem + (#off ^ __tessera_thread));
-                match words {
-                    1 => quote_spanned!(span=> ::tessera::device::st_shared_v1::<u32>(#addr, (#value)[0]);),
-                    2 => quote_spanned!(span=> ::tessera::device::st_shared_v2::<u32>(#addr, #value);),
-                    _ => quote_spanned!(span=> ::tessera::device::st_shared_v4::<u32>(#addr, #value);),
-                }
-            });
-            let lane_guard = Literal::u32_suffixed(s.lane_guard);
-            let warp_guard = Literal::u32_suffixed(s.warp_guard);
-            quote! {
-                if #lane & #lane_guard == 0 && #warp & #warp_guard == 0 {
-                    let __tessera_thread: u32 = #thread;
-                    // SAFETY: the addresses lie in this conversion's region of dynamic shared
-                    // memory, aligned to the access (planned at expansion time).
-                    unsafe { #(#stores)* }
-                }
-            }
-        }
+        Step::Store(s) => render_store(s, bits, src, rc, smem),
         Step::Load(s) => {
             let n = s.elements.len();
             let thread = s.thread_offset.render(lane, warp);
@@ -1149,7 +1111,7 @@ fn render_step(
             let loads = s.chunks.iter().map(|&(first, off)| {
                 let off = Literal::u32_suffixed(off);
                 let addr = quote!(#smem + (#off ^ __tessera_thread));
-                let targets: Vec<Literal> = s.elements.iter().map(|&e| index(first ^ e)).collect();
+                let targets: Vec<Literal> = s.elements.iter().map(|&e| index_lit(first ^ e)).collect();
                 if widened {
                     let load = match n {
                         1 => quote_spanned!(span=> [::tessera::device::ld_shared_v1::<u32>(#addr)]),
@@ -1157,7 +1119,7 @@ fn render_step(
                         _ => quote_spanned!(span=> ::tessera::device::ld_shared_v4::<u32>(#addr)),
                     };
                     let assigns = targets.iter().enumerate().map(|(j, t)| {
-                        let j = index(j as u32);
+                        let j = index_lit(j as u32);
                         quote!(#out[#t] = ::tessera::tile_move::extract_element::<#elem>(__tessera_words[#j], 0);)
                     });
                     quote!({ let __tessera_words: [u32; #n] = #load; #(#assigns)* })
@@ -1179,7 +1141,7 @@ fn render_step(
                         _ => quote_spanned!(span=> ::tessera::device::ld_shared_v4::<u32>(#addr)),
                     };
                     let assigns = targets.iter().enumerate().map(|(j, t)| {
-                        let j = index(j as u32);
+                        let j = index_lit(j as u32);
                         quote!(#out[#t] = __tessera_elements[#j];)
                     });
                     quote!({
@@ -1210,9 +1172,9 @@ fn render_step(
             let loads = s.chunks.iter().map(|(off, targets)| {
                 let off = Literal::u32_suffixed(*off);
                 let assigns = targets.iter().enumerate().map(|(m, regs)| {
-                    let m = index(m as u32);
+                    let m = index_lit(m as u32);
                     let sets = regs.iter().enumerate().map(|(j, &r)| {
-                        let (j, r) = (index(j as u32), index(r));
+                        let (j, r) = (index_lit(j as u32), index_lit(r));
                         quote!(#out[#r] = __tessera_elements[#j];)
                     });
                     quote!({
@@ -1233,6 +1195,53 @@ fn render_step(
     }
 }
 
+/// The owners' vector stores of `s` (`smem`: the region's shared-window address).
+pub(crate) fn render_store(
+    s: &StoreStep,
+    bits: u32,
+    src: &Ident,
+    rc: &Render,
+    smem: &TokenStream,
+) -> TokenStream {
+    let (lane, warp, elem, span) = (&rc.lane, &rc.warp, &rc.elem, rc.span);
+    let n = s.elements.len();
+    let thread = s.thread_offset.render(lane, warp);
+    let widened = s.stride * 8 != bits;
+    let stores = s.chunks.iter().map(|&(first, off)| {
+        let off = Literal::u32_suffixed(off);
+        let values = s.elements.iter().map(|&e| {
+            let r = index_lit(first ^ e);
+            quote!(#src[#r])
+        });
+        let (words, value) = if widened {
+            let values = values.map(|v| quote!(::tessera::tile::Elem::to_bits(#v) as u32));
+            (n, quote!([#(#values),*]))
+        } else {
+            let w = word_count(n, bits);
+            (
+                w,
+                quote!(::tessera::tile_move::pack_words::<#elem, #n, #w>([#(#values),*])),
+            )
+        };
+        let addr = quote!(#smem + (#off ^ __tessera_thread));
+        match words {
+            1 => quote_spanned!(span=> ::tessera::device::st_shared_v1::<u32>(#addr, (#value)[0]);),
+            2 => quote_spanned!(span=> ::tessera::device::st_shared_v2::<u32>(#addr, #value);),
+            _ => quote_spanned!(span=> ::tessera::device::st_shared_v4::<u32>(#addr, #value);),
+        }
+    });
+    let lane_guard = Literal::u32_suffixed(s.lane_guard);
+    let warp_guard = Literal::u32_suffixed(s.warp_guard);
+    quote! {
+        if #lane & #lane_guard == 0 && #warp & #warp_guard == 0 {
+            let __tessera_thread: u32 = #thread;
+            // SAFETY: the addresses lie in this conversion's region of dynamic shared
+            // memory, aligned to the access (planned at expansion time).
+            unsafe { #(#stores)* }
+        }
+    }
+}
+
 fn render_shuffle(
     s: &ShuffleStep,
     bits: u32,
@@ -1245,7 +1254,7 @@ fn render_shuffle(
     let w = word_count(n, bits);
     let pack = |base: u32| {
         let values = s.send_offsets.iter().map(|&o| {
-            let r = index(base ^ o);
+            let r = index_lit(base ^ o);
             quote!(#src[#r])
         });
         quote!(::tessera::tile_move::pack_words::<#elem, #n, #w>([#(#values),*]))
@@ -1265,14 +1274,14 @@ fn render_shuffle(
     };
     let source = s.source_lane.render(lane, warp);
     let shuffles = (0..w).map(|k| {
-        let k = index(k as u32);
+        let k = index_lit(k as u32);
         quote_spanned!(span=> ::tessera::device::shfl_idx_b32(
             ::tessera::device::FULL_MASK, __tessera_sent[#k], __tessera_source,
             ::tessera::device::SHFL_C_FULL))
     });
     let store = |base: u32| {
         let sets = s.receive_offsets.iter().enumerate().map(|(j, &o)| {
-            let (j, r) = (index(j as u32), index(base ^ o));
+            let (j, r) = (index_lit(j as u32), index_lit(base ^ o));
             quote!(#out[#r] = __tessera_got[#j];)
         });
         quote!(#(#sets)*)

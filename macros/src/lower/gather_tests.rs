@@ -1,0 +1,253 @@
+//! Gathers executed on a CTA model (PTX `shfl.sync.idx` and shared-memory semantics) for
+//! seeded random source/index layouts and index values, and the rendered structure.
+
+use super::*;
+use crate::lower::convert::tests::{
+    from_packed, holding_elements, out_dims_of, random_tile, random_warp_layout, Registers, Rng,
+};
+use proc_macro2::Span;
+use quote::format_ident;
+use std::collections::HashMap;
+use tessera_layout::plan::bases;
+
+/// An index layout that keeps the gather warp-local: `src`'s bases with registers permuted and
+/// some axis directions swapped between registers and lanes (the plan's warp-local case).
+fn local_index_layout(rng: &mut Rng, src: &LinearLayout, axis: usize) -> LinearLayout {
+    let axis_mask = ((1u64 << src.out_bits_at(axis)) - 1) << src.out_offset(axis);
+    let mut regs = bases(src, Label::Register);
+    let mut lanes = bases(src, Label::Lane);
+    rng.shuffle(&mut regs);
+    for _ in 0..2 {
+        let lane_slots: Vec<usize> = (0..lanes.len())
+            .filter(|&k| lanes[k] & !axis_mask == 0)
+            .collect();
+        let reg_slots: Vec<usize> = (0..regs.len())
+            .filter(|&k| regs[k] & !axis_mask == 0)
+            .collect();
+        if !lane_slots.is_empty() && !reg_slots.is_empty() {
+            let (k, j) = (rng.pick(&lane_slots), rng.pick(&reg_slots));
+            std::mem::swap(&mut lanes[k], &mut regs[j]);
+        }
+    }
+    from_packed(
+        &[
+            (Label::Register, regs),
+            (Label::Lane, lanes),
+            (Label::Warp, bases(src, Label::Warp)),
+        ],
+        &out_dims_of(src),
+    )
+}
+
+/// Runs `g` with the source holding its element ids and the index holding `values`; returns
+/// the result registers and the shuffles issued.
+fn execute(g: &Gather, src: &Registers, values: &Registers) -> Result<(Registers, u32), String> {
+    let warps = values.len();
+    let mut out: Registers = vec![vec![vec![None; g.registers as usize]; 32]; warps];
+    let mut shuffles = 0;
+    let value = |w: usize, l: usize, r: usize| -> Result<u32, String> {
+        values[w][l][r]
+            .map(|v| v as u32 & (g.axis_size - 1))
+            .ok_or_else(|| format!("index register {r} empty"))
+    };
+    match &g.code {
+        GatherCode::Shuffle {
+            rounds,
+            register,
+            lane,
+        } => {
+            for w in 0..warps {
+                for (r, (reg_c, lane_c, candidates)) in rounds.iter().enumerate() {
+                    for &c in candidates {
+                        shuffles += (g.element_bits as usize).div_ceil(32) as u32;
+                        for l in 0..32usize {
+                            let v = value(w, l, r)?;
+                            let reg = reg_c ^ register.eval(l as u32, w as u32, v);
+                            let from = lane_c ^ lane.eval(l as u32, w as u32, v);
+                            if from >= 32 {
+                                return Err(format!("lane {l} reads lane {from}"));
+                            }
+                            if reg == c {
+                                out[w][l][r] = src[w][from as usize][c as usize];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        GatherCode::Shared {
+            store,
+            shared_bytes,
+            offsets,
+            thread,
+            stride,
+        } => {
+            let mut memory: HashMap<u32, u64> = HashMap::new();
+            for w in 0..src.len() {
+                for l in 0..32usize {
+                    if l as u32 & store.lane_guard != 0 || w as u32 & store.warp_guard != 0 {
+                        continue;
+                    }
+                    let t = store.thread_offset.eval(l as u32, w as u32);
+                    for &(first, off) in &store.chunks {
+                        let at = off ^ t;
+                        let bytes = store.stride * store.elements.len() as u32;
+                        if !at.is_multiple_of(bytes.min(16)) || at + bytes > *shared_bytes {
+                            return Err(format!("store of {bytes} B at {at}"));
+                        }
+                        for (j, &e) in store.elements.iter().enumerate() {
+                            let v = src[w][l][(first ^ e) as usize].ok_or("empty source")?;
+                            memory.insert(at + j as u32 * store.stride, v);
+                        }
+                    }
+                }
+            }
+            for w in 0..warps {
+                for l in 0..32usize {
+                    for (r, &c) in offsets.iter().enumerate() {
+                        let at = c ^ thread.eval(l as u32, w as u32, value(w, l, r)?);
+                        if !at.is_multiple_of(*stride) || at + stride > *shared_bytes {
+                            return Err(format!("load at {at}"));
+                        }
+                        out[w][l][r] = Some(
+                            *memory
+                                .get(&at)
+                                .ok_or_else(|| format!("offset {at} read, never written"))?,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok((out, shuffles))
+}
+
+/// Random index values for `index` (each position its own), some beyond the axis size.
+fn random_values(rng: &mut Rng, index: &LinearLayout, axis_size: u32) -> Registers {
+    let mut regs = holding_elements(index);
+    for warp in regs.iter_mut() {
+        for lane in warp.iter_mut() {
+            for v in lane.iter_mut() {
+                *v = Some(rng.below(axis_size as u64 * 2) as u64);
+            }
+        }
+    }
+    regs
+}
+
+/// The element ids the gather must deliver.
+fn expected(
+    src: &LinearLayout,
+    index: &LinearLayout,
+    axis: usize,
+    values: &Registers,
+) -> Registers {
+    let positions = holding_elements(index);
+    let axis_size = 1u32 << src.out_bits_at(axis);
+    positions
+        .iter()
+        .zip(values)
+        .map(|(wp, wv)| {
+            wp.iter()
+                .zip(wv)
+                .map(|(lp, lv)| {
+                    lp.iter()
+                        .zip(lv)
+                        .map(|(p, v)| {
+                            let mut coords = index.unpack(p.unwrap());
+                            coords[axis] = v.unwrap() as u32 & (axis_size - 1);
+                            Some(src.pack(&coords[..src.num_out_dims()]))
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn every_gather_plan_executes_on_the_model() {
+    let mut rng = Rng(0x6702_0002);
+    let (mut shuffle_runs, mut shared_runs) = (0, 0);
+    for case in 0..400 {
+        let tile_bits = rng.range(5, 10);
+        let mut out_dims = random_tile(&mut rng, tile_bits);
+        if out_dims.len() == 1 {
+            out_dims.push((Label::Dim(1), 1));
+        }
+        let axis = rng.below(2) as usize;
+        let warp_bits = rng.range(0, 2);
+        let src = random_warp_layout(&mut rng, &out_dims, warp_bits);
+        let index = if rng.chance(1, 2) {
+            local_index_layout(&mut rng, &src, axis)
+        } else {
+            // Another extent along the axis, any arrangement.
+            let mut dims = out_dims.clone();
+            let bits = rng.range(0, 4);
+            dims[axis].1 = 1 << bits;
+            let total: u32 = dims.iter().map(|d| d.1.trailing_zeros()).sum();
+            if total < 5 + warp_bits {
+                continue;
+            }
+            random_warp_layout(&mut rng, &dims, warp_bits)
+        };
+        let bits = rng.pick(&[8u32, 16, 32, 64]);
+        let ctx = format!("case {case}, axis {axis}, bits {bits}\nS:\n{src}\nI:\n{index}");
+        let g = gather_for(&src, &index, axis, bits).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        let values = random_values(&mut rng, &index, 1 << src.out_bits_at(axis));
+        let (out, _) =
+            execute(&g, &holding_elements(&src), &values).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        assert!(
+            out == expected(&src, &index, axis, &values),
+            "{ctx}: wrong elements ({:?})",
+            std::mem::discriminant(&g.code)
+        );
+        match g.code {
+            GatherCode::Shuffle { .. } => shuffle_runs += 1,
+            GatherCode::Shared { .. } => shared_runs += 1,
+        }
+    }
+    assert!(
+        shuffle_runs > 50 && shared_runs > 50,
+        "{shuffle_runs} {shared_runs}"
+    );
+}
+
+#[test]
+fn rendered_gathers_use_shuffles_or_shared_memory() {
+    // [32, 32] f32, 4 warps; rows across lanes/warps, the 32 columns: 4 lanes × 8 registers.
+    let tile = [(Label::Dim(0), 32), (Label::Dim(1), 32)];
+    let src = LinearLayout::distributed(
+        &[
+            (Label::Register, &[&[0, 1], &[0, 2], &[0, 4]]),
+            (Label::Lane, &[&[0, 8], &[0, 16], &[1, 0], &[2, 0], &[4, 0]]),
+            (Label::Warp, &[&[8, 0], &[16, 0]]),
+        ],
+        &tile,
+    )
+    .unwrap();
+    let rc = Render {
+        lane: quote!(__lane),
+        warp: quote!(__warp),
+        elem: quote!(f32),
+        span: Span::call_site(),
+        shared_offset: 0,
+    };
+    let (s, i) = (format_ident!("src"), format_ident!("idx"));
+    let along_columns = gather_for(&src, &src, 1, 32).unwrap();
+    assert!(matches!(along_columns.code, GatherCode::Shuffle { .. }));
+    let text = render_gather(&along_columns, &s, &i, &rc);
+    syn::parse2::<syn::Expr>(text.clone()).unwrap();
+    let text = text.to_string();
+    // 8 registers, 8 candidate registers each: 64 shuffles, no shared memory.
+    assert_eq!(text.matches("shfl_idx_b32").count(), 64, "{text}");
+    assert!(!text.contains("shared"), "{text}");
+    let along_rows = gather_for(&src, &src, 0, 32).unwrap();
+    assert!(matches!(along_rows.code, GatherCode::Shared { .. }));
+    let text = render_gather(&along_rows, &s, &i, &rc);
+    syn::parse2::<syn::Expr>(text.clone()).unwrap();
+    let text = text.to_string();
+    assert!(text.contains("st_shared_v4"), "{text}");
+    assert_eq!(text.matches("ld_shared_v1").count(), 8, "{text}");
+    assert_eq!(text.matches("sync_threads").count(), 2, "{text}");
+}
