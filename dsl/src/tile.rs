@@ -1021,6 +1021,51 @@ pub unsafe fn ld_shared_elem<T: Elem>(addr: u32) -> T {
     }
 }
 
+/// Converts a tile between two layouts known only to rustc (a user's `convert_layout` layout on
+/// either side) through shared memory, generically: barrier; every owner of an element of `S`
+/// (no duplicate register, lane or warp bit set) stores it at slot `packed coordinate` of a
+/// buffer of `2^(output bits)` slots at `base`; barrier; every register of `D` loads its
+/// element. Correct for any pair of valid layouts of one tile; not bank-conflict free (the
+/// planned conversions of inferred layouts are), which is the price of a layout the code
+/// generator cannot see. `base` must hold `2^(output bits) × shared_slot_bytes::<T>()` bytes.
+///
+/// # Safety
+/// Every thread of the block must call it (it has barriers) with its own `lane` and `warp`, and
+/// `base` must be a shared-memory range of the size above that nothing else uses meanwhile.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn convert_through_shared<
+    T: Elem,
+    S: Layout,
+    D: Layout,
+    const RS: usize,
+    const RD: usize,
+>(
+    src: Tile<T, S, RS>,
+    base: u32,
+    lane: u32,
+    warp: u32,
+) -> Tile<T, D, RD> {
+    let slot = shared_slot_bytes::<T>();
+    let free = S::LAYOUT.free_variable_masks();
+    let owner = lane & free[1] == 0 && warp & free[2] == 0;
+    device::sync_threads();
+    let regs = src.regs();
+    let mut r = 0;
+    while r < RS {
+        if owner && (r as u32) & free[0] == 0 {
+            let at = S::LAYOUT.apply_packed(&[r as u32, lane, warp]) as u32;
+            st_shared_elem(base + at * slot, regs[r]);
+        }
+        r += 1;
+    }
+    device::sync_threads();
+    Tile::from_regs(core::array::from_fn(|r| {
+        let at = D::LAYOUT.apply_packed(&[r as u32, lane, warp]) as u32;
+        ld_shared_elem(base + at * slot)
+    }))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Global memory
 // ---------------------------------------------------------------------------------------------

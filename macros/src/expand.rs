@@ -32,8 +32,9 @@
 //! parameter type can be passed by the launcher: `Ptr<T>`, `i32`, `u32`, `i64`, `u64`, `f32`.)
 
 use crate::frontend::analyze;
+use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::Kernel;
-use crate::lower::{elem_type, lower_kernel, Facts};
+use crate::lower::{elem_type, lower_kernel, AxisFacts, Facts};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -64,17 +65,56 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// The message while layout inference is not wired in: the kernel passed parsing and checks.
-pub const NOT_IMPLEMENTED: &str = "#[tile_kernel]: code generation is not implemented yet; the \
-                                   kernel passed parsing and shape checks";
+/// Layout inference of one specialisation, giving its variants: the one inferred under
+/// [`AlignmentPolicy::Aligned`] (pointers 16-byte aligned, integers that reach an address or a
+/// mask multiples of 16 — Triton's specialisation), and, when that one assumes anything, a
+/// second inferred under [`AlignmentPolicy::Natural`] (entry suffix `unaligned`) that the
+/// launcher picks when an argument breaks an assumption. `TESSERA_EXPLAIN` prints each.
+fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
+    let mut aligned = kernel.clone();
+    let inference = infer::infer_with(&mut aligned, AlignmentPolicy::Aligned)?;
+    infer::report_if_requested(&inference);
+    let needs_fallback = !inference.assumptions.is_empty();
+    let mut variants = vec![variant(inference, "")];
+    if needs_fallback {
+        let mut natural = kernel;
+        let inference = infer::infer_with(&mut natural, AlignmentPolicy::Natural)?;
+        infer::report_if_requested(&inference);
+        variants.push(variant(inference, "unaligned"));
+    }
+    Ok(variants)
+}
+
+/// The lowering's view of an inference: axis facts per value and the launch checks.
+fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
+    let mut facts = Facts::default();
+    for (i, info) in inference.axis.iter().enumerate() {
+        facts.axis.insert(
+            crate::ir::ValueId(i as u32),
+            AxisFacts {
+                contiguity: info.contiguity.clone(),
+                divisibility: info.divisibility.clone(),
+                constancy: info.constancy.clone(),
+            },
+        );
+    }
+    facts.assumptions = inference
+        .assumptions
+        .iter()
+        .map(|a| match a.kind {
+            AssumptionKind::PointerAligned { bytes } => (a.param, bytes),
+            AssumptionKind::IntDivisible { by } => (a.param, by),
+        })
+        .collect();
+    Variant {
+        kernel: inference.kernel,
+        facts,
+        suffix,
+    }
+}
 
 /// A specialisation's const values and the indices of its variants in `SPECIALISATIONS`.
 type SpecGroup = (Vec<(String, i128)>, Vec<usize>);
-
-/// Layout inference of one specialisation, giving its variants.
-fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
-    Err(syn::Error::new(kernel.name.span(), NOT_IMPLEMENTED))
-}
 
 /// The entry name of a specialisation's variant.
 fn entry_name(kernel: &Kernel, several_specs: bool, suffix: &str) -> Ident {

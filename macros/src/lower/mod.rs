@@ -60,6 +60,7 @@
 //! `::tessera::tile`-generic code, not by `lower_convert`.
 
 mod control;
+mod convert;
 mod elementwise;
 pub mod kernel;
 mod memory;
@@ -116,6 +117,9 @@ pub struct Ctx<'k> {
     /// Items (layout marker types and their `const` checks).
     items: TokenStream,
     layout_types: Vec<(LinearLayout, Ident)>,
+    /// User layouts (`convert_layout` paths): the path's text, its marker type and the const
+    /// holding its register count.
+    user_layouts: Vec<(String, Ident, Ident)>,
     thread_coords: HashMap<(usize, usize), TokenStream>,
     owners: HashMap<usize, TokenStream>,
     uses_thread_ids: bool,
@@ -133,6 +137,7 @@ impl<'k> Ctx<'k> {
             prologue: TokenStream::new(),
             items: TokenStream::new(),
             layout_types: Vec::new(),
+            user_layouts: Vec::new(),
             thread_coords: HashMap::new(),
             owners: HashMap::new(),
             uses_thread_ids: false,
@@ -177,8 +182,9 @@ impl<'k> Ctx<'k> {
             LayoutSlot::Fixed(_) => Err(internal(
                 loc,
                 &format!(
-                    "{id} has a user layout (convert_layout) and is used by an op other than a \
-                     conversion; layout inference should have converted it first"
+                    "{id} has a user layout (convert_layout), which only rustc knows, and is used \
+                     by an op other than a conversion; layout inference should have converted it \
+                     first"
                 ),
             )),
         }
@@ -234,11 +240,51 @@ impl<'k> Ctx<'k> {
         ident
     }
 
+    /// The marker type of a user layout (the `const` at `path`, which only rustc evaluates) for a
+    /// tile of `shape`, with the `const` holding its register count and the `const` check that it
+    /// is a valid layout of that tile (`::tessera::tile::assert_user_layout`: a compile error
+    /// with the layout's own message otherwise).
+    pub fn user_layout_type(&mut self, path: &syn::Path, shape: &[u64]) -> (Ident, Ident) {
+        let text = quote!(#path).to_string();
+        let shape_text = format!("{shape:?}");
+        let key = format!("{text} {shape_text}");
+        if let Some((_, m, r)) = self.user_layouts.iter().find(|(k, _, _)| *k == key) {
+            return (m.clone(), r.clone());
+        }
+        let n = self.user_layouts.len();
+        let marker = format_ident!("UserLayout{}", n);
+        let regs = format_ident!("USER_LAYOUT_{}_REGISTERS", n);
+        self.user_layouts.push((key, marker.clone(), regs.clone()));
+        let dims: Vec<Literal> = shape
+            .iter()
+            .map(|&d| Literal::u32_unsuffixed(d as u32))
+            .collect();
+        let warps = Literal::u32_unsuffixed(self.kernel.num_warps);
+        self.items.extend(quote! {
+            #[derive(Clone, Copy)]
+            struct #marker;
+            impl ::tessera::tile::Layout for #marker {
+                const LAYOUT: ::tessera::tile::LinearLayout = #path;
+            }
+            const _: () = ::tessera::tile::assert_user_layout(
+                &<#marker as ::tessera::tile::Layout>::LAYOUT, &[#(#dims),*], #warps);
+            const #regs: usize = <#marker as ::tessera::tile::Layout>::LAYOUT
+                .in_size(::tessera::tile::Label::Register) as usize;
+        });
+        (marker, regs)
+    }
+
     /// The Rust type of a value: its element type for a scalar, `Tile<T, Lk, R>` for a tile.
     pub fn value_type(&mut self, id: ValueId, loc: &Loc) -> Result<TokenStream, syn::Error> {
         let elem = elem_type(self.dtype(id));
         if self.is_scalar(id) {
             return Ok(elem);
+        }
+        if let LayoutSlot::Fixed(path) = &self.kernel.value(id).layout {
+            let path = path.clone();
+            let shape = self.kernel.ty(id).shape.clone();
+            let (marker, regs) = self.user_layout_type(&path, &shape);
+            return Ok(quote!(::tessera::tile::Tile<#elem, #marker, #regs>));
         }
         let layout = self.layout(id, loc)?;
         let marker = self.layout_type(&layout);
@@ -412,12 +458,61 @@ impl<'k> Ctx<'k> {
             OpKind::Reduce { .. } => reduce::lower(self, op),
             OpKind::For => control::lower_for(self, op),
             OpKind::If => control::lower_if(self, op),
-            OpKind::Convert { .. } | OpKind::ConvertLayout { .. } => {
-                Ok(not_available(op, "conversion lowering not available yet"))
+            OpKind::Convert {
+                conversion: Some(conversion),
+            } => self.lower_planned_convert(op, conversion),
+            OpKind::Convert { conversion: None } | OpKind::ConvertLayout { .. } => {
+                self.lower_user_layout_convert(op)
             }
             OpKind::Gather { .. } => Ok(not_available(op, "gather lowering not available yet")),
             OpKind::Dot => Ok(not_available(op, "dot lowering not available yet")),
         }
+    }
+
+    /// A conversion between inferred layouts, as planned: `convert::lower_convert` (G2).
+    fn lower_planned_convert(
+        &mut self,
+        op: &Op,
+        conversion: &tessera_layout::plan::conversion::Conversion,
+    ) -> Result<TokenStream, syn::Error> {
+        let loc = &op.loc;
+        let (x, result) = one_to_one(op)?;
+        let (src_layout, dst_layout) = (self.layout(x, loc)?, self.layout(result, loc)?);
+        let regs = self.regs(x, loc)?;
+        let src = self.fresh("convert_src");
+        let (code, out) = convert::lower_convert(
+            self,
+            op,
+            &src,
+            &src_layout,
+            &dst_layout,
+            self.dtype(x),
+            conversion,
+        )?;
+        let bind = self.bind(result, quote!(#out), loc)?;
+        Ok(quote!(let #src = #regs; #code #bind))
+    }
+
+    /// A conversion to or from a user layout (`convert_layout`), which only rustc knows: generic
+    /// code through shared memory (`::tessera::tile::convert_through_shared`).
+    fn lower_user_layout_convert(&mut self, op: &Op) -> Result<TokenStream, syn::Error> {
+        let loc = &op.loc;
+        let (x, result) = one_to_one(op)?;
+        let ty = self.value_type(result, loc)?;
+        let _ = self.value_type(x, loc)?;
+        let slot: u64 = if self.dtype(x).bits() > 32 { 8 } else { 4 };
+        let bytes = self.kernel.ty(x).numel() as u64 * slot;
+        let bytes = u32::try_from(bytes)
+            .map_err(|_| loc.error("this tile is too large to convert through shared memory"))?;
+        let offset = Literal::u32_unsuffixed(self.alloc_shared(bytes, 8));
+        let (lane, warp) = (self.lane(), self.warp());
+        let (name, src) = (self.name(result), self.name(x));
+        Ok(quote! {
+            let #name: #ty = unsafe {
+                ::tessera::tile::convert_through_shared(
+                    #src, ::tessera::device::dynamic_shared_base() + #offset, #lane, #warp)
+            };
+        })
     }
 
     /// The statements that run once per thread before the body.
@@ -432,6 +527,17 @@ impl<'k> Ctx<'k> {
         }
         out.extend(self.prologue.clone());
         out
+    }
+}
+
+/// The operand and result of a one-to-one op.
+fn one_to_one(op: &Op) -> Result<(ValueId, ValueId), syn::Error> {
+    match (op.operands.first(), op.results.first()) {
+        (Some(&x), Some(&r)) => Ok((x, r)),
+        _ => Err(internal(
+            &op.loc,
+            &format!("`{}` without operand or result", op.kind.name()),
+        )),
     }
 }
 
