@@ -19,6 +19,7 @@
 pub mod copy;
 pub mod probes;
 pub mod row_sum;
+pub mod tiled;
 pub mod vec_add;
 
 pub use copy::*;

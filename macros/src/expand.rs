@@ -172,7 +172,24 @@ pub fn generate(
         })
         .collect();
     let param_names: Vec<&Ident> = params.iter().map(|(n, _)| n).collect();
-    let param_types: Vec<TokenStream> = params.iter().map(|(_, d)| elem_type(*d)).collect();
+    // The parameter types as the user wrote them (so the user's imports are used), else ours.
+    let written: Vec<TokenStream> = function
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(t) => {
+                let ty = &t.ty;
+                Some(quote!(#ty))
+            }
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let param_types: Vec<TokenStream> = if written.len() == params.len() {
+        written
+    } else {
+        params.iter().map(|(_, d)| elem_type(*d)).collect()
+    };
     let const_params: Vec<(Ident, syn::Type)> = function
         .sig
         .generics

@@ -1,0 +1,6 @@
+//! Kernels written in the tile language with `#[tile_kernel]`: layouts inferred, code generated
+//! for nvptx64 and (the same expansion, built for the host) the emulator. Each kernel is a module
+//! named after it with its PTX entries, host builds and typed launcher (`launch` on a
+//! `tessera::launch::Device`, `emulate` directly on the emulator).
+
+pub mod elementwise;
