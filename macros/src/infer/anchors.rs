@@ -135,6 +135,55 @@ pub fn blocked_params(shape: &[u64], order: &[usize], per_thread: u32, num_warps
     }
 }
 
+/// The blocked layout `origin` with its warps moved off the dimensions in `axes` where the
+/// shape leaves room (same elements per thread and lanes, so every warp's accesses stay as
+/// coalesced): warps go first to the other dimensions in `order`, as many as each holds
+/// (`shape / (size_per_thread × threads_per_warp)`), the rest to the last dimension of the order.
+/// `None` when that puts no fewer warps along `axes`.
+pub fn warps_off_axes(
+    origin: &Origin,
+    shape: &[u64],
+    axes: &[usize],
+    num_warps: u32,
+) -> Option<Origin> {
+    let Origin::Blocked {
+        size_per_thread,
+        threads_per_warp,
+        warps_per_cta,
+        order,
+    } = origin
+    else {
+        return None;
+    };
+    let along = |wpc: &[u32]| -> u32 { axes.iter().map(|&a| wpc[a].trailing_zeros()).sum() };
+    let mut wpc = vec![1u32; shape.len()];
+    let mut left = num_warps;
+    for &d in order
+        .iter()
+        .map(|&d| d as usize)
+        .filter(|d| !axes.contains(d))
+        .collect::<Vec<_>>()
+        .iter()
+    {
+        let room = (shape[d] / u64::from(size_per_thread[d] * threads_per_warp[d])).max(1);
+        let w = room.min(u64::from(left)).max(1) as u32;
+        wpc[d] = w;
+        left /= w;
+    }
+    let spill = order
+        .iter()
+        .map(|&d| d as usize)
+        .rev()
+        .find(|d| axes.contains(d))?;
+    wpc[spill] *= left;
+    (along(&wpc) < along(warps_per_cta)).then(|| Origin::Blocked {
+        size_per_thread: size_per_thread.clone(),
+        threads_per_warp: threads_per_warp.clone(),
+        warps_per_cta: wpc,
+        order: order.clone(),
+    })
+}
+
 /// Triton's `getOrderFromContiguity`: dimensions by decreasing contiguity, ties to the later
 /// dimension.
 pub fn order_from_contiguity(contiguity: &[u64]) -> Vec<usize> {

@@ -18,6 +18,7 @@
 // Until `expand.rs` calls `infer`, only the tests read most of this module.
 #![cfg_attr(not(test), allow(dead_code))]
 
+mod access;
 mod anchors;
 pub mod axis;
 mod explain;
@@ -286,9 +287,7 @@ pub fn check_layout(l: &LinearLayout, shape: &[u64], num_warps: u32) -> Result<(
     Ok(())
 }
 
-/// The vector width of a load or store (see [`Access`]): the longest run of registers that
-/// holds consecutive, aligned elements along one dimension, limited by the pointer's
-/// contiguity and alignment, the mask's constancy and 128 bits.
+/// The vector width of a load or store (see [`Access`] and `access`).
 fn access_of(kernel: &Kernel, axis: &[AxisInfo], op: &Op) -> Option<Access> {
     let (is_store, mask) = match op.kind {
         OpKind::Load { mask, .. } => (
@@ -315,75 +314,33 @@ fn access_of(kernel: &Kernel, axis: &[AxisInfo], op: &Op) -> Option<Access> {
         DType::Ptr(s) => s.bits(),
         DType::Scalar(s) => s.bits(),
     };
-    let scalar_access = |dim| Access {
+    let info = axis.get(pointer.0 as usize)?;
+    let mask_info = mask.and_then(|m| axis.get(m.0 as usize));
+    let shape = match &kernel.value(pointer).layout {
+        LayoutSlot::Inferred(layout) => access::shape_of(layout, info, mask_info, element_bits),
+        // A scalar pointer: one element.
+        _ => access::Shape {
+            elements: 1,
+            dim: 0,
+            registers: 1,
+            contiguity: 1,
+            alignment: info.divisibility.first().copied().unwrap_or(1),
+            mask_constancy: None,
+            warp_bytes: u64::from(element_bits / 8),
+        },
+    };
+    Some(Access {
         is_store,
         pointer,
         mask,
-        elements: 1,
+        elements: shape.elements,
         element_bits,
-        dim,
-        contiguity: 1,
-        alignment: u64::from(element_bits / 8),
-        registers: 1,
-        mask_constancy: None,
-    };
-    let LayoutSlot::Inferred(layout) = &kernel.value(pointer).layout else {
-        return Some(scalar_access(0));
-    };
-    let bases = layouts::Bases::of(layout).ok()?;
-    let info = axis.get(pointer.0 as usize)?;
-    let mask_info = mask.and_then(|m| axis.get(m.0 as usize));
-    let elem_bytes = u64::from(element_bits / 8).max(1);
-    let max_elements = u64::from((128 / element_bits).max(1));
-    let mut best = scalar_access(0);
-    for dim in 0..bases.shape.len() {
-        // Registers 0..k hold elements 1, 2, 4, … apart along `dim`, every other basis moves by
-        // a multiple of 2^k along it.
-        let mut k = 0usize;
-        while k < bases.register.len() {
-            let b = &bases.register[k];
-            let unit = b[dim] == 1 << k && b.iter().enumerate().all(|(d, &x)| d == dim || x == 0);
-            if !unit {
-                break;
-            }
-            k += 1;
-        }
-        while k > 0 {
-            let step = 1u64 << k;
-            let rest = bases.register[k..]
-                .iter()
-                .chain(&bases.lane)
-                .chain(&bases.warp);
-            if rest.clone().all(|b| b[dim] % step == 0) {
-                break;
-            }
-            k -= 1;
-        }
-        let registers = 1u64 << k;
-        let contiguity = info.contiguity.get(dim).copied().unwrap_or(1);
-        let alignment = info.divisibility.get(dim).copied().unwrap_or(1);
-        let mask_constancy = mask_info.map(|m| m.constancy.get(dim).copied().unwrap_or(1));
-        let elements = registers
-            .min(contiguity)
-            .min((alignment / elem_bytes).max(1))
-            .min(max_elements)
-            .min(mask_constancy.unwrap_or(u64::MAX));
-        if elements > u64::from(best.elements) || dim == 0 {
-            best = Access {
-                is_store,
-                pointer,
-                mask,
-                elements: elements as u32,
-                element_bits,
-                dim,
-                contiguity,
-                alignment,
-                registers: registers as u32,
-                mask_constancy,
-            };
-        }
-    }
-    Some(best)
+        dim: shape.dim,
+        contiguity: shape.contiguity,
+        alignment: shape.alignment,
+        registers: shape.registers,
+        mask_constancy: shape.mask_constancy,
+    })
 }
 
 /// The explain text of an inference (what `TESSERA_EXPLAIN` prints).

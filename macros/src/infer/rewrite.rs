@@ -13,11 +13,12 @@
 //! - A **user** value (`convert_layout`'s result, known only to rustc) gets a `Convert` with no
 //!   plan right after its definition for each layout its uses need.
 
+use super::anchors::Origin;
 use super::graph::{rebuild, OpId};
 use super::layouts::{
     broadcast_backward, inverse_perm, join_backward, join_forward, reshape, trans,
 };
-use super::solve::{element_bits, Class, Problem};
+use super::solve::{Class, Problem};
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Value, ValueId};
 use std::collections::HashMap;
 use tessera_layout::plan::conversion::Conversion;
@@ -195,7 +196,7 @@ impl Rewrite<'_, '_> {
     ) -> Result<(Op, ValueId), syn::Error> {
         let conversion = match from {
             Some(f) => {
-                let bits = element_bits(self.p.kernel, source);
+                let bits = self.values[source.0 as usize].ty.dtype.bits().max(8);
                 let c = self
                     .p
                     .plan(&f, &to, bits)
@@ -332,8 +333,8 @@ impl Rewrite<'_, '_> {
 
     /// The layouts a cheap op's tile operands need for its results to be in `l` (`None` when a
     /// `join` cannot give `l`).
-    fn operand_layouts(&self, at: OpId, l: &LinearLayout) -> Option<Vec<Option<LinearLayout>>> {
-        let node = self.p.graph.op(at);
+    fn operand_layouts(&mut self, at: OpId, l: &LinearLayout) -> Option<Vec<Option<LinearLayout>>> {
+        let node = self.p.graph.op(at).clone();
         let nw = self.p.num_warps;
         let mut out = Vec::new();
         for &o in &node.operands {
@@ -350,6 +351,12 @@ impl Rewrite<'_, '_> {
                 OpKind::Split => join_forward(l, nw)?,
                 _ => *l,
             };
+            if need != *l {
+                self.p.origins.entry(need).or_insert(Origin::Derived {
+                    what: format!("{} operand", node.kind.name()),
+                    from: *l,
+                });
+            }
             out.push(Some(need));
         }
         Some(out)
@@ -457,7 +464,22 @@ impl Rewrite<'_, '_> {
             .first()
             .is_some_and(|&r| matches!(self.class(r), Class::Group(_)));
         match &node.kind {
-            OpKind::Load { .. } | OpKind::Store { .. } | OpKind::Dot | OpKind::Reduce { .. } => {
+            OpKind::Load { .. } | OpKind::Store { .. } => {
+                let m = self
+                    .p
+                    .memory
+                    .iter()
+                    .position(|m| m.op == id)
+                    .ok_or_else(|| self.internal(id, "a memory op without an anchor"))?;
+                let l = self.p.memory_layout(m);
+                for (pos, _) in self.p.memory[m].operands.clone() {
+                    self.require(id, pos, &l)?;
+                }
+                if self.p.memory[m].result.is_some() {
+                    self.produce(id, 0, &l)?;
+                }
+            }
+            OpKind::Dot | OpKind::Reduce { .. } => {
                 for (pos, l) in &uses {
                     self.require(id, *pos, l)?;
                 }
@@ -540,8 +562,9 @@ impl Rewrite<'_, '_> {
                 }
             }
             OpKind::ConvertLayout { .. } => {
+                // A user layout converts to another user layout directly (generic code).
                 let x = node.operands[0];
-                if self.p.is_free(x) {
+                if self.class(x) == Class::Cheap {
                     let shape = self.values[x.0 as usize].ty.shape.clone();
                     let d = self.p.default_layout(&shape, x)?;
                     self.require(id, 0, &d)?;

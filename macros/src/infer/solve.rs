@@ -34,11 +34,12 @@
 //! anchor in program order), each group and gather in turn takes the option of least total
 //! cost (ties keep the current one), until a whole sweep changes nothing.
 
+use super::access::as_good_as;
 use super::anchors::{
     axis_in_warp, blocked_layout, blocked_params, dot_operand_layout, fit, mma_layout, mma_warps,
-    order_from_contiguity, own_per_thread, Origin,
+    order_from_contiguity, own_per_thread, warps_off_axes, Origin,
 };
-use super::axis::AxisAnalysis;
+use super::axis::{AxisAnalysis, AxisInfo};
 use super::graph::{Def, Graph, OpId};
 use super::layouts::{
     bases_along, broadcast_backward, broadcast_forward, inverse_perm, join_backward, join_forward,
@@ -150,12 +151,22 @@ pub struct GatherVar {
     pub options: Vec<GatherOption>,
 }
 
-/// A memory op's anchor facts (for the explain output and the vector widths).
+/// A load or store: its anchor (Triton's coalesced layout) and what decides whether another
+/// layout is as good (`access::as_good_as`). All its tile operands and its result share one
+/// layout: its data's group layout when that is as good as the anchor, else the anchor.
 #[derive(Clone, Debug)]
 pub struct MemoryAnchor {
     pub op: OpId,
     pub layout: LinearLayout,
-    pub order: Vec<usize>,
+    /// Tile operands with their positions, and the result of a load.
+    pub operands: Vec<(usize, ValueId)>,
+    pub result: Option<ValueId>,
+    /// The loaded or stored values.
+    pub data: Option<ValueId>,
+    pub ptr_info: AxisInfo,
+    pub mask_info: Option<AxisInfo>,
+    pub bits: u32,
+    pub weight: u64,
 }
 
 /// The problem and, after [`Problem::solve`], its solution.
@@ -179,6 +190,7 @@ pub struct Problem<'a> {
     pub choice: Vec<usize>,
     pub gather_choice: Vec<usize>,
     plans: HashMap<(LinearLayout, LinearLayout, u32), Result<Conversion, String>>,
+    accepted: HashMap<(usize, LinearLayout), bool>,
     transforms: HashMap<(usize, bool, LinearLayout), Option<LinearLayout>>,
 }
 
@@ -415,11 +427,20 @@ impl<'a> Problem<'a> {
             origins: HashMap::new(),
             gather_choice: Vec::new(),
             plans: HashMap::new(),
+            accepted: HashMap::new(),
             transforms: HashMap::new(),
         };
         p.memory_anchors(axis)?;
         p.other_anchors()?;
         // Candidates: anchors first (program order), carried across shape ops.
+        for m in p.memory.clone() {
+            for &(_, v) in &m.operands {
+                p.add_candidate_of(v, &m.layout);
+            }
+            if let Some(r) = m.result {
+                p.add_candidate_of(r, &m.layout);
+            }
+        }
         for u in p.uses.clone() {
             p.add_candidate_of(u.value, &u.layout);
         }
@@ -674,39 +695,48 @@ impl<'a> Problem<'a> {
             if !a.is_load {
                 per_thread = per_thread.min(a.own);
             }
-            let origin = blocked_params(&a.shape, &a.order, per_thread, self.num_warps);
+            let mut origin = blocked_params(&a.shape, &a.order, per_thread, self.num_warps);
+            // Reductions of the loaded or stored data: keep their axes inside warps when the
+            // shape leaves room for the warps elsewhere.
+            let data = if a.is_load {
+                self.graph.op(a.op).results.first().copied()
+            } else {
+                self.graph.op(a.op).operands.get(1).copied()
+            };
+            let axes = data.map(|v| self.reduce_axes_of(v)).unwrap_or_default();
+            if !axes.is_empty() {
+                if let Some(better) = warps_off_axes(&origin, &a.shape, &axes, self.num_warps) {
+                    origin = better;
+                }
+            }
             let layout = blocked_layout(&origin, &a.shape, self.num_warps).map_err(|e| {
                 self.error_at(a.op, &format!("no layout for this memory access: {e}"))
             })?;
             self.origins.entry(layout).or_insert(origin);
             let node = self.graph.op(a.op);
-            let w = weight(node.loop_depth);
-            for (pos, &o) in node.operands.iter().enumerate() {
-                if !self.kernel.ty(o).is_scalar() {
-                    self.uses.push(UseAnchor {
-                        op: a.op,
-                        pos,
-                        value: o,
-                        layout,
-                        weight: w,
-                    });
-                }
-            }
-            if a.is_load {
-                if let Some(&r) = node.results.first() {
-                    self.produces.push(ProduceAnchor {
-                        op: a.op,
-                        pos: 0,
-                        value: r,
-                        layout,
-                        weight: w,
-                    });
-                }
-            }
+            let ptr_info = axis.info[a.ptr.0 as usize].clone();
+            let mask_position = match node.kind {
+                OpKind::Load { mask: true, .. } => Some(1),
+                OpKind::Store { mask: true } => Some(2),
+                _ => None,
+            };
+            let mask_info = mask_position.map(|p| axis.info[node.operands[p].0 as usize].clone());
             self.memory.push(MemoryAnchor {
                 op: a.op,
                 layout,
-                order: a.order.clone(),
+                operands: node
+                    .operands
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .filter(|(_, o)| !self.kernel.ty(*o).is_scalar())
+                    .collect(),
+                result: node.results.first().copied(),
+                data,
+                ptr_info,
+                mask_info,
+                bits: ty_pointee_bits(self.kernel.ty(a.ptr).dtype),
+                weight: weight(node.loop_depth),
             });
         }
         Ok(())
@@ -867,6 +897,22 @@ impl<'a> Problem<'a> {
         Ok(())
     }
 
+    /// The axes along which values of `v`'s group are reduced.
+    fn reduce_axes_of(&self, v: ValueId) -> Vec<usize> {
+        let Some(g) = self.group_of(v) else {
+            return Vec::new();
+        };
+        let mut axes = Vec::new();
+        for node in &self.graph.ops {
+            if let OpKind::Reduce { axis, .. } = node.kind {
+                if self.group_of(node.operands[0]) == Some(g) && !axes.contains(&axis) {
+                    axes.push(axis);
+                }
+            }
+        }
+        axes
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn push_edge(
         &mut self,
@@ -1015,9 +1061,52 @@ impl<'a> Problem<'a> {
         self.layout_of(v).copied()
     }
 
+    /// The layout of memory op `m` under the current choice (see [`MemoryAnchor`]).
+    pub fn memory_layout(&mut self, m: usize) -> LinearLayout {
+        let anchor = self.memory[m].layout;
+        let Some(candidate) = self.memory[m].data.and_then(|d| self.layout_for(d)) else {
+            return anchor;
+        };
+        if let Some(&ok) = self.accepted.get(&(m, candidate)) {
+            return if ok { candidate } else { anchor };
+        }
+        let mem = &self.memory[m];
+        let ok = as_good_as(
+            &candidate,
+            &anchor,
+            &mem.ptr_info,
+            mem.mask_info.as_ref(),
+            mem.bits,
+        );
+        self.accepted.insert((m, candidate), ok);
+        if ok {
+            candidate
+        } else {
+            anchor
+        }
+    }
+
     /// The total cost of the current choice.
     pub fn total(&mut self) -> u64 {
         let mut cost = 0u64;
+        for m in 0..self.memory.len() {
+            let l = self.memory_layout(m);
+            let mem = self.memory[m].clone();
+            let mut c = 0u64;
+            for &(_, v) in &mem.operands {
+                if let Some(from) = self.layout_for(v) {
+                    let bits = element_bits(self.kernel, v);
+                    c = c.saturating_add(self.conversion_cost(&from, &l, bits));
+                }
+            }
+            if let Some(r) = mem.result {
+                if let Some(to) = self.layout_for(r) {
+                    let bits = element_bits(self.kernel, r);
+                    c = c.saturating_add(self.conversion_cost(&l, &to, bits));
+                }
+            }
+            cost = cost.saturating_add(mem.weight.saturating_mul(c));
+        }
         for i in 0..self.uses.len() {
             let u = self.uses[i].clone();
             if let Some(l) = self.layout_for(u.value) {

@@ -1,37 +1,770 @@
-//! Tests of layout inference on whole kernels (token streams through the front end).
+//! Tests of layout inference on whole kernels (token streams through the front end): explain
+//! snapshots of five kernels with the properties each must show, and the validity and
+//! consistency of every layout of every example kernel.
 
+use super::layouts::{
+    broadcast_backward, join_backward, join_forward, reduce_forward, reshape, trans, Bases,
+};
 use super::*;
+use crate::ir::Region;
 use crate::tests::ok;
 use proc_macro2::TokenStream;
-use quote::quote;
+use tessera_layout::plan::conversion::ConversionPlan;
+use tessera_layout::plan::gather::{plan_gather, GatherPlan};
 
 /// Every specialisation of a kernel, inferred.
-fn infer_all(attr: TokenStream, item: TokenStream) -> Vec<Inference> {
+fn infer_all(attr: &str, item: &str) -> Vec<Inference> {
+    let attr: TokenStream = attr.parse().expect("attribute tokens");
+    let item: TokenStream = item.parse().expect("kernel tokens");
     ok(attr, item)
         .into_iter()
         .map(|mut k| match infer(&mut k) {
-            Ok(i) => i,
+            Ok(i) => {
+                assert_eq!(i.kernel.to_string(), k.to_string());
+                i
+            }
             Err(e) => panic!("inference failed: {e}\n{k}"),
         })
         .collect()
 }
 
-#[test]
-fn softmax_debug() {
-    let inf = infer_all(
-        quote!(num_warps = 4, BLOCK = [1024]),
-        quote! {
-            fn softmax<const BLOCK: usize>(out: Ptr<f32>, inp: Ptr<f32>, row_stride: i32, n_cols: i32) {
-                let row = program_id(0);
-                let cols = arange(0, BLOCK);
-                let mask = cols < n_cols;
-                let x = load(inp + row * row_stride + cols, mask, f32::NEG_INFINITY);
-                let shifted = x - x.max(0);
-                let num = exp(shifted);
-                let den = num.sum(0);
-                store(out + row * row_stride + cols, num / den, mask);
-            }
-        },
+/// Compares `text` with `src/tests/snapshots/{name}.txt`; with `UPDATE_SNAPSHOTS=1` in the
+/// environment, writes the file instead.
+fn snapshot(name: &str, text: &str) {
+    let path = format!(
+        "{}/src/tests/snapshots/{name}.txt",
+        env!("CARGO_MANIFEST_DIR")
     );
-    println!("{}", inf[0]);
+    if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(format!(
+            "{}/src/tests/snapshots",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("snapshot directory");
+        std::fs::write(&path, text).expect("write snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e} (run with UPDATE_SNAPSHOTS=1 to create it)"));
+    if text != expected {
+        let first = text
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(text.lines().count().min(expected.lines().count()));
+        panic!(
+            "explain output differs from {path} (UPDATE_SNAPSHOTS=1 rewrites it) at line {}:\n  now:  {}\n  file: {}\n\nfull output:\n{text}",
+            first + 1,
+            text.lines().nth(first).unwrap_or("<end>"),
+            expected.lines().nth(first).unwrap_or("<end>")
+        );
+    }
+}
+
+fn layout(k: &Kernel, v: ValueId) -> LinearLayout {
+    match &k.value(v).layout {
+        LayoutSlot::Inferred(l) => *l,
+        other => panic!("{v} has no inferred layout: {other:?}"),
+    }
+}
+
+fn ops_of(k: &Kernel, name: &str) -> Vec<Op> {
+    let mut out = Vec::new();
+    k.walk(&mut |op| {
+        if op.kind.name() == name {
+            out.push(op.clone());
+        }
+    });
+    out
+}
+
+// ---------------------------------------------------------------------------- the kernels
+
+const SOFTMAX: (&str, &str) = (
+    "num_warps = 4, BLOCK = 1024",
+    "fn softmax<const BLOCK: usize>(out: Ptr<f32>, inp: Ptr<f32>, row_stride: i32, n_cols: i32) {
+        let row = program_id(0);
+        let cols = arange(0, BLOCK);
+        let mask = cols < n_cols;
+        let x = load(inp + row * row_stride + cols, mask, f32::NEG_INFINITY);
+        let shifted = x - x.max(0);
+        let num = exp(shifted);
+        let den = num.sum(0);
+        store(out + row * row_stride + cols, num / den, mask);
+    }",
+);
+
+const LAYERNORM: (&str, &str) = (
+    "num_warps = 8, BLOCK = 2048",
+    "fn layernorm<const BLOCK: usize>(
+        out: Ptr<bf16>, inp: Ptr<bf16>, weight: Ptr<f32>, bias: Ptr<f32>,
+        stride: i32, n: i32, eps: f32,
+    ) {
+        let row = program_id(0);
+        let cols = arange(0, BLOCK);
+        let mask = cols < n;
+        let x = load(inp + row * stride + cols, mask, 0.0).to::<f32>();
+        let mean = x.sum(0) / n as f32;
+        let centered = where_(mask, x - mean, 0.0);
+        let var = (centered * centered).sum(0) / n as f32;
+        let y = centered * rsqrt(var + eps);
+        let w = load(weight + cols, mask, 1.0);
+        let b = load(bias + cols, mask, 0.0);
+        store(out + row * stride + cols, fma(y, w, b) as bf16, mask);
+    }",
+);
+
+const TRANSPOSE: (&str, &str) = (
+    "num_warps = 4, TILE = 64",
+    "fn transpose<const TILE: usize>(out: Ptr<f16>, inp: Ptr<f16>, rows: i32, cols: i32) {
+        let r = program_id(0) * TILE + arange(0, TILE);
+        let c = program_id(1) * TILE + arange(0, TILE);
+        let mask = (r.expand_dims(1) < rows) & (c.expand_dims(0) < cols);
+        let tile = load(inp + r.expand_dims(1) * cols + c.expand_dims(0), mask, 0.0);
+        let t = tile.trans([1, 0]);
+        store(out + c.expand_dims(1) * rows + r.expand_dims(0), t, mask.trans());
+    }",
+);
+
+const GATHER: (&str, &str) = (
+    "num_warps = 4, ROWS = 16, COLS = 64",
+    "fn gather_rows<const ROWS: usize, const COLS: usize>(
+        out: Ptr<f32>, src: Ptr<f32>, index: Ptr<i32>,
+    ) {
+        let r = arange(0, ROWS).expand_dims(1);
+        let c = arange(0, COLS).expand_dims(0);
+        let values = load(src + r * COLS + c);
+        let idx = load(index + r * 32 + arange(0, 32).expand_dims(0));
+        let picked = values.gather(idx, 1);
+        store(out + r * 32 + arange(0, 32).expand_dims(0), picked);
+    }",
+);
+
+const MATMUL: (&str, &str) = (
+    "num_warps = 4, BLOCK_M = 64, BLOCK_N = 64, BLOCK_K = 32",
+    "fn matmul<const BLOCK_M: usize, const BLOCK_N: usize, const BLOCK_K: usize>(
+        a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f16>,
+        m: i32, n: i32, k: i32,
+        stride_am: i32, stride_bk: i32, stride_cm: i32,
+    ) {
+        let rm = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
+        let rn = program_id(1) * BLOCK_N + arange(0, BLOCK_N);
+        let rk = arange(0, BLOCK_K);
+        let mut a_ptrs = a + rm.expand_dims(1) * stride_am + rk.expand_dims(0);
+        let mut b_ptrs = b + rk.expand_dims(1) * stride_bk + rn.expand_dims(0);
+        let mut acc = zeros::<f32>([BLOCK_M, BLOCK_N]);
+        for kk in 0..cdiv(k, BLOCK_K) {
+            let k_left = k - kk * BLOCK_K;
+            let a_tile = load(a_ptrs, rk.expand_dims(0) < k_left, 0.0);
+            let b_tile = load(b_ptrs, rk.expand_dims(1) < k_left, 0.0);
+            acc = dot(a_tile, b_tile, acc);
+            a_ptrs += BLOCK_K;
+            b_ptrs += BLOCK_K * stride_bk;
+        }
+        let c_ptrs = c + rm.expand_dims(1) * stride_cm + rn.expand_dims(0);
+        let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
+        store(c_ptrs, acc.to::<f16>(), c_mask);
+    }",
+);
+
+/// Softmax over rows of a 2-D tile: reduce, `expand_dims` and `broadcast` must be layout-only.
+const ROW_SOFTMAX: (&str, &str) = (
+    "num_warps = 4, ROWS = 4, BLOCK = 256",
+    "fn row_softmax<const ROWS: usize, const BLOCK: usize>(out: Ptr<f32>, inp: Ptr<f32>, stride: i32) {
+        let rows = program_id(0) * ROWS + arange(0, ROWS);
+        let offs = rows.expand_dims(1) * stride + arange(0, BLOCK).expand_dims(0);
+        let x = load(inp + offs);
+        let shifted = x - x.max(1).expand_dims(1);
+        let num = exp(shifted);
+        store(out + offs, num / num.sum(1).expand_dims(1));
+    }",
+);
+
+/// The kernels of `tests/examples.rs` and more: every operation, loops, branches.
+const CORPUS: &[(&str, &str)] = &[
+    SOFTMAX,
+    LAYERNORM,
+    TRANSPOSE,
+    GATHER,
+    MATMUL,
+    ROW_SOFTMAX,
+    (
+        "num_warps = 8, BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = [32, 64]",
+        "fn matmul_strided<const BLOCK_M: usize, const BLOCK_N: usize, const BLOCK_K: usize>(
+            a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f16>,
+            m: i32, n: i32, k: i32,
+            stride_am: i32, stride_ak: i32,
+            stride_bk: i32, stride_bn: i32,
+            stride_cm: i32, stride_cn: i32,
+        ) {
+            let rm = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
+            let rn = program_id(1) * BLOCK_N + arange(0, BLOCK_N);
+            let rk = arange(0, BLOCK_K);
+            let mut a_ptrs = a + rm.expand_dims(1) * stride_am + rk.expand_dims(0) * stride_ak;
+            let mut b_ptrs = b + rk.expand_dims(1) * stride_bk + rn.expand_dims(0) * stride_bn;
+            let mut acc = zeros::<f32>([BLOCK_M, BLOCK_N]);
+            for kk in 0..cdiv(k, BLOCK_K) {
+                let k_left = k - kk * BLOCK_K;
+                let a_tile = load(a_ptrs, rk.expand_dims(0) < k_left, 0.0);
+                let b_tile = load(b_ptrs, rk.expand_dims(1) < k_left, 0.0);
+                acc = dot(a_tile, b_tile, acc);
+                a_ptrs += BLOCK_K * stride_ak;
+                b_ptrs += BLOCK_K * stride_bk;
+            }
+            let c_ptrs = c + rm.expand_dims(1) * stride_cm + rn.expand_dims(0) * stride_cn;
+            let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
+            store(c_ptrs, acc.to::<f16>(), c_mask);
+        }",
+    ),
+    (
+        "BLOCK = 256",
+        "fn add<const BLOCK: usize>(x: Ptr<f32>, y: Ptr<f32>, out: Ptr<f32>, n: i32) {
+            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+            let mask = offs < n;
+            let sum = load(x + offs, mask, 0.0) + load(y + offs, mask, 0.0);
+            store(out + offs, sum, mask);
+        }",
+    ),
+    (
+        "BLOCK = 128",
+        "fn row_stats<const BLOCK: usize>(inp: Ptr<f32>, out_max: Ptr<f32>, out_arg: Ptr<i32>, out_min: Ptr<f32>) {
+            let tile = load(inp + arange(0, 8).expand_dims(1) * BLOCK + arange(0, BLOCK).expand_dims(0));
+            store(out_max + arange(0, 8), tile.max(1));
+            store(out_arg + arange(0, 8), tile.argmax(1));
+            store(out_min + arange(0, BLOCK), tile.min(0) + tile.sum(0) - abs(tile).argmin(0) as f32);
+        }",
+    ),
+    (
+        "",
+        "fn shapes(out: Ptr<f32>) {
+            let a = full::<f32>([8, 16], 2.0);
+            let b = zeros::<f32>([8, 16]);
+            let j = join(a, b);
+            let (lo, hi) = j.split();
+            let r = (lo + hi).reshape([4, 32]).reshape([128]);
+            let p = zeros::<f32>([2, 4, 8]).trans([2, 0, 1]);
+            let q = arange(0, 16).broadcast_to([4, 16]).expand_dims(0);
+            let s = exp2(log(sqrt(maximum(r, 1.0)))) + minimum(r, 0.5);
+            store(out + arange(0, 128), s);
+            store(out + arange(0, 64), p.reshape([64]));
+            store(out + arange(0, 64), q.reshape([64]).to::<f32>());
+        }",
+    ),
+    (
+        "num_warps = 2",
+        "fn loaded_shapes(out: Ptr<f32>, x: Ptr<f32>) {
+            let t = load(x + arange(0, 8).expand_dims(1) * 16 + arange(0, 16).expand_dims(0));
+            let j = join(t, t * 2.0);
+            let (lo, hi) = j.split();
+            let r = (lo + hi).reshape([4, 32]).trans([1, 0]);
+            let s = r.sum(1);
+            store(out + arange(0, 32), s);
+            store(out + arange(0, 128), r.reshape([128]));
+            store(out + arange(0, 256), j.reshape([256]));
+        }",
+    ),
+    (
+        "",
+        "fn bits(out: Ptr<u32>, flags: Ptr<u8>, n: i32) {
+            let i = arange(0, 64);
+            let u = (i as u32) << 3u32 | 1 ^ (i as u32 >> 1) & 0xff;
+            let odd = i % 2 == 1;
+            let keep = !odd && (i >= 4 || i <= 2) && i != 3 && (i > 0) & (i < n);
+            let v = where_(keep, u, !u);
+            store(out + i, v, keep);
+            store(flags + i, (-i).to::<u8>() / 3);
+        }",
+    ),
+    (
+        "num_warps = 4",
+        "fn mm_i8(a: Ptr<i8>, c: Ptr<i32>) {
+            let t = load(a + arange(0, 32).expand_dims(1) * 32 + arange(0, 32).expand_dims(0));
+            let r = dot(t, t);
+            store(c + arange(0, 32).expand_dims(1) * 32 + arange(0, 32).expand_dims(0), r);
+        }",
+    ),
+    (
+        "num_warps = 4",
+        "fn mm_bf16(a: Ptr<bf16>) {
+            let t = load(a + arange(0, 32).expand_dims(1) * 32 + arange(0, 32).expand_dims(0));
+            let c = dot(t, t);
+        }",
+    ),
+    (
+        "",
+        "fn branches(x: Ptr<f32>, n: i32, flag: bool) {
+            let offs = arange(0, 64);
+            let mut t = load(x + offs);
+            let mut count = 0;
+            if n > 4 && flag {
+                t = t * 2.0;
+                count += 1;
+            } else if n < 0 {
+                t = -t;
+            }
+            let scale = if num_programs(0) > 1 { 0.5 } else { 1.0 };
+            store(x + offs, t * scale + count as f32);
+        }",
+    ),
+    (
+        "",
+        "fn nested(x: Ptr<f32>, n: i32, m: i32) {
+            let mut acc = zeros::<f32>([32]);
+            let mut steps = 0;
+            for i in 0..n {
+                for j in (0..m).step_by(2) {
+                    acc += load(x + (i * m + j) + arange(0, 32));
+                    steps += 1;
+                }
+                let unused = i;
+            }
+            for _ in 0..4 {
+                acc = maximum(acc, 0.0);
+            }
+            store(x + arange(0, 32), acc / steps as f32);
+        }",
+    ),
+    (
+        "",
+        "fn lits(x: Ptr<f16>, y: Ptr<i64>) {
+            let h = load(x + arange(0, 16)) * 2 + 0.5;
+            let l = load(y + arange(0, 16)) + 3_000_000_000;
+            let m = f16::MAX - h;
+            store(x + arange(0, 16), m);
+            store(y + arange(0, 16), l << 2);
+        }",
+    ),
+    (
+        "",
+        "fn relayout(x: Ptr<f32>) {
+            let t = load(x + arange(0, 128)).convert_layout(layouts::ROW_MAJOR);
+            let u = convert_layout(t, WARP_PER_ROW);
+            store(x + arange(0, 128), u);
+        }",
+    ),
+    (
+        "num_warps = 1",
+        "fn one_warp(x: Ptr<f32>, out: Ptr<f32>) {
+            let t = load(x + arange(0, 4).expand_dims(1) * 8 + arange(0, 8).expand_dims(0));
+            store(out + arange(0, 8), t.sum(0));
+            store(out + arange(0, 4), t.max(1));
+        }",
+    ),
+];
+
+// ---------------------------------------------------------------------------- snapshots
+
+#[test]
+fn softmax_has_no_conversion() {
+    let inf = &infer_all(SOFTMAX.0, SOFTMAX.1)[0];
+    snapshot("infer_softmax", &inf.to_string());
+    assert!(inf.conversions.is_empty(), "{inf}");
+    assert_eq!(ops_of(&inf.kernel, "convert").len(), 0);
+    // 128-bit accesses, masked by `cols < n_cols` with n_cols % 16 == 0.
+    assert_eq!(inf.accesses.len(), 2);
+    for a in &inf.accesses {
+        assert_eq!((a.elements, a.element_bits), (4, 32), "{a:?}");
+        assert_eq!(a.mask_constancy, Some(16));
+    }
+    let names: Vec<String> = inf.assumptions.iter().map(|a| a.to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "out is 16-byte aligned",
+            "inp is 16-byte aligned",
+            "row_stride % 16 == 0",
+            "n_cols % 16 == 0"
+        ]
+    );
+}
+
+#[test]
+fn layernorm_has_no_conversion() {
+    let inf = &infer_all(LAYERNORM.0, LAYERNORM.1)[0];
+    snapshot("infer_layernorm", &inf.to_string());
+    assert!(inf.conversions.is_empty(), "{inf}");
+    // One layout for the bf16 and f32 loads and the store (Triton's coalesce takes the largest
+    // per-thread count of connected memory ops of one shape and order).
+    let k = &inf.kernel;
+    let loads = ops_of(k, "load");
+    assert_eq!(loads.len(), 3);
+    let first = layout(k, loads[0].results[0]);
+    for op in loads.iter().chain(&ops_of(k, "store")) {
+        assert_eq!(layout(k, op.operands[0]), first);
+    }
+    // bf16: 8 × 16 bits; f32: 4 × 32 bits (two accesses per thread).
+    let widths: Vec<(u32, u32)> = inf
+        .accesses
+        .iter()
+        .map(|a| (a.elements, a.element_bits))
+        .collect();
+    assert_eq!(widths, [(8, 16), (4, 32), (4, 32), (8, 16)]);
+}
+
+#[test]
+fn transpose_has_one_conflict_free_shared_memory_conversion() {
+    let inf = &infer_all(TRANSPOSE.0, TRANSPOSE.1)[0];
+    snapshot("infer_transpose", &inf.to_string());
+    assert_eq!(inf.conversions.len(), 1, "{inf}");
+    let c = inf.conversions[0].conversion.as_ref().expect("planned");
+    let ConversionPlan::SharedMemory(shared) = &c.plan else {
+        panic!("expected shared memory, got {}", c.plan.kind());
+    };
+    assert_eq!(shared.write().exact_wavefronts, 1, "store bank conflicts");
+    assert_eq!(shared.read().exact_wavefronts, 1, "load bank conflicts");
+    // Loads and stores are both 128-bit and coalesced along the contiguous dimension.
+    for a in &inf.accesses {
+        assert_eq!((a.elements, a.element_bits, a.dim), (8, 16, 1), "{a:?}");
+    }
+    // The mask and the pointers are recomputed, not converted.
+    assert!(inf.rematerialised > 0);
+}
+
+#[test]
+fn gather_runs_along_a_warp_resident_axis_by_shuffles() {
+    let inf = &infer_all(GATHER.0, GATHER.1)[0];
+    snapshot("infer_gather", &inf.to_string());
+    let k = &inf.kernel;
+    let gathers = ops_of(k, "gather");
+    assert_eq!(gathers.len(), 1);
+    let g = &gathers[0];
+    let (src, index) = (layout(k, g.operands[0]), layout(k, g.operands[1]));
+    assert_eq!(layout(k, g.results[0]), index);
+    // The axis (1) never crosses a warp.
+    let (_, _, warps_along) = layouts::bases_along(&src, 1);
+    assert_eq!(warps_along, 0);
+    let plan = plan_gather(&src, &index, 1, 32).expect("plannable");
+    let GatherPlan::WarpShuffle(shuffle) = plan else {
+        panic!("expected a warp-shuffle gather");
+    };
+    assert!(shuffle.shuffles() > 0);
+    // The source is loaded straight into the gather's layout (as coalesced and as wide as the
+    // load's anchor), so nothing is converted.
+    assert!(inf.conversions.is_empty(), "{inf}");
+    let widths: Vec<u32> = inf.accesses.iter().map(|a| a.elements).collect();
+    assert_eq!(widths, [4, 4, 4]);
+}
+
+#[test]
+fn matmul_operands_are_in_dot_operand_layouts() {
+    let inf = &infer_all(MATMUL.0, MATMUL.1)[0];
+    snapshot("infer_matmul", &inf.to_string());
+    let k = &inf.kernel;
+    let dots = ops_of(k, "dot");
+    assert_eq!(dots.len(), 1);
+    let d = &dots[0];
+    let warps = anchors::mma_warps(64, 64, 4);
+    assert_eq!(warps, [2, 2]);
+    let a = anchors::dot_operand_layout(0, 2, &[64, 32], &warps, 4).unwrap();
+    let b = anchors::dot_operand_layout(1, 2, &[32, 64], &warps, 4).unwrap();
+    let acc = anchors::mma_layout(&[64, 64], &warps, 4).unwrap();
+    assert_eq!(layout(k, d.operands[0]), a);
+    assert_eq!(layout(k, d.operands[1]), b);
+    assert_eq!(layout(k, d.operands[2]), acc);
+    assert_eq!(layout(k, d.results[0]), acc);
+    // The accumulator stays in the mma layout through the loop: the only conversions are the
+    // two operands (in the loop) and the f16 result before the store.
+    let loop_conversions = inf.conversions.iter().filter(|c| c.weight > 1).count();
+    assert_eq!(loop_conversions, 2, "{inf}");
+    assert_eq!(inf.conversions.len(), 3, "{inf}");
+    let last = inf.conversions.last().unwrap();
+    assert_eq!(k.ty(last.source).dtype.to_string(), "f16");
+}
+
+#[test]
+fn row_softmax_reductions_and_broadcasts_are_layout_only() {
+    let inf = &infer_all(ROW_SOFTMAX.0, ROW_SOFTMAX.1)[0];
+    assert!(inf.conversions.is_empty(), "{inf}");
+    // Each row lives in one warp: the reductions are warp shuffles only.
+    let k = &inf.kernel;
+    for op in ops_of(k, "reduce.max")
+        .iter()
+        .chain(&ops_of(k, "reduce.sum"))
+    {
+        let (_, lanes, warps) = layouts::bases_along(&layout(k, op.operands[0]), 1);
+        assert_eq!((lanes > 0, warps), (true, 0), "{inf}");
+    }
+}
+
+// ---------------------------------------------------------------------------- validity
+
+/// Every tile value of a kernel after inference has a valid layout of its shape, and every op
+/// sees its operands in the layouts its lowering expects.
+fn check_consistent(k: &Kernel) -> Result<(), String> {
+    for (i, v) in k.values.iter().enumerate() {
+        if v.ty.is_scalar() {
+            continue;
+        }
+        match &v.layout {
+            LayoutSlot::Inferred(l) => {
+                check_layout(l, &v.ty.shape, k.num_warps).map_err(|e| format!("%{i}: {e}"))?
+            }
+            LayoutSlot::Fixed(_) => {}
+            other => return Err(format!("%{i}: {other:?}")),
+        }
+    }
+    check_region(k, &k.body)
+}
+
+fn check_region(k: &Kernel, region: &Region) -> Result<(), String> {
+    let nw = k.num_warps;
+    let inferred = |v: ValueId| match &k.value(v).layout {
+        LayoutSlot::Inferred(l) => Some(*l),
+        _ => None,
+    };
+    let tile = |v: ValueId| !k.ty(v).is_scalar();
+    for op in &region.ops {
+        let here = || format!("`{}` of {:?}", op.kind.name(), op.results);
+        let tiles: Vec<ValueId> = op.operands.iter().copied().filter(|&v| tile(v)).collect();
+        let same = |vs: &[ValueId]| -> Result<(), String> {
+            let ls: Vec<Option<LinearLayout>> = vs.iter().map(|&v| inferred(v)).collect();
+            if ls.iter().any(Option::is_none) || ls.windows(2).any(|w| w[0] != w[1]) {
+                return Err(format!(
+                    "{}: operands and result in different layouts",
+                    here()
+                ));
+            }
+            Ok(())
+        };
+        match &op.kind {
+            OpKind::Unary(_)
+            | OpKind::Binary(_)
+            | OpKind::Compare(_)
+            | OpKind::Fma
+            | OpKind::Select
+            | OpKind::Cast { .. }
+            | OpKind::AddPtr => {
+                if tile(op.results[0]) {
+                    let mut all = tiles.clone();
+                    all.push(op.results[0]);
+                    same(&all)?;
+                }
+            }
+            OpKind::Load { .. } | OpKind::Store { .. } => {
+                let mut all = tiles.clone();
+                all.extend(op.results.iter().copied().filter(|&r| tile(r)));
+                same(&all)?;
+            }
+            OpKind::ExpandDims { .. } | OpKind::Reshape => {
+                let (x, r) = (op.operands[0], op.results[0]);
+                if tile(x) {
+                    let want = reshape(&inferred(x).unwrap(), &k.ty(r).shape, nw);
+                    if want != inferred(r) {
+                        return Err(format!("{}: result is not the reshaped operand", here()));
+                    }
+                }
+            }
+            OpKind::Broadcast => {
+                let (x, r) = (op.operands[0], op.results[0]);
+                let want = broadcast_backward(&inferred(r).unwrap(), &k.ty(x).shape, nw);
+                if want != inferred(x) {
+                    return Err(format!("{}: operand is not the projected result", here()));
+                }
+            }
+            OpKind::Trans { perm } => {
+                let (x, r) = (op.operands[0], op.results[0]);
+                if trans(&inferred(x).unwrap(), perm, nw) != inferred(r) {
+                    return Err(format!("{}: result is not the transposed operand", here()));
+                }
+            }
+            OpKind::Join => {
+                same(&tiles)?;
+                if join_forward(&inferred(tiles[0]).unwrap(), nw) != inferred(op.results[0]) {
+                    return Err(format!("{}: result is not the joined operand", here()));
+                }
+            }
+            OpKind::Split => {
+                same(&op.results)?;
+                if join_backward(&inferred(op.operands[0]).unwrap(), nw) != inferred(op.results[0])
+                {
+                    return Err(format!("{}: results are not the split operand", here()));
+                }
+            }
+            OpKind::Reduce { axis, .. } => {
+                let (x, r) = (op.operands[0], op.results[0]);
+                if tile(r) && reduce_forward(&inferred(x).unwrap(), *axis, nw) != inferred(r) {
+                    return Err(format!(
+                        "{}: result is not the slice of the operand",
+                        here()
+                    ));
+                }
+            }
+            OpKind::Dot => {
+                let acc = inferred(op.operands[2]);
+                if acc.is_none() || acc != inferred(op.results[0]) {
+                    return Err(format!("{}: accumulator and result differ", here()));
+                }
+            }
+            OpKind::Gather { axis } => {
+                let (src, index) = (inferred(op.operands[0]), inferred(op.operands[1]));
+                if index != inferred(op.results[0]) {
+                    return Err(format!("{}: result not in the index layout", here()));
+                }
+                let bits = k.ty(op.operands[0]).dtype.bits().max(8);
+                plan_gather(&src.unwrap(), &index.unwrap(), *axis as u32, bits)
+                    .map_err(|e| format!("{}: {e}", here()))?;
+            }
+            OpKind::Convert { conversion } => {
+                let (x, r) = (op.operands[0], op.results[0]);
+                if k.ty(x) != k.ty(r) {
+                    return Err(format!("{}: a conversion changes the type", here()));
+                }
+                match (conversion, inferred(x)) {
+                    (Some(_), Some(_)) | (None, None) => {}
+                    _ => return Err(format!("{}: plan and operand kind disagree", here())),
+                }
+            }
+            OpKind::For => {
+                let body = &op.regions[0];
+                for (j, &r) in op.results.iter().enumerate() {
+                    if tile(r) {
+                        same(&[op.operands[3 + j], body.args[j + 1], body.yields[j], r])?;
+                    }
+                }
+            }
+            OpKind::If => {
+                for (j, &r) in op.results.iter().enumerate() {
+                    if tile(r) {
+                        same(&[op.regions[0].yields[j], op.regions[1].yields[j], r])?;
+                    }
+                }
+            }
+            _ => {}
+        }
+        for r in &op.regions {
+            check_region(k, r)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_layout_of_every_example_is_valid_and_consistent() {
+    let mut kernels = 0;
+    for (attr, item) in CORPUS {
+        for inf in infer_all(attr, item) {
+            if let Err(e) = check_consistent(&inf.kernel) {
+                panic!("{e}\n{inf}");
+            }
+            // Every inferred layout is a distributed layout onto its tile (Definition 4.10).
+            for v in &inf.kernel.values {
+                if let LayoutSlot::Inferred(l) = &v.layout {
+                    assert!(l.is_distributed_layout() && l.is_surjective());
+                    assert_eq!(Bases::of(l).unwrap().shape, v.ty.shape);
+                }
+            }
+            // Conversions are between the operand's and the result's layouts.
+            for c in &inf.conversions {
+                if let Some(from) = c.from {
+                    assert_eq!(from, layout(&inf.kernel, c.source));
+                    assert!(c.conversion.is_some());
+                }
+                assert_eq!(c.to, layout(&inf.kernel, c.result));
+            }
+            kernels += 1;
+        }
+    }
+    assert_eq!(kernels, 20);
+}
+
+#[test]
+fn user_layouts_are_converted_out_of_without_a_plan() {
+    let (attr, item) = CORPUS
+        .iter()
+        .find(|(_, i)| i.contains("fn relayout"))
+        .unwrap();
+    let inf = &infer_all(attr, item)[0];
+    let converts = ops_of(&inf.kernel, "convert");
+    // `u` (a user layout) is converted once for the store.
+    assert_eq!(converts.len(), 1, "{inf}");
+    assert!(matches!(
+        converts[0].kind,
+        OpKind::Convert { conversion: None }
+    ));
+    assert!(inf.to_string().contains("from a layout only rustc knows"));
+}
+
+// ---------------------------------------------------------------------------- pieces
+
+#[test]
+fn explain_setting_names_kernels() {
+    assert!(explain_matches("1", "softmax"));
+    assert!(explain_matches("softmax", "softmax"));
+    assert!(explain_matches("matmul, softmax", "softmax"));
+    assert!(!explain_matches("matmul", "softmax"));
+    assert!(!explain_matches("0", "softmax"));
+}
+
+#[test]
+fn triton_blocked_builder_and_mma_warps() {
+    // 1024 f32 over 4 warps, 4 per thread: all lanes and warps along the one dimension.
+    let o = anchors::blocked_params(&[1024], &[0], 4, 4);
+    assert_eq!(
+        o.family_text().unwrap(),
+        "blocked{spt=[4], tpw=[32], wpc=[4], order=[0]}"
+    );
+    // [16, 32] i32, 4 per thread along dim 1: 8 lanes cover a row, 4 rows per warp.
+    let o = anchors::blocked_params(&[16, 32], &[1, 0], 4, 4);
+    assert_eq!(
+        o.family_text().unwrap(),
+        "blocked{spt=[1, 4], tpw=[4, 8], wpc=[4, 1], order=[1, 0]}"
+    );
+    // Triton's warpsPerTileV2.
+    assert_eq!(anchors::mma_warps(128, 128, 8), [4, 2]);
+    assert_eq!(anchors::mma_warps(64, 64, 4), [2, 2]);
+    assert_eq!(anchors::mma_warps(16, 128, 4), [1, 4]);
+    assert_eq!(anchors::order_from_contiguity(&[1, 1]), [1, 0]);
+    assert_eq!(anchors::order_from_contiguity(&[64, 1]), [0, 1]);
+}
+
+#[test]
+fn shape_maps_agree_with_the_layout_crate() {
+    use tessera_layout::families::shape::{permute_out_coords, reshape_row_major};
+    use tessera_layout::families::slice::slice_of;
+    let origin = anchors::blocked_params(&[8, 4, 16], &[2, 1, 0], 2, 4);
+    let l = anchors::blocked_layout(&origin, &[8, 4, 16], 4).unwrap();
+    let nw = 4;
+    let t = trans(&l, &[2, 0, 1], nw).unwrap();
+    let crate_t = permute_out_coords(&l, &[2, 0, 1]).unwrap();
+    assert_eq!(Bases::of(&t).unwrap(), Bases::of(&crate_t).unwrap());
+    let r = reshape(&l, &[32, 16], nw).unwrap();
+    let crate_r = reshape_row_major(&l, &[32, 16]).unwrap();
+    assert_eq!(Bases::of(&r).unwrap(), Bases::of(&crate_r).unwrap());
+    let s = reduce_forward(&l, 1, nw).unwrap();
+    let crate_s = slice_of(&l, 1).unwrap();
+    assert_eq!(Bases::of(&s).unwrap(), Bases::of(&crate_s).unwrap());
+    // expand_dims then broadcast back gives the operand's layout.
+    let e = reshape(&s, &[8, 1, 16], nw).unwrap();
+    assert_eq!(broadcast_backward(&l, &[8, 1, 16], nw), Some(e));
+    // join then split is the identity; split of a layout whose last dimension is in lanes is
+    // not layout-only.
+    let j = join_forward(&l, nw).unwrap();
+    assert_eq!(join_backward(&j, nw), Some(l));
+    let lanes_last = trans(&j, &[0, 1, 3, 2], nw).unwrap();
+    let moved = trans(&lanes_last, &[0, 1, 3, 2], nw).unwrap();
+    assert_eq!(moved, j);
+    let in_lanes =
+        anchors::blocked_layout(&anchors::blocked_params(&[8, 2], &[1, 0], 1, 1), &[8, 2], 1)
+            .unwrap();
+    assert_eq!(join_backward(&in_lanes, 1), None);
+}
+
+#[test]
+fn axis_facts_of_a_pointer_expression() {
+    let inf = &infer_all(SOFTMAX.0, SOFTMAX.1)[0];
+    let k = &inf.kernel;
+    let load = &ops_of(k, "load")[0];
+    let ptr = inf.axis_info(load.operands[0]).unwrap();
+    // inp (16 B) + row * row_stride (÷16) * 4 B + arange: 1024 consecutive f32, 16-byte aligned.
+    assert_eq!(ptr.contiguity, [1024]);
+    assert_eq!(ptr.divisibility, [16]);
+    assert_eq!(ptr.constancy, [1]);
+    let mask = inf.axis_info(load.operands[1]).unwrap();
+    assert_eq!(mask.constancy, [16]);
+    // Without the assumptions nothing is known of the stride: 4-byte alignment, scalar access.
+    let mut kernel = ok(SOFTMAX.0.parse().unwrap(), SOFTMAX.1.parse().unwrap()).remove(0);
+    let natural = infer_with(&mut kernel, AlignmentPolicy::Natural).unwrap();
+    assert!(natural.assumptions.is_empty());
+    assert_eq!(natural.accesses[0].elements, 1);
+    assert_eq!(natural.accesses[0].alignment, 4);
 }
