@@ -4,3 +4,5 @@
 //! `tessera::launch::Device`, `emulate` directly on the emulator).
 
 pub mod elementwise;
+pub mod norm;
+pub mod transpose;

@@ -1,0 +1,94 @@
+//! Row-wise normalisations, one row per program (`BLOCK` ≥ the row length; columns past
+//! `n_cols` are masked, so rows of any length up to `BLOCK` work).
+
+use tessera::{f16, tile_kernel, Ptr};
+
+/// Row softmax of an f32 matrix: `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`.
+#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096])]
+pub fn tile_softmax<const BLOCK: usize>(
+    out: Ptr<f32>,
+    inp: Ptr<f32>,
+    in_stride: i32,
+    out_stride: i32,
+    n_cols: i32,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mask = cols < n_cols;
+    let x = load(inp + row * in_stride + cols, mask, f32::NEG_INFINITY);
+    let shifted = x - x.max(0);
+    let num = exp(shifted);
+    let den = num.sum(0);
+    store(out + row * out_stride + cols, num / den, mask);
+}
+
+/// Row softmax with f16 input and output, computed in f32.
+#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096])]
+pub fn tile_softmax_f16<const BLOCK: usize>(
+    out: Ptr<f16>,
+    inp: Ptr<f16>,
+    in_stride: i32,
+    out_stride: i32,
+    n_cols: i32,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mask = cols < n_cols;
+    let x = load(inp + row * in_stride + cols, mask, f16::NEG_INFINITY).to::<f32>();
+    let num = exp(x - x.max(0));
+    let den = num.sum(0);
+    store(out + row * out_stride + cols, (num / den).to::<f16>(), mask);
+}
+
+/// LayerNorm forward, f16 in and out, f32 statistics:
+/// `y = (x - mean) / sqrt(var + eps) * w + b`, and `mean`, `rstd = 1 / sqrt(var + eps)` per row.
+#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096])]
+pub fn tile_layernorm<const BLOCK: usize>(
+    y: Ptr<f16>,
+    x: Ptr<f16>,
+    w: Ptr<f16>,
+    b: Ptr<f16>,
+    mean_out: Ptr<f32>,
+    rstd_out: Ptr<f32>,
+    stride: i32,
+    n_cols: i32,
+    eps: f32,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mask = cols < n_cols;
+    let xv = load(x + row * stride + cols, mask, 0.0).to::<f32>();
+    let n = n_cols as f32;
+    let mean = xv.sum(0) / n;
+    let diff = where_(mask, xv - mean, 0.0);
+    let var = (diff * diff).sum(0) / n;
+    let rstd = 1.0 / sqrt(var + eps);
+    let wv = load(w + cols, mask, 0.0).to::<f32>();
+    let bv = load(b + cols, mask, 0.0).to::<f32>();
+    let yv = diff * rstd * wv + bv;
+    store(y + row * stride + cols, yv.to::<f16>(), mask);
+    // The per-row statistics as one-element tiles (scalar stores: see the tests' notes).
+    let one = arange(0, 1);
+    store(mean_out + row + one, mean + zeros::<f32>([1]));
+    store(rstd_out + row + one, rstd + zeros::<f32>([1]));
+}
+
+/// RMSNorm forward, f16 in and out, f32 math: `y = x / sqrt(mean(x²) + eps) * w`.
+#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096])]
+pub fn tile_rmsnorm<const BLOCK: usize>(
+    y: Ptr<f16>,
+    x: Ptr<f16>,
+    w: Ptr<f16>,
+    stride: i32,
+    n_cols: i32,
+    eps: f32,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mask = cols < n_cols;
+    let xv = load(x + row * stride + cols, mask, 0.0).to::<f32>();
+    let ms = (xv * xv).sum(0) / (n_cols as f32);
+    let scale = 1.0 / sqrt(ms + eps);
+    let wv = load(w + cols, mask, 0.0).to::<f32>();
+    store(y + row * stride + cols, (xv * scale * wv).to::<f16>(), mask);
+}
