@@ -5,4 +5,5 @@
 
 pub mod elementwise;
 pub mod norm;
+pub mod reduce;
 pub mod transpose;
