@@ -5,5 +5,4 @@
 
 pub mod elementwise;
 pub mod norm;
-pub mod reduce;
 pub mod transpose;
