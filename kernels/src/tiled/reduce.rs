@@ -1,0 +1,172 @@
+//! Row and column reductions of an `m × n` f32 matrix (row stride `stride`): sums, maxima and
+//! argmax (first index on ties), each program reducing a block of rows (columns) while it walks
+//! the other axis in chunks, with loop-carried accumulators.
+
+use tessera::{tile_kernel, Ptr};
+
+/// `out[r] = Σ_c x[r, c]`, `BLOCK_M` rows per program.
+#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
+pub fn tile_row_sum<const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<f32>,
+    x: Ptr<f32>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
+    let cols = arange(0, BLOCK_N);
+    let row_ok = rows.expand_dims(1) < m;
+    let mut acc = zeros::<f32>([BLOCK_M]);
+    for start in (0..n).step_by(BLOCK_N) {
+        let c = start + cols;
+        let mask = row_ok & (c.expand_dims(0) < n);
+        let tile = load(
+            x + rows.expand_dims(1) * stride + c.expand_dims(0),
+            mask,
+            0.0,
+        );
+        acc += tile.sum(1);
+    }
+    store(out + rows, acc, rows < m);
+}
+
+/// `out[r] = max_c x[r, c]` (`-inf` for an empty row).
+#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
+pub fn tile_row_max<const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<f32>,
+    x: Ptr<f32>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
+    let cols = arange(0, BLOCK_N);
+    let row_ok = rows.expand_dims(1) < m;
+    let mut acc = full::<f32>([BLOCK_M], f32::NEG_INFINITY);
+    for start in (0..n).step_by(BLOCK_N) {
+        let c = start + cols;
+        let mask = row_ok & (c.expand_dims(0) < n);
+        let tile = load(
+            x + rows.expand_dims(1) * stride + c.expand_dims(0),
+            mask,
+            f32::NEG_INFINITY,
+        );
+        acc = maximum(acc, tile.max(1));
+    }
+    store(out + rows, acc, rows < m);
+}
+
+/// `out[r] = argmax_c x[r, c]`, the first column on ties.
+#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
+pub fn tile_row_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<i32>,
+    x: Ptr<f32>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
+    let cols = arange(0, BLOCK_N);
+    let row_ok = rows.expand_dims(1) < m;
+    let mut best = full::<f32>([BLOCK_M], f32::NEG_INFINITY);
+    let mut best_index = zeros::<i32>([BLOCK_M]);
+    for start in (0..n).step_by(BLOCK_N) {
+        let c = start + cols;
+        let mask = row_ok & (c.expand_dims(0) < n);
+        let tile = load(
+            x + rows.expand_dims(1) * stride + c.expand_dims(0),
+            mask,
+            f32::NEG_INFINITY,
+        );
+        let chunk_max = tile.max(1);
+        let chunk_index = tile.argmax(1) + start;
+        // A strictly larger maximum moves the index: ties keep the earlier chunk's.
+        let better = chunk_max > best;
+        best = where_(better, chunk_max, best);
+        best_index = where_(better, chunk_index, best_index);
+    }
+    store(out + rows, best_index, rows < m);
+}
+
+/// `out[c] = Σ_r x[r, c]`, `BLOCK_N` columns per program.
+#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64])]
+pub fn tile_col_sum<const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<f32>,
+    x: Ptr<f32>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
+    let rows = arange(0, BLOCK_M);
+    let col_ok = cols.expand_dims(0) < n;
+    let mut acc = zeros::<f32>([BLOCK_N]);
+    for start in (0..m).step_by(BLOCK_M) {
+        let r = start + rows;
+        let mask = (r.expand_dims(1) < m) & col_ok;
+        let tile = load(
+            x + r.expand_dims(1) * stride + cols.expand_dims(0),
+            mask,
+            0.0,
+        );
+        acc += tile.sum(0);
+    }
+    store(out + cols, acc, cols < n);
+}
+
+/// `out[c] = max_r x[r, c]`.
+#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64])]
+pub fn tile_col_max<const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<f32>,
+    x: Ptr<f32>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
+    let rows = arange(0, BLOCK_M);
+    let col_ok = cols.expand_dims(0) < n;
+    let mut acc = full::<f32>([BLOCK_N], f32::NEG_INFINITY);
+    for start in (0..m).step_by(BLOCK_M) {
+        let r = start + rows;
+        let mask = (r.expand_dims(1) < m) & col_ok;
+        let tile = load(
+            x + r.expand_dims(1) * stride + cols.expand_dims(0),
+            mask,
+            f32::NEG_INFINITY,
+        );
+        acc = maximum(acc, tile.max(0));
+    }
+    store(out + cols, acc, cols < n);
+}
+
+/// `out[c] = argmax_r x[r, c]`, the first row on ties.
+#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64])]
+pub fn tile_col_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<i32>,
+    x: Ptr<f32>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
+    let rows = arange(0, BLOCK_M);
+    let col_ok = cols.expand_dims(0) < n;
+    let mut best = full::<f32>([BLOCK_N], f32::NEG_INFINITY);
+    let mut best_index = zeros::<i32>([BLOCK_N]);
+    for start in (0..m).step_by(BLOCK_M) {
+        let r = start + rows;
+        let mask = (r.expand_dims(1) < m) & col_ok;
+        let tile = load(
+            x + r.expand_dims(1) * stride + cols.expand_dims(0),
+            mask,
+            f32::NEG_INFINITY,
+        );
+        let chunk_max = tile.max(0);
+        let chunk_index = tile.argmax(0) + start;
+        let better = chunk_max > best;
+        best = where_(better, chunk_max, best);
+        best_index = where_(better, chunk_index, best_index);
+    }
+    store(out + cols, best_index, cols < n);
+}
