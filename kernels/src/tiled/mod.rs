@@ -4,7 +4,6 @@
 //! `tessera::launch::Device`, `emulate` directly on the emulator).
 
 pub mod convert_layout;
-pub mod convert_layout;
 pub mod elementwise;
 pub mod norm;
 pub mod reduce;
