@@ -108,6 +108,7 @@ pub(crate) struct Affine {
 }
 
 impl Affine {
+    #[cfg(test)]
     pub fn constant(constant: u32) -> Self {
         Affine {
             constant,
@@ -233,6 +234,7 @@ impl LaneFn {
         }
     }
 
+    #[cfg(test)]
     pub fn eval(&self, lane: u32, warp: u32) -> u32 {
         match self {
             LaneFn::Affine(a) => a.eval(lane, warp),
