@@ -42,7 +42,10 @@ pub enum Origin {
         warps_per_cta: Vec<u32>,
     },
     /// Another layout transformed by a shape op (`what`: e.g. `trans [1, 0]`).
-    Derived { what: String, from: LinearLayout },
+    Derived {
+        what: String,
+        from: Box<LinearLayout>,
+    },
 }
 
 impl Origin {

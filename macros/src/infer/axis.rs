@@ -24,7 +24,7 @@
 
 use super::graph::{Def, Graph, OpId};
 use crate::ir::{BinaryOp, CmpOp, ConstValue, Kernel, OpKind, ValueId};
-use crate::types::{DType, Scalar, TileType};
+use crate::types::{DType, TileType};
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -180,14 +180,6 @@ impl AxisInfo {
             constancy: self.constancy.clone(),
             ..AxisInfo::unknown(self.rank())
         }
-    }
-
-    /// `contiguity=[…] divisibility=[…] constancy=[…]`.
-    pub fn describe(&self) -> String {
-        format!(
-            "contiguity={:?} divisibility={:?} constancy={:?}",
-            self.contiguity, self.divisibility, self.constancy
-        )
     }
 }
 
@@ -732,10 +724,9 @@ fn binary(
             // x / 2^k (x ≥ 0): constant on aligned runs of 2^k of a contiguous x.
             if let Some(p) = b.value.filter(|&p| p > 0 && (p as u128).is_power_of_two()) {
                 let p = p as u64;
-                for d in 0..rank {
+                for (d, k) in out.constancy.iter_mut().enumerate() {
                     if a.contiguity[d] > 1 {
-                        let run = gcd(gcd(a.contiguity[d], p), a.divisibility[d]);
-                        out.constancy[d] = constancy[d].max(run);
+                        *k = (*k).max(gcd(gcd(a.contiguity[d], p), a.divisibility[d]));
                     }
                 }
             }
@@ -802,10 +793,4 @@ fn compare(op: CmpOp, a: &AxisInfo, b: &AxisInfo) -> AxisInfo {
         out.value = Some(i128::from(v));
     }
     out
-}
-
-/// Kinds of element for which the facts mean something (integers, pointers, bools).
-pub fn is_tracked(dtype: DType) -> bool {
-    matches!(dtype, DType::Ptr(_))
-        || matches!(dtype, DType::Scalar(s) if s.is_int() || s == Scalar::Bool)
 }

@@ -28,7 +28,7 @@ impl Numbering {
 }
 
 fn collect(kernel: &Kernel, region: &Region, n: &mut Numbering) {
-    let mut visit = |v: ValueId, n: &mut Numbering| {
+    let visit = |v: ValueId, n: &mut Numbering| {
         if let LayoutSlot::Inferred(l) = &kernel.value(v).layout {
             n.of(l);
         }
@@ -67,7 +67,7 @@ impl Inference {
                     let Origin::Derived { what, from } = o else {
                         return String::new();
                     };
-                    let source = match n.0.iter().position(|x| x == from) {
+                    let source = match n.0.iter().position(|x| *x == **from) {
                         Some(i) => format!("#{i}"),
                         None if depth < 4 => self.origin_text(from, n, depth + 1),
                         None => "…".into(),
@@ -296,7 +296,13 @@ impl fmt::Display for Inference {
         }
         writeln!(f, "]")?;
         if self.assumptions.is_empty() {
-            writeln!(f, "assumed at launch: nothing")?;
+            let what = match self.policy {
+                super::AlignmentPolicy::Aligned => "nothing",
+                super::AlignmentPolicy::Natural => {
+                    "nothing (the variant for arguments that break the alignment assumptions)"
+                }
+            };
+            writeln!(f, "assumed at launch: {what}")?;
         } else {
             let list: Vec<String> = self.assumptions.iter().map(ToString::to_string).collect();
             writeln!(

@@ -15,9 +15,6 @@
 //! 5. [`explain`]: the human-readable result ([`Inference`]'s `Display`), printed at build time
 //!    when `TESSERA_EXPLAIN` asks for it ([`explain_requested`]).
 
-// Until `expand.rs` calls `infer`, only the tests read most of this module.
-#![cfg_attr(not(test), allow(dead_code))]
-
 mod access;
 mod anchors;
 pub mod axis;
@@ -29,7 +26,7 @@ mod solve;
 #[cfg(test)]
 mod tests;
 
-pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo, ASSUMED_ALIGNMENT};
+pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo};
 pub use rewrite::ConversionRecord;
 
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, ValueId};
@@ -115,14 +112,11 @@ impl Inference {
             .iter()
             .find(|a| a.is_store == is_store && a.pointer == pointer && a.mask == mask.copied())
     }
-
-    /// The axis facts of a value.
-    pub fn axis_info(&self, v: ValueId) -> Option<&AxisInfo> {
-        self.axis.get(v.0 as usize)
-    }
 }
 
-/// Infers the layouts of `kernel` under [`AlignmentPolicy::Aligned`] (see [`infer_with`]).
+/// Infers the layouts of `kernel` under [`AlignmentPolicy::Aligned`] (see [`infer_with`]; the
+/// macro infers each specialisation under both policies, so it calls that directly).
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn infer(kernel: &mut Kernel) -> Result<Inference, syn::Error> {
     infer_with(kernel, AlignmentPolicy::Aligned)
 }
@@ -366,6 +360,6 @@ fn explain_matches(setting: &str, name: &str) -> bool {
 /// during expansion).
 pub fn report_if_requested(inference: &Inference) {
     if explain_requested(&inference.kernel.name.to_string()) {
-        eprintln!("{inference}");
+        eprintln!("{}", explain(inference));
     }
 }

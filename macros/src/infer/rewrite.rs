@@ -26,6 +26,7 @@ use tessera_layout::LinearLayout;
 
 /// One inserted conversion.
 #[derive(Clone, Debug)]
+#[cfg_attr(not(test), allow(dead_code))]
 pub struct ConversionRecord {
     /// The converted value and the conversion's result.
     pub source: ValueId,
@@ -48,6 +49,9 @@ pub struct RewriteReport {
     pub copied_from: Vec<(ValueId, ValueId)>,
 }
 
+/// A conversion of a value to a layout, inserted in one region (`None`: the kernel body).
+type ConvertKey = (ValueId, LinearLayout, Option<(OpId, usize)>);
+
 struct Rewrite<'r, 'a> {
     p: &'r mut Problem<'a>,
     values: Vec<Value>,
@@ -58,7 +62,7 @@ struct Rewrite<'r, 'a> {
     result_repl: HashMap<(OpId, usize), ValueId>,
     yield_repl: HashMap<(OpId, usize, usize), ValueId>,
     remat: HashMap<(ValueId, LinearLayout), ValueId>,
-    converts: HashMap<(ValueId, LinearLayout, Option<(OpId, usize)>), ValueId>,
+    converts: HashMap<ConvertKey, ValueId>,
     report: RewriteReport,
 }
 
@@ -236,7 +240,7 @@ impl Rewrite<'_, '_> {
         match self.class(v) {
             Class::Scalar => Ok(v),
             Class::Cheap => self.materialize(v, to),
-            Class::User => self.from_user(v, to),
+            Class::User => self.out_of_user(v, to),
             Class::Group(_) => {
                 let from = self
                     .current(v)
@@ -283,7 +287,7 @@ impl Rewrite<'_, '_> {
         }
         let r = match self.class(v) {
             Class::Cheap => self.materialize(v, to)?,
-            Class::User => self.from_user(v, to)?,
+            Class::User => self.out_of_user(v, to)?,
             Class::Group(_) if self.current(v) == Some(*to) => v,
             _ => {
                 return Err(self.internal(
@@ -316,7 +320,7 @@ impl Rewrite<'_, '_> {
     }
 
     /// A conversion out of user value `v` to `to`, right after its definition.
-    fn from_user(&mut self, v: ValueId, to: &LinearLayout) -> Result<ValueId, syn::Error> {
+    fn out_of_user(&mut self, v: ValueId, to: &LinearLayout) -> Result<ValueId, syn::Error> {
         if let Some(&r) = self.remat.get(&(v, *to)) {
             return Ok(r);
         }
@@ -354,7 +358,7 @@ impl Rewrite<'_, '_> {
             if need != *l {
                 self.p.origins.entry(need).or_insert(Origin::Derived {
                     what: format!("{} operand", node.kind.name()),
-                    from: *l,
+                    from: Box::new(*l),
                 });
             }
             out.push(Some(need));

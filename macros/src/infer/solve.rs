@@ -40,10 +40,10 @@ use super::anchors::{
     order_from_contiguity, own_per_thread, warps_off_axes, Origin,
 };
 use super::axis::{AxisAnalysis, AxisInfo};
-use super::graph::{Def, Graph, OpId};
+use super::graph::{Graph, OpId};
 use super::layouts::{
     bases_along, broadcast_backward, broadcast_forward, inverse_perm, join_backward, join_forward,
-    reduce_forward, reshape, trans, Bases,
+    reduce_forward, reshape, trans,
 };
 use crate::ir::{Kernel, OpKind, ValueId};
 use std::collections::HashMap;
@@ -310,9 +310,9 @@ impl<'a> Problem<'a> {
         let n = kernel.values.len();
         let mut class = vec![Class::Scalar; n];
         // Cheap and user values, in program order (operands come first).
-        for v in 0..n {
-            if !kernel.values[v].ty.is_scalar() {
-                class[v] = Class::Group(usize::MAX);
+        for (c, v) in class.iter_mut().zip(&kernel.values) {
+            if !v.ty.is_scalar() {
+                *c = Class::Group(usize::MAX);
             }
         }
         for node in &graph.ops {
@@ -398,15 +398,15 @@ impl<'a> Problem<'a> {
         }
         let mut group_index: HashMap<usize, usize> = HashMap::new();
         let mut groups: Vec<Vec<ValueId>> = Vec::new();
-        for v in 0..n {
-            if let Class::Group(_) = class[v] {
+        for (v, c) in class.iter_mut().enumerate() {
+            if let Class::Group(_) = *c {
                 let root = uf.find(v);
                 let g = *group_index.entry(root).or_insert_with(|| {
                     groups.push(Vec::new());
                     groups.len() - 1
                 });
                 groups[g].push(ValueId(v as u32));
-                class[v] = Class::Group(g);
+                *c = Class::Group(g);
             }
         }
         let mut p = Problem {
@@ -578,9 +578,10 @@ impl<'a> Problem<'a> {
             EdgeKind::Reduce(axis) => (reduce_forward(l, *axis, nw), format!("slice dim={axis}")),
         };
         if let Some(o) = out {
-            self.origins
-                .entry(o)
-                .or_insert(Origin::Derived { what, from: *l });
+            self.origins.entry(o).or_insert(Origin::Derived {
+                what,
+                from: Box::new(*l),
+            });
         }
         self.transforms.insert((e, true, *l), out);
         out
@@ -608,9 +609,10 @@ impl<'a> Problem<'a> {
             EdgeKind::Reduce(_) => (None, String::new()),
         };
         if let Some(o) = out {
-            self.origins
-                .entry(o)
-                .or_insert(Origin::Derived { what, from: *l });
+            self.origins.entry(o).or_insert(Origin::Derived {
+                what,
+                from: Box::new(*l),
+            });
         }
         self.transforms.insert((e, false, *l), out);
         out
@@ -831,7 +833,7 @@ impl<'a> Problem<'a> {
                         if let Some(out) = reduce_forward(&l, *axis, nw) {
                             self.origins.entry(out).or_insert(Origin::Derived {
                                 what: format!("slice dim={axis}"),
-                                from: l,
+                                from: Box::new(l),
                             });
                             self.produces.push(ProduceAnchor {
                                 op: id,
@@ -964,7 +966,7 @@ impl<'a> Problem<'a> {
                 if let Some(gs) = fit(&gi_layout, &src_shape, nw) {
                     self.origins.entry(gs).or_insert(Origin::Derived {
                         what: format!("fit to {src_shape:?}"),
-                        from: gi_layout,
+                        from: Box::new(gi_layout),
                     });
                     pairs.push((gs, gi_layout));
                 }
@@ -974,7 +976,7 @@ impl<'a> Problem<'a> {
                     if let Some(gil) = fit(&gs, &index_shape, nw) {
                         self.origins.entry(gil).or_insert(Origin::Derived {
                             what: format!("fit to {index_shape:?}"),
-                            from: gs,
+                            from: Box::new(gs),
                         });
                         pairs.push((gs, gil));
                     }
@@ -1208,25 +1210,6 @@ impl<'a> Problem<'a> {
                 break;
             }
         }
-    }
-
-    /// Every group's layout is a valid tile layout of its shape.
-    pub fn check_bases(&self) -> Result<(), String> {
-        for (g, members) in self.groups.iter().enumerate() {
-            let l = &self.candidates[g][self.choice[g]];
-            let b = Bases::of(l)?;
-            for v in members {
-                if b.shape != self.kernel.ty(*v).shape {
-                    return Err(format!("group {g}: layout of shape {:?} for {v}", b.shape));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Is `v` defined by a parameter or an op (not a region argument)?
-    pub fn defined_by_op(&self, v: ValueId) -> bool {
-        matches!(self.graph.def[v.0 as usize], Def::Op(..))
     }
 }
 

@@ -754,12 +754,12 @@ fn axis_facts_of_a_pointer_expression() {
     let inf = &infer_all(SOFTMAX.0, SOFTMAX.1)[0];
     let k = &inf.kernel;
     let load = &ops_of(k, "load")[0];
-    let ptr = inf.axis_info(load.operands[0]).unwrap();
+    let ptr = &inf.axis[load.operands[0].0 as usize];
     // inp (16 B) + row * row_stride (÷16) * 4 B + arange: 1024 consecutive f32, 16-byte aligned.
     assert_eq!(ptr.contiguity, [1024]);
     assert_eq!(ptr.divisibility, [16]);
     assert_eq!(ptr.constancy, [1]);
-    let mask = inf.axis_info(load.operands[1]).unwrap();
+    let mask = &inf.axis[load.operands[1].0 as usize];
     assert_eq!(mask.constancy, [16]);
     // Without the assumptions nothing is known of the stride: 4-byte alignment, scalar access.
     let mut kernel = ok(SOFTMAX.0.parse().unwrap(), SOFTMAX.1.parse().unwrap()).remove(0);
