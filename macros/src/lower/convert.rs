@@ -23,9 +23,19 @@
 //! movements on a CTA model that follows PTX semantics (`shfl.sync.idx`, `ld/st.shared`,
 //! `ldmatrix`) and count bank wavefronts as the emulator does.
 
-// G2: entry points `lower_convert` (here), `lower_gather` (gather.rs) and `lower_dot` (dot.rs)
-// follow the signatures documented in lower/mod.rs; they need `mod convert; mod gather; mod dot;`
-// there and the calls in `Ctx::lower_op`.
+// G2: `lower_gather` (gather.rs) and `lower_dot` (dot.rs) are ready and tested (kernels too, in
+// a scratch copy with this wiring in `Ctx::lower_op`; please add `mod gather; mod dot;`):
+//   OpKind::Gather { axis } => { let loc = &op.loc;
+//       let (s, i, r) = (op.operands[0], op.operands[1], op.results[0]);
+//       let (sl, il, rl) = (self.layout(s, loc)?, self.layout(i, loc)?, self.layout(r, loc)?);
+//       let (sr, ir) = (self.regs(s, loc)?, self.regs(i, loc)?);
+//       let (sn, inn) = (self.fresh("gather_src"), self.fresh("gather_index"));
+//       let (ds, di) = (self.dtype(s), self.dtype(i));
+//       let (code, out) = gather::lower_gather(self, op, &sn, &sl, &inn, &il, *axis, &rl, ds, di)?;
+//       let bind = self.bind(r, quote!(#out), loc)?;
+//       Ok(quote!(let #sn = #sr; let #inn = #ir; #code #bind)) }
+//   OpKind::Dot => the same with operands [a, b, acc]: `dot::lower_dot(self, op, &an, &al, &bn,
+//       &bl, &cn, &cl, &rl, self.dtype(a), self.dtype(acc))`.
 use super::{elem_type, internal, Ctx};
 use crate::ir::Op;
 use crate::types::DType;

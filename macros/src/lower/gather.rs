@@ -40,6 +40,7 @@ pub(crate) struct IndexAffine {
 }
 
 impl IndexAffine {
+    #[cfg(test)]
     pub fn eval(&self, lane: u32, warp: u32, value: u32) -> u32 {
         self.thread.eval(lane, warp) ^ xor_bits(&self.axis, value)
     }
