@@ -172,19 +172,6 @@ const fn check_layout(
     }
 }
 
-/// The packed logical coordinate (`dim0` lowest, see `tessera_layout::plan`) that register `r`
-/// of lane 0, warp 0 holds: `L(r, 0, 0)`.
-pub const fn register_image(l: &LinearLayout, r: u32) -> u64 {
-    l.apply_packed(&[r, 0, 0])
-}
-
-/// The packed coordinate part of thread `(lane, warp)`: `L(0, lane, warp)` (XOR it with
-/// [`register_image`] for the element of a register).
-#[inline(always)]
-pub const fn thread_image(l: &LinearLayout, lane: u32, warp: u32) -> u64 {
-    l.apply_packed(&[0, lane, warp])
-}
-
 /// `f` on every register.
 #[inline(always)]
 pub fn map1<A: Copy, B, const R: usize>(a: [A; R], f: impl Fn(A) -> B) -> [B; R] {
@@ -1047,23 +1034,66 @@ pub unsafe fn convert_through_shared<
     warp: u32,
 ) -> Tile<T, D, RD> {
     let slot = shared_slot_bytes::<T>();
-    let free = S::LAYOUT.free_variable_masks();
+    // Everything about the layouts is evaluated by rustc: no call into the layout crate remains
+    // in device code (nvptx64 cannot link one).
+    let free = const { S::LAYOUT.free_variable_masks() };
+    let (src_bases, src_bits) = const { basis_table(&S::LAYOUT) };
+    let (dst_bases, dst_bits) = const { basis_table(&D::LAYOUT) };
     let owner = lane & free[1] == 0 && warp & free[2] == 0;
+    let src_thread =
+        xor_image(&src_bases[1], src_bits[1], lane) ^ xor_image(&src_bases[2], src_bits[2], warp);
+    let dst_thread =
+        xor_image(&dst_bases[1], dst_bits[1], lane) ^ xor_image(&dst_bases[2], dst_bits[2], warp);
     device::sync_threads();
     let regs = src.regs();
     let mut r = 0;
     while r < RS {
         if owner && (r as u32) & free[0] == 0 {
-            let at = S::LAYOUT.apply_packed(&[r as u32, lane, warp]) as u32;
+            let at = (xor_image(&src_bases[0], src_bits[0], r as u32) ^ src_thread) as u32;
             st_shared_elem(base + at * slot, regs[r]);
         }
         r += 1;
     }
     device::sync_threads();
     Tile::from_regs(core::array::from_fn(|r| {
-        let at = D::LAYOUT.apply_packed(&[r as u32, lane, warp]) as u32;
+        let at = (xor_image(&dst_bases[0], dst_bits[0], r as u32) ^ dst_thread) as u32;
         ld_shared_elem(base + at * slot)
     }))
+}
+
+/// The packed bases of a tile layout's `register`, `lane` and `warp` dimensions (32 slots each,
+/// unused ones zero) and their numbers of bits, for evaluating the layout in device code.
+pub const fn basis_table(l: &LinearLayout) -> ([[u64; 32]; 3], [u32; 3]) {
+    let mut table = [[0u64; 32]; 3];
+    let mut bits = [0u32; 3];
+    let labels = [Label::Register, Label::Lane, Label::Warp];
+    let mut d = 0;
+    while d < 3 {
+        if let Some(i) = l.in_index(labels[d]) {
+            bits[d] = l.in_bits_at(i);
+            let mut k = 0;
+            while k < bits[d] as usize && k < 32 {
+                table[d][k] = l.packed_basis(i, k);
+                k += 1;
+            }
+        }
+        d += 1;
+    }
+    (table, bits)
+}
+
+/// `⊕ bases[k]` over the set bits `k < bits` of `x`.
+#[inline(always)]
+fn xor_image(bases: &[u64; 32], bits: u32, x: u32) -> u64 {
+    let mut acc = 0u64;
+    let mut k = 0;
+    while k < bits {
+        if x >> k & 1 == 1 {
+            acc ^= bases[k as usize];
+        }
+        k += 1;
+    }
+    acc
 }
 
 // ---------------------------------------------------------------------------------------------
