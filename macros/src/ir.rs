@@ -53,6 +53,9 @@ pub struct Value {
 
 /// How a value's elements are spread over registers, lanes and warps. The front end fills only
 /// what the user fixed; layout inference replaces every `Unassigned`.
+// `Inferred` is large (a `LinearLayout` has fixed capacity so it works in `const fn`); kernels
+// have a few hundred values, so it is kept inline rather than boxed.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum LayoutSlot {
     /// A rank-0 value: one copy per thread, no layout.

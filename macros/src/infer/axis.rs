@@ -13,10 +13,12 @@
 //! until nothing changes. Address arithmetic is assumed not to wrap around (as Triton does).
 //!
 //! **Assumptions at launch** ([`AlignmentPolicy::Aligned`], the default, Triton's
-//! specialisation on `divisibility = 16`): every pointer parameter that reaches the address of a
-//! load or store is 16-byte aligned, and every integer parameter that reaches the address or the
-//! mask of a load or store is a multiple of 16. [`Inference::assumptions`](super::Inference)
-//! lists them per kernel; **the launcher must check each one** on the actual arguments before
+//! specialisation on `divisibility = 16`): a pointer parameter that reaches the address of a
+//! tile load or store is 16-byte aligned, an integer parameter that reaches the address or the
+//! mask of one is a multiple of 16 — of these candidates inference keeps only those without which
+//! some access would be narrower (the others are not assumed: their facts are recomputed
+//! without them). [`Inference::assumptions`](super::Inference) lists the kept ones per kernel;
+//! **the launcher must check each one** on the actual arguments before
 //! launching (`ptr as usize % 16 == 0`, `value % 16 == 0`) and refuse the launch (or pick a
 //! variant inferred with [`AlignmentPolicy::Natural`]) when one fails, because the vector widths
 //! of loads and stores rely on them. [`AlignmentPolicy::Natural`] assumes only what every
@@ -198,9 +200,9 @@ pub fn pointee_bytes(dtype: DType) -> u64 {
     }
 }
 
-/// Runs the analysis (see the module docs).
-pub fn analyze(kernel: &Kernel, graph: &Graph, policy: AlignmentPolicy) -> AxisAnalysis {
-    let assumed = assumed_params(kernel, graph, policy);
+/// The analysis with the [`AlignmentPolicy::Aligned`] assumption made for exactly the
+/// parameters in `assumed` (indices into [`Kernel::params`]; others get the natural alignment).
+pub fn analyze_assuming(kernel: &Kernel, graph: &Graph, assumed: &BTreeSet<usize>) -> AxisAnalysis {
     let mut info: Vec<AxisInfo> = kernel
         .values
         .iter()
@@ -317,16 +319,25 @@ fn pass(kernel: &Kernel, graph: &Graph, info: &mut [AxisInfo], carried: &[Option
     }
 }
 
-/// Parameters whose value reaches the address or mask of a load or store (through any chain of
-/// ops, loop-carried values and loop bounds), and so get the [`AlignmentPolicy::Aligned`]
-/// assumption.
-fn assumed_params(kernel: &Kernel, graph: &Graph, policy: AlignmentPolicy) -> BTreeSet<usize> {
+/// Parameters whose value reaches the address or mask of a load or store of a tile (through
+/// any chain of ops, loop-carried values and loop bounds): the candidates for the
+/// [`AlignmentPolicy::Aligned`] assumption (inference then keeps only those that widen some
+/// access).
+pub fn assumed_params(kernel: &Kernel, graph: &Graph, policy: AlignmentPolicy) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
     if policy == AlignmentPolicy::Natural {
         return out;
     }
     let mut stack: Vec<ValueId> = Vec::new();
     for node in &graph.ops {
+        let tile_access = matches!(node.kind, OpKind::Load { .. } | OpKind::Store { .. })
+            && node
+                .operands
+                .first()
+                .is_some_and(|&p| !kernel.ty(p).is_scalar());
+        if !tile_access {
+            continue;
+        }
         match node.kind {
             OpKind::Load { mask, .. } => {
                 stack.push(node.operands[0]);

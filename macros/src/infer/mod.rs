@@ -27,6 +27,7 @@ mod solve;
 mod tests;
 
 pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo};
+
 pub use rewrite::ConversionRecord;
 
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, ValueId};
@@ -143,7 +144,8 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     }
     let original = kernel.clone();
     let graph = Graph::new(&original);
-    let analysis = axis::analyze(&original, &graph, policy);
+    let candidates = axis::assumed_params(&original, &graph, policy);
+    let analysis = axis::analyze_assuming(&original, &graph, &candidates);
     let mut problem = solve::Problem::new(&original, &graph, &analysis)?;
     problem.solve();
     let cost = problem.total();
@@ -190,29 +192,36 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     }
     let report = rewrite::apply(&mut problem, kernel)?;
     let origins = std::mem::take(&mut problem.origins);
-    let mut axis_info = analysis.info;
-    for &(new, from) in &report.copied_from {
-        let fact = axis_info
-            .get(from.0 as usize)
-            .cloned()
-            .unwrap_or_else(|| AxisInfo::unknown(kernel.ty(new).rank()));
-        if axis_info.len() <= new.0 as usize {
-            axis_info.resize(new.0 as usize + 1, AxisInfo::unknown(0));
-        }
-        axis_info[new.0 as usize] = fact;
-    }
-    // Results of ops that `produce` re-targeted keep their ids; new ids were all covered above.
     validate(kernel)?;
-    let mut accesses = Vec::new();
-    kernel.walk(&mut |op| {
-        if let Some(a) = access_of(kernel, &axis_info, op) {
-            accesses.push(a);
+    // The facts of the final kernel, under the fewest assumptions that give every access the
+    // width the candidates gave it: the launcher checks only what matters.
+    let final_graph = Graph::new(kernel);
+    let widths = |info: &[AxisInfo]| -> Vec<Access> {
+        let mut out = Vec::new();
+        kernel.walk(&mut |op| out.extend(access_of(kernel, info, op)));
+        out
+    };
+    let mut assumed = candidates.clone();
+    let mut facts = axis::analyze_assuming(kernel, &final_graph, &assumed);
+    let accesses = widths(&facts.info);
+    for &p in &candidates {
+        let mut fewer = assumed.clone();
+        fewer.remove(&p);
+        let trial = axis::analyze_assuming(kernel, &final_graph, &fewer);
+        let same = widths(&trial.info)
+            .iter()
+            .zip(&accesses)
+            .all(|(a, b)| a.elements == b.elements);
+        if same {
+            assumed = fewer;
+            facts = trial;
         }
-    });
+    }
+    let accesses = widths(&facts.info);
     Ok(Inference {
         kernel: kernel.clone(),
-        axis: axis_info,
-        assumptions: analysis.assumptions,
+        axis: facts.info,
+        assumptions: facts.assumptions,
         policy,
         accesses,
         conversions: report.conversions,

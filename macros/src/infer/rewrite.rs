@@ -45,8 +45,6 @@ pub struct RewriteReport {
     pub conversions: Vec<ConversionRecord>,
     /// Copies of cheap ops made to recompute a value in another layout.
     pub rematerialised: usize,
-    /// For each new value, the value whose axis facts it has.
-    pub copied_from: Vec<(ValueId, ValueId)>,
 }
 
 /// A conversion of a value to a layout, inserted in one region (`None`: the kernel body).
@@ -179,9 +177,7 @@ impl Rewrite<'_, '_> {
         v.name = None;
         self.values.push(v);
         self.layout.push(Some(layout));
-        let id = ValueId(self.values.len() as u32 - 1);
-        self.report.copied_from.push((id, like));
-        id
+        ValueId(self.values.len() as u32 - 1)
     }
 
     fn current(&self, v: ValueId) -> Option<LinearLayout> {

@@ -469,6 +469,21 @@ fn matmul_operands_are_in_dot_operand_layouts() {
     assert_eq!(inf.conversions.len(), 3, "{inf}");
     let last = inf.conversions.last().unwrap();
     assert_eq!(k.ty(last.source).dtype.to_string(), "f16");
+    // `m` only masks rows, across the vectors (which run along N): not assumed.
+    let assumed: Vec<String> = inf.assumptions.iter().map(|a| a.name.clone()).collect();
+    assert_eq!(
+        assumed,
+        [
+            "a",
+            "b",
+            "c",
+            "n",
+            "k",
+            "stride_am",
+            "stride_bk",
+            "stride_cm"
+        ]
+    );
 }
 
 #[test]
