@@ -61,7 +61,9 @@
 
 mod control;
 mod convert;
+mod dot;
 mod elementwise;
+mod gather;
 pub mod kernel;
 mod memory;
 mod reduce;
@@ -464,8 +466,8 @@ impl<'k> Ctx<'k> {
             OpKind::Convert { conversion: None } | OpKind::ConvertLayout { .. } => {
                 self.lower_user_layout_convert(op)
             }
-            OpKind::Gather { .. } => Ok(not_available(op, "gather lowering not available yet")),
-            OpKind::Dot => Ok(not_available(op, "dot lowering not available yet")),
+            OpKind::Gather { axis } => self.lower_gather(op, *axis),
+            OpKind::Dot => self.lower_dot(op),
         }
     }
 
@@ -491,6 +493,67 @@ impl<'k> Ctx<'k> {
         )?;
         let bind = self.bind(result, quote!(#out), loc)?;
         Ok(quote!(let #src = #regs; #code #bind))
+    }
+
+    /// `gather(src, index, axis)`: `gather::lower_gather` (G2) on the operands' registers.
+    fn lower_gather(&mut self, op: &Op, axis: usize) -> Result<TokenStream, syn::Error> {
+        let loc = &op.loc;
+        let (Some(&s), Some(&i), Some(&r)) =
+            (op.operands.first(), op.operands.get(1), op.results.first())
+        else {
+            return Err(internal(loc, "a gather without its operands or result"));
+        };
+        let (sl, il, rl) = (
+            self.layout(s, loc)?,
+            self.layout(i, loc)?,
+            self.layout(r, loc)?,
+        );
+        let (sr, ir) = (self.regs(s, loc)?, self.regs(i, loc)?);
+        let (sn, inn) = (self.fresh("gather_src"), self.fresh("gather_index"));
+        let (ds, di) = (self.dtype(s), self.dtype(i));
+        let (code, out) = gather::lower_gather(self, op, &sn, &sl, &inn, &il, axis, &rl, ds, di)?;
+        let bind = self.bind(r, quote!(#out), loc)?;
+        Ok(quote!(let #sn = #sr; let #inn = #ir; #code #bind))
+    }
+
+    /// `dot(a, b, acc)`: `dot::lower_dot` (G2) on the operands' registers.
+    fn lower_dot(&mut self, op: &Op) -> Result<TokenStream, syn::Error> {
+        let loc = &op.loc;
+        let (Some(&a), Some(&b), Some(&c), Some(&r)) = (
+            op.operands.first(),
+            op.operands.get(1),
+            op.operands.get(2),
+            op.results.first(),
+        ) else {
+            return Err(internal(loc, "a dot without its operands or result"));
+        };
+        let (al, bl, cl, rl) = (
+            self.layout(a, loc)?,
+            self.layout(b, loc)?,
+            self.layout(c, loc)?,
+            self.layout(r, loc)?,
+        );
+        let (ar, br, cr) = (self.regs(a, loc)?, self.regs(b, loc)?, self.regs(c, loc)?);
+        let (an, bn, cn) = (
+            self.fresh("dot_a"),
+            self.fresh("dot_b"),
+            self.fresh("dot_acc"),
+        );
+        let (code, out) = dot::lower_dot(
+            self,
+            op,
+            &an,
+            &al,
+            &bn,
+            &bl,
+            &cn,
+            &cl,
+            &rl,
+            self.dtype(a),
+            self.dtype(c),
+        )?;
+        let bind = self.bind(r, quote!(#out), loc)?;
+        Ok(quote!(let #an = #ar; let #bn = #br; let #cn = #cr; #code #bind))
     }
 
     /// A conversion to or from a user layout (`convert_layout`), which only rustc knows: generic
@@ -539,12 +602,6 @@ fn one_to_one(op: &Op) -> Result<(ValueId, ValueId), syn::Error> {
             &format!("`{}` without operand or result", op.kind.name()),
         )),
     }
-}
-
-/// A `compile_error!` on the op for a lowering that does not exist yet.
-fn not_available(op: &Op, message: &str) -> TokenStream {
-    let message = format!("#[tile_kernel]: {message} (`{}`)", op.kind.name());
-    op.loc.error(&message).to_compile_error()
 }
 
 /// An error that means a bug in inference or lowering, not in the user's kernel.
