@@ -60,6 +60,31 @@ checks=(
     "ldmatrix_probe:LDS\.64"
     "ldmatrix_probe:STS\.64"
     "geometry_probe:SR_LANEID"
+    # #[tile_kernel] data movement (macros/src/lower/convert.rs, gather.rs, dot.rs): the
+    # transpose's conversion through shared memory, the matmul's operands read by ldmatrix
+    # (.trans for b) into HMMA, the warp-resident gather by shuffles.
+    "tile_transpose:STS( |\.)"
+    "tile_transpose:LDS( |\.)"
+    "tile_transpose:BAR\.SYNC"
+    "tile_matmul_f16:LDSM\.16\.M88\.4"
+    "tile_matmul_f16:LDSM\.16\.MT88\.4"
+    "tile_matmul_f16:HMMA\.16816\.F32"
+    "tile_matmul_bf16:LDSM\.16\.M88\.4"
+    "tile_matmul_bf16:LDSM\.16\.MT88\.4"
+    "tile_matmul_bf16:HMMA\.16816\.F32\.BF16"
+    "tile_gather_cols:SHFL\.IDX"
+    "tile_gather_cols__unaligned:SHFL\.IDX"
+)
+# kernel:extended-regex of SASS instructions it must NOT contain.
+forbidden=(
+    # The gather along a warp-resident axis uses no shared memory.
+    "tile_gather_cols:(LDS|STS|LDSM)( |\.)"
+    "tile_gather_cols__unaligned:(LDS|STS|LDSM)( |\.)"
+    # Generated register arrays stay in registers (no local-memory spills).
+    "tile_matmul_f16:(LDL|STL)( |\.)"
+    "tile_matmul_bf16:(LDL|STL)( |\.)"
+    "tile_transpose:(LDL|STL)( |\.)"
+    "tile_gather_cols:(LDL|STL)( |\.)"
 )
 
 ptx_sm=$(grep -m1 -oE '^\.target sm_[0-9]+' "$ptx" | grep -oE '[0-9]+$' || true)
@@ -109,7 +134,19 @@ for arch in ${ARCHS:-sm_80 sm_90}; do
             failures=$((failures + 1))
         fi
     done
-    echo "check_sass: $arch: $(ls "$work/$arch" | wc -l) kernels assembled, ${#checks[@]} checks run"
+    for check in "${forbidden[@]}"; do
+        kernel=${check%%:*}
+        pattern=${check#*:}
+        sass=$work/$arch/$kernel.sass
+        if [[ ! -f $sass ]]; then
+            echo "check_sass: FAIL: kernel '$kernel' is not in the $arch SASS of $ptx" >&2
+            failures=$((failures + 1))
+        elif grep -Eq "$pattern" "$sass"; then
+            echo "check_sass: FAIL: kernel '$kernel' on $arch has an instruction matching /$pattern/: $(grep -Eo "$pattern" "$sass" | sort -u | tr '\n' ' ')" >&2
+            failures=$((failures + 1))
+        fi
+    done
+    echo "check_sass: $arch: $(ls "$work/$arch" | wc -l) kernels assembled, $((${#checks[@]} + ${#forbidden[@]})) checks run"
 done
 
 if [[ $failures -gt 0 ]]; then

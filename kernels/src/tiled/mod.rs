@@ -5,6 +5,8 @@
 
 pub mod convert_layout;
 pub mod elementwise;
+pub mod gather;
+pub mod matmul;
 pub mod norm;
 pub mod reduce;
 pub mod transpose;
