@@ -1,5 +1,6 @@
 //! Tests of the conversion code: movements executed on a CTA model that follows PTX semantics,
 //! on thousands of seeded random layout pairs, and the structure of the rendered tokens.
+#![allow(clippy::needless_range_loop)] // (warp, lane, register) indexing, as the hardware
 
 use super::*;
 use std::collections::HashMap;
@@ -424,7 +425,7 @@ pub(crate) fn run_plan(
 #[test]
 fn lane_functions_fit_affine_tables_and_keep_others() {
     let affine: Vec<Option<u32>> = (0..32u32)
-        .map(|l| Some(5 ^ (l & 3) << 2 ^ (l >> 4) * 9))
+        .map(|l| Some(5 ^ ((l & 3) << 2) ^ ((l >> 4) * 9)))
         .collect();
     match LaneFn::fit(&affine) {
         LaneFn::Affine(a) => {

@@ -1,5 +1,6 @@
 //! Dots executed on a warp model of `mma.sync` built from the PTX fragment tables (independent
 //! of the planner), on the operand layouts layout inference uses, and the rendered structure.
+#![allow(clippy::needless_range_loop)] // (warp, lane, register) indexing, as the hardware
 
 use super::*;
 use crate::lower::convert::tests::{holding_elements, Registers};
@@ -66,10 +67,8 @@ fn execute(
 ) -> Vec<Vec<Vec<f64>>> {
     let mut out = c.to_vec();
     let kappa = if plan.kind == MmaKind::S8 { 32 } else { 16 };
-    let (fa, fb): (
-        fn(u32, u32, u32) -> (u32, u32),
-        fn(u32, u32, u32) -> (u32, u32),
-    ) = if plan.kind == MmaKind::S8 {
+    type Fragment = fn(u32, u32, u32) -> (u32, u32);
+    let (fa, fb): (Fragment, Fragment) = if plan.kind == MmaKind::S8 {
         (a8, b8)
     } else {
         (a16, b16)

@@ -1,5 +1,6 @@
 //! Gathers executed on a CTA model (PTX `shfl.sync.idx` and shared-memory semantics) for
 //! seeded random source/index layouts and index values, and the rendered structure.
+#![allow(clippy::needless_range_loop)] // (warp, lane, register) indexing, as the hardware
 
 use super::*;
 use crate::lower::convert::tests::{
@@ -128,7 +129,7 @@ fn random_values(rng: &mut Rng, index: &LinearLayout, axis_size: u32) -> Registe
     for warp in regs.iter_mut() {
         for lane in warp.iter_mut() {
             for v in lane.iter_mut() {
-                *v = Some(rng.below(axis_size as u64 * 2) as u64);
+                *v = Some(rng.below(axis_size as u64 * 2));
             }
         }
     }
