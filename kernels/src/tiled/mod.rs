@@ -8,5 +8,6 @@ pub mod elementwise;
 pub mod gather;
 pub mod matmul;
 pub mod norm;
+pub mod ops;
 pub mod reduce;
 pub mod transpose;

@@ -1,0 +1,218 @@
+//! The elementwise semantics of generated code (`tessera::tile`), checked on the emulator
+//! against Rust: wrapping integer arithmetic, division by zero giving 0, clamped shifts,
+//! NaN-propagating `maximum`, saturating casts, sub-word element types, `if` on scalars.
+
+use tessera::launch::Device;
+use tessera::{bf16, f16};
+use tessera_kernels::tiled::ops::{
+    tile_float_ops, tile_int_ops, tile_narrow_ops, tile_scale_or_shift,
+};
+
+fn bits(seed: u64, n: usize) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+#[test]
+fn if_on_a_scalar_picks_the_branch() {
+    let device = Device::emulator();
+    let n = 300;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+    let dx = device.upload(&x).unwrap();
+    for alpha in [2.0f32, 0.0] {
+        let dout = device.zeros::<f32>(n).unwrap();
+        tile_scale_or_shift::emulate(
+            tile_scale_or_shift::Consts { BLOCK: 256 },
+            2,
+            dout.ptr(),
+            dx.ptr(),
+            n as i32,
+            alpha,
+        )
+        .unwrap();
+        let out = dout.download().unwrap();
+        for i in 0..n {
+            let want = if alpha != 0.0 {
+                x[i] * alpha
+            } else {
+                x[i] + 1.0
+            };
+            assert_eq!(out[i], want, "alpha {alpha} i {i}");
+        }
+    }
+}
+
+#[test]
+fn integer_ops_follow_the_documented_semantics() {
+    let device = Device::emulator();
+    let n = 200;
+    let mut a: Vec<i32> = bits(5, n).iter().map(|&b| b as i32 >> (b % 24)).collect();
+    let mut b: Vec<i32> = bits(6, n).iter().map(|&b| (b as i32) >> (b % 28)).collect();
+    // Edge cases: zero divisors, MIN / -1, MIN negated, shifts by 0 and 31.
+    a[0] = i32::MIN;
+    b[0] = -1;
+    a[1] = 17;
+    b[1] = 0;
+    a[2] = i32::MIN;
+    b[2] = 31;
+    a[3] = -5;
+    b[3] = 32;
+    let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
+    let dout = device.zeros::<i32>(10 * n).unwrap();
+    tile_int_ops::emulate(
+        tile_int_ops::Consts { BLOCK: 128 },
+        (n.div_ceil(128) as u32,),
+        dout.ptr(),
+        da.ptr(),
+        db.ptr(),
+        n as i32,
+    )
+    .unwrap();
+    let out = dout.download().unwrap();
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        let want = [
+            if y == 0 { 0 } else { x.wrapping_div(y) },
+            if y == 0 { 0 } else { x.wrapping_rem(y) },
+            x << (y & 31),
+            x >> (y & 31),
+            (x & y) | (x ^ 0x55),
+            x.wrapping_neg(),
+            x.wrapping_abs(),
+            x.max(y).wrapping_sub(x.min(y)),
+            if x < y && x != 0 { x } else { y },
+            if x < 0 { -1 } else { 0 },
+        ];
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(out[k * n + i], *w, "op {k} x {x} y {y}");
+        }
+    }
+}
+
+#[test]
+fn float_ops_follow_the_documented_semantics() {
+    let device = Device::emulator();
+    let n = 200;
+    let mut a: Vec<f32> = bits(7, n)
+        .iter()
+        .map(|&b| (b >> 40) as f32 / (1u64 << 20) as f32 - 8.0)
+        .collect();
+    let mut b: Vec<f32> = bits(8, n)
+        .iter()
+        .map(|&b| (b >> 40) as f32 / (1u64 << 21) as f32 - 4.0)
+        .collect();
+    a[0] = f32::NAN;
+    b[1] = f32::NAN;
+    a[2] = -0.0;
+    b[2] = 0.0;
+    a[3] = 1.0e30;
+    b[4] = 0.0;
+    let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
+    let dout = device.zeros::<f32>(9 * n).unwrap();
+    tile_float_ops::emulate(
+        tile_float_ops::Consts { BLOCK: 128 },
+        (n.div_ceil(128) as u32,),
+        dout.ptr(),
+        da.ptr(),
+        db.ptr(),
+        n as i32,
+    )
+    .unwrap();
+    let out = dout.download().unwrap();
+    let same =
+        |got: f32, want: f32| got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        let max = if x.is_nan() || y.is_nan() {
+            f32::NAN
+        } else if x == y {
+            f32::from_bits(x.to_bits() & y.to_bits())
+        } else {
+            x.max(y)
+        };
+        let want = [
+            x.mul_add(y, 0.5),
+            x.abs().sqrt(),
+            1.0 / (y.abs() + 1.0).sqrt(),
+            (x / 8.0).exp2(),
+            (y.abs() + 1.0).log2() * std::f32::consts::LN_2,
+            max,
+            x / y,
+            ((x * 1.0e9) as i32) as f32,
+            x % y,
+        ];
+        for (k, w) in want.iter().enumerate() {
+            assert!(
+                same(out[k * n + i], *w),
+                "op {k} x {x} y {y}: {} vs {w}",
+                out[k * n + i]
+            );
+        }
+        // The emulator's log is ln within rounding.
+        let ln = ((y.abs() + 1.0) as f64).ln();
+        if !y.is_nan() {
+            assert!(
+                (out[4 * n + i] as f64 - ln).abs() <= 1e-6 * ln.max(1.0),
+                "ln {y}"
+            );
+        }
+    }
+    // maximum(-0, +0) is +0.
+    assert_eq!(out[5 * n + 2].to_bits(), 0.0f32.to_bits());
+}
+
+#[test]
+fn narrow_types_load_store_and_convert() {
+    let device = Device::emulator();
+    for n in [1usize, 15, 16, 17, 255, 256, 300, 1000] {
+        let bytes: Vec<u8> = bits(9, n).iter().map(|&b| b as u8).collect();
+        let x: Vec<f32> = bits(10, n)
+            .iter()
+            .map(|&b| f32::from_bits((b as u32 & 0x807f_ffff) | 0x3f00_0000) * 70000.0)
+            .collect();
+        let (dbytes, dx) = (device.upload(&bytes).unwrap(), device.upload(&x).unwrap());
+        let dshort = device.upload(&vec![-1i16; n + 3]).unwrap();
+        let dhalf = device.upload(&vec![f16::from_f32(-1.0); n + 3]).unwrap();
+        let dbf = device.upload(&vec![bf16::from_f32(-1.0); n + 3]).unwrap();
+        tile_narrow_ops::emulate(
+            tile_narrow_ops::Consts { BLOCK: 256 },
+            (n.div_ceil(256) as u32,),
+            dshort.ptr(),
+            dbytes.ptr(),
+            dhalf.ptr(),
+            dbf.ptr(),
+            dx.ptr(),
+            n as i32,
+        )
+        .unwrap();
+        let (short, half, bf) = (
+            dshort.download().unwrap(),
+            dhalf.download().unwrap(),
+            dbf.download().unwrap(),
+        );
+        for i in 0..n {
+            assert_eq!(short[i], bytes[i] as i16 * 3 - 100, "n {n} i {i}");
+            let h = f16::from_f32(f16::from_f32(x[i]).to_f32() * 2.0);
+            assert_eq!(half[i].to_bits(), h.to_bits(), "n {n} i {i} x {}", x[i]);
+            assert_eq!(
+                bf[i].to_bits(),
+                bf16::from_f32(x[i]).to_bits(),
+                "n {n} i {i}"
+            );
+        }
+        assert!(
+            short[n..].iter().all(|&v| v == -1),
+            "n {n}: wrote past the end"
+        );
+        assert!(half[n..].iter().all(|v| v.to_f32() == -1.0));
+        assert!(bf[n..].iter().all(|v| v.to_f32() == -1.0));
+    }
+}
