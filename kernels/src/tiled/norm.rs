@@ -67,7 +67,8 @@ pub fn tile_layernorm<const BLOCK: usize>(
     let bv = load(b + cols, mask, 0.0).to::<f32>();
     let yv = diff * rstd * wv + bv;
     store(y + row * stride + cols, yv.to::<f16>(), mask);
-    // The per-row statistics as one-element tiles (scalar stores: see the tests' notes).
+    // The per-row statistics as one-element tiles: layout inference does not yet accept a
+    // store of a scalar (`store(mean_out + row, mean)`: "a memory op without an anchor").
     let one = arange(0, 1);
     store(mean_out + row + one, mean + zeros::<f32>([1]));
     store(rstd_out + row + one, rstd + zeros::<f32>([1]));
