@@ -72,6 +72,8 @@ checks=(
     "tile_matmul_bf16:LDSM\.16\.M88\.4"
     "tile_matmul_bf16:LDSM\.16\.MT88\.4"
     "tile_matmul_bf16:HMMA\.16816\.F32\.BF16"
+    "tile_matmul_i8:IMMA\.16832\.S8\.S8"
+    "tile_matmul_i8:LDSM\.16\.M88\.4"
     "tile_gather_cols:SHFL\.IDX"
     "tile_gather_cols__unaligned:SHFL\.IDX"
 )
@@ -83,6 +85,7 @@ forbidden=(
     # Generated register arrays stay in registers (no local-memory spills).
     "tile_matmul_f16:(LDL|STL)( |\.)"
     "tile_matmul_bf16:(LDL|STL)( |\.)"
+    "tile_matmul_i8:(LDL|STL)( |\.)"
     "tile_transpose:(LDL|STL)( |\.)"
     "tile_gather_cols:(LDL|STL)( |\.)"
 )

@@ -5,7 +5,7 @@
 use tessera::emulator::{EmulatorReport, SharedAccessKind};
 use tessera::launch::Device;
 use tessera::{bf16, f16};
-use tessera_kernels::tiled::matmul::{tile_matmul_bf16, tile_matmul_f16};
+use tessera_kernels::tiled::matmul::{tile_matmul_bf16, tile_matmul_f16, tile_matmul_i8};
 
 /// Values in [-1, 1) from a seeded LCG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -155,5 +155,50 @@ fn matmul_bf16_matches_cpu() {
             );
         }
         check_ldmatrix(&report, &format!("bf16 {m}x{n}x{k}"));
+    }
+}
+
+#[test]
+fn matmul_i8_is_exact() {
+    let device = Device::emulator();
+    for (m, n, k) in SHAPES {
+        let a: Vec<i8> = values(5, m * k)
+            .iter()
+            .map(|&v| (v * 127.0) as i8)
+            .collect();
+        let b: Vec<i8> = values(6, k * n)
+            .iter()
+            .map(|&v| (v * 127.0) as i8)
+            .collect();
+        let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
+        let dc = device.upload(&vec![i32::MIN; m * n + 8]).unwrap();
+        tile_matmul_i8::emulate(
+            tile_matmul_i8::Consts {
+                BM: 64,
+                BN: 64,
+                BK: 32,
+            },
+            |c: &tile_matmul_i8::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
+            da.ptr(),
+            db.ptr(),
+            dc.ptr(),
+            m as i32,
+            n as i32,
+            k as i32,
+        )
+        .unwrap();
+        let c = dc.download().unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let want: i32 = (0..k)
+                    .map(|x| a[i * k + x] as i32 * b[x * n + j] as i32)
+                    .sum();
+                assert_eq!(c[i * n + j], want, "{m}x{n}x{k}: ({i}, {j})");
+            }
+        }
+        assert!(
+            c[m * n..].iter().all(|&v| v == i32::MIN),
+            "{m}x{n}x{k}: wrote past the end"
+        );
     }
 }
