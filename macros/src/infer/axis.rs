@@ -84,6 +84,10 @@ pub struct AxisInfo {
     pub constancy: Vec<u64>,
     /// The value, when it is one known integer everywhere.
     pub value: Option<i128>,
+    /// Every value is `≥ 0` (needed for the `/` and `%` rules: Rust's division truncates toward
+    /// zero). True of unsigned values, `arange` from 0 up, program ids, and sums and products
+    /// of such (wrap-around ignored, as for addresses).
+    pub nonnegative: bool,
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -117,6 +121,7 @@ impl AxisInfo {
             divisibility: vec![1; n],
             constancy: vec![1; n],
             value: None,
+            nonnegative: false,
         }
     }
 
@@ -127,6 +132,7 @@ impl AxisInfo {
             divisibility: vec![cap(d)],
             constancy: vec![1],
             value,
+            nonnegative: value.is_some_and(|v| v >= 0),
         }
     }
 
@@ -173,6 +179,7 @@ impl AxisInfo {
             } else {
                 None
             },
+            nonnegative: self.nonnegative && other.nonnegative,
         }
     }
 
@@ -227,7 +234,10 @@ pub fn analyze_assuming(kernel: &Kernel, graph: &Graph, assumed: &BTreeSet<usize
             ),
             _ => (1, None),
         };
-        info[p.value.0 as usize] = AxisInfo::scalar(d, None);
+        info[p.value.0 as usize] = AxisInfo {
+            nonnegative: is_unsigned(ty.dtype),
+            ..AxisInfo::scalar(d, None)
+        };
         if let Some(kind) = kind {
             assumptions.push(Assumption {
                 param: i,
@@ -281,7 +291,8 @@ fn pass(kernel: &Kernel, graph: &Graph, info: &mut [AxisInfo], carried: &[Option
     let mut pending: Vec<OpId> = Vec::new();
     let finish = |id: OpId, info: &mut [AxisInfo]| {
         let results = transfer(kernel, graph, info, id);
-        for (&r, fact) in graph.op(id).results.iter().zip(results) {
+        for (&r, mut fact) in graph.op(id).results.iter().zip(results) {
+            fact.nonnegative |= is_unsigned(kernel.ty(r).dtype);
             info[r.0 as usize] = fact;
         }
     };
@@ -302,7 +313,12 @@ fn pass(kernel: &Kernel, graph: &Graph, info: &mut [AxisInfo], carried: &[Option
             if let Some(&iv) = args.first() {
                 let lower = info[node.operands[0].0 as usize].divisibility[0];
                 let step = info[node.operands[2].0 as usize].divisibility[0];
-                info[iv.0 as usize] = AxisInfo::scalar(gcd(lower, step), None);
+                let nonnegative = info[node.operands[0].0 as usize].nonnegative
+                    && info[node.operands[2].0 as usize].nonnegative;
+                info[iv.0 as usize] = AxisInfo {
+                    nonnegative,
+                    ..AxisInfo::scalar(gcd(lower, step), None)
+                };
             }
             for (k, &arg) in args.iter().enumerate().skip(1) {
                 let init = &info[node.operands[2 + k].0 as usize];
@@ -420,7 +436,10 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
             ConstValue::Bool(b) => AxisInfo::scalar(1, Some(i128::from(b))),
             ConstValue::Float(_) => AxisInfo::scalar(1, None),
         }],
-        OpKind::ProgramId { .. } | OpKind::NumPrograms { .. } => vec![AxisInfo::scalar(1, None)],
+        OpKind::ProgramId { .. } | OpKind::NumPrograms { .. } => vec![AxisInfo {
+            nonnegative: true,
+            ..AxisInfo::scalar(1, None)
+        }],
         OpKind::Arange { start, end } => {
             let n = (*end - *start).max(1) as u64;
             vec![AxisInfo {
@@ -432,6 +451,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
                 } else {
                     None
                 },
+                nonnegative: *start >= 0,
             }]
         }
         OpKind::Splat => {
@@ -442,6 +462,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
                 divisibility: vec![x.element_divisibility(); ty.rank().max(1)],
                 constancy: shape_or_one(ty),
                 value: x.value,
+                nonnegative: x.nonnegative,
             }]
         }
         OpKind::Binary(b) => vec![binary(*b, of(0), of(1), result_ty(0), None)],
@@ -472,6 +493,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
                 (_, Some(x), Some(y)) if x == y => Some(x),
                 _ => None,
             };
+            out.nonnegative = a.nonnegative && b.nonnegative;
             vec![out]
         }
         OpKind::Unary(_) | OpKind::Fma => {
@@ -484,13 +506,14 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
         OpKind::Cast { to } => {
             let x = of(0);
             let from = kernel.ty(node.operands[0]).dtype;
-            // Integer casts that keep every value: widening from unsigned, or between types
-            // of the same signedness (not narrowing).
+            // Integer casts that keep every value: widening from unsigned, between types of the
+            // same signedness, or of nonnegative signed values to unsigned (never narrowing).
             let keeps_value = match from {
                 DType::Scalar(f) if f.is_int() && to.is_int() => {
                     let same_sign = f.is_signed_int() == to.is_signed_int();
                     (to.bits() > f.bits() && (same_sign || !f.is_signed_int()))
                         || (to.bits() == f.bits() && same_sign)
+                        || (to.bits() >= f.bits() && f.is_signed_int() && x.nonnegative)
                 }
                 _ => false,
             };
@@ -509,6 +532,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
                     divisibility: vec![],
                     constancy: vec![],
                     value: x.value,
+                    nonnegative: x.nonnegative,
                 }
             } else {
                 x.clone()
@@ -550,6 +574,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
                 divisibility: pick(&x.divisibility),
                 constancy: pick(&x.constancy),
                 value: x.value,
+                nonnegative: x.nonnegative,
             }]
         }
         OpKind::Reshape => {
@@ -560,6 +585,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
             let elem = x.element_divisibility();
             out.divisibility = vec![elem; rank];
             out.value = x.value;
+            out.nonnegative = x.nonnegative;
             // Row-major: aligned runs along the operand's last dimension stay aligned runs of
             // the flattened order, so they survive along the result's last dimension.
             let last = x.rank() - 1;
@@ -575,6 +601,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
             let (a, b) = (of(0), of(1));
             let mut out = a.meet(b);
             let elem = gcd(a.element_divisibility(), b.element_divisibility());
+            // (`meet` keeps `nonnegative` of both.)
             out.contiguity.push(1);
             out.divisibility.push(elem);
             out.constancy.push(1);
@@ -627,6 +654,10 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
     }
 }
 
+fn is_unsigned(dtype: DType) -> bool {
+    matches!(dtype, DType::Scalar(s) if s.is_int() && !s.is_signed_int())
+}
+
 fn shape_or_one(ty: &TileType) -> Vec<u64> {
     if ty.shape.is_empty() {
         vec![1]
@@ -648,7 +679,6 @@ fn binary(
     if b.rank() != rank {
         return AxisInfo::unknown(ty.rank());
     }
-    let signed = matches!(ty.dtype, DType::Scalar(s) if s.is_signed_int());
     let is_int = matches!(ty.dtype, DType::Scalar(s) if s.is_int()) || pointer_bytes.is_some();
     let mut out = AxisInfo::unknown(rank);
     let constancy: Vec<u64> = (0..rank)
@@ -658,6 +688,15 @@ fn binary(
     if !is_int {
         return out;
     }
+    out.nonnegative = match op {
+        BinaryOp::Add | BinaryOp::Mul | BinaryOp::Shl | BinaryOp::Div => {
+            a.nonnegative && b.nonnegative
+        }
+        BinaryOp::Or | BinaryOp::Xor | BinaryOp::Min => a.nonnegative && b.nonnegative,
+        BinaryOp::And | BinaryOp::Max => a.nonnegative || b.nonnegative,
+        BinaryOp::Rem | BinaryOp::Shr => a.nonnegative,
+        BinaryOp::Sub => false,
+    };
     // Offsets of an addptr count elements of the pointee.
     let scale = pointer_bytes.unwrap_or(1);
     let b_div = |d: usize, run: u64| cap(b.divisibility_at(d, run).saturating_mul(scale));
@@ -731,9 +770,13 @@ fn binary(
                 out.divisibility = vec![pow2_divisor(v); rank];
             }
         }
-        BinaryOp::Div if !signed => {
-            // x / 2^k (x ≥ 0): constant on aligned runs of 2^k of a contiguous x.
-            if let Some(p) = b.value.filter(|&p| p > 0 && (p as u128).is_power_of_two()) {
+        BinaryOp::Div => {
+            // x / 2^k (x ≥ 0; Rust truncates toward zero): constant on aligned runs of 2^k of
+            // a contiguous x.
+            if let Some(p) = b
+                .value
+                .filter(|&p| a.nonnegative && p > 0 && (p as u128).is_power_of_two())
+            {
                 let p = p as u64;
                 for (d, k) in out.constancy.iter_mut().enumerate() {
                     if a.contiguity[d] > 1 {
@@ -745,23 +788,27 @@ fn binary(
                 return a.clone();
             }
         }
-        BinaryOp::Rem if !signed => {
-            // x % r with r a multiple of d_r (x ≥ 0): runs of x stay runs inside aligned
-            // blocks of gcd(c_x, d_x, d_r, k_r).
+        BinaryOp::Rem => {
+            // x % r with r a multiple of d_r and x ≥ 0 (Rust's remainder takes the dividend's
+            // sign): runs of x stay runs inside aligned blocks of gcd(c_x, d_x, d_r, k_r). Any
+            // x % r is x - q·r: a multiple of gcd(d_x, d_r).
             for d in 0..rank {
-                if a.contiguity[d] > 1 {
+                if a.contiguity[d] > 1 && a.nonnegative {
                     let run = gcd(
                         gcd(a.contiguity[d], b.constancy[d]),
                         gcd(a.divisibility[d], b.divisibility[d]),
                     );
                     out.contiguity[d] = run;
                     out.divisibility[d] = run;
-                } else {
-                    out.divisibility[d] = gcd(a.divisibility[d], b.divisibility[d]);
+                } else if a.contiguity[d] == 1 {
+                    out.divisibility[d] = gcd(a.divisibility[d], b.divisibility_at(d, 1));
                 }
             }
         }
         _ => {}
+    }
+    if let Some(v) = out.value {
+        out.nonnegative = v >= 0;
     }
     out
 }

@@ -131,9 +131,14 @@ impl Inference {
                 }
             }
             (_, Some(Note::Reduce { lanes, warps, cost })) => {
-                if *warps > 0 {
+                if *warps > 0 && *lanes > 0 {
                     format!(
                         "[across {} warps: {lanes} shuffle rounds in each warp, then shared memory; cost {cost}]",
+                        1u32 << warps
+                    )
+                } else if *warps > 0 {
+                    format!(
+                        "[across {} warps: in each thread, then shared memory; cost {cost}]",
                         1u32 << warps
                     )
                 } else if *lanes > 0 {

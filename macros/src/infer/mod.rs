@@ -191,6 +191,12 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         }
     }
     let report = rewrite::apply(&mut problem, kernel)?;
+    // Notes follow an op's result to the value it now writes.
+    for (original, fresh) in &report.made_in {
+        if let Some(note) = notes.remove(original) {
+            notes.insert(*fresh, note);
+        }
+    }
     let origins = std::mem::take(&mut problem.origins);
     validate(kernel)?;
     // The facts of the final kernel, under the fewest assumptions that give every access the

@@ -2,8 +2,9 @@
 //! where a use needs another layout than its value has, and cheap values are recomputed
 //! (rematerialised) in each layout their uses need instead of being converted.
 //!
-//! - A **grouped** value used in another layout: an `OpKind::Convert` right before the user,
-//!   shared by later users in the same region. A result an op makes in another layout than its
+//! - A **grouped** value used in another layout: an `OpKind::Convert` right after its
+//!   definition (at the start of the loop body for a loop-carried value), shared by every use
+//!   that needs that layout — so a loop-invariant value is converted once, outside the loop. A result an op makes in another layout than its
 //!   group's (a load's blocked layout in a group that settled on the mma layout, …): the op
 //!   writes a fresh value and a `Convert` right after it turns that into the original value.
 //! - A **cheap** value keeps the layout of its first use (in program order); for each other
@@ -14,7 +15,7 @@
 //!   plan right after its definition for each layout its uses need.
 
 use super::anchors::Origin;
-use super::graph::{rebuild, OpId};
+use super::graph::{rebuild, Def, OpId};
 use super::layouts::{
     broadcast_backward, inverse_perm, join_backward, join_forward, reshape, trans,
 };
@@ -45,10 +46,10 @@ pub struct RewriteReport {
     pub conversions: Vec<ConversionRecord>,
     /// Copies of cheap ops made to recompute a value in another layout.
     pub rematerialised: usize,
+    /// Results an op now writes to a fresh value (in the layout it makes) that a conversion
+    /// turns into the original value: `(original, fresh)`.
+    pub made_in: Vec<(ValueId, ValueId)>,
 }
-
-/// A conversion of a value to a layout, inserted in one region (`None`: the kernel body).
-type ConvertKey = (ValueId, LinearLayout, Option<(OpId, usize)>);
 
 struct Rewrite<'r, 'a> {
     p: &'r mut Problem<'a>,
@@ -60,7 +61,8 @@ struct Rewrite<'r, 'a> {
     result_repl: HashMap<(OpId, usize), ValueId>,
     yield_repl: HashMap<(OpId, usize, usize), ValueId>,
     remat: HashMap<(ValueId, LinearLayout), ValueId>,
-    converts: HashMap<ConvertKey, ValueId>,
+    converts: HashMap<(ValueId, LinearLayout), ValueId>,
+    region_start: HashMap<(OpId, usize), Vec<Op>>,
     report: RewriteReport,
 }
 
@@ -79,6 +81,7 @@ pub fn apply(p: &mut Problem<'_>, kernel: &mut Kernel) -> Result<RewriteReport, 
         yield_repl: HashMap::new(),
         remat: HashMap::new(),
         converts: HashMap::new(),
+        region_start: HashMap::new(),
         report: RewriteReport::default(),
     };
     for v in 0..n {
@@ -119,6 +122,7 @@ pub fn apply(p: &mut Problem<'_>, kernel: &mut Kernel) -> Result<RewriteReport, 
         values,
         mut before,
         mut after,
+        mut region_start,
         operand_repl,
         result_repl,
         yield_repl,
@@ -138,6 +142,10 @@ pub fn apply(p: &mut Problem<'_>, kernel: &mut Kernel) -> Result<RewriteReport, 
             }
         }
         for (ri, region) in op.regions.iter_mut().enumerate() {
+            if let Some(mut first) = region_start.remove(&(id, ri)) {
+                first.append(&mut region.ops);
+                region.ops = first;
+            }
             for (k, y) in region.yields.iter_mut().enumerate() {
                 if let Some(&r) = yield_repl.get(&(id, ri, k)) {
                     *y = r;
@@ -244,13 +252,24 @@ impl Rewrite<'_, '_> {
                 if from == *to {
                     return Ok(v);
                 }
-                let region = self.p.graph.op(at).parent;
-                if let Some(&c) = self.converts.get(&(v, *to, region)) {
+                if let Some(&c) = self.converts.get(&(v, *to)) {
                     return Ok(c);
                 }
+                // Right after the definition: once, wherever the uses are.
                 let (op, c) = self.convert_op(at, v, Some(from), *to, None)?;
-                self.before.entry(at).or_default().push(op);
-                self.converts.insert((v, *to, region), c);
+                match self.p.graph.def[v.0 as usize] {
+                    Def::Op(def, _) => self.after.entry(def).or_default().push(op),
+                    Def::RegionArg(parent, region, _) => self
+                        .region_start
+                        .entry((parent, region))
+                        .or_default()
+                        .push(op),
+                    Def::Param(_) | Def::Nowhere => self.before.entry(at).or_default().push(op),
+                }
+                if let Some(rec) = self.report.conversions.last_mut() {
+                    rec.weight = self.p.def_weight[v.0 as usize];
+                }
+                self.converts.insert((v, *to), c);
                 Ok(c)
             }
         }
@@ -311,6 +330,7 @@ impl Rewrite<'_, '_> {
         let fresh = self.new_value(r, *made);
         let (op, _) = self.convert_op(at, fresh, Some(*made), target, Some(r))?;
         self.result_repl.insert((at, pos), fresh);
+        self.report.made_in.push((r, fresh));
         self.after.entry(at).or_default().push(op);
         Ok(())
     }

@@ -9,8 +9,11 @@
 //! a *group*: values joined by elementwise ops, by a loop's initial value / argument / yield /
 //! result, or by an `if`'s yields and result. A group has one layout.
 //!
-//! **Terms of the cost.** Each term is weighted by [`LOOP_WEIGHT`]`^depth` of its op (the trip
-//! count is unknown; a conversion inside a loop body is assumed to run that many more times):
+//! **Terms of the cost.** Each term is weighted by [`LOOP_WEIGHT`]`^depth` of where it runs (the
+//! trip count is unknown; a conversion inside a loop body is assumed to run that many more
+//! times): a conversion of an operand runs right after the operand's definition (so a
+//! loop-invariant value is converted once, before the loop), a conversion of a result right
+//! after its op:
 //! - anchors (see `anchors`): an operand of a load, store, `dot` or `gather` that is in another
 //!   layout than the op needs costs a conversion; so does a result the op makes in another layout
 //!   than its group's;
@@ -40,7 +43,7 @@ use super::anchors::{
     order_from_contiguity, own_per_thread, warps_off_axes, Origin,
 };
 use super::axis::{AxisAnalysis, AxisInfo};
-use super::graph::{Graph, OpId};
+use super::graph::{Def, Graph, OpId};
 use super::layouts::{
     bases_along, broadcast_backward, broadcast_forward, inverse_perm, join_backward, join_forward,
     reduce_forward, reshape, trans,
@@ -185,6 +188,8 @@ pub struct Problem<'a> {
     /// The reduce operand layout demanded of a free operand, per reduce op.
     pub reduce_fixed: HashMap<OpId, LinearLayout>,
     pub candidates: Vec<Vec<LinearLayout>>,
+    /// The loop weight where each value is defined (where a conversion of it runs).
+    pub def_weight: Vec<u64>,
     pub origins: HashMap<LinearLayout, Origin>,
     /// Chosen candidate per group, option per gather.
     pub choice: Vec<usize>,
@@ -409,10 +414,23 @@ impl<'a> Problem<'a> {
                 *c = Class::Group(g);
             }
         }
+        let def_weight = graph
+            .def
+            .iter()
+            .map(|d| match *d {
+                Def::Op(id, _) => weight(graph.op(id).loop_depth),
+                Def::RegionArg(id, _, _) => {
+                    let node = graph.op(id);
+                    weight(node.loop_depth + u32::from(matches!(node.kind, OpKind::For)))
+                }
+                Def::Param(_) | Def::Nowhere => 1,
+            })
+            .collect();
         let mut p = Problem {
             kernel,
             graph,
             num_warps,
+            def_weight,
             candidates: vec![Vec::new(); groups.len()],
             choice: vec![0; groups.len()],
             class,
@@ -1033,7 +1051,8 @@ impl<'a> Problem<'a> {
     }
 
     /// How edge `e` is resolved for operand layout `lo` and result layout `lr`: `None` when
-    /// free, else the cheaper side to convert (`true`: the operand) and its cost.
+    /// free, else the cheaper side to convert (`true`: the operand, right after its definition;
+    /// `false`: the result, right after the op) and its cost, loop weights included.
     pub fn edge_resolution(
         &mut self,
         e: usize,
@@ -1045,12 +1064,25 @@ impl<'a> Problem<'a> {
         if f.as_ref() == Some(lr) || b.as_ref() == Some(lo) {
             return None;
         }
-        let (bits, oc, rc) = {
+        let (bits, oc, rc, wr, operand) = {
             let edge = &self.edges[e];
-            (edge.bits, edge.operand_count, edge.result_count)
+            (
+                edge.bits,
+                edge.operand_count,
+                edge.result_count,
+                edge.weight,
+                edge.operand,
+            )
         };
-        let a = b.map(|b| oc.saturating_mul(self.conversion_cost(lo, &b, bits)));
-        let r = f.map(|f| rc.saturating_mul(self.conversion_cost(&f, lr, bits)));
+        let wa = self.def_weight[operand.0 as usize];
+        let a = b.map(|b| {
+            wa.saturating_mul(oc)
+                .saturating_mul(self.conversion_cost(lo, &b, bits))
+        });
+        let r = f.map(|f| {
+            wr.saturating_mul(rc)
+                .saturating_mul(self.conversion_cost(&f, lr, bits))
+        });
         match (a, r) {
             (Some(a), Some(r)) if r < a => Some((false, r)),
             (Some(a), _) => Some((true, a)),
@@ -1094,27 +1126,27 @@ impl<'a> Problem<'a> {
         for m in 0..self.memory.len() {
             let l = self.memory_layout(m);
             let mem = self.memory[m].clone();
-            let mut c = 0u64;
             for &(_, v) in &mem.operands {
                 if let Some(from) = self.layout_for(v) {
                     let bits = element_bits(self.kernel, v);
-                    c = c.saturating_add(self.conversion_cost(&from, &l, bits));
+                    let c = self.conversion_cost(&from, &l, bits);
+                    cost = cost.saturating_add(self.def_weight[v.0 as usize].saturating_mul(c));
                 }
             }
             if let Some(r) = mem.result {
                 if let Some(to) = self.layout_for(r) {
                     let bits = element_bits(self.kernel, r);
-                    c = c.saturating_add(self.conversion_cost(&l, &to, bits));
+                    let c = self.conversion_cost(&l, &to, bits);
+                    cost = cost.saturating_add(mem.weight.saturating_mul(c));
                 }
             }
-            cost = cost.saturating_add(mem.weight.saturating_mul(c));
         }
         for i in 0..self.uses.len() {
             let u = self.uses[i].clone();
             if let Some(l) = self.layout_for(u.value) {
                 let bits = element_bits(self.kernel, u.value);
                 cost = cost.saturating_add(
-                    u.weight
+                    self.def_weight[u.value.0 as usize]
                         .saturating_mul(self.conversion_cost(&l, &u.layout, bits)),
                 );
             }
@@ -1130,14 +1162,10 @@ impl<'a> Problem<'a> {
             }
         }
         for e in 0..self.edges.len() {
-            let (o, r, w) = (
-                self.edges[e].operand,
-                self.edges[e].result,
-                self.edges[e].weight,
-            );
+            let (o, r) = (self.edges[e].operand, self.edges[e].result);
             if let (Some(lo), Some(lr)) = (self.layout_for(o), self.layout_for(r)) {
                 if let Some((_, c)) = self.edge_resolution(e, &lo, &lr) {
-                    cost = cost.saturating_add(w.saturating_mul(c));
+                    cost = cost.saturating_add(c);
                 }
             }
         }
@@ -1154,11 +1182,10 @@ impl<'a> Problem<'a> {
             let mut c = o.cost;
             for (v, need) in [(g.src, o.src), (g.index, o.index)] {
                 if let Some(l) = self.layout_for(v) {
-                    c = c.saturating_add(self.conversion_cost(
-                        &l,
-                        &need,
-                        element_bits(self.kernel, v),
-                    ));
+                    let conversion = self.conversion_cost(&l, &need, element_bits(self.kernel, v));
+                    // Runs where `v` is defined, not at the gather.
+                    let w = self.def_weight[v.0 as usize];
+                    cost = cost.saturating_add(w.saturating_mul(conversion));
                 }
             }
             if let Some(l) = self.layout_for(g.result) {

@@ -9,6 +9,7 @@ use super::*;
 use crate::ir::Region;
 use crate::tests::ok;
 use proc_macro2::TokenStream;
+use std::collections::HashMap;
 use tessera_layout::plan::conversion::ConversionPlan;
 use tessera_layout::plan::gather::{plan_gather, GatherPlan};
 
@@ -782,4 +783,96 @@ fn axis_facts_of_a_pointer_expression() {
     assert!(natural.assumptions.is_empty());
     assert_eq!(natural.accesses[0].elements, 1);
     assert_eq!(natural.accesses[0].alignment, 4);
+}
+
+#[test]
+fn loop_invariant_conversions_run_once_before_the_loop() {
+    let inf = &infer_all(
+        "num_warps = 4",
+        "fn acc_from_load(a: Ptr<f16>, c: Ptr<f32>) {
+            let offs = arange(0, 32).expand_dims(1) * 32 + arange(0, 32).expand_dims(0);
+            let mut acc = load(c + offs);
+            let t = load(a + offs);
+            for i in 0..4 {
+                acc = dot(t, t, acc);
+            }
+            store(c + offs, acc);
+        }",
+    )[0];
+    check_consistent(&inf.kernel).unwrap();
+    // `t` to both operand layouts, and the loaded accumulator to the mma layout: all outside
+    // the loop; inside it nothing converts. Then the result back for the store.
+    assert_eq!(inf.conversions.len(), 4, "{inf}");
+    assert!(inf.conversions.iter().all(|c| c.weight == 1), "{inf}");
+    let for_op = &ops_of(&inf.kernel, "for")[0];
+    let mut inside = 0;
+    for_op.regions[0].walk(&mut |op| inside += usize::from(op.kind.name() == "convert"));
+    assert_eq!(inside, 0, "{inf}");
+}
+
+/// The axis facts of the values a kernel names.
+fn named_facts(item: &str) -> HashMap<String, AxisInfo> {
+    let inf = infer_all("", item).remove(0);
+    inf.kernel
+        .values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| Some((v.name.clone()?, inf.axis[i].clone())))
+        .collect()
+}
+
+#[test]
+fn axis_rules() {
+    let f = named_facts(
+        "fn facts(x: Ptr<f32>, n: i32) {
+            let plus_one = arange(0, 64) + 1;
+            let times_four = arange(0, 64) * 4;
+            let shifted = arange(0, 64) << 3;
+            let wrapped = arange(0, 64).to::<u32>() % 16u32;
+            let signed_wrap = arange(0, 64) % 16;
+            let negative_wrap = (arange(0, 64) - 32) % 16;
+            let signed_blocks = arange(0, 64) / 8;
+            let blocks = arange(0, 64).to::<u32>() / 8u32;
+            let below = arange(0, 64) < 32;
+            let below_odd = arange(0, 64) < 17;
+            let at_most = arange(0, 64) <= 31;
+            let from_n = n + arange(0, 64);
+            let rows = arange(0, 8).expand_dims(1) * 64 + arange(0, 64).expand_dims(0);
+            let flat = rows.reshape([512]);
+            let swapped = rows.trans([1, 0]);
+            let picked = where_(below, arange(0, 64), arange(64, 128));
+            store(x + arange(0, 64), plus_one.to::<f32>());
+        }",
+    );
+    let check = |name: &str, contiguity: &[u64], divisibility: &[u64], constancy: &[u64]| {
+        let a = &f[name];
+        assert_eq!(
+            (&a.contiguity[..], &a.divisibility[..], &a.constancy[..]),
+            (contiguity, divisibility, constancy),
+            "{name}"
+        );
+    };
+    check("plus_one", &[64], &[1], &[1]);
+    check("times_four", &[1], &[4], &[1]);
+    check("shifted", &[1], &[8], &[1]);
+    check("wrapped", &[16], &[16], &[1]);
+    // `arange` from 0 is nonnegative, so Rust's `%` wraps it like unsigned; after `- 32` the
+    // sign is unknown and nothing is proven.
+    check("signed_wrap", &[16], &[16], &[1]);
+    check("negative_wrap", &[1], &[1], &[1]);
+    check("signed_blocks", &[1], &[1], &[8]);
+    check("blocks", &[1], &[1], &[8]);
+    check("below", &[1], &[1], &[32]);
+    check("below_odd", &[1], &[1], &[1]);
+    // x <= 31 splits at 32, not at a multiple of the run: nothing proven.
+    check("at_most", &[1], &[1], &[1]);
+    // `n` only feeds arithmetic that no access uses: nothing assumed of it.
+    check("from_n", &[64], &[1], &[1]);
+    // Along dim 0 (contiguity 1) the divisibility holds for every element: 64·i + j is only
+    // known to be an integer. Along dim 1 each run starts at 64·i.
+    check("rows", &[1, 64], &[1, 64], &[1, 1]);
+    // Runs of 64 survive a row-major flatten; that the rows chain up is not tracked.
+    check("flat", &[64], &[64], &[1]);
+    check("swapped", &[64, 1], &[64, 1], &[1, 1]);
+    check("picked", &[32], &[32], &[1]);
 }
