@@ -21,8 +21,6 @@ pub struct OpNode {
     pub loop_depth: u32,
     /// One past the id of the last op nested in this op's regions (`id + 1` without regions).
     pub subtree_end: usize,
-    /// The op and region index this op sits in (`None`: the kernel body).
-    pub parent: Option<(OpId, usize)>,
 }
 
 /// Where a value comes from.
@@ -68,11 +66,11 @@ impl Graph {
                 *d = Def::Param(i);
             }
         }
-        g.add_region(&kernel.body, 0, None);
+        g.add_region(&kernel.body, 0);
         g
     }
 
-    fn add_region(&mut self, region: &Region, depth: u32, parent: Option<(OpId, usize)>) {
+    fn add_region(&mut self, region: &Region, depth: u32) {
         for op in &region.ops {
             let id = OpId(self.ops.len());
             self.ops.push(OpNode {
@@ -87,7 +85,6 @@ impl Graph {
                     .collect(),
                 loop_depth: depth,
                 subtree_end: id.0 + 1,
-                parent,
             });
             for (pos, &v) in op.operands.iter().enumerate() {
                 self.uses[v.0 as usize].push(Use::Operand(id, pos));
@@ -100,7 +97,7 @@ impl Graph {
                 for (ai, &a) in r.args.iter().enumerate() {
                     self.def[a.0 as usize] = Def::RegionArg(id, ri, ai);
                 }
-                self.add_region(r, inner, Some((id, ri)));
+                self.add_region(r, inner);
                 for (pos, &y) in r.yields.iter().enumerate() {
                     self.uses[y.0 as usize].push(Use::Yield(id, ri, pos));
                 }

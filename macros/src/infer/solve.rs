@@ -70,14 +70,13 @@ pub enum Class {
     Group(usize),
 }
 
-/// An operand that must be in `layout`.
+/// An operand that must be in `layout` (converted, if at all, where it is defined).
 #[derive(Clone, Debug)]
 pub struct UseAnchor {
     pub op: OpId,
     pub pos: usize,
     pub value: ValueId,
     pub layout: LinearLayout,
-    pub weight: u64,
 }
 
 /// A result the op makes in `layout`.
@@ -809,7 +808,6 @@ impl<'a> Problem<'a> {
                             pos,
                             value: node.operands[pos],
                             layout: l,
-                            weight: w,
                         });
                     }
                     self.produces.push(ProduceAnchor {
@@ -846,7 +844,6 @@ impl<'a> Problem<'a> {
                             pos: 0,
                             value: x,
                             layout: l,
-                            weight: w,
                         });
                         if let Some(out) = reduce_forward(&l, *axis, nw) {
                             self.origins.entry(out).or_insert(Origin::Derived {
