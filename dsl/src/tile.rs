@@ -114,29 +114,16 @@ const fn fail(what: &'static str) -> ! {
 /// (`num_warps`), in that order; outputs `dim0 … dim{rank-1}` of the shape's sizes; surjective.
 /// Panics (a compile error in a `const` item) with a message naming what is wrong.
 pub const fn assert_tile_layout<L: Layout, const R: usize>(shape: &[u32], num_warps: u32) {
-    check_layout(&L::LAYOUT, shape, num_warps, R as u32, "tile layout");
+    check_layout(&L::LAYOUT, shape, num_warps, R as u32);
 }
 
 /// [`assert_tile_layout`] for a user-written layout given to `convert_layout` (any register
-/// count): the checks, with messages that name `convert_layout`.
+/// count). The generated code puts this check on the user's path, so the error points there.
 pub const fn assert_user_layout(layout: &LinearLayout, shape: &[u32], num_warps: u32) {
-    check_layout(
-        layout,
-        shape,
-        num_warps,
-        layout.in_size(Label::Register),
-        "convert_layout",
-    );
+    check_layout(layout, shape, num_warps, layout.in_size(Label::Register));
 }
 
-const fn check_layout(
-    l: &LinearLayout,
-    shape: &[u32],
-    num_warps: u32,
-    registers: u32,
-    who: &'static str,
-) {
-    let _ = who;
+const fn check_layout(l: &LinearLayout, shape: &[u32], num_warps: u32, registers: u32) {
     if l.num_in_dims() != 3
         || !l.in_label(0).same(Label::Register)
         || !l.in_label(1).same(Label::Lane)

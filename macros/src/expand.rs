@@ -203,6 +203,8 @@ pub fn generate(
 
     let several = kernels.len() > 1;
     let mut entries = TokenStream::new();
+    // One of each module item (user-layout checks) across specialisations and variants.
+    let mut module_items: Vec<(String, TokenStream)> = Vec::new();
     let mut specs = Vec::new();
     // Per specialisation: (const values, indices into `specs` of its variants, in order).
     let mut groups: Vec<SpecGroup> = Vec::new();
@@ -232,6 +234,12 @@ pub fn generate(
                     continue;
                 }
             };
+            for item in &lowered.module_items {
+                let text = item.to_string();
+                if !module_items.iter().any(|(t, _)| *t == text) {
+                    module_items.push((text, item.clone()));
+                }
+            }
             let suffix = if one_variant { "" } else { variant.suffix };
             let entry = entry_name(&variant.kernel, several, suffix);
             let body = &lowered.body;
@@ -266,6 +274,8 @@ pub fn generate(
     if let Some(e) = errors {
         return Err(e);
     }
+
+    let module_checks: Vec<&TokenStream> = module_items.iter().map(|(_, t)| t).collect();
 
     // Host side.
     let n_specs = specs.len();
@@ -383,6 +393,8 @@ pub fn generate(
             use super::*;
 
             ::tessera::declare_dynamic_shared!();
+
+            #(#module_checks)*
 
             #entries
 

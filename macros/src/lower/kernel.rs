@@ -13,6 +13,9 @@ pub struct LoweredKernel {
     pub body: TokenStream,
     /// Dynamic shared memory the body uses (bytes).
     pub shared_bytes: u32,
+    /// Items for the kernel's module (the `const` checks of user layouts), to be emitted once
+    /// per distinct text across specialisations and variants.
+    pub module_items: Vec<TokenStream>,
 }
 
 /// Lowers the body of `kernel` (after layout inference) with the facts of its analysis.
@@ -36,5 +39,6 @@ pub fn lower_kernel(kernel: &Kernel, facts: &Facts) -> Result<LoweredKernel, syn
             #ops
         },
         shared_bytes: ctx.shared_bytes(),
+        module_items: ctx.module_items.clone(),
     })
 }

@@ -75,7 +75,7 @@ use crate::diag::Loc;
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, ValueId};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use std::collections::HashMap;
 use tessera_layout::{Label, LinearLayout};
 
@@ -118,6 +118,9 @@ pub struct Ctx<'k> {
     prologue: TokenStream,
     /// Items (layout marker types and their `const` checks).
     items: TokenStream,
+    /// Items for the kernel's module rather than the function body (the `const` checks of user
+    /// layouts; `expand` keeps one of each text, shared by every variant).
+    module_items: Vec<TokenStream>,
     layout_types: Vec<(LinearLayout, Ident)>,
     /// User layouts (`convert_layout` paths): the path's text, its marker type and the const
     /// holding its register count.
@@ -138,6 +141,7 @@ impl<'k> Ctx<'k> {
             next_fresh: 0,
             prologue: TokenStream::new(),
             items: TokenStream::new(),
+            module_items: Vec::new(),
             layout_types: Vec::new(),
             user_layouts: Vec::new(),
             thread_coords: HashMap::new(),
@@ -268,11 +272,19 @@ impl<'k> Ctx<'k> {
             impl ::tessera::tile::Layout for #marker {
                 const LAYOUT: ::tessera::tile::LinearLayout = #path;
             }
-            const _: () = ::tessera::tile::assert_user_layout(
-                &<#marker as ::tessera::tile::Layout>::LAYOUT, &[#(#dims),*], #warps);
             const #regs: usize = <#marker as ::tessera::tile::Layout>::LAYOUT
                 .in_size(::tessera::tile::Label::Register) as usize;
         });
+        // The check, once per kernel module, on the user's path: an invalid layout is a compile
+        // error there, with the layout's own message.
+        let span = path
+            .segments
+            .last()
+            .map_or_else(Span::call_site, |s| s.ident.span());
+        let check = quote_spanned! {span=>
+            const _: () = ::tessera::tile::assert_user_layout(&#path, &[#(#dims),*], #warps);
+        };
+        self.module_items.push(check);
         (marker, regs)
     }
 
