@@ -76,12 +76,17 @@ checks=(
     "tile_matmul_i8:LDSM\.16\.M88\.4"
     "tile_gather_cols:SHFL\.IDX"
     "tile_gather_cols__unaligned:SHFL\.IDX"
+    "tile_transpose_warp__B_8:SHFL\.IDX"
+    "tile_transpose_warp_f16__B_8:SHFL\.IDX"
 )
 # kernel:extended-regex of SASS instructions it must NOT contain.
 forbidden=(
     # The gather along a warp-resident axis uses no shared memory.
     "tile_gather_cols:(LDS|STS|LDSM)( |\.)"
     "tile_gather_cols__unaligned:(LDS|STS|LDSM)( |\.)"
+    # A conversion planned (and kept) as warp shuffles uses no shared memory.
+    "tile_transpose_warp__B_8:(LDS|STS)( |\.)"
+    "tile_transpose_warp_f16__B_8:(LDS|STS)( |\.)"
     # Generated register arrays stay in registers (no local-memory spills).
     "tile_matmul_f16:(LDL|STL)( |\.)"
     "tile_matmul_bf16:(LDL|STL)( |\.)"

@@ -3,8 +3,11 @@
 //! count equals the ideal count at every shared-memory call site), as the planner promised.
 
 use tessera::emulator::SharedAccessKind;
+use tessera::f16;
 use tessera::launch::Device;
-use tessera_kernels::tiled::transpose::tile_transpose;
+use tessera_kernels::tiled::transpose::{
+    tile_transpose, tile_transpose_warp, tile_transpose_warp_f16,
+};
 
 fn matrix(m: usize, n: usize) -> Vec<f32> {
     (0..m * n).map(|i| i as f32 * 0.5 - 3.0).collect()
@@ -69,6 +72,63 @@ fn transpose_matches_cpu_on_ragged_shapes() {
             let wavefronts: u64 = sites.iter().map(|s| s.stats.wavefronts).sum();
             assert_eq!(accesses, programs * 4 * 8, "{m}x{n}: {report}");
             assert_eq!(wavefronts, accesses, "{m}x{n}: {report}");
+        }
+    }
+}
+
+/// The one-warp transposes: the planner picks warp shuffles for every `B`. At `B = 8` the
+/// lowering keeps them (no shared memory at all); at 16 and 32 each round's send and receive
+/// registers depend on the lane, and the register selects that costs make the lowering take
+/// the planner's shared-memory alternative (conflict-free). Exact either way.
+#[test]
+fn warp_transposes_shuffle_or_share() {
+    let device = Device::emulator();
+    for b in [8usize, 16, 32] {
+        for (m, n) in [(b, b), (3, 5), (2 * b + 1, b - 1), (40, 70)] {
+            let x = matrix(m, n);
+            let dx = device.upload(&x).unwrap();
+            let dout = device.upload(&vec![0.0f32; m * n]).unwrap();
+            let report = tile_transpose_warp::emulate(
+                tile_transpose_warp::Consts { B: b },
+                (m.div_ceil(b) as u32, n.div_ceil(b) as u32),
+                dx.ptr(),
+                dout.ptr(),
+                m as i32,
+                n as i32,
+            )
+            .unwrap();
+            let out = dout.download().unwrap();
+            let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
+            let dxh = device.upload(&xh).unwrap();
+            let douth = device.upload(&vec![f16::from_f32(0.0); m * n]).unwrap();
+            let report_h = tile_transpose_warp_f16::emulate(
+                tile_transpose_warp_f16::Consts { B: b },
+                (m.div_ceil(b) as u32, n.div_ceil(b) as u32),
+                dxh.ptr(),
+                douth.ptr(),
+                m as i32,
+                n as i32,
+            )
+            .unwrap();
+            let outh = douth.download().unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    assert_eq!(out[j * m + i], x[i * n + j], "B {b} {m}x{n}: ({i}, {j})");
+                    assert_eq!(
+                        outh[j * m + i].to_bits(),
+                        xh[i * n + j].to_bits(),
+                        "f16 B {b} {m}x{n}: ({i}, {j})"
+                    );
+                }
+            }
+            for r in [&report, &report_h] {
+                if b == 8 {
+                    assert_eq!(r.shared_accesses, 0, "B {b}: {r}");
+                } else {
+                    assert!(r.shared_accesses > 0, "B {b}: {r}");
+                    assert_eq!(r.shared_wavefronts, r.shared_ideal_wavefronts, "B {b}: {r}");
+                }
+            }
         }
     }
 }

@@ -63,7 +63,7 @@ pub fn lower_convert(
     dtype: DType,
     conversion: &Conversion,
 ) -> Result<(TokenStream, Ident), syn::Error> {
-    let movement = movement_for(&conversion.plan, src_layout, dst_layout, dtype.bits())
+    let movement = conversion_movement(conversion, src_layout, dst_layout, dtype.bits())
         .map_err(|e| internal(&op.loc, &format!("layout conversion: {e}")))?;
     let out = ctx.fresh("cvt");
     let code = emit(ctx, op, &movement, src, dtype, &out);
@@ -94,6 +94,53 @@ pub(crate) fn emit(
     let expr = render_movement(movement, src, &rc);
     let (elem, n) = (&rc.elem, index_lit(movement.dst_registers));
     quote!(let #out: [#elem; #n] = #expr;)
+}
+
+/// The movement of a planned conversion. The planner prices warp shuffles by shuffle count
+/// alone; rounds whose send or receive register depends on the lane also need a register
+/// select per candidate register and element (`SEL`/`MOV` on the ALU, counted here as a
+/// quarter of a shared-memory-pipe slot). When that makes the shuffles dearer than the
+/// planner's shared-memory alternative ([`Conversion::shared_alternative`]), the conversion
+/// goes through shared memory instead.
+pub(crate) fn conversion_movement(
+    conversion: &Conversion,
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    element_bits: u32,
+) -> Result<Movement, String> {
+    let movement = movement_for(&conversion.plan, src, dst, element_bits)?;
+    if let (Some(shared), Some(shared_cost)) =
+        (&conversion.shared_alternative, conversion.shared_cost)
+    {
+        if shuffle_cost_quarters(&movement) > 4 * shared_cost {
+            let mut alternative = shared_movement(shared, src, dst, element_bits)?;
+            alternative.description = format!(
+                "{} (instead of warp shuffles: their lane-dependent register selects cost more)",
+                alternative.description
+            );
+            return Ok(alternative);
+        }
+    }
+    Ok(movement)
+}
+
+/// Issue slots × 4 of a shuffle movement: 4 per shuffle, 1 per register select.
+pub(crate) fn shuffle_cost_quarters(movement: &Movement) -> u32 {
+    movement
+        .steps
+        .iter()
+        .map(|step| match step {
+            Step::Shuffle(s) => {
+                let n = s.send_offsets.len() as u32;
+                let words = word_count(n as usize, movement.element_bits) as u32;
+                let selects = (s.send.values().len() as u32 - 1) * n
+                    + (s.receive.values().len() as u32 - 1) * n;
+                4 * words + selects
+            }
+            Step::Select { select, .. } => select.values().len() as u32 - 1,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Lanes of a warp.

@@ -685,3 +685,48 @@ fn rendered_code_has_the_planned_instructions() {
         "{ let __tessera_copy : [f32 ; 8] = [src [0] , src [1] , src [2] , src [3] , src [4] , src [5] , src [6] , src [7]] ; __tessera_copy }"
     );
 }
+
+/// A one-warp `b × b` transpose: registers hold one dimension, lanes the other.
+fn warp_transpose_pair(b: u32) -> (LinearLayout, LinearLayout) {
+    let bits = b.trailing_zeros();
+    let tile = [(Label::Dim(0), b), (Label::Dim(1), b)];
+    let unit = |d: usize, k: u32| -> u64 { 1u64 << (d as u32 * bits + k) };
+    let mut lanes_a: Vec<u64> = (0..bits.min(5)).map(|k| unit(0, k)).collect();
+    let mut lanes_b: Vec<u64> = (0..bits.min(5)).map(|k| unit(1, k)).collect();
+    // 32 lanes: the rest of the lanes hold the other dimension (or copies).
+    let extra_a: Vec<u64> = (0..(5 - bits.min(5))).map(|k| unit(1, k)).collect();
+    let extra_b: Vec<u64> = (0..(5 - bits.min(5))).map(|k| unit(0, k)).collect();
+    lanes_a.extend(&extra_a);
+    lanes_b.extend(&extra_b);
+    let regs_a: Vec<u64> = (extra_a.len() as u32..bits).map(|k| unit(1, k)).collect();
+    let regs_b: Vec<u64> = (extra_b.len() as u32..bits).map(|k| unit(0, k)).collect();
+    let make = |regs: Vec<u64>, lanes: Vec<u64>| {
+        from_packed(
+            &[
+                (Label::Register, regs),
+                (Label::Lane, lanes),
+                (Label::Warp, vec![]),
+            ],
+            &tile,
+        )
+    };
+    (make(regs_a, lanes_a), make(regs_b, lanes_b))
+}
+
+#[test]
+fn lane_dependent_selects_can_send_a_shuffle_plan_to_shared_memory() {
+    for (b, expect_shared) in [(8u32, false), (32, true)] {
+        let (a, d) = warp_transpose_pair(b);
+        let conversion = plan_conversion(&a, &d, 32).unwrap();
+        assert_eq!(conversion.plan.kind(), "warp shuffle", "b {b}");
+        let m = conversion_movement(&conversion, &a, &d, 32).unwrap();
+        assert_eq!(
+            m.description.contains("instead of warp shuffles"),
+            expect_shared,
+            "b {b}: {}",
+            m.description
+        );
+        let (out, _) = execute(&m, &holding_elements(&a)).unwrap();
+        assert!(out == holding_elements(&d), "b {b}: {}", m.description);
+    }
+}
