@@ -12,10 +12,25 @@
 //! | warp shuffles | per round: each lane packs the vector it sends (`2^|V|` elements, ≤ 32 bits, element `j` at bits `j·b`) into words, `shfl.sync.idx` from its source lane, unpacks into its receive registers; the per-lane send register, source lane and receive register are XOR-affine functions of the lane id when the plan's tables are (else a 32-entry lookup table); duplicate registers of `B` are copied at the end |
 //! | shared memory | barrier; owners of `A` (broadcast copies skipped) store vectors of the planned width (`st.shared.v1/v2/v4.b32`, elements packed) at `store_address(r, lane, warp)` (the swizzle); barrier; `B` loads at `load_address` with its planned width — or with `ldmatrix[.trans]` when the read left-divides the `ldmatrix` tile (plan/ldmatrix.rs) and that costs fewer issue slots |
 //!
-//! Two departures from the plan, both for hardware reasons: a store narrower than a 32-bit word
-//! (sub-word elements whose plan fills the word from the read side) has no race-free 32-bit
-//! form, so such a conversion runs on the optimal swizzle planned for 32-bit elements, each
-//! element stored in its own word; loads narrower than a word load the word and extract.
+//! Where the lowering departs from the plan, and why:
+//! - **Shared-memory layout.** Besides the plan's memory (its optimal swizzle), the lowering
+//!   builds memories made for an `ldmatrix` read ([`ldmatrix_memories`]: the instruction's
+//!   16-byte rows first, rows swizzled by the construction of Lemma 9.5) and keeps the candidate
+//!   with the fewest issue slots (wavefronts + instructions on the emulator's bank model), an
+//!   `ldmatrix` read winning ties. This is how the operands of `dot` reach `ldmatrix` (`.trans`
+//!   for `b`): the planner's swizzle is optimal for bank conflicts but rarely divisible by the
+//!   `ldmatrix` tile.
+//! - **Sub-word stores.** A store narrower than a 32-bit word (sub-word elements whose plan
+//!   fills the word from the read side) has no race-free 32-bit form, so such a conversion runs
+//!   on the optimal swizzle planned for 32-bit elements, each element in its own word. Loads
+//!   narrower than a word load the word and extract.
+//! - **Shuffles vs. shared memory.** The planner prices shuffles by their count; a round whose
+//!   send or receive register depends on the lane also costs a register select per candidate
+//!   ([`conversion_movement`]). When that makes the shuffles dearer than the planner's
+//!   shared-memory alternative, the conversion goes through shared memory.
+//! - **Barriers.** Every shared-memory conversion starts with `bar.sync` (its bytes may still
+//!   be read by an earlier op, or by the previous iteration of a loop) and has one between its
+//!   stores and its loads.
 //!
 //! The code is built in two stages so that it can be tested without a compiler: [`Movement`]
 //! (steps with every table resolved: registers, XOR-affine functions of lane and warp, byte
@@ -23,19 +38,6 @@
 //! movements on a CTA model that follows PTX semantics (`shfl.sync.idx`, `ld/st.shared`,
 //! `ldmatrix`) and count bank wavefronts as the emulator does.
 
-// G2: `lower_gather` (gather.rs) and `lower_dot` (dot.rs) are ready and tested (kernels too, in
-// a scratch copy with this wiring in `Ctx::lower_op`; please add `mod gather; mod dot;`):
-//   OpKind::Gather { axis } => { let loc = &op.loc;
-//       let (s, i, r) = (op.operands[0], op.operands[1], op.results[0]);
-//       let (sl, il, rl) = (self.layout(s, loc)?, self.layout(i, loc)?, self.layout(r, loc)?);
-//       let (sr, ir) = (self.regs(s, loc)?, self.regs(i, loc)?);
-//       let (sn, inn) = (self.fresh("gather_src"), self.fresh("gather_index"));
-//       let (ds, di) = (self.dtype(s), self.dtype(i));
-//       let (code, out) = gather::lower_gather(self, op, &sn, &sl, &inn, &il, *axis, &rl, ds, di)?;
-//       let bind = self.bind(r, quote!(#out), loc)?;
-//       Ok(quote!(let #sn = #sr; let #inn = #ir; #code #bind)) }
-//   OpKind::Dot => the same with operands [a, b, acc]: `dot::lower_dot(self, op, &an, &al, &bn,
-//       &bl, &cn, &cl, &rl, self.dtype(a), self.dtype(acc))`.
 use super::{elem_type, internal, Ctx};
 use crate::ir::Op;
 use crate::types::DType;
