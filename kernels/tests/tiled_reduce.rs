@@ -1,9 +1,11 @@
 //! Row and column reductions written with `#[tile_kernel]` (sum, max, argmax), on the emulator
 //! against CPU references, over matrix shapes with ragged tails in both dimensions.
 
+use tessera::f16;
 use tessera::launch::Device;
 use tessera_kernels::tiled::reduce::{
-    tile_col_argmax, tile_col_max, tile_col_sum, tile_row_argmax, tile_row_max, tile_row_sum,
+    tile_col_argmax, tile_col_max, tile_col_sum, tile_row_argmax, tile_row_max, tile_row_stats_f16,
+    tile_row_sum,
 };
 
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -196,5 +198,58 @@ fn column_reductions_match_cpu() {
             "wrote past n"
         );
         assert!(arg[n..].iter().all(|&v| v == -7), "wrote past n");
+    }
+}
+
+#[test]
+fn f16_row_sum_min_argmin_match_cpu() {
+    let device = Device::emulator();
+    for (rows, n, stride) in [
+        (2usize, 1usize, 8usize),
+        (3, 77, 80),
+        (2, 512, 512),
+        (1, 300, 301),
+    ] {
+        let x: Vec<f16> = matrix(47, rows, stride)
+            .into_iter()
+            .map(f16::from_f32)
+            .collect();
+        let dx = device.upload(&x).unwrap();
+        let dsum = device.zeros::<f16>(rows).unwrap();
+        let dmin = device.zeros::<f16>(rows).unwrap();
+        let darg = device.zeros::<i32>(rows).unwrap();
+        tile_row_stats_f16::emulate(
+            tile_row_stats_f16::Consts { BLOCK: 512 },
+            rows as u32,
+            dsum.ptr(),
+            dmin.ptr(),
+            darg.ptr(),
+            dx.ptr(),
+            n as i32,
+            stride as i32,
+        )
+        .unwrap();
+        let (sum, min, arg) = (
+            dsum.download().unwrap(),
+            dmin.download().unwrap(),
+            darg.download().unwrap(),
+        );
+        for r in 0..rows {
+            let row: Vec<f32> = x[r * stride..r * stride + n]
+                .iter()
+                .map(|v| v.to_f32())
+                .collect();
+            // Multiples of 1/64: the f32 accumulation is exact, rounded once to f16.
+            let want_sum = f16::from_f32(row.iter().sum::<f32>());
+            assert_eq!(
+                sum[r].to_bits(),
+                want_sum.to_bits(),
+                "sum rows {rows} n {n} r {r}"
+            );
+            let m = row.iter().copied().fold(f32::INFINITY, f32::min);
+            assert_eq!(min[r].to_f32(), m, "min n {n} r {r}");
+            let first = row.iter().position(|&v| v == m).unwrap() as i32;
+            assert_eq!(arg[r], first, "argmin n {n} r {r}");
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! argmax (first index on ties), each program reducing a block of rows (columns) while it walks
 //! the other axis in chunks, with loop-carried accumulators.
 
-use tessera::{tile_kernel, Ptr};
+use tessera::{f16, tile_kernel, Ptr};
 
 /// `out[r] = Σ_c x[r, c]`, `BLOCK_M` rows per program.
 #[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
@@ -169,4 +169,26 @@ pub fn tile_col_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
         best_index = where_(better, chunk_index, best_index);
     }
     store(out + cols, best_index, cols < n);
+}
+
+/// Per row of an f16 matrix (one row per program, `n ≤ BLOCK`): the sum (accumulated in f32,
+/// rounded once to f16), the minimum and the argmin (first column on ties).
+#[tile_kernel(num_warps = 2, BLOCK = [512])]
+pub fn tile_row_stats_f16<const BLOCK: usize>(
+    sum_out: Ptr<f16>,
+    min_out: Ptr<f16>,
+    argmin_out: Ptr<i32>,
+    x: Ptr<f16>,
+    n: i32,
+    stride: i32,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mask = cols < n;
+    let v = load(x + row * stride + cols, mask, f16::INFINITY);
+    let zeroed = where_(mask, v, 0.0 as f16);
+    let one = arange(0, 1);
+    store(sum_out + row + one, zeroed.sum(0) + zeros::<f16>([1]));
+    store(min_out + row + one, v.min(0) + zeros::<f16>([1]));
+    store(argmin_out + row + one, v.argmin(0) + zeros::<i32>([1]));
 }
