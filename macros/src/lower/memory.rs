@@ -12,7 +12,7 @@
 //!   registers and, by a per-thread predicate, lanes and warps that hold copies
 //!   (`tessera_layout::plan::broadcast` owners), so every element is stored once.
 
-use super::{canonical_registers, internal, register_images, unpack, AxisFacts, Ctx};
+use super::{canonical_registers, internal, AxisFacts, Ctx};
 use crate::ir::{Op, OpKind, ValueId};
 use crate::types::DType;
 use proc_macro2::{Literal, TokenStream};
@@ -397,6 +397,5 @@ fn lower_store(
         };
         body.extend(quote!(unsafe { #access }));
     }
-    let _ = (register_images(&layout), unpack);
     Ok(quote!({ #body }))
 }

@@ -457,3 +457,102 @@ fn dump_expansions_for_inspection() {
     }
     let _ = ValueId(0);
 }
+
+/// The vector width the lowering uses for every load and store equals the one inference
+/// reports (its explain output), on real inferred kernels under both alignment policies.
+#[test]
+fn access_plans_agree_with_inference() {
+    use crate::infer::{infer_with, AlignmentPolicy};
+    let mut all = softmax();
+    all.extend(vec_add());
+    all.extend(kernels(
+        quote!(num_warps = 4, BLOCK = [1024]),
+        quote! {
+            fn ln<const BLOCK: usize>(y: Ptr<f16>, x: Ptr<f16>, w: Ptr<f16>, stride: i32, n: i32) {
+                let row = program_id(0);
+                let cols = arange(0, BLOCK);
+                let mask = cols < n;
+                let xv = load(x + row * stride + cols, mask, 0.0).to::<f32>();
+                let mean = xv.sum(0) / (n as f32);
+                let wv = load(w + cols, mask, 0.0).to::<f32>();
+                store(y + row * stride + cols, ((xv - mean) * wv).to::<f16>(), mask);
+            }
+        },
+    ));
+    all.extend(kernels(
+        quote!(num_warps = 4, BM = 32, BN = 64),
+        quote! {
+            fn col_sum<const BM: usize, const BN: usize>(out: Ptr<f32>, x: Ptr<f32>, m: i32, n: i32, stride: i32) {
+                let cols = program_id(0) * BN + arange(0, BN);
+                let rows = arange(0, BM);
+                let mut acc = zeros::<f32>([BN]);
+                for start in (0..m).step_by(BM) {
+                    let r = start + rows;
+                    let mask = (r.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+                    acc += load(x + r.expand_dims(1) * stride + cols.expand_dims(0), mask, 0.0).sum(0);
+                }
+                store(out + cols, acc, cols < n);
+            }
+        },
+    ));
+    let mut checked = 0;
+    for kernel in all {
+        for policy in [AlignmentPolicy::Aligned, AlignmentPolicy::Natural] {
+            let mut k = kernel.clone();
+            let inference = infer_with(&mut k, policy).expect("inference");
+            let facts = |v: ValueId| {
+                inference.axis.get(v.0 as usize).map(|i| AxisFacts {
+                    contiguity: i.contiguity.clone(),
+                    divisibility: i.divisibility.clone(),
+                    constancy: i.constancy.clone(),
+                })
+            };
+            let mut problems = Vec::new();
+            inference.kernel.walk(&mut |op| {
+                let (OpKind::Load { mask, .. } | OpKind::Store { mask }) = op.kind else {
+                    return;
+                };
+                let ptr = op.operands[0];
+                if inference.kernel.ty(ptr).is_scalar() {
+                    return;
+                }
+                let mask_value = mask.then(|| {
+                    op.operands[if matches!(op.kind, OpKind::Load { .. }) {
+                        1
+                    } else {
+                        2
+                    }]
+                });
+                let LayoutSlot::Inferred(layout) = inference.kernel.value(ptr).layout else {
+                    panic!("a pointer tile without a layout");
+                };
+                let crate::types::DType::Ptr(elem) = inference.kernel.ty(ptr).dtype else {
+                    panic!("not a pointer");
+                };
+                let plan = access_plan_for_tests(
+                    &layout,
+                    elem.bits(),
+                    facts(ptr).as_ref(),
+                    mask_value.and_then(facts).as_ref(),
+                    mask,
+                );
+                let reported = inference.access(op).map(|a| a.elements);
+                if reported != Some(plan.elements) {
+                    problems.push(format!(
+                        "{}: {reported:?} vs {}",
+                        op.kind.name(),
+                        plan.elements
+                    ));
+                }
+                checked += 1;
+            });
+            assert!(
+                problems.is_empty(),
+                "{} {policy:?}: {problems:?}\n{}",
+                kernel.name,
+                inference.kernel
+            );
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+}
