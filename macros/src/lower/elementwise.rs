@@ -61,7 +61,10 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             let layout = ctx.layout(result, loc)?;
             let r = layout.in_size(Label::Register) as usize;
             let name = ctx.name(x);
-            ctx.bind(result, quote!([#name; #r]), loc)
+            // Listed, not `[x; R]`: a repeat expression may become a store loop, which keeps the
+            // array in local memory instead of registers.
+            let copies = (0..r).map(|_| quote!(#name));
+            ctx.bind(result, quote!([#(#copies),*]), loc)
         }
         _ => {
             let operands: Vec<_> = op.operands.clone();
@@ -109,13 +112,16 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
                 }
                 regs.push(ctx.regs(v, loc)?);
             }
-            let f = match regs.len() {
-                1 => quote!(map1),
-                2 => quote!(map2),
-                3 => quote!(map3),
-                _ => return Err(internal(loc, "an elementwise op with more than 3 operands")),
-            };
-            let value = quote!(::tessera::tile::#f(#(#regs),*, |#(#params),*| #body));
+            // Unrolled per register (constant indices only), so every array stays in registers.
+            let r = layout.in_size(tessera_layout::Label::Register) as usize;
+            let locals: Vec<_> = (0..regs.len())
+                .map(|i| ctx.fresh(&format!("in{i}_")))
+                .collect();
+            let per_register = (0..r).map(|k| {
+                let k = Literal::usize_unsuffixed(k);
+                quote!({ #(let #params = #locals[#k];)* #body })
+            });
+            let value = quote!({ #(let #locals = #regs;)* [#(#per_register),*] });
             ctx.bind(result, value, loc)
         }
     }

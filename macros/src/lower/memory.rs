@@ -49,9 +49,15 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
                 }
             }
             let (rp, ro) = (ctx.regs(p, loc)?, ctx.regs(off, loc)?);
+            let (ps, os) = (ctx.fresh("p"), ctx.fresh("o"));
+            let r = layout.in_size(Label::Register) as usize;
+            let each = (0..r).map(|k| {
+                let k = Literal::usize_unsuffixed(k);
+                quote!(#ps[#k].offset(#os[#k] as isize))
+            });
             ctx.bind(
                 result,
-                quote!(::tessera::tile::map2(#rp, #ro, |p, o| p.offset(o as isize))),
+                quote!({ let #ps = #rp; let #os = #ro; [#(#each),*] }),
                 loc,
             )
         }
