@@ -159,33 +159,6 @@ const fn check_layout(l: &LinearLayout, shape: &[u32], num_warps: u32, registers
     }
 }
 
-/// `f` on every register.
-#[inline(always)]
-pub fn map1<A: Copy, B, const R: usize>(a: [A; R], f: impl Fn(A) -> B) -> [B; R] {
-    core::array::from_fn(|i| f(a[i]))
-}
-
-/// `f` on every pair of registers.
-#[inline(always)]
-pub fn map2<A: Copy, B: Copy, C, const R: usize>(
-    a: [A; R],
-    b: [B; R],
-    f: impl Fn(A, B) -> C,
-) -> [C; R] {
-    core::array::from_fn(|i| f(a[i], b[i]))
-}
-
-/// `f` on every triple of registers.
-#[inline(always)]
-pub fn map3<A: Copy, B: Copy, C: Copy, D, const R: usize>(
-    a: [A; R],
-    b: [B; R],
-    c: [C; R],
-    f: impl Fn(A, B, C) -> D,
-) -> [D; R] {
-    core::array::from_fn(|i| f(a[i], b[i], c[i]))
-}
-
 // ---------------------------------------------------------------------------------------------
 // Elements
 // ---------------------------------------------------------------------------------------------
