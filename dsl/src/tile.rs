@@ -1006,20 +1006,53 @@ pub unsafe fn convert_through_shared<
         xor_image(&dst_bases[1], dst_bits[1], lane) ^ xor_image(&dst_bases[2], dst_bits[2], warp);
     device::sync_threads();
     let regs = src.regs();
-    let mut r = 0;
-    while r < RS {
-        if owner && (r as u32) & free[0] == 0 {
-            let at = (xor_image(&src_bases[0], src_bits[0], r as u32) ^ src_thread) as u32;
-            st_shared_elem(base + at * slot, regs[r]);
-        }
-        r += 1;
+    // Unrolled with constant register indices (up to MAX_TILE_REGISTERS; the dead copies fold
+    // away), so the register arrays stay in registers instead of local memory.
+    macro_rules! store_register {
+        ($r:expr) => {
+            if let Some(&value) = regs.get($r) {
+                if owner && ($r as u32) & free[0] == 0 {
+                    let at = (xor_image(&src_bases[0], src_bits[0], $r) ^ src_thread) as u32;
+                    st_shared_elem(base + at * slot, value);
+                }
+            }
+        };
     }
+    for_each_register!(store_register);
     device::sync_threads();
-    Tile::from_regs(core::array::from_fn(|r| {
-        let at = (xor_image(&dst_bases[0], dst_bits[0], r as u32) ^ dst_thread) as u32;
-        ld_shared_elem(base + at * slot)
-    }))
+    let mut out = [T::from_bits(0); RD];
+    macro_rules! load_register {
+        ($r:expr) => {
+            if let Some(place) = out.get_mut($r) {
+                let at = (xor_image(&dst_bases[0], dst_bits[0], $r) ^ dst_thread) as u32;
+                *place = ld_shared_elem(base + at * slot);
+            }
+        };
+    }
+    for_each_register!(load_register);
+    Tile::from_regs(out)
 }
+
+/// Registers a tile may have per thread (128 32-bit registers of 8-bit elements: 512; the
+/// front end's budget keeps every tile within it).
+pub const MAX_TILE_REGISTERS: usize = 512;
+
+/// Calls `$m!(k)` for every register index `k < MAX_TILE_REGISTERS` (constant expressions).
+macro_rules! for_each_register {
+    ($m:ident) => {
+        for_each_register!(@sixteen $m, 0 16 32 48 64 80 96 112 128 144 160 176 192 208 224 240
+            256 272 288 304 320 336 352 368 384 400 416 432 448 464 480 496);
+    };
+    (@sixteen $m:ident, $($base:literal)*) => {
+        $(
+            $m!({ $base + 0 }); $m!({ $base + 1 }); $m!({ $base + 2 }); $m!({ $base + 3 });
+            $m!({ $base + 4 }); $m!({ $base + 5 }); $m!({ $base + 6 }); $m!({ $base + 7 });
+            $m!({ $base + 8 }); $m!({ $base + 9 }); $m!({ $base + 10 }); $m!({ $base + 11 });
+            $m!({ $base + 12 }); $m!({ $base + 13 }); $m!({ $base + 14 }); $m!({ $base + 15 });
+        )*
+    };
+}
+use for_each_register;
 
 /// The packed bases of a tile layout's `register`, `lane` and `warp` dimensions (32 slots each,
 /// unused ones zero) and their numbers of bits, for evaluating the layout in device code.
