@@ -78,6 +78,18 @@ checks=(
     "tile_gather_cols__unaligned:SHFL\.IDX"
     "tile_transpose_warp__B_8:SHFL\.IDX"
     "tile_transpose_warp_f16__B_8:SHFL\.IDX"
+    # #[tile_kernel] loads, stores and reductions (macros/src/lower/memory.rs, reduce.rs):
+    # 128-bit accesses where the layout and the alignment assumptions allow, butterflies.
+    "tile_vec_add:LDG\.E\.128"
+    "tile_vec_add:STG\.E\.128"
+    "tile_softmax__BLOCK_1024:LDG\.E\.128"
+    "tile_softmax__BLOCK_1024:STG\.E\.128"
+    "tile_softmax__BLOCK_1024:SHFL\.BFLY"
+    "tile_softmax__BLOCK_1024:MUFU\.EX2"
+    "tile_softmax_f16__BLOCK_1024:LDG\.E\.128"
+    "tile_layernorm__BLOCK_4096:LDG\.E\.128"
+    "tile_rmsnorm__BLOCK_4096:STG\.E\.128"
+    "tile_row_sum:SHFL\.BFLY"
 )
 # kernel:extended-regex of SASS instructions it must NOT contain.
 forbidden=(
@@ -93,6 +105,13 @@ forbidden=(
     "tile_matmul_i8:(LDL|STL)( |\.)"
     "tile_transpose:(LDL|STL)( |\.)"
     "tile_gather_cols:(LDL|STL)( |\.)"
+    "tile_vec_add:(LDL|STL)( |\.)"
+    "tile_softmax__BLOCK_4096:(LDL|STL)( |\.)"
+    "tile_softmax_f16__BLOCK_4096:(LDL|STL)( |\.)"
+    "tile_layernorm__BLOCK_4096:(LDL|STL)( |\.)"
+    "tile_rmsnorm__BLOCK_4096:(LDL|STL)( |\.)"
+    "tile_col_argmax:(LDL|STL)( |\.)"
+    "tile_copy_via_layout:(LDL|STL)( |\.)"
 )
 
 ptx_sm=$(grep -m1 -oE '^\.target sm_[0-9]+' "$ptx" | grep -oE '[0-9]+$' || true)
