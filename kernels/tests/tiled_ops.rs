@@ -5,7 +5,8 @@
 use tessera::launch::Device;
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::ops::{
-    tile_float_ops, tile_int_ops, tile_narrow_ops, tile_scale_or_shift,
+    tile_deinterleave, tile_float_ops, tile_int_ops, tile_interleave, tile_narrow_ops,
+    tile_scale_or_shift,
 };
 
 fn bits(seed: u64, n: usize) -> Vec<u64> {
@@ -214,5 +215,56 @@ fn narrow_types_load_store_and_convert() {
         );
         assert!(half[n..].iter().all(|v| v.to_f32() == -1.0));
         assert!(bf[n..].iter().all(|v| v.to_f32() == -1.0));
+    }
+}
+
+#[test]
+fn join_reshape_split_and_trans_move_the_right_elements() {
+    let device = Device::emulator();
+    for n in [1usize, 100, 256, 300, 777] {
+        let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let b: Vec<f32> = (0..n).map(|i| -(i as f32) - 0.5).collect();
+        let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
+        let dout = device.upload(&vec![9.0f32; 2 * n + 4]).unwrap();
+        let grid = (n.div_ceil(256) as u32,);
+        tile_interleave::emulate(
+            tile_interleave::Consts { BLOCK: 256 },
+            grid,
+            dout.ptr(),
+            da.ptr(),
+            db.ptr(),
+            n as i32,
+        )
+        .unwrap();
+        let out = dout.download().unwrap();
+        for i in 0..n {
+            assert_eq!((out[2 * i], out[2 * i + 1]), (a[i], b[i]), "n {n} i {i}");
+        }
+        assert!(out[2 * n..].iter().all(|&v| v == 9.0));
+
+        let (ea, eb) = (
+            device.zeros::<f32>(n).unwrap(),
+            device.zeros::<f32>(n).unwrap(),
+        );
+        let dt = device.zeros::<f32>(2 * n).unwrap();
+        tile_deinterleave::emulate(
+            tile_deinterleave::Consts { BLOCK: 256 },
+            grid,
+            ea.ptr(),
+            eb.ptr(),
+            dt.ptr(),
+            dout.ptr(),
+            n as i32,
+        )
+        .unwrap();
+        let (ra, rb, t) = (
+            ea.download().unwrap(),
+            eb.download().unwrap(),
+            dt.download().unwrap(),
+        );
+        assert_eq!(ra, a, "n {n}");
+        assert_eq!(rb, b, "n {n}");
+        assert_eq!(&t[..n], &a[..], "n {n}");
+        assert_eq!(&t[n..], &b[..], "n {n}");
     }
 }

@@ -75,3 +75,41 @@ pub fn tile_narrow_ops<const BLOCK: usize>(
     store(halves_out + offs, f.to::<f16>() * (2.0 as f16), mask);
     store(brains_out + offs, f.to::<bf16>(), mask);
 }
+
+/// `out[2i] = a[i]`, `out[2i + 1] = b[i]`: `join` then `reshape` (register renamings when the
+/// joined dimension is a register dimension, as inference arranges).
+#[tile_kernel(num_warps = 2, BLOCK = [256])]
+pub fn tile_interleave<const BLOCK: usize>(out: Ptr<f32>, a: Ptr<f32>, b: Ptr<f32>, n: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let x = load(a + offs, mask, 0.0);
+    let y = load(b + offs, mask, 0.0);
+    let pairs = join(x, y).reshape([2 * BLOCK]);
+    let out_offs = program_id(0) * (2 * BLOCK) + arange(0, 2 * BLOCK);
+    store(out + out_offs, pairs, out_offs < 2 * n);
+}
+
+/// The inverse: `a[i] = x[2i]`, `b[i] = x[2i + 1]` (`reshape` then `split`), and the
+/// transposed pairs `t[j, i] = x[2i + j]` through `trans`.
+#[tile_kernel(num_warps = 2, BLOCK = [256])]
+pub fn tile_deinterleave<const BLOCK: usize>(
+    a: Ptr<f32>,
+    b: Ptr<f32>,
+    t: Ptr<f32>,
+    x: Ptr<f32>,
+    n: i32,
+) {
+    let offs = program_id(0) * (2 * BLOCK) + arange(0, 2 * BLOCK);
+    let v = load(x + offs, offs < 2 * n, 0.0).reshape([BLOCK, 2]);
+    let (even, odd) = v.split();
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(a + i, even, i < n);
+    store(b + i, odd, i < n);
+    let pairs = v.trans();
+    let j = arange(0, 2);
+    store(
+        t + j.expand_dims(1) * n + i.expand_dims(0),
+        pairs,
+        i.expand_dims(0) < n,
+    );
+}
