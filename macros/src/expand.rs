@@ -46,6 +46,8 @@ pub struct Variant {
     pub facts: Facts,
     /// Appended to the entry name (`""` for the first variant).
     pub suffix: &'static str,
+    /// The explain text of its layout inference (`infer::explain`), for the module's `EXPLAIN`.
+    pub explain: String,
 }
 
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -87,6 +89,7 @@ fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
 
 /// The lowering's view of an inference: axis facts per value and the launch checks.
 fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
+    let explain = infer::explain(&inference);
     let mut facts = Facts::default();
     for (i, info) in inference.axis.iter().enumerate() {
         facts.axis.insert(
@@ -110,6 +113,7 @@ fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
         kernel: inference.kernel,
         facts,
         suffix,
+        explain,
     }
 }
 
@@ -209,6 +213,8 @@ pub fn generate(
     // Per specialisation: (const values, indices into `specs` of its variants, in order).
     let mut groups: Vec<SpecGroup> = Vec::new();
     let mut errors: Option<syn::Error> = None;
+    // The explain texts of every specialisation and variant, in `SPECIALISATIONS` order.
+    let mut explain = String::new();
     for kernel in kernels {
         let consts = kernel.consts.clone();
         let variants = match prepare(kernel) {
@@ -242,6 +248,7 @@ pub fn generate(
             }
             let suffix = if one_variant { "" } else { variant.suffix };
             let entry = entry_name(&variant.kernel, several, suffix);
+            explain.push_str(&format!("entry {entry}\n{}", variant.explain));
             let body = &lowered.body;
             entries.extend(quote! {
                 #[cfg(target_arch = "nvptx64")]
@@ -385,6 +392,7 @@ pub fn generate(
     };
     let nw = Literal::u32_unsuffixed(num_warps);
     let n_lit = Literal::usize_unsuffixed(n_specs);
+    let explain = Literal::string(&explain);
     Ok(quote! {
         #(#docs)*
         #[allow(non_snake_case, non_upper_case_globals, dead_code)]
@@ -409,6 +417,12 @@ pub fn generate(
 
             /// Warps per program.
             pub const NUM_WARPS: u32 = #nw;
+
+            /// The layout inference of every specialisation and variant (what `TESSERA_EXPLAIN`
+            /// prints at build time), each after a line
+            /// `entry NAME` (its PTX entry).
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub const EXPLAIN: &str = #explain;
 
             /// Every compiled specialisation and alignment variant.
             #[cfg(not(target_arch = "nvptx64"))]

@@ -417,6 +417,7 @@ fn dump_expansions_for_inspection() {
             kernel,
             facts,
             suffix: "",
+            explain: String::new(),
         }])
     };
     for (name, attr, item) in [
