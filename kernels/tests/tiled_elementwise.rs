@@ -89,3 +89,55 @@ fn vec_add_checks_alignment_and_specialisation() {
         "{err}"
     );
 }
+
+/// The typed `launch` through a `Device` (here the emulator): the module only needs the PTX
+/// entry declarations, which the launcher checks the arguments against (written out here as
+/// rustc emits them; the GPU run loads the real PTX of the crate).
+#[test]
+fn vec_add_launches_through_a_device_and_module() {
+    const PTX: &str = "
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry tile_vec_add(.param .u64 a, .param .u64 b, .param .u64 out, .param .u32 n) { ret; }
+.visible .entry tile_vec_add__unaligned(.param .u64 a, .param .u64 b, .param .u64 out, .param .u32 n) { ret; }
+";
+    let device = Device::emulator();
+    let module = device.load_ptx(PTX).unwrap();
+    let n = 3000;
+    let (a, b) = (values(4, n), values(5, n));
+    let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
+    let dout = device.zeros::<f32>(n).unwrap();
+    let report = tile_vec_add::launch(
+        &device,
+        &module,
+        tile_vec_add::Consts { BLOCK: 1024 },
+        |c: &tile_vec_add::Consts| (n.div_ceil(c.BLOCK) as u32,),
+        da.ptr(),
+        db.ptr(),
+        dout.ptr(),
+        n as i32,
+    )
+    .unwrap();
+    assert!(report.emulator_report().is_some());
+    let out = dout.download().unwrap();
+    assert!((0..n).all(|i| out[i] == a[i] + b[i]));
+    // A pointer that is not a buffer of this device is refused before launching.
+    let foreign = tessera::Ptr::<f32>::from_addr(0x1000_0000);
+    let err = tile_vec_add::launch(
+        &device,
+        &module,
+        tile_vec_add::Consts { BLOCK: 1024 },
+        1,
+        foreign,
+        db.ptr(),
+        dout.ptr(),
+        16,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("neither null nor inside a live buffer"),
+        "{err}"
+    );
+}
