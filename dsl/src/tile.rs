@@ -16,7 +16,7 @@
 //!   [`crate::device`], plus `u8`/`u16` accesses for sub-word vectors).
 //! * **Reductions**: [`shfl_bfly`] of any element, [`argmax_combine`]/[`argmin_combine`].
 //! * **Shared memory** slots of any element: [`st_shared_elem`]/[`ld_shared_elem`].
-//! * **Host launching** (not on nvptx64): [`Specialisation`], [`Grid`], [`Assumption`] and the
+//! * **Host launching** (not on nvptx64): [`Specialisation`], [`Grid`], [`check_aligned`] and the
 //!   launch/emulate functions that each kernel's generated module calls.
 //!
 //! Everything here has one signature and two bodies, as [`crate::device`]: inline PTX on
