@@ -4,10 +4,7 @@
 //! ([`device`]: what generated code calls, on nvptx64 as inline PTX and on the host through the
 //! emulator), the CPU [`emulator`], the host [`launch`]er and the [`build`] helper for `build.rs`.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(asm_experimental_arch, stdarch_nvptx)
-)]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
 
 mod ptr;
 pub use ptr::Ptr;

@@ -32,7 +32,9 @@ impl<T> Ptr<T> {
     /// Wraps a 64-bit address.
     #[inline(always)]
     pub const fn from_addr(addr: u64) -> Self {
-        Self { raw: addr as usize as *mut T }
+        Self {
+            raw: addr as usize as *mut T,
+        }
     }
 
     /// The raw pointer.
@@ -50,13 +52,17 @@ impl<T> Ptr<T> {
     /// The pointer `n` elements further on (no bounds check: like `pointer::wrapping_add`).
     #[inline(always)]
     pub fn offset(self, n: isize) -> Self {
-        Self { raw: self.raw.wrapping_offset(n) }
+        Self {
+            raw: self.raw.wrapping_offset(n),
+        }
     }
 
     /// Reinterprets the element type.
     #[inline(always)]
     pub const fn cast<U>(self) -> Ptr<U> {
-        Ptr { raw: self.raw as *mut U }
+        Ptr {
+            raw: self.raw as *mut U,
+        }
     }
 }
 
