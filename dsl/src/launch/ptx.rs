@@ -31,11 +31,11 @@ fn strip_comments(ptx: &str) -> String {
                 Some(nl) => &rest[slash + nl..],
                 None => "",
             };
-        } else if after.starts_with('*') {
+        } else if let Some(block) = after.strip_prefix('*') {
             out.push_str(&rest[..slash]);
             out.push(' ');
-            rest = match after[1..].find("*/") {
-                Some(end) => &after[1 + end + 2..],
+            rest = match block.find("*/") {
+                Some(end) => &block[end + 2..],
                 None => "",
             };
         } else {
