@@ -1,8 +1,11 @@
-//! `vec_add` and `copy` on the emulator against CPU references, ragged sizes included.
+//! `vec_add` and `copy` against CPU references, ragged sizes included, on the test device (the
+//! GPU when present, else the emulator; see `support`), and the emulator's own diagnostics of
+//! these kernels (misaligned and out-of-bounds accesses), which run on the emulator.
 
 mod support;
 
-use support::{launch, Buffer, Rng};
+use support::{device, run_in_buffers, Buffer, Rng};
+use tessera::launch::{Device, LaunchConfig};
 use tessera_kernels::{COPY, VEC_ADD};
 
 const SENTINEL: u32 = 0xdead_beef;
@@ -12,26 +15,36 @@ const SIZES: [u32; 16] = [
     0, 1, 2, 3, 4, 5, 7, 8, 127, 128, 129, 511, 1023, 1024, 1025, 10_003,
 ];
 
+/// On the GPU also sizes of many blocks (and a grid past 65535 blocks of 32 threads).
+const GPU_SIZES: [u32; 3] = [1 << 20, (1 << 22) + 5, 9_000_001];
+
+fn sizes() -> Vec<u32> {
+    let mut sizes = SIZES.to_vec();
+    if device().is_gpu() {
+        sizes.extend(GPU_SIZES);
+    }
+    sizes
+}
+
 fn grid_for(n: u32, block: u32) -> u32 {
     n.div_ceil(4 * block).max(1)
 }
 
 #[test]
 fn vec_add_matches_cpu_for_ragged_sizes() {
+    let gpu = device();
     let mut rng = Rng(1);
     for block in [32u32, 128, 256] {
-        for &n in &SIZES {
+        for n in sizes() {
             let a: Vec<f32> = (0..n).map(|_| rng.next_f32() * 100.0).collect();
             let b: Vec<f32> = (0..n).map(|_| rng.next_f32() * 100.0).collect();
-            let mut da = Buffer::from_f32(&a);
-            let mut db = Buffer::from_f32(&b);
+            let da = Buffer::from_f32(gpu.device(), &a);
+            let db = Buffer::from_f32(gpu.device(), &b);
             // 8 extra words of sentinel past the end: the masked tail must not write them.
-            let mut dout = Buffer::filled(n as usize + 8, SENTINEL);
-            launch(
+            let dout = Buffer::filled(gpu.device(), n as usize + 8, SENTINEL);
+            gpu.launch(
                 VEC_ADD,
-                [grid_for(n, block), 1, 1],
-                [block, 1, 1],
-                0,
+                LaunchConfig::linear(grid_for(n, block), block),
                 (da.ptr(), db.ptr(), dout.ptr(), n),
             )
             .unwrap();
@@ -54,16 +67,18 @@ fn vec_add_matches_cpu_for_ragged_sizes() {
 #[test]
 fn vec_add_with_more_threads_than_elements() {
     // Grid far larger than needed: extra threads must do nothing.
+    let gpu = device();
     let n = 37;
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
-    let (mut da, mut db) = (Buffer::from_f32(&a), Buffer::from_f32(&b));
-    let mut dout = Buffer::filled(n + 4, SENTINEL);
-    launch(
+    let (da, db) = (
+        Buffer::from_f32(gpu.device(), &a),
+        Buffer::from_f32(gpu.device(), &b),
+    );
+    let dout = Buffer::filled(gpu.device(), n + 4, SENTINEL);
+    gpu.launch(
         VEC_ADD,
-        [5, 1, 1],
-        [64, 1, 1],
-        0,
+        LaunchConfig::linear(5, 64),
         (da.ptr(), db.ptr(), dout.ptr(), n as u32),
     )
     .unwrap();
@@ -76,17 +91,16 @@ fn vec_add_with_more_threads_than_elements() {
 
 #[test]
 fn copy_matches_cpu_for_ragged_sizes() {
+    let gpu = device();
     let mut rng = Rng(2);
     for block in [32u32, 256] {
-        for &n in &SIZES {
+        for n in sizes() {
             let x: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
-            let mut dx = Buffer::from_u32(&x);
-            let mut dout = Buffer::filled(n as usize + 8, SENTINEL);
-            launch(
+            let dx = Buffer::from_u32(gpu.device(), &x);
+            let dout = Buffer::filled(gpu.device(), n as usize + 8, SENTINEL);
+            gpu.launch(
                 COPY,
-                [grid_for(n, block), 1, 1],
-                [block, 1, 1],
-                0,
+                LaunchConfig::linear(grid_for(n, block), block),
                 (dx.ptr(), dout.ptr(), n),
             )
             .unwrap();
@@ -100,34 +114,35 @@ fn copy_matches_cpu_for_ragged_sizes() {
     }
 }
 
+/// The emulator's check of the kernels' 16-byte alignment assumption. A test of the emulator's
+/// diagnostics: it runs on the emulator whatever the test device is (on a GPU the same launch
+/// is a sticky `CUDA_ERROR_MISALIGNED_ADDRESS` that would end every later test of the binary).
 #[test]
-fn misaligned_vector_access_is_reported() {
-    // The kernels need 16-byte aligned pointers; the emulator reports a violation.
-    let mut dx = Buffer::from_u32(&[0; 16]);
-    let mut dout = Buffer::from_u32(&[0; 16]);
-    let err = launch(
+fn emulator_reports_misaligned_vector_access() {
+    let emulator = Device::emulator();
+    let dx = Buffer::from_u32(&emulator, &[0; 16]);
+    let dout = Buffer::from_u32(&emulator, &[0; 16]);
+    let err = run_in_buffers(
         COPY,
-        [1, 1, 1],
-        [32, 1, 1],
-        0,
+        LaunchConfig::linear(1, 32),
         (dx.ptr::<f32>().offset(1), dout.ptr(), 8),
     )
     .unwrap_err();
     assert!(err.to_string().contains("not 16-byte aligned"), "{err}");
 }
 
+/// The emulator's memory map: with `n` larger than the buffers the launch must fail with the
+/// first out-of-range access, and nothing past the buffers may be written. On the emulator
+/// whatever the test device is (on a GPU this is `compute-sanitizer`'s job).
 #[test]
-fn accesses_past_the_buffers_are_reported_not_performed() {
-    // n larger than the buffers: the launch must fail with the first out-of-range access,
-    // and nothing past the buffers may be written.
-    let mut da = Buffer::from_f32(&[1.0; 8]);
-    let mut db = Buffer::from_f32(&[2.0; 8]);
-    let mut dout = Buffer::from_f32(&[0.0; 8]);
-    let err = launch(
+fn emulator_reports_accesses_past_the_buffers_and_does_not_perform_them() {
+    let emulator = Device::emulator();
+    let da = Buffer::from_f32(&emulator, &[1.0; 8]);
+    let db = Buffer::from_f32(&emulator, &[2.0; 8]);
+    let dout = Buffer::from_f32(&emulator, &[0.0; 8]);
+    let err = run_in_buffers(
         VEC_ADD,
-        [1, 1, 1],
-        [32, 1, 1],
-        0,
+        LaunchConfig::linear(1, 32),
         (da.ptr(), db.ptr(), dout.ptr(), 12),
     )
     .unwrap_err();
@@ -151,4 +166,11 @@ fn handles_name_their_ptx_entry_points() {
     assert_eq!(VEC_ADD.name, "vec_add");
     assert_eq!(COPY.name, "copy");
     assert_eq!(tessera_kernels::ROW_SUM.name, "row_sum");
+    // …and the embedded PTX has those entries.
+    for name in [VEC_ADD.name, COPY.name, tessera_kernels::ROW_SUM.name] {
+        match device().has_entry(name) {
+            Some(present) => assert!(present, "`{name}` is not an entry of the embedded PTX"),
+            None => device().skip("the handles' names are entries of the PTX (no PTX built)"),
+        }
+    }
 }

@@ -1,20 +1,21 @@
-//! `row_sum` on the emulator against a CPU reference, ragged shapes included.
+//! `row_sum` against a CPU reference, ragged shapes included, on the test device (the GPU when
+//! present, else the emulator; see `support`).
 
 mod support;
 
-use support::{launch, Buffer, Rng};
+use support::{device, Buffer, Rng};
+use tessera::launch::LaunchConfig;
 use tessera_kernels::ROW_SUM;
 
 fn run(m: u32, n: u32, block: u32, x: &[f32]) -> Vec<f32> {
+    let gpu = device();
     let rows_per_block = block / 32;
-    let mut dx = Buffer::from_f32(x);
-    let mut dout = Buffer::filled(m as usize + 4, 0xdead_beef);
+    let dx = Buffer::from_f32(gpu.device(), x);
+    let dout = Buffer::filled(gpu.device(), m as usize + 4, 0xdead_beef);
     let grid = m.div_ceil(rows_per_block).max(1);
-    launch(
+    gpu.launch(
         ROW_SUM,
-        [grid, 1, 1],
-        [block, 1, 1],
-        0,
+        LaunchConfig::linear(grid, block),
         (dx.ptr(), dout.ptr(), m, n),
     )
     .unwrap();
@@ -44,13 +45,24 @@ const SHAPES: [(u32, u32); 12] = [
     (2, 4099),
 ];
 
+/// On the GPU also many rows and long rows (100 · 160001 < 2^24: integer sums stay exact).
+const GPU_SHAPES: [(u32, u32); 3] = [(20_000, 33), (1000, 1000), (3, 160_001)];
+
+fn shapes() -> Vec<(u32, u32)> {
+    let mut shapes = SHAPES.to_vec();
+    if device().is_gpu() {
+        shapes.extend(GPU_SHAPES);
+    }
+    shapes
+}
+
 #[test]
 fn row_sums_are_exact_on_integer_data() {
     // Small integers: every partial sum is exact in f32, so any summation order gives the
     // exact result and the comparison can be exact.
     let mut rng = Rng(3);
     for block in [32, 128, 256] {
-        for &(m, n) in &SHAPES {
+        for (m, n) in shapes() {
             let x: Vec<f32> = (0..m * n)
                 .map(|_| (rng.next_u32() % 201) as f32 - 100.0)
                 .collect();
@@ -66,7 +78,7 @@ fn row_sums_are_exact_on_integer_data() {
 #[test]
 fn row_sums_match_f64_reference_on_random_data() {
     let mut rng = Rng(4);
-    for &(m, n) in &SHAPES {
+    for (m, n) in shapes() {
         let x: Vec<f32> = (0..m * n).map(|_| rng.next_f32()).collect();
         let got = run(m, n, 128, &x);
         for r in 0..m as usize {

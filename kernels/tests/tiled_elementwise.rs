@@ -1,7 +1,10 @@
-//! `#[tile_kernel]` elementwise kernels on the emulator against CPU references, over sizes with
-//! ragged tails, through the generated launcher.
+//! `#[tile_kernel]` elementwise kernels against CPU references, over sizes with ragged tails,
+//! through the generated launcher on the test device (the GPU when present, else the emulator;
+//! see `support`).
 
-use tessera::launch::Device;
+mod support;
+
+use support::{device, launch_tile};
 use tessera_kernels::tiled::elementwise::tile_vec_add;
 
 /// splitmix64 → uniform in [-1, 1).
@@ -20,14 +23,21 @@ fn values(seed: u64, n: usize) -> Vec<f32> {
 
 #[test]
 fn vec_add_matches_cpu_on_ragged_sizes() {
-    let device = Device::emulator();
-    for n in [1usize, 3, 4, 5, 127, 1024, 1025, 2048 + 7, 5000] {
+    let gpu = device();
+    let device = gpu.device();
+    let mut sizes = vec![1usize, 3, 4, 5, 127, 1024, 1025, 2048 + 7, 5000];
+    if gpu.is_gpu() {
+        sizes.extend([(1 << 24) + 3, 10_000_019]);
+    }
+    for n in sizes {
         let a = values(1, n);
         let b = values(2, n);
         let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
         // 8 guard elements past the end must stay untouched.
         let dout = device.upload(&vec![7.5f32; n + 8]).unwrap();
-        tile_vec_add::emulate(
+        launch_tile!(
+            gpu,
+            tile_vec_add,
             tile_vec_add::Consts { BLOCK: 1024 },
             |c: &tile_vec_add::Consts| (n.div_ceil(c.BLOCK) as u32,),
             da.ptr(),
@@ -49,7 +59,8 @@ fn vec_add_matches_cpu_on_ragged_sizes() {
 
 #[test]
 fn vec_add_checks_alignment_and_specialisation() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     let a = device.upload(&values(3, 64)).unwrap();
     let out = device.zeros::<f32>(64).unwrap();
     // A pointer one element in breaks the 16-byte assumption of the vectorized variant: the
@@ -60,7 +71,9 @@ fn vec_add_checks_alignment_and_specialisation() {
     )
     .unwrap();
     assert!(spec.kernel.name.ends_with("unaligned"), "{spec:?}");
-    tile_vec_add::emulate(
+    launch_tile!(
+        gpu,
+        tile_vec_add,
         tile_vec_add::Consts { BLOCK: 1024 },
         1,
         a.ptr().offset(1),
@@ -74,7 +87,9 @@ fn vec_add_checks_alignment_and_specialisation() {
         assert_eq!(got[i], av[i + 1] + av[i]);
     }
     // A block size that was not compiled is a clear error.
-    let err = tile_vec_add::emulate(
+    let err = launch_tile!(
+        gpu,
+        tile_vec_add,
         tile_vec_add::Consts { BLOCK: 512 },
         1,
         a.ptr(),
@@ -90,27 +105,24 @@ fn vec_add_checks_alignment_and_specialisation() {
     );
 }
 
-/// The typed `launch` through a `Device` (here the emulator): the module only needs the PTX
-/// entry declarations, which the launcher checks the arguments against (written out here as
-/// rustc emits them; the GPU run loads the real PTX of the crate).
+/// The typed `launch` on the test device with the embedded module: the launcher checks the
+/// arguments against the PTX entry, and a pointer that is no buffer of the device is refused
+/// before anything runs (on the GPU too).
 #[test]
 fn vec_add_launches_through_a_device_and_module() {
-    const PTX: &str = "
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry tile_vec_add(.param .u64 a, .param .u64 b, .param .u64 out, .param .u32 n) { ret; }
-.visible .entry tile_vec_add__unaligned(.param .u64 a, .param .u64 b, .param .u64 out, .param .u32 n) { ret; }
-";
-    let device = Device::emulator();
-    let module = device.load_ptx(PTX).unwrap();
+    let gpu = device();
+    let Some(module) = gpu.module() else {
+        gpu.skip("the typed launch with a module (the crate was built without PTX)");
+        return;
+    };
+    let device = gpu.device();
     let n = 3000;
     let (a, b) = (values(4, n), values(5, n));
     let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
     let dout = device.zeros::<f32>(n).unwrap();
     let report = tile_vec_add::launch(
-        &device,
-        &module,
+        device,
+        module,
         tile_vec_add::Consts { BLOCK: 1024 },
         |c: &tile_vec_add::Consts| (n.div_ceil(c.BLOCK) as u32,),
         da.ptr(),
@@ -119,14 +131,14 @@ fn vec_add_launches_through_a_device_and_module() {
         n as i32,
     )
     .unwrap();
-    assert!(report.emulator_report().is_some());
+    assert_eq!(report.emulator_report().is_some(), !gpu.is_gpu());
     let out = dout.download().unwrap();
     assert!((0..n).all(|i| out[i] == a[i] + b[i]));
     // A pointer that is not a buffer of this device is refused before launching.
     let foreign = tessera::Ptr::<f32>::from_addr(0x1000_0000);
     let err = tile_vec_add::launch(
-        &device,
-        &module,
+        device,
+        module,
         tile_vec_add::Consts { BLOCK: 1024 },
         1,
         foreign,

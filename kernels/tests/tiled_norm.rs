@@ -1,9 +1,12 @@
-//! Softmax, LayerNorm and RMSNorm written with `#[tile_kernel]`, on the emulator against CPU
-//! references, over row lengths with ragged tails (masked columns), strides padded to keep rows
-//! 16-byte aligned (the vectorized variant) and unpadded ones (the unaligned variant).
+//! Softmax, LayerNorm and RMSNorm written with `#[tile_kernel]`, against CPU references on the
+//! test device (the GPU when present, else the emulator; see `support`), over row lengths with
+//! ragged tails (masked columns), strides padded to keep rows 16-byte aligned (the vectorized
+//! variant) and unpadded ones (the unaligned variant).
 
+mod support;
+
+use support::{device, launch_tile};
 use tessera::f16;
-use tessera::launch::Device;
 use tessera_kernels::tiled::norm::{tile_layernorm, tile_rmsnorm, tile_softmax, tile_softmax_f16};
 
 fn values(seed: u64, n: usize, scale: f32) -> Vec<f32> {
@@ -40,6 +43,15 @@ const CASES: [(usize, usize, usize); 9] = [
     (1, 3000, 3008),
 ];
 
+/// The cases of the test device: on the GPU also many rows and the longest rows.
+fn cases() -> Vec<(usize, usize, usize)> {
+    let mut cases = CASES.to_vec();
+    if device().is_gpu() {
+        cases.extend([(4096, 1000, 1000), (2000, 4096, 4096), (517, 3001, 3001)]);
+    }
+    cases
+}
+
 fn softmax_ref(row: &[f32]) -> Vec<f32> {
     let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let e: Vec<f64> = row.iter().map(|&v| ((v - m) as f64).exp()).collect();
@@ -49,13 +61,16 @@ fn softmax_ref(row: &[f32]) -> Vec<f32> {
 
 #[test]
 fn softmax_f32_matches_cpu() {
-    let device = Device::emulator();
-    for (rows, n_cols, stride) in CASES {
+    let gpu = device();
+    let device = gpu.device();
+    for (rows, n_cols, stride) in cases() {
         let x = values(11, rows * stride, 8.0);
         let dx = device.upload(&x).unwrap();
         let dout = device.upload(&vec![-1.0f32; rows * stride]).unwrap();
         let block = block_for(n_cols);
-        tile_softmax::emulate(
+        launch_tile!(
+            gpu,
+            tile_softmax,
             tile_softmax::Consts { BLOCK: block },
             rows as u32,
             dout.ptr(),
@@ -86,8 +101,9 @@ fn softmax_f32_matches_cpu() {
 
 #[test]
 fn softmax_f16_matches_cpu() {
-    let device = Device::emulator();
-    for (rows, n_cols, stride) in CASES {
+    let gpu = device();
+    let device = gpu.device();
+    for (rows, n_cols, stride) in cases() {
         let x: Vec<f16> = values(12, rows * stride, 6.0)
             .into_iter()
             .map(f16::from_f32)
@@ -96,7 +112,9 @@ fn softmax_f16_matches_cpu() {
         let dout = device
             .upload(&vec![f16::from_f32(-1.0); rows * stride])
             .unwrap();
-        tile_softmax_f16::emulate(
+        launch_tile!(
+            gpu,
+            tile_softmax_f16,
             tile_softmax_f16::Consts {
                 BLOCK: block_for(n_cols),
             },
@@ -134,9 +152,10 @@ fn softmax_f16_matches_cpu() {
 
 #[test]
 fn layernorm_matches_cpu() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     let eps = 1e-5f32;
-    for (rows, n_cols, stride) in CASES {
+    for (rows, n_cols, stride) in cases() {
         let h = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
         let x = h(values(21, rows * stride, 3.0));
         let w = h(values(22, n_cols, 1.0));
@@ -153,7 +172,9 @@ fn layernorm_matches_cpu() {
             device.zeros::<f32>(rows).unwrap(),
             device.zeros::<f32>(rows).unwrap(),
         );
-        tile_layernorm::emulate(
+        launch_tile!(
+            gpu,
+            tile_layernorm,
             tile_layernorm::Consts {
                 BLOCK: block_for(n_cols),
             },
@@ -210,9 +231,10 @@ fn layernorm_matches_cpu() {
 
 #[test]
 fn rmsnorm_matches_cpu() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     let eps = 1e-6f32;
-    for (rows, n_cols, stride) in CASES {
+    for (rows, n_cols, stride) in cases() {
         let h = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
         let x = h(values(31, rows * stride, 2.0));
         let w = h(values(32, n_cols, 1.5));
@@ -220,7 +242,9 @@ fn rmsnorm_matches_cpu() {
         let dy = device
             .upload(&vec![f16::from_f32(9.0); rows * stride])
             .unwrap();
-        tile_rmsnorm::emulate(
+        launch_tile!(
+            gpu,
+            tile_rmsnorm,
             tile_rmsnorm::Consts {
                 BLOCK: block_for(n_cols),
             },

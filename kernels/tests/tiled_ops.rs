@@ -1,8 +1,11 @@
-//! The elementwise semantics of generated code (`tessera::tile`), checked on the emulator
-//! against Rust: wrapping integer arithmetic, division by zero giving 0, clamped shifts,
-//! NaN-propagating `maximum`, saturating casts, sub-word element types, `if` on scalars.
+//! The elementwise semantics of generated code (`tessera::tile`), checked against Rust on the
+//! test device (the GPU when present, else the emulator; see `support`): wrapping integer
+//! arithmetic, division by zero giving 0, clamped shifts, NaN-propagating `maximum`, saturating
+//! casts, sub-word element types, `if` on scalars.
 
-use tessera::launch::Device;
+mod support;
+
+use support::{device, launch_tile};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::ops::{
     tile_deinterleave, tile_float_ops, tile_int_ops, tile_interleave, tile_narrow_ops,
@@ -24,13 +27,16 @@ fn bits(seed: u64, n: usize) -> Vec<u64> {
 
 #[test]
 fn if_on_a_scalar_picks_the_branch() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     let n = 300;
     let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
     let dx = device.upload(&x).unwrap();
     for alpha in [2.0f32, 0.0] {
         let dout = device.zeros::<f32>(n).unwrap();
-        tile_scale_or_shift::emulate(
+        launch_tile!(
+            gpu,
+            tile_scale_or_shift,
             tile_scale_or_shift::Consts { BLOCK: 256 },
             2,
             dout.ptr(),
@@ -53,7 +59,8 @@ fn if_on_a_scalar_picks_the_branch() {
 
 #[test]
 fn integer_ops_follow_the_documented_semantics() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     let n = 200;
     let mut a: Vec<i32> = bits(5, n).iter().map(|&b| b as i32 >> (b % 24)).collect();
     let mut b: Vec<i32> = bits(6, n).iter().map(|&b| (b as i32) >> (b % 28)).collect();
@@ -68,7 +75,9 @@ fn integer_ops_follow_the_documented_semantics() {
     b[3] = 32;
     let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
     let dout = device.zeros::<i32>(10 * n).unwrap();
-    tile_int_ops::emulate(
+    launch_tile!(
+        gpu,
+        tile_int_ops,
         tile_int_ops::Consts { BLOCK: 128 },
         (n.div_ceil(128) as u32,),
         dout.ptr(),
@@ -98,9 +107,14 @@ fn integer_ops_follow_the_documented_semantics() {
     }
 }
 
+/// Bound of the GPU's approximate `rsqrt`, `exp2` and `log` against the host's: 2^-20 of the
+/// result (at least of 1), twice the PTX ISA's bounds (about 2^-22, plus the host's rounding).
+const APPROX_BOUND: f64 = 1.0 / (1u64 << 20) as f64;
+
 #[test]
 fn float_ops_follow_the_documented_semantics() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     let n = 200;
     let mut a: Vec<f32> = bits(7, n)
         .iter()
@@ -118,7 +132,9 @@ fn float_ops_follow_the_documented_semantics() {
     b[4] = 0.0;
     let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
     let dout = device.zeros::<f32>(9 * n).unwrap();
-    tile_float_ops::emulate(
+    launch_tile!(
+        gpu,
+        tile_float_ops,
         tile_float_ops::Consts { BLOCK: 128 },
         (n.div_ceil(128) as u32,),
         dout.ptr(),
@@ -151,13 +167,21 @@ fn float_ops_follow_the_documented_semantics() {
             x % y,
         ];
         for (k, w) in want.iter().enumerate() {
-            assert!(
-                same(out[k * n + i], *w),
-                "op {k} x {x} y {y}: {} vs {w}",
-                out[k * n + i]
-            );
+            let got = out[k * n + i];
+            // rsqrt, exp2 and log are `rsqrt.approx`, `ex2.approx` and `lg2.approx` on the GPU
+            // (PTX ISA: relative error about 2^-22 for rsqrt and ex2, absolute about 2^-22 for
+            // lg2); the emulator computes them with the host's math, which the test mirrors.
+            if gpu.is_gpu() && (2..=4).contains(&k) {
+                let bound = APPROX_BOUND * (w.abs() as f64).max(1.0);
+                assert!(
+                    same(got, *w) || (got as f64 - *w as f64).abs() <= bound,
+                    "op {k} x {x} y {y}: {got} vs {w} (bound {bound:e})"
+                );
+                continue;
+            }
+            assert!(same(got, *w), "op {k} x {x} y {y}: {got} vs {w}");
         }
-        // The emulator's log is ln within rounding.
+        // The log is ln within rounding (on the GPU within its approximation).
         let ln = ((y.abs() + 1.0) as f64).ln();
         if !y.is_nan() {
             assert!(
@@ -172,7 +196,8 @@ fn float_ops_follow_the_documented_semantics() {
 
 #[test]
 fn narrow_types_load_store_and_convert() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     for n in [1usize, 15, 16, 17, 255, 256, 300, 1000] {
         let bytes: Vec<u8> = bits(9, n).iter().map(|&b| b as u8).collect();
         let x: Vec<f32> = bits(10, n)
@@ -183,7 +208,9 @@ fn narrow_types_load_store_and_convert() {
         let dshort = device.upload(&vec![-1i16; n + 3]).unwrap();
         let dhalf = device.upload(&vec![f16::from_f32(-1.0); n + 3]).unwrap();
         let dbf = device.upload(&vec![bf16::from_f32(-1.0); n + 3]).unwrap();
-        tile_narrow_ops::emulate(
+        launch_tile!(
+            gpu,
+            tile_narrow_ops,
             tile_narrow_ops::Consts { BLOCK: 256 },
             (n.div_ceil(256) as u32,),
             dshort.ptr(),
@@ -220,14 +247,17 @@ fn narrow_types_load_store_and_convert() {
 
 #[test]
 fn join_reshape_split_and_trans_move_the_right_elements() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     for n in [1usize, 100, 256, 300, 777] {
         let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
         let b: Vec<f32> = (0..n).map(|i| -(i as f32) - 0.5).collect();
         let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
         let dout = device.upload(&vec![9.0f32; 2 * n + 4]).unwrap();
         let grid = (n.div_ceil(256) as u32,);
-        tile_interleave::emulate(
+        launch_tile!(
+            gpu,
+            tile_interleave,
             tile_interleave::Consts { BLOCK: 256 },
             grid,
             dout.ptr(),
@@ -247,7 +277,9 @@ fn join_reshape_split_and_trans_move_the_right_elements() {
             device.zeros::<f32>(n).unwrap(),
         );
         let dt = device.zeros::<f32>(2 * n).unwrap();
-        tile_deinterleave::emulate(
+        launch_tile!(
+            gpu,
+            tile_deinterleave,
             tile_deinterleave::Consts { BLOCK: 256 },
             grid,
             ea.ptr(),

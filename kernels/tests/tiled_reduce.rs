@@ -1,8 +1,11 @@
-//! Row and column reductions written with `#[tile_kernel]` (sum, max, argmax), on the emulator
-//! against CPU references, over matrix shapes with ragged tails in both dimensions.
+//! Row and column reductions written with `#[tile_kernel]` (sum, max, argmax), against CPU
+//! references on the test device (the GPU when present, else the emulator; see `support`), over
+//! matrix shapes with ragged tails in both dimensions.
 
+mod support;
+
+use support::{device, launch_tile};
 use tessera::f16;
-use tessera::launch::Device;
 use tessera_kernels::tiled::reduce::{
     tile_col_argmax, tile_col_max, tile_col_sum, tile_row_argmax, tile_row_max, tile_row_stats_f16,
     tile_row_sum,
@@ -34,6 +37,16 @@ const SHAPES: [(usize, usize, usize); 7] = [
     (1, 1000, 1000),
 ];
 
+/// The shapes of the test device: on the GPU also large ones. Sums of multiples of 1/64 in
+/// [-8, 8) stay exact in f32 while fewer than 2^15 are added (|sum| < 2^18 = 2^24 / 64).
+fn shapes() -> Vec<(usize, usize, usize)> {
+    let mut shapes = SHAPES.to_vec();
+    if device().is_gpu() {
+        shapes.extend([(3000, 2000, 2000), (20_000, 64, 64), (5, 30_000, 30_001)]);
+    }
+    shapes
+}
+
 fn matrix(seed: u64, m: usize, stride: usize) -> Vec<f32> {
     values(seed, m * stride)
 }
@@ -50,8 +63,9 @@ fn first_argmax(values: impl Iterator<Item = f32>) -> i32 {
 
 #[test]
 fn row_reductions_match_cpu() {
-    let device = Device::emulator();
-    for (m, n, stride) in SHAPES {
+    let gpu = device();
+    let device = gpu.device();
+    for (m, n, stride) in shapes() {
         let x = matrix(41, m, stride);
         let dx = device.upload(&x).unwrap();
         let (dsum, dmax) = (
@@ -64,7 +78,9 @@ fn row_reductions_match_cpu() {
             BLOCK_M: 4,
             BLOCK_N: 128,
         };
-        tile_row_sum::emulate(
+        launch_tile!(
+            gpu,
+            tile_row_sum,
             consts(),
             grid,
             dsum.ptr(),
@@ -74,7 +90,9 @@ fn row_reductions_match_cpu() {
             stride as i32,
         )
         .unwrap();
-        tile_row_max::emulate(
+        launch_tile!(
+            gpu,
+            tile_row_max,
             tile_row_max::Consts {
                 BLOCK_M: 4,
                 BLOCK_N: 128,
@@ -87,7 +105,9 @@ fn row_reductions_match_cpu() {
             stride as i32,
         )
         .unwrap();
-        tile_row_argmax::emulate(
+        launch_tile!(
+            gpu,
+            tile_row_argmax,
             tile_row_argmax::Consts {
                 BLOCK_M: 4,
                 BLOCK_N: 128,
@@ -129,8 +149,9 @@ fn row_reductions_match_cpu() {
 
 #[test]
 fn column_reductions_match_cpu() {
-    let device = Device::emulator();
-    for (m, n, stride) in SHAPES {
+    let gpu = device();
+    let device = gpu.device();
+    for (m, n, stride) in shapes() {
         let x = matrix(43, m, stride);
         let dx = device.upload(&x).unwrap();
         let (dsum, dmax) = (
@@ -139,7 +160,9 @@ fn column_reductions_match_cpu() {
         );
         let darg = device.upload(&vec![-7i32; n + 4]).unwrap();
         let grid = (n.div_ceil(64) as u32,);
-        tile_col_sum::emulate(
+        launch_tile!(
+            gpu,
+            tile_col_sum,
             tile_col_sum::Consts {
                 BLOCK_M: 32,
                 BLOCK_N: 64,
@@ -152,7 +175,9 @@ fn column_reductions_match_cpu() {
             stride as i32,
         )
         .unwrap();
-        tile_col_max::emulate(
+        launch_tile!(
+            gpu,
+            tile_col_max,
             tile_col_max::Consts {
                 BLOCK_M: 32,
                 BLOCK_N: 64,
@@ -165,7 +190,9 @@ fn column_reductions_match_cpu() {
             stride as i32,
         )
         .unwrap();
-        tile_col_argmax::emulate(
+        launch_tile!(
+            gpu,
+            tile_col_argmax,
             tile_col_argmax::Consts {
                 BLOCK_M: 32,
                 BLOCK_N: 64,
@@ -203,7 +230,8 @@ fn column_reductions_match_cpu() {
 
 #[test]
 fn f16_row_sum_min_argmin_match_cpu() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     for (rows, n, stride) in [
         (2usize, 1usize, 8usize),
         (3, 77, 80),
@@ -218,7 +246,9 @@ fn f16_row_sum_min_argmin_match_cpu() {
         let dsum = device.zeros::<f16>(rows).unwrap();
         let dmin = device.zeros::<f16>(rows).unwrap();
         let darg = device.zeros::<i32>(rows).unwrap();
-        tile_row_stats_f16::emulate(
+        launch_tile!(
+            gpu,
+            tile_row_stats_f16,
             tile_row_stats_f16::Consts { BLOCK: 512 },
             rows as u32,
             dsum.ptr(),

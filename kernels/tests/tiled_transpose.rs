@@ -1,10 +1,13 @@
-//! The `#[tile_kernel]` transpose on the emulator: exact against the CPU over ragged shapes, and
-//! its one layout conversion goes through shared memory conflict-free (the emulator's wavefront
-//! count equals the ideal count at every shared-memory call site), as the planner promised.
+//! The `#[tile_kernel]` transposes on the test device (the GPU when present, else the emulator;
+//! see `support`): exact against the CPU over ragged shapes, and, on the emulator's counters,
+//! the one layout conversion goes through shared memory conflict-free (the wavefront count
+//! equals the ideal count at every shared-memory call site), as the planner promised.
 
+mod support;
+
+use support::{device, launch_tile};
 use tessera::emulator::SharedAccessKind;
 use tessera::f16;
-use tessera::launch::Device;
 use tessera_kernels::tiled::transpose::{
     tile_transpose, tile_transpose_warp, tile_transpose_warp_f16,
 };
@@ -15,14 +18,21 @@ fn matrix(m: usize, n: usize) -> Vec<f32> {
 
 #[test]
 fn transpose_matches_cpu_on_ragged_shapes() {
-    let device = Device::emulator();
-    for (m, n) in [(32, 32), (1, 1), (5, 37), (64, 33), (100, 7), (31, 96)] {
+    let gpu = device();
+    let device = gpu.device();
+    let mut shapes = vec![(32, 32), (1, 1), (5, 37), (64, 33), (100, 7), (31, 96)];
+    if gpu.is_gpu() {
+        shapes.extend([(1000, 1003), (4096, 4096), (3, 100_001)]);
+    }
+    for (m, n) in shapes {
         let x = matrix(m, n);
         let dx = device.upload(&x).unwrap();
         // Guard elements past the end must stay untouched.
         let dout = device.upload(&vec![9.25f32; m * n + 8]).unwrap();
         let consts = tile_transpose::Consts { BM: 32, BN: 32 };
-        let report = tile_transpose::emulate(
+        let report = launch_tile!(
+            gpu,
+            tile_transpose,
             consts,
             |c: &tile_transpose::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
             dx.ptr(),
@@ -41,6 +51,10 @@ fn transpose_matches_cpu_on_ragged_shapes() {
             out[m * n..].iter().all(|&v| v == 9.25),
             "{m}x{n}: wrote past the end"
         );
+        let what = "tile_transpose: shared-memory traffic and wavefronts of the conversion";
+        let Some(report) = gpu.emulator_only(&report, what) else {
+            continue;
+        };
         // The conversion between the load and the store layouts: shared memory, conflict-free.
         let stores: Vec<_> = report
             .shared_sites
@@ -82,13 +96,16 @@ fn transpose_matches_cpu_on_ragged_shapes() {
 /// the planner's shared-memory alternative (conflict-free). Exact either way.
 #[test]
 fn warp_transposes_shuffle_or_share() {
-    let device = Device::emulator();
+    let gpu = device();
+    let device = gpu.device();
     for b in [8usize, 16, 32] {
         for (m, n) in [(b, b), (3, 5), (2 * b + 1, b - 1), (40, 70)] {
             let x = matrix(m, n);
             let dx = device.upload(&x).unwrap();
             let dout = device.upload(&vec![0.0f32; m * n]).unwrap();
-            let report = tile_transpose_warp::emulate(
+            let report = launch_tile!(
+                gpu,
+                tile_transpose_warp,
                 tile_transpose_warp::Consts { B: b },
                 (m.div_ceil(b) as u32, n.div_ceil(b) as u32),
                 dx.ptr(),
@@ -101,7 +118,9 @@ fn warp_transposes_shuffle_or_share() {
             let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
             let dxh = device.upload(&xh).unwrap();
             let douth = device.upload(&vec![f16::from_f32(0.0); m * n]).unwrap();
-            let report_h = tile_transpose_warp_f16::emulate(
+            let report_h = launch_tile!(
+                gpu,
+                tile_transpose_warp_f16,
                 tile_transpose_warp_f16::Consts { B: b },
                 (m.div_ceil(b) as u32, n.div_ceil(b) as u32),
                 dxh.ptr(),
@@ -121,7 +140,12 @@ fn warp_transposes_shuffle_or_share() {
                     );
                 }
             }
-            for r in [&report, &report_h] {
+            let what = format!("tile_transpose_warp B = {b}: shared-memory traffic");
+            let reports = [
+                gpu.emulator_only(&report, &what),
+                gpu.emulator_only(&report_h, &format!("{what} (f16)")),
+            ];
+            for r in reports.into_iter().flatten() {
                 if b == 8 {
                     assert_eq!(r.shared_accesses, 0, "B {b}: {r}");
                 } else {

@@ -1,58 +1,341 @@
-//! Test helpers: 16-byte aligned host buffers (the kernels use 128-bit accesses, which the
-//! emulator checks for alignment), a seeded RNG, and launching a kernel handle on the emulator
-//! with every live buffer of the test as its memory map, so that any access outside the
-//! buffers is an emulator error instead of a write into the host heap.
-#![allow(dead_code)]
+//! Test support: the device every kernel test runs on, with this crate's PTX loaded.
+//!
+//! [`device`] opens `Device::new()` once per test binary (`TESSERA_DEVICE=gpu|emulator|auto`;
+//! auto takes the GPU when one can be used) and loads the PTX that `build.rs` built and embedded
+//! (`tessera::include_ptx!`). It says once, on stderr past the test harness's capture, which
+//! device runs the tests. So the same tests run on the emulator here and on a GPU.
+//!
+//! * `#[tile_kernel]` kernels launch with [`launch_tile!`]: the generated `launch` on the device
+//!   and the module (`emulate` when the crate was built with `TESSERA_NO_PTX=1`).
+//! * Hand-written kernels launch with [`TestDevice::launch`] on [`Buffer`]s: `Device::launch` on
+//!   the GPU; on the emulator the launch is checked against the PTX entry in the same way and
+//!   then runs with every live [`Buffer`] of the test as its memory map, so that an access outside
+//!   the buffers is an emulator error instead of a read or write of the host heap.
+//! * Checks only the emulator can make (its shared-memory wavefront counters) go through
+//!   [`TestDevice::emulator_only`], which on the GPU returns `None` and prints that the check
+//!   was skipped (`skipped on the gpu (not counted as checked): …`), so it is never counted
+//!   as checked there.
+//!
+//! Without the PTX (`TESSERA_NO_PTX=1` at build time) the tests run on the emulator only, and
+//! every test fails when the GPU is demanded (`TESSERA_DEVICE=gpu`).
+#![allow(dead_code, unused_macros, unused_imports)]
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::io::Write;
 use std::ops::Range;
+use std::sync::{Mutex, OnceLock};
 use tessera::emulator::{run_grid_in, EmulatorError, EmulatorReport};
+use tessera::launch::{
+    Device, DeviceBuffer, DeviceKind, KernelArgs, KernelParam, LaunchConfig, LaunchError,
+    LaunchReport, Module, DEVICE_ENV,
+};
 use tessera::{Kernel, Ptr};
 
+/// This crate's PTX, built by `build.rs` (empty when built with `TESSERA_NO_PTX`).
+const PTX: &str = tessera::include_ptx!("tessera_kernels");
+
+/// Why `build.rs` did not build the PTX, when it did not.
+const PTX_SKIPPED: Option<&str> = option_env!("TESSERA_KERNELS_PTX_SKIPPED");
+
+/// Bound of tensor-core float sums on the GPU, relative to the sum of the terms' magnitudes:
+/// tensor cores align the products to the largest one and truncate, about one unit in the last
+/// place of the largest term per term (the emulator rounds the exact sum once). A wrong element
+/// or fragment changes a result by a whole term, thousands of times this bound.
+pub const MMA_RELATIVE_BOUND: f64 = 1.0 / (1u64 << 18) as f64;
+
+/// The device the tests run on and the kernels' PTX module loaded on it.
+pub struct TestDevice {
+    device: Device,
+    /// `None` only when the crate was built without its PTX (then the device is the emulator).
+    module: Option<Module>,
+    /// Emulator-only checks already reported as skipped on the GPU.
+    skipped: Mutex<BTreeSet<String>>,
+}
+
+static TEST_DEVICE: OnceLock<TestDevice> = OnceLock::new();
+
+/// The device of this test binary (opened, and the PTX loaded, by the first test that asks).
+/// Panics (failing the test) when the device cannot be opened or the PTX cannot be loaded.
+pub fn device() -> &'static TestDevice {
+    TEST_DEVICE.get_or_init(open)
+}
+
+/// Writes a line to the real stderr (the test harness captures only `print!`/`eprint!`), so it
+/// shows in the output of a passing run.
+pub fn say(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+fn open() -> TestDevice {
+    let setting = std::env::var(DEVICE_ENV).unwrap_or_default();
+    let device = Device::new().unwrap_or_else(|err| panic!("opening the test device: {err}"));
+    let missing = match PTX_SKIPPED {
+        Some(reason) => Some(format!("the crate was built with {reason}")),
+        None if PTX.trim().is_empty() => Some("build.rs left an empty PTX file".to_string()),
+        None => None,
+    };
+    let (device, module) = match missing {
+        None => {
+            let module = device.load_ptx(PTX).unwrap_or_else(|err| {
+                panic!("loading the kernels' PTX on {}: {err}", device.name())
+            });
+            (device, Some(module))
+        }
+        Some(reason) => {
+            let demanded = matches!(setting.trim().to_ascii_lowercase().as_str(), "gpu" | "cuda");
+            if demanded {
+                panic!(
+                    "{DEVICE_ENV}={setting} asks for the GPU, but this test binary has no PTX \
+                     ({reason}); rebuild without TESSERA_NO_PTX"
+                );
+            }
+            if device.kind() == DeviceKind::Gpu {
+                say(&format!(
+                    "tessera-kernels tests: a GPU is present but there is no PTX ({reason}); \
+                     using the emulator"
+                ));
+                (Device::emulator(), None)
+            } else {
+                (device, None)
+            }
+        }
+    };
+    let ptx = match (&module, ptx_target()) {
+        (Some(module), Some(target)) => format!(
+            "PTX {target} ({:.1} MB, {} entries)",
+            PTX.len() as f64 / 1e6,
+            module.entries().len()
+        ),
+        (Some(module), None) => format!("PTX ({} entries)", module.entries().len()),
+        (None, _) => "no PTX: launches use the host builds directly".to_string(),
+    };
+    let what = match device.compute_capability() {
+        Some((major, minor)) => {
+            format!("GPU {} (compute capability {major}.{minor})", device.name())
+        }
+        None => device.name(),
+    };
+    say(&format!(
+        "tessera-kernels tests run on: {what}; {ptx}; {}",
+        device.selection_note()
+    ));
+    TestDevice {
+        device,
+        module,
+        skipped: Mutex::new(BTreeSet::new()),
+    }
+}
+
+/// The `.target` of the embedded PTX (`sm_80`, …).
+pub fn ptx_target() -> Option<&'static str> {
+    PTX.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix(".target")?;
+        rest.split(|c: char| c == ',' || c.is_whitespace())
+            .find(|word| !word.is_empty())
+    })
+}
+
+impl TestDevice {
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The PTX module (`None` only in a build without PTX, on the emulator).
+    pub fn module(&self) -> Option<&Module> {
+        self.module.as_ref()
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        self.device.kind() == DeviceKind::Gpu
+    }
+
+    /// Whether the module has an entry named `name` (`None` without a module).
+    pub fn has_entry(&self, name: &str) -> Option<bool> {
+        self.module
+            .as_ref()
+            .map(|module| module.entries().iter().any(|entry| entry.name == name))
+    }
+
+    /// The emulator's counters of a launch, for a check only the emulator can make (`what`).
+    /// On the GPU: `None`, and (once per `what`) a line saying that the check was skipped.
+    pub fn emulator_only<'r>(
+        &self,
+        report: &'r LaunchReport,
+        what: &str,
+    ) -> Option<&'r EmulatorReport> {
+        let emulated = report.emulator_report();
+        if emulated.is_none() {
+            self.skip(&format!("emulator-only check: {what}"));
+        }
+        emulated
+    }
+
+    /// Reports (once per `what`) that a check was skipped on this device: one line
+    /// `skipped on the <device> (not counted as checked): <what>` on stderr.
+    pub fn skip(&self, what: &str) {
+        let first = self
+            .skipped
+            .lock()
+            .map(|mut seen| seen.insert(what.to_string()))
+            .unwrap_or(true);
+        if first {
+            say(&format!(
+                "skipped on the {} (not counted as checked): {what}",
+                self.device.kind()
+            ));
+        }
+    }
+
+    /// Extra tolerance of an f16/bf16 tensor-core sum whose terms' magnitudes add up to
+    /// `magnitude`: 0 on the emulator (exact sum, one rounding), [`MMA_RELATIVE_BOUND`] of it
+    /// on the GPU.
+    pub fn mma_slack(&self, magnitude: f64) -> f64 {
+        if self.is_gpu() {
+            MMA_RELATIVE_BOUND * magnitude
+        } else {
+            0.0
+        }
+    }
+
+    /// Launches a hand-written kernel (see the [module docs](self)). On the emulator the
+    /// launch is checked against its PTX entry (name, parameter sizes), as `Device::launch`
+    /// does, and runs in the memory map of the live [`Buffer`]s of this thread.
+    pub fn launch<A: KernelArgs>(
+        &self,
+        kernel: Kernel<A>,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<LaunchReport, LaunchError> {
+        if self.is_gpu() {
+            let module = self
+                .module
+                .as_ref()
+                .expect("a GPU test device has a module");
+            return self.device.launch(module, kernel, config, args);
+        }
+        if let Some(module) = &self.module {
+            check_against_entry(module, kernel.name, &args.kernel_params())?;
+        }
+        run_in_buffers(kernel, config, args)
+            .map(LaunchReport::Emulator)
+            .map_err(|err| LaunchError::Emulator {
+                kernel: kernel.name.to_string(),
+                message: err.to_string(),
+            })
+    }
+}
+
+/// The launcher's check of an argument tuple against the PTX entry of `name`.
+fn check_against_entry(
+    module: &Module,
+    name: &str,
+    params: &[KernelParam],
+) -> Result<(), LaunchError> {
+    let Some(entry) = module.entries().iter().find(|entry| entry.name == name) else {
+        return Err(LaunchError::KernelNotFound {
+            kernel: name.to_string(),
+            entries: module.entry_names(),
+        });
+    };
+    let mismatch = |detail: String| LaunchError::ArgumentMismatch {
+        kernel: name.to_string(),
+        detail,
+    };
+    if entry.param_sizes.len() != params.len() {
+        return Err(mismatch(format!(
+            "the PTX entry takes {} parameters, the Rust handle passes {}",
+            entry.param_sizes.len(),
+            params.len()
+        )));
+    }
+    for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
+        if let Some(size) = size {
+            if *size != param.size() {
+                return Err(mismatch(format!(
+                    "parameter {index} is {size} bytes in the PTX, the Rust argument {} bytes",
+                    param.size()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `launch_tile!(gpu, kernel_module, [consts,] grid, args…)`: the generated
+/// `kernel_module::launch(device, module, …)` on the test device, or `emulate(…)` when the crate
+/// was built without PTX. Gives `Result<LaunchReport, LaunchError>`.
+macro_rules! launch_tile {
+    ($gpu:expr, $kernel:ident, $($arg:expr),+ $(,)?) => {{
+        let gpu: &$crate::support::TestDevice = $gpu;
+        match gpu.module() {
+            Some(module) => $kernel::launch(gpu.device(), module, $($arg),+),
+            None => $kernel::emulate($($arg),+).map(::tessera::launch::LaunchReport::Emulator),
+        }
+    }};
+}
+pub(crate) use launch_tile;
+
 thread_local! {
-    /// Byte ranges of the buffers alive on this (test) thread.
+    /// Byte ranges of the [`Buffer`]s alive on this (test) thread.
     static LIVE_BUFFERS: RefCell<Vec<Range<u64>>> = const { RefCell::new(Vec::new()) };
 }
 
-#[repr(C, align(16))]
-#[derive(Clone, Copy, Default)]
-struct Chunk([u32; 4]);
+/// Runs `kernel` on the emulator with the live [`Buffer`]s of this thread as global memory
+/// (the raw emulator result, for tests of the emulator's own diagnostics).
+pub fn run_in_buffers<A: KernelArgs>(
+    kernel: Kernel<A>,
+    config: LaunchConfig,
+    args: A,
+) -> Result<EmulatorReport, EmulatorError> {
+    let memory = LIVE_BUFFERS.with(|b| b.borrow().clone());
+    run_grid_in(
+        config.grid,
+        config.block,
+        config.shared_bytes as usize,
+        &memory,
+        &|| (kernel.emulate)(args),
+    )
+}
 
-/// A 16-byte aligned buffer of 32-bit words standing in for device memory.
+/// A device buffer of 32-bit words (256-byte aligned, as `cuMemAlloc` gives), registered in the
+/// emulator memory map of its thread while it lives.
 pub struct Buffer {
-    chunks: Vec<Chunk>,
-    len: usize,
+    words: DeviceBuffer<u32>,
 }
 
 impl Buffer {
-    pub fn from_u32(words: &[u32]) -> Self {
-        let mut chunks = vec![Chunk::default(); words.len().div_ceil(4).max(1)];
-        for (i, w) in words.iter().enumerate() {
-            chunks[i / 4].0[i % 4] = *w;
+    pub fn from_u32(device: &Device, words: &[u32]) -> Self {
+        let words = device
+            .upload(words)
+            .unwrap_or_else(|err| panic!("uploading {} words: {err}", words.len()));
+        let start = words.ptr().addr();
+        if start != 0 {
+            LIVE_BUFFERS.with(|b| {
+                b.borrow_mut()
+                    .push(start..start + words.size_bytes() as u64)
+            });
         }
-        let start = chunks.as_ptr() as u64;
-        // The valid bytes are the `len` words (not the padding of the last chunk).
-        LIVE_BUFFERS.with(|b| b.borrow_mut().push(start..start + 4 * words.len() as u64));
-        Buffer {
-            chunks,
-            len: words.len(),
-        }
+        Buffer { words }
     }
-    pub fn from_f32(v: &[f32]) -> Self {
-        Self::from_u32(&v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+    pub fn from_f32(device: &Device, v: &[f32]) -> Self {
+        Self::from_u32(device, &v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
     }
-    pub fn from_i32(v: &[i32]) -> Self {
-        Self::from_u32(&v.iter().map(|&x| x as u32).collect::<Vec<_>>())
+    pub fn from_i32(device: &Device, v: &[i32]) -> Self {
+        Self::from_u32(device, &v.iter().map(|&x| x as u32).collect::<Vec<_>>())
     }
     /// `len` words of a sentinel value, so that writes past the end are detectable.
-    pub fn filled(len: usize, word: u32) -> Self {
-        Self::from_u32(&vec![word; len])
+    pub fn filled(device: &Device, len: usize, word: u32) -> Self {
+        Self::from_u32(device, &vec![word; len])
     }
-    pub fn ptr<T>(&mut self) -> Ptr<T> {
-        Ptr::from_raw(self.chunks.as_mut_ptr().cast::<T>())
+    pub fn ptr<T>(&self) -> Ptr<T> {
+        self.words.ptr().cast()
     }
     pub fn to_u32(&self) -> Vec<u32> {
-        (0..self.len).map(|i| self.chunks[i / 4].0[i % 4]).collect()
+        self.words
+            .download()
+            .unwrap_or_else(|err| panic!("downloading {} words: {err}", self.words.len()))
     }
     pub fn to_f32(&self) -> Vec<f32> {
         self.to_u32().into_iter().map(f32::from_bits).collect()
@@ -64,23 +347,9 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        let start = self.chunks.as_ptr() as u64;
+        let start = self.words.ptr().addr();
         LIVE_BUFFERS.with(|b| b.borrow_mut().retain(|r| r.start != start));
     }
-}
-
-/// Runs `kernel` with `args` on the emulator; global memory = the live buffers of this thread.
-pub fn launch<A: Copy + Sync>(
-    kernel: Kernel<A>,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_bytes: usize,
-    args: A,
-) -> Result<EmulatorReport, EmulatorError> {
-    let memory = LIVE_BUFFERS.with(|b| b.borrow().clone());
-    run_grid_in(grid, block, shared_bytes, &memory, &|| {
-        (kernel.emulate)(args)
-    })
 }
 
 /// splitmix64.
