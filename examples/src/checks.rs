@@ -29,12 +29,25 @@ pub struct Outcome {
 
 /// Runs the cases and keeps their outcomes and emulator reports.
 pub struct Checks<'a> {
-    device: &'a Device,
-    module: &'a Module,
+    pub(crate) device: &'a Device,
+    pub(crate) module: &'a Module,
     /// Outcomes in the order run.
     pub outcomes: Vec<Outcome>,
     /// Emulator reports summed per kernel (empty on a GPU).
     pub reports: BTreeMap<String, EmulatorReport>,
+    /// The `#[tile_kernel]`s run, in order.
+    pub tile_runs: Vec<TileRun>,
+}
+
+/// A `#[tile_kernel]` the example ran.
+#[derive(Debug)]
+pub struct TileRun {
+    /// The kernel (its module's name).
+    pub kernel: &'static str,
+    /// The module's `EXPLAIN` text (layout inference of every entry).
+    pub explain: &'static str,
+    /// The entries launched, in order: PTX name, warps, dynamic shared memory in bytes.
+    pub entries: Vec<(&'static str, u32, u32)>,
 }
 
 /// Blocks to cover `n` elements with `threads` threads of `per_thread` elements each.
@@ -61,6 +74,7 @@ impl<'a> Checks<'a> {
             module,
             outcomes: Vec::new(),
             reports: BTreeMap::new(),
+            tile_runs: Vec::new(),
         }
     }
 
@@ -69,7 +83,7 @@ impl<'a> Checks<'a> {
         self.outcomes.iter().filter(|o| !o.ok).count()
     }
 
-    fn record(&mut self, kernel: &str, report: LaunchReport) {
+    pub(crate) fn record(&mut self, kernel: &str, report: LaunchReport) {
         if let Some(emulated) = report.emulator_report() {
             self.reports
                 .entry(kernel.to_string())
@@ -78,7 +92,7 @@ impl<'a> Checks<'a> {
         }
     }
 
-    fn push(&mut self, label: String, ok: bool, detail: String) {
+    pub(crate) fn push(&mut self, label: String, ok: bool, detail: String) {
         let outcome = Outcome { label, ok, detail };
         println!(
             "  {:<44} {}  {}",
@@ -198,8 +212,15 @@ impl<'a> Checks<'a> {
     }
 
     /// Every case, sized for the device: the emulator runs one OS thread per GPU thread, so it
-    /// gets the small sizes only.
+    /// gets the small sizes only. The hand-written kernels first, then the `#[tile_kernel]`
+    /// ones ([`Checks::run_tiled`]).
     pub fn run_all(&mut self) -> Result<(), LaunchError> {
+        self.run_handwritten()?;
+        self.run_tiled()
+    }
+
+    /// The kernels written with `device_kernel!`: `vec_add`, `copy`, `row_sum`, `transpose32`.
+    pub fn run_handwritten(&mut self) -> Result<(), LaunchError> {
         let gpu = self.device.kind() == DeviceKind::Gpu;
         let mut vector_sizes = vec![1, 3, 4, 5, 1000, 1023, 1024, 1025, 4099, 65_543];
         if gpu {

@@ -18,31 +18,19 @@ pub fn uniform(seed: u64, index: u64) -> f32 {
 
 /// `len` values `uniform(seed, 0..len)`, generated on all cores.
 pub fn uniform_vec(seed: u64, len: usize) -> Vec<f32> {
-    let mut out = vec![0f32; len];
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(32);
-    let chunk = len.div_ceil(threads).max(1 << 16);
-    std::thread::scope(|scope| {
-        for (c, part) in out.chunks_mut(chunk).enumerate() {
-            scope.spawn(move || {
-                let start = (c * chunk) as u64;
-                for (k, value) in part.iter_mut().enumerate() {
-                    *value = uniform(seed, start + k as u64);
-                }
-            });
-        }
-    });
-    out
+    parallel_vec(len, |i| uniform(seed, i as u64))
+}
+
+/// Uniform integer in `0..n` (`n > 0`) for element `index` of stream `seed`.
+pub fn uniform_below(seed: u64, index: u64, n: u32) -> u32 {
+    let bits = splitmix64(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ index) >> 32;
+    ((bits * n as u64) >> 32) as u32
 }
 
 /// Index of the first element where `got` differs bit for bit from `want(i)`, compared on all
 /// cores; `None` when all are equal.
 pub fn first_mismatch(got: &[f32], want: impl Fn(usize) -> f32 + Sync) -> Option<usize> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(32);
-    let chunk = got.len().div_ceil(threads).max(1 << 16);
+    let chunk = got.len().div_ceil(threads()).max(1 << 16);
     let want = &want;
     std::thread::scope(|scope| {
         let handles: Vec<_> = got
@@ -62,6 +50,141 @@ pub fn first_mismatch(got: &[f32], want: impl Fn(usize) -> f32 + Sync) -> Option
             .filter_map(|h| h.join().ok().flatten())
             .min()
     })
+}
+
+/// A float storage format of the kernels' data (f32, f16, bf16): rounding from f32 and the
+/// exact value back.
+pub trait Float: tessera::launch::DeviceElement + Default {
+    /// `x` rounded to nearest even.
+    fn narrow(x: f32) -> Self;
+    /// The exact value.
+    fn wide(self) -> f32;
+}
+
+impl Float for f32 {
+    fn narrow(x: f32) -> Self {
+        x
+    }
+    fn wide(self) -> f32 {
+        self
+    }
+}
+
+impl Float for tessera::f16 {
+    fn narrow(x: f32) -> Self {
+        tessera::f16::from_f32(x)
+    }
+    fn wide(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+impl Float for tessera::bf16 {
+    fn narrow(x: f32) -> Self {
+        tessera::bf16::from_f32(x)
+    }
+    fn wide(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+/// `scale · uniform(seed, i)` rounded to `T`.
+pub fn float_vec<T: Float>(seed: u64, len: usize, scale: f32) -> Vec<T> {
+    parallel_vec(len, |i| T::narrow(scale * uniform(seed, i as u64)))
+}
+
+/// Host threads for the data helpers: every core, at most 32.
+fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(32)
+}
+
+/// `(0..len).map(f)`, computed on all cores.
+pub fn parallel_vec<T: Send + Copy + Default>(len: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let mut out = vec![T::default(); len];
+    let chunk = len.div_ceil(threads()).max(1 << 16);
+    let f = &f;
+    std::thread::scope(|scope| {
+        for (c, part) in out.chunks_mut(chunk).enumerate() {
+            scope.spawn(move || {
+                for (k, value) in part.iter_mut().enumerate() {
+                    *value = f(c * chunk + k);
+                }
+            });
+        }
+    });
+    out
+}
+
+/// Indices in `0..n` spread evenly: all of them when `n <= count`, else `count` of them
+/// including the first and the last.
+pub fn spread(n: usize, count: usize) -> Vec<usize> {
+    if n <= count {
+        return (0..n).collect();
+    }
+    let last = (n - 1) as f64;
+    let mut picks: Vec<usize> = (0..count)
+        .map(|k| (k as f64 * last / (count - 1).max(1) as f64).round() as usize)
+        .collect();
+    picks.dedup();
+    picks
+}
+
+/// The first failure of a comparison: which item and what differed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    pub item: usize,
+    pub detail: String,
+}
+
+/// The outcome of comparing `items` items (rows, elements, …) with a reference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// Items compared.
+    pub items: usize,
+    /// Largest |error| / tolerance seen (0 for exact comparisons that passed).
+    pub worst: f64,
+    /// The failing item of lowest index, if any.
+    pub failure: Option<Mismatch>,
+}
+
+/// Runs `check(k)` for `k` in `0..items` on all cores; each returns its largest |error| /
+/// tolerance, or what failed.
+pub fn check_items(items: usize, check: impl Fn(usize) -> Result<f64, String> + Sync) -> Verdict {
+    let workers = threads().min(items.max(1));
+    let chunk = items.div_ceil(workers).max(1);
+    let check = &check;
+    let parts: Vec<(f64, Option<Mismatch>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                scope.spawn(move || {
+                    let mut worst = 0f64;
+                    for k in w * chunk..((w + 1) * chunk).min(items) {
+                        match check(k) {
+                            Ok(ratio) => worst = worst.max(ratio),
+                            Err(detail) => return (worst, Some(Mismatch { item: k, detail })),
+                        }
+                    }
+                    (worst, None)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    let detail = "the comparison thread panicked".to_string();
+                    (f64::NAN, Some(Mismatch { item: 0, detail }))
+                })
+            })
+            .collect()
+    });
+    Verdict {
+        items,
+        worst: parts.iter().map(|p| p.0).fold(0.0, f64::max),
+        failure: parts.into_iter().find_map(|p| p.1),
+    }
 }
 
 #[cfg(test)]
@@ -88,5 +211,37 @@ mod tests {
             first_mismatch(&values, |i| uniform(1, i as u64)),
             Some(70_001)
         );
+    }
+
+    #[test]
+    fn spread_and_uniform_below() {
+        assert_eq!(spread(3, 8), vec![0, 1, 2]);
+        assert_eq!(spread(100, 5), vec![0, 25, 50, 74, 99]);
+        assert_eq!(spread(10, 1), vec![0]);
+        let picks: Vec<u32> = (0..10_000).map(|i| uniform_below(3, i, 7)).collect();
+        assert!(picks.iter().all(|&p| p < 7));
+        for v in 0..7 {
+            let count = picks.iter().filter(|&&p| p == v).count();
+            assert!((1200..1700).contains(&count), "{v}: {count}");
+        }
+    }
+
+    #[test]
+    fn check_items_reports_the_worst_ratio_and_the_first_failure() {
+        let ok = check_items(1000, |k| Ok(k as f64 / 1000.0));
+        assert_eq!((ok.items, ok.worst, ok.failure), (1000, 0.999, None));
+        let bad = check_items(300_000, |k| {
+            if k == 123_457 || k == 250_000 {
+                Err(format!("item {k}"))
+            } else {
+                Ok(0.5)
+            }
+        });
+        let failure = bad.failure.unwrap();
+        assert_eq!(
+            (failure.item, failure.detail.as_str()),
+            (123_457, "item 123457")
+        );
+        assert!(check_items(0, |_| Err(String::new())).failure.is_none());
     }
 }

@@ -5,8 +5,11 @@
 //! with an NVIDIA driver, no Rust or CUDA toolkit needed.
 
 mod bench;
+mod bench_tiled;
 mod checks;
 mod data;
+mod explain;
+mod tiled;
 
 use std::process::ExitCode;
 use tessera::launch::{Device, DeviceKind, Module, DEVICE_ENV};
@@ -18,10 +21,15 @@ const PTX_SM: &str = env!("TESSERA_EXAMPLES_PTX_SM");
 
 const USAGE: &str = "\
 usage: tessera-examples                      run every kernel on the device, verify, report
-       tessera-examples --bench NAME [--json] [--sizes N[,N...]]
-                                             benchmark family NAME (copy, add) in the protocol
-                                             of shared/bench/triton_ref.py (--json: one JSON
-                                             object per line); --sizes replaces its shapes
+       tessera-examples --bench NAME [--json] [--sizes SHAPE[,SHAPE...] | --small]
+                                             benchmark family NAME (copy, add, softmax,
+                                             layernorm, matmul, transpose, gather) in the
+                                             protocol of shared/bench/triton_ref.py, with its
+                                             shapes and dtypes (--json: one JSON object per
+                                             line). --sizes replaces the shapes: N for copy and
+                                             add, MxN for softmax, layernorm, transpose and
+                                             gather, S or MxNxK for matmul; --small takes small
+                                             shapes of each kind (for the emulator)
        tessera-examples --help
 environment: TESSERA_DEVICE=gpu|emulator|auto (default auto: the GPU when a driver and a device
              are present, else the CPU emulator)";
@@ -33,9 +41,41 @@ enum Command {
     Bench {
         name: String,
         json: bool,
-        sizes: Option<Vec<usize>>,
+        shapes: Shapes,
     },
     Help,
+}
+
+/// Which shapes a benchmark runs.
+#[derive(Debug, PartialEq)]
+enum Shapes {
+    /// The shapes of `triton_ref.py`.
+    Default,
+    /// The family's small shapes (`--small`).
+    Small,
+    /// `--sizes`: each item's dimensions.
+    Given(Vec<Vec<usize>>),
+}
+
+/// `--sizes` items: comma-separated shapes, each positive dimensions joined by `x`
+/// (`4096`, `4096x1024`, `512x256x128`).
+fn parse_shapes(list: &str) -> Result<Vec<Vec<usize>>, String> {
+    let shapes: Option<Vec<Vec<usize>>> = list
+        .split(',')
+        .map(|item| {
+            item.trim()
+                .split('x')
+                .map(|d| d.trim().parse::<usize>().ok().filter(|&d| d > 0))
+                .collect()
+        })
+        .collect();
+    match shapes {
+        Some(shapes) if !shapes.is_empty() => Ok(shapes),
+        _ => Err(format!(
+            "--sizes {list:?}: expected shapes of positive integers like 4096,100000 or \
+             4096x1024,8x1000 or 512x512x256"
+        )),
+    }
 }
 
 fn parse_args(args: &[String]) -> Result<Command, String> {
@@ -44,7 +84,7 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
     }
     let mut name = None;
     let mut json = false;
-    let mut sizes = None;
+    let mut shapes = Shapes::Default;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -53,27 +93,20 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
             "--bench" => {
                 name = Some(rest.next().ok_or("--bench needs a family name")?.clone());
             }
+            "--sizes" | "--small" if shapes != Shapes::Default => {
+                return Err("give one of --sizes and --small, once".to_string())
+            }
             "--sizes" => {
                 let list = rest.next().ok_or("--sizes needs a comma-separated list")?;
-                let parsed: Result<Vec<usize>, _> =
-                    list.split(',').map(|s| s.trim().parse::<usize>()).collect();
-                match parsed {
-                    Ok(values) if !values.is_empty() && values.iter().all(|&n| n > 0) => {
-                        sizes = Some(values)
-                    }
-                    _ => {
-                        return Err(format!(
-                            "--sizes {list:?}: expected positive integers like 4096,100000"
-                        ))
-                    }
-                }
+                shapes = Shapes::Given(parse_shapes(list)?);
             }
+            "--small" => shapes = Shapes::Small,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     match name {
-        Some(name) => Ok(Command::Bench { name, json, sizes }),
-        None => Err("--json and --sizes go with --bench NAME".to_string()),
+        Some(name) => Ok(Command::Bench { name, json, shapes }),
+        None => Err("--json, --sizes and --small go with --bench NAME".to_string()),
     }
 }
 
@@ -111,7 +144,10 @@ fn run_examples() -> ExitCode {
         }
     };
     let mut checks = checks::Checks::new(&device, &module);
-    println!("checks (outputs compared bit for bit with the CPU; canaries after each output):");
+    println!(
+        "checks (outputs compared with a CPU reference: bit for bit, or within the stated \
+         tolerance; canaries after each output):"
+    );
     if let Err(err) = checks.run_all() {
         eprintln!("error: {err}");
         println!(
@@ -121,6 +157,7 @@ fn run_examples() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    print_layouts(&checks);
     if device.kind() == DeviceKind::Emulator {
         println!("emulator shared-memory report (per warp access: 32 banks x 4 bytes; ideal = conflict free):");
         for (kernel, report) in &checks.reports {
@@ -145,12 +182,45 @@ fn run_examples() -> ExitCode {
     }
 }
 
-fn run_bench(name: &str, json: bool, sizes: Option<Vec<usize>>) -> ExitCode {
-    let Some(family) = bench::Family::parse(name) else {
-        if bench::FAMILIES.contains(&name) {
-            eprintln!("tessera-examples: benchmark family `{name}` is not implemented yet (implemented: copy, add)");
-            return ExitCode::SUCCESS;
+/// The inferred layouts of every `#[tile_kernel]` run, in brief: for each kernel, its first
+/// entry launched that assumes aligned arguments (vectorized), else its first entry; the other
+/// entries launched are named with their shared memory.
+fn print_layouts(checks: &checks::Checks) {
+    println!(
+        "inferred layouts, in brief (from each kernel module's EXPLAIN; the full text: \
+         TESSERA_EXPLAIN=1 at build time):"
+    );
+    for run in &checks.tile_runs {
+        let aligned = run.entries.iter().find(|e| !e.0.ends_with("__unaligned"));
+        let Some(&(entry, warps, shared)) = aligned.or(run.entries.first()) else {
+            continue;
+        };
+        println!(
+            "  {}: entry {entry} ({warps} warps, {shared} bytes of shared memory)",
+            run.kernel
+        );
+        match explain::entry_section(run.explain, entry) {
+            Some(section) => {
+                for line in explain::brief(section) {
+                    println!("    {line}");
+                }
+            }
+            None => println!("    (no report for this entry in EXPLAIN)"),
         }
+        let others: Vec<String> = run
+            .entries
+            .iter()
+            .filter(|e| e.0 != entry)
+            .map(|(name, _, shared)| format!("{name} ({shared} B shared)"))
+            .collect();
+        if !others.is_empty() {
+            println!("    also launched: {}", others.join(", "));
+        }
+    }
+}
+
+fn run_bench(name: &str, json: bool, shapes: Shapes) -> ExitCode {
+    let Some(family) = bench::Family::parse(name) else {
         eprintln!(
             "error: unknown benchmark family `{name}` (known: {})\n{USAGE}",
             bench::FAMILIES.join(", ")
@@ -164,22 +234,23 @@ fn run_bench(name: &str, json: bool, sizes: Option<Vec<usize>>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let sizes = match sizes {
-        Some(sizes) => sizes,
-        None if device.kind() == DeviceKind::Emulator => {
+    let shapes = match shapes {
+        Shapes::Given(shapes) => shapes,
+        Shapes::Small => family.small_shapes(),
+        Shapes::Default if device.kind() == DeviceKind::Emulator => {
             eprintln!(
-                "error: the `{}` benchmark shapes ({:?} elements) are sized for a GPU; the \
-                 emulator would take hours. Run on a GPU, or pass --sizes N[,N...] for an \
-                 emulator run (its times are host wall time, not GPU time)",
+                "error: the `{}` benchmark shapes ({:?}) are sized for a GPU; the emulator \
+                 would take hours. Run on a GPU, or pass --small or --sizes SHAPE[,SHAPE...] \
+                 for an emulator run (its times are host wall time, not GPU time)",
                 family.name(),
-                family.default_sizes()
+                family.default_shapes()
             );
             return ExitCode::FAILURE;
         }
-        None => family.default_sizes(),
+        Shapes::Default => family.default_shapes(),
     };
     let mut all_ok = true;
-    let result = family.run(&device, &module, &sizes, |row| {
+    let result = family.run(&device, &module, &shapes, |row| {
         all_ok &= row.ok;
         if json {
             println!("{}", row.to_json());
@@ -204,7 +275,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse_args(&args) {
         Ok(Command::Run) => run_examples(),
-        Ok(Command::Bench { name, json, sizes }) => run_bench(&name, json, sizes),
+        Ok(Command::Bench { name, json, shapes }) => run_bench(&name, json, shapes),
         Ok(Command::Help) => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -232,7 +303,7 @@ mod tests {
             Ok(Command::Bench {
                 name: "add".into(),
                 json: true,
-                sizes: None
+                shapes: Shapes::Default
             })
         );
         assert_eq!(
@@ -240,9 +311,29 @@ mod tests {
             Ok(Command::Bench {
                 name: "copy".into(),
                 json: true,
-                sizes: Some(vec![4096, 10])
+                shapes: Shapes::Given(vec![vec![4096], vec![10]])
             })
         );
+        assert_eq!(
+            parse_args(&args(&["--bench", "matmul", "--sizes", "64,100x70x45"])),
+            Ok(Command::Bench {
+                name: "matmul".into(),
+                json: false,
+                shapes: Shapes::Given(vec![vec![64], vec![100, 70, 45]])
+            })
+        );
+        assert_eq!(
+            parse_args(&args(&["--bench", "gather", "--small"])),
+            Ok(Command::Bench {
+                name: "gather".into(),
+                json: false,
+                shapes: Shapes::Small
+            })
+        );
+        assert!(parse_args(&args(&["--bench", "add", "--small", "--sizes", "4"])).is_err());
+        assert!(parse_args(&args(&["--bench", "add", "--sizes", "4x"])).is_err());
+        assert!(parse_args(&args(&["--bench", "add", "--sizes", "4x0"])).is_err());
+        assert!(parse_args(&args(&["--small"])).is_err());
         assert_eq!(parse_args(&args(&["-h"])), Ok(Command::Help));
         assert!(parse_args(&args(&["--bench"])).is_err());
         assert!(parse_args(&args(&["--json"])).is_err());
@@ -272,6 +363,38 @@ mod tests {
         let loads = padded.shared_accesses / 2;
         assert_eq!(conflicted.shared_wavefronts, loads + 32 * loads);
         assert_eq!(checks.reports["vec_add"].shared_accesses, 0);
+        // The tile kernels: all ran, their shared memory is conflict-free (as planned), and
+        // the layout report of every entry launched is in its module's EXPLAIN.
+        let kernels: Vec<&str> = checks.tile_runs.iter().map(|r| r.kernel).collect();
+        assert_eq!(
+            kernels,
+            [
+                "tile_softmax",
+                "tile_softmax_f16",
+                "tile_layernorm",
+                "tile_transpose",
+                "tile_gather_cols",
+                "tile_matmul_f16",
+                "tile_matmul_bf16"
+            ]
+        );
+        for run in &checks.tile_runs {
+            let report = &checks.reports[run.kernel];
+            assert_eq!(
+                report.shared_wavefronts, report.shared_ideal_wavefronts,
+                "{}",
+                run.kernel
+            );
+            for (entry, _, _) in &run.entries {
+                let section = explain::entry_section(run.explain, entry).unwrap();
+                let brief = explain::brief(section);
+                assert!(brief.iter().any(|l| l.starts_with("load ")), "{brief:?}");
+                assert!(brief.iter().any(|l| l.starts_with("store ")), "{brief:?}");
+            }
+        }
+        assert!(checks.reports["tile_transpose"].shared_accesses > 0);
+        assert!(checks.reports["tile_matmul_f16"].shared_accesses > 0);
+        assert_eq!(checks.reports["tile_gather_cols"].shared_accesses, 0);
     }
 
     /// The benchmark path on the emulator with small sizes: rows verified, protocol keys.
@@ -282,7 +405,7 @@ mod tests {
         let mut rows = Vec::new();
         for family in [bench::Family::Copy, bench::Family::Add] {
             family
-                .run(&device, &module, &[4099, 1024], |row| {
+                .run(&device, &module, &[vec![4099], vec![1024]], |row| {
                     rows.push(row.clone())
                 })
                 .unwrap();
@@ -290,7 +413,10 @@ mod tests {
         assert_eq!(rows.len(), 4);
         for row in &rows {
             assert!(row.ok, "{row:?}");
-            assert!(row.ms > 0.0 && row.gbps > 0.0);
+            let bench::Figure::Gbps(gbps) = row.figure else {
+                panic!("{row:?}")
+            };
+            assert!(row.ms > 0.0 && gbps > 0.0);
             let json = row.to_json();
             assert!(
                 json.starts_with(&format!(
@@ -301,6 +427,9 @@ mod tests {
             );
             assert!(json.contains("\"clock\":\"emulator_wall_time\""));
         }
-        assert_eq!(rows[2].gbps, 12.0 * 4099.0 / rows[2].ms / 1e6);
+        assert_eq!(
+            rows[2].figure,
+            bench::Figure::Gbps(12.0 * 4099.0 / rows[2].ms / 1e6)
+        );
     }
 }

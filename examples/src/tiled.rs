@@ -1,0 +1,510 @@
+//! The `#[tile_kernel]` part of the main example: softmax (f32, f16), LayerNorm (f16), 2-D
+//! transpose (f32), gather along axis 1 (f32) and matmul (f16, bf16) from the kernel library
+//! (`tessera_kernels::tiled`), each over shapes with ragged tails (masked lanes), on the GPU or
+//! the emulator, compared with a CPU reference computed in f64:
+//!
+//! * transpose, gather: exact.
+//! * softmax f32: `|y − ref| ≤ 2e-5·ref + 1e-10` (f32 math with `ex2.approx`).
+//! * softmax f16: `|y − ref| ≤ 1e-3·ref + 6e-8` (one f16 rounding: 2⁻¹¹ relative, 2⁻²⁴ absolute
+//!   below the normal range).
+//! * LayerNorm: `|y − ref| ≤ 2e-3·max(|ref|, 1)` (f16 output), `|mean − ref| ≤ 1e-5`,
+//!   `|rstd − ref| ≤ 1e-4·ref`.
+//! * matmul: `|c − ref| ≤ u·|ref| + 2⁻¹⁶·Σₖ|a·b|` with `u = 2⁻¹⁰` (f16 out) or `2⁻⁷` (bf16 out):
+//!   twice the output rounding plus f32 accumulation.
+//!
+//! Every output buffer is followed by canaries, and padding columns (row stride > row length)
+//! hold a fill value that must survive: a write out of bounds fails the case.
+
+use crate::checks::{Checks, TileRun};
+use crate::data::{
+    check_items, float_vec, parallel_vec, uniform_below, uniform_vec, Float, Verdict,
+};
+use tessera::launch::{DeviceBuffer, DeviceElement, DeviceKind, KernelArgs, LaunchError};
+use tessera::tile::{launch_on, Specialisation};
+use tessera::{bf16, f16, Ptr};
+use tessera_kernels::tiled::gather::tile_gather_cols;
+use tessera_kernels::tiled::matmul::{tile_matmul_bf16, tile_matmul_f16};
+use tessera_kernels::tiled::norm::{tile_layernorm, tile_softmax, tile_softmax_f16};
+use tessera_kernels::tiled::transpose::tile_transpose;
+
+/// Elements of canary after each output.
+const CANARY_LEN: usize = 8;
+
+/// The smallest of `blocks` (ascending) that holds `n` columns.
+fn block_for(blocks: &[usize], n: usize) -> Result<usize, LaunchError> {
+    blocks
+        .iter()
+        .copied()
+        .find(|&b| b >= n)
+        .ok_or_else(|| LaunchError::InvalidConfig {
+            kernel: "examples".to_string(),
+            reason: format!("rows of {n} columns exceed the compiled blocks {blocks:?}"),
+        })
+}
+
+/// `n` as an `i32` kernel argument.
+fn int(n: usize) -> Result<i32, LaunchError> {
+    i32::try_from(n).map_err(|_| LaunchError::InvalidConfig {
+        kernel: "examples".to_string(),
+        reason: format!("{n} does not fit the kernels' i32 sizes"),
+    })
+}
+
+/// `n` as a grid dimension.
+fn dim(n: usize) -> Result<u32, LaunchError> {
+    u32::try_from(n).map_err(|_| LaunchError::InvalidConfig {
+        kernel: "examples".to_string(),
+        reason: format!("a grid of {n} programs is too large"),
+    })
+}
+
+/// The arguments of the matmul kernels: `a`, `b`, `c`, `m`, `n`, `k`.
+type MatmulArgs<T> = (Ptr<T>, Ptr<T>, Ptr<T>, i32, i32, i32);
+
+/// A one-line description of a comparison.
+fn describe(verdict: &Verdict, what: &str) -> String {
+    let plural = if verdict.items == 1 { "" } else { "s" };
+    match &verdict.failure {
+        Some(m) => format!("{what} {}: {}", m.item, m.detail),
+        None if verdict.worst == 0.0 => format!("{} {what}{plural} exact", verdict.items),
+        None => format!(
+            "{} {what}{plural} within tolerance (worst |err|/tol {:.2})",
+            verdict.items, verdict.worst
+        ),
+    }
+}
+
+/// `|got − want| / tol`, or the failure when it exceeds 1 (or is NaN).
+fn within(got: f64, want: f64, tol: f64, at: &str) -> Result<f64, String> {
+    let ratio = (got - want).abs() / tol;
+    if ratio <= 1.0 {
+        Ok(ratio)
+    } else {
+        Err(format!(
+            "{at}: got {got:e}, want {want:e} (tolerance {tol:.1e})"
+        ))
+    }
+}
+
+/// Softmax of one row in f64.
+fn softmax_ref(row: impl Iterator<Item = f64> + Clone) -> Vec<f64> {
+    let max = row.clone().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = row.map(|v| (v - max).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    e.into_iter().map(|v| v / sum).collect()
+}
+
+impl Checks<'_> {
+    /// Launches `spec` (the generated module's choice for these arguments), keeping its
+    /// emulator report and the entry's name for the layout summary.
+    fn launch_tile<A: KernelArgs>(
+        &mut self,
+        kernel: &'static str,
+        explain: &'static str,
+        spec: &'static Specialisation<A>,
+        grid: [u32; 3],
+        args: A,
+    ) -> Result<(), LaunchError> {
+        let report = launch_on(self.device, self.module, spec, grid, args)?;
+        self.record(kernel, report);
+        let at = match self.tile_runs.iter().position(|r| r.kernel == kernel) {
+            Some(at) => at,
+            None => {
+                self.tile_runs.push(TileRun {
+                    kernel,
+                    explain,
+                    entries: Vec::new(),
+                });
+                self.tile_runs.len() - 1
+            }
+        };
+        let entry = (spec.kernel.name, spec.num_warps, spec.shared_bytes);
+        if !self.tile_runs[at].entries.contains(&entry) {
+            self.tile_runs[at].entries.push(entry);
+        }
+        Ok(())
+    }
+
+    /// An output of `n` elements of `fill` followed by canaries.
+    fn padded<T: DeviceElement>(
+        &self,
+        n: usize,
+        fill: T,
+        canary: T,
+    ) -> Result<DeviceBuffer<T>, LaunchError> {
+        let mut init = vec![fill; n + CANARY_LEN];
+        init[n..].fill(canary);
+        self.device.upload(&init)
+    }
+
+    /// Pushes the outcome of `verdict`, failing it too when the canaries after `n` changed.
+    fn conclude<T: DeviceElement>(
+        &mut self,
+        label: String,
+        verdict: Verdict,
+        what: &str,
+        got: &[T],
+        n: usize,
+        canary: T,
+    ) {
+        let canary_ok = got[n..].iter().all(|&v| v == canary);
+        let ok = verdict.failure.is_none() && canary_ok;
+        let mut detail = describe(&verdict, what);
+        if !canary_ok {
+            detail.push_str("; wrote past the end of the output");
+        }
+        self.push(label, ok, detail);
+    }
+
+    /// `tile_softmax` (f32) over `rows` rows of `n` columns at row stride `stride`.
+    pub fn softmax_f32(&mut self, rows: usize, n: usize, stride: usize) -> Result<(), LaunchError> {
+        let x: Vec<f32> = uniform_vec(31, rows * stride)
+            .into_iter()
+            .map(|v| 8.0 * v)
+            .collect();
+        let dx = self.device.upload(&x)?;
+        let (fill, canary) = (-1.0f32, -12345.5f32);
+        let out = self.padded(rows * stride, fill, canary)?;
+        let consts = tile_softmax::Consts {
+            BLOCK: block_for(&[256, 1024, 4096], n)?,
+        };
+        let args = (out.ptr(), dx.ptr(), int(stride)?, int(stride)?, int(n)?);
+        let spec = tile_softmax::specialisation(&consts, &args)?;
+        self.launch_tile(
+            "tile_softmax",
+            tile_softmax::EXPLAIN,
+            spec,
+            [dim(rows)?, 1, 1],
+            args,
+        )?;
+        let got = out.download()?;
+        let verdict = check_items(rows, |r| {
+            let row = &x[r * stride..r * stride + n];
+            let want = softmax_ref(row.iter().map(|&v| v as f64));
+            let mut worst = 0f64;
+            for c in 0..stride {
+                let y = got[r * stride + c];
+                if c >= n {
+                    if y.to_bits() != fill.to_bits() {
+                        return Err(format!("column {c}: wrote {y} into the row padding"));
+                    }
+                    continue;
+                }
+                let tol = 2e-5 * want[c] + 1e-10;
+                worst = worst.max(within(y as f64, want[c], tol, &format!("column {c}"))?);
+            }
+            Ok(worst)
+        });
+        let label = format!("tile_softmax f32 {rows}x{n} stride {stride}");
+        self.conclude(label, verdict, "row", &got, rows * stride, canary);
+        Ok(())
+    }
+
+    /// `tile_softmax_f16` over `rows` rows of `n` columns at row stride `stride`.
+    pub fn softmax_f16(&mut self, rows: usize, n: usize, stride: usize) -> Result<(), LaunchError> {
+        let x: Vec<f16> = float_vec(32, rows * stride, 6.0);
+        let dx = self.device.upload(&x)?;
+        let (fill, canary) = (f16::from_f32(-1.0), f16::from_f32(-4321.0));
+        let out = self.padded(rows * stride, fill, canary)?;
+        let consts = tile_softmax_f16::Consts {
+            BLOCK: block_for(&[256, 1024, 4096], n)?,
+        };
+        let args = (out.ptr(), dx.ptr(), int(stride)?, int(stride)?, int(n)?);
+        let spec = tile_softmax_f16::specialisation(&consts, &args)?;
+        self.launch_tile(
+            "tile_softmax_f16",
+            tile_softmax_f16::EXPLAIN,
+            spec,
+            [dim(rows)?, 1, 1],
+            args,
+        )?;
+        let got = out.download()?;
+        let verdict = check_items(rows, |r| {
+            let row = &x[r * stride..r * stride + n];
+            let want = softmax_ref(row.iter().map(|v| v.to_f32() as f64));
+            let mut worst = 0f64;
+            for c in 0..stride {
+                let y = got[r * stride + c];
+                if c >= n {
+                    if y.to_bits() != fill.to_bits() {
+                        return Err(format!("column {c}: wrote {y} into the row padding"));
+                    }
+                    continue;
+                }
+                let tol = 1e-3 * want[c] + 6e-8;
+                let at = format!("column {c}");
+                worst = worst.max(within(y.to_f32() as f64, want[c], tol, &at)?);
+            }
+            Ok(worst)
+        });
+        let label = format!("tile_softmax_f16 {rows}x{n} stride {stride}");
+        self.conclude(label, verdict, "row", &got, rows * stride, canary);
+        Ok(())
+    }
+
+    /// `tile_layernorm` (f16 in and out, f32 statistics) over `rows` rows of `n` columns.
+    pub fn layernorm(&mut self, rows: usize, n: usize, stride: usize) -> Result<(), LaunchError> {
+        let eps = 1e-5f32;
+        let x: Vec<f16> = float_vec(41, rows * stride, 3.0);
+        let w: Vec<f16> = float_vec(42, n, 1.0);
+        let b: Vec<f16> = float_vec(43, n, 0.5);
+        let (dx, dw, db) = (
+            self.device.upload(&x)?,
+            self.device.upload(&w)?,
+            self.device.upload(&b)?,
+        );
+        let (fill, canary) = (f16::from_f32(9.0), f16::from_f32(-4321.0));
+        let y = self.padded(rows * stride, fill, canary)?;
+        let mean = self.padded(rows, 0f32, -12345.5)?;
+        let rstd = self.padded(rows, 0f32, -12345.5)?;
+        let consts = tile_layernorm::Consts {
+            BLOCK: block_for(&[256, 1024, 4096], n)?,
+        };
+        let args = (
+            y.ptr(),
+            dx.ptr(),
+            dw.ptr(),
+            db.ptr(),
+            mean.ptr(),
+            rstd.ptr(),
+            int(stride)?,
+            int(n)?,
+            eps,
+        );
+        let spec = tile_layernorm::specialisation(&consts, &args)?;
+        self.launch_tile(
+            "tile_layernorm",
+            tile_layernorm::EXPLAIN,
+            spec,
+            [dim(rows)?, 1, 1],
+            args,
+        )?;
+        let (got, got_mean, got_rstd) = (y.download()?, mean.download()?, rstd.download()?);
+        let verdict = check_items(rows, |r| {
+            let row: Vec<f64> = x[r * stride..r * stride + n]
+                .iter()
+                .map(|v| v.to_f32() as f64)
+                .collect();
+            let m = row.iter().sum::<f64>() / n as f64;
+            let var = row.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n as f64;
+            let rs = 1.0 / (var + eps as f64).sqrt();
+            let mut worst = within(got_mean[r] as f64, m, 1e-5, "mean")?;
+            worst = worst.max(within(got_rstd[r] as f64, rs, 1e-4 * rs, "rstd")?);
+            for c in 0..stride {
+                let v = got[r * stride + c];
+                if c >= n {
+                    if v.to_bits() != fill.to_bits() {
+                        return Err(format!("column {c}: wrote {v} into the row padding"));
+                    }
+                    continue;
+                }
+                let want = (row[c] - m) * rs * w[c].to_f32() as f64 + b[c].to_f32() as f64;
+                let tol = 2e-3 * want.abs().max(1.0);
+                let at = format!("column {c}");
+                worst = worst.max(within(v.to_f32() as f64, want, tol, &at)?);
+            }
+            Ok(worst)
+        });
+        let stats_canaries = got_mean[rows..]
+            .iter()
+            .chain(&got_rstd[rows..])
+            .all(|&v| v == -12345.5);
+        let label = format!("tile_layernorm f16 {rows}x{n} stride {stride}");
+        if stats_canaries {
+            self.conclude(label, verdict, "row", &got, rows * stride, canary);
+        } else {
+            let detail = "wrote past the end of mean or rstd".to_string();
+            self.push(label, false, detail);
+        }
+        Ok(())
+    }
+
+    /// `tile_transpose` (f32, 32 × 32 tiles) of an `m × n` matrix.
+    pub fn transpose_tiled(&mut self, m: usize, n: usize) -> Result<(), LaunchError> {
+        let x = uniform_vec(51, m * n);
+        let dx = self.device.upload(&x)?;
+        let canary = -12345.5f32;
+        let out = self.padded(m * n, 0f32, canary)?;
+        let consts = tile_transpose::Consts { BM: 32, BN: 32 };
+        let args = (dx.ptr(), out.ptr(), int(m)?, int(n)?);
+        let spec = tile_transpose::specialisation(&consts, &args)?;
+        let grid = [dim(m.div_ceil(32))?, dim(n.div_ceil(32))?, 1];
+        self.launch_tile("tile_transpose", tile_transpose::EXPLAIN, spec, grid, args)?;
+        let got = out.download()?;
+        // out[j, i] = x[i, j]: row j of the output is column j of x.
+        let verdict = check_items(n, |j| {
+            for i in 0..m {
+                let (y, want) = (got[j * m + i], x[i * n + j]);
+                if y.to_bits() != want.to_bits() {
+                    return Err(format!("out[{j}, {i}] = {y}, want {want}"));
+                }
+            }
+            Ok(0.0)
+        });
+        let label = format!("tile_transpose f32 {m}x{n}");
+        self.conclude(label, verdict, "output row", &got, m * n, canary);
+        Ok(())
+    }
+
+    /// `tile_gather_cols`: `out[i, j] = src[i, index[i, j]]`, `src: [m, n]` (`n ≤ 32`),
+    /// `index, out: [m, k]`.
+    pub fn gather(&mut self, m: usize, n: usize, k: usize) -> Result<(), LaunchError> {
+        let src = uniform_vec(61, m * n);
+        let index: Vec<i32> = parallel_vec(m * k, |i| uniform_below(62, i as u64, n as u32) as i32);
+        let (dsrc, dindex) = (self.device.upload(&src)?, self.device.upload(&index)?);
+        let canary = -12345.5f32;
+        let out = self.padded(m * k, 0f32, canary)?;
+        let consts = tile_gather_cols::Consts {
+            BM: 32,
+            BN: 32,
+            BK: 32,
+        };
+        let args = (
+            dsrc.ptr(),
+            dindex.ptr(),
+            out.ptr(),
+            int(m)?,
+            int(n)?,
+            int(k)?,
+        );
+        let spec = tile_gather_cols::specialisation(&consts, &args)?;
+        let grid = [dim(m.div_ceil(32))?, dim(k.div_ceil(32))?, 1];
+        self.launch_tile(
+            "tile_gather_cols",
+            tile_gather_cols::EXPLAIN,
+            spec,
+            grid,
+            args,
+        )?;
+        let got = out.download()?;
+        let verdict = check_items(m, |i| {
+            for j in 0..k {
+                let want = src[i * n + index[i * k + j] as usize];
+                let y = got[i * k + j];
+                if y.to_bits() != want.to_bits() {
+                    return Err(format!("out[{i}, {j}] = {y}, want {want}"));
+                }
+            }
+            Ok(0.0)
+        });
+        let label = format!("tile_gather_cols f32 [{m}x{n}] by [{m}x{k}]");
+        self.conclude(label, verdict, "row", &got, m * k, canary);
+        Ok(())
+    }
+
+    /// `tile_matmul_f16` or `tile_matmul_bf16` (64 × 64 × 32 tiles; `launch` launches the one
+    /// of element type `T`): `c = a · b`, `a: [m, k]`, `b: [k, n]`.
+    fn matmul<T: Float>(
+        &mut self,
+        m: usize,
+        n: usize,
+        k: usize,
+        launch: impl FnOnce(&mut Self, MatmulArgs<T>, [u32; 3]) -> Result<(), LaunchError>,
+    ) -> Result<(), LaunchError> {
+        let a: Vec<T> = float_vec(71, m * k, 1.0);
+        let b: Vec<T> = float_vec(72, k * n, 1.0);
+        let (da, db) = (self.device.upload(&a)?, self.device.upload(&b)?);
+        let canary = T::narrow(-4321.0);
+        let c = self.padded(m * n, T::default(), canary)?;
+        let args = (da.ptr(), db.ptr(), c.ptr(), int(m)?, int(n)?, int(k)?);
+        launch(self, args, [dim(m.div_ceil(64))?, dim(n.div_ceil(64))?, 1])?;
+        let bf16_out = T::DTYPE_NAME == bf16::DTYPE_NAME;
+        let got = c.download()?;
+        let unit = if bf16_out {
+            2f64.powi(-7)
+        } else {
+            2f64.powi(-10)
+        };
+        let (af, bf): (Vec<f64>, Vec<f64>) = (
+            a.iter().map(|v| v.wide() as f64).collect(),
+            b.iter().map(|v| v.wide() as f64).collect(),
+        );
+        let verdict = check_items(m, |i| {
+            // Row i of a·b and of |a|·|b|, accumulated along the rows of b (cache friendly).
+            let (mut want, mut magnitude) = (vec![0f64; n], vec![0f64; n]);
+            for p in 0..k {
+                let x = af[i * k + p];
+                for (j, &y) in bf[p * n..(p + 1) * n].iter().enumerate() {
+                    want[j] += x * y;
+                    magnitude[j] += (x * y).abs();
+                }
+            }
+            let mut worst = 0f64;
+            for j in 0..n {
+                let tol = unit * want[j].abs() + 2f64.powi(-16) * magnitude[j];
+                let y = got[i * n + j].wide() as f64;
+                worst = worst.max(within(y, want[j], tol, &format!("c[{i}, {j}]"))?);
+            }
+            Ok(worst)
+        });
+        let label = format!("tile_matmul {} {m}x{n}x{k}", T::DTYPE_NAME);
+        self.conclude(label, verdict, "row", &got, m * n, canary);
+        Ok(())
+    }
+
+    /// Every `#[tile_kernel]` case, sized for the device.
+    pub fn run_tiled(&mut self) -> Result<(), LaunchError> {
+        let gpu = self.device.kind() == DeviceKind::Gpu;
+        // (rows, columns, row stride): ragged rows (unaligned variant), aligned ones.
+        let mut rows = vec![(4, 1000, 1000), (3, 1024, 1040), (2, 4093, 4096)];
+        if gpu {
+            rows.extend([(4096, 1024, 1024), (1000, 4000, 4000), (8192, 4096, 4096)]);
+        }
+        for &(r, n, stride) in &rows {
+            self.softmax_f32(r, n, stride)?;
+        }
+        for &(r, n, stride) in &rows {
+            self.softmax_f16(r, n, stride)?;
+        }
+        let mut norm_rows = vec![(4, 1000, 1000), (2, 4096, 4096)];
+        if gpu {
+            norm_rows.extend([(4096, 1024, 1024), (3000, 4000, 4000)]);
+        }
+        for &(r, n, stride) in &norm_rows {
+            self.layernorm(r, n, stride)?;
+        }
+        let mut matrices = vec![(70, 45), (128, 96)];
+        if gpu {
+            matrices.extend([(4096, 4096), (1000, 3001)]);
+        }
+        for &(m, n) in &matrices {
+            self.transpose_tiled(m, n)?;
+        }
+        let mut gathers = vec![(100, 32, 32), (37, 20, 50)];
+        if gpu {
+            gathers.extend([(65_536, 32, 32), (10_007, 31, 100)]);
+        }
+        for &(m, n, k) in &gathers {
+            self.gather(m, n, k)?;
+        }
+        let mut products = vec![(64, 64, 32), (70, 33, 45), (128, 96, 100)];
+        if gpu {
+            products.extend([(1024, 1024, 1024), (1000, 999, 1001)]);
+        }
+        for &(m, n, k) in &products {
+            self.matmul::<f16>(m, n, k, |checks, args, grid| {
+                let consts = tile_matmul_f16::Consts {
+                    BM: 64,
+                    BN: 64,
+                    BK: 32,
+                };
+                let spec = tile_matmul_f16::specialisation(&consts, &args)?;
+                let explain = tile_matmul_f16::EXPLAIN;
+                checks.launch_tile("tile_matmul_f16", explain, spec, grid, args)
+            })?;
+        }
+        for &(m, n, k) in &products {
+            self.matmul::<bf16>(m, n, k, |checks, args, grid| {
+                let consts = tile_matmul_bf16::Consts {
+                    BM: 64,
+                    BN: 64,
+                    BK: 32,
+                };
+                let spec = tile_matmul_bf16::specialisation(&consts, &args)?;
+                let explain = tile_matmul_bf16::EXPLAIN;
+                checks.launch_tile("tile_matmul_bf16", explain, spec, grid, args)
+            })?;
+        }
+        Ok(())
+    }
+}
