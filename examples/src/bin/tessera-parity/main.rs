@@ -162,6 +162,16 @@ fn gpu_targets(device: &Device, tally: &mut Tally) -> Vec<GpuTarget> {
 
 fn run_checks(only: &[String]) -> ExitCode {
     let started = Instant::now();
+    let selected: Vec<checks::Planned> = checks::all()
+        .into_iter()
+        .filter(|planned| {
+            only.is_empty() || only.iter().any(|text| planned.name.contains(text.as_str()))
+        })
+        .collect();
+    if selected.is_empty() {
+        eprintln!("error: no check matches {only:?} (see --list)");
+        return ExitCode::from(2);
+    }
     println!("Tessera parity: the same launches on the GPU and on the CPU emulator, and both against the CPU references");
     let device = match Device::new() {
         Ok(device) => device,
@@ -210,13 +220,8 @@ fn run_checks(only: &[String]) -> ExitCode {
         checks::MMA_RELATIVE_BOUND_LOG2
     );
     println!("{:<66} {:<6} {:<16} result", "check", "sm", "comparison");
-    let mut selected = 0;
-    for planned in checks::all() {
-        if !only.is_empty() && !only.iter().any(|text| planned.name.contains(text.as_str())) {
-            continue;
-        }
+    for planned in selected {
         let (name, check) = (planned.name, (planned.build)());
-        selected += 1;
         let emulated = match emulator_modules.iter().find(|m| has_entry(m, check.kernel)) {
             Some(module) => (check.run)(&emulator, module),
             None => Err(LaunchError::KernelNotFound {
@@ -271,10 +276,6 @@ fn run_checks(only: &[String]) -> ExitCode {
                 }
             }
         }
-    }
-    if selected == 0 {
-        eprintln!("error: no check matches {only:?} (see --list)");
-        return ExitCode::from(2);
     }
     println!("time: {:.1} s", started.elapsed().as_secs_f64());
     if targets.is_empty() {
