@@ -20,7 +20,7 @@ const GPU_SIZES: [u32; 3] = [1 << 20, (1 << 22) + 5, 9_000_001];
 
 fn sizes() -> Vec<u32> {
     let mut sizes = SIZES.to_vec();
-    if device().is_gpu() {
+    if device().larger_shapes() {
         sizes.extend(GPU_SIZES);
     }
     sizes

@@ -50,7 +50,7 @@ const GPU_SHAPES: [(u32, u32); 3] = [(20_000, 33), (1000, 1000), (3, 160_001)];
 
 fn shapes() -> Vec<(u32, u32)> {
     let mut shapes = SHAPES.to_vec();
-    if device().is_gpu() {
+    if device().larger_shapes() {
         shapes.extend(GPU_SHAPES);
     }
     shapes

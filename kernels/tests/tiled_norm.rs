@@ -46,7 +46,7 @@ const CASES: [(usize, usize, usize); 9] = [
 /// The cases of the test device: on the GPU also many rows and the longest rows.
 fn cases() -> Vec<(usize, usize, usize)> {
     let mut cases = CASES.to_vec();
-    if device().is_gpu() {
+    if device().larger_shapes() {
         cases.extend([(4096, 1000, 1000), (2000, 4096, 4096), (517, 3001, 3001)]);
     }
     cases

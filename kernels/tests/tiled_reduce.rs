@@ -41,7 +41,7 @@ const SHAPES: [(usize, usize, usize); 7] = [
 /// [-8, 8) stay exact in f32 while fewer than 2^15 are added (|sum| < 2^18 = 2^24 / 64).
 fn shapes() -> Vec<(usize, usize, usize)> {
     let mut shapes = SHAPES.to_vec();
-    if device().is_gpu() {
+    if device().larger_shapes() {
         shapes.extend([(3000, 2000, 2000), (20_000, 64, 64), (5, 30_000, 30_001)]);
     }
     shapes

@@ -44,9 +44,15 @@ const PTX_SKIPPED: Option<&str> = option_env!("TESSERA_KERNELS_PTX_SKIPPED");
 /// or fragment changes a result by a whole term, thousands of times this bound.
 pub const MMA_RELATIVE_BOUND: f64 = 1.0 / (1u64 << 18) as f64;
 
+/// Environment variable: `0` keeps the emulator-sized shapes on the GPU too (for slow runs,
+/// e.g. under `compute-sanitizer --tool racecheck`); otherwise the GPU also runs larger ones.
+pub const LARGE_ENV: &str = "TESSERA_TEST_LARGE";
+
 /// The device the tests run on and the kernels' PTX module loaded on it.
 pub struct TestDevice {
     device: Device,
+    /// Whether the tests add their larger shapes (GPU only, unless `TESSERA_TEST_LARGE=0`).
+    larger_shapes: bool,
     /// `None` only when the crate was built without its PTX (then the device is the emulator).
     module: Option<Module>,
     /// Emulator-only checks already reported as skipped on the GPU.
@@ -70,12 +76,19 @@ pub fn say(line: &str) {
 
 fn open() -> TestDevice {
     let setting = std::env::var(DEVICE_ENV).unwrap_or_default();
-    let device = Device::new().unwrap_or_else(|err| panic!("opening the test device: {err}"));
     let missing = match PTX_SKIPPED {
         Some(reason) => Some(format!("the crate was built with {reason}")),
         None if PTX.trim().is_empty() => Some("build.rs left an empty PTX file".to_string()),
         None => None,
     };
+    let demanded = matches!(setting.trim().to_ascii_lowercase().as_str(), "gpu" | "cuda");
+    if let (Some(reason), true) = (&missing, demanded) {
+        panic!(
+            "{DEVICE_ENV}={setting} asks for the GPU, but this test binary has no PTX \
+             ({reason}); rebuild without TESSERA_NO_PTX"
+        );
+    }
+    let device = Device::new().unwrap_or_else(|err| panic!("opening the test device: {err}"));
     let (device, module) = match missing {
         None => {
             let module = device.load_ptx(PTX).unwrap_or_else(|err| {
@@ -84,13 +97,6 @@ fn open() -> TestDevice {
             (device, Some(module))
         }
         Some(reason) => {
-            let demanded = matches!(setting.trim().to_ascii_lowercase().as_str(), "gpu" | "cuda");
-            if demanded {
-                panic!(
-                    "{DEVICE_ENV}={setting} asks for the GPU, but this test binary has no PTX \
-                     ({reason}); rebuild without TESSERA_NO_PTX"
-                );
-            }
             if device.kind() == DeviceKind::Gpu {
                 say(&format!(
                     "tessera-kernels tests: a GPU is present but there is no PTX ({reason}); \
@@ -117,12 +123,20 @@ fn open() -> TestDevice {
         }
         None => device.name(),
     };
+    let larger_shapes = device.kind() == DeviceKind::Gpu
+        && std::env::var(LARGE_ENV).map_or(true, |value| value.trim() != "0");
+    let shapes = if larger_shapes {
+        "larger shapes too"
+    } else {
+        "emulator-sized shapes only"
+    };
     say(&format!(
-        "tessera-kernels tests run on: {what}; {ptx}; {}",
+        "tessera-kernels tests run on: {what}; {ptx}; {shapes}; {}",
         device.selection_note()
     ));
     TestDevice {
         device,
+        larger_shapes,
         module,
         skipped: Mutex::new(BTreeSet::new()),
     }
@@ -149,6 +163,11 @@ impl TestDevice {
 
     pub fn is_gpu(&self) -> bool {
         self.device.kind() == DeviceKind::Gpu
+    }
+
+    /// Whether to add the larger shapes: on the GPU, unless `TESSERA_TEST_LARGE=0`.
+    pub fn larger_shapes(&self) -> bool {
+        self.larger_shapes
     }
 
     /// Whether the module has an entry named `name` (`None` without a module).
