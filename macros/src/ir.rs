@@ -277,13 +277,6 @@ impl Kernel {
     pub fn walk(&self, f: &mut impl FnMut(&Op)) {
         self.body.walk(f);
     }
-
-    /// The number of ops, counting nested ones.
-    pub fn op_count(&self) -> usize {
-        let mut n = 0;
-        self.walk(&mut |_| n += 1);
-        n
-    }
 }
 
 impl Region {

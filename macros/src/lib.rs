@@ -1,10 +1,12 @@
-//! `#[tile_kernel]`: the tile language of Tessera — parsing, the tile IR, and the shape and type
-//! checks. The language reference is the documentation of [`macro@tile_kernel`].
+//! `#[tile_kernel]`: the tile language of Tessera — parsing, the tile IR, the shape and type
+//! checks, layout inference and lowering to the device runtime layer. The language reference is
+//! the documentation of [`macro@tile_kernel`].
 //!
 //! The front end is a pipeline of plain functions on `proc_macro2` token streams, each unit-tested
 //! without a compiler: `parse` (attribute and signature) → `ast` (the body as a syntax tree of the
 //! language) → `check` (types, shapes and rules, per specialisation, building the IR) → `ir`
-//! (SSA tile IR, the input of layout inference and lowering) → `expand`. Errors are collected and
+//! (SSA tile IR) → `infer` (a linear layout for every tile, conversions planned) → `lower`
+//! (Rust tokens calling `tessera::device`) → `expand` (entry points, host launcher). Errors are collected and
 //! emitted together as `syn::Error`s on the user's code; nothing panics on bad input.
 
 mod ast;
@@ -13,9 +15,6 @@ mod diag;
 mod expand;
 mod frontend;
 mod infer;
-// The IR is the interface to layout inference and lowering (later issues); until they exist,
-// parts of it are read only by the tests.
-#[allow(dead_code)]
 mod ir;
 mod lower;
 mod ops;
