@@ -10,7 +10,7 @@
 //! | f32 → f16 | `cvt.rn.f16.f32` | nearest-even | ±inf | `0x7fff` |
 //! | f32 → bf16 | `cvt.rn.bf16.f32` | nearest-even | ±inf | `0x7fff` |
 //! | f32 → e4m3 | `cvt.rn.satfinite.e4m3x2.f32` | nearest-even | ±448 (max finite) | `0x7f` |
-//! | f32 → e5m2 | `cvt.rn.satfinite.e5m2x2.f32` | nearest-even | ±57344 (max finite, also for ±inf) | `0x7e` |
+//! | f32 → e5m2 | `cvt.rn.satfinite.e5m2x2.f32` | nearest-even | ±57344 (max finite, also for ±inf) | `0x7f` |
 //! | f16 → f32 | `cvt.f32.f16` | exact | — | `0x7fffffff` |
 //! | bf16 → f32 | `shl.b32 d, a, 16` | exact | — | payload kept |
 //! | e4m3/e5m2 → f16 | `cvt.rn.f16x2.e4m3x2` / `.e5m2x2` | exact | — | `0x7fff` |
@@ -19,7 +19,9 @@
 //! reference conversions (`cuda_fp16.hpp`, `cuda_bf16.hpp`, `cuda_fp8.hpp`: NaN results are the
 //! canonical positive NaN, the input sign and payload are dropped). e4m3 is the OCP "E4M3FN"
 //! format: bias 7, no infinities, `S.1111.111` is NaN, largest finite `S.1111.110` = ±448.
-//! e5m2 is IEEE-like: bias 15, infinities and NaNs, largest finite ±57344.
+//! e5m2 is IEEE-like: bias 15, infinities and NaNs, largest finite ±57344: `S.11111.00` is
+//! ±inf, `S.11111.01`, `.10` and `.11` are NaNs (0x7f, the all-ones pattern, is what the hardware
+//! conversion produces).
 
 use core::cmp::Ordering;
 use core::fmt;
@@ -77,7 +79,9 @@ const E5M2: Format = Format {
     bias: 15,
     max_finite: 0x7b,
     infinity: Some(0x7c),
-    nan: 0x7e,
+    // Measured on sm_90 (H100): `cvt.rn.satfinite.e5m2x2.f32` gives 0x7f for every NaN input,
+    // whatever its sign and payload. 0x7d, 0x7e and 0x7f all decode as NaN.
+    nan: 0x7f,
     saturate: true,
     decode_by_shift: false,
 };

@@ -193,13 +193,65 @@ fn e5m2_decode_round_trip_rounding_and_saturation() {
         assert_eq!(f8e5m2::from_f32(x).to_bits(), 0x7b, "{x}");
         assert_eq!(f8e5m2::from_f32(-x).to_bits(), 0xfb, "-{x}");
     }
-    assert_eq!(f8e5m2::from_f32(f32::NAN).to_bits(), 0x7e);
+    assert_eq!(f8e5m2::from_f32(f32::NAN).to_bits(), 0x7f);
     // f16 -> e5m2 is one rounding (e5m2 is the top byte of f16, rounded to nearest even).
     for h in 0..0x7c00u16 {
         let x = dtype::f16(h);
         let want = f8e5m2::from_f32(x.to_f32());
         assert_eq!(f8e5m2::from_f16(x).to_bits(), want.to_bits());
     }
+}
+
+/// Every f32 NaN, whatever its sign and payload, converts to e5m2 0x7f (as
+/// `cvt.rn.satfinite.e5m2x2.f32` does on an H100); 0x7d, 0x7e and 0x7f are all NaNs that convert
+/// to the canonical f16 and f32 NaNs, 0x7c is +inf.
+#[test]
+fn e5m2_nan_encodings() {
+    let mut nans = vec![
+        0x7f80_0001u32,
+        0x7fbf_ffff,
+        0x7fc0_0000,
+        0x7fc0_0001,
+        0x7fff_ffff,
+    ];
+    let mut rng = Rng(0xe5);
+    for _ in 0..1000 {
+        nans.push(0x7f80_0000 | (rng.next_u32() & 0x7f_ffff).max(1));
+    }
+    for bits in nans.clone() {
+        for bits in [bits, bits | 0x8000_0000] {
+            let x = f32::from_bits(bits);
+            assert!(x.is_nan());
+            assert_eq!(f8e5m2::from_f32(x).to_bits(), 0x7f, "{bits:#x}");
+            assert_eq!(f32_to_f8e5m2(x).to_bits(), 0x7f, "device, {bits:#x}");
+            let pair = f32x2_to_f8e5m2x2(x, 1.0);
+            assert_eq!((pair[0].to_bits(), pair[1].to_bits()), (0x7f, 0x3c));
+            let pair = f32x2_to_f8e5m2x2(-2.0, x);
+            assert_eq!((pair[0].to_bits(), pair[1].to_bits()), (0xc0, 0x7f));
+        }
+    }
+    assert_eq!(f8e5m2::NAN.to_bits(), 0x7f);
+    // f16 -> e5m2 of every f16 NaN (one rounding through f32).
+    for h in 0x7c01..=0x7fffu16 {
+        for h in [h, h | 0x8000] {
+            assert_eq!(f8e5m2::from_f16(dtype::f16(h)).to_bits(), 0x7f, "{h:#x}");
+        }
+    }
+    for b in [0x7du8, 0x7e, 0x7f, 0xfd, 0xfe, 0xff] {
+        let x = f8e5m2(b);
+        assert!(x.is_nan(), "{b:#x}");
+        assert_eq!(x.to_f32().to_bits(), 0x7fff_ffff, "{b:#x}");
+        assert_eq!(x.to_f16().to_bits(), 0x7fff, "{b:#x}");
+        assert_eq!(f8e5m2_to_f32(x).to_bits(), 0x7fff_ffff, "device, {b:#x}");
+        assert_eq!(
+            f8e5m2x2_to_f16x2([x, x])[1].to_bits(),
+            0x7fff,
+            "device, {b:#x}"
+        );
+    }
+    assert_eq!(f8e5m2(0x7c).to_f32(), f32::INFINITY);
+    assert_eq!(f8e5m2(0xfc).to_f32(), f32::NEG_INFINITY);
+    assert!(!f8e5m2(0x7c).is_nan() && !f8e5m2(0x7b).is_nan());
 }
 
 #[test]

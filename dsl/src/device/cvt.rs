@@ -127,7 +127,8 @@ pub fn f32x2_to_f8e4m3x2(lo: f32, hi: f32) -> [f8e4m3; 2] {
 }
 
 /// `cvt.rn.satfinite.e5m2x2.f32 d, hi, lo` (sm_89+; software elsewhere): two f32 rounded to
-/// e5m2, `lo` in bits 0..8. Overflow and ±inf saturate to ±57344, NaN gives `0x7e`.
+/// e5m2, `lo` in bits 0..8. Overflow and ±inf saturate to ±57344, NaN (any sign or
+/// payload) gives `0x7f`.
 #[inline(always)]
 pub fn f32x2_to_f8e5m2x2(lo: f32, hi: f32) -> [f8e5m2; 2] {
     #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
