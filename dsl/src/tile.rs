@@ -260,8 +260,18 @@ impl<T: 'static> Elem for Ptr<T> {
 /// Integers wrap (`+ - * neg abs` as `wrapping_*`); integer `/` and `%` truncate toward zero and
 /// give 0 for a zero divisor (no trap; `MIN / -1` wraps to `MIN`, `MIN % -1` is 0). Floats are
 /// IEEE (`/` is `div.rn`); `max`/`min` propagate NaN (PTX `max.NaN`/`min.NaN`) and order
-/// `-0 < +0`. `f16`, `bf16`, `f8e4m3`, `f8e5m2` convert to `f32` (exact), compute there, and
-/// round back (`cvt.rn`) after each operation.
+/// `-0 < +0`; `neg`/`abs` only change the sign bit. `f16`, `bf16`, `f8e4m3`, `f8e5m2` convert to
+/// `f32` (exact), compute there, and round back (`cvt.rn`) after each operation.
+///
+/// **NaN encodings (f32).** A NaN that f32 `+ - * / % max min` produce is the GPU's canonical
+/// NaN `0x7fffffff` whatever the operands' NaN payloads, on the GPU (measured on sm_90) and on
+/// the host (see [`crate::device::add_f32`]); `neg`/`abs` keep payloads. f32 `%` is what LLVM
+/// makes of it for the GPU, `x − trunc(x / y)·y` (`div.rn`, `cvt.rzi`, one `fma.rn`), returning
+/// `x` unchanged for `y = ±inf`; the host models the NaN and infinity cases of that (`y = ±inf`
+/// gives `x`, other NaNs are canonical) but computes finite results as IEEE `fmod`, which is
+/// exact, while the GPU's formula is off when `x / y` rounds across an integer (large
+/// quotients). f64 arithmetic is the host's IEEE arithmetic (the PTX ISA: double-precision
+/// instructions support NaN payloads; not measured).
 pub trait Num: Elem {
     fn add(a: Self, b: Self) -> Self;
     fn sub(a: Self, b: Self) -> Self;
@@ -320,7 +330,8 @@ macro_rules! num_unsigned {
 }
 num_unsigned!(u8, u16, u32, u64);
 
-/// NaN-propagating maximum with `-0 < +0` (PTX `max.NaN.f32`).
+/// NaN-propagating maximum with `-0 < +0` (PTX `max.NaN.f32`; a NaN result is the canonical
+/// `0x7fffffff`).
 #[inline(always)]
 pub fn max_f32(a: f32, b: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
@@ -339,7 +350,8 @@ pub fn max_f32(a: f32, b: f32) -> f32 {
     }
 }
 
-/// NaN-propagating minimum with `-0 < +0` (PTX `min.NaN.f32`).
+/// NaN-propagating minimum with `-0 < +0` (PTX `min.NaN.f32`; a NaN result is the canonical
+/// `0x7fffffff`).
 #[inline(always)]
 pub fn min_f32(a: f32, b: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
@@ -359,12 +371,12 @@ pub fn min_f32(a: f32, b: f32) -> f32 {
 }
 
 macro_rules! nan_minmax {
-    ($max:ident, $min:ident, $t:ty) => {
+    ($max:ident, $min:ident, $t:ty, $nan:expr) => {
         #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
         #[inline(always)]
         fn $max(a: $t, b: $t) -> $t {
             if a.is_nan() || b.is_nan() {
-                <$t>::NAN
+                $nan
             } else if a == b {
                 // Equal values differ at most in the sign of zero: +0 wins.
                 <$t>::from_bits(a.to_bits() & b.to_bits())
@@ -378,7 +390,7 @@ macro_rules! nan_minmax {
         #[inline(always)]
         fn $min(a: $t, b: $t) -> $t {
             if a.is_nan() || b.is_nan() {
-                <$t>::NAN
+                $nan
             } else if a == b {
                 <$t>::from_bits(a.to_bits() | b.to_bits())
             } else if a < b {
@@ -389,37 +401,57 @@ macro_rules! nan_minmax {
         }
     };
 }
-nan_minmax!(max_nan, min_nan, f32);
-nan_minmax!(max_nan_f64, min_nan_f64, f64);
+// PTX ISA, `max`/`min`: "If .NaN modifier is specified, the result is canonical NaN if any of
+// the inputs is NaN". The f64 pair is software on the GPU as well (the same constant there).
+nan_minmax!(max_nan, min_nan, f32, device::CANONICAL_NAN_F32);
+nan_minmax!(max_nan_f64, min_nan_f64, f64, f64::NAN);
+
+/// f32 `%` (see [`Num`]): on the GPU LLVM's lowering of `frem`, `y = ±inf ? x : fma.rn(−trunc(
+/// div.rn(x, y)), y, x)`; on the host IEEE `fmod` with the GPU's NaN and `y = ±inf` results.
+#[inline(always)]
+fn rem_f32(a: f32, b: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        a % b
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if b.is_infinite() {
+            a
+        } else {
+            device::canonicalize_nan_f32(a % b)
+        }
+    }
+}
 
 impl Num for f32 {
     #[inline(always)]
     fn add(a: Self, b: Self) -> Self {
-        a + b
+        device::add_f32(a, b)
     }
     #[inline(always)]
     fn sub(a: Self, b: Self) -> Self {
-        a - b
+        device::sub_f32(a, b)
     }
     #[inline(always)]
     fn mul(a: Self, b: Self) -> Self {
-        a * b
+        device::mul_f32(a, b)
     }
     #[inline(always)]
     fn div(a: Self, b: Self) -> Self {
-        a / b
+        device::div_f32(a, b)
     }
     #[inline(always)]
     fn rem(a: Self, b: Self) -> Self {
-        a % b
+        rem_f32(a, b)
     }
     #[inline(always)]
     fn neg(a: Self) -> Self {
-        -a
+        device::neg_f32(a)
     }
     #[inline(always)]
     fn abs(a: Self) -> Self {
-        f32::from_bits(a.to_bits() & 0x7fff_ffff)
+        device::abs_f32(a)
     }
     #[inline(always)]
     fn max(a: Self, b: Self) -> Self {
@@ -528,11 +560,11 @@ impl NarrowFloat for f8e5m2 {
 macro_rules! num_narrow {
     ($($t:ident),*) => {$(
         impl Num for $t {
-            #[inline(always)] fn add(a: Self, b: Self) -> Self { Self::narrow(a.widen() + b.widen()) }
-            #[inline(always)] fn sub(a: Self, b: Self) -> Self { Self::narrow(a.widen() - b.widen()) }
-            #[inline(always)] fn mul(a: Self, b: Self) -> Self { Self::narrow(a.widen() * b.widen()) }
-            #[inline(always)] fn div(a: Self, b: Self) -> Self { Self::narrow(a.widen() / b.widen()) }
-            #[inline(always)] fn rem(a: Self, b: Self) -> Self { Self::narrow(a.widen() % b.widen()) }
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { Self::narrow(device::add_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { Self::narrow(device::sub_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { Self::narrow(device::mul_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn div(a: Self, b: Self) -> Self { Self::narrow(device::div_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn rem(a: Self, b: Self) -> Self { Self::narrow(rem_f32(a.widen(), b.widen())) }
             #[inline(always)] fn neg(a: Self) -> Self { Self::narrow(-a.widen()) }
             #[inline(always)] fn abs(a: Self) -> Self { Self::narrow(<f32 as Num>::abs(a.widen())) }
             #[inline(always)] fn max(a: Self, b: Self) -> Self { Self::narrow(max_f32(a.widen(), b.widen())) }
@@ -659,6 +691,12 @@ cmp_narrow!(f16, bf16, f8e4m3, f8e5m2);
 /// `sqrt`, so results may differ from the GPU in the last bits. f64: `sqrt.rn.f64`,
 /// `rsqrt.approx.f64`, `fma.rn.f64`; f64 `exp`/`log` are not provided (no PTX instruction).
 /// Narrow floats compute in f32.
+///
+/// f32 NaN results are the canonical `0x7fffffff` on the host as on the GPU (see [`Num`]):
+/// `fma.rn.f32` is `FFMA` (the FMA pipe, measured canonical through `FADD`); ptxas builds
+/// `sqrt.rn.f32` and `div.rn.f32` from `MUFU` and `FFMA` with slow paths whose NaNs come from
+/// `FADD` or `MUFU.RSQ -QNAN`; `ex2`/`lg2`/`rsqrt.approx` are single `MUFU`s, taken to return
+/// the same canonical NaN (not measured bit for bit).
 pub trait FloatMath: Num {
     fn sqrt(a: Self) -> Self;
     fn rsqrt(a: Self) -> Self;
@@ -676,6 +714,8 @@ pub trait Transcendental: FloatMath {
 macro_rules! ptx_unary_f32 {
     ($(#[$doc:meta])* $name:ident, $ptx:literal, $host:expr) => {
         $(#[$doc])*
+        ///
+        /// On the host: the exact function, NaN results the GPU's canonical `0x7fffffff`.
         #[inline(always)]
         pub fn $name(x: f32) -> f32 {
             #[cfg(target_arch = "nvptx64")]
@@ -691,7 +731,7 @@ macro_rules! ptx_unary_f32 {
             #[cfg(not(target_arch = "nvptx64"))]
             {
                 let f: fn(f32) -> f32 = $host;
-                f(x)
+                device::canonicalize_nan_f32(f(x))
             }
         }
     };
@@ -714,7 +754,7 @@ ptx_unary_f32!(
     rsqrt_approx_f32, "rsqrt.approx.f32", |x: f32| 1.0 / x.sqrt()
 );
 
-/// `fma.rn.f32`: `a·b + c` rounded once.
+/// `fma.rn.f32`: `a·b + c` rounded once (NaN results canonical, `0x7fffffff`).
 #[inline(always)]
 pub fn fma_rn_f32(a: f32, b: f32, c: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
@@ -729,7 +769,7 @@ pub fn fma_rn_f32(a: f32, b: f32, c: f32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        a.mul_add(b, c)
+        device::canonicalize_nan_f32(a.mul_add(b, c))
     }
 }
 
@@ -808,7 +848,7 @@ impl FloatMath for f32 {
 impl Transcendental for f32 {
     #[inline(always)]
     fn exp(a: Self) -> Self {
-        ex2_approx_f32(a * core::f32::consts::LOG2_E)
+        ex2_approx_f32(device::mul_f32(a, core::f32::consts::LOG2_E))
     }
     #[inline(always)]
     fn exp2(a: Self) -> Self {
@@ -816,7 +856,7 @@ impl Transcendental for f32 {
     }
     #[inline(always)]
     fn log(a: Self) -> Self {
-        lg2_approx_f32(a) * core::f32::consts::LN_2
+        device::mul_f32(lg2_approx_f32(a), core::f32::consts::LN_2)
     }
     #[inline(always)]
     fn log2(a: Self) -> Self {

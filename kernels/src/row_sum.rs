@@ -9,7 +9,8 @@ tessera::device_kernel! {
     /// Warp `w` of block `b` owns row `b * (block_dim.x / 32) + w`. Lane `l` adds columns
     /// `l, l + 32, l + 64, ...` (coalesced 32-bit loads), then the warp reduces the 32 partial
     /// sums with a butterfly tree `s += shfl.sync.bfly(s, 16, 8, 4, 2, 1)`; lane 0 stores the
-    /// row sum. `block_dim.x` must be a multiple of 32 (1-D blocks); warps past the last row
+    /// row sum. The adds are [`add_f32`] (`add.rn.f32`: canonical NaN results on the emulator
+    /// too). `block_dim.x` must be a multiple of 32 (1-D blocks); warps past the last row
     /// return at once (the whole warp together, so no shuffle is left waiting).
     pub fn row_sum(x: Ptr<f32>, out: Ptr<f32>, m: u32, n: u32) => ROW_SUM {
         let rows_per_block = block_dim_x() / 32;
@@ -22,12 +23,12 @@ tessera::device_kernel! {
         let mut sum = 0.0f32;
         let mut col = lane;
         while col < n {
-            sum += ld_global_v1(row_start.offset(col as isize), true, 0.0f32);
+            sum = add_f32(sum, ld_global_v1(row_start.offset(col as isize), true, 0.0f32));
             col += 32;
         }
         let mut offset = 16;
         while offset > 0 {
-            sum += shfl_bfly(FULL_MASK, sum, offset, SHFL_C_FULL);
+            sum = add_f32(sum, shfl_bfly(FULL_MASK, sum, offset, SHFL_C_FULL));
             offset /= 2;
         }
         st_global_v1(out.offset(row as isize), lane == 0, sum);

@@ -9,6 +9,9 @@ pub const VEC_ADD_ELEMENTS_PER_THREAD: u32 = 4;
 tessera::device_kernel! {
     /// `out[i] = a[i] + b[i]` for `i < n`.
     ///
+    /// The add is [`add_f32`] (`add.rn.f32`, SASS `FADD`), so the emulator returns the GPU's
+    /// canonical NaN `0x7fffffff` where host `+` would keep an operand's NaN payload.
+    ///
     /// Thread `g = block_idx.x * block_dim.x + thread_idx.x` handles elements `4g .. 4g + 4`:
     /// with all four in range it uses one `ld.global.v4.b32` per input and one
     /// `st.global.v4.b32` (SASS `LDG.E.128` / `STG.E.128`); the last, partial vector uses
@@ -22,15 +25,65 @@ tessera::device_kernel! {
             let i = first as isize;
             let x = ld_global_v4(a.offset(i), true, [0.0; 4]);
             let y = ld_global_v4(b.offset(i), true, [0.0; 4]);
-            st_global_v4(out.offset(i), true, [x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3]]);
+            let sum = [
+                add_f32(x[0], y[0]),
+                add_f32(x[1], y[1]),
+                add_f32(x[2], y[2]),
+                add_f32(x[3], y[3]),
+            ];
+            st_global_v4(out.offset(i), true, sum);
         } else if first < n {
             for k in 0..4u64 {
                 let in_range = first + k < n;
                 let i = (first + k) as isize;
                 let x = ld_global_v1(a.offset(i), in_range, 0.0);
                 let y = ld_global_v1(b.offset(i), in_range, 0.0);
-                st_global_v1(out.offset(i), in_range, x + y);
+                st_global_v1(out.offset(i), in_range, add_f32(x, y));
             }
         }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::*;
+
+    #[repr(C, align(16))]
+    struct Aligned([f32; 8]);
+
+    /// NaN sums are the GPU's canonical `0x7fffffff` on the emulator too, in the 128-bit path
+    /// (elements 0..4) and the predicated tail (4..7), whatever the operands' NaN payloads.
+    #[test]
+    fn nan_sums_are_canonical_on_the_emulator() {
+        let nan = |bits: u32| f32::from_bits(bits);
+        let inf = f32::INFINITY;
+        let a = Aligned([
+            nan(0x7f80_0001),
+            nan(0xffc0_0000),
+            inf,
+            1.0,
+            nan(0x7fd0_0001),
+            inf,
+            -0.0,
+            0.0,
+        ]);
+        let b = Aligned([1.0, nan(0x7fc1_2345), -inf, 2.0, 3.0, -inf, -0.0, 0.0]);
+        let mut out = Aligned([f32::from_bits(0xdead_beef); 8]); // element 7: not written
+        let (ap, bp) = (
+            Ptr::from_raw(a.0.as_ptr() as *mut f32),
+            Ptr::from_raw(b.0.as_ptr() as *mut f32),
+        );
+        let op = Ptr::from_raw(out.0.as_mut_ptr());
+        tessera::emulator::run_grid([1, 1, 1], [2, 1, 1], 0, &|| {
+            (VEC_ADD.emulate)((ap, bp, op, 7))
+        })
+        .unwrap();
+        let got: Vec<u32> = out.0.iter().map(|x| x.to_bits()).collect();
+        let c = 0x7fff_ffff;
+        assert_eq!(
+            got,
+            [c, c, c, 3.0f32.to_bits(), c, c, 0x8000_0000, 0xdead_beef],
+            "{got:#010x?}"
+        );
     }
 }

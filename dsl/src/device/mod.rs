@@ -16,6 +16,7 @@
 //! | shared memory | [`dynamic_shared_base`], [`ld_shared_v1`]/`v2`/`v4`, [`st_shared_v1`]/`v2`/`v4`, [`ldmatrix_x1`]/`x2`/`x4` (+`_trans`), `stmatrix_*` (sm_90) |
 //! | async copies | [`cp_async_ca`], [`cp_async_ca_zfill`], [`cp_async_cg`], [`cp_async_cg_zfill`], [`cp_async_commit_group`], [`cp_async_wait_group`], [`cp_async_wait_all`] |
 //! | conversions | [`f32_to_f16`], [`f16_to_f32`], [`f32_to_bf16`], [`bf16_to_f32`], f8 e4m3/e5m2, i32/u32 |
+//! | f32 arithmetic | [`add_f32`], [`sub_f32`], [`mul_f32`], [`div_f32`] (the GPU's canonical NaN results on the host too), [`neg_f32`], [`abs_f32`] |
 //! | tensor cores | [`mma_m16n8k16_f16_f32`], [`mma_m16n8k16_bf16_f32`], [`mma_m16n8k32_s8_s32`] |
 //!
 //! # Target SM, PTX ISA version and gating
@@ -53,6 +54,7 @@
 
 mod cp_async;
 mod cvt;
+mod float;
 mod global;
 mod mma;
 mod shared;
@@ -63,6 +65,7 @@ mod word;
 
 pub use cp_async::*;
 pub use cvt::*;
+pub use float::*;
 pub use global::*;
 pub use mma::*;
 pub use shared::*;

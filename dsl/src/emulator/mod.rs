@@ -51,8 +51,10 @@
 //!
 //! Conversions are bit-identical to the PTX `cvt` (see [`crate::dtype`]). `mma` with f16/bf16
 //! inputs sums the exact products in f64 and rounds once to f32; tensor cores accumulate with
-//! their own internal precision, so results can differ from the GPU in the last bits. The s8
-//! `mma` is exact (wrapping, as without `.satfinite`).
+//! their own internal precision, so results can differ from the GPU in the last bits. A NaN
+//! result is the GPU's canonical `0x7fffffff`, as for the f32 arithmetic of
+//! [`crate::device::add_f32`] & co. and [`crate::tile::Num`]. The s8 `mma` is exact (wrapping,
+//! as without `.satfinite`).
 
 mod cta;
 mod error;

@@ -9,6 +9,7 @@ use super::cta::{raise, with_thread, Cta, PendingCollective, SyncState, ThreadCt
 use super::error::{EmulatorError, Site};
 use super::report::SharedAccessKind;
 use super::SHARED_WINDOW_BASE;
+use crate::device::canonicalize_nan_f32;
 use crate::dtype::{bf16, f16};
 
 /// Words of per-lane input a warp collective carries (mma: 4 A + 2 B + 4 C registers).
@@ -543,12 +544,14 @@ fn compute_mma(kind: MmaKind, payloads: &[[u32; PAYLOAD_WORDS]; 32]) -> [[u32; 4
                 let (g, t) = (lane / 4, lane % 4);
                 for (i, o) in o.iter_mut().enumerate() {
                     let (r, n) = mma_c(g, t, i);
-                    // Products of f16/bf16 are exact in f64; one rounding at the end.
+                    // Products of f16/bf16 are exact in f64; one rounding at the end. A NaN
+                    // result is the canonical 0x7fffffff, whatever the NaN inputs were (as
+                    // measured on sm_90; f64 arithmetic on the host would keep a payload).
                     let mut acc = c[r][n] as f64;
                     for k in 0..16 {
                         acc += a[r][k] as f64 * b[k][n] as f64;
                     }
-                    *o = (acc as f32).to_bits();
+                    *o = canonicalize_nan_f32(acc as f32).to_bits();
                 }
             }
         }

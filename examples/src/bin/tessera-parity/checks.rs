@@ -194,8 +194,10 @@ fn vec_add_specials() -> Check {
             b.push(f32::from_bits(y));
         }
     }
-    // NaN results of host arithmetic keep an operand's payload (x86), the GPU's may not: the
-    // CPU reference matches any NaN; the GPU must still match the emulator bit for bit.
+    // NaN results of host arithmetic keep an operand's payload (x86); the GPU's are the
+    // canonical 0x7fffffff, which the emulator gives too (vec_add adds with
+    // tessera::device::add_f32). The CPU reference is plain host `+`, so it matches any NaN with
+    // any NaN; the GPU must match the emulator bit for bit.
     vec_add(a, b, 128, Compare::NanClass)
 }
 
@@ -329,8 +331,9 @@ enum MmaInputs {
     Exact,
     /// Random floats: within [`MMA_RELATIVE_BOUND`] everywhere.
     Random,
-    /// Infinities and NaNs among exact values: the GPU bit-exact against the emulator, the CPU
-    /// reference with any NaN matching any NaN.
+    /// Infinities and NaNs among exact values: the GPU bit-exact against the emulator (both give
+    /// the canonical NaN 0x7fffffff), the CPU reference (host f64 sums, x86 NaN encodings) with
+    /// any NaN matching any NaN.
     Specials,
 }
 

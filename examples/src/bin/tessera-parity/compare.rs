@@ -10,7 +10,8 @@ pub enum Compare {
     /// Every word bit for bit.
     Exact,
     /// Words are f32: bit for bit, except that any NaN matches any NaN (sign and payload free).
-    /// For comparisons with a CPU reference whose NaN encodings are the host's, not the GPU's.
+    /// For comparisons with a CPU reference whose NaN encodings are the host's (x86 keeps
+    /// payloads), not the GPU's (the canonical `0x7fffffff`, which the emulator models).
     NanClass,
     /// Words are f32: `|got - want| <= bound[i]` where `bound[i]` is `Some`, bit for bit where
     /// it is `None` (words the kernel must not write, canaries). Both NaN or both the same
