@@ -406,22 +406,75 @@ macro_rules! nan_minmax {
 nan_minmax!(max_nan, min_nan, f32, device::CANONICAL_NAN_F32);
 nan_minmax!(max_nan_f64, min_nan_f64, f64, f64::NAN);
 
-/// f32 `%` (see [`Num`]): on the GPU LLVM's lowering of `frem`, `y = ±inf ? x : fma.rn(−trunc(
-/// div.rn(x, y)), y, x)`; on the host IEEE `fmod` with the GPU's NaN and `y = ±inf` results.
+/// f32 `%` (see [`Num`]): the exact IEEE remainder `x - trunc(x / y)·y` with the sign of `x`
+/// (C's `fmodf`, Rust's `%` on the host), computed with integer long division on the
+/// significands so the GPU and the emulator give the same bits. (LLVM lowers `frem` on nvptx64 to
+/// `fma(-trunc(x / y), y, x)`, which is wrong once the quotient exceeds 2^24: `1e30 % 0.29` came
+/// out as -9.8e21.) NaN results are the canonical `0x7fffffff`.
 #[inline(always)]
 fn rem_f32(a: f32, b: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        a % b
+    fmod_f32(a, b)
+}
+
+/// Exact `fmod` on the bits of two f32 values (see [`rem_f32`]).
+#[inline]
+pub fn fmod_f32(x: f32, y: f32) -> f32 {
+    const SIGN: u32 = 0x8000_0000;
+    const HIDDEN: u32 = 0x0080_0000;
+    let (ux, uy) = (x.to_bits(), y.to_bits());
+    let sign = ux & SIGN;
+    let (ax, ay) = (ux & !SIGN, uy & !SIGN);
+    // x infinite or NaN, y zero or NaN: NaN.
+    if ax >= 0x7f80_0000 || ay == 0 || ay > 0x7f80_0000 {
+        return f32::from_bits(device::CANONICAL_NAN_F32_BITS);
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        if b.is_infinite() {
-            a
+    // |x| < |y| (y infinite included): x itself; |x| = |y|: a zero with x's sign.
+    if ax < ay {
+        return x;
+    }
+    if ax == ay {
+        return f32::from_bits(sign);
+    }
+    // Significand and exponent of each, subnormals normalised (significand in [2^23, 2^24)).
+    let split = |a: u32| -> (i32, u32) {
+        let e = (a >> 23) as i32;
+        if e == 0 {
+            let shift = a.leading_zeros() as i32 - 8;
+            (1 - shift, a << shift)
         } else {
-            device::canonicalize_nan_f32(a % b)
+            (e, (a & (HIDDEN - 1)) | HIDDEN)
         }
+    };
+    let (mut ex, mut mx) = split(ax);
+    let (ey, my) = split(ay);
+    // Long division, one quotient bit per step: keep mx the remainder of (mx·2^(ex-ey)) / my.
+    while ex > ey {
+        if mx >= my {
+            mx -= my;
+        }
+        if mx == 0 {
+            return f32::from_bits(sign);
+        }
+        mx <<= 1;
+        ex -= 1;
     }
+    if mx >= my {
+        mx -= my;
+    }
+    if mx == 0 {
+        return f32::from_bits(sign);
+    }
+    // Renormalise; the result is exact, so it is either normal or a subnormal of y's scale.
+    while mx < HIDDEN {
+        mx <<= 1;
+        ex -= 1;
+    }
+    let bits = if ex > 0 {
+        ((ex as u32) << 23) | (mx & (HIDDEN - 1))
+    } else {
+        mx >> (1 - ex)
+    };
+    f32::from_bits(sign | bits)
 }
 
 impl Num for f32 {
@@ -1332,3 +1385,58 @@ unsafe fn st_global_sub(addr: u64, pred: bool, value: u32, bits: u32) {
 mod host;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::*;
+
+#[cfg(test)]
+mod fmod_tests {
+    use super::fmod_f32;
+
+    /// Against the host's IEEE `fmod` (Rust's `%` on x86-64 is exact) on special values and a
+    /// dense sample of bit patterns, including huge quotients and subnormals.
+    #[test]
+    fn fmod_is_exact_ieee_remainder() {
+        let mut values: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.28890562,
+            1e30,
+            -1e30,
+            1e38,
+            1e-38,
+            1e-45,
+            -1e-45,
+            2.7,
+            -2.7,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            3.0,
+            0.1,
+        ];
+        let mut s = 0x9e37_79b9_u32;
+        for _ in 0..3000 {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            values.push(f32::from_bits(s));
+        }
+        for &x in &values {
+            for &y in values.iter().step_by(7) {
+                let want = x % y;
+                let got = fmod_f32(x, y);
+                if want.is_nan() {
+                    assert_eq!(got.to_bits(), 0x7fff_ffff, "{x:e} % {y:e}");
+                } else {
+                    assert_eq!(
+                        got.to_bits(),
+                        want.to_bits(),
+                        "{x:e} % {y:e}: {got:e} vs {want:e}"
+                    );
+                }
+            }
+        }
+    }
+}
