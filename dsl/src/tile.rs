@@ -265,12 +265,9 @@ impl<T: 'static> Elem for Ptr<T> {
 ///
 /// **NaN encodings (f32).** A NaN that f32 `+ - * / % max min` produce is the GPU's canonical
 /// NaN `0x7fffffff` whatever the operands' NaN payloads, on the GPU (measured on sm_90) and on
-/// the host (see [`crate::device::add_f32`]); `neg`/`abs` keep payloads. f32 `%` is what LLVM
-/// makes of it for the GPU, `x − trunc(x / y)·y` (`div.rn`, `cvt.rzi`, one `fma.rn`), returning
-/// `x` unchanged for `y = ±inf`; the host models the NaN and infinity cases of that (`y = ±inf`
-/// gives `x`, other NaNs are canonical) but computes finite results as IEEE `fmod`, which is
-/// exact, while the GPU's formula is off when `x / y` rounds across an integer (large
-/// quotients). f64 arithmetic is the host's IEEE arithmetic (the PTX ISA: double-precision
+/// the host (see [`crate::device::add_f32`]); `neg`/`abs` keep payloads. f32 `%` is the exact
+/// IEEE `fmod` on both sides ([`fmod_f32`], integer code: the same bits on the GPU and the
+/// host). f64 arithmetic is the host's IEEE arithmetic (the PTX ISA: double-precision
 /// instructions support NaN payloads; not measured).
 pub trait Num: Elem {
     fn add(a: Self, b: Self) -> Self;
