@@ -413,7 +413,8 @@ fn rem_f32(a: f32, b: f32) -> f32 {
     fmod_f32(a, b)
 }
 
-/// Exact `fmod` on the bits of two f32 values (see [`rem_f32`]).
+/// Exact IEEE `fmod` of two f32 values (the tile language's f32 `%`): integer long division on
+/// the significands, so the GPU and the emulator give the same bits; NaN results are canonical.
 #[inline]
 pub fn fmod_f32(x: f32, y: f32) -> f32 {
     const SIGN: u32 = 0x8000_0000;
