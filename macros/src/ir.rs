@@ -253,7 +253,7 @@ pub enum OpKind {
     /// of `convert_layout`), which only rustc knows, so nothing could be planned.
     /// operands: [T[S]]; results: [T[S]].
     Convert {
-        conversion: Option<Box<tessera_layout::plan::conversion::Conversion>>,
+        conversion: Option<Box<tessera_layout::plan::conversion_code::ConversionCode>>,
     },
     /// `for iv in (lower..upper).step_by(step)`. operands: [lower, upper, step: I (an integer
     /// scalar type), init₀, init₁, …]; regions: [body with args [iv: I, carried₀, …] yielding the

@@ -7,6 +7,10 @@
 //! - [`swizzle`]: the optimal swizzled memory layout for a write/read pair (§5.4, appendix 9.2).
 //! - [`conversion`]: distributed → distributed conversions: no-op, register permutation, warp
 //!   shuffles or shared memory, chosen by a cost model (§5.4).
+//! - [`conversion_code`]: a conversion as generated code runs it: the cost model's plan, refined by
+//!   the cost of register selects, resolved to a [`movement`].
+//! - [`movement`]: a conversion resolved to per-thread steps (what a code generator renders).
+//! - [`shared_steps`]: the shared-memory form of a conversion (memory, vectors, `ldmatrix` reads).
 //! - [`ldmatrix`]: when `ldmatrix`/`stmatrix` apply, by left division (Theorem 5.1).
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
 //! - [`simulate`]: a warp-level machine that executes the plans on data (used by the tests).
@@ -19,8 +23,11 @@
 pub mod bank;
 pub mod broadcast;
 pub mod conversion;
+pub mod conversion_code;
 pub mod gather;
 pub mod ldmatrix;
+pub mod movement;
+pub mod shared_steps;
 pub mod simulate;
 pub mod space;
 pub mod swizzle;

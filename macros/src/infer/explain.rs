@@ -9,7 +9,9 @@ use super::solve::plan_cost;
 use super::{Inference, Note};
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, ValueId};
 use std::fmt::{self, Write as _};
-use tessera_layout::plan::conversion::{Conversion, ConversionPlan};
+use tessera_layout::plan::conversion::ConversionPlan;
+use tessera_layout::plan::conversion_code::ConversionCode;
+use tessera_layout::plan::movement::{self, step_accesses, Movement, Step};
 use tessera_layout::LinearLayout;
 
 /// Layouts in order of first appearance.
@@ -242,7 +244,7 @@ fn op_attributes(kind: &OpKind) -> String {
 }
 
 /// A conversion plan in a few words with its cost.
-pub fn plan_text(c: &Conversion) -> String {
+pub fn plan_text(c: &ConversionCode) -> String {
     match &c.plan {
         ConversionPlan::NoOp => "no-op (cost 0)".into(),
         ConversionPlan::RegisterPermutation(_) => "register permutation (cost 0)".into(),
@@ -259,33 +261,64 @@ pub fn plan_text(c: &Conversion) -> String {
             }
             t
         }
-        ConversionPlan::SharedMemory(p) => {
-            let (w, r) = (p.write(), p.read());
-            let conflict_free = w.exact_wavefronts == 1 && r.exact_wavefronts == 1;
+        ConversionPlan::SharedMemory(_) => {
             let mut t = format!(
-                "shared memory, swizzled: store {} × {}-bit ({} wavefronts), load {} × {}-bit ({} wavefronts), {}; cost {}",
-                w.instructions,
-                w.vector.bits,
-                w.total_wavefronts(),
-                r.instructions,
-                r.vector.bits,
-                r.total_wavefronts(),
-                if conflict_free {
-                    "conflict-free".to_string()
-                } else {
-                    format!(
-                        "{}-way store / {}-way load conflicts",
-                        w.exact_wavefronts, r.exact_wavefronts
-                    )
-                },
+                "shared memory: {}; cost {}",
+                shared_steps_text(&c.movement),
                 plan_cost(c)
             );
-            if let Some(s) = c.shuffle_cost {
+            if c.shuffles_need_selects {
+                let _ = write!(
+                    t,
+                    " (instead of warp shuffles: {} shuffles, but their lane-dependent register selects cost more)",
+                    c.shuffle_cost.unwrap_or(0)
+                );
+            } else if let Some(s) = c.shuffle_cost {
                 let _ = write!(t, " (warp shuffles: {s})");
             }
             t
         }
     }
+}
+
+/// The stores and loads of a shared-memory movement: per thread, the instructions and their
+/// width, and the wavefronts of warp 0's accesses.
+fn shared_steps_text(m: &Movement) -> String {
+    let wavefronts = |step: &Step| -> u32 {
+        step_accesses(step, 0)
+            .iter()
+            .map(|a| movement::wavefronts(a))
+            .sum()
+    };
+    let mut parts = vec![format!("{} B", m.shared_bytes)];
+    for step in &m.steps {
+        let text = match step {
+            Step::Store(s) => format!(
+                "store {} × {}-bit{}",
+                s.chunks.len(),
+                s.stride * 8 * s.elements.len() as u32,
+                if s.stride * 8 != m.element_bits {
+                    " (one element per word)"
+                } else {
+                    ""
+                }
+            ),
+            Step::Load(s) => format!(
+                "load {} × {}-bit",
+                s.chunks.len(),
+                (s.stride * 8 * s.elements.len() as u32).max(32)
+            ),
+            Step::Ldmatrix(s) => format!(
+                "load {} × ldmatrix.x{}{}",
+                s.chunks.len(),
+                s.matrices,
+                if s.transposed { ".trans" } else { "" }
+            ),
+            _ => continue,
+        };
+        parts.push(format!("{text} ({} wavefronts)", wavefronts(step)));
+    }
+    parts.join(", ")
 }
 
 impl fmt::Display for Inference {

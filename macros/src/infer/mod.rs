@@ -30,6 +30,9 @@ pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo};
 
 pub use rewrite::ConversionRecord;
 
+#[cfg(test)]
+pub(crate) use explain::plan_text;
+
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, ValueId};
 use crate::types::DType;
 use anchors::Origin;

@@ -22,7 +22,7 @@ use super::layouts::{
 use super::solve::{Class, Problem};
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Value, ValueId};
 use std::collections::HashMap;
-use tessera_layout::plan::conversion::Conversion;
+use tessera_layout::plan::conversion_code::ConversionCode;
 use tessera_layout::LinearLayout;
 
 /// One inserted conversion.
@@ -35,7 +35,7 @@ pub struct ConversionRecord {
     /// `None` when the source is a user layout.
     pub from: Option<LinearLayout>,
     pub to: LinearLayout,
-    pub conversion: Option<Conversion>,
+    pub conversion: Option<ConversionCode>,
     /// The loop weight of where it runs.
     pub weight: u64,
 }

@@ -50,8 +50,12 @@ use super::layouts::{
 };
 use crate::ir::{Kernel, OpKind, ValueId};
 use std::collections::HashMap;
-use tessera_layout::plan::conversion::{plan_conversion, Conversion, ConversionPlan, BARRIER_COST};
+use tessera_layout::plan::conversion::BARRIER_COST;
+use tessera_layout::plan::conversion_code::{
+    conversion_code_cost, plan_conversion_code, ConversionCode,
+};
 use tessera_layout::plan::gather::{plan_gather, GatherPlan};
+use tessera_layout::plan::PlanError;
 use tessera_layout::LinearLayout;
 
 /// Weight of a term per enclosing loop.
@@ -193,7 +197,7 @@ pub struct Problem<'a> {
     /// Chosen candidate per group, option per gather.
     pub choice: Vec<usize>,
     pub gather_choice: Vec<usize>,
-    plans: HashMap<(LinearLayout, LinearLayout, u32), Result<Conversion, String>>,
+    costs: HashMap<(LinearLayout, LinearLayout, u32), Option<u32>>,
     accepted: HashMap<(usize, LinearLayout), bool>,
     transforms: HashMap<(usize, bool, LinearLayout), Option<LinearLayout>>,
 }
@@ -208,12 +212,8 @@ fn weight(depth: u32) -> u64 {
 }
 
 /// The cost of a planned conversion (see the module docs), without the `+ 1`.
-pub fn plan_cost(c: &Conversion) -> u64 {
-    match &c.plan {
-        ConversionPlan::NoOp | ConversionPlan::RegisterPermutation(_) => 0,
-        ConversionPlan::WarpShuffle(s) => u64::from(s.shuffles()),
-        ConversionPlan::SharedMemory(_) => u64::from(c.shared_cost.unwrap_or(0)),
-    }
+pub fn plan_cost(c: &ConversionCode) -> u64 {
+    u64::from(c.cost())
 }
 
 /// Issue slots of a reduction of a tile in `layout` along `axis` (see the module docs): per
@@ -443,7 +443,7 @@ impl<'a> Problem<'a> {
             reduce_fixed: HashMap::new(),
             origins: HashMap::new(),
             gather_choice: Vec::new(),
-            plans: HashMap::new(),
+            costs: HashMap::new(),
             accepted: HashMap::new(),
             transforms: HashMap::new(),
         };
@@ -1023,27 +1023,28 @@ impl<'a> Problem<'a> {
 
     // ------------------------------------------------------------------ costs
 
-    /// The memoised plan of a conversion.
+    /// The plan of a conversion inserted into the kernel.
     pub fn plan(
-        &mut self,
+        &self,
         src: &LinearLayout,
         dst: &LinearLayout,
         bits: u32,
-    ) -> Result<Conversion, String> {
-        self.plans
-            .entry((*src, *dst, bits))
-            .or_insert_with(|| plan_conversion(src, dst, bits).map_err(|e| e.to_string()))
-            .clone()
+    ) -> Result<ConversionCode, PlanError> {
+        plan_conversion_code(src, dst, bits)
     }
 
-    /// The cost of converting `src` to `dst` (see the module docs).
+    /// The cost of converting `src` to `dst` (see the module docs), memoised.
     pub fn conversion_cost(&mut self, src: &LinearLayout, dst: &LinearLayout, bits: u32) -> u64 {
         if src == dst {
             return 0;
         }
-        match self.plan(src, dst, bits) {
-            Ok(c) => plan_cost(&c) + 1,
-            Err(_) => INFEASIBLE,
+        let cost = *self
+            .costs
+            .entry((*src, *dst, bits))
+            .or_insert_with(|| conversion_code_cost(src, dst, bits).ok());
+        match cost {
+            Some(c) => u64::from(c) + 1,
+            None => INFEASIBLE,
         }
     }
 

@@ -4,7 +4,13 @@
 
 use super::*;
 use std::collections::HashMap;
-use tessera_layout::plan::conversion::{plan_conversion, shuffle_plan};
+use tessera_layout::plan::bases;
+use tessera_layout::plan::conversion::shared_plan;
+use tessera_layout::plan::conversion::{plan_conversion, shuffle_plan, ConversionPlan};
+use tessera_layout::plan::conversion_code::{movement_for, plan_conversion_code};
+use tessera_layout::plan::movement::*;
+use tessera_layout::plan::shared_steps::*;
+use tessera_layout::{Label, LinearLayout};
 
 /// splitmix64.
 pub(crate) struct Rng(pub u64);
@@ -719,14 +725,15 @@ fn lane_dependent_selects_can_send_a_shuffle_plan_to_shared_memory() {
         let (a, d) = warp_transpose_pair(b);
         let conversion = plan_conversion(&a, &d, 32).unwrap();
         assert_eq!(conversion.plan.kind(), "warp shuffle", "b {b}");
-        let m = conversion_movement(&conversion, &a, &d, 32).unwrap();
+        let code = plan_conversion_code(&a, &d, 32).unwrap();
+        let m = &code.movement;
         assert_eq!(
-            m.description.contains("instead of warp shuffles"),
-            expect_shared,
+            code.shuffles_need_selects, expect_shared,
             "b {b}: {}",
             m.description
         );
-        let (out, _) = execute(&m, &holding_elements(&a)).unwrap();
+        assert_eq!(code.plan.kind() == "shared memory", expect_shared, "b {b}");
+        let (out, _) = execute(m, &holding_elements(&a)).unwrap();
         assert!(out == holding_elements(&d), "b {b}: {}", m.description);
     }
 }

@@ -27,7 +27,7 @@
 //! register bases), so the generated code is a sequence of `mma` calls on array elements. Any
 //! mismatch is an internal error naming the operand.
 
-use super::convert::{emit, index_lit, movement_for, xor_bits};
+use super::convert::{emit, index_lit, xor_bits};
 use super::{elem_type, internal, scalar_type, Ctx};
 use crate::ir::Op;
 use crate::types::{DType, Scalar};
@@ -35,7 +35,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{quote, quote_spanned};
 use tessera_layout::f2::EchelonBasis;
 use tessera_layout::plan::bases;
-use tessera_layout::plan::conversion::plan_conversion;
+use tessera_layout::plan::conversion_code::plan_conversion_code;
 use tessera_layout::{Label, LinearLayout};
 
 /// Which `mma.sync` a dot uses.
@@ -132,12 +132,17 @@ pub fn lower_dot(
         return Ok((code, out));
     }
     let mut code = code;
-    let conversion = plan_conversion(acc_layout, dst_layout, acc_dtype.bits())
-        .map_err(|e| internal(&op.loc, &format!("dot result conversion: {e}")))?;
-    let movement = movement_for(&conversion.plan, acc_layout, dst_layout, acc_dtype.bits())
+    let conversion = plan_conversion_code(acc_layout, dst_layout, acc_dtype.bits())
         .map_err(|e| internal(&op.loc, &format!("dot result conversion: {e}")))?;
     let converted = ctx.fresh("dot");
-    code.extend(emit(ctx, op, &movement, &out, acc_dtype, &converted));
+    code.extend(emit(
+        ctx,
+        op,
+        &conversion.movement,
+        &out,
+        acc_dtype,
+        &converted,
+    ));
     Ok((code, converted))
 }
 

@@ -17,7 +17,7 @@
 //!   a word each); barrier; each position loads its element at `offset(column, v)`.
 
 use super::convert::{
-    emit, index_lit, movement_for, render_store, store_step, xor_bits, Affine, Render, StoreStep,
+    emit, index_lit, render_store, xor_bits, Affine, Render, StoreStep, ThreadValue,
 };
 use super::{elem_type, internal, Ctx};
 use crate::ir::Op;
@@ -26,8 +26,9 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{quote, quote_spanned};
 use tessera_layout::plan::bank::bank_wavefronts;
 use tessera_layout::plan::broadcast::Broadcast;
-use tessera_layout::plan::conversion::plan_conversion;
+use tessera_layout::plan::conversion_code::plan_conversion_code;
 use tessera_layout::plan::gather::{plan_gather, GatherPlan};
+use tessera_layout::plan::shared_steps::store_step;
 use tessera_layout::{Label, LinearLayout};
 
 /// A per-thread, per-index-value quantity: `thread(lane, warp) ⊕ ⨁_b bit_b(v)·axis[b]`, plus a
@@ -116,12 +117,10 @@ pub fn lower_gather(
         return Ok((code, out));
     }
     // The result was asked in another layout than the index's: convert.
-    let conversion = plan_conversion(index_layout, dst_layout, dtype.bits())
-        .map_err(|e| internal(&op.loc, &format!("gather result conversion: {e}")))?;
-    let movement = movement_for(&conversion.plan, index_layout, dst_layout, dtype.bits())
+    let conversion = plan_conversion_code(index_layout, dst_layout, dtype.bits())
         .map_err(|e| internal(&op.loc, &format!("gather result conversion: {e}")))?;
     let converted = ctx.fresh("gather");
-    code.extend(emit(ctx, op, &movement, &out, dtype, &converted));
+    code.extend(emit(ctx, op, &conversion.movement, &out, dtype, &converted));
     Ok((code, converted))
 }
 

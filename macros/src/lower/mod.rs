@@ -39,10 +39,9 @@
 //! caller wraps it into the typed result tile.
 //!
 //! ```text
-//! pub fn lower_convert(ctx: &mut Ctx, op: &Op, src: &Ident, src_layout: &LinearLayout,
-//!                      dst_layout: &LinearLayout, dtype: DType,
-//!                      conversion: &tessera_layout::plan::conversion::Conversion)
-//!     -> Result<(TokenStream, Ident), syn::Error>
+//! pub fn lower_convert(ctx: &mut Ctx, op: &Op, src: &Ident, dtype: DType,
+//!                      movement: &tessera_layout::plan::movement::Movement)
+//!     -> (TokenStream, Ident)
 //! pub fn lower_gather(ctx: &mut Ctx, op: &Op, src: &Ident, src_layout: &LinearLayout,
 //!                     index: &Ident, index_layout: &LinearLayout, axis: usize,
 //!                     dst_layout: &LinearLayout, dtype: DType, index_dtype: DType)
@@ -487,22 +486,14 @@ impl<'k> Ctx<'k> {
     fn lower_planned_convert(
         &mut self,
         op: &Op,
-        conversion: &tessera_layout::plan::conversion::Conversion,
+        conversion: &tessera_layout::plan::conversion_code::ConversionCode,
     ) -> Result<TokenStream, syn::Error> {
         let loc = &op.loc;
         let (x, result) = one_to_one(op)?;
-        let (src_layout, dst_layout) = (self.layout(x, loc)?, self.layout(result, loc)?);
         let regs = self.regs(x, loc)?;
         let src = self.fresh("convert_src");
-        let (code, out) = convert::lower_convert(
-            self,
-            op,
-            &src,
-            &src_layout,
-            &dst_layout,
-            self.dtype(x),
-            conversion,
-        )?;
+        let (code, out) =
+            convert::lower_convert(self, op, &src, self.dtype(x), &conversion.movement);
         let bind = self.bind(result, quote!(#out), loc)?;
         Ok(quote!(let #src = #regs; #code #bind))
     }

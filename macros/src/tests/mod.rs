@@ -4,6 +4,8 @@ mod corpus;
 mod diagnostics;
 mod docs;
 mod examples;
+mod explain_matches_code;
+mod kernel_corpus;
 
 use crate::frontend::analyze;
 use crate::ir::Kernel;

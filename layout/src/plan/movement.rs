@@ -1,0 +1,367 @@
+//! Data movements: a conversion (or the data movement of a gather) resolved to per-thread steps,
+//! with every table resolved at planning time — registers, XOR-affine functions of the lane and
+//! warp ids, shared-memory byte offsets. A code generator renders each [`Step`] as it is; the
+//! planners (`conversion`, `shared_steps`) make every choice.
+//!
+//! A tile in layout `L` is a local array `[T; R]` per thread; register `r` of thread
+//! `(lane, warp)` holds the element `L(r, lane, warp)`. A movement `A → B` reads the array of `A`
+//! and builds the array of `B`.
+
+use super::{bases, Space};
+use crate::{Label, LinearLayout};
+use std::string::String;
+use std::vec;
+use std::vec::Vec;
+
+/// Lanes of a warp.
+pub const LANES: u32 = 32;
+
+/// The XOR of `terms[k]` over the set bits `k` of `x`.
+pub fn xor_bits(terms: &[u32], x: u32) -> u32 {
+    terms
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| k < 32 && x >> k & 1 == 1)
+        .fold(0, |acc, (_, &t)| acc ^ t)
+}
+
+/// A value computed per thread: `constant ⊕ ⨁ₖ lane_k·lane[k] ⊕ ⨁ₖ warp_k·warp[k]` (XOR-affine in
+/// the bits of the lane and warp ids), e.g. a shared-memory byte offset or a source lane.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Affine {
+    pub constant: u32,
+    pub lane: Vec<u32>,
+    pub warp: Vec<u32>,
+}
+
+impl Affine {
+    pub fn constant(constant: u32) -> Self {
+        Affine {
+            constant,
+            ..Affine::default()
+        }
+    }
+
+    pub fn eval(&self, lane: u32, warp: u32) -> u32 {
+        self.constant ^ xor_bits(&self.lane, lane) ^ xor_bits(&self.warp, warp)
+    }
+
+    pub fn is_constant(&self) -> bool {
+        self.lane.iter().chain(&self.warp).all(|&t| t == 0)
+    }
+
+    /// Every value it takes, in increasing order.
+    pub fn values(&self) -> Vec<u32> {
+        let space = Space::spanned_by(
+            &self
+                .lane
+                .iter()
+                .chain(&self.warp)
+                .map(|&t| t as u64)
+                .collect::<Vec<_>>(),
+        );
+        let basis = space.basis();
+        let mut values: Vec<u32> = (0..1u32 << basis.len())
+            .map(|m| {
+                self.constant
+                    ^ basis
+                        .iter()
+                        .enumerate()
+                        .filter(|&(k, _)| m >> k & 1 == 1)
+                        .fold(0, |acc, (_, &b)| acc ^ b as u32)
+            })
+            .collect();
+        values.sort_unstable();
+        values
+    }
+
+    /// `self · 2^shift` (offsets in elements → bytes).
+    pub fn shifted(&self, shift: u32) -> Self {
+        Affine {
+            constant: self.constant << shift,
+            lane: self.lane.iter().map(|&t| t << shift).collect(),
+            warp: self.warp.iter().map(|&t| t << shift).collect(),
+        }
+    }
+}
+
+/// A per-lane value: XOR-affine in the lane bits when the plan's table is, else the table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LaneFn {
+    Affine(Affine),
+    /// `table[lane]`.
+    Table(Vec<u32>),
+}
+
+impl LaneFn {
+    /// The function through the defined entries of `table` (one per lane; `None` = any value):
+    /// affine if some XOR-affine function of the lane bits agrees with every defined entry.
+    pub fn fit(table: &[Option<u32>]) -> LaneFn {
+        let lane_bits = table.len().trailing_zeros();
+        // Unknowns: bit 0 = the constant, bit k+1 = the term of lane bit k. One equation per
+        // defined lane, right-hand sides solved for all 32 output bits at once.
+        let mut pivots: Vec<Option<(u32, u32)>> = vec![None; lane_bits as usize + 1];
+        let mut consistent = true;
+        for (lane, value) in table.iter().enumerate() {
+            let Some(value) = *value else { continue };
+            let (mut row, mut rhs) = (1 | (lane as u32) << 1, value);
+            while row != 0 {
+                let p = 31 - row.leading_zeros();
+                match pivots[p as usize] {
+                    Some((r, v)) => {
+                        row ^= r;
+                        rhs ^= v;
+                    }
+                    None => {
+                        pivots[p as usize] = Some((row, rhs));
+                        break;
+                    }
+                }
+            }
+            if row == 0 && rhs != 0 {
+                consistent = false;
+                break;
+            }
+        }
+        if consistent {
+            let mut x = vec![0u32; lane_bits as usize + 1];
+            for p in 0..x.len() {
+                if let Some((row, rhs)) = pivots[p] {
+                    x[p] = (0..p)
+                        .filter(|&q| row >> q & 1 == 1)
+                        .fold(rhs, |a, q| a ^ x[q]);
+                }
+            }
+            LaneFn::Affine(Affine {
+                constant: x[0],
+                lane: x[1..].to_vec(),
+                warp: Vec::new(),
+            })
+        } else {
+            LaneFn::Table(table.iter().map(|v| v.unwrap_or(0)).collect())
+        }
+    }
+
+    pub fn eval(&self, lane: u32, warp: u32) -> u32 {
+        match self {
+            LaneFn::Affine(a) => a.eval(lane, warp),
+            LaneFn::Table(t) => t[lane as usize],
+        }
+    }
+
+    /// The values it may take (for a table: its distinct entries), increasing.
+    pub fn values(&self) -> Vec<u32> {
+        match self {
+            LaneFn::Affine(a) => a.values(),
+            LaneFn::Table(t) => {
+                let mut v = t.clone();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+        }
+    }
+}
+
+/// One shuffle round: every lane sends a vector of `A` registers, reads the vector of its source
+/// lane and, if active, writes it to `B` registers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShuffleStep {
+    /// Element `j` of a sent vector is `A` register `send ⊕ send_offsets[j]`.
+    pub send_offsets: Vec<u32>,
+    /// Element `j` of a received vector goes to `B` register `receive ⊕ receive_offsets[j]`.
+    pub receive_offsets: Vec<u32>,
+    pub send: LaneFn,
+    pub source_lane: LaneFn,
+    pub receive: LaneFn,
+    /// Lanes that keep what they receive (bit per lane).
+    pub active: u32,
+}
+
+/// Vectorized shared-memory stores of the owners of a source layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreStep {
+    /// Only threads with `lane & lane_guard == 0 && warp & warp_guard == 0` store (the others
+    /// hold broadcast copies).
+    pub lane_guard: u32,
+    pub warp_guard: u32,
+    /// The thread's byte offset (⊕ each chunk's register part).
+    pub thread_offset: Affine,
+    /// One instruction per chunk: (first source register, byte offset of the register part).
+    pub chunks: Vec<(u32, u32)>,
+    /// Element `j` of a vector is register `first ⊕ elements[j]`, at byte `+ j·stride`.
+    pub elements: Vec<u32>,
+    /// Bytes between consecutive elements in memory: the element size, or 4 when widened.
+    pub stride: u32,
+}
+
+/// Vectorized shared-memory loads into a destination layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadStep {
+    pub thread_offset: Affine,
+    /// One instruction per chunk: (first destination register, register byte offset).
+    pub chunks: Vec<(u32, u32)>,
+    /// Element `j` goes to register `first ⊕ elements[j]`, read at byte `+ j·stride`.
+    pub elements: Vec<u32>,
+    pub stride: u32,
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x{matrices}[.trans].shared.b16` loads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LdmatrixStep {
+    pub matrices: u32,
+    pub transposed: bool,
+    /// Byte offset of the row this thread addresses (as addressing lane `l`, warp `w`).
+    pub row_offset: Affine,
+    /// Per instruction: the register byte offset and, per matrix `m` and element `j` of the
+    /// received 32-bit word, the destination register.
+    pub chunks: Vec<(u32, Vec<Vec<u32>>)>,
+}
+
+/// One step of a movement; every thread runs every step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// `out[dst] = src[src]`.
+    Copy {
+        dst: u32,
+        src: u32,
+    },
+    /// `out[dst] = src[base ⊕ select(lane, warp)]`.
+    Select {
+        dst: u32,
+        base: u32,
+        select: Affine,
+    },
+    /// `out[dst] = out[src]` (a broadcast register of the destination).
+    Duplicate {
+        dst: u32,
+        src: u32,
+    },
+    Shuffle(ShuffleStep),
+    /// `bar.sync 0`.
+    Barrier,
+    Store(StoreStep),
+    Load(LoadStep),
+    Ldmatrix(LdmatrixStep),
+}
+
+/// A conversion (or the data movement of a gather), resolved to steps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Movement {
+    pub steps: Vec<Step>,
+    pub src_registers: u32,
+    pub dst_registers: u32,
+    pub element_bits: u32,
+    /// Shared memory used (0: none), allocated 16-byte aligned.
+    pub shared_bytes: u32,
+    /// How it is done, in words (for explain output and tests).
+    pub description: String,
+}
+
+/// The XOR offsets of the `2^bits.len()` elements of a vector whose element index bit `i` is
+/// register bit `bits[i]`.
+pub fn vector_offsets(bits: &[u32]) -> Vec<u32> {
+    (0..1u32 << bits.len())
+        .map(|j| xor_bits(&bits.iter().map(|&b| 1 << b).collect::<Vec<_>>(), j))
+        .collect()
+}
+
+/// The packed bases of `label` as `u32` (the layouts here have one output dimension or fewer
+/// than 32 output bits).
+pub fn bases32(layout: &LinearLayout, label: Label) -> Vec<u32> {
+    bases(layout, label).iter().map(|&v| v as u32).collect()
+}
+
+/// 32-bit words holding a vector of `n` elements of `bits` bits, packed.
+pub fn word_count(n: usize, bits: u32) -> usize {
+    (n * bits as usize).div_ceil(32)
+}
+
+/// The shared-memory accesses of a memory step in one warp: per instruction, `(byte address,
+/// bytes)` of each participating lane (for `ldmatrix`: each row address).
+pub fn step_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32)>> {
+    match step {
+        Step::Store(s) => s
+            .chunks
+            .iter()
+            .map(|&(_, off)| {
+                (0..LANES)
+                    .filter(|l| l & s.lane_guard == 0 && warp & s.warp_guard == 0)
+                    .map(|l| {
+                        (
+                            off ^ s.thread_offset.eval(l, warp),
+                            s.stride * s.elements.len() as u32,
+                        )
+                    })
+                    .collect()
+            })
+            .collect(),
+        Step::Load(s) => s
+            .chunks
+            .iter()
+            .map(|&(_, off)| {
+                (0..LANES)
+                    .map(|l| {
+                        let at = off ^ s.thread_offset.eval(l, warp);
+                        let bytes = s.stride * s.elements.len() as u32;
+                        if bytes < 4 {
+                            (at & !3, 4)
+                        } else {
+                            (at, bytes)
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+        Step::Ldmatrix(s) => s
+            .chunks
+            .iter()
+            .map(|(off, _)| {
+                (0..8 * s.matrices)
+                    .map(|l| (off ^ s.row_offset.eval(l, warp), 16))
+                    .collect()
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Wavefronts of one warp-wide access: 32 banks × 4 bytes, the most distinct words any bank
+/// serves (the emulator's model).
+pub fn wavefronts(access: &[(u32, u32)]) -> u32 {
+    let mut words: Vec<u32> = access
+        .iter()
+        .flat_map(|&(at, bytes)| (at / 4)..(at + bytes).div_ceil(4))
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    let mut per_bank = [0u32; 32];
+    for w in words {
+        per_bank[(w % 32) as usize] += 1;
+    }
+    per_bank.into_iter().max().unwrap_or(0)
+}
+
+/// Issue slots of a memory step summed over the warps: wavefronts plus one per instruction.
+pub fn issue_cost(step: &Step, warps: u32) -> u32 {
+    (0..warps)
+        .map(|w| {
+            step_accesses(step, w)
+                .iter()
+                .map(|a| wavefronts(a) + 1)
+                .sum::<u32>()
+        })
+        .sum()
+}
+
+/// `out[r] = out[r without its broadcast bits]` for every broadcast register of `dst`.
+pub fn duplicate_steps(dst: &LinearLayout) -> Vec<Step> {
+    let zeros = dst.zero_bases_mask(Label::Register);
+    (0..dst.in_size(Label::Register))
+        .filter(|r| r & zeros != 0)
+        .map(|r| Step::Duplicate {
+            dst: r,
+            src: r & !zeros,
+        })
+        .collect()
+}

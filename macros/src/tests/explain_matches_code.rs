@@ -1,0 +1,235 @@
+//! EXPLAIN tells the truth: for every kernel of `kernels/src`, every specialisation and both
+//! alignment policies, what the explain text reports for each conversion, gather and dot is what
+//! the lowered tokens do. The check is structural: the plan stored on each op (the one the
+//! explain text prints) against the device calls in the code generated for that op.
+
+use super::kernel_corpus::kernel_sources;
+use crate::frontend::analyze;
+use crate::infer::{explain, infer_with, plan_text, AlignmentPolicy, Inference, Note};
+use crate::ir::{LayoutSlot, OpKind};
+use crate::lower::{lower_kernel, Facts};
+use proc_macro2::{TokenStream, TokenTree};
+use tessera_layout::plan::conversion::ConversionPlan;
+use tessera_layout::plan::conversion_code::ConversionCode;
+use tessera_layout::plan::movement::Step;
+
+/// The device calls of a token stream, by kind.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Calls {
+    shuffles: usize,
+    barriers: usize,
+    shared_stores: usize,
+    shared_loads: usize,
+    ldmatrix: usize,
+    /// `mma` instruction names, in order.
+    mma: Vec<String>,
+}
+
+impl Calls {
+    fn of(tokens: &TokenStream) -> Calls {
+        let mut calls = Calls::default();
+        calls.count(tokens);
+        calls
+    }
+
+    fn count(&mut self, tokens: &TokenStream) {
+        for tt in tokens.clone() {
+            match tt {
+                TokenTree::Group(g) => self.count(&g.stream()),
+                TokenTree::Ident(i) => {
+                    let name = i.to_string();
+                    match name.as_str() {
+                        "shfl_idx_b32" => self.shuffles += 1,
+                        "sync_threads" => self.barriers += 1,
+                        n if n.starts_with("st_shared_v") => self.shared_stores += 1,
+                        n if n.starts_with("ld_shared_v") => self.shared_loads += 1,
+                        n if n.starts_with("ldmatrix_x") => self.ldmatrix += 1,
+                        n if n.starts_with("mma_m16n8") => self.mma.push(name),
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The initialisers `{ … }` of `let __<stem>N: … = { … };` in `tokens`, in token order.
+fn let_blocks(tokens: &TokenStream, stem: &str, out: &mut Vec<TokenStream>) {
+    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => let_blocks(&g.stream(), stem, out),
+            TokenTree::Ident(l) if l == "let" => {
+                let named = matches!(tts.get(i + 1), Some(TokenTree::Ident(n))
+                    if n.to_string().strip_prefix("__").and_then(|s| s.strip_prefix(stem))
+                        .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())));
+                if !named {
+                    continue;
+                }
+                let eq = tts[i..]
+                    .iter()
+                    .position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '='));
+                if let Some(TokenTree::Group(g)) = eq.and_then(|e| tts.get(i + e + 1)) {
+                    out.push(g.stream());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The device calls a conversion's plan stands for.
+fn expected_conversion_calls(c: &ConversionCode) -> Calls {
+    let count = |f: &dyn Fn(&Step) -> usize| c.movement.steps.iter().map(f).sum::<usize>();
+    match &c.plan {
+        ConversionPlan::NoOp | ConversionPlan::RegisterPermutation(_) => Calls::default(),
+        ConversionPlan::WarpShuffle(p) => Calls {
+            shuffles: (p.rounds.len() as u32 * p.shuffles_per_round) as usize,
+            ..Calls::default()
+        },
+        ConversionPlan::SharedMemory(_) => Calls {
+            barriers: 2,
+            shared_stores: count(&|s| match s {
+                Step::Store(s) => s.chunks.len(),
+                _ => 0,
+            }),
+            shared_loads: count(&|s| match s {
+                Step::Load(s) => s.chunks.len(),
+                _ => 0,
+            }),
+            ldmatrix: count(&|s| match s {
+                Step::Ldmatrix(s) => s.chunks.len(),
+                _ => 0,
+            }),
+            ..Calls::default()
+        },
+    }
+}
+
+/// The kinds and counts of device calls the explain text names for a conversion.
+fn explained_kind(text: &str) -> &'static str {
+    [
+        "no-op",
+        "register permutation",
+        "warp shuffle",
+        "shared memory",
+    ]
+    .into_iter()
+    .find(|k| text.starts_with(k))
+    .unwrap_or("?")
+}
+
+fn check(inference: &Inference, what: &str) {
+    let text = explain(inference);
+    let body = lower_kernel(&inference.kernel, &Facts::default())
+        .unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"))
+        .body;
+    let (mut converts, mut gathers, mut dots) = (Vec::new(), Vec::new(), Vec::new());
+    inference.kernel.walk(&mut |op| match &op.kind {
+        OpKind::Convert {
+            conversion: Some(c),
+        } => converts.push(c.clone()),
+        OpKind::Gather { .. } => gathers.push(op.clone()),
+        OpKind::Dot => dots.push(op.clone()),
+        _ => {}
+    });
+    // Conversions: the explain line of each, and the calls of its code.
+    let mut blocks = Vec::new();
+    let_blocks(&body, "cvt", &mut blocks);
+    assert_eq!(blocks.len(), converts.len(), "{what}: conversions lowered");
+    for (c, block) in converts.iter().zip(&blocks) {
+        let line = plan_text(c);
+        assert!(text.contains(&line), "{what}: explain lacks `{line}`");
+        assert_eq!(explained_kind(&line), c.plan.kind(), "{what}: `{line}`");
+        let calls = Calls::of(block);
+        assert_eq!(calls, expected_conversion_calls(c), "{what}: `{line}`");
+        assert_eq!(
+            line.contains("ldmatrix"),
+            calls.ldmatrix > 0,
+            "{what}: `{line}`"
+        );
+    }
+    // Gathers: shuffles or shared memory, as the note says.
+    let mut blocks = Vec::new();
+    let_blocks(&body, "gather", &mut blocks);
+    let mut at = 0;
+    for op in &gathers {
+        let Some(Note::Gather { kind, .. }) = inference.notes.get(&op.results[0]) else {
+            panic!("{what}: a gather without its note");
+        };
+        let layout = |v| match &inference.kernel.value(v).layout {
+            LayoutSlot::Inferred(l) => Some(*l),
+            _ => None,
+        };
+        let calls = Calls::of(&blocks[at]);
+        at += if layout(op.operands[1]) == layout(op.results[0]) {
+            1
+        } else {
+            2
+        };
+        let shuffles = kind.starts_with("warp shuffle");
+        assert_eq!(calls.shuffles > 0, shuffles, "{what}: gather `{kind}`");
+        assert_eq!(calls.shared_loads > 0, !shuffles, "{what}: gather `{kind}`");
+        assert_eq!(
+            calls.shared_stores > 0,
+            !shuffles,
+            "{what}: gather `{kind}`"
+        );
+    }
+    assert_eq!(at, blocks.len(), "{what}: gathers lowered");
+    // Dots: the instruction the note names, and no other mma.
+    let mut named: Vec<&str> = dots
+        .iter()
+        .map(|op| match inference.notes.get(&op.results[0]) {
+            Some(Note::Dot { instruction, .. }) => *instruction,
+            _ => panic!("{what}: a dot without its note"),
+        })
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    let mut used: Vec<&str> = Calls::of(&body)
+        .mma
+        .iter()
+        .map(|name| {
+            if name.starts_with("mma_m16n8k32") {
+                "mma.sync m16n8k32"
+            } else {
+                "mma.sync m16n8k16"
+            }
+        })
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    assert_eq!(named, used, "{what}: mma instructions");
+    for instruction in named {
+        assert!(
+            text.contains(instruction),
+            "{what}: explain lacks {instruction}"
+        );
+    }
+}
+
+#[test]
+fn explain_matches_generated_code_for_every_kernel() {
+    let sources = kernel_sources();
+    assert!(sources.len() > 10, "kernels/src has the tile kernels");
+    let mut conversions = 0;
+    for source in sources {
+        let kernels = analyze(source.attr.clone(), source.item.clone())
+            .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
+        for kernel in kernels {
+            for policy in [AlignmentPolicy::Aligned, AlignmentPolicy::Natural] {
+                let mut k = kernel.clone();
+                let inference = infer_with(&mut k, policy)
+                    .unwrap_or_else(|e| panic!("{}: inference failed: {e}", source.name));
+                let what = format!("{} {:?} {:?}", source.name, kernel.consts, policy);
+                inference.kernel.walk(&mut |op| {
+                    conversions += usize::from(matches!(op.kind, OpKind::Convert { .. }));
+                });
+                check(&inference, &what);
+            }
+        }
+    }
+    assert!(conversions > 0, "the kernels convert layouts");
+}
