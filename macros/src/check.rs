@@ -2428,7 +2428,7 @@ impl Checker<'_> {
             return None;
         }
         self.emit(
-            OpKind::Gather { axis },
+            OpKind::Gather { axis, code: None },
             vec![src, index],
             TileType::new(ti.shape, ts.dtype),
             loc,

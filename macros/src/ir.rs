@@ -241,14 +241,21 @@ pub enum OpKind {
     Dot,
     /// `result[i] = src[i with i[axis] replaced by index[i]]`.
     /// operands: [src: T[S], index: int[S']] (S' = S except at axis); results: [T[S']].
-    Gather { axis: usize },
+    /// `code` is set by layout inference: the plan it chose for the operands' layouts
+    /// (`tessera_layout::plan::gather_code`), which the lowering renders.
+    Gather {
+        axis: usize,
+        code: Option<Box<tessera_layout::plan::gather_code::GatherCode>>,
+    },
     /// Same values, in the user's layout (see [`LayoutSlot::Fixed`]). operands: [T[S]]; results: [T[S]].
     ConvertLayout { layout: syn::Path },
     /// A layout conversion inserted by layout inference: the same values, moved from the
     /// operand's layout to the result's. Between two [`LayoutSlot::Inferred`] layouts,
     /// `conversion` is `Some(plan)`: no-op, register permutation, warp shuffles or swizzled
     /// shared memory, planned by `tessera_layout::plan::conversion::plan_conversion(operand
-    /// layout, result layout, bits of T)` (`shared_cost`/`shuffle_cost`: the costs it chose on).
+    /// layout, result layout, bits of T)` and resolved to steps by
+    /// `tessera_layout::plan::conversion_code::plan_conversion_code` (the costs it chose on
+    /// included).
     /// It is `None` exactly when the operand is a [`LayoutSlot::Fixed`] user layout (the result
     /// of `convert_layout`), which only rustc knows, so nothing could be planned.
     /// operands: [T[S]]; results: [T[S]].
@@ -333,7 +340,9 @@ impl OpKind {
             OpKind::Constant(ConstValue::Bool(v)) => format!(" {v}"),
             OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => format!(" axis={axis}"),
             OpKind::Arange { start, end } => format!(" {start}..{end}"),
-            OpKind::ExpandDims { axis } | OpKind::Gather { axis } | OpKind::Reduce { axis, .. } => {
+            OpKind::ExpandDims { axis }
+            | OpKind::Gather { axis, .. }
+            | OpKind::Reduce { axis, .. } => {
                 format!(" axis={axis}")
             }
             OpKind::Trans { perm } => format!(" perm={perm:?}"),

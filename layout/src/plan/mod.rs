@@ -13,6 +13,7 @@
 //! - [`shared_steps`]: the shared-memory form of a conversion (memory, vectors, `ldmatrix` reads).
 //! - [`ldmatrix`]: when `ldmatrix`/`stmatrix` apply, by left division (Theorem 5.1).
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
+//! - [`gather_code`]: a gather plan resolved to per-thread steps, and its cost.
 //! - [`simulate`]: a warp-level machine that executes the plans on data (used by the tests).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
@@ -25,6 +26,7 @@ pub mod broadcast;
 pub mod conversion;
 pub mod conversion_code;
 pub mod gather;
+pub mod gather_code;
 pub mod ldmatrix;
 pub mod movement;
 pub mod shared_steps;

@@ -149,7 +149,7 @@ impl Inference {
                     "[within each thread]".into()
                 }
             }
-            (_, Some(Note::Gather { kind, cost })) => format!("[{kind}; cost {cost}]"),
+            (OpKind::Gather { code: Some(g), .. }, _) => format!("[{}; cost {}]", g.kind, g.cost),
             (
                 _,
                 Some(Note::Dot {
@@ -228,7 +228,7 @@ fn op_attributes(kind: &OpKind) -> String {
         OpKind::Constant(crate::ir::ConstValue::Bool(v)) => format!(" {v}"),
         OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => format!(" axis={axis}"),
         OpKind::Arange { start, end } => format!(" {start}..{end}"),
-        OpKind::ExpandDims { axis } | OpKind::Gather { axis } | OpKind::Reduce { axis, .. } => {
+        OpKind::ExpandDims { axis } | OpKind::Gather { axis, .. } | OpKind::Reduce { axis, .. } => {
             format!(" axis={axis}")
         }
         OpKind::Trans { perm } => format!(" perm={perm:?}"),

@@ -33,11 +33,12 @@ pub use rewrite::ConversionRecord;
 #[cfg(test)]
 pub(crate) use explain::plan_text;
 
-use crate::ir::{Kernel, LayoutSlot, Op, OpKind, ValueId};
+use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, Value, ValueId};
 use crate::types::DType;
 use anchors::Origin;
 use graph::Graph;
 use std::collections::HashMap;
+use tessera_layout::plan::gather_code::gather_code;
 use tessera_layout::{Label, LinearLayout};
 
 /// The vector width of one load or store.
@@ -67,10 +68,6 @@ pub(crate) enum Note {
     Reduce {
         lanes: u32,
         warps: u32,
-        cost: u64,
-    },
-    Gather {
-        kind: &'static str,
         cost: u64,
     },
     Dot {
@@ -167,16 +164,6 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
             );
         }
     }
-    for (gi, g) in problem.gathers.iter().enumerate() {
-        let o = &g.options[problem.gather_choice[gi]];
-        notes.insert(
-            g.result,
-            Note::Gather {
-                kind: o.kind,
-                cost: o.cost,
-            },
-        );
-    }
     for node in &graph.ops {
         if let OpKind::Dot = node.kind {
             let bits = original.ty(node.operands[0]).dtype.bits();
@@ -202,6 +189,12 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     }
     let origins = std::mem::take(&mut problem.origins);
     validate(kernel)?;
+    let chosen: Vec<(&solve::GatherVar, &solve::GatherOption)> = (problem.gathers.iter())
+        .zip(&problem.gather_choice)
+        .map(|(g, &c)| (g, &g.options[c]))
+        .collect();
+    let Kernel { body, values, .. } = kernel;
+    attach_gather_code(body, values, &chosen)?;
     // The facts of the final kernel, under the fewest assumptions that give every access the
     // width the candidates gave it: the launcher checks only what matters.
     let final_graph = Graph::new(kernel);
@@ -239,6 +232,46 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         notes,
         origins,
     })
+}
+
+/// Stores on every gather of `region` the code of the plan chosen for its operands' layouts
+/// (`chosen`: each gather of the original kernel and its chosen option; the rewrite put the
+/// operands in those layouts).
+fn attach_gather_code(
+    region: &mut Region,
+    values: &[Value],
+    chosen: &[(&solve::GatherVar, &solve::GatherOption)],
+) -> Result<(), syn::Error> {
+    for op in &mut region.ops {
+        for r in &mut op.regions {
+            attach_gather_code(r, values, chosen)?;
+        }
+        let OpKind::Gather { axis, code } = &mut op.kind else {
+            continue;
+        };
+        let layout = |v: ValueId| match &values[v.0 as usize].layout {
+            LayoutSlot::Inferred(l) => Some(*l),
+            _ => None,
+        };
+        let (src, index) = (layout(op.operands[0]), layout(op.operands[1]));
+        let bits = values[op.operands[0].0 as usize].ty.dtype.bits().max(8);
+        let (_, option) = chosen
+            .iter()
+            .find(|(g, o)| {
+                g.axis == *axis && g.bits == bits && Some(o.src) == src && Some(o.index) == index
+            })
+            .ok_or_else(|| {
+                op.loc
+                    .error("#[tile_kernel] internal error: a gather without its plan")
+            })?;
+        let planned =
+            gather_code(&option.plan, &option.src, &option.index, *axis, bits).map_err(|e| {
+                op.loc
+                    .error(&format!("#[tile_kernel] internal error: gather: {e}"))
+            })?;
+        *code = Some(Box::new(planned));
+    }
+    Ok(())
 }
 
 /// Every tile value has a valid layout of its shape; every op's operands are in the layouts

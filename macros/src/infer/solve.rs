@@ -55,6 +55,7 @@ use tessera_layout::plan::conversion_code::{
     conversion_code_cost, plan_conversion_code, ConversionCode,
 };
 use tessera_layout::plan::gather::{plan_gather, GatherPlan};
+use tessera_layout::plan::gather_code::gather_cost;
 use tessera_layout::plan::PlanError;
 use tessera_layout::LinearLayout;
 
@@ -141,7 +142,7 @@ pub struct GatherOption {
     pub src: LinearLayout,
     pub index: LinearLayout,
     pub cost: u64,
-    pub kind: &'static str,
+    pub plan: GatherPlan,
 }
 
 /// A gather and its options.
@@ -231,21 +232,6 @@ pub fn reduce_cost(layout: &LinearLayout, axis: usize, bits: u32) -> u64 {
         0
     };
     shuffles + cross
-}
-
-/// The planner's cost of a gather plan: shuffles, or (through shared memory) the store's
-/// wavefronts, the barrier and one data-dependent load per index register and 32-bit word
-/// (a lower bound: those loads may conflict).
-pub fn gather_cost(plan: &GatherPlan, index: &LinearLayout, bits: u32) -> u64 {
-    match plan {
-        GatherPlan::WarpShuffle(s) => u64::from(s.shuffles()),
-        GatherPlan::SharedMemory(s) => {
-            let registers = u64::from(index.in_size(tessera_layout::Label::Register));
-            u64::from(s.store.total_wavefronts())
-                + u64::from(BARRIER_COST)
-                + registers * u64::from(bits.div_ceil(32))
-        }
-    }
 }
 
 pub fn is_elementwise(kind: &OpKind) -> bool {
@@ -818,7 +804,7 @@ impl<'a> Problem<'a> {
                         weight: w,
                     });
                 }
-                OpKind::Gather { axis } => {
+                OpKind::Gather { axis, .. } => {
                     self.gathers.push(GatherVar {
                         op: id,
                         src: node.operands[0],
@@ -1010,7 +996,7 @@ impl<'a> Problem<'a> {
                     src,
                     index,
                     cost: gather_cost(&plan, &index, g.bits),
-                    kind: plan.kind(),
+                    plan,
                 });
             }
             if options.is_empty() {

@@ -611,7 +611,7 @@ fn check_region(k: &Kernel, region: &Region) -> Result<(), String> {
                     return Err(format!("{}: accumulator and result differ", here()));
                 }
             }
-            OpKind::Gather { axis } => {
+            OpKind::Gather { axis, .. } => {
                 let (src, index) = (inferred(op.operands[0]), inferred(op.operands[1]));
                 if index != inferred(op.results[0]) {
                     return Err(format!("{}: result not in the index layout", here()));

@@ -10,6 +10,8 @@ use proc_macro2::Span;
 use quote::format_ident;
 use std::collections::HashMap;
 use tessera_layout::plan::bases;
+use tessera_layout::plan::gather_code::plan_gather_code;
+use tessera_layout::{Label, LinearLayout};
 
 /// An index layout that keeps the gather warp-local: `src`'s bases with registers permuted and
 /// some axis directions swapped between registers and lanes (the plan's warp-local case).
@@ -42,7 +44,11 @@ fn local_index_layout(rng: &mut Rng, src: &LinearLayout, axis: usize) -> LinearL
 
 /// Runs `g` with the source holding its element ids and the index holding `values`; returns
 /// the result registers and the shuffles issued.
-fn execute(g: &Gather, src: &Registers, values: &Registers) -> Result<(Registers, u32), String> {
+fn execute(
+    g: &GatherCode,
+    src: &Registers,
+    values: &Registers,
+) -> Result<(Registers, u32), String> {
     let warps = values.len();
     let mut out: Registers = vec![vec![vec![None; g.registers as usize]; 32]; warps];
     let mut shuffles = 0;
@@ -51,8 +57,8 @@ fn execute(g: &Gather, src: &Registers, values: &Registers) -> Result<(Registers
             .map(|v| v as u32 & (g.axis_size - 1))
             .ok_or_else(|| format!("index register {r} empty"))
     };
-    match &g.code {
-        GatherCode::Shuffle {
+    match &g.steps {
+        GatherSteps::Shuffle {
             rounds,
             register,
             lane,
@@ -76,7 +82,7 @@ fn execute(g: &Gather, src: &Registers, values: &Registers) -> Result<(Registers
                 }
             }
         }
-        GatherCode::Shared {
+        GatherSteps::Shared {
             store,
             shared_bytes,
             offsets,
@@ -194,18 +200,18 @@ fn every_gather_plan_executes_on_the_model() {
         };
         let bits = rng.pick(&[8u32, 16, 32, 64]);
         let ctx = format!("case {case}, axis {axis}, bits {bits}\nS:\n{src}\nI:\n{index}");
-        let g = gather_for(&src, &index, axis, bits).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        let g = plan_gather_code(&src, &index, axis, bits).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         let values = random_values(&mut rng, &index, 1 << src.out_bits_at(axis));
         let (out, _) =
             execute(&g, &holding_elements(&src), &values).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         assert!(
             out == expected(&src, &index, axis, &values),
             "{ctx}: wrong elements ({:?})",
-            std::mem::discriminant(&g.code)
+            std::mem::discriminant(&g.steps)
         );
-        match g.code {
-            GatherCode::Shuffle { .. } => shuffle_runs += 1,
-            GatherCode::Shared { .. } => shared_runs += 1,
+        match g.steps {
+            GatherSteps::Shuffle { .. } => shuffle_runs += 1,
+            GatherSteps::Shared { .. } => shared_runs += 1,
         }
     }
     assert!(
@@ -235,16 +241,16 @@ fn rendered_gathers_use_shuffles_or_shared_memory() {
         shared_offset: 0,
     };
     let (s, i) = (format_ident!("src"), format_ident!("idx"));
-    let along_columns = gather_for(&src, &src, 1, 32).unwrap();
-    assert!(matches!(along_columns.code, GatherCode::Shuffle { .. }));
+    let along_columns = plan_gather_code(&src, &src, 1, 32).unwrap();
+    assert!(matches!(along_columns.steps, GatherSteps::Shuffle { .. }));
     let text = render_gather(&along_columns, &s, &i, &rc);
     syn::parse2::<syn::Expr>(text.clone()).unwrap();
     let text = text.to_string();
     // 8 registers, 8 candidate registers each: 64 shuffles, no shared memory.
     assert_eq!(text.matches("shfl_idx_b32").count(), 64, "{text}");
     assert!(!text.contains("shared"), "{text}");
-    let along_rows = gather_for(&src, &src, 0, 32).unwrap();
-    assert!(matches!(along_rows.code, GatherCode::Shared { .. }));
+    let along_rows = plan_gather_code(&src, &src, 0, 32).unwrap();
+    assert!(matches!(along_rows.steps, GatherSteps::Shared { .. }));
     let text = render_gather(&along_rows, &s, &i, &rc);
     syn::parse2::<syn::Expr>(text.clone()).unwrap();
     let text = text.to_string();

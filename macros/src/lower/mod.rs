@@ -42,9 +42,9 @@
 //! pub fn lower_convert(ctx: &mut Ctx, op: &Op, src: &Ident, dtype: DType,
 //!                      movement: &tessera_layout::plan::movement::Movement)
 //!     -> (TokenStream, Ident)
-//! pub fn lower_gather(ctx: &mut Ctx, op: &Op, src: &Ident, src_layout: &LinearLayout,
-//!                     index: &Ident, index_layout: &LinearLayout, axis: usize,
-//!                     dst_layout: &LinearLayout, dtype: DType, index_dtype: DType)
+//! pub fn lower_gather(ctx: &mut Ctx, op: &Op, code: &tessera_layout::plan::gather_code::GatherCode,
+//!                     src: &Ident, index: &Ident, index_layout: &LinearLayout,
+//!                     dst_layout: &LinearLayout, dtype: DType)
 //!     -> Result<(TokenStream, Ident), syn::Error>
 //! pub fn lower_dot(ctx: &mut Ctx, op: &Op, a: &Ident, a_layout: &LinearLayout,
 //!                  b: &Ident, b_layout: &LinearLayout, acc: &Ident, acc_layout: &LinearLayout,
@@ -477,7 +477,12 @@ impl<'k> Ctx<'k> {
             OpKind::Convert { conversion: None } | OpKind::ConvertLayout { .. } => {
                 self.lower_user_layout_convert(op)
             }
-            OpKind::Gather { axis } => self.lower_gather(op, *axis),
+            OpKind::Gather {
+                code: Some(code), ..
+            } => self.lower_gather(op, code),
+            OpKind::Gather { code: None, .. } => {
+                Err(internal(&op.loc, "a gather without its plan"))
+            }
             OpKind::Dot => self.lower_dot(op),
         }
     }
@@ -499,22 +504,22 @@ impl<'k> Ctx<'k> {
     }
 
     /// `gather(src, index, axis)`: `gather::lower_gather` (G2) on the operands' registers.
-    fn lower_gather(&mut self, op: &Op, axis: usize) -> Result<TokenStream, syn::Error> {
+    fn lower_gather(
+        &mut self,
+        op: &Op,
+        code: &tessera_layout::plan::gather_code::GatherCode,
+    ) -> Result<TokenStream, syn::Error> {
         let loc = &op.loc;
         let (Some(&s), Some(&i), Some(&r)) =
             (op.operands.first(), op.operands.get(1), op.results.first())
         else {
             return Err(internal(loc, "a gather without its operands or result"));
         };
-        let (sl, il, rl) = (
-            self.layout(s, loc)?,
-            self.layout(i, loc)?,
-            self.layout(r, loc)?,
-        );
+        let (il, rl) = (self.layout(i, loc)?, self.layout(r, loc)?);
         let (sr, ir) = (self.regs(s, loc)?, self.regs(i, loc)?);
         let (sn, inn) = (self.fresh("gather_src"), self.fresh("gather_index"));
-        let (ds, di) = (self.dtype(s), self.dtype(i));
-        let (code, out) = gather::lower_gather(self, op, &sn, &sl, &inn, &il, axis, &rl, ds, di)?;
+        let ds = self.dtype(s);
+        let (code, out) = gather::lower_gather(self, op, code, &sn, &inn, &il, &rl, ds)?;
         let bind = self.bind(r, quote!(#out), loc)?;
         Ok(quote!(let #sn = #sr; let #inn = #ir; #code #bind))
     }

@@ -6,11 +6,12 @@
 use super::kernel_corpus::kernel_sources;
 use crate::frontend::analyze;
 use crate::infer::{explain, infer_with, plan_text, AlignmentPolicy, Inference, Note};
-use crate::ir::{LayoutSlot, OpKind};
+use crate::ir::OpKind;
 use crate::lower::{lower_kernel, Facts};
 use proc_macro2::{TokenStream, TokenTree};
 use tessera_layout::plan::conversion::ConversionPlan;
 use tessera_layout::plan::conversion_code::ConversionCode;
+use tessera_layout::plan::gather_code::GatherKind;
 use tessera_layout::plan::movement::Step;
 
 /// The device calls of a token stream, by kind.
@@ -155,26 +156,20 @@ fn check(inference: &Inference, what: &str) {
     let_blocks(&body, "gather", &mut blocks);
     let mut at = 0;
     for op in &gathers {
-        let Some(Note::Gather { kind, .. }) = inference.notes.get(&op.results[0]) else {
-            panic!("{what}: a gather without its note");
+        let OpKind::Gather { code: Some(g), .. } = &op.kind else {
+            panic!("{what}: a gather without its plan");
         };
-        let layout = |v| match &inference.kernel.value(v).layout {
-            LayoutSlot::Inferred(l) => Some(*l),
-            _ => None,
-        };
+        let line = format!("[{}; cost {}]", g.kind, g.cost);
+        assert!(text.contains(&line), "{what}: explain lacks `{line}`");
         let calls = Calls::of(&blocks[at]);
-        at += if layout(op.operands[1]) == layout(op.results[0]) {
-            1
-        } else {
-            2
-        };
-        let shuffles = kind.starts_with("warp shuffle");
-        assert_eq!(calls.shuffles > 0, shuffles, "{what}: gather `{kind}`");
-        assert_eq!(calls.shared_loads > 0, !shuffles, "{what}: gather `{kind}`");
+        at += 1;
+        let shuffles = g.kind == GatherKind::WarpShuffle;
+        assert_eq!(calls.shuffles > 0, shuffles, "{what}: gather `{line}`");
+        assert_eq!(calls.shared_loads > 0, !shuffles, "{what}: gather `{line}`");
         assert_eq!(
             calls.shared_stores > 0,
             !shuffles,
-            "{what}: gather `{kind}`"
+            "{what}: gather `{line}`"
         );
     }
     assert_eq!(at, blocks.len(), "{what}: gathers lowered");
