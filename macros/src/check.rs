@@ -2326,7 +2326,7 @@ impl Checker<'_> {
                 self.broadcast_value(v, &acc_ty.shape, aloc)?
             }
         };
-        self.emit(OpKind::Dot, vec![a, b, acc], acc_ty, loc)
+        self.emit(OpKind::Dot { plan: None }, vec![a, b, acc], acc_ty, loc)
     }
 
     fn trans(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {

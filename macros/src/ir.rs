@@ -238,7 +238,11 @@ pub enum OpKind {
     Reduce { kind: ReduceKind, axis: usize },
     /// `a × b + acc`. operands: [A[M, K], A[M, K] × A[K, N], acc: C[M, N]]; results: [C[M, N]],
     /// A ∈ {f16, bf16, f8e4m3, f8e5m2} with C = f32, or A = i8 with C = i32.
-    Dot,
+    /// `plan` is set by layout inference: the `mma.sync` instructions on the operands' layouts
+    /// (`tessera_layout::plan::mma`), which the lowering renders.
+    Dot {
+        plan: Option<Box<tessera_layout::plan::mma::DotPlan>>,
+    },
     /// `result[i] = src[i with i[axis] replaced by index[i]]`.
     /// operands: [src: T[S], index: int[S']] (S' = S except at axis); results: [T[S']].
     /// `code` is set by layout inference: the plan it chose for the operands' layouts
@@ -323,7 +327,7 @@ impl OpKind {
             OpKind::Load { .. } => "load".into(),
             OpKind::Store { .. } => "store".into(),
             OpKind::Reduce { kind, .. } => format!("reduce.{}", format!("{kind:?}").to_lowercase()),
-            OpKind::Dot => "dot".into(),
+            OpKind::Dot { .. } => "dot".into(),
             OpKind::Gather { .. } => "gather".into(),
             OpKind::ConvertLayout { .. } => "convert_layout".into(),
             OpKind::Convert { .. } => "convert".into(),

@@ -11,6 +11,7 @@
 //!   the cost of register selects, resolved to a [`movement`].
 //! - [`movement`]: a conversion resolved to per-thread steps (what a code generator renders).
 //! - [`shared_steps`]: the shared-memory form of a conversion (memory, vectors, `ldmatrix` reads).
+//! - [`mma`]: `dot` as `mma.sync` instructions on register fragments of the operand layouts.
 //! - [`ldmatrix`]: when `ldmatrix`/`stmatrix` apply, by left division (Theorem 5.1).
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
 //! - [`gather_code`]: a gather plan resolved to per-thread steps, and its cost.
@@ -28,6 +29,7 @@ pub mod conversion_code;
 pub mod gather;
 pub mod gather_code;
 pub mod ldmatrix;
+pub mod mma;
 pub mod movement;
 pub mod shared_steps;
 pub mod simulate;
@@ -60,6 +62,12 @@ impl fmt::Display for PlanError {
 }
 
 impl std::error::Error for PlanError {}
+
+impl From<mma::DotError> for PlanError {
+    fn from(e: mma::DotError) -> Self {
+        PlanError(e.to_string())
+    }
+}
 
 impl From<LayoutError> for PlanError {
     fn from(e: LayoutError) -> Self {

@@ -385,7 +385,7 @@ pub fn assumed_params(kernel: &Kernel, graph: &Graph, policy: AlignmentPolicy) -
                     // Loaded, reduced, multiplied-out values carry no facts from parameters.
                     OpKind::Load { .. }
                     | OpKind::Reduce { .. }
-                    | OpKind::Dot
+                    | OpKind::Dot { .. }
                     | OpKind::Gather { .. } => {}
                     OpKind::For => {
                         // The loop's result: its initial value and what the body yields.
@@ -649,7 +649,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
         OpKind::Load { .. }
         | OpKind::Store { .. }
         | OpKind::Reduce { .. }
-        | OpKind::Dot
+        | OpKind::Dot { .. }
         | OpKind::Gather { .. } => (0..node.results.len()).map(unknown).collect(),
     }
 }

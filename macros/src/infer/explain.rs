@@ -150,13 +150,7 @@ impl Inference {
                 }
             }
             (OpKind::Gather { code: Some(g), .. }, _) => format!("[{}; cost {}]", g.kind, g.cost),
-            (
-                _,
-                Some(Note::Dot {
-                    instruction,
-                    k_width,
-                }),
-            ) => {
+            (OpKind::Dot { plan: Some(plan) }, _) => {
                 let layout_of = |v: ValueId, n: &mut Numbering| match &self.kernel.value(v).layout {
                     LayoutSlot::Inferred(l) => format!("#{}", n.of(l)),
                     _ => "?".into(),
@@ -166,7 +160,12 @@ impl Inference {
                     layout_of(op.operands[1], n),
                     layout_of(op.operands[2], n),
                 );
-                format!("[{instruction}, k_width {k_width}: a {a}, b {b}, acc {c}]")
+                let k_width = 32 / self.kernel.ty(op.operands[0]).dtype.bits();
+                format!(
+                    "[{} × {}, k_width {k_width}: a {a}, b {b}, acc {c}]",
+                    plan.kind.shape(),
+                    plan.steps.len()
+                )
             }
             _ => String::new(),
         }

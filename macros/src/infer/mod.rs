@@ -34,11 +34,12 @@ pub use rewrite::ConversionRecord;
 pub(crate) use explain::plan_text;
 
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, Value, ValueId};
-use crate::types::DType;
+use crate::types::{DType, Scalar};
 use anchors::Origin;
 use graph::Graph;
 use std::collections::HashMap;
 use tessera_layout::plan::gather_code::gather_code;
+use tessera_layout::plan::mma::{plan_dot, MmaKind};
 use tessera_layout::{Label, LinearLayout};
 
 /// The vector width of one load or store.
@@ -62,18 +63,10 @@ pub struct Access {
     pub mask_constancy: Option<u64>,
 }
 
-/// Notes on reductions, gathers and dots for the explain output.
+/// Notes on reductions for the explain output.
 #[derive(Clone, Debug)]
 pub(crate) enum Note {
-    Reduce {
-        lanes: u32,
-        warps: u32,
-        cost: u64,
-    },
-    Dot {
-        instruction: &'static str,
-        k_width: u32,
-    },
+    Reduce { lanes: u32, warps: u32, cost: u64 },
 }
 
 /// The result of layout inference for one specialisation.
@@ -164,22 +157,6 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
             );
         }
     }
-    for node in &graph.ops {
-        if let OpKind::Dot = node.kind {
-            let bits = original.ty(node.operands[0]).dtype.bits();
-            notes.insert(
-                node.results[0],
-                Note::Dot {
-                    instruction: if bits == 8 {
-                        "mma.sync m16n8k32"
-                    } else {
-                        "mma.sync m16n8k16"
-                    },
-                    k_width: 32 / bits,
-                },
-            );
-        }
-    }
     let report = rewrite::apply(&mut problem, kernel)?;
     // Notes follow an op's result to the value it now writes.
     for (original, fresh) in &report.made_in {
@@ -195,6 +172,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         .collect();
     let Kernel { body, values, .. } = kernel;
     attach_gather_code(body, values, &chosen)?;
+    attach_dot_plans(body, values)?;
     // The facts of the final kernel, under the fewest assumptions that give every access the
     // width the candidates gave it: the launcher checks only what matters.
     let final_graph = Graph::new(kernel);
@@ -272,6 +250,59 @@ fn attach_gather_code(
         *code = Some(Box::new(planned));
     }
     Ok(())
+}
+
+/// Stores on every dot of `region` its `mma` plan for the operands' layouts.
+fn attach_dot_plans(region: &mut Region, values: &[Value]) -> Result<(), syn::Error> {
+    for op in &mut region.ops {
+        for r in &mut op.regions {
+            attach_dot_plans(r, values)?;
+        }
+        let OpKind::Dot { plan } = &mut op.kind else {
+            continue;
+        };
+        let value = |k: usize| &values[op.operands[k].0 as usize];
+        let layout = |k: usize| match &value(k).layout {
+            LayoutSlot::Inferred(l) => Some(*l),
+            _ => None,
+        };
+        let (Some(a), Some(b), Some(acc)) = (layout(0), layout(1), layout(2)) else {
+            return Err(op
+                .loc
+                .error("#[tile_kernel] internal error: a dot without layouts"));
+        };
+        let (DType::Scalar(input), DType::Scalar(accum)) = (value(0).ty.dtype, value(2).ty.dtype)
+        else {
+            return Err(op
+                .loc
+                .error("#[tile_kernel] internal error: a dot of pointers"));
+        };
+        let kind = mma_kind(input, accum).ok_or_else(|| {
+            op.loc.error(&format!(
+                "no mma.sync for {} operands with a {} accumulator",
+                input.name(),
+                accum.name()
+            ))
+        })?;
+        let planned = plan_dot(kind, &a, &b, &acc).map_err(|e| {
+            op.loc
+                .error(&format!("#[tile_kernel] internal error: dot: {e}"))
+        })?;
+        *plan = Some(Box::new(planned));
+    }
+    Ok(())
+}
+
+/// The `mma.sync` for operands of element type `input` and an accumulator of `acc`.
+pub(crate) fn mma_kind(input: Scalar, acc: Scalar) -> Option<MmaKind> {
+    match (input, acc) {
+        (Scalar::F16, Scalar::F32) => Some(MmaKind::F16),
+        (Scalar::BF16, Scalar::F32) => Some(MmaKind::Bf16),
+        (Scalar::F8E4M3, Scalar::F32) => Some(MmaKind::F8 { e4m3: true }),
+        (Scalar::F8E5M2, Scalar::F32) => Some(MmaKind::F8 { e4m3: false }),
+        (Scalar::I8, Scalar::I32) => Some(MmaKind::S8),
+        _ => None,
+    }
 }
 
 /// Every tile value has a valid layout of its shape; every op's operands are in the layouts

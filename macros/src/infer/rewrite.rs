@@ -499,7 +499,7 @@ impl Rewrite<'_, '_> {
                     self.produce(id, 0, &l)?;
                 }
             }
-            OpKind::Dot | OpKind::Reduce { .. } => {
+            OpKind::Dot { .. } | OpKind::Reduce { .. } => {
                 for (pos, l) in &uses {
                     self.require(id, *pos, l)?;
                 }

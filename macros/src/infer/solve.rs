@@ -754,7 +754,7 @@ impl<'a> Problem<'a> {
             let node = self.graph.op(id).clone();
             let w = weight(node.loop_depth);
             match &node.kind {
-                OpKind::Dot => {
+                OpKind::Dot { .. } => {
                     let (a, b) = (node.operands[0], node.operands[1]);
                     let (ta, tb) = (self.kernel.ty(a).clone(), self.kernel.ty(b).clone());
                     let (m, k, n) = (ta.shape[0], ta.shape[1], tb.shape[1]);

@@ -605,7 +605,7 @@ fn check_region(k: &Kernel, region: &Region) -> Result<(), String> {
                     ));
                 }
             }
-            OpKind::Dot => {
+            OpKind::Dot { .. } => {
                 let acc = inferred(op.operands[2]);
                 if acc.is_none() || acc != inferred(op.results[0]) {
                     return Err(format!("{}: accumulator and result differ", here()));

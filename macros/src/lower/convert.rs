@@ -28,7 +28,7 @@ use crate::types::DType;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 pub(crate) use tessera_layout::plan::movement::{
-    word_count, xor_bits, Affine, LaneFn, Movement, ShuffleStep, Step, StoreStep,
+    word_count, Affine, LaneFn, Movement, ShuffleStep, Step, StoreStep,
 };
 
 /// Lowers an `OpKind::Convert` of `src` (the registers `[T; R]` of a tile) as planned: the

@@ -46,8 +46,8 @@
 //!                     src: &Ident, index: &Ident, index_layout: &LinearLayout,
 //!                     dst_layout: &LinearLayout, dtype: DType)
 //!     -> Result<(TokenStream, Ident), syn::Error>
-//! pub fn lower_dot(ctx: &mut Ctx, op: &Op, a: &Ident, a_layout: &LinearLayout,
-//!                  b: &Ident, b_layout: &LinearLayout, acc: &Ident, acc_layout: &LinearLayout,
+//! pub fn lower_dot(ctx: &mut Ctx, op: &Op, plan: &tessera_layout::plan::mma::DotPlan,
+//!                  [a, b, acc]: [&Ident; 3], acc_layout: &LinearLayout,
 //!                  dst_layout: &LinearLayout, in_dtype: DType, acc_dtype: DType)
 //!     -> Result<(TokenStream, Ident), syn::Error>
 //! ```
@@ -483,7 +483,8 @@ impl<'k> Ctx<'k> {
             OpKind::Gather { code: None, .. } => {
                 Err(internal(&op.loc, "a gather without its plan"))
             }
-            OpKind::Dot => self.lower_dot(op),
+            OpKind::Dot { plan: Some(plan) } => self.lower_dot(op, plan),
+            OpKind::Dot { plan: None } => Err(internal(&op.loc, "a dot without its plan")),
         }
     }
 
@@ -525,7 +526,11 @@ impl<'k> Ctx<'k> {
     }
 
     /// `dot(a, b, acc)`: `dot::lower_dot` (G2) on the operands' registers.
-    fn lower_dot(&mut self, op: &Op) -> Result<TokenStream, syn::Error> {
+    fn lower_dot(
+        &mut self,
+        op: &Op,
+        plan: &tessera_layout::plan::mma::DotPlan,
+    ) -> Result<TokenStream, syn::Error> {
         let loc = &op.loc;
         let (Some(&a), Some(&b), Some(&c), Some(&r)) = (
             op.operands.first(),
@@ -535,12 +540,7 @@ impl<'k> Ctx<'k> {
         ) else {
             return Err(internal(loc, "a dot without its operands or result"));
         };
-        let (al, bl, cl, rl) = (
-            self.layout(a, loc)?,
-            self.layout(b, loc)?,
-            self.layout(c, loc)?,
-            self.layout(r, loc)?,
-        );
+        let (cl, rl) = (self.layout(c, loc)?, self.layout(r, loc)?);
         let (ar, br, cr) = (self.regs(a, loc)?, self.regs(b, loc)?, self.regs(c, loc)?);
         let (an, bn, cn) = (
             self.fresh("dot_a"),
@@ -550,11 +550,8 @@ impl<'k> Ctx<'k> {
         let (code, out) = dot::lower_dot(
             self,
             op,
-            &an,
-            &al,
-            &bn,
-            &bl,
-            &cn,
+            plan,
+            [&an, &bn, &cn],
             &cl,
             &rl,
             self.dtype(a),

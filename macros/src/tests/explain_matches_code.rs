@@ -5,7 +5,7 @@
 
 use super::kernel_corpus::kernel_sources;
 use crate::frontend::analyze;
-use crate::infer::{explain, infer_with, plan_text, AlignmentPolicy, Inference, Note};
+use crate::infer::{explain, infer_with, plan_text, AlignmentPolicy, Inference};
 use crate::ir::OpKind;
 use crate::lower::{lower_kernel, Facts};
 use proc_macro2::{TokenStream, TokenTree};
@@ -132,7 +132,7 @@ fn check(inference: &Inference, what: &str) {
             conversion: Some(c),
         } => converts.push(c.clone()),
         OpKind::Gather { .. } => gathers.push(op.clone()),
-        OpKind::Dot => dots.push(op.clone()),
+        OpKind::Dot { .. } => dots.push(op.clone()),
         _ => {}
     });
     // Conversions: the explain line of each, and the calls of its code.
@@ -173,36 +173,27 @@ fn check(inference: &Inference, what: &str) {
         );
     }
     assert_eq!(at, blocks.len(), "{what}: gathers lowered");
-    // Dots: the instruction the note names, and no other mma.
-    let mut named: Vec<&str> = dots
-        .iter()
-        .map(|op| match inference.notes.get(&op.results[0]) {
-            Some(Note::Dot { instruction, .. }) => *instruction,
-            _ => panic!("{what}: a dot without its note"),
-        })
-        .collect();
-    named.sort_unstable();
-    named.dedup();
-    let mut used: Vec<&str> = Calls::of(&body)
+    // Dots: each explain line names the instruction and count of the stored plan, and the code
+    // issues those instructions, one call per step, and no other `mma`.
+    let mut expected = Vec::new();
+    for op in &dots {
+        let OpKind::Dot { plan: Some(plan) } = &op.kind else {
+            panic!("{what}: a dot without its plan");
+        };
+        let line = format!("[{} × {},", plan.kind.shape(), plan.steps.len());
+        assert!(text.contains(&line), "{what}: explain lacks `{line}`");
+        let shape = plan.kind.shape();
+        let name = format!("mma_m{}n{}k{}", shape.m, shape.n, shape.k);
+        expected.extend(std::iter::repeat_n(name, plan.steps.len()));
+    }
+    let mut used: Vec<String> = Calls::of(&body)
         .mma
         .iter()
-        .map(|name| {
-            if name.starts_with("mma_m16n8k32") {
-                "mma.sync m16n8k32"
-            } else {
-                "mma.sync m16n8k16"
-            }
-        })
+        .map(|call| call.split('_').take(2).collect::<Vec<_>>().join("_"))
         .collect();
+    expected.sort_unstable();
     used.sort_unstable();
-    used.dedup();
-    assert_eq!(named, used, "{what}: mma instructions");
-    for instruction in named {
-        assert!(
-            text.contains(instruction),
-            "{what}: explain lacks {instruction}"
-        );
-    }
+    assert_eq!(expected, used, "{what}: mma instructions");
 }
 
 #[test]
