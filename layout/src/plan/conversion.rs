@@ -39,7 +39,6 @@ use super::{
 use crate::f2::EchelonBasis;
 use crate::{Label, LinearLayout};
 use std::boxed::Box;
-use std::format;
 use std::vec::Vec;
 
 /// Issue slots charged for the barrier between the shared-memory store and load.
@@ -198,17 +197,15 @@ pub fn plan_conversion(
     check_distributed(dst, "destination")?;
     for label in [Label::Lane, Label::Warp] {
         if src.in_bits(label) != dst.in_bits(label) {
-            return Err(PlanError::new(format!(
-                "the layouts use different numbers of {label}s: {} vs {}",
-                src.in_size(label),
-                dst.in_size(label)
-            )));
+            return Err(PlanError::DifferentHardware {
+                label,
+                src: src.in_size(label),
+                dst: dst.in_size(label),
+            });
         }
     }
     if bases(src, Label::Block) != bases(dst, Label::Block) {
-        return Err(PlanError::new(
-            "cross-CTA conversion: the block bases differ, so elements would move between CTAs (needs distributed shared memory, not supported)",
-        ));
+        return Err(PlanError::CrossCtaBlocks);
     }
     let in_cta = Space::spanned_by(&hardware_bases(
         src,
@@ -218,9 +215,7 @@ pub fn plan_conversion(
         .iter()
         .any(|&v| !in_cta.contains(v))
     {
-        return Err(PlanError::new(
-            "cross-CTA conversion: a CTA of the destination needs elements that another CTA of the source holds",
-        ));
+        return Err(PlanError::CrossCtaElements);
     }
     if is_noop(src, dst) {
         return Ok(Conversion {

@@ -149,9 +149,10 @@ pub fn movement_for(
     match plan {
         ConversionPlan::NoOp => {
             if dst_registers > src_registers {
-                return Err(PlanError::new(format!(
-                    "a no-op conversion cannot fill {dst_registers} registers from {src_registers}"
-                )));
+                return Err(PlanError::NoOpRegisters {
+                    src: src_registers,
+                    dst: dst_registers,
+                });
             }
             movement.steps = (0..dst_registers)
                 .map(|r| Step::Copy { dst: r, src: r })

@@ -22,7 +22,6 @@ use super::swizzle::memory_layout;
 use super::{bases, check_distributed, check_element_bits, PlanError};
 use crate::{Label, LinearLayout};
 use std::boxed::Box;
-use std::format;
 use std::vec::Vec;
 
 /// How a gather is done.
@@ -103,27 +102,28 @@ pub fn plan_gather(
     let axis_label = Label::Dim(axis as u8);
     let axis_s = src
         .out_index(axis_label)
-        .ok_or_else(|| PlanError::new(format!("the source has no dimension {axis_label}")))?;
+        .ok_or(PlanError::MissingDimension {
+            role: "source",
+            label: axis_label,
+        })?;
     let same_dims = src.num_out_dims() == index.num_out_dims()
         && (0..src.num_out_dims()).all(|o| {
             src.out_label(o) == index.out_label(o)
                 && (o == axis_s || src.out_bits_at(o) == index.out_bits_at(o))
         });
     if !same_dims {
-        return Err(PlanError::new(format!(
-            "source {} and index {} must agree on every dimension but {axis_label}",
-            super::tile_name(src),
-            super::tile_name(index)
-        )));
+        return Err(PlanError::GatherTiles {
+            src: Box::new(*src),
+            index: Box::new(*index),
+            axis: axis_label,
+        });
     }
     if bases(src, Label::Block)
         .iter()
         .chain(&bases(index, Label::Block))
         .any(|&v| v != 0)
     {
-        return Err(PlanError::new(
-            "a gather across CTAs (non-zero block bases) is not supported",
-        ));
+        return Err(PlanError::GatherAcrossCtas);
     }
     let axis_mask_s = mask(src, axis_s);
     let axis_mask_i = mask(index, axis_s);
@@ -222,7 +222,10 @@ fn shuffle_gather(
     let source = src.pseudo_invert()?;
     let reg_out = source
         .out_index(Label::Register)
-        .ok_or_else(|| PlanError::new("the source layout has no registers"))?;
+        .ok_or(PlanError::MissingDimension {
+            role: "source inverse",
+            label: Label::Register,
+        })?;
     // The register part of S⁻¹ on a packed element of the source tile.
     let register_of = |element: u64| -> u32 {
         let coords = src.unpack(element);

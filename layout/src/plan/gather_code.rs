@@ -30,7 +30,6 @@ use super::shared_steps::store_step;
 use super::PlanError;
 use crate::{Label, LinearLayout};
 use core::fmt;
-use std::format;
 use std::vec;
 use std::vec::Vec;
 
@@ -139,7 +138,10 @@ pub fn gather_code(
     let axis_label = Label::Dim(axis as u8);
     let axis_o = src
         .out_index(axis_label)
-        .ok_or_else(|| PlanError::new(format!("the source has no dimension {axis_label}")))?;
+        .ok_or(PlanError::MissingDimension {
+            role: "source",
+            label: axis_label,
+        })?;
     let axis_bits = src.out_bits_at(axis_o);
     let registers = index.in_size(Label::Register);
     // The column of each index input bit, as coordinates of the source tile (axis cleared).
@@ -164,7 +166,10 @@ pub fn gather_code(
             let (reg_o, lane_o) = (
                 source
                     .out_index(Label::Register)
-                    .ok_or_else(|| PlanError::new("the source inverse has no registers"))?,
+                    .ok_or(PlanError::MissingDimension {
+                        role: "source inverse",
+                        label: Label::Register,
+                    })?,
                 source.out_index(Label::Lane),
             );
             // (register, lane) of S⁻¹ at the given source coordinates.

@@ -41,23 +41,137 @@ pub use space::Space;
 
 use crate::{Label, LayoutError, LinearLayout};
 use core::fmt;
+use std::boxed::Box;
 use std::format;
-use std::string::{String, ToString};
+use std::string::String;
 use std::vec::Vec;
 
 /// Why a plan could not be made: the layouts do not fit together, or an argument is out of range.
+/// Each variant carries what went wrong (which layout, which dimension, which sizes); the
+/// messages are rendered in one place, its `Display`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlanError(pub String);
+pub enum PlanError {
+    /// An operation of the layout algebra failed.
+    Layout(LayoutError),
+    /// `role` (e.g. "source") fails a layout check.
+    LayoutOf {
+        role: &'static str,
+        error: LayoutError,
+    },
+    /// Two layouts planned together cover different tiles.
+    DifferentTiles {
+        a: Box<LinearLayout>,
+        b: Box<LinearLayout>,
+    },
+    /// A distributed layout with another input dimension.
+    NotDistributed { role: &'static str, label: Label },
+    /// An element width other than a power of two from 8 to 128 bits.
+    ElementBits { bits: u32 },
+    /// A memory layout with an input other than offset and block.
+    NotMemory { label: Label },
+    /// A memory layout without an `offset` dimension.
+    NoOffset,
+    /// A memory layout that does not hold exactly the tile's elements.
+    MemorySize { memory: Box<LinearLayout> },
+    /// A layout lacks the dimension the plan needs (`role`: which layout).
+    MissingDimension { role: &'static str, label: Label },
+    /// A conversion between layouts with different numbers of `label` (lanes or warps).
+    DifferentHardware { label: Label, src: u32, dst: u32 },
+    /// A conversion whose layouts place the tile differently on the CTAs (`block` bases differ).
+    CrossCtaBlocks,
+    /// A conversion where a CTA of the destination needs elements another CTA holds.
+    CrossCtaElements,
+    /// A no-op plan that cannot fill the destination's registers from the source's.
+    NoOpRegisters { src: u32, dst: u32 },
+    /// No store narrower than a word fits a race-free shared-memory movement (`widened`: even
+    /// with one element per word).
+    SharedStores { widened: bool },
+    /// A gather whose source and index disagree on a dimension other than the axis.
+    GatherTiles {
+        src: Box<LinearLayout>,
+        index: Box<LinearLayout>,
+        axis: Label,
+    },
+    /// A gather across CTAs (non-zero block bases).
+    GatherAcrossCtas,
+    /// `dot` operands that do not form `mma` fragments.
+    Dot(mma::DotError),
+    /// Another planner's reason, in words.
+    Message(String),
+}
 
 impl PlanError {
     pub(crate) fn new(message: impl Into<String>) -> Self {
-        PlanError(message.into())
+        PlanError::Message(message.into())
     }
 }
 
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            PlanError::Layout(e) => write!(f, "{e}"),
+            PlanError::LayoutOf { role, error } => write!(f, "the {role} layout: {error}"),
+            PlanError::DifferentTiles { a, b } => write!(
+                f,
+                "the layouts cover different tiles: {} vs {}",
+                tile_name(a),
+                tile_name(b)
+            ),
+            PlanError::NotDistributed { role, label } => write!(
+                f,
+                "the {role} layout has input dimension `{label}`; a distributed layout has register, lane, warp and block"
+            ),
+            PlanError::ElementBits { bits } => write!(
+                f,
+                "element width {bits} bits: expected a power of two from 8 to 128"
+            ),
+            PlanError::NotMemory { label } => write!(
+                f,
+                "the memory layout has input dimension `{label}`; a memory layout has offset (and block)"
+            ),
+            PlanError::NoOffset => f.write_str("the memory layout has no `offset` dimension"),
+            PlanError::MemorySize { memory } => write!(
+                f,
+                "the memory layout holds {} elements but the tile {} has {}",
+                1u64 << memory.total_in_bits(),
+                tile_name(memory),
+                1u64 << memory.total_out_bits()
+            ),
+            PlanError::MissingDimension { role, label } => {
+                write!(f, "the {role} has no dimension {label}")
+            }
+            PlanError::DifferentHardware { label, src, dst } => write!(
+                f,
+                "the layouts use different numbers of {label}s: {src} vs {dst}"
+            ),
+            PlanError::CrossCtaBlocks => f.write_str(
+                "cross-CTA conversion: the block bases differ, so elements would move between CTAs (needs distributed shared memory, not supported)",
+            ),
+            PlanError::CrossCtaElements => f.write_str(
+                "cross-CTA conversion: a CTA of the destination needs elements that another CTA of the source holds",
+            ),
+            PlanError::NoOpRegisters { src, dst } => write!(
+                f,
+                "a no-op conversion cannot fill {dst} registers from {src}"
+            ),
+            PlanError::SharedStores { widened: true } => {
+                f.write_str("the widened shared-memory plan cannot be lowered")
+            }
+            PlanError::SharedStores { widened: false } => {
+                f.write_str("the shared-memory plan cannot be lowered")
+            }
+            PlanError::GatherTiles { src, index, axis } => write!(
+                f,
+                "source {} and index {} must agree on every dimension but {axis}",
+                tile_name(src),
+                tile_name(index)
+            ),
+            PlanError::GatherAcrossCtas => {
+                f.write_str("a gather across CTAs (non-zero block bases) is not supported")
+            }
+            PlanError::Dot(e) => write!(f, "{e}"),
+            PlanError::Message(m) => f.write_str(m),
+        }
     }
 }
 
@@ -65,13 +179,13 @@ impl std::error::Error for PlanError {}
 
 impl From<mma::DotError> for PlanError {
     fn from(e: mma::DotError) -> Self {
-        PlanError(e.to_string())
+        PlanError::Dot(e)
     }
 }
 
 impl From<LayoutError> for PlanError {
     fn from(e: LayoutError) -> Self {
-        PlanError(e.to_string())
+        PlanError::Layout(e)
     }
 }
 
@@ -103,11 +217,10 @@ pub fn check_same_tile(a: &LinearLayout, b: &LinearLayout) -> Result<(), PlanErr
     if same {
         Ok(())
     } else {
-        Err(PlanError::new(format!(
-            "the layouts cover different tiles: {} vs {}",
-            tile_name(a),
-            tile_name(b)
-        )))
+        Err(PlanError::DifferentTiles {
+            a: Box::new(*a),
+            b: Box::new(*b),
+        })
     }
 }
 
@@ -120,21 +233,19 @@ pub fn tile_name(layout: &LinearLayout) -> String {
 }
 
 /// Ok if `layout` is a distributed layout: inputs among register/lane/warp/block, onto its tile.
-pub fn check_distributed(layout: &LinearLayout, role: &str) -> Result<(), PlanError> {
+pub fn check_distributed(layout: &LinearLayout, role: &'static str) -> Result<(), PlanError> {
     for i in 0..layout.num_in_dims() {
         let label = layout.in_label(i);
         if !matches!(
             label,
             Label::Register | Label::Lane | Label::Warp | Label::Block
         ) {
-            return Err(PlanError::new(format!(
-                "the {role} layout has input dimension `{label}`; a distributed layout has register, lane, warp and block"
-            )));
+            return Err(PlanError::NotDistributed { role, label });
         }
     }
     layout
         .check_surjective()
-        .map_err(|e| PlanError::new(format!("the {role} layout: {e}")))
+        .map_err(|error| PlanError::LayoutOf { role, error })
 }
 
 /// Ok if `bits` is a supported element width: a power of two from 8 to 128.
@@ -142,9 +253,7 @@ pub fn check_element_bits(bits: u32) -> Result<(), PlanError> {
     if bits.is_power_of_two() && (8..=128).contains(&bits) {
         Ok(())
     } else {
-        Err(PlanError::new(format!(
-            "element width {bits} bits: expected a power of two from 8 to 128"
-        )))
+        Err(PlanError::ElementBits { bits })
     }
 }
 
@@ -154,26 +263,22 @@ pub fn memory_offsets(memory: &LinearLayout) -> Result<Vec<u64>, PlanError> {
     for i in 0..memory.num_in_dims() {
         let label = memory.in_label(i);
         if !matches!(label, Label::Offset | Label::Block) {
-            return Err(PlanError::new(format!(
-                "the memory layout has input dimension `{label}`; a memory layout has offset (and block)"
-            )));
+            return Err(PlanError::NotMemory { label });
         }
     }
     if memory.in_index(Label::Offset).is_none() {
-        return Err(PlanError::new(
-            "the memory layout has no `offset` dimension",
-        ));
+        return Err(PlanError::NoOffset);
     }
     memory
         .check_injective()
-        .map_err(|e| PlanError::new(format!("the memory layout: {e}")))?;
+        .map_err(|error| PlanError::LayoutOf {
+            role: "memory",
+            error,
+        })?;
     if !memory.is_invertible() {
-        return Err(PlanError::new(format!(
-            "the memory layout holds {} elements but the tile {} has {}",
-            1u64 << memory.total_in_bits(),
-            tile_name(memory),
-            1u64 << memory.total_out_bits()
-        )));
+        return Err(PlanError::MemorySize {
+            memory: Box::new(*memory),
+        });
     }
     let mut offsets = bases(memory, Label::Offset);
     offsets.extend(bases(memory, Label::Block));

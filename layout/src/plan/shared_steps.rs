@@ -48,7 +48,7 @@ pub fn shared_movement(
         let widened = shared_plan(src, dst, 32)?;
         return shared_candidate(&widened.swizzle.memory, src, dst, element_bits, true)
             .map(|(m, _)| m)
-            .ok_or_else(|| PlanError::new("the widened shared-memory plan cannot be lowered"));
+            .ok_or(PlanError::SharedStores { widened: true });
     }
     let mut best: Option<(Movement, (u32, bool))> = None;
     let mut memories = vec![plan.swizzle.memory];
@@ -67,7 +67,7 @@ pub fn shared_movement(
         }
     }
     best.map(|(m, _)| m)
-        .ok_or_else(|| PlanError::new("the shared-memory plan cannot be lowered"))
+        .ok_or(PlanError::SharedStores { widened: false })
 }
 
 /// The movement through `memory` (offset → tile) and its issue cost; `widened`: one element per

@@ -16,12 +16,13 @@
 //!   the 32 lanes of a warp, warps on the other dimensions ([`axis_in_warp`]).
 
 use super::layouts::{normalize, LANES};
+use std::fmt;
 use tessera_layout::families::nvidia_mma::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::families::shape::{
     ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
 };
 use tessera_layout::families::Blocked;
-use tessera_layout::LinearLayout;
+use tessera_layout::{LayoutError, LinearLayout};
 
 /// Where a layout comes from (printed by the explain output).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,11 +76,45 @@ impl Origin {
     }
 }
 
-fn to_u32(shape: &[u64]) -> Result<Vec<u32>, String> {
+/// Why an anchor layout could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AnchorError {
+    /// A tile dimension of `size` elements does not fit the layout families' `u32` sizes.
+    TooLarge { size: u64 },
+    /// The origin is not a blocked layout.
+    NotBlocked,
+    /// The hardware family rejected the shape.
+    Family(LayoutError),
+    /// The family's layout could not be normalised onto the tile (the reason, from `layouts`).
+    Normalize(String),
+}
+
+impl fmt::Display for AnchorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnchorError::TooLarge { size } => write!(f, "a dimension of {size} is too large"),
+            AnchorError::NotBlocked => f.write_str("not a blocked layout"),
+            AnchorError::Family(e) => write!(f, "{e}"),
+            AnchorError::Normalize(e) => f.write_str(e),
+        }
+    }
+}
+
+fn to_u32(shape: &[u64]) -> Result<Vec<u32>, AnchorError> {
     shape
         .iter()
-        .map(|&s| u32::try_from(s).map_err(|_| format!("a dimension of {s} is too large")))
+        .map(|&size| u32::try_from(size).map_err(|_| AnchorError::TooLarge { size }))
         .collect()
+}
+
+/// `layout` normalised onto the tile `shape` (see `layouts::normalize`).
+fn normalized(
+    layout: Result<LinearLayout, LayoutError>,
+    shape: &[u64],
+    num_warps: u32,
+) -> Result<LinearLayout, AnchorError> {
+    normalize(&layout.map_err(AnchorError::Family)?, shape, num_warps)
+        .map_err(AnchorError::Normalize)
 }
 
 /// The layout of a blocked family on `shape`, normalised.
@@ -87,7 +122,7 @@ pub fn blocked_layout(
     origin: &Origin,
     shape: &[u64],
     num_warps: u32,
-) -> Result<LinearLayout, String> {
+) -> Result<LinearLayout, AnchorError> {
     let Origin::Blocked {
         size_per_thread,
         threads_per_warp,
@@ -95,12 +130,11 @@ pub fn blocked_layout(
         order,
     } = origin
     else {
-        return Err("not a blocked layout".into());
+        return Err(AnchorError::NotBlocked);
     };
     let l = Blocked::new(size_per_thread, threads_per_warp, warps_per_cta, order)
-        .to_linear_layout(&to_u32(shape)?)
-        .map_err(|e| e.to_string())?;
-    normalize(&l, shape, num_warps)
+        .to_linear_layout(&to_u32(shape)?);
+    normalized(l, shape, num_warps)
 }
 
 /// Triton's `BlockedEncodingAttr` builder: `per_thread` elements along `order[0]` (1 elsewhere);
@@ -231,11 +265,13 @@ pub fn mma_warps(m: u64, n: u64, num_warps: u32) -> Vec<u32> {
 }
 
 /// The `nvidia_mma` v2 accumulator layout of `[m, n]`.
-pub fn mma_layout(shape: &[u64], warps: &[u32], num_warps: u32) -> Result<LinearLayout, String> {
-    let l = NvidiaMma::new(2, 0, warps, &[16, 8])
-        .to_linear_layout(&to_u32(shape)?)
-        .map_err(|e| e.to_string())?;
-    normalize(&l, shape, num_warps)
+pub fn mma_layout(
+    shape: &[u64],
+    warps: &[u32],
+    num_warps: u32,
+) -> Result<LinearLayout, AnchorError> {
+    let l = NvidiaMma::new(2, 0, warps, &[16, 8]).to_linear_layout(&to_u32(shape)?);
+    normalized(l, shape, num_warps)
 }
 
 /// Operand `op_idx` (0: A `[M, K]`, 1: B `[K, N]`) of the mma v2 parent with `warps`.
@@ -245,12 +281,11 @@ pub fn dot_operand_layout(
     shape: &[u64],
     warps: &[u32],
     num_warps: u32,
-) -> Result<LinearLayout, String> {
+) -> Result<LinearLayout, AnchorError> {
     let parent = NvidiaMma::new(2, 0, warps, &[16, 8]);
     let l = DotOperand::new(op_idx, k_width, MmaParent::Nvidia(parent))
-        .to_linear_layout(&to_u32(shape)?)
-        .map_err(|e| e.to_string())?;
-    normalize(&l, shape, num_warps)
+        .to_linear_layout(&to_u32(shape)?);
+    normalized(l, shape, num_warps)
 }
 
 /// Blocked parameters that keep dimension `axis` inside a warp: the axis first in the order,

@@ -331,34 +331,81 @@ fn validate(kernel: &Kernel) -> Result<(), syn::Error> {
     Ok(())
 }
 
+/// Why a layout is not what [`LayoutSlot::Inferred`] promises for a tile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayoutCheckError {
+    /// The inputs are not register, lane, warp.
+    Inputs,
+    /// `lanes` lanes and `warps` warps instead of 32 and `num_warps`.
+    Threads {
+        lanes: u32,
+        warps: u32,
+        num_warps: u32,
+    },
+    /// `outputs` output dimensions for a tile of rank `rank`.
+    Rank { outputs: usize, rank: usize },
+    /// Output `dim` is not `dim{dim}` of size `size`.
+    Output { dim: usize, size: u64 },
+    /// Not a distributed layout (Definition 4.10) onto the tile.
+    NotDistributed,
+}
+
+impl std::fmt::Display for LayoutCheckError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LayoutCheckError::Inputs => f.write_str("inputs are not register, lane, warp"),
+            LayoutCheckError::Threads {
+                lanes,
+                warps,
+                num_warps,
+            } => write!(
+                f,
+                "{lanes} lanes and {warps} warps, expected 32 and {num_warps}"
+            ),
+            LayoutCheckError::Rank { outputs, rank } => {
+                write!(f, "{outputs} output dimensions for a tile of rank {rank}")
+            }
+            LayoutCheckError::Output { dim, size } => {
+                write!(f, "output {dim} is not dim{dim} of size {size}")
+            }
+            LayoutCheckError::NotDistributed => {
+                f.write_str("not a distributed layout (Definition 4.10) onto the tile")
+            }
+        }
+    }
+}
+
 /// A layout is what [`LayoutSlot::Inferred`] promises for a tile of `shape`.
-pub fn check_layout(l: &LinearLayout, shape: &[u64], num_warps: u32) -> Result<(), String> {
+pub fn check_layout(
+    l: &LinearLayout,
+    shape: &[u64],
+    num_warps: u32,
+) -> Result<(), LayoutCheckError> {
     let ins = [Label::Register, Label::Lane, Label::Warp];
     if l.num_in_dims() != 3 || (0..3).any(|i| l.in_label(i) != ins[i]) {
-        return Err("inputs are not register, lane, warp".into());
+        return Err(LayoutCheckError::Inputs);
     }
     if l.in_size(Label::Lane) != 32 || l.in_size(Label::Warp) != num_warps {
-        return Err(format!(
-            "{} lanes and {} warps, expected 32 and {num_warps}",
-            l.in_size(Label::Lane),
-            l.in_size(Label::Warp)
-        ));
+        return Err(LayoutCheckError::Threads {
+            lanes: l.in_size(Label::Lane),
+            warps: l.in_size(Label::Warp),
+            num_warps,
+        });
     }
     if l.num_out_dims() != shape.len() {
-        return Err(format!(
-            "{} output dimensions for a tile of rank {}",
-            l.num_out_dims(),
-            shape.len()
-        ));
+        return Err(LayoutCheckError::Rank {
+            outputs: l.num_out_dims(),
+            rank: shape.len(),
+        });
     }
     for (d, &s) in shape.iter().enumerate() {
         if l.out_label(d) != Label::Dim(d as u8) || u64::from(l.out_size(Label::Dim(d as u8))) != s
         {
-            return Err(format!("output {d} is not dim{d} of size {s}"));
+            return Err(LayoutCheckError::Output { dim: d, size: s });
         }
     }
     if !l.is_distributed_layout() {
-        return Err("not a distributed layout (Definition 4.10) onto the tile".into());
+        return Err(LayoutCheckError::NotDistributed);
     }
     Ok(())
 }

@@ -40,7 +40,7 @@
 use super::access::as_good_as;
 use super::anchors::{
     axis_in_warp, blocked_layout, blocked_params, dot_operand_layout, fit, mma_layout, mma_warps,
-    order_from_contiguity, own_per_thread, warps_off_axes, Origin,
+    order_from_contiguity, own_per_thread, warps_off_axes, AnchorError, Origin,
 };
 use super::axis::{AxisAnalysis, AxisInfo};
 use super::graph::{Def, Graph, OpId};
@@ -772,7 +772,8 @@ impl<'a> Problem<'a> {
                     }
                     let warps = mma_warps(m, n, nw);
                     let k_width = 32 / in_bits;
-                    let err = |e: String| self.error_at(id, &format!("no tensor-core layout: {e}"));
+                    let err =
+                        |e: AnchorError| self.error_at(id, &format!("no tensor-core layout: {e}"));
                     let acc_layout = mma_layout(&[m, n], &warps, nw).map_err(err)?;
                     let a_layout =
                         dot_operand_layout(0, k_width, &[m, k], &warps, nw).map_err(err)?;
