@@ -18,7 +18,7 @@
 mod access;
 mod anchors;
 pub mod axis;
-mod explain;
+pub(crate) mod explain;
 mod graph;
 mod layouts;
 mod rewrite;
@@ -29,9 +29,6 @@ mod tests;
 pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo};
 
 pub use rewrite::ConversionRecord;
-
-#[cfg(test)]
-pub(crate) use explain::plan_text;
 
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, Value, ValueId};
 use crate::types::{DType, Scalar};

@@ -5,7 +5,8 @@
 
 use super::kernel_corpus::kernel_sources;
 use crate::frontend::analyze;
-use crate::infer::{explain, infer_with, plan_text, AlignmentPolicy, Inference};
+use crate::infer::explain::plan_text;
+use crate::infer::{explain, infer_with, AlignmentPolicy, Inference};
 use crate::ir::OpKind;
 use crate::lower::{lower_kernel, Facts};
 use proc_macro2::{TokenStream, TokenTree};
