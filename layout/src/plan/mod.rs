@@ -9,6 +9,7 @@
 //!   shuffles or shared memory, chosen by a cost model (§5.4).
 //! - [`ldmatrix`]: when `ldmatrix`/`stmatrix` apply, by left division (Theorem 5.1).
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
+//! - [`wgmma`]: the `wgmma` matrix descriptor of an NVMMA shared operand tile.
 //! - [`simulate`]: a warp-level machine that executes the plans on data (used by the tests).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
@@ -25,6 +26,7 @@ pub mod simulate;
 pub mod space;
 pub mod swizzle;
 pub mod vectorize;
+pub mod wgmma;
 
 pub use space::Space;
 
