@@ -58,8 +58,11 @@
 
 mod cta;
 mod error;
+pub(crate) mod mbarrier;
 pub(crate) mod ops;
 pub mod report;
+pub(crate) mod tma;
+pub(crate) mod wgmma;
 
 pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};
