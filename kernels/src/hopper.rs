@@ -83,6 +83,14 @@ const fn descriptor(template: u64, address: u32) -> u64 {
     template | ((address as u64 >> 4) & 0x3fff)
 }
 
+/// `store(j, regs[2j], regs[2j + 1])` for every listed `j`, unrolled so that every register
+/// index is a constant (a loop over the array would keep it in local memory).
+macro_rules! for_each_pair {
+    ($store:ident, $regs:ident, $($j:literal)*) => {
+        $( $store($j, $regs[2 * $j], $regs[2 * $j + 1]); )*
+    };
+}
+
 tessera::device_kernel! {
     /// `c[m × n] = a[m × k] · b[k × n]`, f16 in, f32 accumulate, f16 out, row-major, through
     /// the tensor maps `a_map` (box [`A_BOX`]) and `b_map` (box [`B_BOX`]), both with the
@@ -170,14 +178,17 @@ tessera::device_kernel! {
         let (warp, lane) = ((tid / 32) % 4, tid % 32);
         let row_base = row0 + warpgroup * 64 + 16 * warp + lane / 4;
         let out = c.cast::<u32>();
-        for (j, pair) in regs.chunks_exact(2).enumerate() {
-            let j = j as u32;
+        let store = |j: u32, lo: f32, hi: f32| {
             let row = row_base + 8 * (j % 2);
             let col = col0 + 8 * (j / 2) + 2 * (lane % 4);
-            let bits = f16x2_bits(f32_to_f16(pair[0]), f32_to_f16(pair[1]));
+            let bits = f16x2_bits(f32_to_f16(lo), f32_to_f16(hi));
             let index = (row as u64 * n as u64 + col as u64) / 2;
             st_global_v1(out.offset(index as isize), row < m && col < n, bits);
-        }
+        };
+        for_each_pair!(
+            store, regs, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26
+            27 28 29 30 31
+        );
     }
 }
 
