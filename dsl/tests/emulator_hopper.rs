@@ -7,7 +7,7 @@ mod emulator_support;
 use emulator_support::Buffer;
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError};
-use tessera::{f16, Ptr};
+use tessera::{bf16, f16, Ptr};
 use tessera_layout::families::NvmmaShared;
 use tessera_layout::plan::wgmma::plan_operand;
 use tessera_layout::Label;
@@ -311,9 +311,27 @@ fn value(seed: u32, r: u32, c: u32) -> f32 {
     ((r * 7 + c * 13 + seed) % 17) as f32 / 4.0 - 2.0
 }
 
+/// A 16-bit input type of `wgmma`: its bits of an f32.
+type Encode = fn(f32) -> u32;
+
+fn f16_bits(x: f32) -> u32 {
+    f16::from_f32(x).to_bits() as u32
+}
+
+fn bf16_bits(x: f32) -> u32 {
+    bf16::from_f32(x).to_bits() as u32
+}
+
 /// Writes the `rows × cols` tile `value(seed, ·, ·)` in the NVMMA layout at shared `tile`
 /// (each of `threads` threads writes its share of the words).
-unsafe fn fill_nvmma(tile: u32, shape: [u32; 2], seed: u32, tid: u32, threads: u32) {
+unsafe fn fill_nvmma(
+    tile: u32,
+    shape: [u32; 2],
+    seed: u32,
+    tid: u32,
+    threads: u32,
+    encode: Encode,
+) {
     let layout = NvmmaShared::new(128, 16, false)
         .to_linear_layout(&shape)
         .unwrap();
@@ -321,7 +339,7 @@ unsafe fn fill_nvmma(tile: u32, shape: [u32; 2], seed: u32, tid: u32, threads: u
     while w < shape[0] * shape[1] / 2 {
         let half = |o: u32| {
             let [r, c, ..] = layout.apply(&[(Label::Offset, o)]).unwrap();
-            f16::from_f32(value(seed, r, c)).to_bits() as u32
+            encode(value(seed, r, c))
         };
         st_shared_v1(tile + 4 * w, half(2 * w) | half(2 * w + 1) << 16);
         w += threads;
@@ -331,8 +349,10 @@ unsafe fn fill_nvmma(tile: u32, shape: [u32; 2], seed: u32, tid: u32, threads: u
 /// `A (64 × 64, seed 1) · B (64 × N, seed 2)`, the tiles stored as the 128-byte-swizzled NVMMA
 /// layout, through 4 `wgmma`s of K 16 from shared memory; checks every register of every
 /// thread.
-fn check_wgmma_ss<const R: usize>(mma: unsafe fn(&mut WgmmaAccumulator<R>, u64, u64, bool))
-where
+fn check_wgmma_ss<const R: usize>(
+    mma: unsafe fn(&mut WgmmaAccumulator<R>, u64, u64, bool),
+    encode: Encode,
+) where
     WgmmaAccumulator<R>: WaitGroupFence,
 {
     let n = 2 * R as u32;
@@ -346,8 +366,8 @@ where
     run(128, 1024 + 64 * 64 * 2 + 64 * 256 * 2, |tid| unsafe {
         let a_tile = dynamic_shared_base();
         let b_tile = a_tile + 64 * 64 * 2;
-        fill_nvmma(a_tile, [64, 64], 1, tid, 128);
-        fill_nvmma(b_tile, [64, n], 2, tid, 128);
+        fill_nvmma(a_tile, [64, 64], 1, tid, 128, encode);
+        fill_nvmma(b_tile, [64, n], 2, tid, 128, encode);
         fence_proxy_async_shared_cta();
         sync_threads();
         let mut acc = WgmmaAccumulator::<R>::zeroed();
@@ -372,9 +392,35 @@ where
 
 #[test]
 fn wgmma_from_shared_memory_matches_the_reference() {
-    check_wgmma_ss::<32>(|acc, a, b, s| unsafe { wgmma_m64n64k16_f16::<0, 1>(acc, a, b, s) });
-    check_wgmma_ss::<64>(|acc, a, b, s| unsafe { wgmma_m64n128k16_f16::<0, 1>(acc, a, b, s) });
-    check_wgmma_ss::<128>(|acc, a, b, s| unsafe { wgmma_m64n256k16_f16::<0, 1>(acc, a, b, s) });
+    check_wgmma_ss::<32>(
+        |acc, a, b, s| unsafe { wgmma_m64n64k16_f16::<0, 1>(acc, a, b, s) },
+        f16_bits,
+    );
+    check_wgmma_ss::<64>(
+        |acc, a, b, s| unsafe { wgmma_m64n128k16_f16::<0, 1>(acc, a, b, s) },
+        f16_bits,
+    );
+    check_wgmma_ss::<128>(
+        |acc, a, b, s| unsafe { wgmma_m64n256k16_f16::<0, 1>(acc, a, b, s) },
+        f16_bits,
+    );
+    // The test values (multiples of 1/4 in [-2, 2]) are exact in bf16 too.
+    check_wgmma_ss::<64>(
+        |acc, a, b, s| unsafe { wgmma_m64n128k16_bf16::<0, 1>(acc, a, b, s) },
+        bf16_bits,
+    );
+}
+
+#[test]
+fn a_block_that_does_not_fill_the_warpgroup_is_an_error() {
+    let plan = plan_operand(NvmmaShared::new(128, 16, false), [64, 64], 1, 64).unwrap();
+    let message = async_message(run(96, 1024 + 64 * 64 * 2, |_| unsafe {
+        let mut acc = WgmmaAccumulator::<32>::zeroed();
+        wgmma_fence();
+        let desc = plan.descriptor_at(dynamic_shared_base(), 0, 0);
+        wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
+    }));
+    assert!(message.contains("do not fill warpgroup 0"), "{message}");
 }
 
 #[test]
@@ -382,7 +428,7 @@ fn wgmma_with_a_from_registers_matches_the_reference() {
     let b_plan = plan_operand(NvmmaShared::new(128, 16, false), [64, 64], 0, 64).unwrap();
     run(128, 1024 + 64 * 64 * 2, |tid| unsafe {
         let b_tile = dynamic_shared_base();
-        fill_nvmma(b_tile, [64, 64], 2, tid, 128);
+        fill_nvmma(b_tile, [64, 64], 2, tid, 128, f16_bits);
         fence_proxy_async_shared_cta();
         sync_threads();
         let a = |e: u32| {
