@@ -6,7 +6,8 @@
 //! wgmma.fence.sync.aligned;                    // before the first wgmma, and between register
 //!                                              // accesses and a wgmma on the same registers
 //! wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d..}, a-desc, b-desc, scale-d, 1, 1, ta, tb;
-//! wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d..}, {a0, a1, a2, a3}, b-desc, scale-d, 1, 1, tb;
+//! wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d..}, {a0, a1, a2, a3}, b-desc, scale-d,
+//!     1, 1, tb;
 //! wgmma.commit_group.sync.aligned;             // close the group of wgmmas issued since
 //! wgmma.wait_group.sync.aligned N;             // wait until at most N groups are pending
 //! ```
@@ -248,6 +249,32 @@ pub fn wgmma_wait_group<const N: u32, A: WaitGroupFence>(acc: &mut A) {
     acc.wait_group::<N>();
 }
 
-wgmma_n!(64, 32, wgmma_m64n64k16_f16, wgmma_m64n64k16_bf16, wgmma_m64n64k16_f16_rs, wgmma_m64n64k16_bf16_rs, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
-wgmma_n!(128, 64, wgmma_m64n128k16_f16, wgmma_m64n128k16_bf16, wgmma_m64n128k16_f16_rs, wgmma_m64n128k16_bf16_rs, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
-wgmma_n!(256, 128, wgmma_m64n256k16_f16, wgmma_m64n256k16_bf16, wgmma_m64n256k16_f16_rs, wgmma_m64n256k16_bf16_rs, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
+wgmma_n!(
+    64, 32,
+    wgmma_m64n64k16_f16,
+    wgmma_m64n64k16_bf16,
+    wgmma_m64n64k16_f16_rs,
+    wgmma_m64n64k16_bf16_rs,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+wgmma_n!(
+    128, 64,
+    wgmma_m64n128k16_f16,
+    wgmma_m64n128k16_bf16,
+    wgmma_m64n128k16_f16_rs,
+    wgmma_m64n128k16_bf16_rs,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
+    34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
+wgmma_n!(
+    256, 128,
+    wgmma_m64n256k16_f16,
+    wgmma_m64n256k16_bf16,
+    wgmma_m64n256k16_f16_rs,
+    wgmma_m64n256k16_bf16_rs,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
+    34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64
+    65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95
+    96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119
+    120 121 122 123 124 125 126 127]
+);

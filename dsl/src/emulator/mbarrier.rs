@@ -228,7 +228,8 @@ pub(crate) fn arrive(addr: u32, tx: u32, op: &'static str) -> u64 {
         t.cta.with_mbarrier(t, addr, op, |b| {
             if b.pending == 0 {
                 return Err(format!(
-                    "phase {} of the mbarrier at {addr:#x} already has its {} arrivals and waits                      for {} transaction bytes: more threads arrive than its init count",
+                    "phase {} of the mbarrier at {addr:#x} already has its {} arrivals and waits \
+                     for {} transaction bytes: more threads arrive than its init count",
                     b.completed, b.expected, b.tx
                 ));
             }

@@ -6,8 +6,10 @@
 //! `T = 16 / element bytes` elements, with `W` the swizzle width in bytes (32, 64 or 128):
 //!
 //! ```text
-//! K-major  ((8, m), (T, W/16)) : ((W, SBO), (1 element, 16))      rows of W bytes, 8-row groups SBO apart
-//! MN-major ((T, W/16, m), (8, k)) : ((1 element, 16, LBO), (W, SBO)) MN atoms LBO apart, 8-row K groups SBO apart
+//! K-major  ((8, m), (T, W/16))    : ((W, SBO), (1 element, 16))
+//!          rows of W bytes, 8-row groups SBO apart
+//! MN-major ((T, W/16, m), (8, k)) : ((1 element, 16, LBO), (W, SBO))
+//!          MN atoms of W bytes LBO apart, 8-row K groups SBO apart
 //! ```
 //!
 //! then the swizzle on the absolute shared address: bits `[4, 4 + log2(W/16))` XOR bits
