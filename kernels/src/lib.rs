@@ -9,6 +9,7 @@
 //! * [`vec_add`]: `out = a + b` over f32, 128-bit loads/stores, masked tail.
 //! * [`copy`]: `out = x` over f32, 128-bit loads/stores, masked tail (bandwidth baseline).
 //! * [`row_sum`]: one warp per row of an M×N f32 matrix, `shfl.sync.bfly` tree reduction.
+//! * [`hopper`]: a 128 × 128 × 64 f16 matmul on TMA, `mbarrier` and `wgmma` (sm_90a).
 //! * [`probes`]: small kernels that exercise the rest of the runtime layer (conversions,
 //!   shuffles, `cp.async` + `ldmatrix` + `mma`, shared-memory bank patterns) so that every
 //!   wrapper is assembled by ptxas in CI and checked against CPU references on the emulator
@@ -17,6 +18,9 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 pub mod copy;
+// wgmma needs sm_90a: on nvptx64 only in builds with `-C target-cpu=sm_90a`.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod hopper;
 pub mod probes;
 pub mod row_sum;
 pub mod tiled;

@@ -18,6 +18,8 @@
 //! | conversions | [`f32_to_f16`], [`f16_to_f32`], [`f32_to_bf16`], [`bf16_to_f32`], f8 e4m3/e5m2, i32/u32 |
 //! | f32 arithmetic | [`add_f32`], [`sub_f32`], [`mul_f32`], [`div_f32`] (the GPU's canonical NaN results on the host too), [`neg_f32`], [`abs_f32`] |
 //! | tensor cores | [`mma_m16n8k16_f16_f32`], [`mma_m16n8k16_bf16_f32`], [`mma_m16n8k32_s8_s32`] |
+//! | warpgroup MMA (sm_90a) | [`WgmmaAccumulator`], [`wgmma_m64n128k16_f16`] & co. (N = 64, 128, 256; f16, bf16; `_rs`: A from registers), [`wgmma_fence`], [`wgmma_commit_group`], [`wgmma_wait_group`] |
+//! | mbarrier, TMA (sm_90) | [`mbarrier_init`], [`mbarrier_arrive`], [`mbarrier_arrive_expect_tx`], [`mbarrier_try_wait_parity`], [`mbarrier_wait_parity`], [`mbarrier_inval`], [`TensorMap`], [`tma_load_2d`], [`fence_mbarrier_init`], [`fence_proxy_async_shared_cta`] |
 //!
 //! # Target SM, PTX ISA version and gating
 //!
@@ -56,22 +58,28 @@ mod cp_async;
 mod cvt;
 mod float;
 mod global;
+mod mbarrier;
 mod mma;
 mod shared;
 mod shfl;
 mod sreg;
 mod sync;
+mod tma;
+mod wgmma;
 mod word;
 
 pub use cp_async::*;
 pub use cvt::*;
 pub use float::*;
 pub use global::*;
+pub use mbarrier::*;
 pub use mma::*;
 pub use shared::*;
 pub use shfl::*;
 pub use sreg::*;
 pub use sync::*;
+pub use tma::*;
+pub use wgmma::*;
 pub use word::{ShflValue, B32};
 
 #[cfg(target_arch = "nvptx64")]

@@ -18,8 +18,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::error::{EmulatorError, ThreadRef};
+use super::mbarrier::MbarrierTable;
 use super::ops::{self, Collective, CpAsyncCopy, PAYLOAD_WORDS};
 use super::report::{EmulatorReport, SharedAccessKind, SiteTable};
+use super::wgmma::WgmmaThread;
 use super::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK};
 
 /// Number of named CTA barriers (`bar.sync 0..15`).
@@ -48,6 +50,8 @@ pub(crate) struct ThreadLocalState {
     pub(crate) cp_async_open: Vec<CpAsyncCopy>,
     /// Committed, not yet completed `cp.async` groups, oldest first.
     pub(crate) cp_async_groups: VecDeque<Vec<CpAsyncCopy>>,
+    /// `wgmma` fences, issues and commit groups.
+    pub(crate) wgmma: WgmmaThread,
 }
 
 impl ThreadLocalState {
@@ -166,12 +170,13 @@ pub(crate) struct SyncState {
     /// Linear index of the block this CTA slot currently runs.
     hosted_block: u64,
     pub(crate) block_idx: [u32; 3],
-    blocked: u32,
+    pub(crate) blocked: u32,
     aborted: bool,
     error: Option<EmulatorError>,
     barriers: [BarrierState; NUM_BARRIERS],
     warps: Vec<WarpState>,
     pub(crate) sites: SiteTable,
+    pub(crate) mbarriers: MbarrierTable,
 }
 
 /// One CTA: its shared memory and synchronisation state (reused for every block of a launch).
@@ -185,7 +190,7 @@ pub(crate) struct Cta {
     pub(crate) shared_bytes: u32,
     sync: Mutex<SyncState>,
     warp_cv: Box<[Condvar]>,
-    barrier_cv: Condvar,
+    pub(crate) barrier_cv: Condvar,
     /// Workers waiting for this slot to host their next block.
     slot_cv: Condvar,
     /// Copy of `SyncState::hosted_block` for the lock-free fast path of `enter_block`.
@@ -293,7 +298,10 @@ impl Cta {
         panic::resume_unwind(Box::new(Aborted))
     }
 
-    fn unwind_if_aborted<'g>(&self, st: MutexGuard<'g, SyncState>) -> MutexGuard<'g, SyncState> {
+    pub(crate) fn unwind_if_aborted<'g>(
+        &self,
+        st: MutexGuard<'g, SyncState>,
+    ) -> MutexGuard<'g, SyncState> {
         if st.aborted {
             drop(st);
             panic::resume_unwind(Box::new(Aborted));
@@ -312,7 +320,10 @@ impl Cta {
     }
 
     /// Called with the lock held right after a thread started waiting.
-    fn check_deadlock<'g>(&self, st: MutexGuard<'g, SyncState>) -> MutexGuard<'g, SyncState> {
+    pub(crate) fn check_deadlock<'g>(
+        &self,
+        st: MutexGuard<'g, SyncState>,
+    ) -> MutexGuard<'g, SyncState> {
         let live = self.live();
         if live > 0 && st.blocked == live {
             let message = self.describe_waits(&st);
@@ -354,6 +365,7 @@ impl Cta {
                 ));
             }
         }
+        parts.extend(st.mbarriers.describe_waits());
         parts.join("; ")
     }
 
@@ -667,6 +679,7 @@ impl Cta {
         st.blocked = 0;
         st.aborted = false;
         st.barriers = [BarrierState::default(); NUM_BARRIERS];
+        st.mbarriers = MbarrierTable::default();
         for w in st.warps.iter_mut() {
             w.pending.clear();
             w.mailbox = [None; 32];
@@ -861,6 +874,7 @@ fn launch(
                 barriers: [BarrierState::default(); NUM_BARRIERS],
                 warps: (0..warps).map(|_| WarpState::new()).collect(),
                 sites: SiteTable::default(),
+                mbarriers: MbarrierTable::default(),
             }),
             warp_cv: (0..warps).map(|_| Condvar::new()).collect(),
             barrier_cv: Condvar::new(),

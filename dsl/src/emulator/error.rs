@@ -119,6 +119,18 @@ pub enum EmulatorError {
         /// What is wrong.
         message: String,
     },
+    /// An asynchronous operation (`wgmma`, `mbarrier`, TMA) used incorrectly: an accumulator
+    /// read before the `wgmma.wait_group` that covers it, an `mbarrier` wait on a phase the
+    /// thread has already seen, an uninitialised `mbarrier`, a tensor map the driver would
+    /// reject.
+    AsyncOperation {
+        /// The thread that detected the problem.
+        thread: ThreadRef,
+        /// The PTX operation.
+        op: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// Every live thread of a CTA waits on a barrier or warp collective that can never complete.
     Deadlock {
         /// `%ctaid` of the block.
@@ -188,6 +200,11 @@ impl fmt::Display for EmulatorError {
                 "{thread}: {op} through null global pointer (address {address:#x}) at {site}"
             ),
             EmulatorError::WarpCollective {
+                thread,
+                op,
+                message,
+            } => write!(f, "{thread}: {op}: {message}"),
+            EmulatorError::AsyncOperation {
                 thread,
                 op,
                 message,

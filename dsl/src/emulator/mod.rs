@@ -27,6 +27,14 @@
 //!   know the extent of a host allocation).
 //! * **`cp.async`** copies complete when their group is waited for, not when issued, so a
 //!   missing `cp.async.wait_group` shows up on the emulator as it would on the GPU.
+//! * **Hopper.** `mbarrier` objects keep their arrival count, transaction bytes and phase
+//!   beside shared memory; a wait sleeps until its phase completes, a wait on a phase the
+//!   thread has already seen (parity not flipped) is an error, and a wait that cannot end is a
+//!   deadlock naming the barrier. TMA copies read the tensor map's box (zeros outside the
+//!   tensor), apply its swizzle and land when their barrier's phase completes. `wgmma`
+//!   computes each thread's accumulator fragment at issue but marks it in flight: reading it
+//!   before the `wgmma.wait_group` that retires it, or issuing a `wgmma` on registers touched
+//!   since the last `wgmma.fence`, is an [`EmulatorError::AsyncOperation`].
 //! * **Deadlocks** (every live thread waiting on something that cannot complete) and failures
 //!   in any thread (including panics in the kernel body) stop the launch with an error that names
 //!   the block and thread; the other threads are released, nothing hangs.
@@ -58,8 +66,11 @@
 
 mod cta;
 mod error;
+pub(crate) mod mbarrier;
 pub(crate) mod ops;
 pub mod report;
+pub(crate) mod tma;
+pub(crate) mod wgmma;
 
 pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};

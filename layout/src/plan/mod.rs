@@ -15,6 +15,7 @@
 //! - [`ldmatrix`]: when `ldmatrix`/`stmatrix` apply, by left division (Theorem 5.1).
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
 //! - [`gather_code`]: a gather plan resolved to per-thread steps, and its cost.
+//! - [`wgmma`]: the `wgmma` matrix descriptor of an NVMMA shared operand tile.
 //! - [`simulate`]: a warp-level machine that executes the plans on data (used by the tests).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
@@ -36,6 +37,7 @@ pub mod simulate;
 pub mod space;
 pub mod swizzle;
 pub mod vectorize;
+pub mod wgmma;
 
 pub use space::Space;
 

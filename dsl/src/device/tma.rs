@@ -1,0 +1,251 @@
+//! The Tensor Memory Accelerator (sm_90): 2-D tiled copies global → shared described by a
+//! tensor map, completing on an `mbarrier`.
+//!
+//! ```text
+//! cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+//!     [dst], [tensor_map, {x, y}], [mbarrier];
+//! ```
+//!
+//! copies the box of `box_dim[1]` rows × `box_dim[0]` elements whose first element is global
+//! element (`x`, `y`) (`x` along the contiguous dimension) to shared memory at `dst`: rows of
+//! `box_dim[0] × element bytes` one after the other, each 16-byte chunk moved by the swizzle
+//! (chunk bits `[4, 4 + b)` of the shared address XOR bits `[7, 7 + b)`, `b = log2(W / 16)`,
+//! the pattern of [`DescriptorSwizzle`](tessera_layout::plan::wgmma::DescriptorSwizzle)).
+//! Elements outside the tensor (coordinates below 0 or past `global_dim`) are written as
+//! zeros. The copy counts the whole box's bytes as transactions on the `mbarrier`, and its
+//! data is visible once that barrier's phase completes.
+//!
+//! # Tensor maps
+//!
+//! A [`TensorMap`] holds the fields of the driver's `cuTensorMapEncodeTiled` for a 2-D
+//! tensor. The kernel receives a `Ptr<TensorMap>`, the global address of the map: on the
+//! emulator the `TensorMap` itself, on the GPU the 128-byte `CUtensorMap` that
+//! [`TensorMap::encode`] (feature `cuda`) builds from it, copied to device memory (the TMA
+//! unit reads maps from the `.param`, `.const` or `.global` space).
+
+use crate::Ptr;
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+/// Element type of a tensor map (`CUtensorMapDataType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum TmaElement {
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT16`.
+    F16,
+    /// `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16`.
+    Bf16,
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32`.
+    F32,
+}
+
+impl TmaElement {
+    /// Bytes per element.
+    pub const fn bytes(self) -> u32 {
+        match self {
+            TmaElement::F16 | TmaElement::Bf16 => 2,
+            TmaElement::F32 => 4,
+        }
+    }
+}
+
+/// Shared-memory swizzle of a tensor map (`CUtensorMapSwizzle`): the width in bytes of the
+/// swizzled rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum TmaSwizzle {
+    /// Rows stored as they are.
+    None,
+    /// 32-byte swizzle.
+    B32,
+    /// 64-byte swizzle.
+    B64,
+    /// 128-byte swizzle.
+    B128,
+}
+
+impl TmaSwizzle {
+    /// Swizzle width in bytes (0 = none).
+    pub const fn width(self) -> u32 {
+        match self {
+            TmaSwizzle::None => 0,
+            TmaSwizzle::B32 => 32,
+            TmaSwizzle::B64 => 64,
+            TmaSwizzle::B128 => 128,
+        }
+    }
+}
+
+/// A 2-D tiled tensor map: what `cuTensorMapEncodeTiled` takes (rank 2, element strides 1,
+/// no interleave, zero out-of-bounds fill). Dimension 0 is the contiguous one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct TensorMap {
+    /// Element type.
+    pub element: TmaElement,
+    /// Global address of element (0, 0), 16-byte aligned.
+    pub global_address: u64,
+    /// Elements along dimension 0 (contiguous) and dimension 1.
+    pub global_dim: [u64; 2],
+    /// Bytes between consecutive dimension-1 rows (a multiple of 16).
+    pub row_stride_bytes: u64,
+    /// The box copied by one instruction: elements along dimension 0 and rows (each at most
+    /// 256; `box_dim[0] × element bytes` a multiple of 16 and at most the swizzle width).
+    pub box_dim: [u32; 2],
+    /// Shared-memory swizzle.
+    pub swizzle: TmaSwizzle,
+}
+
+impl TensorMap {
+    /// The map of a row-major `rows × cols` matrix at `base` with `row_stride_bytes` between
+    /// rows, copied in boxes of `box_rows × box_cols`, checked as the driver checks it.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn tiled_2d<T>(
+        element: TmaElement,
+        base: Ptr<T>,
+        [rows, cols]: [u64; 2],
+        row_stride_bytes: u64,
+        [box_rows, box_cols]: [u32; 2],
+        swizzle: TmaSwizzle,
+    ) -> Result<TensorMap, String> {
+        let map = TensorMap {
+            element,
+            global_address: base.addr(),
+            global_dim: [cols, rows],
+            row_stride_bytes,
+            box_dim: [box_cols, box_rows],
+            swizzle,
+        };
+        map.check().map(|()| map)
+    }
+
+    /// Bytes of one box (what a copy counts on its `mbarrier`).
+    pub const fn box_bytes(&self) -> u32 {
+        self.box_dim[0] * self.box_dim[1] * self.element.bytes()
+    }
+
+    /// Ok if `cuTensorMapEncodeTiled` accepts the map.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn check(&self) -> Result<(), String> {
+        let bytes = self.element.bytes() as u64;
+        let [cols, rows] = self.global_dim;
+        let [box_cols, box_rows] = self.box_dim;
+        let row_bytes = box_cols as u64 * bytes;
+        let width = self.swizzle.width() as u64;
+        let problem = if !self.global_address.is_multiple_of(16) || self.global_address == 0 {
+            format!(
+                "global address {:#x} is not 16-byte aligned",
+                self.global_address
+            )
+        } else if !(1..=1 << 32).contains(&cols) || !(1..=1 << 32).contains(&rows) {
+            format!(
+                "global dimensions {:?} must be in 1..=2^32",
+                self.global_dim
+            )
+        } else if !self.row_stride_bytes.is_multiple_of(16)
+            || self.row_stride_bytes >= 1 << 40
+            || self.row_stride_bytes < cols * bytes
+        {
+            format!(
+                "row stride {} bytes must be a multiple of 16 below 2^40 and cover a row of {} \
+                 bytes",
+                self.row_stride_bytes,
+                cols * bytes
+            )
+        } else if !(1..=256).contains(&box_cols) || !(1..=256).contains(&box_rows) {
+            format!("box {:?} must be 1..=256 in each dimension", self.box_dim)
+        } else if !row_bytes.is_multiple_of(16) {
+            format!("a box row of {row_bytes} bytes is not a multiple of 16")
+        } else if width != 0 && row_bytes > width {
+            format!("a box row of {row_bytes} bytes is wider than the {width}-byte swizzle")
+        } else {
+            return Ok(());
+        };
+        Err(format!("invalid tensor map: {problem}"))
+    }
+
+    /// The 128-byte `CUtensorMap` of this map, from the driver's `cuTensorMapEncodeTiled`.
+    #[cfg(all(not(target_arch = "nvptx64"), feature = "cuda"))]
+    pub fn encode(&self) -> Result<[u64; 16], String> {
+        use cudarc::driver::sys;
+        self.check()?;
+        let data_type = match self.element {
+            TmaElement::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            TmaElement::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            TmaElement::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        };
+        let swizzle = match self.swizzle {
+            TmaSwizzle::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            TmaSwizzle::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            TmaSwizzle::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            TmaSwizzle::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        };
+        let strides = [self.row_stride_bytes];
+        let element_strides = [1u32, 1];
+        let mut map = sys::CUtensorMap { opaque: [0; 16] };
+        // SAFETY: every pointer names a live array of the length rank 2 requires.
+        let result = unsafe {
+            sys::cuTensorMapEncodeTiled(
+                &mut map,
+                data_type,
+                2,
+                self.global_address as *mut core::ffi::c_void,
+                self.global_dim.as_ptr(),
+                strides.as_ptr(),
+                self.box_dim.as_ptr(),
+                element_strides.as_ptr(),
+                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle,
+                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        };
+        if result == sys::CUresult::CUDA_SUCCESS {
+            Ok(map.opaque)
+        } else {
+            Err(format!("cuTensorMapEncodeTiled failed: {result:?}"))
+        }
+    }
+}
+
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+/// [dst], [tensor_map, {x, y}], [mbarrier]`: copies the box at global element (`x`, `y`)
+/// (module docs) to `dst` and counts its bytes on the `mbarrier` at `mbarrier`.
+///
+/// # Safety
+/// `tensor_map` must point to a valid map whose tensor stays valid until the copy completes;
+/// `dst` must be 128-byte aligned (1024 for the 128-byte swizzle pattern to match the NVMMA
+/// layout) with a box of shared memory behind it; `mbarrier` must be an initialised barrier.
+#[inline(always)]
+pub unsafe fn tma_load_2d(dst: u32, tensor_map: Ptr<TensorMap>, x: i32, y: i32, mbarrier: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    asm!(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes \
+         [{dst}], [{map}, {{{x}, {y}}}], [{bar}];",
+        dst = in(reg32) dst,
+        map = in(reg64) tensor_map.addr(),
+        x = in(reg32) x,
+        y = in(reg32) y,
+        bar = in(reg32) mbarrier,
+        options(nostack)
+    );
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emulator::tma::load_2d(dst, tensor_map.addr(), x, y, mbarrier);
+}
+
+/// `prefetch.tensormap [tensor_map]`: brings the map into the TMA unit's cache.
+///
+/// # Safety
+/// `tensor_map` must point to a valid map.
+#[inline(always)]
+pub unsafe fn prefetch_tensormap(tensor_map: Ptr<TensorMap>) {
+    #[cfg(target_arch = "nvptx64")]
+    asm!(
+        "prefetch.tensormap [{map}];",
+        map = in(reg64) tensor_map.addr(),
+        options(nostack)
+    );
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = tensor_map;
+}

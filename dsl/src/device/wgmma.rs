@@ -1,0 +1,280 @@
+//! Warpgroup tensor-core MMA (sm_90a): `wgmma.mma_async`, D = A·B (+ D) for a warpgroup of 4
+//! warps, with A and B read from shared memory through matrix descriptors (or A from
+//! registers), asynchronously.
+//!
+//! ```text
+//! wgmma.fence.sync.aligned;                    // before the first wgmma, and between register
+//!                                              // accesses and a wgmma on the same registers
+//! wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d..}, a-desc, b-desc, scale-d, 1, 1, ta, tb;
+//! wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 {d..}, {a0, a1, a2, a3}, b-desc, scale-d,
+//!     1, 1, tb;
+//! wgmma.commit_group.sync.aligned;             // close the group of wgmmas issued since
+//! wgmma.wait_group.sync.aligned N;             // wait until at most N groups are pending
+//! ```
+//!
+//! (and `.bf16`). The 128 threads of the warpgroup execute each instruction together. The
+//! accumulator is a [`WgmmaAccumulator`] of `N / 2` f32 registers per thread laid out as the
+//! mma-v3 family (`tessera_layout::families::NvidiaMma` version 3, warps `[4, 1]`,
+//! instruction `[16, N, 16]`, tile `64 × N`): register `i` of lane `l` in warp `w` holds row
+//! `16w + l/4 + 8·(i/2 mod 2)`, column `8·(i/4) + 2·(l mod 4) + i mod 2`. A from registers is
+//! the mma-v3 dot-operand layout (`k_width` 2), the `mma.m16n8k16` A fragment per warp.
+//! Descriptors ([`tessera_layout::plan::wgmma::MatrixDescriptor`]) name `64 × 16` (A) and
+//! `N × 16` (B) operands; `TRANS_A`/`TRANS_B` = 1 reads them M/N-major.
+//!
+//! The accumulator registers may be read only after a `wgmma_wait_group` has retired the group
+//! of the last `wgmma` writing them; the emulator reports an earlier read as an error.
+//! `wgmma_wait_group` takes the accumulator so that the compiler keeps its reads after the
+//! wait. Shared-memory operands written by threads need [`fence_proxy_async_shared_cta`]
+//! (`crate::device`) before the `wgmma` that reads them; TMA writes completed through an
+//! `mbarrier` do not.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::emulator::wgmma::{self as emu, AccumulatorState, OperandA, WgmmaInput};
+#[cfg(not(target_arch = "nvptx64"))]
+use core::cell::Cell;
+
+/// One thread's f32 accumulator fragment of an `m64nNk16` `wgmma`: `R = N / 2` registers.
+pub struct WgmmaAccumulator<const R: usize> {
+    regs: [f32; R],
+    #[cfg(not(target_arch = "nvptx64"))]
+    state: Cell<AccumulatorState>,
+}
+
+impl<const R: usize> WgmmaAccumulator<R> {
+    /// An accumulator of zeros (registers written by the thread: a [`wgmma_fence`] must follow
+    /// before a `wgmma` accumulates into it).
+    #[inline(always)]
+    pub fn zeroed() -> Self {
+        WgmmaAccumulator {
+            regs: [0.0; R],
+            #[cfg(not(target_arch = "nvptx64"))]
+            state: emu::new_accumulator(),
+        }
+    }
+
+    /// The registers (fragment layout: module docs). Only after the `wgmma` writing them is
+    /// retired by [`wgmma_wait_group`]; a [`wgmma_fence`] must follow before the next `wgmma`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn registers(&self) -> [f32; R] {
+        #[cfg(not(target_arch = "nvptx64"))]
+        emu::access_accumulator(&self.state);
+        self.regs
+    }
+}
+
+/// `wgmma.fence.sync.aligned`: orders this thread's register accesses before later `wgmma`s.
+#[inline(always)]
+pub fn wgmma_fence() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence.
+    unsafe {
+        asm!("wgmma.fence.sync.aligned;", options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::fence();
+}
+
+/// `wgmma.commit_group.sync.aligned`: closes the group of `wgmma`s issued since the last one.
+#[inline(always)]
+pub fn wgmma_commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: groups this thread's pending wgmmas.
+    unsafe {
+        asm!("wgmma.commit_group.sync.aligned;", options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::commit_group();
+}
+
+/// Bit `0` of an immediate `imm-trans` operand.
+struct Trans<const T: u32>;
+impl<const T: u32> Trans<T> {
+    const OK: () = assert!(T <= 1, "imm-trans is 0 (K-major) or 1 (M/N-major)");
+}
+
+/// Defines, for one N, the `wgmma` wrappers and the `wait_group` fence of its accumulator.
+/// `$first $rest` are the register indices `0 .. N/2`.
+macro_rules! wgmma_n {
+    ($n:literal, $r:literal, $ss_f16:ident, $ss_bf16:ident, $rs_f16:ident, $rs_bf16:ident,
+     [$first:tt $($rest:tt)*]) => {
+        wgmma_n!(@ss $n, $r, $ss_f16, "f16", F16, [$first $($rest)*]);
+        wgmma_n!(@ss $n, $r, $ss_bf16, "bf16", Bf16, [$first $($rest)*]);
+        wgmma_n!(@rs $n, $r, $rs_f16, "f16", F16, [$first $($rest)*]);
+        wgmma_n!(@rs $n, $r, $rs_bf16, "bf16", Bf16, [$first $($rest)*]);
+
+        impl WaitGroupFence for WgmmaAccumulator<$r> {
+            #[inline(always)]
+            fn wait_group<const N: u32>(&mut self) {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: waits for this thread's wgmmas; the registers are tied to the wait.
+                unsafe {
+                    let regs = &mut self.regs;
+                    asm!(
+                        concat!(
+                            "wgmma.wait_group.sync.aligned {n}; // {", stringify!($first), "}",
+                            $(" {", stringify!($rest), "}",)*
+                        ),
+                        inout(reg32) regs[$first], $(inout(reg32) regs[$rest],)*
+                        n = const N,
+                        options(nostack)
+                    );
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                emu::wait_group(N);
+            }
+        }
+    };
+    (@ss $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident,
+     [$first:tt $($rest:tt)*]) => {
+        #[doc = concat!(
+            "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty,
+            " d, a-desc, b-desc, scale-d, 1, 1, TRANS_A, TRANS_B`: `acc = A·B (+ acc when ",
+            "scale_d)`, A and B from shared memory (module docs)."
+        )]
+        ///
+        /// # Safety
+        /// Executed by all 128 threads of the warpgroup with the same descriptors, which must
+        /// name initialised shared memory that stays unchanged until the `wgmma` is retired.
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $name<const TRANS_A: u32, const TRANS_B: u32>(
+            acc: &mut WgmmaAccumulator<$r>,
+            a_desc: u64,
+            b_desc: u64,
+            scale_d: bool,
+        ) {
+            #[allow(clippy::let_unit_value)]
+            let ((), ()) = (Trans::<TRANS_A>::OK, Trans::<TRANS_B>::OK);
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let regs = &mut acc.regs;
+                asm!(
+                    concat!(
+                        "{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n",
+                        stringify!($n), "k16.f32.", $ty, ".", $ty, " {{{", stringify!($first), "}",
+                        $(", {", stringify!($rest), "}",)*
+                        "}}, {a}, {b}, p, 1, 1, {ta}, {tb}; }}"
+                    ),
+                    inout(reg32) regs[$first], $(inout(reg32) regs[$rest],)*
+                    a = in(reg64) a_desc,
+                    b = in(reg64) b_desc,
+                    sd = in(reg32) scale_d as u32,
+                    ta = const TRANS_A,
+                    tb = const TRANS_B,
+                    options(nostack)
+                );
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            emu::mma(
+                WgmmaInput::$input,
+                &mut acc.regs,
+                &acc.state,
+                OperandA::Shared { descriptor: a_desc, trans: TRANS_A == 1 },
+                b_desc,
+                TRANS_B == 1,
+                scale_d,
+            );
+        }
+    };
+    (@rs $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident,
+     [$first:tt $($rest:tt)*]) => {
+        #[doc = concat!(
+            "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty,
+            " d, {a0, a1, a2, a3}, b-desc, scale-d, 1, 1, TRANS_B`: `acc = A·B (+ acc when ",
+            "scale_d)`, A from this thread's fragment registers (`", $ty, "x2` pairs), B from ",
+            "shared memory (module docs)."
+        )]
+        ///
+        /// # Safety
+        /// As the shared-memory form; `a` must not be changed before the `wgmma` is retired.
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $name<const TRANS_B: u32>(
+            acc: &mut WgmmaAccumulator<$r>,
+            a: [u32; 4],
+            b_desc: u64,
+            scale_d: bool,
+        ) {
+            #[allow(clippy::let_unit_value)]
+            let () = Trans::<TRANS_B>::OK;
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let regs = &mut acc.regs;
+                asm!(
+                    concat!(
+                        "{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n",
+                        stringify!($n), "k16.f32.", $ty, ".", $ty, " {{{", stringify!($first), "}",
+                        $(", {", stringify!($rest), "}",)*
+                        "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, {tb}; }}"
+                    ),
+                    inout(reg32) regs[$first], $(inout(reg32) regs[$rest],)*
+                    a0 = in(reg32) a[0],
+                    a1 = in(reg32) a[1],
+                    a2 = in(reg32) a[2],
+                    a3 = in(reg32) a[3],
+                    b = in(reg64) b_desc,
+                    sd = in(reg32) scale_d as u32,
+                    tb = const TRANS_B,
+                    options(nostack)
+                );
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            emu::mma(
+                WgmmaInput::$input,
+                &mut acc.regs,
+                &acc.state,
+                OperandA::Registers(a),
+                b_desc,
+                TRANS_B == 1,
+                scale_d,
+            );
+        }
+    };
+}
+
+/// `wgmma.wait_group` for one accumulator type (implemented for N = 64, 128, 256).
+pub trait WaitGroupFence {
+    /// `wgmma.wait_group.sync.aligned N` with the registers tied to the wait.
+    fn wait_group<const N: u32>(&mut self);
+}
+
+/// `wgmma.wait_group.sync.aligned N`: waits until at most the `N` most recent committed groups
+/// are pending; `acc`'s registers are tied to the wait, so their reads stay after it.
+#[inline(always)]
+pub fn wgmma_wait_group<const N: u32, A: WaitGroupFence>(acc: &mut A) {
+    acc.wait_group::<N>();
+}
+
+wgmma_n!(
+    64, 32,
+    wgmma_m64n64k16_f16,
+    wgmma_m64n64k16_bf16,
+    wgmma_m64n64k16_f16_rs,
+    wgmma_m64n64k16_bf16_rs,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+wgmma_n!(
+    128, 64,
+    wgmma_m64n128k16_f16,
+    wgmma_m64n128k16_bf16,
+    wgmma_m64n128k16_f16_rs,
+    wgmma_m64n128k16_bf16_rs,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
+    34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
+wgmma_n!(
+    256, 128,
+    wgmma_m64n256k16_f16,
+    wgmma_m64n256k16_bf16,
+    wgmma_m64n256k16_f16_rs,
+    wgmma_m64n256k16_bf16_rs,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
+    34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64
+    65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95
+    96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119
+    120 121 122 123 124 125 126 127]
+);

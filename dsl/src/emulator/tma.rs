@@ -1,0 +1,124 @@
+//! TMA tensor copies: the box of a [`TensorMap`] read from global memory (zeros outside the
+//! tensor), swizzled into shared memory and counted on an `mbarrier`, where it lands when the
+//! barrier's phase completes (see [`crate::device::tma_load_2d`]).
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use tessera_layout::plan::wgmma::DescriptorSwizzle;
+
+use super::cta::{raise, with_thread};
+use super::error::{EmulatorError, Site};
+use super::mbarrier::{async_error, complete_tx};
+use super::SHARED_WINDOW_BASE;
+use crate::device::TensorMap;
+
+const OP: &str = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes";
+
+/// Addresses below this are null pointers.
+const NULL_PAGE: u64 = 4096;
+
+/// Issues the copy of the box at element (`x`, `y`) of the map at `map_address` to `dst`.
+///
+/// # Safety
+/// `map_address` must point to a `TensorMap` whose tensor is valid host memory.
+#[track_caller]
+pub(crate) unsafe fn load_2d(dst: u32, map_address: u64, x: i32, y: i32, mbarrier: u32) {
+    let site = Site(std::panic::Location::caller());
+    with_thread(|t| {
+        let map_bytes = size_of::<TensorMap>() as u32;
+        if map_address < NULL_PAGE
+            || !map_address.is_multiple_of(64)
+            || !t.cta.global_access_allowed(map_address, map_bytes)
+        {
+            raise(EmulatorError::GlobalOutOfBounds {
+                thread: t.thread_ref(),
+                op: OP,
+                address: map_address,
+                bytes: map_bytes,
+                site,
+            });
+        }
+        // SAFETY: checked above to lie inside the launch's memory; the caller guarantees a map.
+        let map = unsafe { std::ptr::read(map_address as *const TensorMap) };
+        if let Err(why) = map.check() {
+            async_error(t, OP, why);
+        }
+        let bytes = map.element.bytes();
+        let [box_cols, box_rows] = map.box_dim;
+        let box_bytes = map.box_bytes();
+        let end = SHARED_WINDOW_BASE as u64 + t.cta.shared_bytes as u64;
+        if !dst.is_multiple_of(128)
+            || dst < SHARED_WINDOW_BASE
+            || dst as u64 + box_bytes as u64 > end
+        {
+            async_error(
+                t,
+                OP,
+                format!(
+                    "destination {dst:#x} must be 128-byte aligned with the box's {box_bytes} \
+                     bytes inside the {} bytes of dynamic shared memory",
+                    t.cta.shared_bytes
+                ),
+            );
+        }
+        // The box, row after row, zeros outside the tensor.
+        let mut data = vec![0u8; box_bytes as usize];
+        let row_bytes = (box_cols * bytes) as usize;
+        for r in 0..box_rows {
+            let gy = y as i64 + r as i64;
+            if gy < 0 || gy >= map.global_dim[1] as i64 {
+                continue;
+            }
+            for c in 0..box_cols {
+                let gx = x as i64 + c as i64;
+                if gx < 0 || gx >= map.global_dim[0] as i64 {
+                    continue;
+                }
+                let src = map.global_address
+                    + gy as u64 * map.row_stride_bytes
+                    + gx as u64 * bytes as u64;
+                if !t.cta.global_access_allowed(src, bytes) {
+                    raise(EmulatorError::GlobalOutOfBounds {
+                        thread: t.thread_ref(),
+                        op: OP,
+                        address: src,
+                        bytes,
+                        site,
+                    });
+                }
+                for b in 0..bytes as usize {
+                    // SAFETY: inside the tensor the map describes (checked against the launch's
+                    // allocations when it has a memory map).
+                    data[r as usize * row_bytes + c as usize * bytes as usize + b] =
+                        unsafe { AtomicU8::from_ptr((src as usize as *mut u8).add(b)) }
+                            .load(Ordering::Relaxed);
+                }
+            }
+        }
+        // 16-byte chunks to their swizzled shared addresses.
+        let swizzle = DescriptorSwizzle::from_width(map.swizzle.width())
+            .expect("a tensor-map swizzle is a descriptor swizzle width");
+        let mut words = Vec::with_capacity(data.len() / 4);
+        for (chunk, bytes16) in data.chunks_exact(16).enumerate() {
+            let address = swizzle.apply(dst + 16 * chunk as u32);
+            if address as u64 + 16 > end {
+                async_error(
+                    t,
+                    OP,
+                    format!(
+                        "the swizzle moves chunk {chunk} of the box to {address:#x}, outside \
+                         shared memory"
+                    ),
+                );
+            }
+            for (w, word) in bytes16.chunks_exact(4).enumerate() {
+                let index = ((address - SHARED_WINDOW_BASE) / 4) as usize + w;
+                words.push((
+                    index,
+                    u32::from_le_bytes([word[0], word[1], word[2], word[3]]),
+                ));
+            }
+        }
+        complete_tx(t, mbarrier, box_bytes, words, OP);
+    })
+}
