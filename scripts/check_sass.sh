@@ -130,6 +130,23 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# check_kernel ARCH required|forbidden KERNEL:PATTERN: the kernel's SASS on ARCH must (must not)
+# have an instruction matching PATTERN; a miss is reported and counted in `failures`.
+check_kernel() {
+    local arch=$1 want=$2 kernel=${3%%:*} pattern=${3#*:}
+    local sass=$work/$arch/$kernel.sass
+    if [[ ! -f $sass ]]; then
+        echo "check_sass: FAIL: kernel '$kernel' is not in the $arch SASS of $ptx" >&2
+        failures=$((failures + 1))
+    elif [[ $want == required ]] && ! grep -Eq "$pattern" "$sass"; then
+        echo "check_sass: FAIL: kernel '$kernel' on $arch has no instruction matching /$pattern/" >&2
+        failures=$((failures + 1))
+    elif [[ $want == forbidden ]] && grep -Eq "$pattern" "$sass"; then
+        echo "check_sass: FAIL: kernel '$kernel' on $arch has an instruction matching /$pattern/: $(grep -Eo "$pattern" "$sass" | sort -u | tr '\n' ' ')" >&2
+        failures=$((failures + 1))
+    fi
+}
+
 failures=0
 for arch in ${ARCHS:-sm_80 sm_90}; do
     if ((${arch#sm_} < ptx_sm)); then
@@ -150,28 +167,10 @@ for arch in ${ARCHS:-sm_80 sm_90}; do
         name != "" && /\/\*[0-9a-f]+\*\// { print > (dir "/" name ".sass") }
     '
     for check in "${checks[@]}"; do
-        kernel=${check%%:*}
-        pattern=${check#*:}
-        sass=$work/$arch/$kernel.sass
-        if [[ ! -f $sass ]]; then
-            echo "check_sass: FAIL: kernel '$kernel' is not in the $arch SASS of $ptx" >&2
-            failures=$((failures + 1))
-        elif ! grep -Eq "$pattern" "$sass"; then
-            echo "check_sass: FAIL: kernel '$kernel' on $arch has no instruction matching /$pattern/" >&2
-            failures=$((failures + 1))
-        fi
+        check_kernel "$arch" required "$check"
     done
     for check in "${forbidden[@]}"; do
-        kernel=${check%%:*}
-        pattern=${check#*:}
-        sass=$work/$arch/$kernel.sass
-        if [[ ! -f $sass ]]; then
-            echo "check_sass: FAIL: kernel '$kernel' is not in the $arch SASS of $ptx" >&2
-            failures=$((failures + 1))
-        elif grep -Eq "$pattern" "$sass"; then
-            echo "check_sass: FAIL: kernel '$kernel' on $arch has an instruction matching /$pattern/: $(grep -Eo "$pattern" "$sass" | sort -u | tr '\n' ' ')" >&2
-            failures=$((failures + 1))
-        fi
+        check_kernel "$arch" forbidden "$check"
     done
     echo "check_sass: $arch: $(ls "$work/$arch" | wc -l) kernels assembled, $((${#checks[@]} + ${#forbidden[@]})) checks run"
 done

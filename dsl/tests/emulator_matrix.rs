@@ -30,6 +30,25 @@ fn row_offset(m: usize, r: usize) -> u32 {
 }
 
 /// Runs ldmatrix of `num` matrices (`trans` or not) and returns every lane's registers.
+/// `ldmatrix` of `num` 8×8 matrices (`.trans` if `trans`) at `addr`, the registers past `num`
+/// zero; unsafe as the `ldmatrix_*` it calls.
+unsafe fn ldmatrix(num: usize, trans: bool, addr: u32) -> [u32; 4] {
+    match (num, trans) {
+        (1, false) => [ldmatrix_x1(addr)[0], 0, 0, 0],
+        (2, false) => {
+            let r = ldmatrix_x2(addr);
+            [r[0], r[1], 0, 0]
+        }
+        (4, false) => ldmatrix_x4(addr),
+        (1, true) => [ldmatrix_x1_trans(addr)[0], 0, 0, 0],
+        (2, true) => {
+            let r = ldmatrix_x2_trans(addr);
+            [r[0], r[1], 0, 0]
+        }
+        _ => ldmatrix_x4_trans(addr),
+    }
+}
+
 fn run_ldmatrix(num: usize, trans: bool) -> Vec<[u32; 4]> {
     let mut out = Buffer::zeros(32 * 4);
     let out_ptr: Ptr<u32> = out.ptr();
@@ -52,20 +71,7 @@ fn run_ldmatrix(num: usize, trans: bool) -> Vec<[u32; 4]> {
         } else {
             0xffff_fff0
         };
-        let regs: [u32; 4] = match (num, trans) {
-            (1, false) => [ldmatrix_x1(addr)[0], 0, 0, 0],
-            (2, false) => {
-                let r = ldmatrix_x2(addr);
-                [r[0], r[1], 0, 0]
-            }
-            (4, false) => ldmatrix_x4(addr),
-            (1, true) => [ldmatrix_x1_trans(addr)[0], 0, 0, 0],
-            (2, true) => {
-                let r = ldmatrix_x2_trans(addr);
-                [r[0], r[1], 0, 0]
-            }
-            _ => ldmatrix_x4_trans(addr),
-        };
+        let regs = ldmatrix(num, trans, addr);
         st_global_v4(out_ptr.offset(4 * lane as isize), true, regs);
     })
     .unwrap();
@@ -142,20 +148,7 @@ fn stmatrix_is_the_inverse_of_ldmatrix() {
                     }
                 }
                 // And load them again with ldmatrix: same registers as stored.
-                let again = match (num, trans) {
-                    (1, false) => [ldmatrix_x1(addr)[0], 0, 0, 0],
-                    (2, false) => {
-                        let r = ldmatrix_x2(addr);
-                        [r[0], r[1], 0, 0]
-                    }
-                    (4, false) => ldmatrix_x4(addr),
-                    (1, true) => [ldmatrix_x1_trans(addr)[0], 0, 0, 0],
-                    (2, true) => {
-                        let r = ldmatrix_x2_trans(addr);
-                        [r[0], r[1], 0, 0]
-                    }
-                    _ => ldmatrix_x4_trans(addr),
-                };
+                let again = ldmatrix(num, trans, addr);
                 let ok = (0..num).all(|m| again[m] == regs[m]) as u32;
                 st_global_v1(out_ptr.offset(lane as isize), true, ok);
             })
@@ -251,6 +244,32 @@ fn pack2(kind: FloatKind, lo: f32, hi: f32) -> u32 {
 }
 
 /// Runs the float mma with fragments built from the formulas; returns D (16×8).
+/// Runs one warp in which lane `l` reads its mma fragments from words `10 l..10 l + 10` of
+/// `frags` (`a`: 4 words, `b`: 2, `c`: 4) and stores the 4 words of `mma(a, b, c)` at `4 l`;
+/// gives the 128 stored words.
+fn run_mma_fragments(
+    frags: &[u32],
+    mma: impl Fn([u32; 4], [u32; 2], [u32; 4]) -> [u32; 4] + Sync,
+) -> Vec<u32> {
+    let mut input = Buffer::from_u32(frags);
+    let in_ptr: Ptr<u32> = input.ptr();
+    let mut out = Buffer::zeros(32 * 4);
+    let out_ptr: Ptr<u32> = out.ptr();
+    run_grid([1, 1, 1], [32, 1, 1], 0, &|| unsafe {
+        let lane = lane_id() as isize;
+        let p = in_ptr.offset(10 * lane);
+        let word = |k: isize| ld_global_v1(p.offset(k), true, 0u32);
+        let d = mma(
+            [0, 1, 2, 3].map(word),
+            [4, 5].map(word),
+            [6, 7, 8, 9].map(word),
+        );
+        st_global_v4(out_ptr.offset(4 * lane), true, d);
+    })
+    .unwrap();
+    out.to_u32()
+}
+
 fn mma_float_from_fragments(
     kind: FloatKind,
     a: &[[f32; 16]; 16],
@@ -281,24 +300,17 @@ fn mma_float_from_fragments(
         frags.extend_from_slice(&fb);
         frags.extend_from_slice(&fc);
     }
-    let mut input = Buffer::from_u32(&frags);
-    let in_ptr: Ptr<u32> = input.ptr();
-    let mut out = Buffer::zeros(32 * 4);
-    let out_ptr: Ptr<f32> = out.ptr();
-    run_grid([1, 1, 1], [32, 1, 1], 0, &|| unsafe {
-        let lane = lane_id() as isize;
-        let p = in_ptr.offset(10 * lane);
-        let a = [0, 1, 2, 3].map(|k| ld_global_v1(p.offset(k), true, 0u32));
-        let b = [4, 5].map(|k| ld_global_v1(p.offset(k), true, 0u32));
-        let c = [6, 7, 8, 9].map(|k| f32::from_bits(ld_global_v1(p.offset(k), true, 0u32)));
+    let d_frag: Vec<f32> = run_mma_fragments(&frags, |a, b, c| {
+        let c = c.map(f32::from_bits);
         let d = match kind {
             FloatKind::F16 => mma_m16n8k16_f16_f32(a, b, c),
             FloatKind::Bf16 => mma_m16n8k16_bf16_f32(a, b, c),
         };
-        st_global_v4(out_ptr.offset(4 * lane), true, d);
+        d.map(f32::to_bits)
     })
-    .unwrap();
-    let d_frag = out.to_f32();
+    .into_iter()
+    .map(f32::from_bits)
+    .collect();
     let mut d = [[f32::NAN; 8]; 16];
     for lane in 0..32 {
         for i in 0..4 {
@@ -414,20 +426,12 @@ fn mma_s8_matches_cpu_matmul_of_the_fragments() {
             frags.push(c[r][n] as u32);
         }
     }
-    let mut input = Buffer::from_u32(&frags);
-    let in_ptr: Ptr<u32> = input.ptr();
-    let mut out = Buffer::zeros(32 * 4);
-    let out_ptr: Ptr<i32> = out.ptr();
-    run_grid([1, 1, 1], [32, 1, 1], 0, &|| unsafe {
-        let lane = lane_id() as isize;
-        let p = in_ptr.offset(10 * lane);
-        let a = [0, 1, 2, 3].map(|k| ld_global_v1(p.offset(k), true, 0u32));
-        let b = [4, 5].map(|k| ld_global_v1(p.offset(k), true, 0u32));
-        let c = [6, 7, 8, 9].map(|k| ld_global_v1(p.offset(k), true, 0u32) as i32);
-        st_global_v4(out_ptr.offset(4 * lane), true, mma_m16n8k32_s8_s32(a, b, c));
+    let d: Vec<i32> = run_mma_fragments(&frags, |a, b, c| {
+        mma_m16n8k32_s8_s32(a, b, c.map(|w| w as i32)).map(|v| v as u32)
     })
-    .unwrap();
-    let d = out.to_i32();
+    .into_iter()
+    .map(|w| w as i32)
+    .collect();
     for lane in 0..32 {
         for i in 0..4 {
             let (r, n) = c16816(lane / 4, lane % 4, i);

@@ -82,19 +82,28 @@ fn host_x86_arithmetic_keeps_payloads_which_is_why_this_layer_exists() {
     }
 }
 
-#[test]
-fn runtime_layer_f32_arithmetic_gives_the_canonical_nan() {
+/// Calls `check(a, b, what)` for every ordered pair of [`nans`] and [`numbers`]; `what(op)`
+/// names the pair (`a op b` in hex).
+fn for_all_pairs(check: impl Fn(f32, f32, &dyn Fn(&str) -> String)) {
     let mut operands = nans();
     operands.extend(numbers());
     for &a in &operands {
         for &b in &operands {
-            let what = |op: &str| format!("{:#010x} {op} {:#010x}", a.to_bits(), b.to_bits());
-            assert_gpu_result(add_f32(a, b), a + b, &what("+"));
-            assert_gpu_result(sub_f32(a, b), a - b, &what("-"));
-            assert_gpu_result(mul_f32(a, b), a * b, &what("*"));
-            assert_gpu_result(div_f32(a, b), a / b, &what("/"));
+            check(a, b, &|op: &str| {
+                format!("{:#010x} {op} {:#010x}", a.to_bits(), b.to_bits())
+            });
         }
     }
+}
+
+#[test]
+fn runtime_layer_f32_arithmetic_gives_the_canonical_nan() {
+    for_all_pairs(|a, b, what| {
+        assert_gpu_result(add_f32(a, b), a + b, &what("+"));
+        assert_gpu_result(sub_f32(a, b), a - b, &what("-"));
+        assert_gpu_result(mul_f32(a, b), a * b, &what("*"));
+        assert_gpu_result(div_f32(a, b), a / b, &what("/"));
+    });
     // Invalid operations on numbers.
     let inf = f32::INFINITY;
     assert_bits(add_f32(inf, -inf), CANONICAL, "inf + -inf");
@@ -123,38 +132,33 @@ fn neg_and_abs_only_touch_the_sign_bit() {
 
 #[test]
 fn tile_num_f32_gives_the_canonical_nan() {
-    let mut operands = nans();
-    operands.extend(numbers());
-    for &a in &operands {
-        for &b in &operands {
-            let what = |op: &str| format!("{:#010x} {op} {:#010x}", a.to_bits(), b.to_bits());
-            assert_gpu_result(<f32 as Num>::add(a, b), a + b, &what("add"));
-            assert_gpu_result(<f32 as Num>::sub(a, b), a - b, &what("sub"));
-            assert_gpu_result(<f32 as Num>::mul(a, b), a * b, &what("mul"));
-            assert_gpu_result(<f32 as Num>::div(a, b), a / b, &what("div"));
-            // `%` is the exact IEEE fmod on both sides (`tile::fmod_f32`, integer code, so the
-            // GPU computes these same bits): a NaN whenever IEEE says so, x % ±inf = x for finite x.
-            assert_gpu_result(<f32 as Num>::rem(a, b), a % b, &what("rem"));
-            // max.NaN / min.NaN: "the result is canonical NaN if any of the inputs is NaN".
-            if a.is_nan() || b.is_nan() {
-                assert_bits(<f32 as Num>::max(a, b), CANONICAL, &what("max"));
-                assert_bits(<f32 as Num>::min(a, b), CANONICAL, &what("min"));
-            } else {
-                assert_eq!(<f32 as Num>::max(a, b), a.max(b), "{}", what("max"));
-                assert_eq!(<f32 as Num>::min(a, b), a.min(b), "{}", what("min"));
-            }
-            assert_gpu_result(
-                <f32 as FloatMath>::fma(a, b, 1.0),
-                a.mul_add(b, 1.0),
-                &what("fma"),
-            );
-            assert_gpu_result(
-                <f32 as FloatMath>::fma(1.0, a, b),
-                a + b,
-                &what("fma 1·a +"),
-            );
+    for_all_pairs(|a, b, what| {
+        assert_gpu_result(<f32 as Num>::add(a, b), a + b, &what("add"));
+        assert_gpu_result(<f32 as Num>::sub(a, b), a - b, &what("sub"));
+        assert_gpu_result(<f32 as Num>::mul(a, b), a * b, &what("mul"));
+        assert_gpu_result(<f32 as Num>::div(a, b), a / b, &what("div"));
+        // `%` is the exact IEEE fmod on both sides (`tile::fmod_f32`, integer code, so the
+        // GPU computes these same bits): a NaN whenever IEEE says so, x % ±inf = x for finite x.
+        assert_gpu_result(<f32 as Num>::rem(a, b), a % b, &what("rem"));
+        // max.NaN / min.NaN: "the result is canonical NaN if any of the inputs is NaN".
+        if a.is_nan() || b.is_nan() {
+            assert_bits(<f32 as Num>::max(a, b), CANONICAL, &what("max"));
+            assert_bits(<f32 as Num>::min(a, b), CANONICAL, &what("min"));
+        } else {
+            assert_eq!(<f32 as Num>::max(a, b), a.max(b), "{}", what("max"));
+            assert_eq!(<f32 as Num>::min(a, b), a.min(b), "{}", what("min"));
         }
-    }
+        assert_gpu_result(
+            <f32 as FloatMath>::fma(a, b, 1.0),
+            a.mul_add(b, 1.0),
+            &what("fma"),
+        );
+        assert_gpu_result(
+            <f32 as FloatMath>::fma(1.0, a, b),
+            a + b,
+            &what("fma 1·a +"),
+        );
+    });
     let inf = f32::INFINITY;
     assert_bits(<f32 as Num>::rem(inf, inf), CANONICAL, "inf % inf");
     assert_bits(<f32 as Num>::rem(inf, 2.0), CANONICAL, "inf % 2");

@@ -270,23 +270,16 @@ pub fn bench_copy(device: &Device, module: &Module, n: usize) -> Result<BenchRow
     let out = device.zeros::<f32>(n)?;
     let config = LaunchConfig::linear(blocks_for(n, THREADS, COPY_ELEMENTS_PER_THREAD)?, THREADS);
     let args = (dx.ptr(), out.ptr(), count_u32(n)?);
-    let (ms, clock, repetitions) = time_kernel(device, module, COPY, config, args)?;
-    let got = out.download()?;
-    let mismatch = first_mismatch(&got, |i| x[i]);
-    Ok(BenchRow {
-        name: "copy",
-        shape: vec![n],
-        dtype: "float32",
-        ms,
-        figure: Figure::gbps(8.0 * n as f64, ms),
-        ok: mismatch.is_none(),
-        clock,
-        repetitions,
-        device: device.name(),
-        entry: COPY.name.to_string(),
-        checked: exact_elements(n, mismatch),
-        config: None,
-    })
+    let timed = time_kernel(device, module, COPY, config, args)?;
+    let mismatch = first_mismatch(&out.download()?, |i| x[i]);
+    Ok(f32_elements_row(
+        device,
+        ("copy", COPY.name),
+        n,
+        8.0,
+        timed,
+        mismatch,
+    ))
 }
 
 /// `add` (`vec_add`) of `n` f32: 12n bytes moved per launch.
@@ -300,23 +293,42 @@ pub fn bench_add(device: &Device, module: &Module, n: usize) -> Result<BenchRow,
         THREADS,
     );
     let args = (da.ptr(), db.ptr(), out.ptr(), count_u32(n)?);
-    let (ms, clock, repetitions) = time_kernel(device, module, VEC_ADD, config, args)?;
-    let got = out.download()?;
-    let mismatch = first_mismatch(&got, |i| a[i] + b[i]);
-    Ok(BenchRow {
-        name: "add",
+    let timed = time_kernel(device, module, VEC_ADD, config, args)?;
+    let mismatch = first_mismatch(&out.download()?, |i| a[i] + b[i]);
+    Ok(f32_elements_row(
+        device,
+        ("add", VEC_ADD.name),
+        n,
+        12.0,
+        timed,
+        mismatch,
+    ))
+}
+
+/// The row of an elementwise f32 benchmark `name` (PTX entry `entry`) over `n` elements moving
+/// `bytes_per_element` each, timed `(ms, clock, repetitions)`, exact unless `mismatch`.
+fn f32_elements_row(
+    device: &Device,
+    (name, entry): (&'static str, &str),
+    n: usize,
+    bytes_per_element: f64,
+    (ms, clock, repetitions): (f64, TimingClock, usize),
+    mismatch: Option<usize>,
+) -> BenchRow {
+    BenchRow {
+        name,
         shape: vec![n],
         dtype: "float32",
         ms,
-        figure: Figure::gbps(12.0 * n as f64, ms),
+        figure: Figure::gbps(bytes_per_element * n as f64, ms),
         ok: mismatch.is_none(),
         clock,
         repetitions,
         device: device.name(),
-        entry: VEC_ADD.name.to_string(),
+        entry: entry.to_string(),
         checked: exact_elements(n, mismatch),
         config: None,
-    })
+    }
 }
 
 /// A benchmark family of `triton_ref.py`.

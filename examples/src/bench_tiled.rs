@@ -24,7 +24,10 @@
 //!   element when `M·N·K ≤ 2²⁷`, else a 64 × 64 grid of rows × columns spread evenly.
 
 use crate::bench::{time_tile, BenchRow, Family, Figure, Timed};
-use crate::data::{check_items, float_vec, parallel_vec, spread, uniform_below, Float, Verdict};
+use crate::data::{
+    check_items, float_vec, layernorm_stats, parallel_vec, spread, uniform_below, within, Float,
+    Verdict,
+};
 use tessera::launch::{Device, DeviceElement, LaunchError, Module};
 use tessera::{bf16, f16, Ptr};
 use tessera_kernels::tiled::bench_triton::*;
@@ -99,18 +102,6 @@ fn checked_text(verdict: &Verdict, picked: usize, total: usize, unit: &str) -> S
     }
 }
 
-/// `|got − want| / tol`, or the failure when it exceeds 1 (or is NaN).
-fn within(got: f64, want: f64, tol: f64, at: &str) -> Result<f64, String> {
-    let ratio = (got - want).abs() / tol;
-    if ratio <= 1.0 {
-        Ok(ratio)
-    } else {
-        Err(format!(
-            "{at}: got {got:e}, want {want:e} (tolerance {tol:.1e})"
-        ))
-    }
-}
-
 /// The row of one measured case.
 #[allow(clippy::too_many_arguments)]
 fn row(
@@ -140,15 +131,41 @@ fn row(
     }
 }
 
-/// Times one specialisation of a generated kernel module: `timed!(module, consts, grid, args)`
-/// gives `(Timed, entry name)`.
+/// Times one specialisation of a generated kernel module:
+/// `timed!(device, module, kernel<CONST = value, …>, grid, args)` gives `(Timed, entry name)`.
 macro_rules! timed {
-    ($device:expr, $module:expr, $kernel:ident, $consts:expr, $grid:expr, $args:expr) => {{
+    ($device:expr, $module:expr, $kernel:ident<$($name:ident = $value:tt),+>, $grid:expr,
+     $args:expr) => {{
         let args = $args;
-        let spec = $kernel::specialisation(&$consts, &args)?;
+        let spec = $kernel::specialisation(&$kernel::Consts { $($name: $value),+ }, &args)?;
         let timed = time_tile($device, $module, spec, $grid, args)?;
         Ok::<_, LaunchError>((timed, spec.kernel.name))
     }};
+}
+
+/// Times the softmax of `BLOCK = $block` on the kernel of its warp count (`$w4`: 4 warps up to
+/// 2048, `$w8`: 8 warps at 4096, `$w16`: 16 warps at 8192), as `triton_ref.py` picks.
+macro_rules! timed_softmax {
+    ($device:expr, $module:expr, $block:expr, $grid:expr, $args:expr =>
+     $w4:ident, $w8:ident, $w16:ident) => {
+        match $block {
+            4096 => timed!($device, $module, $w8<BLOCK = 4096>, $grid, $args),
+            8192 => timed!($device, $module, $w16<BLOCK = 8192>, $grid, $args),
+            block => timed!($device, $module, $w4<BLOCK = block>, $grid, $args),
+        }
+    };
+}
+
+/// Times the matmul on Triton's configuration: `$w8` (8 warps, 128 × 128 × 64) for `wide`
+/// problems, else `$w4` (4 warps, 64 × 128 × 64); `GROUP = 8` both.
+macro_rules! timed_matmul {
+    ($device:expr, $module:expr, $wide:expr, $grid:expr, $args:expr => $w4:ident, $w8:ident) => {
+        if $wide {
+            timed!($device, $module, $w8<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args)
+        } else {
+            timed!($device, $module, $w4<BM = 64, BN = 128, BK = 64, GROUP = 8>, $grid, $args)
+        }
+    };
 }
 
 /// Runs one case of a tile-kernel family.
@@ -161,142 +178,46 @@ pub fn run(
 ) -> Result<BenchRow, LaunchError> {
     match (family, dtype, shape) {
         (Family::Softmax, "float32", &[m, n]) => {
-            softmax::<f32>(device, m, n, |args, block, grid| match block {
-                4096 => timed!(
-                    device,
-                    module,
-                    bench_softmax_f32_w8,
-                    bench_softmax_f32_w8::Consts { BLOCK: block },
-                    grid,
-                    args
-                ),
-                8192 => timed!(
-                    device,
-                    module,
-                    bench_softmax_f32_w16,
-                    bench_softmax_f32_w16::Consts { BLOCK: block },
-                    grid,
-                    args
-                ),
-                _ => timed!(
-                    device,
-                    module,
-                    bench_softmax_f32_w4,
-                    bench_softmax_f32_w4::Consts { BLOCK: block },
-                    grid,
-                    args
-                ),
+            softmax::<f32>(device, m, n, |args, block, grid| {
+                timed_softmax!(device, module, block, grid, args =>
+                    bench_softmax_f32_w4, bench_softmax_f32_w8, bench_softmax_f32_w16)
             })
         }
         (Family::Softmax, "float16", &[m, n]) => {
-            softmax::<f16>(device, m, n, |args, block, grid| match block {
-                4096 => timed!(
-                    device,
-                    module,
-                    bench_softmax_f16_w8,
-                    bench_softmax_f16_w8::Consts { BLOCK: block },
-                    grid,
-                    args
-                ),
-                8192 => timed!(
-                    device,
-                    module,
-                    bench_softmax_f16_w16,
-                    bench_softmax_f16_w16::Consts { BLOCK: block },
-                    grid,
-                    args
-                ),
-                _ => timed!(
-                    device,
-                    module,
-                    bench_softmax_f16_w4,
-                    bench_softmax_f16_w4::Consts { BLOCK: block },
-                    grid,
-                    args
-                ),
+            softmax::<f16>(device, m, n, |args, block, grid| {
+                timed_softmax!(device, module, block, grid, args =>
+                    bench_softmax_f16_w4, bench_softmax_f16_w8, bench_softmax_f16_w16)
             })
         }
         (Family::Layernorm, "float16", &[m, n]) => layernorm(device, module, m, n),
-        (Family::Transpose, "float32", &[m, n]) => transpose::<f32>(device, m, n, |args, grid| {
-            timed!(
-                device,
-                module,
-                bench_transpose_f32,
-                bench_transpose_f32::Consts { BM: 64, BN: 64 },
-                grid,
-                args
-            )
-        }),
-        (Family::Transpose, "float16", &[m, n]) => transpose::<f16>(device, m, n, |args, grid| {
-            timed!(
-                device,
-                module,
-                bench_transpose_f16,
-                bench_transpose_f16::Consts { BM: 64, BN: 64 },
-                grid,
-                args
-            )
-        }),
+        (Family::Transpose, "float32", &[m, n]) => transpose::<f32>(
+            device,
+            m,
+            n,
+            |args, grid| timed!(device, module, bench_transpose_f32<BM = 64, BN = 64>, grid, args),
+        ),
+        (Family::Transpose, "float16", &[m, n]) => transpose::<f16>(
+            device,
+            m,
+            n,
+            |args, grid| timed!(device, module, bench_transpose_f16<BM = 64, BN = 64>, grid, args),
+        ),
         (Family::Gather, "float32", &[m, n]) => gather::<f32>(device, m, n, |args, grid| {
-            timed!(
-                device,
-                module,
-                bench_gather_f32,
-                bench_gather_f32::Consts { N: n },
-                grid,
-                args
-            )
+            timed!(device, module, bench_gather_f32<N = n>, grid, args)
         }),
         (Family::Gather, "float16", &[m, n]) => gather::<f16>(device, m, n, |args, grid| {
-            timed!(
-                device,
-                module,
-                bench_gather_f16,
-                bench_gather_f16::Consts { N: n },
-                grid,
-                args
-            )
+            timed!(device, module, bench_gather_f16<N = n>, grid, args)
         }),
         (Family::Matmul, "float16", &[m, n, k]) => {
             matmul::<f16>(device, [m, n, k], |args, wide, grid| {
-                if wide {
-                    let consts = bench_matmul_f16_w8::Consts {
-                        BM: 128,
-                        BN: 128,
-                        BK: 64,
-                        GROUP: 8,
-                    };
-                    timed!(device, module, bench_matmul_f16_w8, consts, grid, args)
-                } else {
-                    let consts = bench_matmul_f16_w4::Consts {
-                        BM: 64,
-                        BN: 128,
-                        BK: 64,
-                        GROUP: 8,
-                    };
-                    timed!(device, module, bench_matmul_f16_w4, consts, grid, args)
-                }
+                timed_matmul!(device, module, wide, grid, args =>
+                    bench_matmul_f16_w4, bench_matmul_f16_w8)
             })
         }
         (Family::Matmul, "bfloat16", &[m, n, k]) => {
             matmul::<bf16>(device, [m, n, k], |args, wide, grid| {
-                if wide {
-                    let consts = bench_matmul_bf16_w8::Consts {
-                        BM: 128,
-                        BN: 128,
-                        BK: 64,
-                        GROUP: 8,
-                    };
-                    timed!(device, module, bench_matmul_bf16_w8, consts, grid, args)
-                } else {
-                    let consts = bench_matmul_bf16_w4::Consts {
-                        BM: 64,
-                        BN: 128,
-                        BK: 64,
-                        GROUP: 8,
-                    };
-                    timed!(device, module, bench_matmul_bf16_w4, consts, grid, args)
-                }
+                timed_matmul!(device, module, wide, grid, args =>
+                    bench_matmul_bf16_w4, bench_matmul_bf16_w8)
             })
         }
         _ => Err(invalid(format!(
@@ -386,11 +307,21 @@ fn layernorm(
     let args = (dx.ptr(), y.ptr(), dw.ptr(), db.ptr(), int(n)?, int(n)?, eps);
     let grid = [programs(m)?, 1, 1];
     let (timed, entry) = if block <= 1024 {
-        let consts = bench_layernorm_w4::Consts { BLOCK: block };
-        timed!(device, module, bench_layernorm_w4, consts, grid, args)?
+        timed!(
+            device,
+            module,
+            bench_layernorm_w4<BLOCK = block>,
+            grid,
+            args
+        )?
     } else {
-        let consts = bench_layernorm_w8::Consts { BLOCK: block };
-        timed!(device, module, bench_layernorm_w8, consts, grid, args)?
+        timed!(
+            device,
+            module,
+            bench_layernorm_w8<BLOCK = block>,
+            grid,
+            args
+        )?
     };
     let got = y.download()?;
     let rows = rows_to_check(m, n);
@@ -400,9 +331,7 @@ fn layernorm(
             .iter()
             .map(|v| v.to_f32() as f64)
             .collect();
-        let mean = row.iter().sum::<f64>() / n as f64;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
-        let rstd = 1.0 / (var + eps as f64).sqrt();
+        let (mean, rstd) = layernorm_stats(&row, eps);
         let mut worst = 0f64;
         for c in 0..n {
             let want = (row[c] - mean) * rstd * w[c].to_f32() as f64 + b[c].to_f32() as f64;

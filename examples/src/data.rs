@@ -149,6 +149,27 @@ pub struct Verdict {
     pub failure: Option<Mismatch>,
 }
 
+/// LayerNorm's statistics of a row in f64: the mean and `1 / sqrt(var + eps)` (biased
+/// variance).
+pub fn layernorm_stats(row: &[f64], eps: f32) -> (f64, f64) {
+    let n = row.len() as f64;
+    let mean = row.iter().sum::<f64>() / n;
+    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, 1.0 / (var + eps as f64).sqrt())
+}
+
+/// `|got − want| / tol`, or the failure when it exceeds 1 (or is NaN).
+pub fn within(got: f64, want: f64, tol: f64, at: &str) -> Result<f64, String> {
+    let ratio = (got - want).abs() / tol;
+    if ratio <= 1.0 {
+        Ok(ratio)
+    } else {
+        Err(format!(
+            "{at}: got {got:e}, want {want:e} (tolerance {tol:.1e})"
+        ))
+    }
+}
+
 /// Runs `check(k)` for `k` in `0..items` on all cores; each returns its largest |error| /
 /// tolerance, or what failed.
 pub fn check_items(items: usize, check: impl Fn(usize) -> Result<f64, String> + Sync) -> Verdict {

@@ -17,7 +17,8 @@
 
 use crate::checks::{Checks, TileRun};
 use crate::data::{
-    check_items, float_vec, parallel_vec, uniform_below, uniform_vec, Float, Verdict,
+    check_items, float_vec, layernorm_stats, parallel_vec, uniform_below, uniform_vec, within,
+    Float, Verdict,
 };
 use tessera::launch::{DeviceBuffer, DeviceElement, DeviceKind, KernelArgs, LaunchError};
 use tessera::tile::{launch_on, Specialisation};
@@ -58,8 +59,22 @@ fn dim(n: usize) -> Result<u32, LaunchError> {
     })
 }
 
+/// The arguments of the softmax kernels: `out`, `inp`, `in_stride`, `out_stride`, `n_cols`.
+type SoftmaxArgs<T> = (Ptr<T>, Ptr<T>, i32, i32, i32);
+
 /// The arguments of the matmul kernels: `a`, `b`, `c`, `m`, `n`, `k`.
 type MatmulArgs<T> = (Ptr<T>, Ptr<T>, Ptr<T>, i32, i32, i32);
+
+/// `launch_tiled!(checks, kernel<CONST = value, …>, grid, args)`: launches the specialisation
+/// of the `#[tile_kernel]` module `kernel` for those constants and `args` on `grid` through
+/// [`Checks::launch_tile`], under the kernel's name.
+macro_rules! launch_tiled {
+    ($checks:expr, $kernel:ident<$($name:ident = $value:tt),+>, $grid:expr, $args:expr) => {{
+        let args = $args;
+        let spec = $kernel::specialisation(&$kernel::Consts { $($name: $value),+ }, &args)?;
+        $checks.launch_tile(stringify!($kernel), $kernel::EXPLAIN, spec, $grid, args)
+    }};
+}
 
 /// A one-line description of a comparison.
 fn describe(verdict: &Verdict, what: &str) -> String {
@@ -74,15 +89,12 @@ fn describe(verdict: &Verdict, what: &str) -> String {
     }
 }
 
-/// `|got − want| / tol`, or the failure when it exceeds 1 (or is NaN).
-fn within(got: f64, want: f64, tol: f64, at: &str) -> Result<f64, String> {
-    let ratio = (got - want).abs() / tol;
-    if ratio <= 1.0 {
-        Ok(ratio)
+/// `Ok` when `y` is `want` to the bit, else the failure at `at()`.
+fn same_bits(y: f32, want: f32, at: impl Fn() -> String) -> Result<(), String> {
+    if y.to_bits() == want.to_bits() {
+        Ok(())
     } else {
-        Err(format!(
-            "{at}: got {got:e}, want {want:e} (tolerance {tol:.1e})"
-        ))
+        Err(format!("{} = {y}, want {want}", at()))
     }
 }
 
@@ -92,6 +104,31 @@ fn softmax_ref(row: impl Iterator<Item = f64> + Clone) -> Vec<f64> {
     let e: Vec<f64> = row.map(|v| (v - max).exp()).collect();
     let sum: f64 = e.iter().sum();
     e.into_iter().map(|v| v / sum).collect()
+}
+
+/// One row of a padded output (`n` columns, then padding that must still hold the fill,
+/// `is_fill`): the worst `|value(got) − want(c)| / tol(want(c))` over the columns, or the first
+/// column that fails.
+fn padded_row<T: Copy + std::fmt::Display>(
+    row: &[T],
+    n: usize,
+    want: impl Fn(usize) -> f64,
+    tol: impl Fn(f64) -> f64,
+    value: impl Fn(T) -> f64,
+    is_fill: impl Fn(T) -> bool,
+) -> Result<f64, String> {
+    let mut worst = 0f64;
+    for (c, &y) in row.iter().enumerate() {
+        if c >= n {
+            if !is_fill(y) {
+                return Err(format!("column {c}: wrote {y} into the row padding"));
+            }
+            continue;
+        }
+        let want = want(c);
+        worst = worst.max(within(value(y), want, tol(want), &format!("column {c}"))?);
+    }
+    Ok(worst)
 }
 
 impl Checks<'_> {
@@ -162,82 +199,60 @@ impl Checks<'_> {
             .into_iter()
             .map(|v| 8.0 * v)
             .collect();
-        let dx = self.device.upload(&x)?;
-        let (fill, canary) = (-1.0f32, -12345.5f32);
-        let out = self.padded(rows * stride, fill, canary)?;
-        let consts = tile_softmax::Consts {
-            BLOCK: block_for(&[256, 1024, 4096], n)?,
-        };
-        let args = (out.ptr(), dx.ptr(), int(stride)?, int(stride)?, int(n)?);
-        let spec = tile_softmax::specialisation(&consts, &args)?;
-        self.launch_tile(
-            "tile_softmax",
-            tile_softmax::EXPLAIN,
-            spec,
-            [dim(rows)?, 1, 1],
-            args,
-        )?;
-        let got = out.download()?;
-        let verdict = check_items(rows, |r| {
-            let row = &x[r * stride..r * stride + n];
-            let want = softmax_ref(row.iter().map(|&v| v as f64));
-            let mut worst = 0f64;
-            for c in 0..stride {
-                let y = got[r * stride + c];
-                if c >= n {
-                    if y.to_bits() != fill.to_bits() {
-                        return Err(format!("column {c}: wrote {y} into the row padding"));
-                    }
-                    continue;
-                }
-                let tol = 2e-5 * want[c] + 1e-10;
-                worst = worst.max(within(y as f64, want[c], tol, &format!("column {c}"))?);
-            }
-            Ok(worst)
-        });
+        let tol = |w: f64| 2e-5 * w + 1e-10;
         let label = format!("tile_softmax f32 {rows}x{n} stride {stride}");
-        self.conclude(label, verdict, "row", &got, rows * stride, canary);
-        Ok(())
+        self.softmax(
+            x,
+            (n, stride),
+            (-1.0, -12345.5),
+            tol,
+            label,
+            |s, args, block, grid| launch_tiled!(s, tile_softmax<BLOCK = block>, grid, args),
+        )
     }
 
     /// `tile_softmax_f16` over `rows` rows of `n` columns at row stride `stride`.
     pub fn softmax_f16(&mut self, rows: usize, n: usize, stride: usize) -> Result<(), LaunchError> {
         let x: Vec<f16> = float_vec(32, rows * stride, 6.0);
-        let dx = self.device.upload(&x)?;
+        let tol = |w: f64| 1e-3 * w + 6e-8;
+        let label = format!("tile_softmax_f16 {rows}x{n} stride {stride}");
         let (fill, canary) = (f16::from_f32(-1.0), f16::from_f32(-4321.0));
+        self.softmax(
+            x,
+            (n, stride),
+            (fill, canary),
+            tol,
+            label,
+            |s, args, block, grid| launch_tiled!(s, tile_softmax_f16<BLOCK = block>, grid, args),
+        )
+    }
+
+    /// A row softmax over the rows of `x` (`n` columns at row stride `stride`) into an output
+    /// filled with `fill` and followed by `canary`s; `launch` launches the kernel of element type
+    /// `T` at `BLOCK = block`. Each column within `tol(want)` of the f64 softmax.
+    fn softmax<T: Float + std::fmt::Display>(
+        &mut self,
+        x: Vec<T>,
+        (n, stride): (usize, usize),
+        (fill, canary): (T, T),
+        tol: impl Fn(f64) -> f64 + Sync,
+        label: String,
+        launch: impl FnOnce(&mut Self, SoftmaxArgs<T>, usize, [u32; 3]) -> Result<(), LaunchError>,
+    ) -> Result<(), LaunchError> {
+        let rows = x.len() / stride;
+        let dx = self.device.upload(&x)?;
         let out = self.padded(rows * stride, fill, canary)?;
-        let consts = tile_softmax_f16::Consts {
-            BLOCK: block_for(&[256, 1024, 4096], n)?,
-        };
         let args = (out.ptr(), dx.ptr(), int(stride)?, int(stride)?, int(n)?);
-        let spec = tile_softmax_f16::specialisation(&consts, &args)?;
-        self.launch_tile(
-            "tile_softmax_f16",
-            tile_softmax_f16::EXPLAIN,
-            spec,
-            [dim(rows)?, 1, 1],
-            args,
-        )?;
+        let block = block_for(&[256, 1024, 4096], n)?;
+        launch(self, args, block, [dim(rows)?, 1, 1])?;
         let got = out.download()?;
         let verdict = check_items(rows, |r| {
             let row = &x[r * stride..r * stride + n];
-            let want = softmax_ref(row.iter().map(|v| v.to_f32() as f64));
-            let mut worst = 0f64;
-            for c in 0..stride {
-                let y = got[r * stride + c];
-                if c >= n {
-                    if y.to_bits() != fill.to_bits() {
-                        return Err(format!("column {c}: wrote {y} into the row padding"));
-                    }
-                    continue;
-                }
-                let tol = 1e-3 * want[c] + 6e-8;
-                let at = format!("column {c}");
-                worst = worst.max(within(y.to_f32() as f64, want[c], tol, &at)?);
-            }
-            Ok(worst)
+            let want = softmax_ref(row.iter().map(|v| v.wide() as f64));
+            let is_fill = |y: T| y.wide().to_bits() == fill.wide().to_bits();
+            let padded = &got[r * stride..(r + 1) * stride];
+            padded_row(padded, n, |c| want[c], &tol, |y| y.wide() as f64, is_fill)
         });
-        let label = format!("tile_softmax_f16 {rows}x{n} stride {stride}");
         self.conclude(label, verdict, "row", &got, rows * stride, canary);
         Ok(())
     }
@@ -257,9 +272,7 @@ impl Checks<'_> {
         let y = self.padded(rows * stride, fill, canary)?;
         let mean = self.padded(rows, 0f32, -12345.5)?;
         let rstd = self.padded(rows, 0f32, -12345.5)?;
-        let consts = tile_layernorm::Consts {
-            BLOCK: block_for(&[256, 1024, 4096], n)?,
-        };
+        let block = block_for(&[256, 1024, 4096], n)?;
         let args = (
             y.ptr(),
             dx.ptr(),
@@ -271,13 +284,11 @@ impl Checks<'_> {
             int(n)?,
             eps,
         );
-        let spec = tile_layernorm::specialisation(&consts, &args)?;
-        self.launch_tile(
-            "tile_layernorm",
-            tile_layernorm::EXPLAIN,
-            spec,
+        launch_tiled!(
+            self,
+            tile_layernorm<BLOCK = block>,
             [dim(rows)?, 1, 1],
-            args,
+            args
         )?;
         let (got, got_mean, got_rstd) = (y.download()?, mean.download()?, rstd.download()?);
         let verdict = check_items(rows, |r| {
@@ -285,25 +296,15 @@ impl Checks<'_> {
                 .iter()
                 .map(|v| v.to_f32() as f64)
                 .collect();
-            let m = row.iter().sum::<f64>() / n as f64;
-            let var = row.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n as f64;
-            let rs = 1.0 / (var + eps as f64).sqrt();
+            let (m, rs) = layernorm_stats(&row, eps);
             let mut worst = within(got_mean[r] as f64, m, 1e-5, "mean")?;
             worst = worst.max(within(got_rstd[r] as f64, rs, 1e-4 * rs, "rstd")?);
-            for c in 0..stride {
-                let v = got[r * stride + c];
-                if c >= n {
-                    if v.to_bits() != fill.to_bits() {
-                        return Err(format!("column {c}: wrote {v} into the row padding"));
-                    }
-                    continue;
-                }
-                let want = (row[c] - m) * rs * w[c].to_f32() as f64 + b[c].to_f32() as f64;
-                let tol = 2e-3 * want.abs().max(1.0);
-                let at = format!("column {c}");
-                worst = worst.max(within(v.to_f32() as f64, want, tol, &at)?);
-            }
-            Ok(worst)
+            let want = |c: usize| (row[c] - m) * rs * w[c].to_f32() as f64 + b[c].to_f32() as f64;
+            let tol = |want: f64| 2e-3 * want.abs().max(1.0);
+            let is_fill = |v: f16| v.to_bits() == fill.to_bits();
+            let padded = &got[r * stride..(r + 1) * stride];
+            let columns = padded_row(padded, n, want, tol, |v| v.to_f32() as f64, is_fill)?;
+            Ok(worst.max(columns))
         });
         let stats_canaries = got_mean[rows..]
             .iter()
@@ -325,19 +326,14 @@ impl Checks<'_> {
         let dx = self.device.upload(&x)?;
         let canary = -12345.5f32;
         let out = self.padded(m * n, 0f32, canary)?;
-        let consts = tile_transpose::Consts { BM: 32, BN: 32 };
         let args = (dx.ptr(), out.ptr(), int(m)?, int(n)?);
-        let spec = tile_transpose::specialisation(&consts, &args)?;
         let grid = [dim(m.div_ceil(32))?, dim(n.div_ceil(32))?, 1];
-        self.launch_tile("tile_transpose", tile_transpose::EXPLAIN, spec, grid, args)?;
+        launch_tiled!(self, tile_transpose<BM = 32, BN = 32>, grid, args)?;
         let got = out.download()?;
         // out[j, i] = x[i, j]: row j of the output is column j of x.
         let verdict = check_items(n, |j| {
             for i in 0..m {
-                let (y, want) = (got[j * m + i], x[i * n + j]);
-                if y.to_bits() != want.to_bits() {
-                    return Err(format!("out[{j}, {i}] = {y}, want {want}"));
-                }
+                same_bits(got[j * m + i], x[i * n + j], || format!("out[{j}, {i}]"))?;
             }
             Ok(0.0)
         });
@@ -354,11 +350,6 @@ impl Checks<'_> {
         let (dsrc, dindex) = (self.device.upload(&src)?, self.device.upload(&index)?);
         let canary = -12345.5f32;
         let out = self.padded(m * k, 0f32, canary)?;
-        let consts = tile_gather_cols::Consts {
-            BM: 32,
-            BN: 32,
-            BK: 32,
-        };
         let args = (
             dsrc.ptr(),
             dindex.ptr(),
@@ -367,23 +358,13 @@ impl Checks<'_> {
             int(n)?,
             int(k)?,
         );
-        let spec = tile_gather_cols::specialisation(&consts, &args)?;
         let grid = [dim(m.div_ceil(32))?, dim(k.div_ceil(32))?, 1];
-        self.launch_tile(
-            "tile_gather_cols",
-            tile_gather_cols::EXPLAIN,
-            spec,
-            grid,
-            args,
-        )?;
+        launch_tiled!(self, tile_gather_cols<BM = 32, BN = 32, BK = 32>, grid, args)?;
         let got = out.download()?;
         let verdict = check_items(m, |i| {
             for j in 0..k {
                 let want = src[i * n + index[i * k + j] as usize];
-                let y = got[i * k + j];
-                if y.to_bits() != want.to_bits() {
-                    return Err(format!("out[{i}, {j}] = {y}, want {want}"));
-                }
+                same_bits(got[i * k + j], want, || format!("out[{i}, {j}]"))?;
             }
             Ok(0.0)
         });
@@ -483,26 +464,12 @@ impl Checks<'_> {
         }
         for &(m, n, k) in &products {
             self.matmul::<f16>(m, n, k, |checks, args, grid| {
-                let consts = tile_matmul_f16::Consts {
-                    BM: 64,
-                    BN: 64,
-                    BK: 32,
-                };
-                let spec = tile_matmul_f16::specialisation(&consts, &args)?;
-                let explain = tile_matmul_f16::EXPLAIN;
-                checks.launch_tile("tile_matmul_f16", explain, spec, grid, args)
+                launch_tiled!(checks, tile_matmul_f16<BM = 64, BN = 64, BK = 32>, grid, args)
             })?;
         }
         for &(m, n, k) in &products {
             self.matmul::<bf16>(m, n, k, |checks, args, grid| {
-                let consts = tile_matmul_bf16::Consts {
-                    BM: 64,
-                    BN: 64,
-                    BK: 32,
-                };
-                let spec = tile_matmul_bf16::specialisation(&consts, &args)?;
-                let explain = tile_matmul_bf16::EXPLAIN;
-                checks.launch_tile("tile_matmul_bf16", explain, spec, grid, args)
+                launch_tiled!(checks, tile_matmul_bf16<BM = 64, BN = 64, BK = 32>, grid, args)
             })?;
         }
         Ok(())

@@ -65,56 +65,62 @@ impl Parser<'_> {
             Some(b'f') => self.expect("false").map(|_| Json::Bool(false)),
             Some(b'"') => self.string().map(Json::String),
             Some(b'[') => {
-                self.at += 1;
                 let mut items = Vec::new();
-                self.space();
-                if self.text.get(self.at) == Some(&b']') {
-                    self.at += 1;
-                    return Ok(Json::Array(items));
-                }
-                loop {
-                    items.push(self.value()?);
-                    self.space();
-                    match self.text.get(self.at) {
-                        Some(b',') => self.at += 1,
-                        Some(b']') => {
-                            self.at += 1;
-                            return Ok(Json::Array(items));
-                        }
-                        _ => return Err(format!("expected , or ] at byte {}", self.at)),
-                    }
-                }
+                self.items(b']', |p| {
+                    items.push(p.value()?);
+                    Ok(())
+                })?;
+                Ok(Json::Array(items))
             }
             Some(b'{') => {
-                self.at += 1;
                 let mut fields = BTreeMap::new();
-                self.space();
-                if self.text.get(self.at) == Some(&b'}') {
-                    self.at += 1;
-                    return Ok(Json::Object(fields));
-                }
-                loop {
-                    self.space();
-                    let key = self.string()?;
-                    self.space();
-                    self.expect(":")?;
-                    let value = self.value()?;
+                self.items(b'}', |p| {
+                    p.space();
+                    let key = p.string()?;
+                    p.space();
+                    p.expect(":")?;
+                    let value = p.value()?;
                     if fields.insert(key.clone(), value).is_some() {
                         return Err(format!("duplicate key {key:?}"));
                     }
-                    self.space();
-                    match self.text.get(self.at) {
-                        Some(b',') => self.at += 1,
-                        Some(b'}') => {
-                            self.at += 1;
-                            return Ok(Json::Object(fields));
-                        }
-                        _ => return Err(format!("expected , or }} at byte {}", self.at)),
-                    }
-                }
+                    Ok(())
+                })?;
+                Ok(Json::Object(fields))
             }
             Some(c) if *c == b'-' || c.is_ascii_digit() => self.number(),
             _ => Err(format!("expected a value at byte {}", self.at)),
+        }
+    }
+
+    /// The comma-separated items of an array or object after its opening bracket (at `self.at`),
+    /// each read by `item`, up to and past `close`.
+    fn items(
+        &mut self,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Result<(), String>,
+    ) -> Result<(), String> {
+        self.at += 1;
+        self.space();
+        if self.text.get(self.at) == Some(&close) {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            item(self)?;
+            self.space();
+            match self.text.get(self.at) {
+                Some(b',') => self.at += 1,
+                Some(&c) if c == close => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => {
+                    return Err(format!(
+                        "expected , or {} at byte {}",
+                        close as char, self.at
+                    ))
+                }
+            }
         }
     }
 

@@ -178,6 +178,33 @@ tessera::device_kernel! {
     }
 }
 
+/// The host's reference of [`convert_probe`] for input word `w` (`x = f32::from_bits(w)`): its
+/// 12 output words from the conversions of `tessera::dtype` and Rust's casts.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn convert_reference(w: u32) -> [u32; 12] {
+    let x = f32::from_bits(w);
+    [
+        f16::from_f32(x).to_bits() as u32 | (bf16::from_f32(x).to_bits() as u32) << 16,
+        f8e4m3::from_f32(x).to_bits() as u32 | (f8e5m2::from_f32(x).to_bits() as u32) << 8,
+        x.round_ties_even() as i32 as u32,
+        x as u32,
+        f16(w as u16).to_f32().to_bits(),
+        bf16(w as u16).to_f32().to_bits(),
+        f8e4m3(w as u8).to_f16().to_bits() as u32
+            | (f8e5m2(w as u8).to_f16().to_bits() as u32) << 16,
+        (w as i32 as f32).to_bits(),
+        x as i32 as u32,
+        x.round_ties_even() as u32,
+        (w as f32).to_bits(),
+        u32::from_le_bytes([
+            f8e4m3::from_f32(x).to_bits(),
+            f8e4m3::from_f32(-x).to_bits(),
+            f8e5m2::from_f32(x).to_bits(),
+            f8e5m2::from_f32(2.0 * x).to_bits(),
+        ]),
+    ]
+}
+
 tessera::device_kernel! {
     /// Matrix-load probe, one warp (block (32, 1, 1), 2048 bytes of dynamic shared memory):
     /// stages `x` (four 8×8 b16 matrices, row-major, 128 words) into shared memory with
@@ -244,6 +271,36 @@ tessera::device_kernel! {
         st_global_v4(o.offset(4), true, [words[4], words[5], words[6], words[7]]);
         st_global_v4(o.offset(8), true, [words[8], words[9], words[10], words[11]]);
     }
+}
+
+/// The host's reference of [`shuffle_probe`] for thread `t` (value `v(t) = 3t + 1`): its 12
+/// output words, each the value of the lane the shuffle reads (its own where that lane is out
+/// of range or outside its segment of 8), then the lane and the warp.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn shuffle_reference(t: u32) -> [u32; 12] {
+    let v = |t: u32| t * 3 + 1;
+    let (lane, base) = (t % 32, t / 32 * 32);
+    let seg = base + lane / 8 * 8;
+    let big_src = if lane + 2 < 32 { t + 2 } else { t };
+    let big = v(big_src) as u64 * 0x1_0000_0001;
+    [
+        v(base + (t * 7) % 32),
+        v(base + (lane ^ 5)),
+        v(if lane >= 1 { t - 1 } else { t }),
+        v(if lane + 3 < 32 { t + 3 } else { t }),
+        v(seg + (t * 7) % 32 % 8),
+        v(if (lane ^ 5) / 8 == lane / 8 {
+            base + (lane ^ 5)
+        } else {
+            t
+        }),
+        v(if lane % 8 >= 1 { t - 1 } else { t }),
+        v(if lane % 8 + 3 < 8 { t + 3 } else { t }),
+        big as u32,
+        (big >> 32) as u32,
+        lane,
+        t / 32,
+    ]
 }
 
 tessera::device_kernel! {

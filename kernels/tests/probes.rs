@@ -4,7 +4,7 @@
 mod support;
 
 use support::{device, run_in_buffers, Buffer, Rng};
-use tessera::dtype::{bf16, f16, f8e4m3, f8e5m2, pack_s8x4};
+use tessera::dtype::{bf16, f16, pack_s8x4};
 use tessera::launch::LaunchConfig;
 use tessera_kernels::probes::*;
 
@@ -258,27 +258,7 @@ fn convert_probe_matches_the_host_conversions() {
     .unwrap();
     let out = dout.to_u32();
     for (i, &w) in input.iter().enumerate() {
-        let x = f32::from_bits(w);
-        let want = [
-            f16::from_f32(x).to_bits() as u32 | (bf16::from_f32(x).to_bits() as u32) << 16,
-            f8e4m3::from_f32(x).to_bits() as u32 | (f8e5m2::from_f32(x).to_bits() as u32) << 8,
-            x.round_ties_even() as i32 as u32,
-            x as u32,
-            f16(w as u16).to_f32().to_bits(),
-            bf16(w as u16).to_f32().to_bits(),
-            f8e4m3(w as u8).to_f16().to_bits() as u32
-                | (f8e5m2(w as u8).to_f16().to_bits() as u32) << 16,
-            (w as i32 as f32).to_bits(),
-            x as i32 as u32,
-            x.round_ties_even() as u32,
-            (w as f32).to_bits(),
-            u32::from_le_bytes([
-                f8e4m3::from_f32(x).to_bits(),
-                f8e4m3::from_f32(-x).to_bits(),
-                f8e5m2::from_f32(x).to_bits(),
-                f8e5m2::from_f32(2.0 * x).to_bits(),
-            ]),
-        ];
+        let want = convert_reference(w);
         assert_eq!(&out[12 * i..12 * i + 12], &want, "input {w:#010x}");
     }
 }
@@ -351,31 +331,9 @@ fn shuffle_probe_matches_cuda_semantics() {
     )
     .unwrap();
     let out = dout.to_u32();
-    let v = |t: u32| t * 3 + 1;
     for t in 0..64u32 {
-        let (lane, base) = (t % 32, t / 32 * 32);
-        let seg = base + lane / 8 * 8;
         let w = &out[12 * t as usize..12 * t as usize + 12];
-        let big_src = if lane + 2 < 32 { t + 2 } else { t };
-        let big = v(big_src) as u64 * 0x1_0000_0001;
-        let want = [
-            v(base + (t * 7) % 32),
-            v(base + (lane ^ 5)),
-            v(if lane >= 1 { t - 1 } else { t }),
-            v(if lane + 3 < 32 { t + 3 } else { t }),
-            v(seg + (t * 7) % 32 % 8),
-            v(if (lane ^ 5) / 8 == lane / 8 {
-                base + (lane ^ 5)
-            } else {
-                t
-            }),
-            v(if lane % 8 >= 1 { t - 1 } else { t }),
-            v(if lane % 8 + 3 < 8 { t + 3 } else { t }),
-            big as u32,
-            (big >> 32) as u32,
-            lane,
-            t / 32,
-        ];
+        let want = shuffle_reference(t);
         assert_eq!(w, &want, "thread {t}");
     }
 }

@@ -74,54 +74,74 @@ fn check_ldmatrix(report: &EmulatorReport, ctx: &str) {
     }
 }
 
-#[test]
-fn matmul_f16_matches_cpu() {
-    let gpu = device();
-    let device = gpu.device();
-    for (m, n, k) in shapes(gpu) {
-        let a: Vec<f16> = values(1, m * k).into_iter().map(f16::from_f32).collect();
-        let b: Vec<f16> = values(2, k * n).into_iter().map(f16::from_f32).collect();
-        let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
-        let dc = device
-            .upload(&vec![f16::from_f32(99.0); m * n + 8])
-            .unwrap();
+/// Runs the matmul `$kernel` (64 × 64 × 32 tiles) on `$a: [m, k]`, `$b: [k, n]` into `$c`
+/// (the initial output, guard elements included); gives the output and the launch report.
+macro_rules! run_matmul {
+    ($gpu:expr, $kernel:ident, $a:expr, $b:expr, $c:expr, ($m:expr, $n:expr, $k:expr)) => {{
+        let gpu: &TestDevice = $gpu;
+        let (da, db) = (
+            gpu.device().upload($a).unwrap(),
+            gpu.device().upload($b).unwrap(),
+        );
+        let dc = gpu.device().upload($c).unwrap();
+        let (m, n) = ($m, $n);
         let report = launch_tile!(
             gpu,
-            tile_matmul_f16,
-            tile_matmul_f16::Consts {
+            $kernel,
+            $kernel::Consts {
                 BM: 64,
                 BN: 64,
                 BK: 32,
             },
-            |c: &tile_matmul_f16::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
+            |c: &$kernel::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
             da.ptr(),
             db.ptr(),
             dc.ptr(),
             m as i32,
             n as i32,
-            k as i32,
+            $k as i32,
         )
         .unwrap();
-        let c = dc.download().unwrap();
-        let (want, magnitude) = reference(
-            &a.iter().map(|x| x.to_f32()).collect::<Vec<_>>(),
-            &b.iter().map(|x| x.to_f32()).collect::<Vec<_>>(),
-            m,
-            n,
-            k,
+        (dc.download().unwrap(), report)
+    }};
+}
+
+/// Every `c[i]` of the `m × n` product `a · b` is within `relative · |want| + 1e-3` (plus the
+/// device's tensor-core slack) of the f64 reference.
+fn check_close(
+    gpu: &TestDevice,
+    c: &[f64],
+    a: &[f32],
+    b: &[f32],
+    (m, n, k): (usize, usize, usize),
+    relative: f64,
+) {
+    let (want, magnitude) = reference(a, b, m, n, k);
+    for i in 0..m * n {
+        let got = c[i];
+        let tol = want[i].abs() * relative + 1.0e-3 + gpu.mma_slack(magnitude[i]);
+        assert!(
+            (got - want[i]).abs() <= tol,
+            "{m}x{n}x{k}: c[{}, {}] = {got}, want {}",
+            i / n,
+            i % n,
+            want[i]
         );
-        for i in 0..m * n {
-            let got = c[i].to_f32() as f64;
-            // f32 accumulation, one rounding to f16 (2^-11 relative) at the end.
-            let tol = want[i].abs() * 1.0e-3 + 1.0e-3 + gpu.mma_slack(magnitude[i]);
-            assert!(
-                (got - want[i]).abs() <= tol,
-                "{m}x{n}x{k}: c[{}, {}] = {got}, want {}",
-                i / n,
-                i % n,
-                want[i]
-            );
-        }
+    }
+}
+
+#[test]
+fn matmul_f16_matches_cpu() {
+    let gpu = device();
+    for (m, n, k) in shapes(gpu) {
+        let a: Vec<f16> = values(1, m * k).into_iter().map(f16::from_f32).collect();
+        let b: Vec<f16> = values(2, k * n).into_iter().map(f16::from_f32).collect();
+        let guarded = vec![f16::from_f32(99.0); m * n + 8];
+        let (c, report) = run_matmul!(gpu, tile_matmul_f16, &a, &b, &guarded, (m, n, k));
+        let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+        let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
+        // f32 accumulation, one rounding to f16 (2^-11 relative) at the end.
+        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
         assert!(
             c[m * n..].iter().all(|x| x.to_f32() == 99.0),
             "{m}x{n}x{k}: wrote past the end"
@@ -135,49 +155,15 @@ fn matmul_f16_matches_cpu() {
 #[test]
 fn matmul_bf16_matches_cpu() {
     let gpu = device();
-    let device = gpu.device();
     for (m, n, k) in shapes(gpu) {
         let a: Vec<bf16> = values(3, m * k).into_iter().map(bf16::from_f32).collect();
         let b: Vec<bf16> = values(4, k * n).into_iter().map(bf16::from_f32).collect();
-        let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
-        let dc = device.zeros::<bf16>(m * n).unwrap();
-        let report = launch_tile!(
-            gpu,
-            tile_matmul_bf16,
-            tile_matmul_bf16::Consts {
-                BM: 64,
-                BN: 64,
-                BK: 32,
-            },
-            |c: &tile_matmul_bf16::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
-            da.ptr(),
-            db.ptr(),
-            dc.ptr(),
-            m as i32,
-            n as i32,
-            k as i32,
-        )
-        .unwrap();
-        let c = dc.download().unwrap();
-        let (want, magnitude) = reference(
-            &a.iter().map(|x| x.to_f32()).collect::<Vec<_>>(),
-            &b.iter().map(|x| x.to_f32()).collect::<Vec<_>>(),
-            m,
-            n,
-            k,
-        );
-        for i in 0..m * n {
-            let got = c[i].to_f32() as f64;
-            // One rounding to bf16 (2^-8 relative) at the end.
-            let tol = want[i].abs() * 8.0e-3 + 1.0e-3 + gpu.mma_slack(magnitude[i]);
-            assert!(
-                (got - want[i]).abs() <= tol,
-                "{m}x{n}x{k}: c[{}, {}] = {got}, want {}",
-                i / n,
-                i % n,
-                want[i]
-            );
-        }
+        let zeros = vec![bf16::from_f32(0.0); m * n];
+        let (c, report) = run_matmul!(gpu, tile_matmul_bf16, &a, &b, &zeros, (m, n, k));
+        let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+        let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
+        // One rounding to bf16 (2^-8 relative) at the end.
+        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);
         if let Some(report) = gpu.emulator_only(&report, "matmul_bf16: conflict-free ldmatrix") {
             check_ldmatrix(report, &format!("bf16 {m}x{n}x{k}"));
         }
@@ -187,7 +173,6 @@ fn matmul_bf16_matches_cpu() {
 #[test]
 fn matmul_i8_is_exact() {
     let gpu = device();
-    let device = gpu.device();
     for (m, n, k) in shapes(gpu) {
         let a: Vec<i8> = values(5, m * k)
             .iter()
@@ -197,26 +182,8 @@ fn matmul_i8_is_exact() {
             .iter()
             .map(|&v| (v * 127.0) as i8)
             .collect();
-        let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
-        let dc = device.upload(&vec![i32::MIN; m * n + 8]).unwrap();
-        launch_tile!(
-            gpu,
-            tile_matmul_i8,
-            tile_matmul_i8::Consts {
-                BM: 64,
-                BN: 64,
-                BK: 32,
-            },
-            |c: &tile_matmul_i8::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
-            da.ptr(),
-            db.ptr(),
-            dc.ptr(),
-            m as i32,
-            n as i32,
-            k as i32,
-        )
-        .unwrap();
-        let c = dc.download().unwrap();
+        let guarded = vec![i32::MIN; m * n + 8];
+        let (c, _) = run_matmul!(gpu, tile_matmul_i8, &a, &b, &guarded, (m, n, k));
         let mut want = vec![0i32; m * n];
         for i in 0..m {
             for x in 0..k {

@@ -59,94 +59,90 @@ fn softmax_ref(row: &[f32]) -> Vec<f32> {
     e.iter().map(|&v| (v / s) as f32).collect()
 }
 
-#[test]
-fn softmax_f32_matches_cpu() {
-    let gpu = device();
-    let device = gpu.device();
-    for (rows, n_cols, stride) in cases() {
-        let x = values(11, rows * stride, 8.0);
-        let dx = device.upload(&x).unwrap();
-        let dout = device.upload(&vec![-1.0f32; rows * stride]).unwrap();
-        let block = block_for(n_cols);
-        launch_tile!(
-            gpu,
-            tile_softmax,
-            tile_softmax::Consts { BLOCK: block },
-            rows as u32,
-            dout.ptr(),
-            dx.ptr(),
-            stride as i32,
-            stride as i32,
-            n_cols as i32,
-        )
-        .unwrap();
-        let out = dout.download().unwrap();
-        for r in 0..rows {
-            let want = softmax_ref(&x[r * stride..r * stride + n_cols]);
-            for c in 0..stride {
-                let got = out[r * stride + c];
-                if c < n_cols {
-                    let w = want[c];
-                    assert!(
-                        (got - w).abs() <= 1e-6 + 2e-5 * w,
-                        "rows {rows} n {n_cols} r {r} c {c}: {got} vs {w}"
-                    );
-                } else {
-                    assert_eq!(got, -1.0, "n {n_cols}: wrote a masked column {c}");
-                }
+/// Checks every row of a `rows × stride` output: column `c < n_cols` of row `r` is
+/// `close(got, want(r)[c])`, and every column past `n_cols` still holds `fill`.
+fn check_rows<T: Copy + PartialEq + std::fmt::Debug>(
+    got: &[T],
+    (rows, n_cols, stride): (usize, usize, usize),
+    fill: T,
+    want: impl Fn(usize) -> Vec<T>,
+    close: impl Fn(T, T) -> bool,
+) {
+    for r in 0..rows {
+        let want = want(r);
+        for c in 0..stride {
+            let got = got[r * stride + c];
+            if c < n_cols {
+                let w = want[c];
+                assert!(
+                    close(got, w),
+                    "rows {rows} n {n_cols} r {r} c {c}: {got:?} vs {w:?}"
+                );
+            } else {
+                assert_eq!(got, fill, "n {n_cols}: wrote a masked column {c}");
             }
         }
     }
 }
 
+/// Runs the row softmax `$kernel` on `$x` (`rows × stride`, rows of `n_cols`) into a buffer
+/// filled with `$fill`; gives the output.
+macro_rules! softmax_rows {
+    ($kernel:ident, $x:expr, $fill:expr, ($rows:expr, $n_cols:expr, $stride:expr)) => {{
+        let gpu = device();
+        let dx = gpu.device().upload($x).unwrap();
+        let dout = gpu.device().upload(&vec![$fill; $rows * $stride]).unwrap();
+        let consts = $kernel::Consts {
+            BLOCK: block_for($n_cols),
+        };
+        let (stride, n_cols) = ($stride as i32, $n_cols as i32);
+        launch_tile!(
+            gpu,
+            $kernel,
+            consts,
+            $rows as u32,
+            dout.ptr(),
+            dx.ptr(),
+            stride,
+            stride,
+            n_cols
+        )
+        .unwrap();
+        dout.download().unwrap()
+    }};
+}
+
+#[test]
+fn softmax_f32_matches_cpu() {
+    for (rows, n_cols, stride) in cases() {
+        let x = values(11, rows * stride, 8.0);
+        let out = softmax_rows!(tile_softmax, &x, -1.0f32, (rows, n_cols, stride));
+        let want = |r: usize| softmax_ref(&x[r * stride..r * stride + n_cols]);
+        let close = |got: f32, w: f32| (got - w).abs() <= 1e-6 + 2e-5 * w;
+        check_rows(&out, (rows, n_cols, stride), -1.0, want, close);
+    }
+}
+
 #[test]
 fn softmax_f16_matches_cpu() {
-    let gpu = device();
-    let device = gpu.device();
     for (rows, n_cols, stride) in cases() {
         let x: Vec<f16> = values(12, rows * stride, 6.0)
             .into_iter()
             .map(f16::from_f32)
             .collect();
-        let dx = device.upload(&x).unwrap();
-        let dout = device
-            .upload(&vec![f16::from_f32(-1.0); rows * stride])
-            .unwrap();
-        launch_tile!(
-            gpu,
-            tile_softmax_f16,
-            tile_softmax_f16::Consts {
-                BLOCK: block_for(n_cols),
-            },
-            rows as u32,
-            dout.ptr(),
-            dx.ptr(),
-            stride as i32,
-            stride as i32,
-            n_cols as i32,
-        )
-        .unwrap();
-        let out = dout.download().unwrap();
-        for r in 0..rows {
+        let fill = f16::from_f32(-1.0);
+        let out = softmax_rows!(tile_softmax_f16, &x, fill, (rows, n_cols, stride));
+        let out: Vec<f32> = out.iter().map(|v| v.to_f32()).collect();
+        let want = |r: usize| {
             let row: Vec<f32> = x[r * stride..r * stride + n_cols]
                 .iter()
                 .map(|v| v.to_f32())
                 .collect();
-            let want = softmax_ref(&row);
-            for c in 0..stride {
-                let got = out[r * stride + c].to_f32();
-                if c < n_cols {
-                    // f16 output: half an ulp of rounding (2^-11 relative) plus f32 math.
-                    let w = want[c];
-                    assert!(
-                        (got - w).abs() <= 1e-7 + 1e-3 * w,
-                        "n {n_cols} r {r} c {c}: {got} vs {w}"
-                    );
-                } else {
-                    assert_eq!(got, -1.0);
-                }
-            }
-        }
+            softmax_ref(&row)
+        };
+        // f16 output: half an ulp of rounding (2^-11 relative) plus f32 math.
+        let close = |got: f32, w: f32| (got - w).abs() <= 1e-7 + 1e-3 * w;
+        check_rows(&out, (rows, n_cols, stride), -1.0, want, close);
     }
 }
 
@@ -195,14 +191,20 @@ fn layernorm_matches_cpu() {
             dmean.download().unwrap(),
             drstd.download().unwrap(),
         );
-        for r in 0..rows {
-            let row: Vec<f64> = x[r * stride..r * stride + n_cols]
+        let row = |r: usize| -> Vec<f64> {
+            x[r * stride..r * stride + n_cols]
                 .iter()
                 .map(|v| v.to_f32() as f64)
-                .collect();
+                .collect()
+        };
+        // The row's mean and 1 / sqrt(var + eps), in f64.
+        let stats = |row: &[f64]| {
             let m = row.iter().sum::<f64>() / n_cols as f64;
             let var = row.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n_cols as f64;
-            let rs = 1.0 / (var + eps as f64).sqrt();
+            (m, 1.0 / (var + eps as f64).sqrt())
+        };
+        for r in 0..rows {
+            let (m, rs) = stats(&row(r));
             assert!(
                 (mean[r] as f64 - m).abs() <= 1e-5,
                 "mean {} vs {m}",
@@ -213,20 +215,22 @@ fn layernorm_matches_cpu() {
                 "rstd {} vs {rs}",
                 rstd[r]
             );
-            for c in 0..stride {
-                let got = y[r * stride + c].to_f32() as f64;
-                if c < n_cols {
-                    let want = (row[c] - m) * rs * w[c].to_f32() as f64 + b[c].to_f32() as f64;
-                    assert!(
-                        (got - want).abs() <= 2e-3 * want.abs().max(1.0),
-                        "n {n_cols} r {r} c {c}: {got} vs {want}"
-                    );
-                } else {
-                    assert_eq!(got, 9.0, "wrote a masked column");
-                }
-            }
         }
+        let want = |r: usize| {
+            let row = row(r);
+            let (m, rs) = stats(&row);
+            (0..n_cols)
+                .map(|c| (row[c] - m) * rs * w[c].to_f32() as f64 + b[c].to_f32() as f64)
+                .collect()
+        };
+        let y: Vec<f64> = y.iter().map(|v| v.to_f32() as f64).collect();
+        check_rows(&y, (rows, n_cols, stride), 9.0, want, close_f16_out);
     }
+}
+
+/// An f16 output against its f64 reference: 2e-3 relative, absolute below 1.
+fn close_f16_out(got: f64, want: f64) -> bool {
+    (got - want).abs() <= 2e-3 * want.abs().max(1.0)
 }
 
 #[test]
@@ -257,26 +261,23 @@ fn rmsnorm_matches_cpu() {
             eps,
         )
         .unwrap();
-        let y = dy.download().unwrap();
-        for r in 0..rows {
+        let y: Vec<f64> = dy
+            .download()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_f32() as f64)
+            .collect();
+        let want = |r: usize| -> Vec<f64> {
             let row: Vec<f64> = x[r * stride..r * stride + n_cols]
                 .iter()
                 .map(|v| v.to_f32() as f64)
                 .collect();
             let ms = row.iter().map(|v| v * v).sum::<f64>() / n_cols as f64;
             let scale = 1.0 / (ms + eps as f64).sqrt();
-            for c in 0..stride {
-                let got = y[r * stride + c].to_f32() as f64;
-                if c < n_cols {
-                    let want = row[c] * scale * w[c].to_f32() as f64;
-                    assert!(
-                        (got - want).abs() <= 2e-3 * want.abs().max(1.0),
-                        "n {n_cols} r {r} c {c}: {got} vs {want}"
-                    );
-                } else {
-                    assert_eq!(got, 9.0);
-                }
-            }
-        }
+            (0..n_cols)
+                .map(|c| row[c] * scale * w[c].to_f32() as f64)
+                .collect()
+        };
+        check_rows(&y, (rows, n_cols, stride), 9.0, want, close_f16_out);
     }
 }

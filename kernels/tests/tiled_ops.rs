@@ -57,10 +57,36 @@ fn if_on_a_scalar_picks_the_branch() {
     }
 }
 
+/// Runs the two-operand ops kernel `$kernel` (`BLOCK = 128`) on `$a` and `$b` (`n` values
+/// each) into `$ops × n` zeroed outputs; gives them (op `k` of element `i` at `k * n + i`).
+macro_rules! run_ops {
+    ($kernel:ident, $a:expr, $b:expr, $ops:expr) => {{
+        let gpu = device();
+        let n = $a.len();
+        let (da, db) = (
+            gpu.device().upload($a).unwrap(),
+            gpu.device().upload($b).unwrap(),
+        );
+        let dout = gpu.device().zeros($ops * n).unwrap();
+        let consts = $kernel::Consts { BLOCK: 128 };
+        let grid = (n.div_ceil(128) as u32,);
+        launch_tile!(
+            gpu,
+            $kernel,
+            consts,
+            grid,
+            dout.ptr(),
+            da.ptr(),
+            db.ptr(),
+            n as i32
+        )
+        .unwrap();
+        dout.download().unwrap()
+    }};
+}
+
 #[test]
 fn integer_ops_follow_the_documented_semantics() {
-    let gpu = device();
-    let device = gpu.device();
     let n = 200;
     let mut a: Vec<i32> = bits(5, n).iter().map(|&b| b as i32 >> (b % 24)).collect();
     let mut b: Vec<i32> = bits(6, n).iter().map(|&b| (b as i32) >> (b % 28)).collect();
@@ -73,20 +99,7 @@ fn integer_ops_follow_the_documented_semantics() {
     b[2] = 31;
     a[3] = -5;
     b[3] = 32;
-    let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
-    let dout = device.zeros::<i32>(10 * n).unwrap();
-    launch_tile!(
-        gpu,
-        tile_int_ops,
-        tile_int_ops::Consts { BLOCK: 128 },
-        (n.div_ceil(128) as u32,),
-        dout.ptr(),
-        da.ptr(),
-        db.ptr(),
-        n as i32,
-    )
-    .unwrap();
-    let out = dout.download().unwrap();
+    let out = run_ops!(tile_int_ops, &a, &b, 10);
     for i in 0..n {
         let (x, y) = (a[i], b[i]);
         let want = [
@@ -114,7 +127,6 @@ const APPROX_BOUND: f64 = 1.0 / (1u64 << 20) as f64;
 #[test]
 fn float_ops_follow_the_documented_semantics() {
     let gpu = device();
-    let device = gpu.device();
     let n = 200;
     let mut a: Vec<f32> = bits(7, n)
         .iter()
@@ -130,20 +142,7 @@ fn float_ops_follow_the_documented_semantics() {
     b[2] = 0.0;
     a[3] = 1.0e30;
     b[4] = 0.0;
-    let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
-    let dout = device.zeros::<f32>(9 * n).unwrap();
-    launch_tile!(
-        gpu,
-        tile_float_ops,
-        tile_float_ops::Consts { BLOCK: 128 },
-        (n.div_ceil(128) as u32,),
-        dout.ptr(),
-        da.ptr(),
-        db.ptr(),
-        n as i32,
-    )
-    .unwrap();
-    let out = dout.download().unwrap();
+    let out = run_ops!(tile_float_ops, &a, &b, 9);
     let same =
         |got: f32, want: f32| got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
     for i in 0..n {

@@ -6,6 +6,7 @@ mod support;
 
 use support::{device, launch_tile};
 use tessera::f16;
+use tessera::launch::DeviceBuffer;
 use tessera_kernels::tiled::reduce::{
     tile_col_argmax, tile_col_max, tile_col_sum, tile_row_argmax, tile_row_max, tile_row_stats_f16,
     tile_row_sum,
@@ -61,170 +62,87 @@ fn first_argmax(values: impl Iterator<Item = f32>) -> i32 {
     best.1
 }
 
+/// Outputs for the sum, max and argmax of `len` lines, with 4 guard elements each (5.0, 5.0,
+/// -7) that must stay untouched.
+fn guarded_outputs(len: usize) -> (DeviceBuffer<f32>, DeviceBuffer<f32>, DeviceBuffer<i32>) {
+    let device = device().device();
+    (
+        device.upload(&vec![5.0f32; len + 4]).unwrap(),
+        device.upload(&vec![5.0f32; len + 4]).unwrap(),
+        device.upload(&vec![-7i32; len + 4]).unwrap(),
+    )
+}
+
+/// Launches each reduction `$kernel` (`BLOCK_M × BLOCK_N` = `$bm × $bn`, `$grid` programs)
+/// over the `m × n` matrix `$x` (row stride `stride`) into its output buffer `$out`.
+macro_rules! launch_each {
+    ([$($kernel:ident => $out:ident),+], ($bm:expr, $bn:expr), $grid:expr, $x:expr,
+     ($m:expr, $n:expr, $stride:expr)) => {{
+        let gpu = device();
+        let dx = gpu.device().upload($x).unwrap();
+        let (m, n, stride) = ($m as i32, $n as i32, $stride as i32);
+        $(
+            let consts = $kernel::Consts { BLOCK_M: $bm, BLOCK_N: $bn };
+            launch_tile!(gpu, $kernel, consts, $grid, $out.ptr(), dx.ptr(), m, n, stride).unwrap();
+        )+
+    }};
+}
+
+/// Checks the reductions of one axis: `lines(i)` yields line `i` of the matrix (a row or a
+/// column), `len` lines, and the guard elements past them are untouched.
+fn check_reductions<I: Iterator<Item = f32>>(
+    outputs: (DeviceBuffer<f32>, DeviceBuffer<f32>, DeviceBuffer<i32>),
+    len: usize,
+    lines: impl Fn(usize) -> I,
+    what: &str,
+) {
+    let (sum, max, arg) = (
+        outputs.0.download().unwrap(),
+        outputs.1.download().unwrap(),
+        outputs.2.download().unwrap(),
+    );
+    for i in 0..len {
+        assert_eq!(sum[i], lines(i).sum::<f32>(), "sum {what} {i}");
+        assert_eq!(
+            max[i],
+            lines(i).fold(f32::NEG_INFINITY, f32::max),
+            "max {what} {i}"
+        );
+        assert_eq!(arg[i], first_argmax(lines(i)), "argmax {what} {i}");
+    }
+    assert!(
+        sum[len..].iter().chain(&max[len..]).all(|&v| v == 5.0),
+        "wrote past {what}"
+    );
+    assert!(arg[len..].iter().all(|&v| v == -7), "wrote past {what}");
+}
+
 #[test]
 fn row_reductions_match_cpu() {
-    let gpu = device();
-    let device = gpu.device();
     for (m, n, stride) in shapes() {
         let x = matrix(41, m, stride);
-        let dx = device.upload(&x).unwrap();
-        let (dsum, dmax) = (
-            device.upload(&vec![5.0f32; m + 4]).unwrap(),
-            device.upload(&vec![5.0f32; m + 4]).unwrap(),
+        let (sum, max, arg) = guarded_outputs(m);
+        launch_each!(
+            [tile_row_sum => sum, tile_row_max => max, tile_row_argmax => arg],
+            (4, 128), (m.div_ceil(4) as u32,), &x, (m, n, stride)
         );
-        let darg = device.upload(&vec![-7i32; m + 4]).unwrap();
-        let grid = (m.div_ceil(4) as u32,);
-        let consts = || tile_row_sum::Consts {
-            BLOCK_M: 4,
-            BLOCK_N: 128,
-        };
-        launch_tile!(
-            gpu,
-            tile_row_sum,
-            consts(),
-            grid,
-            dsum.ptr(),
-            dx.ptr(),
-            m as i32,
-            n as i32,
-            stride as i32,
-        )
-        .unwrap();
-        launch_tile!(
-            gpu,
-            tile_row_max,
-            tile_row_max::Consts {
-                BLOCK_M: 4,
-                BLOCK_N: 128,
-            },
-            grid,
-            dmax.ptr(),
-            dx.ptr(),
-            m as i32,
-            n as i32,
-            stride as i32,
-        )
-        .unwrap();
-        launch_tile!(
-            gpu,
-            tile_row_argmax,
-            tile_row_argmax::Consts {
-                BLOCK_M: 4,
-                BLOCK_N: 128,
-            },
-            grid,
-            darg.ptr(),
-            dx.ptr(),
-            m as i32,
-            n as i32,
-            stride as i32,
-        )
-        .unwrap();
-        let (sum, max, arg) = (
-            dsum.download().unwrap(),
-            dmax.download().unwrap(),
-            darg.download().unwrap(),
-        );
-        for r in 0..m {
-            let row = &x[r * stride..r * stride + n];
-            assert_eq!(sum[r], row.iter().sum::<f32>(), "sum m {m} n {n} r {r}");
-            assert_eq!(
-                max[r],
-                row.iter().copied().fold(f32::NEG_INFINITY, f32::max),
-                "max m {m} n {n} r {r}"
-            );
-            assert_eq!(
-                arg[r],
-                first_argmax(row.iter().copied()),
-                "argmax m {m} n {n} r {r}"
-            );
-        }
-        assert!(
-            sum[m..].iter().chain(&max[m..]).all(|&v| v == 5.0),
-            "wrote past m"
-        );
-        assert!(arg[m..].iter().all(|&v| v == -7), "wrote past m");
+        let row = |r: usize| x[r * stride..r * stride + n].iter().copied();
+        check_reductions((sum, max, arg), m, row, &format!("m {m} n {n} r"));
     }
 }
 
 #[test]
 fn column_reductions_match_cpu() {
-    let gpu = device();
-    let device = gpu.device();
     for (m, n, stride) in shapes() {
         let x = matrix(43, m, stride);
-        let dx = device.upload(&x).unwrap();
-        let (dsum, dmax) = (
-            device.upload(&vec![5.0f32; n + 4]).unwrap(),
-            device.upload(&vec![5.0f32; n + 4]).unwrap(),
+        let (sum, max, arg) = guarded_outputs(n);
+        launch_each!(
+            [tile_col_sum => sum, tile_col_max => max, tile_col_argmax => arg],
+            (32, 64), (n.div_ceil(64) as u32,), &x, (m, n, stride)
         );
-        let darg = device.upload(&vec![-7i32; n + 4]).unwrap();
-        let grid = (n.div_ceil(64) as u32,);
-        launch_tile!(
-            gpu,
-            tile_col_sum,
-            tile_col_sum::Consts {
-                BLOCK_M: 32,
-                BLOCK_N: 64,
-            },
-            grid,
-            dsum.ptr(),
-            dx.ptr(),
-            m as i32,
-            n as i32,
-            stride as i32,
-        )
-        .unwrap();
-        launch_tile!(
-            gpu,
-            tile_col_max,
-            tile_col_max::Consts {
-                BLOCK_M: 32,
-                BLOCK_N: 64,
-            },
-            grid,
-            dmax.ptr(),
-            dx.ptr(),
-            m as i32,
-            n as i32,
-            stride as i32,
-        )
-        .unwrap();
-        launch_tile!(
-            gpu,
-            tile_col_argmax,
-            tile_col_argmax::Consts {
-                BLOCK_M: 32,
-                BLOCK_N: 64,
-            },
-            grid,
-            darg.ptr(),
-            dx.ptr(),
-            m as i32,
-            n as i32,
-            stride as i32,
-        )
-        .unwrap();
-        let (sum, max, arg) = (
-            dsum.download().unwrap(),
-            dmax.download().unwrap(),
-            darg.download().unwrap(),
-        );
-        for c in 0..n {
-            let col = || (0..m).map(|r| x[r * stride + c]);
-            assert_eq!(sum[c], col().sum::<f32>(), "sum m {m} n {n} c {c}");
-            assert_eq!(
-                max[c],
-                col().fold(f32::NEG_INFINITY, f32::max),
-                "max m {m} n {n} c {c}"
-            );
-            assert_eq!(arg[c], first_argmax(col()), "argmax m {m} n {n} c {c}");
-        }
-        assert!(
-            sum[n..].iter().chain(&max[n..]).all(|&v| v == 5.0),
-            "wrote past n"
-        );
-        assert!(arg[n..].iter().all(|&v| v == -7), "wrote past n");
+        let x = &x;
+        let col = |c: usize| (0..m).map(move |r| x[r * stride + c]);
+        check_reductions((sum, max, arg), n, col, &format!("m {m} n {n} c"));
     }
 }
 

@@ -16,37 +16,51 @@ fn matrix(m: usize, n: usize) -> Vec<f32> {
     (0..m * n).map(|i| i as f32 * 0.5 - 3.0).collect()
 }
 
+/// `out` (`n × m`) is the transpose of `x` (`m × n`), element for element.
+fn assert_transposed<T: PartialEq + std::fmt::Debug>(
+    out: &[T],
+    x: &[T],
+    m: usize,
+    n: usize,
+    what: &str,
+) {
+    for i in 0..m {
+        for j in 0..n {
+            assert_eq!(out[j * m + i], x[i * n + j], "{what}{m}x{n}: ({i}, {j})");
+        }
+    }
+}
+
+/// Runs the transpose `$kernel` (`$consts`, `$grid` programs) of `$x` (`$m × $n`) into a
+/// buffer that starts as `$out`; gives the output and the launch report.
+macro_rules! run_transpose {
+    ($kernel:ident, $consts:expr, $grid:expr, $x:expr, $out:expr, ($m:expr, $n:expr)) => {{
+        let gpu = device();
+        let (dx, dout) = (
+            gpu.device().upload($x).unwrap(),
+            gpu.device().upload($out).unwrap(),
+        );
+        let (m, n) = ($m as i32, $n as i32);
+        let run = launch_tile!(gpu, $kernel, $consts, $grid, dx.ptr(), dout.ptr(), m, n).unwrap();
+        (dout.download().unwrap(), run)
+    }};
+}
+
 #[test]
 fn transpose_matches_cpu_on_ragged_shapes() {
     let gpu = device();
-    let device = gpu.device();
     let mut shapes = vec![(32, 32), (1, 1), (5, 37), (64, 33), (100, 7), (31, 96)];
     if gpu.larger_shapes() {
         shapes.extend([(1000, 1003), (4096, 4096), (3, 100_001)]);
     }
     for (m, n) in shapes {
         let x = matrix(m, n);
-        let dx = device.upload(&x).unwrap();
         // Guard elements past the end must stay untouched.
-        let dout = device.upload(&vec![9.25f32; m * n + 8]).unwrap();
+        let guarded = vec![9.25f32; m * n + 8];
         let consts = tile_transpose::Consts { BM: 32, BN: 32 };
-        let report = launch_tile!(
-            gpu,
-            tile_transpose,
-            consts,
-            |c: &tile_transpose::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
-            dx.ptr(),
-            dout.ptr(),
-            m as i32,
-            n as i32,
-        )
-        .unwrap();
-        let out = dout.download().unwrap();
-        for i in 0..m {
-            for j in 0..n {
-                assert_eq!(out[j * m + i], x[i * n + j], "{m}x{n}: ({i}, {j})");
-            }
-        }
+        let grid = |c: &tile_transpose::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32);
+        let (out, report) = run_transpose!(tile_transpose, consts, grid, &x, &guarded, (m, n));
+        assert_transposed(&out, &x, m, n, "");
         assert!(
             out[m * n..].iter().all(|&v| v == 9.25),
             "{m}x{n}: wrote past the end"
@@ -97,49 +111,21 @@ fn transpose_matches_cpu_on_ragged_shapes() {
 #[test]
 fn warp_transposes_shuffle_or_share() {
     let gpu = device();
-    let device = gpu.device();
     for b in [8usize, 16, 32] {
         for (m, n) in [(b, b), (3, 5), (2 * b + 1, b - 1), (40, 70)] {
             let x = matrix(m, n);
-            let dx = device.upload(&x).unwrap();
-            let dout = device.upload(&vec![0.0f32; m * n]).unwrap();
-            let report = launch_tile!(
-                gpu,
-                tile_transpose_warp,
-                tile_transpose_warp::Consts { B: b },
-                (m.div_ceil(b) as u32, n.div_ceil(b) as u32),
-                dx.ptr(),
-                dout.ptr(),
-                m as i32,
-                n as i32,
-            )
-            .unwrap();
-            let out = dout.download().unwrap();
             let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
-            let dxh = device.upload(&xh).unwrap();
-            let douth = device.upload(&vec![f16::from_f32(0.0); m * n]).unwrap();
-            let report_h = launch_tile!(
-                gpu,
-                tile_transpose_warp_f16,
-                tile_transpose_warp_f16::Consts { B: b },
-                (m.div_ceil(b) as u32, n.div_ceil(b) as u32),
-                dxh.ptr(),
-                douth.ptr(),
-                m as i32,
-                n as i32,
-            )
-            .unwrap();
-            let outh = douth.download().unwrap();
-            for i in 0..m {
-                for j in 0..n {
-                    assert_eq!(out[j * m + i], x[i * n + j], "B {b} {m}x{n}: ({i}, {j})");
-                    assert_eq!(
-                        outh[j * m + i].to_bits(),
-                        xh[i * n + j].to_bits(),
-                        "f16 B {b} {m}x{n}: ({i}, {j})"
-                    );
-                }
-            }
+            let grid = (m.div_ceil(b) as u32, n.div_ceil(b) as u32);
+            let (consts, zeros) = (tile_transpose_warp::Consts { B: b }, vec![0.0f32; m * n]);
+            let (out, report) =
+                run_transpose!(tile_transpose_warp, consts, grid, &x, &zeros, (m, n));
+            let consts = tile_transpose_warp_f16::Consts { B: b };
+            let zeros = vec![f16::from_f32(0.0); m * n];
+            let (outh, report_h) =
+                run_transpose!(tile_transpose_warp_f16, consts, grid, &xh, &zeros, (m, n));
+            assert_transposed(&out, &x, m, n, &format!("B {b} "));
+            let bits = |v: &[f16]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+            assert_transposed(&bits(&outh), &bits(&xh), m, n, &format!("f16 B {b} "));
             let what = format!("tile_transpose_warp B = {b}: shared-memory traffic");
             let reports = [
                 gpu.emulator_only(&report, &what),

@@ -14,455 +14,239 @@
 
 use tessera::{bf16, f16, tile_kernel, Ptr};
 
-/// Row softmax in f32: `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`; 4 warps.
-#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 2048])]
-pub fn bench_softmax_f32_w4<const BLOCK: usize>(
-    out: Ptr<f32>,
-    inp: Ptr<f32>,
-    in_stride: i32,
-    out_stride: i32,
-    n_cols: i32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let x = load(inp + row * in_stride + cols, mask, f32::NEG_INFINITY);
-    let num = exp(x - x.max(0));
-    store(out + row * out_stride + cols, num / num.sum(0), mask);
+/// Row softmax, one row per program: `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`.
+/// `ELEM as f32 => ELEM` computes in f32 and rounds back (the f16 kernels); plain `ELEM`
+/// computes in the element type.
+macro_rules! bench_softmax {
+    ($(#[doc = $doc:tt])* $name:ident: $elem:ident $(as $acc:ident => $back:ident)?,
+     num_warps = $warps:tt, BLOCK = $blocks:tt) => {
+        $(#[doc = $doc])*
+        #[tile_kernel(num_warps = $warps, BLOCK = $blocks)]
+        pub fn $name<const BLOCK: usize>(
+            out: Ptr<$elem>,
+            inp: Ptr<$elem>,
+            in_stride: i32,
+            out_stride: i32,
+            n_cols: i32,
+        ) {
+            let row = program_id(0);
+            let cols = arange(0, BLOCK);
+            let mask = cols < n_cols;
+            let x = load(inp + row * in_stride + cols, mask, $elem::NEG_INFINITY)$(.to::<$acc>())?;
+            let num = exp(x - x.max(0));
+            store(
+                out + row * out_stride + cols,
+                (num / num.sum(0))$(.to::<$back>())?,
+                mask,
+            );
+        }
+    };
 }
 
-/// [`bench_softmax_f32_w4`] with 8 warps (`BLOCK = 4096`).
-#[tile_kernel(num_warps = 8, BLOCK = 4096)]
-pub fn bench_softmax_f32_w8<const BLOCK: usize>(
-    out: Ptr<f32>,
-    inp: Ptr<f32>,
-    in_stride: i32,
-    out_stride: i32,
-    n_cols: i32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let x = load(inp + row * in_stride + cols, mask, f32::NEG_INFINITY);
-    let num = exp(x - x.max(0));
-    store(out + row * out_stride + cols, num / num.sum(0), mask);
+bench_softmax! {
+    /// Row softmax in f32: `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`; 4 warps.
+    bench_softmax_f32_w4: f32, num_warps = 4, BLOCK = [256, 1024, 2048]
 }
-
-/// [`bench_softmax_f32_w4`] with 16 warps (`BLOCK = 8192`).
-#[tile_kernel(num_warps = 16, BLOCK = 8192)]
-pub fn bench_softmax_f32_w16<const BLOCK: usize>(
-    out: Ptr<f32>,
-    inp: Ptr<f32>,
-    in_stride: i32,
-    out_stride: i32,
-    n_cols: i32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let x = load(inp + row * in_stride + cols, mask, f32::NEG_INFINITY);
-    let num = exp(x - x.max(0));
-    store(out + row * out_stride + cols, num / num.sum(0), mask);
+bench_softmax! {
+    /// [`bench_softmax_f32_w4`] with 8 warps (`BLOCK = 4096`).
+    bench_softmax_f32_w8: f32, num_warps = 8, BLOCK = 4096
 }
-
-/// Row softmax of f16 values, computed in f32, rounded to f16; 4 warps.
-#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 2048])]
-pub fn bench_softmax_f16_w4<const BLOCK: usize>(
-    out: Ptr<f16>,
-    inp: Ptr<f16>,
-    in_stride: i32,
-    out_stride: i32,
-    n_cols: i32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let x = load(inp + row * in_stride + cols, mask, f16::NEG_INFINITY).to::<f32>();
-    let num = exp(x - x.max(0));
-    store(
-        out + row * out_stride + cols,
-        (num / num.sum(0)).to::<f16>(),
-        mask,
-    );
+bench_softmax! {
+    /// [`bench_softmax_f32_w4`] with 16 warps (`BLOCK = 8192`).
+    bench_softmax_f32_w16: f32, num_warps = 16, BLOCK = 8192
 }
-
-/// [`bench_softmax_f16_w4`] with 8 warps (`BLOCK = 4096`).
-#[tile_kernel(num_warps = 8, BLOCK = 4096)]
-pub fn bench_softmax_f16_w8<const BLOCK: usize>(
-    out: Ptr<f16>,
-    inp: Ptr<f16>,
-    in_stride: i32,
-    out_stride: i32,
-    n_cols: i32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let x = load(inp + row * in_stride + cols, mask, f16::NEG_INFINITY).to::<f32>();
-    let num = exp(x - x.max(0));
-    store(
-        out + row * out_stride + cols,
-        (num / num.sum(0)).to::<f16>(),
-        mask,
-    );
+bench_softmax! {
+    /// Row softmax of f16 values, computed in f32, rounded to f16; 4 warps.
+    bench_softmax_f16_w4: f16 as f32 => f16, num_warps = 4, BLOCK = [256, 1024, 2048]
 }
-
-/// [`bench_softmax_f16_w4`] with 16 warps (`BLOCK = 8192`).
-#[tile_kernel(num_warps = 16, BLOCK = 8192)]
-pub fn bench_softmax_f16_w16<const BLOCK: usize>(
-    out: Ptr<f16>,
-    inp: Ptr<f16>,
-    in_stride: i32,
-    out_stride: i32,
-    n_cols: i32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let x = load(inp + row * in_stride + cols, mask, f16::NEG_INFINITY).to::<f32>();
-    let num = exp(x - x.max(0));
-    store(
-        out + row * out_stride + cols,
-        (num / num.sum(0)).to::<f16>(),
-        mask,
-    );
+bench_softmax! {
+    /// [`bench_softmax_f16_w4`] with 8 warps (`BLOCK = 4096`).
+    bench_softmax_f16_w8: f16 as f32 => f16, num_warps = 8, BLOCK = 4096
+}
+bench_softmax! {
+    /// [`bench_softmax_f16_w4`] with 16 warps (`BLOCK = 8192`).
+    bench_softmax_f16_w16: f16 as f32 => f16, num_warps = 16, BLOCK = 8192
 }
 
 /// LayerNorm forward as `triton_ref.py`'s kernel, f16 in and out, f32 statistics:
-/// `y = (x - mean) · rsqrt(var + eps) · w + b` (biased variance); 4 warps (`BLOCK ≤ 1024`).
-#[tile_kernel(num_warps = 4, BLOCK = [256, 1024])]
-pub fn bench_layernorm_w4<const BLOCK: usize>(
-    x: Ptr<f16>,
-    y: Ptr<f16>,
-    w: Ptr<f16>,
-    b: Ptr<f16>,
-    stride: i32,
-    n_cols: i32,
-    eps: f32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let xv = load(x + row * stride + cols, mask, 0.0).to::<f32>();
-    let n = n_cols as f32;
-    let mean = xv.sum(0) / n;
-    let d = where_(mask, xv - mean, 0.0);
-    let var = (d * d).sum(0) / n;
-    let rstd = 1.0 / sqrt(var + eps);
-    let wv = load(w + cols, mask, 0.0).to::<f32>();
-    let bv = load(b + cols, mask, 0.0).to::<f32>();
-    store(
-        y + row * stride + cols,
-        (d * rstd * wv + bv).to::<f16>(),
-        mask,
-    );
+/// `y = (x - mean) · rsqrt(var + eps) · w + b` (biased variance).
+macro_rules! bench_layernorm {
+    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BLOCK = $blocks:tt) => {
+        $(#[doc = $doc])*
+        #[tile_kernel(num_warps = $warps, BLOCK = $blocks)]
+        pub fn $name<const BLOCK: usize>(
+            x: Ptr<f16>,
+            y: Ptr<f16>,
+            w: Ptr<f16>,
+            b: Ptr<f16>,
+            stride: i32,
+            n_cols: i32,
+            eps: f32,
+        ) {
+            let row = program_id(0);
+            let cols = arange(0, BLOCK);
+            let mask = cols < n_cols;
+            let xv = load(x + row * stride + cols, mask, 0.0).to::<f32>();
+            let n = n_cols as f32;
+            let mean = xv.sum(0) / n;
+            let d = where_(mask, xv - mean, 0.0);
+            let var = (d * d).sum(0) / n;
+            let rstd = 1.0 / sqrt(var + eps);
+            let wv = load(w + cols, mask, 0.0).to::<f32>();
+            let bv = load(b + cols, mask, 0.0).to::<f32>();
+            store(
+                y + row * stride + cols,
+                (d * rstd * wv + bv).to::<f16>(),
+                mask,
+            );
+        }
+    };
 }
 
-/// [`bench_layernorm_w4`] with 8 warps (`BLOCK ≥ 2048`).
-#[tile_kernel(num_warps = 8, BLOCK = [2048, 4096, 8192])]
-pub fn bench_layernorm_w8<const BLOCK: usize>(
-    x: Ptr<f16>,
-    y: Ptr<f16>,
-    w: Ptr<f16>,
-    b: Ptr<f16>,
-    stride: i32,
-    n_cols: i32,
-    eps: f32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let xv = load(x + row * stride + cols, mask, 0.0).to::<f32>();
-    let n = n_cols as f32;
-    let mean = xv.sum(0) / n;
-    let d = where_(mask, xv - mean, 0.0);
-    let var = (d * d).sum(0) / n;
-    let rstd = 1.0 / sqrt(var + eps);
-    let wv = load(w + cols, mask, 0.0).to::<f32>();
-    let bv = load(b + cols, mask, 0.0).to::<f32>();
-    store(
-        y + row * stride + cols,
-        (d * rstd * wv + bv).to::<f16>(),
-        mask,
-    );
+bench_layernorm! {
+    /// LayerNorm forward as `triton_ref.py`'s kernel, f16 in and out, f32 statistics:
+    /// `y = (x - mean) · rsqrt(var + eps) · w + b` (biased variance); 4 warps (`BLOCK ≤ 1024`).
+    bench_layernorm_w4, num_warps = 4, BLOCK = [256, 1024]
+}
+bench_layernorm! {
+    /// [`bench_layernorm_w4`] with 8 warps (`BLOCK ≥ 2048`).
+    bench_layernorm_w8, num_warps = 8, BLOCK = [2048, 4096, 8192]
 }
 
-/// `y = xᵀ` for `x: [m, n]` f32 (`y: [n, m]`), 64 × 64 tiles, 4 warps.
-#[tile_kernel(num_warps = 4, BM = 64, BN = 64)]
-pub fn bench_transpose_f32<const BM: usize, const BN: usize>(
-    x: Ptr<f32>,
-    y: Ptr<f32>,
-    m: i32,
-    n: i32,
-) {
-    let rm = program_id(0) * BM + arange(0, BM);
-    let rn = program_id(1) * BN + arange(0, BN);
-    let t = load(
-        x + rm.expand_dims(1) * n + rn.expand_dims(0),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-        0.0,
-    );
-    store(
-        y + rn.expand_dims(1) * m + rm.expand_dims(0),
-        t.trans(),
-        (rn.expand_dims(1) < n) & (rm.expand_dims(0) < m),
-    );
+/// `y = xᵀ` for `x: [m, n]` (`y: [n, m]`), 64 × 64 tiles, 4 warps.
+macro_rules! bench_transpose {
+    ($(#[doc = $doc:tt])* $name:ident: $elem:ident) => {
+        $(#[doc = $doc])*
+        #[tile_kernel(num_warps = 4, BM = 64, BN = 64)]
+        pub fn $name<const BM: usize, const BN: usize>(
+            x: Ptr<$elem>,
+            y: Ptr<$elem>,
+            m: i32,
+            n: i32,
+        ) {
+            let rm = program_id(0) * BM + arange(0, BM);
+            let rn = program_id(1) * BN + arange(0, BN);
+            let t = load(
+                x + rm.expand_dims(1) * n + rn.expand_dims(0),
+                (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
+                0.0,
+            );
+            store(
+                y + rn.expand_dims(1) * m + rm.expand_dims(0),
+                t.trans(),
+                (rn.expand_dims(1) < n) & (rm.expand_dims(0) < m),
+            );
+        }
+    };
 }
 
-/// [`bench_transpose_f32`] on f16.
-#[tile_kernel(num_warps = 4, BM = 64, BN = 64)]
-pub fn bench_transpose_f16<const BM: usize, const BN: usize>(
-    x: Ptr<f16>,
-    y: Ptr<f16>,
-    m: i32,
-    n: i32,
-) {
-    let rm = program_id(0) * BM + arange(0, BM);
-    let rn = program_id(1) * BN + arange(0, BN);
-    let t = load(
-        x + rm.expand_dims(1) * n + rn.expand_dims(0),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-        0.0,
-    );
-    store(
-        y + rn.expand_dims(1) * m + rm.expand_dims(0),
-        t.trans(),
-        (rn.expand_dims(1) < n) & (rm.expand_dims(0) < m),
-    );
+bench_transpose! {
+    /// `y = xᵀ` for `x: [m, n]` f32 (`y: [n, m]`), 64 × 64 tiles, 4 warps.
+    bench_transpose_f32: f32
+}
+bench_transpose! {
+    /// [`bench_transpose_f32`] on f16.
+    bench_transpose_f16: f16
 }
 
 /// `out[i, j] = src[i, index[i, j]]` for `src, index, out: [m, N]` (row-major, indices in
-/// `0..N`), `4096 / N` rows per program, 4 warps; f32 values.
-#[tile_kernel(num_warps = 4, N = [32, 64, 128, 256])]
-pub fn bench_gather_f32<const N: usize>(src: Ptr<f32>, index: Ptr<i32>, out: Ptr<f32>, m: i32) {
-    let rm = program_id(0) * (4096 / N) + arange(0, 4096 / N);
-    let rn = arange(0, N);
-    let offs = rm.expand_dims(1) * N + rn.expand_dims(0);
-    let mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < N);
-    let table = load(src + offs, mask, 0.0);
-    let idx = load(index + offs, mask, 0);
-    store(out + offs, gather(table, idx, 1), mask);
+/// `0..N`), `4096 / N` rows per program, 4 warps.
+macro_rules! bench_gather {
+    ($(#[doc = $doc:tt])* $name:ident: $elem:ident) => {
+        $(#[doc = $doc])*
+        #[tile_kernel(num_warps = 4, N = [32, 64, 128, 256])]
+        pub fn $name<const N: usize>(src: Ptr<$elem>, index: Ptr<i32>, out: Ptr<$elem>, m: i32) {
+            let rm = program_id(0) * (4096 / N) + arange(0, 4096 / N);
+            let rn = arange(0, N);
+            let offs = rm.expand_dims(1) * N + rn.expand_dims(0);
+            let mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < N);
+            let table = load(src + offs, mask, 0.0);
+            let idx = load(index + offs, mask, 0);
+            store(out + offs, gather(table, idx, 1), mask);
+        }
+    };
 }
 
-/// [`bench_gather_f32`] on f16 values.
-#[tile_kernel(num_warps = 4, N = [32, 64, 128, 256])]
-pub fn bench_gather_f16<const N: usize>(src: Ptr<f16>, index: Ptr<i32>, out: Ptr<f16>, m: i32) {
-    let rm = program_id(0) * (4096 / N) + arange(0, 4096 / N);
-    let rn = arange(0, N);
-    let offs = rm.expand_dims(1) * N + rn.expand_dims(0);
-    let mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < N);
-    let table = load(src + offs, mask, 0.0);
-    let idx = load(index + offs, mask, 0);
-    store(out + offs, gather(table, idx, 1), mask);
+bench_gather! {
+    /// `out[i, j] = src[i, index[i, j]]` for `src, index, out: [m, N]` (row-major, indices in
+    /// `0..N`), `4096 / N` rows per program, 4 warps; f32 values.
+    bench_gather_f32: f32
+}
+bench_gather! {
+    /// [`bench_gather_f32`] on f16 values.
+    bench_gather_f16: f16
 }
 
-/// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 with an f32
+/// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) on `ELEM` with an f32
 /// accumulator, `BM × BN` tiles of `c` per program walking K in steps of `BK`, programs in
-/// groups of `GROUP` tile rows (Triton's L2-friendly order); 4 warps, 64 × 128 × 64 (Triton's
-/// config `(64, 128, 64, 4)`).
-#[tile_kernel(num_warps = 4, BM = 64, BN = 128, BK = 64, GROUP = 8)]
-pub fn bench_matmul_f16_w4<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const GROUP: usize,
->(
-    a: Ptr<f16>,
-    b: Ptr<f16>,
-    c: Ptr<f16>,
-    m: i32,
-    n: i32,
-    k: i32,
-) {
-    let pid = program_id(0);
-    let tiles_m = cdiv(m, BM);
-    let tiles_n = cdiv(n, BN);
-    let in_group = GROUP * tiles_n;
-    let first_m = (pid / in_group) * GROUP;
-    let group_rows = minimum(tiles_m - first_m, GROUP);
-    let pid_m = first_m + (pid % in_group) % group_rows;
-    let pid_n = (pid % in_group) / group_rows;
-    let rm = pid_m * BM + arange(0, BM);
-    let rn = pid_n * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
-    }
-    store(
-        c + rm.expand_dims(1) * n + rn.expand_dims(0),
-        acc.to::<f16>(),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-    );
+/// groups of `GROUP` tile rows (Triton's L2-friendly order).
+macro_rules! bench_matmul {
+    ($(#[doc = $doc:tt])* $name:ident: $elem:ident, num_warps = $warps:tt, BM = $bm:tt) => {
+        $(#[doc = $doc])*
+        #[tile_kernel(num_warps = $warps, BM = $bm, BN = 128, BK = 64, GROUP = 8)]
+        pub fn $name<const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
+            a: Ptr<$elem>,
+            b: Ptr<$elem>,
+            c: Ptr<$elem>,
+            m: i32,
+            n: i32,
+            k: i32,
+        ) {
+            let pid = program_id(0);
+            let tiles_m = cdiv(m, BM);
+            let tiles_n = cdiv(n, BN);
+            let in_group = GROUP * tiles_n;
+            let first_m = (pid / in_group) * GROUP;
+            let group_rows = minimum(tiles_m - first_m, GROUP);
+            let pid_m = first_m + (pid % in_group) % group_rows;
+            let pid_n = (pid % in_group) / group_rows;
+            let rm = pid_m * BM + arange(0, BM);
+            let rn = pid_n * BN + arange(0, BN);
+            let rk = arange(0, BK);
+            let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
+            let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
+            let mut acc = zeros::<f32>([BM, BN]);
+            for kk in 0..cdiv(k, BK) {
+                let k_left = k - kk * BK;
+                let a_tile = load(
+                    a_ptrs,
+                    (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
+                    0.0,
+                );
+                let b_tile = load(
+                    b_ptrs,
+                    (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
+                    0.0,
+                );
+                acc = dot(a_tile, b_tile, acc);
+                a_ptrs += BK;
+                b_ptrs += BK * n;
+            }
+            store(
+                c + rm.expand_dims(1) * n + rn.expand_dims(0),
+                acc.to::<$elem>(),
+                (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
+            );
+        }
+    };
 }
 
-/// [`bench_matmul_f16_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`).
-#[tile_kernel(num_warps = 8, BM = 128, BN = 128, BK = 64, GROUP = 8)]
-pub fn bench_matmul_f16_w8<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const GROUP: usize,
->(
-    a: Ptr<f16>,
-    b: Ptr<f16>,
-    c: Ptr<f16>,
-    m: i32,
-    n: i32,
-    k: i32,
-) {
-    let pid = program_id(0);
-    let tiles_m = cdiv(m, BM);
-    let tiles_n = cdiv(n, BN);
-    let in_group = GROUP * tiles_n;
-    let first_m = (pid / in_group) * GROUP;
-    let group_rows = minimum(tiles_m - first_m, GROUP);
-    let pid_m = first_m + (pid % in_group) % group_rows;
-    let pid_n = (pid % in_group) / group_rows;
-    let rm = pid_m * BM + arange(0, BM);
-    let rn = pid_n * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
-    }
-    store(
-        c + rm.expand_dims(1) * n + rn.expand_dims(0),
-        acc.to::<f16>(),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-    );
+bench_matmul! {
+    /// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 with an f32
+    /// accumulator, `BM × BN` tiles of `c` per program walking K in steps of `BK`, programs in
+    /// groups of `GROUP` tile rows (Triton's L2-friendly order); 4 warps, 64 × 128 × 64 (Triton's
+    /// config `(64, 128, 64, 4)`).
+    bench_matmul_f16_w4: f16, num_warps = 4, BM = 64
 }
-
-/// [`bench_matmul_f16_w4`] on bf16 (f32 accumulator, bf16 out).
-#[tile_kernel(num_warps = 4, BM = 64, BN = 128, BK = 64, GROUP = 8)]
-pub fn bench_matmul_bf16_w4<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const GROUP: usize,
->(
-    a: Ptr<bf16>,
-    b: Ptr<bf16>,
-    c: Ptr<bf16>,
-    m: i32,
-    n: i32,
-    k: i32,
-) {
-    let pid = program_id(0);
-    let tiles_m = cdiv(m, BM);
-    let tiles_n = cdiv(n, BN);
-    let in_group = GROUP * tiles_n;
-    let first_m = (pid / in_group) * GROUP;
-    let group_rows = minimum(tiles_m - first_m, GROUP);
-    let pid_m = first_m + (pid % in_group) % group_rows;
-    let pid_n = (pid % in_group) / group_rows;
-    let rm = pid_m * BM + arange(0, BM);
-    let rn = pid_n * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
-    }
-    store(
-        c + rm.expand_dims(1) * n + rn.expand_dims(0),
-        acc.to::<bf16>(),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-    );
+bench_matmul! {
+    /// [`bench_matmul_f16_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`).
+    bench_matmul_f16_w8: f16, num_warps = 8, BM = 128
 }
-
-/// [`bench_matmul_f16_w8`] on bf16 (f32 accumulator, bf16 out).
-#[tile_kernel(num_warps = 8, BM = 128, BN = 128, BK = 64, GROUP = 8)]
-pub fn bench_matmul_bf16_w8<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const GROUP: usize,
->(
-    a: Ptr<bf16>,
-    b: Ptr<bf16>,
-    c: Ptr<bf16>,
-    m: i32,
-    n: i32,
-    k: i32,
-) {
-    let pid = program_id(0);
-    let tiles_m = cdiv(m, BM);
-    let tiles_n = cdiv(n, BN);
-    let in_group = GROUP * tiles_n;
-    let first_m = (pid / in_group) * GROUP;
-    let group_rows = minimum(tiles_m - first_m, GROUP);
-    let pid_m = first_m + (pid % in_group) % group_rows;
-    let pid_n = (pid % in_group) / group_rows;
-    let rm = pid_m * BM + arange(0, BM);
-    let rn = pid_n * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
-    }
-    store(
-        c + rm.expand_dims(1) * n + rn.expand_dims(0),
-        acc.to::<bf16>(),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-    );
+bench_matmul! {
+    /// [`bench_matmul_f16_w4`] on bf16 (f32 accumulator, bf16 out).
+    bench_matmul_bf16_w4: bf16, num_warps = 4, BM = 64
+}
+bench_matmul! {
+    /// [`bench_matmul_f16_w8`] on bf16 (f32 accumulator, bf16 out).
+    bench_matmul_bf16_w8: bf16, num_warps = 8, BM = 128
 }

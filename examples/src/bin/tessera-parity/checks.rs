@@ -8,11 +8,12 @@
 use crate::compare::Compare;
 use crate::inputs::{self, Rng};
 use std::rc::Rc;
-use tessera::dtype::{bf16, f16, f8e4m3, f8e5m2, pack_s8x4};
-use tessera::launch::{Device, DeviceBuffer, LaunchConfig, LaunchError, Module};
+use tessera::dtype::{bf16, f16, pack_s8x4};
+use tessera::launch::{Device, DeviceBuffer, KernelArgs, LaunchConfig, LaunchError, Module};
+use tessera::{Kernel, Ptr};
 use tessera_kernels::probes::{
-    CONVERT_PROBE, GEOMETRY_PROBE, LDMATRIX_PROBE, MMA_BF16_TILE, MMA_F16_TILE, MMA_S8_TILE,
-    SHUFFLE_PROBE, STMATRIX_PROBE, TRANSPOSE32,
+    convert_reference, shuffle_reference, CONVERT_PROBE, GEOMETRY_PROBE, LDMATRIX_PROBE,
+    MMA_BF16_TILE, MMA_F16_TILE, MMA_S8_TILE, SHUFFLE_PROBE, STMATRIX_PROBE, TRANSPOSE32,
 };
 use tessera_kernels::{
     COPY, COPY_ELEMENTS_PER_THREAD, ROW_SUM, VEC_ADD, VEC_ADD_ELEMENTS_PER_THREAD,
@@ -77,6 +78,28 @@ pub struct Check {
     pub label: Label,
     /// Optional per-field breakdown of differences (got, want) for diagnostics.
     pub breakdown: Option<Breakdown>,
+}
+
+impl Check {
+    /// A check whose output must equal the CPU reference and the emulator's, bit for bit.
+    fn exact(
+        kernel: &'static str,
+        run: Run,
+        reference: Vec<u32>,
+        f32_words: bool,
+        label: Label,
+    ) -> Check {
+        Check {
+            kernel,
+            run,
+            reference,
+            vs_cpu: Compare::Exact,
+            vs_emulator: Compare::Exact,
+            f32_words,
+            label,
+            breakdown: None,
+        }
+    }
 }
 
 /// An output buffer of `len` [`SENTINEL`] words followed by the canaries.
@@ -219,16 +242,7 @@ fn copy(n: usize, threads: u32, seed: u64) -> Check {
         )?;
         out.download()
     });
-    Check {
-        kernel: COPY.name,
-        run,
-        reference,
-        vs_cpu: Compare::Exact,
-        vs_emulator: Compare::Exact,
-        f32_words: false,
-        label: plain_label(n, "element"),
-        breakdown: None,
-    }
+    Check::exact(COPY.name, run, reference, false, plain_label(n, "element"))
 }
 
 /// `row_sum` of an `m`×`n` matrix of random floats; the reference replays the kernel's order
@@ -269,16 +283,13 @@ fn row_sum(m: usize, n: usize, threads: u32, seed: u64) -> Check {
         device.launch(module, ROW_SUM, config, args)?;
         out.download()
     });
-    Check {
-        kernel: ROW_SUM.name,
+    Check::exact(
+        ROW_SUM.name,
         run,
-        reference: canaried(want),
-        vs_cpu: Compare::Exact,
-        vs_emulator: Compare::Exact,
-        f32_words: true,
-        label: plain_label(m, "row"),
-        breakdown: None,
-    }
+        canaried(want),
+        true,
+        plain_label(m, "row"),
+    )
 }
 
 fn transpose32(n: usize, padded: bool, seed: u64) -> Check {
@@ -302,22 +313,19 @@ fn transpose32(n: usize, padded: bool, seed: u64) -> Check {
         device.launch(module, TRANSPOSE32, config, args)?;
         out.download()
     });
-    Check {
-        kernel: TRANSPOSE32.name,
+    Check::exact(
+        TRANSPOSE32.name,
         run,
-        reference: canaried(want),
-        vs_cpu: Compare::Exact,
-        vs_emulator: Compare::Exact,
-        f32_words: false,
-        label: Box::new(move |i| {
+        canaried(want),
+        false,
+        Box::new(move |i| {
             if i >= n * n {
                 format!("canary {}", i - n * n)
             } else {
                 format!("out[{}][{}]", i / n, i % n)
             }
         }),
-        breakdown: None,
-    }
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -397,53 +405,42 @@ fn halves_to_words(h: &[u16]) -> Vec<u32> {
 /// `mma_f16_tile`: `a` (tiles × 16×16 f16, row-major) times `b` (tiles × 16×8 f16, k × n).
 fn mma_f16(a: Vec<u16>, b: Vec<u16>, m_valid: u32, inputs: MmaInputs) -> Check {
     let tiles = a.len() / 256;
-    let (reference, vs_cpu, vs_emulator) = mma_f32_reference(
+    let reference = mma_f32_reference(
         tiles,
         m_valid as usize,
         |t, r, k| f16(a[t * 256 + r * 16 + k]).to_f32(),
         |t, k, n| f16(b[t * 128 + k * 8 + n]).to_f32(),
         inputs,
     );
-    let (aw, bw) = (halves_to_words(&a), halves_to_words(&b));
-    let run: Run = Box::new(move |device, module| {
-        let (da, db, out) = (
-            device.upload(&aw)?,
-            device.upload(&bw)?,
-            output(device, tiles * 128)?,
-        );
-        let config =
-            LaunchConfig::linear(count_u32(tiles, "mma_f16_tile")?, 32).with_shared_bytes(768);
-        device.launch(
-            module,
-            MMA_F16_TILE,
-            config,
-            (da.ptr(), db.ptr(), out.ptr().cast(), m_valid),
-        )?;
-        out.download()
-    });
-    Check {
-        kernel: MMA_F16_TILE.name,
-        run,
-        reference,
-        vs_cpu,
-        vs_emulator,
-        f32_words: true,
-        label: tile_label(tiles * 128),
-        breakdown: None,
-    }
+    mma_half_tiles(MMA_F16_TILE, (&a, &b), reference, move |a, b, d| {
+        (a, b, d, m_valid)
+    })
 }
 
 /// `mma_bf16_tile`: `a` (tiles × 16×16 bf16) times `btᵀ` (`bt`: tiles × 8×16 bf16, n × k).
 fn mma_bf16(a: Vec<u16>, bt: Vec<u16>, inputs: MmaInputs) -> Check {
     let tiles = a.len() / 256;
-    let (reference, vs_cpu, vs_emulator) = mma_f32_reference(
+    let reference = mma_f32_reference(
         tiles,
         16,
         |t, r, k| bf16(a[t * 256 + r * 16 + k]).to_f32(),
         |t, k, n| bf16(bt[t * 128 + n * 16 + k]).to_f32(),
         inputs,
     );
-    let (aw, bw) = (halves_to_words(&a), halves_to_words(&bt));
+    mma_half_tiles(MMA_BF16_TILE, (&a, &bt), reference, |a, b, d| (a, b, d))
+}
+
+/// The check of a 16-bit mma tile kernel: the operands' halves `a` (tiles × 16×16) and `b`
+/// uploaded as words, `args(a, b, d)` the kernel's arguments, the tiles × 16×8 f32 results `d`
+/// against `(reference, vs_cpu, vs_emulator)`.
+fn mma_half_tiles<A: KernelArgs + 'static>(
+    kernel: Kernel<A>,
+    (a, b): (&[u16], &[u16]),
+    (reference, vs_cpu, vs_emulator): (Vec<u32>, Compare, Compare),
+    args: impl Fn(Ptr<u32>, Ptr<u32>, Ptr<f32>) -> A + 'static,
+) -> Check {
+    let tiles = a.len() / 256;
+    let (aw, bw) = (halves_to_words(a), halves_to_words(b));
     let run: Run = Box::new(move |device, module| {
         let (da, db, out) = (
             device.upload(&aw)?,
@@ -451,17 +448,13 @@ fn mma_bf16(a: Vec<u16>, bt: Vec<u16>, inputs: MmaInputs) -> Check {
             output(device, tiles * 128)?,
         );
         let config =
-            LaunchConfig::linear(count_u32(tiles, "mma_bf16_tile")?, 32).with_shared_bytes(768);
-        device.launch(
-            module,
-            MMA_BF16_TILE,
-            config,
-            (da.ptr(), db.ptr(), out.ptr().cast()),
-        )?;
+            LaunchConfig::linear(count_u32(tiles, kernel.name)?, 32).with_shared_bytes(768);
+        let args = args(da.ptr(), db.ptr(), out.ptr().cast());
+        device.launch(module, kernel, config, args)?;
         out.download()
     });
     Check {
-        kernel: MMA_BF16_TILE.name,
+        kernel: kernel.name,
         run,
         reference,
         vs_cpu,
@@ -512,16 +505,13 @@ fn mma_s8(a: Vec<i8>, bt: Vec<i8>, c: Vec<i32>) -> Check {
         )?;
         out.download()
     });
-    Check {
-        kernel: MMA_S8_TILE.name,
+    Check::exact(
+        MMA_S8_TILE.name,
         run,
-        reference: canaried(want),
-        vs_cpu: Compare::Exact,
-        vs_emulator: Compare::Exact,
-        f32_words: false,
-        label: tile_label(tiles * 128),
-        breakdown: None,
-    }
+        canaried(want),
+        false,
+        tile_label(tiles * 128),
+    )
 }
 
 /// A small integer in [-8, 8]: products and sums of 16 of them are exact in every format.
@@ -703,31 +693,6 @@ const CONVERT_FIELDS: [(usize, u32, u32, &str); 19] = [
     (11, 24, 8, "e5m2x2 high = e5m2(2x)"),
 ];
 
-/// The conversion test's CPU reference of `convert_probe` for input word `w`.
-pub fn convert_reference(w: u32) -> [u32; 12] {
-    let x = f32::from_bits(w);
-    [
-        f16::from_f32(x).to_bits() as u32 | (bf16::from_f32(x).to_bits() as u32) << 16,
-        f8e4m3::from_f32(x).to_bits() as u32 | (f8e5m2::from_f32(x).to_bits() as u32) << 8,
-        x.round_ties_even() as i32 as u32,
-        x as u32,
-        f16(w as u16).to_f32().to_bits(),
-        bf16(w as u16).to_f32().to_bits(),
-        f8e4m3(w as u8).to_f16().to_bits() as u32
-            | (f8e5m2(w as u8).to_f16().to_bits() as u32) << 16,
-        (w as i32 as f32).to_bits(),
-        x as i32 as u32,
-        x.round_ties_even() as u32,
-        (w as f32).to_bits(),
-        u32::from_le_bytes([
-            f8e4m3::from_f32(x).to_bits(),
-            f8e4m3::from_f32(-x).to_bits(),
-            f8e5m2::from_f32(x).to_bits(),
-            f8e5m2::from_f32(2.0 * x).to_bits(),
-        ]),
-    ]
-}
-
 fn convert(input: Vec<u32>) -> Check {
     let n = input.len();
     let reference = canaried(input.iter().flat_map(|&w| convert_reference(w)).collect());
@@ -859,16 +824,7 @@ fn ldmatrix() -> Check {
         }
         want.extend(canaried(out));
     }
-    let run: Run = Box::new(move |device, module| {
-        let mut words = Vec::new();
-        for x in &inputs {
-            let (dx, out) = (device.upload(x)?, output(device, 32 * 12)?);
-            let config = LaunchConfig::linear(1, 32).with_shared_bytes(2048);
-            device.launch(module, LDMATRIX_PROBE, config, (dx.ptr(), out.ptr()))?;
-            words.extend(out.download()?);
-        }
-        Ok(words)
-    });
+    let run = one_warp_per_input(LDMATRIX_PROBE, inputs, 32 * 12);
     const WHAT: [&str; 12] = [
         "ldmatrix.x1",
         "ldmatrix.x1.trans",
@@ -883,77 +839,56 @@ fn ldmatrix() -> Check {
         "zero",
         "zero",
     ];
-    Check {
-        kernel: LDMATRIX_PROBE.name,
+    Check::exact(
+        LDMATRIX_PROBE.name,
         run,
-        reference: want,
-        vs_cpu: Compare::Exact,
-        vs_emulator: Compare::Exact,
-        f32_words: false,
-        label: segmented_label(32 * 12, |_, j| format!("lane {} {}", j / 12, WHAT[j % 12])),
-        breakdown: None,
-    }
+        want,
+        false,
+        segmented_label(32 * 12, |_, j| format!("lane {} {}", j / 12, WHAT[j % 12])),
+    )
+}
+
+/// Runs the one-warp probe `kernel` (2 KiB of shared memory) once per input, each into
+/// `out_words` output words (and canaries); gives all outputs in order.
+fn one_warp_per_input(
+    kernel: Kernel<(Ptr<u32>, Ptr<u32>)>,
+    inputs: Vec<Vec<u32>>,
+    out_words: usize,
+) -> Run {
+    Box::new(move |device, module| {
+        let mut words = Vec::new();
+        for x in &inputs {
+            let (dx, out) = (device.upload(x)?, output(device, out_words)?);
+            let config = LaunchConfig::linear(1, 32).with_shared_bytes(2048);
+            device.launch(module, kernel, config, (dx.ptr(), out.ptr()))?;
+            words.extend(out.download()?);
+        }
+        Ok(words)
+    })
 }
 
 fn stmatrix() -> Check {
     let inputs = matrix_inputs(310);
     let want: Vec<u32> = inputs.iter().flat_map(|x| canaried(x.repeat(3))).collect();
-    let run: Run = Box::new(move |device, module| {
-        let mut words = Vec::new();
-        for x in &inputs {
-            let (dx, out) = (device.upload(x)?, output(device, 3 * 128)?);
-            let config = LaunchConfig::linear(1, 32).with_shared_bytes(2048);
-            device.launch(module, STMATRIX_PROBE, config, (dx.ptr(), out.ptr()))?;
-            words.extend(out.download()?);
-        }
-        Ok(words)
-    });
+    let run = one_warp_per_input(STMATRIX_PROBE, inputs, 3 * 128);
     const WHAT: [&str; 3] = [
         "x4.trans round trip",
         "x4 round trip",
         "x1/x1.trans/x2/x2.trans round trip",
     ];
-    Check {
-        kernel: STMATRIX_PROBE.name,
+    Check::exact(
+        STMATRIX_PROBE.name,
         run,
-        reference: want,
-        vs_cpu: Compare::Exact,
-        vs_emulator: Compare::Exact,
-        f32_words: false,
-        label: segmented_label(3 * 128, |_, j| {
+        want,
+        false,
+        segmented_label(3 * 128, |_, j| {
             format!("{} word {}", WHAT[j / 128], j % 128)
         }),
-        breakdown: None,
-    }
+    )
 }
 
 fn shuffle() -> Check {
-    let v = |t: u32| t * 3 + 1;
-    let mut want = Vec::new();
-    for t in 0..64u32 {
-        let (lane, base) = (t % 32, t / 32 * 32);
-        let seg = base + lane / 8 * 8;
-        let big_src = if lane + 2 < 32 { t + 2 } else { t };
-        let big = v(big_src) as u64 * 0x1_0000_0001;
-        want.extend([
-            v(base + (t * 7) % 32),
-            v(base + (lane ^ 5)),
-            v(if lane >= 1 { t - 1 } else { t }),
-            v(if lane + 3 < 32 { t + 3 } else { t }),
-            v(seg + (t * 7) % 32 % 8),
-            v(if (lane ^ 5) / 8 == lane / 8 {
-                base + (lane ^ 5)
-            } else {
-                t
-            }),
-            v(if lane % 8 >= 1 { t - 1 } else { t }),
-            v(if lane % 8 + 3 < 8 { t + 3 } else { t }),
-            big as u32,
-            (big >> 32) as u32,
-            lane,
-            t / 32,
-        ]);
-    }
+    let want: Vec<u32> = (0..64u32).flat_map(shuffle_reference).collect();
     let run: Run = Box::new(move |device, module| {
         let out = output(device, 64 * 12)?;
         device.launch(
@@ -978,22 +913,19 @@ fn shuffle() -> Check {
         "%laneid",
         "warp id",
     ];
-    Check {
-        kernel: SHUFFLE_PROBE.name,
+    Check::exact(
+        SHUFFLE_PROBE.name,
         run,
-        reference: canaried(want),
-        vs_cpu: Compare::Exact,
-        vs_emulator: Compare::Exact,
-        f32_words: false,
-        label: Box::new(|i| {
+        canaried(want),
+        false,
+        Box::new(|i| {
             if i >= 64 * 12 {
                 format!("canary {}", i - 64 * 12)
             } else {
                 format!("thread {} {}", i / 12, WHAT[i % 12])
             }
         }),
-        breakdown: None,
-    }
+    )
 }
 
 fn geometry(grid: [u32; 3], block: [u32; 3]) -> Check {
@@ -1049,22 +981,19 @@ fn geometry(grid: [u32; 3], block: [u32; 3]) -> Check {
         "linear thread id",
         "marker",
     ];
-    Check {
-        kernel: GEOMETRY_PROBE.name,
+    Check::exact(
+        GEOMETRY_PROBE.name,
         run,
-        reference: canaried(want),
-        vs_cpu: Compare::Exact,
-        vs_emulator: Compare::Exact,
-        f32_words: false,
-        label: Box::new(move |i| {
+        canaried(want),
+        false,
+        Box::new(move |i| {
             if i >= 16 * total {
                 format!("canary {}", i - 16 * total)
             } else {
                 format!("global thread {} {}", i / 16, WHAT[i % 16])
             }
         }),
-        breakdown: None,
-    }
+    )
 }
 
 /// Every check, in the order run.
