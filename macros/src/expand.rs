@@ -34,7 +34,7 @@
 use crate::frontend::analyze;
 use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::Kernel;
-use crate::lower::{elem_type, lower_kernel, AxisFacts, Facts};
+use crate::lower::{elem_type, lower_kernel, Facts};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -87,28 +87,20 @@ fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
     Ok(variants)
 }
 
-/// The lowering's view of an inference: axis facts per value and the launch checks.
+/// The lowering's view of an inference: the access plans and the launch checks.
 fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
     let explain = infer::explain(&inference);
-    let mut facts = Facts::default();
-    for (i, info) in inference.axis.iter().enumerate() {
-        facts.axis.insert(
-            crate::ir::ValueId(i as u32),
-            AxisFacts {
-                contiguity: info.contiguity.clone(),
-                divisibility: info.divisibility.clone(),
-                constancy: info.constancy.clone(),
-            },
-        );
-    }
-    facts.assumptions = inference
-        .assumptions
-        .iter()
-        .map(|a| match a.kind {
-            AssumptionKind::PointerAligned { bytes } => (a.param, bytes),
-            AssumptionKind::IntDivisible { by } => (a.param, by),
-        })
-        .collect();
+    let facts = Facts {
+        accesses: inference.accesses.clone(),
+        assumptions: inference
+            .assumptions
+            .iter()
+            .map(|a| match a.kind {
+                AssumptionKind::PointerAligned { bytes } => (a.param, bytes),
+                AssumptionKind::IntDivisible { by } => (a.param, by),
+            })
+            .collect(),
+    };
     Variant {
         kernel: inference.kernel,
         facts,
