@@ -26,6 +26,7 @@ mod linear_layout;
 pub mod oracle_algebra;
 #[cfg(feature = "std")]
 pub mod plan;
+mod shape_ops;
 #[cfg(feature = "std")]
 pub mod spec;
 #[cfg(feature = "std")]
