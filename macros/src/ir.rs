@@ -17,8 +17,9 @@
 //! After layout inference (`crate::infer::infer_with`), every non-scalar value's slot is
 //! [`LayoutSlot::Inferred`] (or `Fixed`, for a `convert_layout` result), and wherever a consumer
 //! needs another layout than its operand's producer gave, an [`OpKind::Convert`] sits between
-//! them. Facts that are not layouts (axis analysis, the vector width of each load and store)
-//! are in the `crate::infer::Inference` that `infer` returns.
+//! them. Facts that are not layouts (the access plan of each load and store, the alignment
+//! assumptions the launcher checks) are in the `crate::infer::Inference` that `infer_with`
+//! returns.
 //!
 //! Invariants, when the checker reported no error: every value is defined once, before its uses,
 //! in its region or an enclosing one; every shape is a power of two in each dimension and fits

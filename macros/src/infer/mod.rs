@@ -1,6 +1,7 @@
 //! Layout inference (§4.4 of the paper) on the tile IR of one specialisation: every tile value
 //! gets a distributed [`LinearLayout`] ([`LayoutSlot::Inferred`]), conversions are made explicit
-//! ([`OpKind::Convert`]) with their plans, and loads and stores get their vector widths.
+//! ([`OpKind::Convert`]) with their plans, and loads and stores get their access plans
+//! ([`access`]).
 //!
 //! The passes, each in its own module:
 //! 1. [`axis`]: contiguity, divisibility and constancy of every integer/pointer/bool value
@@ -162,19 +163,19 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     // The facts of the final kernel, under the fewest assumptions that give every access the
     // plan (width, mask predicate) the candidates gave it: the launcher checks only what matters.
     let final_graph = Graph::new(kernel);
-    let widths = |info: &[AxisInfo]| -> Vec<Access> {
+    let plans = |info: &[AxisInfo]| -> Vec<Access> {
         let mut out = Vec::new();
         kernel.walk(&mut |op| out.extend(access::access_of(kernel, info, op)));
         out
     };
     let mut assumed = candidates.clone();
     let mut facts = axis::analyze_assuming(kernel, &final_graph, &assumed);
-    let accesses = widths(&facts.info);
+    let accesses = plans(&facts.info);
     for &p in &candidates {
         let mut fewer = assumed.clone();
         fewer.remove(&p);
         let trial = axis::analyze_assuming(kernel, &final_graph, &fewer);
-        let same = widths(&trial.info).iter().zip(&accesses).all(|(a, b)| {
+        let same = plans(&trial.info).iter().zip(&accesses).all(|(a, b)| {
             (a.plan.elements, a.plan.mask_uniform) == (b.plan.elements, b.plan.mask_uniform)
         });
         if same {
@@ -182,7 +183,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
             facts = trial;
         }
     }
-    let accesses = widths(&facts.info);
+    let accesses = plans(&facts.info);
     Ok(Inference {
         kernel: kernel.clone(),
         assumptions: facts.assumptions,
