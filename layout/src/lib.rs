@@ -5,6 +5,8 @@
 //! or a shared-memory `offset` — to the bits of logical tensor coordinates `dim0`, `dim1`, …, by a
 //! matrix over F₂. This crate holds
 //! - the algebra: [`LinearLayout`] and its operations, each named after the math;
+//! - the shape transforms of a tile (`trans`, `reshape`, `expand_dims`, `broadcast`, `join`,
+//!   `split`, the slice of a reduction) as operations on its layout;
 //! - the hardware layout families (blocked, slice, MMA, dot operands, shared-memory swizzles, …)
 //!   as constructors of linear layouts, apart from the algebra;
 //! - the planning algorithms of code generation (conversions, swizzling, vectorization, gather).
@@ -26,6 +28,7 @@ mod linear_layout;
 pub mod oracle_algebra;
 #[cfg(feature = "std")]
 pub mod plan;
+mod shape_ops;
 #[cfg(feature = "std")]
 pub mod spec;
 #[cfg(feature = "std")]

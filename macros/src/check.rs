@@ -2603,14 +2603,3 @@ fn pattern_names(p: &Pat, out: &mut Vec<String>) {
         Pat::Tuple { elems, .. } => elems.iter().for_each(|e| pattern_names(e, out)),
     }
 }
-
-/// Exposed for the IR tests: the shape of every value of `kernel` named `name`.
-#[cfg(test)]
-pub fn named_type(kernel: &Kernel, name: &str) -> Option<TileType> {
-    kernel
-        .values
-        .iter()
-        .rev()
-        .find(|v| v.name.as_deref() == Some(name))
-        .map(|v| v.ty.clone())
-}

@@ -13,6 +13,8 @@
 //!     pub unsafe fn softmax__BLOCK_1024(out: Ptr<f32>, …) { … }          // the emulator runs it
 //!     // host only:
 //!     pub type Args = (Ptr<f32>, …);                                   // the parameters
+//!     // (beyond 12 parameters: `pub struct Args { pub out: Ptr<f32>, … }` implementing
+//!     // `tessera::launch::KernelArgs`, which tuples implement up to 12 elements)
 //!     pub struct Consts { pub BLOCK: usize }                           // the const parameters
 //!     pub const NUM_WARPS: u32;
 //!     pub static SPECIALISATIONS: [tessera::tile::Specialisation<Args>; N];
@@ -30,11 +32,17 @@
 //! dynamic shared memory what the lowering allocated. (`consts` is omitted from `launch` and
 //! `emulate` when the kernel has no const parameter; `launch`/`emulate` exist only when every
 //! parameter type can be passed by the launcher: `Ptr<T>`, `i32`, `u32`, `i64`, `u64`, `f32`.)
+//!
+//! Names: the launcher's own arguments and locals (`device`, `module`, `consts`, `grid`,
+//! `args`, `spec`) are hygienic (`Span::mixed_site`), so kernel parameters of any name neither
+//! repeat nor shadow them. The module's items other than its entries are [`MODULE_ITEMS`]; a
+//! kernel named like one of them (its single entry would clash), or `Ptr` or `tessera` (the
+//! module would clash with the import or the crate), is rejected at its name.
 
 use crate::frontend::analyze;
 use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::Kernel;
-use crate::lower::{elem_type, lower_kernel, AxisFacts, Facts};
+use crate::lower::{elem_type, lower_kernel, Facts};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -52,9 +60,16 @@ pub struct Variant {
 
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: Option<syn::ItemFn> = syn::parse2(item.clone()).ok();
-    match analyze(attr, item) {
-        Err(errors) => errors.to_compile_error(),
-        Ok(kernels) => {
+    let name_error = function
+        .as_ref()
+        .and_then(|f| reserved_name_error(&f.sig.ident));
+    match (analyze(attr, item), name_error) {
+        (Err(mut errors), Some(name)) => {
+            errors.combine(name);
+            errors.to_compile_error()
+        }
+        (Err(errors), None) | (Ok(_), Some(errors)) => errors.to_compile_error(),
+        (Ok(kernels), None) => {
             let Some(function) = function else {
                 // `analyze` only succeeds on a function.
                 return quote!(::core::compile_error!("#[tile_kernel] applies to a function"););
@@ -65,6 +80,44 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
     }
+}
+
+/// The items of a kernel's module other than its entry points (see the module docs): an entry
+/// named like one of them would clash with it.
+const MODULE_ITEMS: &[&str] = &[
+    "Args",
+    "Consts",
+    "NUM_WARPS",
+    "EXPLAIN",
+    "SPECIALISATIONS",
+    "specialisation",
+    "launch",
+    "emulate",
+];
+
+/// Names the kernel's module cannot take, with what the module would clash with: the
+/// parameter type the kernel's file imports, and the crate the generated code names.
+const TAKEN_MODULE_NAMES: &[(&str, &str)] = &[
+    ("Ptr", "`tessera::Ptr`"),
+    ("tessera", "the crate `tessera`"),
+];
+
+/// The error for a kernel whose name clashes with a generated item, at the name.
+fn reserved_name_error(name: &Ident) -> Option<syn::Error> {
+    let text = name.to_string();
+    let clash = if MODULE_ITEMS.contains(&text.as_str()) {
+        let items: Vec<String> = MODULE_ITEMS.iter().map(|i| format!("`{i}`")).collect();
+        format!(
+            "the kernel's module holds a generated item of that name (its items are {})",
+            items.join(", ")
+        )
+    } else {
+        let (_, with) = TAKEN_MODULE_NAMES.iter().find(|(n, _)| *n == text)?;
+        format!("the kernel becomes a module of that name, which clashes with {with}")
+    };
+    let message =
+        format!("#[tile_kernel]: a kernel cannot be named `{text}`: {clash}; rename the kernel");
+    Some(syn::Error::new(name.span(), message))
 }
 
 /// Layout inference of one specialisation, giving its variants: the one inferred under
@@ -87,28 +140,20 @@ fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
     Ok(variants)
 }
 
-/// The lowering's view of an inference: axis facts per value and the launch checks.
+/// The lowering's view of an inference: the access plans and the launch checks.
 fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
     let explain = infer::explain(&inference);
-    let mut facts = Facts::default();
-    for (i, info) in inference.axis.iter().enumerate() {
-        facts.axis.insert(
-            crate::ir::ValueId(i as u32),
-            AxisFacts {
-                contiguity: info.contiguity.clone(),
-                divisibility: info.divisibility.clone(),
-                constancy: info.constancy.clone(),
-            },
-        );
-    }
-    facts.assumptions = inference
-        .assumptions
-        .iter()
-        .map(|a| match a.kind {
-            AssumptionKind::PointerAligned { bytes } => (a.param, bytes),
-            AssumptionKind::IntDivisible { by } => (a.param, by),
-        })
-        .collect();
+    let facts = Facts {
+        accesses: inference.accesses.clone(),
+        assumptions: inference
+            .assumptions
+            .iter()
+            .map(|a| match a.kind {
+                AssumptionKind::PointerAligned { bytes } => (a.param, bytes),
+                AssumptionKind::IntDivisible { by } => (a.param, by),
+            })
+            .collect(),
+    };
     Variant {
         kernel: inference.kernel,
         facts,
@@ -134,6 +179,10 @@ fn entry_name(kernel: &Kernel, several_specs: bool, suffix: &str) -> Ident {
     }
     Ident::new(&name, kernel.name.span())
 }
+
+/// Tuples implement `tessera::launch::KernelArgs` up to this many elements; a kernel with more
+/// parameters gets a struct `Args`.
+const MAX_TUPLE_ARGS: usize = 12;
 
 /// Whether the launcher can pass a parameter of this type (`tessera::launch::KernelArg`).
 fn launchable(dtype: DType) -> bool {
@@ -284,11 +333,42 @@ pub fn generate(
 
     let module_checks: Vec<&TokenStream> = module_items.iter().map(|(_, t)| t).collect();
 
-    // Host side.
+    // Host side. The launcher's own names are hygienic (`Span::mixed_site`): a parameter of the
+    // kernel named `device`, `args`, `specialisation`, … neither repeats nor shadows them.
+    let own = |name: &str| Ident::new(name, Span::mixed_site());
+    let (device, module, consts, grid, args, spec, select) = (
+        own("device"),
+        own("module"),
+        own("consts"),
+        own("grid"),
+        own("args"),
+        own("spec"),
+        own("specialisation"),
+    );
+    // Tuples implement `KernelArgs` up to `MAX_TUPLE_ARGS` elements; beyond, `Args` is a struct
+    // with one field per parameter.
+    let as_struct = params.len() > MAX_TUPLE_ARGS;
+    let arg_fields: Vec<TokenStream> = param_names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            if as_struct {
+                quote!(#name)
+            } else {
+                let i = syn::Index::from(i);
+                quote!(#i)
+            }
+        })
+        .collect();
+    let args_value = if as_struct {
+        quote!(Args { #(#param_names),* })
+    } else {
+        quote!((#(#param_names,)*))
+    };
     let n_specs = specs.len();
-    let spec_items = specs.iter().map(|(entry, consts, shared, _)| {
+    let spec_items = specs.iter().map(|(entry, values, shared, _)| {
         let entry_str = entry.to_string();
-        let cs = consts.iter().map(|(c, v)| {
+        let cs = values.iter().map(|(c, v)| {
             let v = Literal::i128_unsuffixed(*v);
             quote!((#c, #v))
         });
@@ -298,7 +378,7 @@ pub fn generate(
             ::tessera::tile::Specialisation {
                 kernel: ::tessera::Kernel {
                     name: #entry_str,
-                    emulate: |(#(#param_names,)*): Args| unsafe { #entry(#(#param_names),*) },
+                    emulate: |#args: Args| unsafe { #entry(#(#args.#arg_fields),*) },
                 },
                 consts: &[#(#cs),*],
                 num_warps: #nw,
@@ -310,7 +390,7 @@ pub fn generate(
     let kernel_str = name.to_string();
     let wanted = const_params.iter().map(|(n, _)| {
         let s = n.to_string();
-        quote!((#s, consts.#n as i128))
+        quote!((#s, #consts.#n as i128))
     });
     // The assumption checks of each variant.
     let checks = specs.iter().map(|(_, _, _, facts)| {
@@ -321,38 +401,69 @@ pub fn generate(
             };
             let pstr = pname.to_string();
             let d = Literal::u64_unsuffixed(divisor);
-            let field = syn::Index::from(param);
+            let field = &arg_fields[param];
             list.push(match dtype {
-                DType::Ptr(_) => quote!(::tessera::tile::check_aligned(#kernel_str, #pstr, args.#field.addr(), #d)),
-                _ => quote!(::tessera::tile::check_divisible(#kernel_str, #pstr, args.#field as i128, #d)),
+                DType::Ptr(_) => quote!(::tessera::tile::check_aligned(#kernel_str, #pstr, #args.#field.addr(), #d)),
+                _ => quote!(::tessera::tile::check_divisible(#kernel_str, #pstr, #args.#field as i128, #d)),
             });
         }
-        quote!(|args: &Args| -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+        quote!(|#args: &Args| -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
             #(#list?;)*
             Ok(())
         })
     });
-    let group_arms = groups.iter().map(|(consts, indices)| {
-        let conds = consts.iter().map(|(c, v)| {
+    let group_arms = groups.iter().map(|(values, indices)| {
+        let conds = values.iter().map(|(c, v)| {
             let ident = Ident::new(c, Span::call_site());
             let v = Literal::i128_unsuffixed(*v);
-            quote!(consts.#ident as i128 == #v)
+            quote!(#consts.#ident as i128 == #v)
         });
         let idx = indices.iter().map(|&i| Literal::usize_unsuffixed(i));
         quote!(if true #(&& #conds)* { return pick(&[#(#idx),*]); })
     });
     let has_consts = !const_params.is_empty();
     let consts_param = if has_consts {
-        quote!(consts: Consts,)
+        quote!(#consts: Consts,)
     } else {
         quote!()
     };
     let consts_value = if has_consts {
         quote!()
     } else {
-        quote!(let consts = Consts {};)
+        quote!(let #consts = Consts {};)
     };
-    let launcher = if params.iter().all(|(_, d)| launchable(*d)) {
+    let launchable_params = params.iter().all(|(_, d)| launchable(*d));
+    let args_type = if as_struct {
+        // A struct of the parameters: `KernelArgs` for it when the launcher can pass them.
+        let kernel_args = if launchable_params {
+            quote! {
+                #[cfg(not(target_arch = "nvptx64"))]
+                impl ::tessera::launch::KernelArgs for Args {
+                    fn kernel_params(&self) -> ::std::vec::Vec<::tessera::launch::KernelParam> {
+                        ::std::vec![#(::tessera::launch::KernelArg::kernel_param(&self.#param_names)),*]
+                    }
+                }
+            }
+        } else {
+            quote!()
+        };
+        quote! {
+            /// The kernel's parameters, in order (a struct: tuples implement
+            /// `tessera::launch::KernelArgs` up to 12 elements).
+            #[cfg(not(target_arch = "nvptx64"))]
+            #[derive(Clone, Copy, Debug)]
+            pub struct Args { #(pub #param_names: #param_types),* }
+
+            #kernel_args
+        }
+    } else {
+        quote! {
+            /// The kernel's parameters, in order.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub type Args = (#(#param_types,)*);
+        }
+    };
+    let launcher = if launchable_params {
         quote! {
             #[cfg(not(target_arch = "nvptx64"))]
             /// Launches the kernel on `device` (GPU or emulator) from `module` (the PTX of the
@@ -360,16 +471,16 @@ pub fn generate(
             /// `32 × NUM_WARPS` threads, the kernel's dynamic shared memory.
             #[allow(clippy::too_many_arguments)]
             pub fn launch(
-                device: &::tessera::launch::Device,
-                module: &::tessera::launch::Module,
+                #device: &::tessera::launch::Device,
+                #module: &::tessera::launch::Module,
                 #consts_param
-                grid: impl ::tessera::tile::Grid<Consts>,
+                #grid: impl ::tessera::tile::Grid<Consts>,
                 #(#param_names: #param_types),*
             ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
                 #consts_value
-                let args: Args = (#(#param_names,)*);
-                let spec = specialisation(&consts, &args)?;
-                ::tessera::tile::launch_on(device, module, spec, grid.grid(&consts), args)
+                let #args: Args = #args_value;
+                let #spec = #select(&#consts, &#args)?;
+                ::tessera::tile::launch_on(#device, #module, #spec, #grid.grid(&#consts), #args)
             }
 
             #[cfg(not(target_arch = "nvptx64"))]
@@ -378,13 +489,13 @@ pub fn generate(
             #[allow(clippy::too_many_arguments)]
             pub fn emulate(
                 #consts_param
-                grid: impl ::tessera::tile::Grid<Consts>,
+                #grid: impl ::tessera::tile::Grid<Consts>,
                 #(#param_names: #param_types),*
             ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
                 #consts_value
-                let args: Args = (#(#param_names,)*);
-                let spec = specialisation(&consts, &args)?;
-                ::tessera::tile::emulate(spec, grid.grid(&consts), args)
+                let #args: Args = #args_value;
+                let #spec = #select(&#consts, &#args)?;
+                ::tessera::tile::emulate(#spec, #grid.grid(&#consts), #args)
             }
         }
     } else {
@@ -406,9 +517,7 @@ pub fn generate(
 
             #entries
 
-            /// The kernel's parameters, in order.
-            #[cfg(not(target_arch = "nvptx64"))]
-            pub type Args = (#(#param_types,)*);
+            #args_type
 
             /// The values of the kernel's `const` parameters.
             #[cfg(not(target_arch = "nvptx64"))]
@@ -432,8 +541,8 @@ pub fn generate(
             /// assumptions hold for `args` (else the error of the last variant's check).
             #[cfg(not(target_arch = "nvptx64"))]
             pub fn specialisation(
-                consts: &Consts,
-                args: &Args,
+                #consts: &Consts,
+                #args: &Args,
             ) -> ::core::result::Result<&'static ::tessera::tile::Specialisation<Args>, ::tessera::launch::LaunchError> {
                 let checks: [fn(&Args) -> ::core::result::Result<(), ::tessera::launch::LaunchError>; #n_lit] = [#(#checks),*];
                 let pick = |indices: &[usize]| {
@@ -442,7 +551,7 @@ pub fn generate(
                         reason: "no variant".to_string(),
                     });
                     for &i in indices {
-                        match checks[i](args) {
+                        match checks[i](#args) {
                             Ok(()) => return Ok(&SPECIALISATIONS[i]),
                             Err(e) => last = Err(e),
                         }

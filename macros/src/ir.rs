@@ -14,11 +14,12 @@
 //! accumulator, `x += y` is an ordinary `Binary`, and mutable variables are gone (their values
 //! flow through `For`/`If` results and region arguments, as MLIR's `scf` dialect does).
 //!
-//! After layout inference (`crate::infer::infer`), every non-scalar value's slot is
+//! After layout inference (`crate::infer::infer_with`), every non-scalar value's slot is
 //! [`LayoutSlot::Inferred`] (or `Fixed`, for a `convert_layout` result), and wherever a consumer
 //! needs another layout than its operand's producer gave, an [`OpKind::Convert`] sits between
-//! them. Facts that are not layouts (axis analysis, the vector width of each load and store)
-//! are in the `crate::infer::Inference` that `infer` returns.
+//! them. Facts that are not layouts (the access plan of each load and store, the alignment
+//! assumptions the launcher checks) are in the `crate::infer::Inference` that `infer_with`
+//! returns.
 //!
 //! Invariants, when the checker reported no error: every value is defined once, before its uses,
 //! in its region or an enclosing one; every shape is a power of two in each dimension and fits
@@ -65,7 +66,7 @@ pub enum LayoutSlot {
     /// Fixed by the user: the result of `convert_layout(x, PATH)`, where `PATH` names a `const`
     /// `tessera_layout::LinearLayout` (evaluated by rustc, not by the macro).
     Fixed(syn::Path),
-    /// Decided by layout inference (`crate::infer::infer`): a distributed layout with input
+    /// Decided by layout inference (`crate::infer::infer_with`): a distributed layout with input
     /// dimensions `register`, `lane` (size 32), `warp` (size `Kernel::num_warps`) — in that
     /// order, each present even if of size 1 — and output dimensions `dim0`, …, `dim{rank-1}`
     /// with exactly the tile's shape. It is surjective; where the tile is smaller than what the

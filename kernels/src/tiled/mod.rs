@@ -7,6 +7,7 @@ pub mod bench_triton;
 pub mod convert_layout;
 pub mod elementwise;
 pub mod gather;
+pub mod many_params;
 pub mod matmul;
 pub mod norm;
 pub mod ops;

@@ -1,6 +1,7 @@
 //! Code-generation planning (§5 of the paper): what the compiler asks of a pair of layouts.
 //!
 //! - [`vectorize`]: the widest contiguous accesses a thread can issue (§5.1, Table 2).
+//! - [`access`]: the vector plan of a global load or store under proven address facts.
 //! - [`broadcast`]: which hardware bits hold duplicates, so stores are issued once (§5.1, Table 3).
 //! - [`bank`]: wavefronts of a warp's shared-memory access (Lemma 9.4), Triton's
 //!   `bankConflictsMemDesc`.
@@ -23,6 +24,7 @@
 //! with `dim0` most minor (Triton's `flattenOuts`). Two layouts planned together must have the
 //! same output dimensions (names, sizes, order), so their packed vectors are comparable.
 
+pub mod access;
 pub mod bank;
 pub mod broadcast;
 pub mod conversion;

@@ -1,116 +1,109 @@
-//! How one thread's and one warp's global-memory accesses look in a given layout.
+//! The access plan of every global load and store, made once here from the final layouts and
+//! axis facts, stored in the [`super::Inference`], printed by `explain` and rendered by the
+//! lowering: `tessera_layout::plan::access::plan_access` decides the vector width, the dimension
+//! it runs along, which registers form a vector and whether the mask needs one predicate per
+//! vector or per element; the facts it is given (contiguity, alignment, mask constancy) come from
+//! the axis analysis under the variant's alignment assumptions.
 //!
-//! - **Vector width**: the longest run of registers `0 … k-1` holding elements 1, 2, 4, … apart
-//!   along one dimension, every other basis moving by a multiple of `2^k` along it (so the run
-//!   starts aligned), limited by the pointer tile's contiguity and alignment along that
-//!   dimension, the mask's constancy (the whole vector is in or out) and 128 bits.
-//! - **Coalescing**: the lanes that continue the vector along the same dimension (lane bases
-//!   `v, 2v, 4v, …`): one warp instruction reads `vector bytes × 2^j` consecutive bytes per run.
+//! The same planner is the solver's measure of a candidate layout for a memory op
+//! ([`as_good_as`]): the same vector width, at least as many consecutive bytes per warp
+//! instruction (up to a 128-byte line), no more registers.
 
 use super::axis::AxisInfo;
-use super::layouts::Bases;
+use crate::ir::{Kernel, LayoutSlot, Op, OpKind, ValueId};
+use crate::types::DType;
+use tessera_layout::plan::access::{plan_access, AccessPlan, DimFacts};
 use tessera_layout::{Label, LinearLayout};
 
-/// One thread's vector and one warp's consecutive bytes for an access in some layout.
+/// One load or store and its plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Shape {
-    /// Elements per vector access.
-    pub elements: u32,
-    /// The dimension it runs along.
-    pub dim: usize,
-    /// Consecutive registers along `dim` in the layout.
-    pub registers: u32,
-    /// The pointer's contiguity and alignment (bytes) along `dim`.
-    pub contiguity: u64,
-    pub alignment: u64,
-    /// The mask's constancy along `dim`.
-    pub mask_constancy: Option<u64>,
-    /// Consecutive bytes one warp instruction covers per run (vector and lanes).
-    pub warp_bytes: u64,
+pub struct Access {
+    pub is_store: bool,
+    /// The pointer tile (operand 0) and the mask, after inference: with the kind, they identify
+    /// the op's plan (the plan depends only on their layouts and facts).
+    pub pointer: ValueId,
+    pub mask: Option<ValueId>,
+    pub plan: AccessPlan,
 }
 
-/// The access of a tile in `layout` through pointers with facts `ptr` (and mask facts `mask`),
-/// elements of `element_bits` bits.
-pub fn shape_of(
+/// The access of `op` among `accesses` (matched by kind, pointer and mask), if it is a load or
+/// store that has one.
+pub fn find<'a>(accesses: &'a [Access], op: &Op) -> Option<&'a Access> {
+    let (is_store, pointer, mask) = operands(op)?;
+    accesses
+        .iter()
+        .find(|a| a.is_store == is_store && a.pointer == pointer && a.mask == mask)
+}
+
+/// Whether `op` is a store, its pointer and its mask (`None` if it is no load or store).
+fn operands(op: &Op) -> Option<(bool, ValueId, Option<ValueId>)> {
+    let (is_store, mask_at) = match op.kind {
+        OpKind::Load { mask, .. } => (false, mask.then_some(1)),
+        OpKind::Store { mask } => (true, mask.then_some(2)),
+        _ => return None,
+    };
+    let pointer = *op.operands.first()?;
+    let mask = match mask_at {
+        Some(i) => Some(*op.operands.get(i)?),
+        None => None,
+    };
+    Some((is_store, pointer, mask))
+}
+
+/// The facts the planner reads, per dimension: the pointers' contiguity and alignment, the
+/// mask's constancy (1 for a mask whose facts are unknown).
+fn dim_facts(ptr: &AxisInfo, mask: Option<Option<&AxisInfo>>) -> Vec<DimFacts> {
+    (0..ptr.contiguity.len())
+        .map(|d| DimFacts {
+            contiguity: ptr.contiguity[d],
+            alignment: ptr.divisibility.get(d).copied().unwrap_or(1),
+            mask_constancy: mask.map(|m| m.map_or(1, |m| m.constancy.get(d).copied().unwrap_or(1))),
+        })
+        .collect()
+}
+
+/// The plan of an access to a tile in `layout` through pointers with facts `ptr`, elements of
+/// `element_bits` bits; `mask` is `Some` for a masked access (with the mask's facts if known).
+fn plan_of(
     layout: &LinearLayout,
     ptr: &AxisInfo,
-    mask: Option<&AxisInfo>,
+    mask: Option<Option<&AxisInfo>>,
     element_bits: u32,
-) -> Shape {
-    let elem_bytes = u64::from(element_bits / 8).max(1);
-    let scalar = Shape {
-        elements: 1,
-        dim: 0,
-        registers: 1,
-        contiguity: ptr.contiguity.first().copied().unwrap_or(1),
-        alignment: ptr.divisibility.first().copied().unwrap_or(1),
-        mask_constancy: mask.map(|m| m.constancy.first().copied().unwrap_or(1)),
-        warp_bytes: elem_bytes,
+) -> AccessPlan {
+    plan_access(layout, element_bits, &dim_facts(ptr, mask), mask.is_some())
+}
+
+/// The access of load or store `op` of `kernel` under the axis facts `axis`; a scalar pointer
+/// gets one element per access.
+pub fn access_of(kernel: &Kernel, axis: &[AxisInfo], op: &Op) -> Option<Access> {
+    let (is_store, pointer, mask) = operands(op)?;
+    let element_bits = match kernel.ty(pointer).dtype {
+        DType::Ptr(s) | DType::Scalar(s) => s.bits(),
     };
-    let Ok(bases) = Bases::of(layout) else {
-        return scalar;
+    let info = axis.get(pointer.0 as usize)?;
+    let mask_info = mask.map(|m| axis.get(m.0 as usize));
+    let plan = match &kernel.value(pointer).layout {
+        LayoutSlot::Inferred(layout) => plan_of(layout, info, mask_info, element_bits),
+        _ => AccessPlan::scalar(
+            element_bits,
+            DimFacts {
+                contiguity: 1,
+                alignment: info.divisibility.first().copied().unwrap_or(1),
+                mask_constancy: None,
+            },
+        ),
     };
-    let max_elements = u64::from((128 / element_bits).max(1));
-    let mut best: Option<Shape> = None;
-    for dim in 0..bases.shape.len() {
-        let unit = |b: &Vec<u64>, step: u64| {
-            b[dim] == step && b.iter().enumerate().all(|(d, &x)| d == dim || x == 0)
-        };
-        let mut k = 0usize;
-        while k < bases.register.len() && unit(&bases.register[k], 1 << k) {
-            k += 1;
-        }
-        while k > 0 {
-            let step = 1u64 << k;
-            let mut rest = bases.register[k..]
-                .iter()
-                .chain(&bases.lane)
-                .chain(&bases.warp);
-            if rest.all(|b| b[dim] % step == 0) {
-                break;
-            }
-            k -= 1;
-        }
-        let registers = 1u64 << k;
-        let contiguity = ptr.contiguity.get(dim).copied().unwrap_or(1);
-        let alignment = ptr.divisibility.get(dim).copied().unwrap_or(1);
-        let mask_constancy = mask.map(|m| m.constancy.get(dim).copied().unwrap_or(1));
-        let elements = registers
-            .min(contiguity)
-            .min((alignment / elem_bytes).max(1))
-            .min(max_elements)
-            .min(mask_constancy.unwrap_or(u64::MAX));
-        // Lanes continuing the vector along `dim`, within the pointer's contiguous runs.
-        let mut j = 0u32;
-        while (j as usize) < bases.lane.len()
-            && unit(&bases.lane[j as usize], elements << j)
-            && (elements << (j + 1)) <= contiguity
-        {
-            j += 1;
-        }
-        let shape = Shape {
-            elements: elements as u32,
-            dim,
-            registers: registers as u32,
-            contiguity,
-            alignment,
-            mask_constancy,
-            warp_bytes: (elements << j) * elem_bytes,
-        };
-        let better = match &best {
-            None => true,
-            Some(b) => (shape.elements, shape.warp_bytes) > (b.elements, b.warp_bytes),
-        };
-        if better {
-            best = Some(shape);
-        }
-    }
-    best.unwrap_or(scalar)
+    Some(Access {
+        is_store,
+        pointer,
+        mask,
+        plan,
+    })
 }
 
 /// Whether an access in `candidate` is as good as in `anchor`: the same vector width, at least
 /// as many consecutive bytes per warp instruction (up to a 128-byte line), and no more
-/// registers (no more instructions).
+/// registers (no more instructions). `mask` holds the mask's facts of a masked access.
 pub fn as_good_as(
     candidate: &LinearLayout,
     anchor: &LinearLayout,
@@ -122,8 +115,8 @@ pub fn as_good_as(
         return true;
     }
     let (c, a) = (
-        shape_of(candidate, ptr, mask, element_bits),
-        shape_of(anchor, ptr, mask, element_bits),
+        plan_of(candidate, ptr, mask.map(Some), element_bits),
+        plan_of(anchor, ptr, mask.map(Some), element_bits),
     );
     c.elements == a.elements
         && c.warp_bytes.min(128) >= a.warp_bytes.min(128)

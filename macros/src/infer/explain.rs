@@ -86,20 +86,24 @@ impl Inference {
         match (&op.kind, key.and_then(|k| self.notes.get(&k))) {
             (OpKind::Load { .. } | OpKind::Store { .. }, _) => match self.access(op) {
                 Some(a) => {
+                    let p = &a.plan;
                     let mut s = format!(
                         "[vector {} × {} bits = {} bits along dim{}",
-                        a.elements,
-                        a.element_bits,
-                        a.elements * a.element_bits,
-                        a.dim
+                        p.elements,
+                        p.element_bits,
+                        p.elements * p.element_bits,
+                        p.dim
                     );
                     let _ = write!(
                         s,
                         "; contiguity {}, alignment {} B, {} consecutive registers",
-                        a.contiguity, a.alignment, a.registers
+                        p.facts.contiguity, p.facts.alignment, p.layout_elements
                     );
-                    if let Some(m) = a.mask_constancy {
+                    if let Some(m) = p.facts.mask_constancy {
                         let _ = write!(s, ", mask constancy {m}");
+                    }
+                    if !p.mask_uniform {
+                        s.push_str(", a vector where its mask is all true, else per element");
                     }
                     s.push(']');
                     s

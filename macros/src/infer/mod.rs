@@ -1,6 +1,7 @@
 //! Layout inference (§4.4 of the paper) on the tile IR of one specialisation: every tile value
 //! gets a distributed [`LinearLayout`] ([`LayoutSlot::Inferred`]), conversions are made explicit
-//! ([`OpKind::Convert`]) with their plans, and loads and stores get their vector widths.
+//! ([`OpKind::Convert`]) with their plans, and loads and stores get their access plans
+//! ([`access`]).
 //!
 //! The passes, each in its own module:
 //! 1. [`axis`]: contiguity, divisibility and constancy of every integer/pointer/bool value
@@ -15,7 +16,7 @@
 //! 5. [`explain`]: the human-readable result ([`Inference`]'s `Display`), printed at build time
 //!    when `TESSERA_EXPLAIN` asks for it ([`explain_requested`]).
 
-mod access;
+pub mod access;
 mod anchors;
 pub mod axis;
 pub(crate) mod explain;
@@ -26,6 +27,7 @@ mod solve;
 #[cfg(test)]
 mod tests;
 
+pub use access::Access;
 pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo};
 
 pub use rewrite::ConversionRecord;
@@ -39,27 +41,6 @@ use tessera_layout::plan::gather_code::gather_code;
 use tessera_layout::plan::mma::{plan_dot, MmaKind};
 use tessera_layout::{Label, LinearLayout};
 
-/// The vector width of one load or store.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Access {
-    pub is_store: bool,
-    /// The pointer tile (operand 0) and the mask, after inference.
-    pub pointer: ValueId,
-    pub mask: Option<ValueId>,
-    /// Elements per access of one thread (a power of two; 1 = scalar accesses).
-    pub elements: u32,
-    /// Bits of one element.
-    pub element_bits: u32,
-    /// The tile dimension the vector runs along.
-    pub dim: usize,
-    /// What limited it: the pointer's contiguity and alignment (bytes) along `dim`, the
-    /// layout's consecutive registers along `dim`, and the mask's constancy.
-    pub contiguity: u64,
-    pub alignment: u64,
-    pub registers: u32,
-    pub mask_constancy: Option<u64>,
-}
-
 /// Notes on reductions for the explain output.
 #[derive(Clone, Debug)]
 pub(crate) enum Note {
@@ -71,13 +52,10 @@ pub(crate) enum Note {
 pub struct Inference {
     /// The kernel after inference (the same as the one `infer` rewrote).
     pub kernel: Kernel,
-    /// Axis facts per value of `kernel` (new values copy those of the value they recompute or
-    /// convert).
-    pub axis: Vec<AxisInfo>,
     /// What the launcher must check (see [`axis`]).
     pub assumptions: Vec<Assumption>,
     pub policy: AlignmentPolicy,
-    /// Every load and store, in program order.
+    /// Every load and store with its access plan, in program order.
     pub accesses: Vec<Access>,
     /// Every inserted conversion, in the order inserted.
     pub conversions: Vec<ConversionRecord>,
@@ -90,26 +68,10 @@ pub struct Inference {
 }
 
 impl Inference {
-    /// The vector facts of a load or store op of [`Inference::kernel`] (matched by its pointer
-    /// and mask operands, which determine them).
+    /// The access of a load or store op of [`Inference::kernel`].
     pub fn access(&self, op: &Op) -> Option<&Access> {
-        let (is_store, mask) = match op.kind {
-            OpKind::Load { mask, .. } => (false, mask.then(|| op.operands.get(1)).flatten()),
-            OpKind::Store { mask } => (true, mask.then(|| op.operands.get(2)).flatten()),
-            _ => return None,
-        };
-        let pointer = *op.operands.first()?;
-        self.accesses
-            .iter()
-            .find(|a| a.is_store == is_store && a.pointer == pointer && a.mask == mask.copied())
+        access::find(&self.accesses, op)
     }
-}
-
-/// Infers the layouts of `kernel` under [`AlignmentPolicy::Aligned`] (see [`infer_with`]; the
-/// macro infers each specialisation under both policies, so it calls that directly).
-#[cfg_attr(not(test), allow(dead_code))]
-pub fn infer(kernel: &mut Kernel) -> Result<Inference, syn::Error> {
-    infer_with(kernel, AlignmentPolicy::Aligned)
 }
 
 /// Infers the layouts of `kernel`: on success every tile value's slot is
@@ -171,33 +133,31 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     attach_gather_code(body, values, &chosen)?;
     attach_dot_plans(body, values)?;
     // The facts of the final kernel, under the fewest assumptions that give every access the
-    // width the candidates gave it: the launcher checks only what matters.
+    // plan (width, mask predicate) the candidates gave it: the launcher checks only what matters.
     let final_graph = Graph::new(kernel);
-    let widths = |info: &[AxisInfo]| -> Vec<Access> {
+    let plans = |info: &[AxisInfo]| -> Vec<Access> {
         let mut out = Vec::new();
-        kernel.walk(&mut |op| out.extend(access_of(kernel, info, op)));
+        kernel.walk(&mut |op| out.extend(access::access_of(kernel, info, op)));
         out
     };
     let mut assumed = candidates.clone();
     let mut facts = axis::analyze_assuming(kernel, &final_graph, &assumed);
-    let accesses = widths(&facts.info);
+    let accesses = plans(&facts.info);
     for &p in &candidates {
         let mut fewer = assumed.clone();
         fewer.remove(&p);
         let trial = axis::analyze_assuming(kernel, &final_graph, &fewer);
-        let same = widths(&trial.info)
-            .iter()
-            .zip(&accesses)
-            .all(|(a, b)| a.elements == b.elements);
+        let same = plans(&trial.info).iter().zip(&accesses).all(|(a, b)| {
+            (a.plan.elements, a.plan.mask_uniform) == (b.plan.elements, b.plan.mask_uniform)
+        });
         if same {
             assumed = fewer;
             facts = trial;
         }
     }
-    let accesses = widths(&facts.info);
+    let accesses = plans(&facts.info);
     Ok(Inference {
         kernel: kernel.clone(),
-        axis: facts.info,
         assumptions: facts.assumptions,
         policy,
         accesses,
@@ -405,62 +365,6 @@ pub fn check_layout(
         return Err(LayoutCheckError::NotDistributed);
     }
     Ok(())
-}
-
-/// The vector width of a load or store (see [`Access`] and `access`).
-fn access_of(kernel: &Kernel, axis: &[AxisInfo], op: &Op) -> Option<Access> {
-    let (is_store, mask) = match op.kind {
-        OpKind::Load { mask, .. } => (
-            false,
-            if mask {
-                op.operands.get(1).copied()
-            } else {
-                None
-            },
-        ),
-        OpKind::Store { mask } => (
-            true,
-            if mask {
-                op.operands.get(2).copied()
-            } else {
-                None
-            },
-        ),
-        _ => return None,
-    };
-    let pointer = *op.operands.first()?;
-    let ty = kernel.ty(pointer);
-    let element_bits = match ty.dtype {
-        DType::Ptr(s) => s.bits(),
-        DType::Scalar(s) => s.bits(),
-    };
-    let info = axis.get(pointer.0 as usize)?;
-    let mask_info = mask.and_then(|m| axis.get(m.0 as usize));
-    let shape = match &kernel.value(pointer).layout {
-        LayoutSlot::Inferred(layout) => access::shape_of(layout, info, mask_info, element_bits),
-        // A scalar pointer: one element.
-        _ => access::Shape {
-            elements: 1,
-            dim: 0,
-            registers: 1,
-            contiguity: 1,
-            alignment: info.divisibility.first().copied().unwrap_or(1),
-            mask_constancy: None,
-            warp_bytes: u64::from(element_bits / 8),
-        },
-    };
-    Some(Access {
-        is_store,
-        pointer,
-        mask,
-        elements: shape.elements,
-        element_bits,
-        dim: shape.dim,
-        contiguity: shape.contiguity,
-        alignment: shape.alignment,
-        registers: shape.registers,
-        mask_constancy: shape.mask_constancy,
-    })
 }
 
 /// The explain text of an inference (what `TESSERA_EXPLAIN` prints).

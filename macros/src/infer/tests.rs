@@ -3,7 +3,7 @@
 //! consistency of every layout of every example kernel.
 
 use super::layouts::{
-    broadcast_backward, join_backward, join_forward, reduce_forward, reshape, trans, Bases,
+    broadcast_backward, join_backward, join_forward, normalize, reduce_forward, reshape, trans,
 };
 use super::*;
 use crate::ir::Region;
@@ -19,7 +19,7 @@ fn infer_all(attr: &str, item: &str) -> Vec<Inference> {
     let item: TokenStream = item.parse().expect("kernel tokens");
     ok(attr, item)
         .into_iter()
-        .map(|mut k| match infer(&mut k) {
+        .map(|mut k| match infer_with(&mut k, AlignmentPolicy::Aligned) {
             Ok(i) => {
                 assert_eq!(i.kernel.to_string(), k.to_string());
                 i
@@ -364,8 +364,8 @@ fn softmax_has_no_conversion() {
     // 128-bit accesses, masked by `cols < n_cols` with n_cols % 16 == 0.
     assert_eq!(inf.accesses.len(), 2);
     for a in &inf.accesses {
-        assert_eq!((a.elements, a.element_bits), (4, 32), "{a:?}");
-        assert_eq!(a.mask_constancy, Some(16));
+        assert_eq!((a.plan.elements, a.plan.element_bits), (4, 32), "{a:?}");
+        assert_eq!(a.plan.facts.mask_constancy, Some(16));
     }
     let names: Vec<String> = inf.assumptions.iter().map(|a| a.to_string()).collect();
     assert_eq!(
@@ -397,7 +397,7 @@ fn layernorm_has_no_conversion() {
     let widths: Vec<(u32, u32)> = inf
         .accesses
         .iter()
-        .map(|a| (a.elements, a.element_bits))
+        .map(|a| (a.plan.elements, a.plan.element_bits))
         .collect();
     assert_eq!(widths, [(8, 16), (4, 32), (4, 32), (8, 16)]);
 }
@@ -415,7 +415,11 @@ fn transpose_has_one_conflict_free_shared_memory_conversion() {
     assert_eq!(shared.read().exact_wavefronts, 1, "load bank conflicts");
     // Loads and stores are both 128-bit and coalesced along the contiguous dimension.
     for a in &inf.accesses {
-        assert_eq!((a.elements, a.element_bits, a.dim), (8, 16, 1), "{a:?}");
+        assert_eq!(
+            (a.plan.elements, a.plan.element_bits, a.plan.dim),
+            (8, 16, 1),
+            "{a:?}"
+        );
     }
     // The mask and the pointers are recomputed, not converted.
     assert!(inf.rematerialised > 0);
@@ -442,7 +446,7 @@ fn gather_runs_along_a_warp_resident_axis_by_shuffles() {
     // The source is loaded straight into the gather's layout (as coalesced and as wide as the
     // load's anchor), so nothing is converted.
     assert!(inf.conversions.is_empty(), "{inf}");
-    let widths: Vec<u32> = inf.accesses.iter().map(|a| a.elements).collect();
+    let widths: Vec<u32> = inf.accesses.iter().map(|a| a.plan.elements).collect();
     assert_eq!(widths, [4, 4, 4]);
 }
 
@@ -666,7 +670,10 @@ fn every_layout_of_every_example_is_valid_and_consistent() {
             for v in &inf.kernel.values {
                 if let LayoutSlot::Inferred(l) = &v.layout {
                     assert!(l.is_distributed_layout() && l.is_surjective());
-                    assert_eq!(Bases::of(l).unwrap().shape, v.ty.shape);
+                    let covered: Vec<u64> = (0..l.num_out_dims())
+                        .map(|o| 1u64 << l.out_bits_at(o))
+                        .collect();
+                    assert_eq!(covered, v.ty.shape);
                 }
             }
             // Conversions are between the operand's and the result's layouts.
@@ -742,13 +749,13 @@ fn shape_maps_agree_with_the_layout_crate() {
     let nw = 4;
     let t = trans(&l, &[2, 0, 1], nw).unwrap();
     let crate_t = permute_out_coords(&l, &[2, 0, 1]).unwrap();
-    assert_eq!(Bases::of(&t).unwrap(), Bases::of(&crate_t).unwrap());
+    assert_eq!(Ok(t), normalize(&crate_t, &[16, 8, 4], nw));
     let r = reshape(&l, &[32, 16], nw).unwrap();
     let crate_r = reshape_row_major(&l, &[32, 16]).unwrap();
-    assert_eq!(Bases::of(&r).unwrap(), Bases::of(&crate_r).unwrap());
+    assert_eq!(Ok(r), normalize(&crate_r, &[32, 16], nw));
     let s = reduce_forward(&l, 1, nw).unwrap();
     let crate_s = slice_of(&l, 1).unwrap();
-    assert_eq!(Bases::of(&s).unwrap(), Bases::of(&crate_s).unwrap());
+    assert_eq!(Ok(s), normalize(&crate_s, &[8, 16], nw));
     // expand_dims then broadcast back gives the operand's layout.
     let e = reshape(&s, &[8, 1, 16], nw).unwrap();
     assert_eq!(broadcast_backward(&l, &[8, 1, 16], nw), Some(e));
@@ -770,19 +777,20 @@ fn axis_facts_of_a_pointer_expression() {
     let inf = &infer_all(SOFTMAX.0, SOFTMAX.1)[0];
     let k = &inf.kernel;
     let load = &ops_of(k, "load")[0];
-    let ptr = &inf.axis[load.operands[0].0 as usize];
+    let axis = axis_of(inf);
+    let ptr = &axis[load.operands[0].0 as usize];
     // inp (16 B) + row * row_stride (÷16) * 4 B + arange: 1024 consecutive f32, 16-byte aligned.
     assert_eq!(ptr.contiguity, [1024]);
     assert_eq!(ptr.divisibility, [16]);
     assert_eq!(ptr.constancy, [1]);
-    let mask = &inf.axis[load.operands[1].0 as usize];
+    let mask = &axis[load.operands[1].0 as usize];
     assert_eq!(mask.constancy, [16]);
     // Without the assumptions nothing is known of the stride: 4-byte alignment, scalar access.
     let mut kernel = ok(SOFTMAX.0.parse().unwrap(), SOFTMAX.1.parse().unwrap()).remove(0);
     let natural = infer_with(&mut kernel, AlignmentPolicy::Natural).unwrap();
     assert!(natural.assumptions.is_empty());
-    assert_eq!(natural.accesses[0].elements, 1);
-    assert_eq!(natural.accesses[0].alignment, 4);
+    assert_eq!(natural.accesses[0].plan.elements, 1);
+    assert_eq!(natural.accesses[0].plan.facts.alignment, 4);
 }
 
 #[test]
@@ -810,14 +818,21 @@ fn loop_invariant_conversions_run_once_before_the_loop() {
     assert_eq!(inside, 0, "{inf}");
 }
 
+/// The axis facts of every value of an inferred kernel, under the assumptions it reports.
+fn axis_of(inf: &Inference) -> Vec<AxisInfo> {
+    let assumed = inf.assumptions.iter().map(|a| a.param).collect();
+    axis::analyze_assuming(&inf.kernel, &Graph::new(&inf.kernel), &assumed).info
+}
+
 /// The axis facts of the values a kernel names.
 fn named_facts(item: &str) -> HashMap<String, AxisInfo> {
     let inf = infer_all("", item).remove(0);
+    let axis = axis_of(&inf);
     inf.kernel
         .values
         .iter()
         .enumerate()
-        .filter_map(|(i, v)| Some((v.name.clone()?, inf.axis[i].clone())))
+        .filter_map(|(i, v)| Some((v.name.clone()?, axis[i].clone())))
         .collect()
 }
 

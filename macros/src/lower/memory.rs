@@ -2,9 +2,9 @@
 //!
 //! - `AddPtr`: per register `ptr.offset(off as isize)` (elements, wrapping as `pointer::
 //!   wrapping_offset`).
-//! - `Load`/`Store`: vectorized by [`access_plan`]: along the tile dimension where the layout's
-//!   registers are contiguous and the axis analysis proves the addresses contiguous and aligned,
-//!   `2^k` registers form one access of up to 128 bits (`::tessera::tile::load::<T, V>` →
+//! - `Load`/`Store`: vectorized as the op's access plan says (made once by layout inference,
+//!   `crate::infer::access`, and stored in [`super::Facts`]): `2^k` registers form one access of
+//!   up to 128 bits (`::tessera::tile::load::<T, V>` →
 //!   `ld.global.v4.b32` etc.; sub-word vectors are packed into 32-bit words, narrower ones use
 //!   `u8`/`u16` accesses). When the mask is not proven constant over a vector, the vector access
 //!   runs where all its elements are enabled and per-element predicated accesses otherwise.
@@ -12,13 +12,13 @@
 //!   registers and, by a per-thread predicate, lanes and warps that hold copies
 //!   (`tessera_layout::plan::broadcast` owners), so every element is stored once.
 
-use super::{canonical_registers, internal, AxisFacts, Ctx};
+use super::{canonical_registers, internal, Ctx};
 use crate::ir::{Op, OpKind, ValueId};
 use crate::types::DType;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
-use tessera_layout::plan::vectorize::largest_vectorization;
-use tessera_layout::{Label, LinearLayout};
+use tessera_layout::plan::access::{AccessPlan, DimFacts};
+use tessera_layout::Label;
 
 pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
     let loc = &op.loc;
@@ -84,101 +84,19 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
     }
 }
 
-/// How one thread's registers of a tile group into vector accesses.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AccessPlan {
-    /// Elements per access (a power of two).
-    pub elements: u32,
-    /// Register bits that form a vector, in memory order: element `j` of the vector starting
-    /// at register `g` is register `g ⊕ Σ_{i: bit i of j} 2^bits[i]`.
-    pub bits: Vec<u32>,
-    /// Whether the mask is proven equal over each vector (then one predicate per vector).
-    pub mask_uniform: bool,
-}
-
-/// The widest vectorization of accesses through a pointer tile of `layout` to `element_bits`
-/// elements, given the axis facts of the pointers and of the mask: for each dimension `d`,
-/// the registers that map to consecutive coordinates along `d` (Theorem 5.1, Triton's
-/// `largestVectorisation` with the offsets of `d` first), limited to what the facts prove:
-/// contiguity along `d`, the alignment of each run's first address (bytes) and 128 bits.
-pub fn access_plan(
-    layout: &LinearLayout,
-    element_bits: u32,
-    pointer: Option<&AxisFacts>,
-    mask: Option<&AxisFacts>,
-    has_mask: bool,
-) -> AccessPlan {
-    let scalar = AccessPlan {
-        elements: 1,
-        bits: Vec::new(),
-        mask_uniform: true,
-    };
-    let Some(facts) = pointer else {
-        return scalar;
-    };
-    let rank = layout.num_out_dims();
-    let mut best = scalar;
-    for d in 0..rank {
-        let contiguity = facts.contiguity.get(d).copied().unwrap_or(1).max(1);
-        let divisibility = facts.divisibility.get(d).copied().unwrap_or(1).max(1);
-        let align_elements = (divisibility * 8 / u64::from(element_bits)).max(1);
-        let limit = contiguity
-            .min(align_elements)
-            .min(u64::from((128 / element_bits).max(1)));
-        // Largest power of two ≤ limit.
-        let limit = 1u64 << (63 - limit.leading_zeros());
-        if limit <= u64::from(best.elements) {
-            continue;
-        }
-        let mut offsets: Vec<u64> = Vec::new();
-        for dim in std::iter::once(d).chain((0..rank).filter(|&e| e != d)) {
-            let base = layout.out_offset(dim);
-            for b in 0..layout.out_bits(Label::Dim(dim as u8)) {
-                offsets.push(1u64 << (base + b));
-            }
-        }
-        let v = largest_vectorization(
-            layout,
-            &offsets,
+/// The stored plan of load or store `op` (see the module docs), else scalar accesses.
+fn plan_of(ctx: &Ctx, op: &Op, element_bits: u32) -> AccessPlan {
+    match crate::infer::access::find(&ctx.facts.accesses, op) {
+        Some(access) => access.plan.clone(),
+        None => AccessPlan::scalar(
             element_bits,
-            (limit as u32) * element_bits,
-        );
-        if v.elements > best.elements {
-            let mask_uniform = !has_mask
-                || mask.is_some_and(|m| {
-                    m.constancy.get(d).copied().unwrap_or(1) >= u64::from(v.elements)
-                });
-            best = AccessPlan {
-                elements: v.elements,
-                bits: v.registers,
-                mask_uniform,
-            };
-        }
+            DimFacts {
+                contiguity: 1,
+                alignment: 1,
+                mask_constancy: None,
+            },
+        ),
     }
-    best
-}
-
-/// The registers of the vector starting at register `g`, in memory order.
-fn vector_registers(plan: &AccessPlan, g: u32) -> Vec<u32> {
-    (0..plan.elements)
-        .map(|j| {
-            plan.bits
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| j >> i & 1 == 1)
-                .fold(g, |acc, (_, &b)| acc ^ (1 << b))
-        })
-        .collect()
-}
-
-/// Vector starts: registers with every vector bit zero.
-fn vector_starts(plan: &AccessPlan, registers: u32) -> Vec<u32> {
-    let vec_mask: u32 = plan.bits.iter().map(|&b| 1u32 << b).sum();
-    (0..registers).filter(|r| r & vec_mask == 0).collect()
-}
-
-fn facts_of<'a>(ctx: &'a Ctx, v: ValueId) -> Option<&'a AxisFacts> {
-    ctx.facts.axis.get(&v)
 }
 
 fn lower_load(
@@ -219,13 +137,7 @@ fn lower_load(
             ));
         }
     }
-    let plan = access_plan(
-        &layout,
-        elem.bits(),
-        facts_of(ctx, ptr),
-        mask.and_then(|m| facts_of(ctx, m)),
-        mask.is_some(),
-    );
+    let plan = plan_of(ctx, op, elem.bits());
     let registers = layout.in_size(Label::Register);
     let canonical = canonical_registers(&layout);
     let (p, m, o) = (ctx.fresh("p"), ctx.fresh("m"), ctx.fresh("o"));
@@ -260,8 +172,8 @@ fn lower_load(
     // where[r] = (vector variable, position) holding register r after the loads.
     let mut source: Vec<Option<(proc_macro2::Ident, usize)>> = vec![None; registers as usize];
     let v = Literal::usize_unsuffixed(plan.elements as usize);
-    for g in vector_starts(&plan, registers) {
-        let regs = vector_registers(&plan, g);
+    for g in plan.vector_starts(registers) {
+        let regs = plan.vector_registers(g);
         if regs.iter().all(|&r| canonical[r as usize] != r) {
             continue;
         }
@@ -336,13 +248,7 @@ fn lower_store(
             ));
         }
     }
-    let plan = access_plan(
-        &layout,
-        elem.bits(),
-        facts_of(ctx, ptr),
-        mask.and_then(|m| facts_of(ctx, m)),
-        mask.is_some(),
-    );
+    let plan = plan_of(ctx, op, elem.bits());
     let registers = layout.in_size(Label::Register);
     let free_registers = layout.free_variable_mask(Label::Register);
     let owner = ctx.owner(&layout);
@@ -370,8 +276,8 @@ fn lower_store(
     } else {
         quote!(#owner &&)
     };
-    for g in vector_starts(&plan, registers) {
-        let regs = vector_registers(&plan, g);
+    for g in plan.vector_starts(registers) {
+        let regs = plan.vector_registers(g);
         // Duplicate registers (free register bits set) hold copies: store each element once.
         if regs.iter().any(|&r| r & free_registers != 0) {
             continue;

@@ -71,6 +71,7 @@ mod shape;
 mod tests;
 
 use crate::diag::Loc;
+use crate::infer::Access;
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, ValueId};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -79,32 +80,17 @@ use std::collections::HashMap;
 use tessera_layout::{Label, LinearLayout};
 
 pub use kernel::lower_kernel;
-#[cfg(test)]
-use memory::access_plan as access_plan_for_tests;
 
-/// Facts from layout inference that are not layouts: what the axis analysis proved about the
-/// values that loads and stores address, and what it assumed of the arguments.
+/// Facts from layout inference that are not layouts: the plan of every load and store, and
+/// what the axis analysis assumed of the arguments.
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
-    /// Per value (pointer tiles, masks): its axis facts. Values without an entry are assumed
-    /// to have none (contiguity 1, alignment of one element, no constancy).
-    pub axis: HashMap<ValueId, AxisFacts>,
+    /// Every load and store of the kernel with its access plan (`crate::infer::access`); an
+    /// access without one is lowered to scalar accesses.
+    pub accesses: Vec<Access>,
     /// Per kernel parameter (index into `Kernel::params`): the divisor the analysis assumed
     /// (bytes of the address for a `Ptr`, the value for an integer), checked before launch.
     pub assumptions: Vec<(usize, u64)>,
-}
-
-/// Triton's AxisInfo of one value, per tile dimension.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AxisFacts {
-    /// Along each dimension, the values come in runs of this many consecutive integers
-    /// (addresses: consecutive elements), each run starting at a multiple of its length.
-    pub contiguity: Vec<u64>,
-    /// Along each dimension, the first value of each run is a multiple of this (for pointers:
-    /// the address, in bytes).
-    pub divisibility: Vec<u64>,
-    /// Along each dimension, the values come in runs of this many equal values.
-    pub constancy: Vec<u64>,
 }
 
 /// The lowering context of one specialisation. See the module docs for the representation.

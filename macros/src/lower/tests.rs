@@ -1,12 +1,14 @@
 //! Lowering unit tests on token streams, with layouts assigned by hand (what inference would
 //! give): 1-D blocked layouts, and 2-D ones where a test needs them.
 
-use super::{access_plan_for_tests, lower_kernel, AxisFacts, Facts};
+use super::{lower_kernel, Facts};
 use crate::expand::{generate, Variant};
+use crate::infer::Access;
 use crate::ir::{Kernel, LayoutSlot, OpKind, ValueId};
 use crate::tests::run;
 use proc_macro2::TokenStream;
 use quote::quote;
+use tessera_layout::plan::access::{plan_access, DimFacts};
 use tessera_layout::{Label, LinearLayout};
 
 /// A layout from its bases (coordinates per dimension) onto `shape`.
@@ -123,21 +125,33 @@ fn assign_1d(kernel: &mut Kernel) {
     }
 }
 
-/// Axis facts for 1-D kernels where every pointer tile is `base + arange` (16-byte aligned).
+/// Access plans for 1-D kernels where every pointer tile is `base + arange` (16-byte aligned)
+/// and nothing is known of masks.
 fn contiguous_pointers(kernel: &Kernel) -> Facts {
     let mut facts = Facts::default();
     kernel.walk(&mut |op| {
-        if matches!(op.kind, OpKind::AddPtr) && !kernel.ty(op.results[0]).is_scalar() {
-            let n = kernel.ty(op.results[0]).shape[0];
-            facts.axis.insert(
-                op.results[0],
-                AxisFacts {
-                    contiguity: vec![n],
-                    divisibility: vec![16],
-                    constancy: vec![1],
-                },
-            );
-        }
+        let (is_store, mask) = match op.kind {
+            OpKind::Load { mask, .. } => (false, mask.then(|| op.operands[1])),
+            OpKind::Store { mask } => (true, mask.then(|| op.operands[2])),
+            _ => return,
+        };
+        let pointer = op.operands[0];
+        let (ty, slot) = (kernel.ty(pointer), &kernel.value(pointer).layout);
+        let (crate::types::DType::Ptr(elem), LayoutSlot::Inferred(layout)) = (ty.dtype, slot)
+        else {
+            return;
+        };
+        let dim = DimFacts {
+            contiguity: ty.shape[0],
+            alignment: 16,
+            mask_constancy: mask.map(|_| 1),
+        };
+        facts.accesses.push(Access {
+            is_store,
+            pointer,
+            mask,
+            plan: plan_access(layout, elem.bits(), &[dim], mask.is_some()),
+        });
     });
     facts
 }
@@ -201,62 +215,46 @@ fn without_facts_accesses_are_scalar() {
     assert_eq!(count(&text, "load :: < f32 , 1 >"), 16);
 }
 
+/// Per-dimension facts: pointer contiguity and alignment (bytes), mask constancy.
+fn dims(contiguity: &[u64], alignment: &[u64], mask: Option<&[u64]>) -> Vec<DimFacts> {
+    (0..contiguity.len())
+        .map(|d| DimFacts {
+            contiguity: contiguity[d],
+            alignment: alignment[d],
+            mask_constancy: mask.map(|m| m[d]),
+        })
+        .collect()
+}
+
 #[test]
 fn access_plans_follow_layout_and_facts() {
     let l = blocked_1d(1024, 4, 4);
-    let facts = AxisFacts {
-        contiguity: vec![1024],
-        divisibility: vec![16],
-        constancy: vec![1],
-    };
-    let p = access_plan_for_tests(&l, 32, Some(&facts), None, false);
-    assert_eq!((p.elements, p.bits.clone()), (4, vec![0, 1]));
+    let facts = dims(&[1024], &[16], None);
+    let p = plan_access(&l, 32, &facts, false);
+    assert_eq!((p.elements, p.registers.clone()), (4, vec![0, 1]));
     // f16: 8 elements would need 8 consecutive registers; the layout has 4.
-    let p = access_plan_for_tests(&l, 16, Some(&facts), None, false);
+    let p = plan_access(&l, 16, &facts, false);
     assert_eq!(p.elements, 4);
     // 8-byte alignment limits f32 vectors to 2.
-    let aligned8 = AxisFacts {
-        divisibility: vec![8],
-        ..facts.clone()
-    };
     assert_eq!(
-        access_plan_for_tests(&l, 32, Some(&aligned8), None, false).elements,
+        plan_access(&l, 32, &dims(&[1024], &[8], None), false).elements,
         2
     );
     // Contiguity 1 (a gather-like pointer tile): scalar.
-    let scattered = AxisFacts {
-        contiguity: vec![1],
-        ..facts.clone()
-    };
     assert_eq!(
-        access_plan_for_tests(&l, 32, Some(&scattered), None, false).elements,
+        plan_access(&l, 32, &dims(&[1], &[16], None), false).elements,
         1
     );
     // A mask constant over 16 elements makes vectors single-predicate.
-    let mask = AxisFacts {
-        contiguity: vec![1],
-        divisibility: vec![1],
-        constancy: vec![16],
-    };
-    assert!(access_plan_for_tests(&l, 32, Some(&facts), Some(&mask), true).mask_uniform);
-    assert!(!access_plan_for_tests(&l, 32, Some(&facts), None, true).mask_uniform);
+    assert!(plan_access(&l, 32, &dims(&[1024], &[16], Some(&[16])), true).mask_uniform);
+    assert!(!plan_access(&l, 32, &dims(&[1024], &[16], Some(&[1])), true).mask_uniform);
     // A 2-D row-major tile vectorizes along columns only.
     let l2 = blocked_2d([32, 64], 4, 16, 4);
-    let f2 = AxisFacts {
-        contiguity: vec![1, 64],
-        divisibility: vec![16, 16],
-        constancy: vec![1, 1],
-    };
-    let p = access_plan_for_tests(&l2, 32, Some(&f2), None, false);
+    let p = plan_access(&l2, 32, &dims(&[1, 64], &[16, 16], None), false);
     assert_eq!(p.elements, 4);
-    let f2t = AxisFacts {
-        contiguity: vec![32, 1],
-        divisibility: vec![16, 16],
-        constancy: vec![1, 1],
-    };
     // Contiguous along rows, but each thread's consecutive registers run along columns.
     assert_eq!(
-        access_plan_for_tests(&l2, 32, Some(&f2t), None, false).elements,
+        plan_access(&l2, 32, &dims(&[32, 1], &[16, 16], None), false).elements,
         1
     );
 }
@@ -459,8 +457,9 @@ fn dump_expansions_for_inspection() {
     let _ = ValueId(0);
 }
 
-/// The vector width the lowering uses for every load and store equals the one inference
-/// reports (its explain output), on real inferred kernels under both alignment policies.
+/// The lowering renders every load and store with the vector width of the plan inference
+/// stored (and its explain output reports), on real inferred kernels under both alignment
+/// policies.
 #[test]
 fn access_plans_agree_with_inference() {
     use crate::infer::{infer_with, AlignmentPolicy};
@@ -501,49 +500,38 @@ fn access_plans_agree_with_inference() {
         for policy in [AlignmentPolicy::Aligned, AlignmentPolicy::Natural] {
             let mut k = kernel.clone();
             let inference = infer_with(&mut k, policy).expect("inference");
-            let facts = |v: ValueId| {
-                inference.axis.get(v.0 as usize).map(|i| AxisFacts {
-                    contiguity: i.contiguity.clone(),
-                    divisibility: i.divisibility.clone(),
-                    constancy: i.constancy.clone(),
-                })
+            let facts = Facts {
+                accesses: inference.accesses.clone(),
+                assumptions: Vec::new(),
             };
+            let text = lower_kernel(&inference.kernel, &facts)
+                .unwrap_or_else(|e| panic!("lowering failed: {e}"))
+                .body
+                .to_string();
             let mut problems = Vec::new();
             inference.kernel.walk(&mut |op| {
-                let (OpKind::Load { mask, .. } | OpKind::Store { mask }) = op.kind else {
-                    return;
+                let name = match op.kind {
+                    OpKind::Load { .. } => "load",
+                    OpKind::Store { .. } => "store",
+                    _ => return,
                 };
                 let ptr = op.operands[0];
                 if inference.kernel.ty(ptr).is_scalar() {
                     return;
                 }
-                let mask_value = mask.then(|| {
-                    op.operands[if matches!(op.kind, OpKind::Load { .. }) {
-                        1
-                    } else {
-                        2
-                    }]
-                });
-                let LayoutSlot::Inferred(layout) = inference.kernel.value(ptr).layout else {
-                    panic!("a pointer tile without a layout");
-                };
                 let crate::types::DType::Ptr(elem) = inference.kernel.ty(ptr).dtype else {
                     panic!("not a pointer");
                 };
-                let plan = access_plan_for_tests(
-                    &layout,
-                    elem.bits(),
-                    facts(ptr).as_ref(),
-                    mask_value.and_then(facts).as_ref(),
-                    mask,
-                );
-                let reported = inference.access(op).map(|a| a.elements);
-                if reported != Some(plan.elements) {
-                    problems.push(format!(
-                        "{}: {reported:?} vs {}",
-                        op.kind.name(),
-                        plan.elements
-                    ));
+                let plan = &inference.access(op).expect("a stored plan").plan;
+                let t = super::scalar_type(elem);
+                let wide = format!("{name} :: < {t} , {} >", plan.elements);
+                if !text.contains(&wide) {
+                    problems.push(format!("no `{wide}`"));
+                }
+                // Wider accesses than planned never appear.
+                let wider = format!("{name} :: < {t} , {} >", plan.elements * 2);
+                if text.contains(&wider) {
+                    problems.push(format!("a `{wider}`"));
                 }
                 checked += 1;
             });
@@ -556,4 +544,46 @@ fn access_plans_agree_with_inference() {
         }
     }
     assert!(checked >= 20, "{checked}");
+}
+
+/// Writes the expansion of every `#[tile_kernel]` function of `kernels/src/tiled` to
+/// `$TESSERA_DUMP_DIR/kernels/FILE__NAME.rs` (a development aid for diffing the generated code
+/// across changes; does nothing without the variable).
+#[test]
+fn dump_kernel_crate_expansions() {
+    let Ok(dir) = std::env::var("TESSERA_DUMP_DIR") else {
+        return;
+    };
+    let out = std::path::Path::new(&dir).join("kernels");
+    std::fs::create_dir_all(&out).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/src/tiled");
+    let mut files: Vec<_> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for path in files {
+        let file: syn::File = syn::parse_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        for item in file.items {
+            let syn::Item::Fn(mut function) = item else {
+                continue;
+            };
+            let Some(at) = function
+                .attrs
+                .iter()
+                .position(|a| a.path().is_ident("tile_kernel"))
+            else {
+                continue;
+            };
+            let attr = function.attrs.remove(at);
+            let args = match attr.meta {
+                syn::Meta::List(list) => list.tokens,
+                _ => TokenStream::new(),
+            };
+            let tokens = crate::expand::tile_kernel(args, quote!(#function));
+            let name = function.sig.ident.to_string();
+            std::fs::write(out.join(format!("{stem}__{name}.rs")), tokens.to_string()).unwrap();
+        }
+    }
 }

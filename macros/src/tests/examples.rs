@@ -1,7 +1,7 @@
 //! Whole kernels that pass the front end, and the IR they produce.
 
+use super::named_type;
 use super::ok;
-use crate::check::named_type;
 use crate::ir::{Kernel, OpKind};
 use quote::quote;
 

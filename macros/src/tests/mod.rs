@@ -9,6 +9,7 @@ mod kernel_corpus;
 
 use crate::frontend::analyze;
 use crate::ir::Kernel;
+use crate::types::TileType;
 use proc_macro2::TokenStream;
 
 /// The stream re-lexed from its text, so that its spans have real lines and columns and
@@ -64,4 +65,14 @@ pub fn one_error(attr: TokenStream, item: TokenStream, needle: &str, underlined:
         "the error underlines the wrong code: {message}"
     );
     message.clone()
+}
+
+/// The type of the last value of `kernel` named `name`.
+pub fn named_type(kernel: &Kernel, name: &str) -> Option<TileType> {
+    kernel
+        .values
+        .iter()
+        .rev()
+        .find(|v| v.name.as_deref() == Some(name))
+        .map(|v| v.ty.clone())
 }
