@@ -16,11 +16,11 @@
 //!   the 32 lanes of a warp, warps on the other dimensions ([`axis_in_warp`]).
 
 use super::layouts::{normalize, LANES};
-use tessera_layout::families::nvidia_mma::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::families::shape::{
     ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
 };
 use tessera_layout::families::Blocked;
+use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::LinearLayout;
 
 /// Where a layout comes from (printed by the explain output).
