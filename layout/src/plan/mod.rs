@@ -9,7 +9,6 @@
 //!   shuffles or shared memory, chosen by a cost model (§5.4).
 //! - [`ldmatrix`]: when `ldmatrix`/`stmatrix` apply, by left division (Theorem 5.1).
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
-//! - [`simulate`]: a warp-level machine that executes the plans on data (used by the tests).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
 //! output coordinates side by side, `dim0` lowest — which is exactly the flattened tile index
@@ -21,7 +20,6 @@ pub mod broadcast;
 pub mod conversion;
 pub mod gather;
 pub mod ldmatrix;
-pub mod simulate;
 pub mod space;
 pub mod swizzle;
 pub mod vectorize;

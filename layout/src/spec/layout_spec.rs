@@ -11,7 +11,7 @@ use std::format;
 use std::string::String;
 use std::vec::Vec;
 
-/// A layout family with its parameters (owned; see the table in `shared/oracle/README.md`).
+/// A layout family with its parameters (owned; see the table in `test-support/oracle/README.md`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LayoutSpec {
     Blocked {
