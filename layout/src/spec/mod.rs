@@ -11,6 +11,7 @@
 //!
 //! Every reader returns a [`SpecError`] naming the JSON path of the bad field; none panics.
 
+mod de;
 mod json;
 mod layout_spec;
 
