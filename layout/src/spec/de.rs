@@ -29,7 +29,7 @@ struct At<'a> {
 
 /// An error of the typed schema; `path` is filled in by the innermost value that knows it.
 #[derive(Debug)]
-pub(crate) struct DeError {
+struct DeError {
     path: Option<String>,
     message: String,
     /// Set by `missing_field`: the field's name, joined to the object's path.
