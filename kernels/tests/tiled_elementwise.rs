@@ -7,18 +7,10 @@ mod support;
 use support::{device, launch_tile};
 use tessera_kernels::tiled::elementwise::tile_vec_add;
 
-/// splitmix64 → uniform in [-1, 1).
+/// Uniform in [-1, 1) from the seeded test RNG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
+    let mut rng = tessera_test_support::Rng(seed);
+    (0..n).map(|_| rng.next_f32()).collect()
 }
 
 #[test]

@@ -9,7 +9,9 @@
 //!   `split`, the slice of a reduction) as operations on its layout;
 //! - the hardware layout families (blocked, slice, MMA, dot operands, shared-memory swizzles, …)
 //!   as constructors of linear layouts, apart from the algebra;
-//! - the planning algorithms of code generation (conversions, swizzling, vectorization, gather).
+//! - the planning algorithms of code generation (conversions, swizzling, vectorization, gather);
+//! - host-side (`std`): layouts as JSON ([`spec`]; the schema is the repository's
+//!   `test-support/oracle/README.md`), SVG pictures and the `tessera-layout` CLI.
 //!
 //! The core is `no_std` and `const fn`: an invalid `const` layout is a compile error carrying the
 //! layout's own message (see [`expect_layout`]).
@@ -24,8 +26,6 @@ pub mod f2;
 pub mod families;
 mod label;
 mod linear_layout;
-#[cfg(feature = "std")]
-pub mod oracle_algebra;
 #[cfg(feature = "std")]
 pub mod plan;
 mod shape_ops;

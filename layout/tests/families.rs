@@ -2,9 +2,6 @@
 //! parameters (slices, Definitions 4.10 and 4.14, the blocked layout's index formula), and the
 //! Triton oracle `layouts.json` case by case.
 
-mod common;
-
-use common::Rng;
 use std::collections::BTreeMap;
 use tessera_layout::families::blocked::blocked;
 use tessera_layout::families::ldmatrix::{ldmatrix_fragment, ldmatrix_tile};
@@ -12,9 +9,10 @@ use tessera_layout::families::{
     AmdMfma, AmdWmma, Blocked, Distributed, DotOperand, MmaParent, NvidiaMma, NvmmaShared, Slice,
     SwizzledShared,
 };
-use tessera_layout::spec::oracle::{case_family, check_layout_case};
 use tessera_layout::spec::{parse_json, LayoutSpec};
 use tessera_layout::{expect_layout, Label, LinearLayout};
+use tessera_test_support::oracle::{case_family, check_layout_case, OracleFile};
+use tessera_test_support::Rng;
 
 /// Random parameter sets per law.
 const CASES: usize = 2000;
@@ -688,30 +686,12 @@ fn ldmatrix_fragments_follow_ptx() {
 
 // ---------------------------------------------------------------------- the Triton oracle
 
-/// `$TESSERA_ORACLE_DIR`, else `shared/oracle` beside the repository (CI: `../shared`) or
-/// inside it. A missing oracle fails the test.
-fn oracle_file(name: &str) -> String {
-    let mut candidates = Vec::new();
-    if let Ok(dir) = std::env::var("TESSERA_ORACLE_DIR") {
-        candidates.push(format!("{dir}/{name}"));
-    }
-    let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    candidates.push(format!("{repo}/../shared/oracle/{name}"));
-    candidates.push(format!("{repo}/shared/oracle/{name}"));
-    for path in &candidates {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            return text;
-        }
-    }
-    panic!("oracle file {name} not found; tried {candidates:?} (set TESSERA_ORACLE_DIR)");
-}
-
 /// Every case of `layouts.json` (Triton 3.6's `toLinearLayout`) is reproduced exactly, and every
 /// family of the file is present.
 #[test]
 fn oracle_layouts_match_triton_exactly() {
-    let root = parse_json(&oracle_file("layouts.json")).unwrap();
-    let cases = root.get("cases").and_then(|c| c.as_array()).unwrap();
+    let file = OracleFile::load("layouts.json");
+    let cases = &file.cases;
     let mut groups: BTreeMap<String, usize> = BTreeMap::new();
     let mut mismatches = Vec::new();
     for case in cases {

@@ -1,11 +1,10 @@
-//! Laws of the layout algebra, checked on thousands of seeded random layouts (see `common`).
+//! Laws of the layout algebra, checked on thousands of seeded random layouts (see `tessera_test_support::random`).
 //! Each law names its seed; a failure prints the case number and the layouts involved.
 
-mod common;
-
-use common::*;
 use tessera_layout::f2::EchelonBasis;
 use tessera_layout::{Label, LinearLayout};
+use tessera_test_support::random::*;
+use tessera_test_support::Rng;
 
 /// Random layouts per law.
 const CASES: usize = 3000;

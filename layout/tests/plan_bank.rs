@@ -1,13 +1,9 @@
 //! Lemma 9.4 against a brute-force bank simulator, on thousands of seeded random pairs, and the
 //! seeds' 16×32 fp32 transpose.
 
-mod common;
-#[path = "common/plan_gen.rs"]
-mod plan_gen;
-
-use common::Rng;
-use plan_gen::*;
 use tessera_layout::plan::bank::bank_wavefronts;
+use tessera_test_support::plan_gen::*;
+use tessera_test_support::Rng;
 
 #[test]
 fn lemma_9_4_matches_brute_force_on_random_pairs() {

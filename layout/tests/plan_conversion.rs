@@ -2,18 +2,14 @@
 //! pairs of distributed layouts every plan (the chosen one and the alternatives) moves every
 //! element to where the destination wants it, broadcast copies included.
 
-mod common;
-#[path = "common/plan_gen.rs"]
-mod plan_gen;
-
-use common::Rng;
-use plan_gen::*;
 use std::collections::BTreeMap;
 use tessera_layout::plan::conversion::{
     plan_conversion, shared_plan, shuffle_plan, ConversionPlan,
 };
-use tessera_layout::plan::simulate::{execute_conversion, RegisterFile};
 use tessera_layout::{Label, LinearLayout};
+use tessera_test_support::plan_gen::*;
+use tessera_test_support::simulate::{execute_conversion, RegisterFile};
+use tessera_test_support::Rng;
 
 fn run(plan: &ConversionPlan, a: &LinearLayout, b: &LinearLayout, ctx: &str) {
     let input = RegisterFile::holding_elements(a);

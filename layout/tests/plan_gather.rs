@@ -1,16 +1,12 @@
 //! Gather plans executed on data by the warp-level simulator, on seeded random layouts: each
 //! output position receives `src` at its column with the axis coordinate taken from its index.
 
-mod common;
-#[path = "common/plan_gen.rs"]
-mod plan_gen;
-
-use common::Rng;
-use plan_gen::*;
 use std::collections::BTreeMap;
 use tessera_layout::plan::gather::{plan_gather, GatherPlan};
-use tessera_layout::plan::simulate::{execute_gather, RegisterFile};
 use tessera_layout::{Label, LinearLayout};
+use tessera_test_support::plan_gen::*;
+use tessera_test_support::simulate::{execute_gather, RegisterFile};
+use tessera_test_support::Rng;
 
 /// Index values for every position of `index` (equal on positions holding the same element),
 /// and the expected output: the packed source element each position must receive.

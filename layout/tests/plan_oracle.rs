@@ -1,37 +1,16 @@
-//! `shared/oracle/bank_conflicts.json` (Triton 3.6's `bankConflictsMemDesc`): our Lemma 9.4
+//! The oracle's `bank_conflicts.json` (Triton 3.6's `bankConflictsMemDesc`): our Lemma 9.4
 //! count minus one equals Triton's `conflicts` on every case, and the brute-force bank simulator
 //! agrees with our exact count on every case.
 
-mod common;
-#[path = "common/plan_gen.rs"]
-mod plan_gen;
-
-use plan_gen::brute_force_wavefronts;
-use tessera_layout::plan::bank::{bank_wavefronts, check_bank_case};
-use tessera_layout::spec::{field, layout_from_spec, parse_json, shape_from_json, uint};
-
-/// `$TESSERA_ORACLE_DIR`, else `shared/oracle` beside the repository (CI: `../shared`) or
-/// inside it. A missing oracle fails the test.
-fn oracle_file(name: &str) -> String {
-    let mut candidates = Vec::new();
-    if let Ok(dir) = std::env::var("TESSERA_ORACLE_DIR") {
-        candidates.push(format!("{dir}/{name}"));
-    }
-    let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    candidates.push(format!("{repo}/../shared/oracle/{name}"));
-    candidates.push(format!("{repo}/shared/oracle/{name}"));
-    for path in &candidates {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            return text;
-        }
-    }
-    panic!("oracle file {name} not found; tried {candidates:?} (set TESSERA_ORACLE_DIR)");
-}
+use tessera_layout::plan::bank::bank_wavefronts;
+use tessera_layout::spec::{field, layout_from_spec, shape_from_json, uint};
+use tessera_test_support::oracle::{check_bank_case, OracleFile};
+use tessera_test_support::plan_gen::brute_force_wavefronts;
 
 #[test]
 fn bank_conflicts_match_triton_and_brute_force() {
-    let root = parse_json(&oracle_file("bank_conflicts.json")).unwrap();
-    let cases = root.get("cases").and_then(|c| c.as_array()).unwrap();
+    let file = OracleFile::load("bank_conflicts.json");
+    let cases = &file.cases;
     assert_eq!(cases.len(), 1531);
     let mut mismatches = Vec::new();
     let mut narrow_above = 0;

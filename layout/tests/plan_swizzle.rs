@@ -1,14 +1,10 @@
 //! Optimal swizzling: the seeds' 16×32 transpose, and seeded random write/read pairs checked
 //! against the brute-force bank simulator and the Lemma 9.5 bounds.
 
-mod common;
-#[path = "common/plan_gen.rs"]
-mod plan_gen;
-
-use common::Rng;
-use plan_gen::*;
 use tessera_layout::plan::bank::bank_wavefronts;
 use tessera_layout::plan::swizzle::{classic_xor_swizzle, optimal_swizzle};
+use tessera_test_support::plan_gen::*;
+use tessera_test_support::Rng;
 
 #[test]
 fn transpose_16x32_finds_n_xor_2m() {

@@ -1,20 +1,17 @@
 //! Vectorization (§5.1, Table 2), broadcast analysis (Table 3) and ldmatrix/stmatrix
 //! applicability (Theorem 5.1).
 
-mod common;
-#[path = "common/plan_gen.rs"]
-mod plan_gen;
-
-use common::Rng;
-use plan_gen::*;
 use tessera_layout::families::ldmatrix::ldmatrix_fragment;
 use tessera_layout::families::{blocked::blocked, SwizzledShared};
 use tessera_layout::plan::broadcast::{store_instructions, Broadcast};
 use tessera_layout::plan::ldmatrix::{matrix_plan, MatrixPlan};
-use tessera_layout::plan::simulate::RegisterFile;
 use tessera_layout::plan::vectorize::global_vectorization;
 use tessera_layout::plan::{bases, nonzero_bases};
 use tessera_layout::{Label, LinearLayout};
+use tessera_test_support::plan_gen::*;
+use tessera_test_support::random::layout_from_packed;
+use tessera_test_support::simulate::RegisterFile;
+use tessera_test_support::Rng;
 
 /// Table 2: a thread owning `rows × k` elements of a row-major `[512, k]` tensor holds
 /// `rows · k` contiguous elements; legacy Triton only counted the `k` of the last dimension.
@@ -186,7 +183,7 @@ fn ldmatrix_applies_by_left_division() {
             // Registers in another order: applicable after a permutation.
             let mut regs = bases(&fragment, Label::Register);
             regs.reverse();
-            let permuted = from_packed(
+            let permuted = layout_from_packed(
                 &[
                     (Label::Register, regs),
                     (Label::Lane, bases(&fragment, Label::Lane)),

@@ -135,11 +135,11 @@ fn descriptor_bits_follow_the_ptx_fields() {
 #[test]
 fn unsupported_tiles_are_errors() {
     let e = plan_operand(NvmmaShared::new(0, 16, false), [64, 64], 1, 64).unwrap_err();
-    assert!(e.0.contains("unswizzled"), "{e}");
+    assert!(e.to_string().contains("unswizzled"), "{e}");
     let e = plan_operand(NvmmaShared::new(128, 16, false), [64, 72], 1, 64);
     assert!(e.is_err());
     let e = plan_operand(NvmmaShared::new(128, 16, false), [64, 64], 2, 64).unwrap_err();
-    assert!(e.0.contains("k_dim"), "{e}");
+    assert!(e.to_string().contains("k_dim"), "{e}");
     assert_eq!(
         layout_address(NvmmaShared::new(128, 16, false), [8, 64], 0, 1, 0),
         128 + 16

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! A layout argument is a file or inline JSON `{"layout": SPEC, "shape": [d0, d1, ...]}`, SPEC in
-//! the schema of `shared/oracle/README.md` (plus `shared_linear`: `{"offset": [[c0, c1, ...],
+//! the schema of `test-support/oracle/README.md` (plus `shared_linear`: `{"offset": [[c0, c1, ...],
 //! ...]}`). Element widths default to 32 bits. Wavefront counts are per phase of one warp
 //! access (a 128-bit access is served in 4 phases): `conflicts` prints Lemma 9.4's count
 //! (Triton's `bankConflictsMemDesc` + 1), `swizzle` the hardware count of its layouts.
@@ -47,7 +47,7 @@ mod cli {
   tessera-layout conflicts DIST SHARED --bits N [--json]
   tessera-layout svg LAYOUT [--bits N] [--access DIST] [-o FILE]
 LAYOUT: a file or inline JSON {\"layout\": SPEC, \"shape\": [d0, d1, ...]} (SPEC as in
-shared/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\"offset\": [[c0, c1], ...]}}).";
+test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\"offset\": [[c0, c1], ...]}}).";
 
     /// A layout read from the command line.
     struct Arg {

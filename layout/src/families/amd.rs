@@ -15,12 +15,11 @@
 //! `lane 16 ↦ M 8`). Operands: `k_width` registers along K, 16 lanes along the non-K dimension,
 //! the other half-wave duplicating (v1) or continuing (v2, v3) along K.
 
-use super::nvidia_mma::{broadcasted_dot_operand_layout, standard, transpose_to};
+use super::params::{bad, check_len, check_pow2_list, dim, prefix};
 use super::shape::{
-    check_shape, combine_cta_with_shape, dot_operand_order, identity_standard_nd, matrix_order,
-    times_identity, times_zeros,
+    broadcasted_dot_operand_layout, check_shape, combine_cta_with_shape, dot_operand_order,
+    identity_standard_nd, matrix_order, standard, times_identity, times_zeros, transpose_to,
 };
-use super::{bad, check_len, check_pow2_list, dim, prefix};
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// The parameters of an AMD mfma accumulator layout.

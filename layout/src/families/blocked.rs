@@ -7,9 +7,11 @@
 //! warps_per_cta)`, every factor the identity onto its tile with bits assigned in `order`, then
 //! fitted to the tensor shape ([`combine_cta_with_shape`]).
 
-use super::nvidia_mma::{broadcasted_dot_operand_layout, transpose_to};
-use super::shape::{check_shape, combine_cta_with_shape, identity_standard_nd};
-use super::{check_len, check_order, check_pow2_list};
+use super::params::{check_len, check_order, check_pow2_list};
+use super::shape::{
+    broadcasted_dot_operand_layout, check_shape, combine_cta_with_shape, identity_standard_nd,
+    transpose_to,
+};
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// The parameters of a blocked layout (one entry per tensor dimension; `order[0]` fastest).
@@ -112,7 +114,7 @@ impl Blocked<'_> {
         let rank = shape.len();
         ctry!(self.check(rank));
         if rank < 2 {
-            return Err(super::bad(
+            return Err(super::params::bad(
                 FAMILY,
                 "shape.len()",
                 None,

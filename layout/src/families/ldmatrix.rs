@@ -15,7 +15,7 @@
 //!   exists. For `.trans` Triton does not divide: it requires lane bases 2, 3, 4 of `cvt` to be
 //!   offsets 1, 2, 4 and no other basis to touch those three bits ([`LDMATRIX_TRANS_LANE_OFFSETS`]).
 
-use super::bad;
+use super::params::bad;
 use crate::{Label, LayoutError, LinearLayout};
 
 const FAMILY: &str = "ldmatrix";

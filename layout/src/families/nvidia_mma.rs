@@ -1,6 +1,6 @@
 //! NVIDIA tensor-core layouts: the accumulator of `mma.sync` (Ampere, version 2) and `wgmma`
-//! (Hopper, version 3), and the register operands of a dot (Triton `NvidiaMmaEncodingAttr`,
-//! `DotOperandEncodingAttr`).
+//! (Hopper, version 3) (Triton `NvidiaMmaEncodingAttr`). The register operands of a dot
+//! ([`super::dot_operand`]) are built from the same tile.
 //!
 //! Both are built from one tile (Triton `nvidiaMmaTile`), for a tile of `m × n` elements whose
 //! inner (contiguous) dimension is `n`, `k_width` consecutive elements per thread:
@@ -11,13 +11,11 @@
 //! with K contiguous. Warps tile the accumulator (row-major for v2, column-major for v3's
 //! warpgroups) and are broadcast along K for the operands.
 
-use super::amd::{AmdMfma, AmdWmma};
-use super::blocked::Blocked;
+use super::params::{bad, check_len, check_pow2_list, dim, prefix};
 use super::shape::{
-    check_shape, combine_cta_with_shape, dot_operand_order, identity_standard_nd, matrix_order,
-    standard_dims, times_identity, times_zeros,
+    check_shape, combine_cta_with_shape, identity_standard_nd, matrix_order, out_labels,
+    times_identity,
 };
-use super::{bad, check_len, check_pow2_list, dim, prefix};
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// The parameters of an NVIDIA mma accumulator layout.
@@ -32,9 +30,6 @@ pub struct NvidiaMma<'a> {
 }
 
 const FAMILY: &str = "nvidia_mma";
-
-/// Largest `k_width` accepted (Triton's instructions use at most 32).
-pub const MAX_K_WIDTH: u32 = 256;
 
 /// Triton `nvidiaMmaTile`: the tile of `tile_shape` whose most minor dimension is `order[0]`,
 /// `k_width` elements per thread along it, outputs listed in `rep_order`.
@@ -66,50 +61,6 @@ pub const fn nvidia_mma_tile(
     tile = ctry!(times_identity(&tile, 8, Label::Lane, outer));
     tile = ctry!(times_identity(&tile, m / 8, Label::Register, outer));
     times_identity(&tile, n / (k_width * 4), Label::Register, inner)
-}
-
-/// The names `dim(order[0]), dim(order[1]), …` of a layout's outputs listed in `order`.
-const fn dims_in_order(order: &[u32]) -> [Label; MAX_DIMS] {
-    let mut out = [Label::Dim(0); MAX_DIMS];
-    let mut i = 0;
-    while i < order.len() {
-        out[i] = dim(order[i] as usize);
-        i += 1;
-    }
-    out
-}
-
-/// The outputs of `layout`, in its order.
-pub(crate) const fn out_labels(layout: &LinearLayout) -> [Label; MAX_DIMS] {
-    let mut out = [Label::Dim(0); MAX_DIMS];
-    let mut o = 0;
-    while o < layout.num_out_dims() {
-        out[o] = layout.out_label(o);
-        o += 1;
-    }
-    out
-}
-
-/// Triton `broadcastedDotOperandLayout`: `in_dim` tiles `shape` in `order`, except along
-/// `k_dim` where it is broadcast (`zeros1D`): every warp row of A (column of B) holds all of K.
-pub const fn broadcasted_dot_operand_layout(
-    shape: &[u32],
-    order: &[u32],
-    k_dim: usize,
-    in_dim: Label,
-) -> Result<LinearLayout, LayoutError> {
-    let mut layout = LinearLayout::empty();
-    let mut i = 0;
-    while i < order.len() {
-        let d = order[i] as usize;
-        layout = if d == k_dim {
-            ctry!(times_zeros(&layout, shape[d], in_dim, dim(d)))
-        } else {
-            ctry!(times_identity(&layout, shape[d], in_dim, dim(d)))
-        };
-        i += 1;
-    }
-    Ok(layout)
 }
 
 impl<'a> NvidiaMma<'a> {
@@ -238,7 +189,7 @@ impl<'a> NvidiaMma<'a> {
     }
 
     /// The warp order: row-major for v2, column-major (warpgroups of 4 along M) for v3.
-    const fn warp_order(&self, rank: usize) -> [u32; MAX_DIMS] {
+    pub(crate) const fn warp_order(&self, rank: usize) -> [u32; MAX_DIMS] {
         matrix_order(rank, !self.is_hopper())
     }
 
@@ -267,140 +218,4 @@ impl<'a> NvidiaMma<'a> {
         let cta = ctry!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
-}
-
-/// The parent of a dot operand: the accumulator layout of the instruction (a blocked layout
-/// for an FMA dot on CUDA cores).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MmaParent<'a> {
-    Blocked(Blocked<'a>),
-    Nvidia(NvidiaMma<'a>),
-    Mfma(AmdMfma<'a>),
-    Wmma(AmdWmma<'a>),
-}
-
-/// The parameters of a dot operand layout: operand `op_idx` (0 = A `[M, K]`, 1 = B `[K, N]`) of
-/// the instruction whose accumulator is `parent`, each thread holding `k_width` consecutive
-/// elements along K.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DotOperand<'a> {
-    pub op_idx: u32,
-    pub k_width: u32,
-    pub parent: MmaParent<'a>,
-}
-
-impl<'a> DotOperand<'a> {
-    pub const fn new(op_idx: u32, k_width: u32, parent: MmaParent<'a>) -> Self {
-        Self {
-            op_idx,
-            k_width,
-            parent,
-        }
-    }
-
-    const fn check_common(&self) -> Result<(), LayoutError> {
-        if self.op_idx > 1 {
-            return Err(bad(
-                "dot_operand",
-                "operand_index",
-                None,
-                self.op_idx,
-                "but it must be 0 (A) or 1 (B)",
-            ));
-        }
-        if crate::log2_exact(self.k_width).is_none() {
-            return Err(bad(
-                "dot_operand",
-                "k_width",
-                None,
-                self.k_width,
-                "which is not a power of two",
-            ));
-        }
-        if self.k_width > MAX_K_WIDTH {
-            return Err(bad(
-                "dot_operand",
-                "k_width",
-                None,
-                self.k_width,
-                "which is more than 256 elements per thread along K",
-            ));
-        }
-        Ok(())
-    }
-
-    /// The layout of a tensor of `shape` (Triton `DotOperandEncodingAttr::toLinearLayout`).
-    pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
-        ctry!(self.check_common());
-        match self.parent {
-            MmaParent::Blocked(blocked) => blocked.dot_operand(self.op_idx, shape),
-            MmaParent::Nvidia(mma) => self.nvidia(&mma, shape),
-            MmaParent::Mfma(mfma) => mfma.dot_operand(self.op_idx, self.k_width, shape),
-            MmaParent::Wmma(wmma) => wmma.dot_operand(self.op_idx, self.k_width, shape),
-        }
-    }
-
-    /// Triton `nvidiaDotToLinearLayout`.
-    const fn nvidia(&self, mma: &NvidiaMma, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        let rank = shape.len();
-        ctry!(mma.check(rank));
-        let is_a = self.op_idx == 0;
-        if !is_a && mma.is_hopper() {
-            return Err(bad(
-                "dot_operand",
-                "operand_index",
-                None,
-                self.op_idx,
-                "but wgmma (v3) reads operand B from shared memory, not registers",
-            ));
-        }
-        let mut tile_shape = [1u32; MAX_DIMS];
-        if is_a {
-            tile_shape[rank - 2] = 16;
-            tile_shape[rank - 1] = self.k_width * 8;
-        } else {
-            tile_shape[rank - 2] = self.k_width * 8;
-            tile_shape[rank - 1] = 8;
-        }
-        let order = dot_operand_order(self.op_idx, rank, true);
-        // The repetition order of an mma operand is also K-contiguous.
-        let rep_order = dot_operand_order(self.op_idx, rank, true);
-        let tile = ctry!(nvidia_mma_tile(
-            prefix(&tile_shape, rank),
-            self.k_width,
-            prefix(&order, rank),
-            prefix(&rep_order, rank)
-        ));
-        let k_dim = if is_a { rank - 1 } else { rank - 2 };
-        let warp_order = mma.warp_order(rank);
-        let warps = ctry!(broadcasted_dot_operand_layout(
-            mma.warps_per_cta,
-            prefix(&warp_order, rank),
-            k_dim,
-            Label::Warp
-        ));
-        let tile_dims = out_labels(&tile);
-        let warps = ctry!(warps.transpose_outs(tile_dims.split_at(rank).0));
-        let cta = ctry!(tile.product(&warps));
-        combine_cta_with_shape(&cta, shape)
-    }
-}
-
-/// Reorders a layout's outputs as `dim(order[0]), dim(order[1]), …`.
-pub(crate) const fn transpose_to(
-    layout: &LinearLayout,
-    order: &[u32],
-) -> Result<LinearLayout, LayoutError> {
-    let dims = dims_in_order(order);
-    layout.transpose_outs(dims.split_at(order.len()).0)
-}
-
-/// Reorders a layout's outputs to `dim0, dim1, …` (all `rank` of them).
-pub(crate) const fn standard(
-    layout: &LinearLayout,
-    rank: usize,
-) -> Result<LinearLayout, LayoutError> {
-    let dims = standard_dims(rank);
-    layout.transpose_outs(dims.split_at(rank).0)
 }

@@ -11,7 +11,7 @@
 //! - [`combine_cta_with_shape`]: both, then the (trivial, one-CTA) CGA and the standard order
 //!   `dim0, dim1, …` of the outputs.
 
-use super::{bad, dim, prefix};
+use super::params::{bad, dim, prefix};
 use crate::{log2_exact, Label, LayoutError, LinearLayout, MAX_BASES, MAX_DIMS};
 
 /// Every entry of the tensor shape is a power of two, and there are at most [`MAX_DIMS`].
@@ -25,7 +25,7 @@ pub const fn check_shape(shape: &[u32]) -> Result<(), LayoutError> {
             "but a tensor has 1 to 6 dimensions",
         ));
     }
-    super::check_pow2_list("tensor", "shape", shape)
+    super::params::check_pow2_list("tensor", "shape", shape)
 }
 
 /// `x ↦ x` from `in_dim` to `out_dim` on `size` elements; `size == 0` is the empty layout
@@ -394,4 +394,66 @@ pub const fn reshape_row_major(
     }
     let reshaped = ctry!(flipped.reshape_outs(new_dims.split_at(rank).0));
     to_standard_order(&reshaped)
+}
+
+/// The names `dim(order[0]), dim(order[1]), …` of a layout's outputs listed in `order`.
+const fn dims_in_order(order: &[u32]) -> [Label; MAX_DIMS] {
+    let mut out = [Label::Dim(0); MAX_DIMS];
+    let mut i = 0;
+    while i < order.len() {
+        out[i] = dim(order[i] as usize);
+        i += 1;
+    }
+    out
+}
+
+/// The outputs of `layout`, in its order.
+pub(crate) const fn out_labels(layout: &LinearLayout) -> [Label; MAX_DIMS] {
+    let mut out = [Label::Dim(0); MAX_DIMS];
+    let mut o = 0;
+    while o < layout.num_out_dims() {
+        out[o] = layout.out_label(o);
+        o += 1;
+    }
+    out
+}
+
+/// Triton `broadcastedDotOperandLayout`: `in_dim` tiles `shape` in `order`, except along
+/// `k_dim` where it is broadcast (`zeros1D`): every warp row of A (column of B) holds all of K.
+pub const fn broadcasted_dot_operand_layout(
+    shape: &[u32],
+    order: &[u32],
+    k_dim: usize,
+    in_dim: Label,
+) -> Result<LinearLayout, LayoutError> {
+    let mut layout = LinearLayout::empty();
+    let mut i = 0;
+    while i < order.len() {
+        let d = order[i] as usize;
+        layout = if d == k_dim {
+            ctry!(times_zeros(&layout, shape[d], in_dim, dim(d)))
+        } else {
+            ctry!(times_identity(&layout, shape[d], in_dim, dim(d)))
+        };
+        i += 1;
+    }
+    Ok(layout)
+}
+
+/// Reorders a layout's outputs as `dim(order[0]), dim(order[1]), …`.
+pub(crate) const fn transpose_to(
+    layout: &LinearLayout,
+    order: &[u32],
+) -> Result<LinearLayout, LayoutError> {
+    let dims = dims_in_order(order);
+    layout.transpose_outs(dims.split_at(order.len()).0)
+}
+
+/// Reorders a layout's outputs to `dim0, dim1, …` (all `rank` of them).
+pub(crate) const fn standard(
+    layout: &LinearLayout,
+    rank: usize,
+) -> Result<LinearLayout, LayoutError> {
+    let dims = standard_dims(rank);
+    layout.transpose_outs(dims.split_at(rank).0)
 }

@@ -12,11 +12,11 @@
 //!   dimensions collapsed into rows), reshaped to the box, transposed if K is the outer
 //!   dimension, and repeated over the tensor.
 
+use super::params::{bad, check_order, dim, prefix};
 use super::shape::{
     check_shape, combine_cta_with_shape, ensure_layout_not_smaller_than, permute_out_coords,
     reshape_row_major, times_identity,
 };
-use super::{bad, check_order, dim, prefix};
 use crate::{log2_exact, Label, LayoutError, LinearLayout, MAX_DIMS};
 
 const SWIZZLED: &str = "swizzled_shared";

@@ -7,8 +7,9 @@
 //! that became zero (registers that now hold the same element); lane and warp bases that
 //! became zero stay, as broadcast bits.
 
+use super::params::{bad, dim};
 use super::shape::{check_shape, times_identity, times_zeros};
-use super::{bad, dim, Distributed};
+use super::Distributed;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// The parameters of a slice layout.

@@ -25,8 +25,6 @@ use super::{
     space, PlanError,
 };
 use crate::{Label, LinearLayout};
-use std::format;
-use std::string::{String, ToString};
 use std::vec::Vec;
 
 /// Bits in one row of all banks: 32 banks × 32 bits.
@@ -128,58 +126,5 @@ pub(crate) fn access_of(
         conflict_basis,
         wavefronts,
         exact_wavefronts,
-    }
-}
-
-/// Checks one `bank-*` case of `shared/oracle/bank_conflicts.json` (schema in its README):
-/// builds the distributed and shared layouts for the case's shape with our families and
-/// compares our wavefronts per phase minus one with Triton's `conflicts`
-/// (`bankConflictsMemDesc`). `Err` holds the mismatch line (case, expected, got).
-pub fn check_bank_case(case: &crate::spec::Json) -> Result<(), Vec<String>> {
-    use crate::spec::{field, layout_from_spec, shape_from_json, uint};
-    let id = case
-        .get("id")
-        .and_then(|v| v.as_str())
-        .unwrap_or("?")
-        .to_string();
-    let run = || -> Result<(u32, BankAccess), String> {
-        let shape = shape_from_json(
-            field(case, "", "shape").map_err(|e| e.to_string())?,
-            "shape",
-        )
-        .map_err(|e| e.to_string())?;
-        let distributed = layout_from_spec(
-            field(case, "", "distributed").map_err(|e| e.to_string())?,
-            &shape,
-        )
-        .map_err(|e| format!("distributed: {e}"))?;
-        let shared = layout_from_spec(
-            field(case, "", "shared").map_err(|e| e.to_string())?,
-            &shape,
-        )
-        .map_err(|e| format!("shared: {e}"))?;
-        let bits = uint(
-            field(case, "", "element_bits").map_err(|e| e.to_string())?,
-            "element_bits",
-        )
-        .map_err(|e| e.to_string())?;
-        let expected = uint(
-            field(case, "", "conflicts").map_err(|e| e.to_string())?,
-            "conflicts",
-        )
-        .map_err(|e| e.to_string())?;
-        let access = bank_wavefronts(&shared, &distributed, bits).map_err(|e| e.to_string())?;
-        Ok((expected, access))
-    };
-    match run() {
-        Ok((expected, access)) if access.conflicts() == expected => Ok(()),
-        Ok((expected, access)) => Err(std::vec![format!(
-            "{id}: expected conflicts {expected}, got {} ({} wavefronts per phase, vector of {} elements, {} phases)",
-            access.conflicts(),
-            access.wavefronts,
-            access.vector.elements,
-            access.phases
-        )]),
-        Err(e) => Err(std::vec![format!("{id}: cannot check: {e}")]),
     }
 }

@@ -17,7 +17,6 @@
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
 //! - [`gather_code`]: a gather plan resolved to per-thread steps, and its cost.
 //! - [`wgmma`]: the `wgmma` matrix descriptor of an NVMMA shared operand tile.
-//! - [`simulate`]: a warp-level machine that executes the plans on data (used by the tests).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
 //! output coordinates side by side, `dim0` lowest — which is exactly the flattened tile index
@@ -35,7 +34,6 @@ pub mod ldmatrix;
 pub mod mma;
 pub mod movement;
 pub mod shared_steps;
-pub mod simulate;
 pub mod space;
 pub mod swizzle;
 pub mod vectorize;

@@ -1,12 +1,15 @@
-//! A small, strict JSON reader and writer (RFC 8259), enough for layout specs and the oracle
-//! files. Bad input is an error with its line and column, never a panic: nesting is bounded, every
-//! escape is checked, and nothing after the value but whitespace is accepted.
+//! JSON values for layout specs and the oracle files: text is read by `serde_json` into [`Json`],
+//! a tree whose objects keep their members in order, and written back in the compact style of
+//! Python's `json.dumps` (or pretty, with arrays of numbers on one line). Bad input is an error
+//! with its line and column, never a panic: serde_json bounds the nesting, checks every escape
+//! and accepts nothing after the value but whitespace; duplicate keys are rejected here.
 
 use core::fmt;
-use std::string::String;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::string::{String, ToString};
 use std::vec::Vec;
 
-/// A JSON value. Object members keep their order; duplicate keys are rejected by the parser.
+/// A JSON value. Object members keep their order; duplicate keys are rejected by the reader.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Json {
     Null,
@@ -23,11 +26,9 @@ pub enum Json {
 /// Where and why a JSON text is malformed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonError {
-    /// Byte offset of the problem.
-    pub offset: usize,
     /// 1-based line.
     pub line: usize,
-    /// 1-based column, in characters.
+    /// 1-based column.
     pub column: usize,
     pub message: String,
 }
@@ -44,325 +45,89 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
-/// Deepest nesting of arrays and objects accepted (keeps recursion bounded).
-pub const MAX_JSON_DEPTH: usize = 256;
+/// Deepest nesting of arrays and objects accepted (serde_json's recursion limit).
+pub const MAX_JSON_DEPTH: usize = 127;
 
 /// Parses one JSON value; only whitespace may follow it.
 pub fn parse_json(text: &str) -> Result<Json, JsonError> {
-    let mut p = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-    };
-    p.skip_ws();
-    let value = p.value(0)?;
-    p.skip_ws();
-    if p.pos != p.bytes.len() {
-        return Err(p.error("unexpected text after the JSON value"));
-    }
-    Ok(value)
-}
-
-struct Parser<'a> {
-    text: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Parser<'_> {
-    fn error(&self, message: impl Into<String>) -> JsonError {
-        self.error_at(self.pos, message)
-    }
-
-    fn error_at(&self, offset: usize, message: impl Into<String>) -> JsonError {
-        let offset = offset.min(self.bytes.len());
-        let before = &self.bytes[..offset];
-        let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-        let line_start = before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        // Count characters, not bytes (a continuation byte does not start a character).
-        let column = 1 + before[line_start..]
-            .iter()
-            .filter(|&&b| b & 0xC0 != 0x80)
-            .count();
+    serde_json::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        let position = std::format!(" at line {} column {}", e.line(), e.column());
         JsonError {
-            offset,
-            line,
-            column,
-            message: message.into(),
+            line: e.line(),
+            column: e.column(),
+            message: message
+                .strip_suffix(&position)
+                .unwrap_or(&message)
+                .to_string(),
         }
-    }
+    })
+}
 
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
-    }
-
-    fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    fn expect_literal(&mut self, word: &str, value: Json) -> Result<Json, JsonError> {
-        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
-            self.pos += word.len();
-            Ok(value)
-        } else {
-            Err(self.error(format_args_string(format_args!("expected `{word}`"))))
-        }
-    }
-
-    fn value(&mut self, depth: usize) -> Result<Json, JsonError> {
-        match self.peek() {
-            None => Err(self.error("unexpected end of input, expected a value")),
-            Some(b'{') => self.object(depth),
-            Some(b'[') => self.array(depth),
-            Some(b'"') => Ok(Json::String(self.string()?)),
-            Some(b't') => self.expect_literal("true", Json::Bool(true)),
-            Some(b'f') => self.expect_literal("false", Json::Bool(false)),
-            Some(b'n') => self.expect_literal("null", Json::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(_) => Err(self.error(format_args_string(format_args!(
-                "unexpected character `{}`, expected a value",
-                self.char_here()
-            )))),
-        }
-    }
-
-    fn char_here(&self) -> char {
-        self.text[self.pos..].chars().next().unwrap_or('?')
-    }
-
-    fn enter(&self, depth: usize) -> Result<usize, JsonError> {
-        if depth >= MAX_JSON_DEPTH {
-            Err(self.error(format_args_string(format_args!(
-                "nesting deeper than {MAX_JSON_DEPTH} levels"
-            ))))
-        } else {
-            Ok(depth + 1)
-        }
-    }
-
-    fn array(&mut self, depth: usize) -> Result<Json, JsonError> {
-        let depth = self.enter(depth)?;
-        self.pos += 1; // '['
-        let mut items = Vec::new();
-        self.skip_ws();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            return Ok(Json::Array(items));
-        }
-        loop {
-            self.skip_ws();
-            items.push(self.value(depth)?);
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(Json::Array(items));
-                }
-                None => return Err(self.error("unexpected end of input inside an array")),
-                Some(_) => return Err(self.error("expected `,` or `]` in an array")),
-            }
-        }
-    }
-
-    fn object(&mut self, depth: usize) -> Result<Json, JsonError> {
-        let depth = self.enter(depth)?;
-        self.pos += 1; // '{'
-        let mut members: Vec<(String, Json)> = Vec::new();
-        self.skip_ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(Json::Object(members));
-        }
-        loop {
-            self.skip_ws();
-            let key_at = self.pos;
-            if self.peek() != Some(b'"') {
-                return Err(self.error("expected a string key in an object"));
-            }
-            let key = self.string()?;
-            if members.iter().any(|(k, _)| *k == key) {
-                return Err(self.error_at(
-                    key_at,
-                    format_args_string(format_args!("duplicate key \"{key}\"")),
-                ));
-            }
-            self.skip_ws();
-            if self.peek() != Some(b':') {
-                return Err(self.error("expected `:` after an object key"));
-            }
-            self.pos += 1;
-            self.skip_ws();
-            let value = self.value(depth)?;
-            members.push((key, value));
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(Json::Object(members));
-                }
-                None => return Err(self.error("unexpected end of input inside an object")),
-                Some(_) => return Err(self.error("expected `,` or `}` in an object")),
-            }
-        }
-    }
-
-    fn hex4(&mut self) -> Result<u32, JsonError> {
-        let start = self.pos;
-        let mut v = 0u32;
-        for _ in 0..4 {
-            let d = match self.peek() {
-                Some(c @ b'0'..=b'9') => c - b'0',
-                Some(c @ b'a'..=b'f') => c - b'a' + 10,
-                Some(c @ b'A'..=b'F') => c - b'A' + 10,
-                _ => return Err(self.error_at(start, "`\\u` needs four hex digits")),
-            };
-            v = v * 16 + d as u32;
-            self.pos += 1;
-        }
-        Ok(v)
-    }
-
-    fn string(&mut self) -> Result<String, JsonError> {
-        let open = self.pos;
-        self.pos += 1; // '"'
-        let mut out = String::new();
-        let mut run_start = self.pos;
-        loop {
-            let Some(b) = self.peek() else {
-                return Err(self.error_at(open, "unterminated string"));
-            };
-            match b {
-                b'"' => {
-                    out.push_str(&self.text[run_start..self.pos]);
-                    self.pos += 1;
-                    return Ok(out);
-                }
-                b'\\' => {
-                    out.push_str(&self.text[run_start..self.pos]);
-                    let escape_at = self.pos;
-                    self.pos += 1;
-                    let Some(e) = self.peek() else {
-                        return Err(self.error_at(open, "unterminated string"));
-                    };
-                    self.pos += 1;
-                    match e {
-                        b'"' => out.push('"'),
-                        b'\\' => out.push('\\'),
-                        b'/' => out.push('/'),
-                        b'b' => out.push('\u{8}'),
-                        b'f' => out.push('\u{c}'),
-                        b'n' => out.push('\n'),
-                        b'r' => out.push('\r'),
-                        b't' => out.push('\t'),
-                        b'u' => {
-                            let hi = self.hex4()?;
-                            let code = if (0xD800..0xDC00).contains(&hi) {
-                                // A high surrogate must be followed by `\u` and a low one.
-                                if !self.bytes[self.pos..].starts_with(b"\\u") {
-                                    return Err(self.error_at(
-                                        escape_at,
-                                        "a high surrogate `\\u` escape must be followed by a low one",
-                                    ));
-                                }
-                                self.pos += 2;
-                                let lo = self.hex4()?;
-                                if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err(self.error_at(
-                                        escape_at,
-                                        "a high surrogate `\\u` escape must be followed by a low one",
-                                    ));
-                                }
-                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                            } else if (0xDC00..0xE000).contains(&hi) {
-                                return Err(
-                                    self.error_at(escape_at, "unpaired low surrogate `\\u` escape")
-                                );
-                            } else {
-                                hi
-                            };
-                            match char::from_u32(code) {
-                                Some(c) => out.push(c),
-                                None => {
-                                    return Err(self.error_at(escape_at, "invalid `\\u` escape"))
-                                }
-                            }
-                        }
-                        _ => return Err(self.error_at(escape_at, "invalid escape in a string")),
-                    }
-                    run_start = self.pos;
-                }
-                0x00..=0x1F => {
-                    return Err(self.error("control character inside a string (escape it)"))
-                }
-                _ => self.pos += 1,
-            }
-        }
-    }
-
-    fn number(&mut self) -> Result<Json, JsonError> {
-        let start = self.pos;
-        let digits = |p: &mut Self| {
-            let s = p.pos;
-            while let Some(b'0'..=b'9') = p.peek() {
-                p.pos += 1;
-            }
-            p.pos - s
-        };
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => {
-                self.pos += 1;
-                if let Some(b'0'..=b'9') = self.peek() {
-                    return Err(self.error_at(start, "a number may not have leading zeros"));
-                }
-            }
-            Some(b'1'..=b'9') => {
-                digits(self);
-            }
-            _ => return Err(self.error_at(start, "malformed number")),
-        }
-        let mut integral = true;
-        if self.peek() == Some(b'.') {
-            integral = false;
-            self.pos += 1;
-            if digits(self) == 0 {
-                return Err(self.error_at(start, "a number needs digits after `.`"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            integral = false;
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if digits(self) == 0 {
-                return Err(self.error_at(start, "a number needs digits in its exponent"));
-            }
-        }
-        let literal = &self.text[start..self.pos];
-        if integral {
-            if let Ok(v) = literal.parse::<i64>() {
-                return Ok(Json::Int(v));
-            }
-        }
-        match literal.parse::<f64>() {
-            Ok(v) if v.is_finite() => Ok(Json::Float(v)),
-            _ => Err(self.error_at(start, "number out of range")),
-        }
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(JsonVisitor)
     }
 }
 
-fn format_args_string(args: fmt::Arguments<'_>) -> String {
-    std::fmt::format(args)
+/// Builds a [`Json`] from serde's events: integers that fit an `i64` stay integers, objects keep
+/// their order and may not repeat a key.
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+        Ok(Json::Int(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+        Ok(i64::try_from(v).map_or(Json::Float(v as f64), Json::Int))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+        Ok(Json::Float(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+        Ok(Json::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Json, E> {
+        Ok(Json::String(v))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        let mut members: Vec<(String, Json)> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if members.iter().any(|(k, _)| *k == key) {
+                return Err(de::Error::custom(std::format!("duplicate key \"{key}\"")));
+            }
+            let value = map.next_value()?;
+            members.push((key, value));
+        }
+        Ok(Json::Object(members))
+    }
 }
 
 impl Json {
@@ -591,20 +356,20 @@ mod tests {
     #[test]
     fn errors_name_line_and_column() {
         let cases: &[(&str, &str, usize, usize)] = &[
-            ("", "unexpected end of input", 1, 1),
-            ("[1, 2", "end of input inside an array", 1, 6),
-            ("{\"a\": 1,\n \"a\": 2}", "duplicate key \"a\"", 2, 2),
-            ("[01]", "leading zeros", 1, 2),
-            ("[1.]", "digits after", 1, 2),
-            ("\"abc", "unterminated string", 1, 1),
-            ("\"\\q\"", "invalid escape", 1, 2),
-            ("\"\\ud800\"", "high surrogate", 1, 2),
-            ("[1] x", "after the JSON value", 1, 5),
-            ("tru", "expected `true`", 1, 1),
-            ("{1: 2}", "string key", 1, 2),
-            ("\"a\nb\"", "control character", 1, 3),
-            ("1e999", "out of range", 1, 1),
-            ("é", "unexpected character `é`", 1, 1),
+            ("", "EOF while parsing a value", 1, 0),
+            ("[1, 2", "EOF while parsing a list", 1, 5),
+            ("{\"a\": 1,\n \"a\": 2}", "duplicate key \"a\"", 2, 4),
+            ("[01]", "invalid number", 1, 3),
+            ("[1.]", "invalid number", 1, 4),
+            ("\"abc", "EOF while parsing a string", 1, 4),
+            ("\"\\q\"", "invalid escape", 1, 3),
+            ("\"\\ud800\"", "unexpected end of hex escape", 1, 8),
+            ("[1] x", "trailing characters", 1, 5),
+            ("tru", "EOF while parsing a value", 1, 3),
+            ("{1: 2}", "key must be a string", 1, 2),
+            ("\"a\nb\"", "control character", 2, 0),
+            ("1e999", "number out of range", 1, 5),
+            ("é", "expected value", 1, 1),
         ];
         for &(text, message, line, column) in cases {
             let e = parse_json(text).unwrap_err();
@@ -620,8 +385,8 @@ mod tests {
     fn deep_nesting_is_an_error_not_a_crash() {
         let text = "[".repeat(100_000);
         let e = parse_json(&text).unwrap_err();
-        assert!(e.message.contains("nesting deeper"), "{e}");
-        let ok = "[".repeat(200) + &"]".repeat(200);
+        assert!(e.message.contains("recursion limit"), "{e}");
+        let ok = "[".repeat(MAX_JSON_DEPTH) + &"]".repeat(MAX_JSON_DEPTH);
         assert!(parse_json(&ok).is_ok());
     }
 

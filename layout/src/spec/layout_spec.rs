@@ -1,17 +1,19 @@
 //! Layout specs `{"family": F, "params": {...}}` (the Gluon parameters of each family), read
 //! into an owned [`LayoutSpec`], written back, and built for a shape with [`crate::families`].
 
-use super::{array, boolean, field, index, join, string, uint, uint_list, Json, SpecError};
+use super::de::from_json_at;
+use super::{field, index, join, string, uint_list, Json, SpecError};
 use crate::families::{
     self, AmdMfma, AmdWmma, Blocked, DotOperand, MmaParent, NvidiaMma, NvmmaShared, SwizzledShared,
 };
 use crate::{Label, LinearLayout, MAX_DIMS};
+use serde::Deserialize;
 use std::boxed::Box;
 use std::format;
 use std::string::String;
 use std::vec::Vec;
 
-/// A layout family with its parameters (owned; see the table in `shared/oracle/README.md`).
+/// A layout family with its parameters (owned; see the table in `test-support/oracle/README.md`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LayoutSpec {
     Blocked {
@@ -92,35 +94,94 @@ pub const FAMILIES: [&str; 10] = [
     "shared_linear",
 ];
 
-/// Rejects parameters other than `allowed` (a misspelt key would otherwise be ignored).
-fn only_keys(params: &Json, path: &str, family: &str, allowed: &[&str]) -> Result<(), SpecError> {
-    let members = params.as_object().ok_or_else(|| {
-        SpecError::field(path, format!("expected an object, found {}", params.kind()))
-    })?;
-    for (key, _) in members {
-        if !allowed.contains(&key.as_str()) {
-            return Err(SpecError::field(
-                &join(path, key),
-                format!(
-                    "unknown parameter of a {family} layout (expected {})",
-                    allowed.join(", ")
-                ),
-            ));
-        }
-    }
-    Ok(())
+// The parameters of each family, as written in `params` (unknown keys are errors; `null` is
+// absent). Each struct is named after its family, so an unknown key's message names it.
+
+#[derive(Deserialize)]
+#[serde(rename = "blocked", deny_unknown_fields)]
+struct BlockedParams {
+    size_per_thread: Vec<u32>,
+    threads_per_warp: Vec<u32>,
+    warps_per_cta: Vec<u32>,
+    order: Vec<u32>,
 }
 
-fn bases_list(v: &Json, path: &str) -> Result<Vec<Vec<u32>>, SpecError> {
-    array(v, path)?
-        .iter()
-        .enumerate()
-        .map(|(k, b)| uint_list(b, &index(path, k)))
-        .collect()
+#[derive(Deserialize)]
+#[serde(rename = "slice", deny_unknown_fields)]
+struct SliceParams {
+    dim: u32,
+    parent: Json,
 }
 
-fn optional<'a>(params: &'a Json, key: &str) -> Option<&'a Json> {
-    params.get(key).filter(|v| !matches!(v, Json::Null))
+#[derive(Deserialize)]
+#[serde(rename = "nvidia_mma", deny_unknown_fields)]
+struct NvidiaMmaParams {
+    version: Vec<u32>,
+    warps_per_cta: Vec<u32>,
+    instr_shape: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "dot_operand", deny_unknown_fields)]
+struct DotOperandParams {
+    operand_index: u32,
+    k_width: u32,
+    parent: Json,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "amd_mfma", deny_unknown_fields)]
+struct AmdMfmaParams {
+    version: u32,
+    instr_shape: Vec<u32>,
+    transposed: bool,
+    warps_per_cta: Vec<u32>,
+    tiles_per_warp: Option<Vec<u32>>,
+    element_bitwidth: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "amd_wmma", deny_unknown_fields)]
+struct AmdWmmaParams {
+    version: u32,
+    transposed: bool,
+    warps_per_cta: Vec<u32>,
+    instr_shape: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "linear", deny_unknown_fields)]
+struct LinearParams {
+    register: Vec<Vec<u32>>,
+    lane: Vec<Vec<u32>>,
+    warp: Vec<Vec<u32>>,
+    block: Option<Vec<Vec<u32>>>,
+    shape: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "swizzled_shared", deny_unknown_fields)]
+struct SwizzledSharedParams {
+    vec: u32,
+    per_phase: u32,
+    max_phase: u32,
+    order: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "nvmma_shared", deny_unknown_fields)]
+struct NvmmaSharedParams {
+    swizzle_byte_width: u32,
+    element_bitwidth: u32,
+    transposed: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename = "shared_linear", deny_unknown_fields)]
+struct SharedLinearParams {
+    offset: Vec<Vec<u32>>,
+    block: Option<Vec<Vec<u32>>>,
+    shape: Option<Vec<u32>>,
 }
 
 impl LayoutSpec {
@@ -130,46 +191,27 @@ impl LayoutSpec {
         let family = string(field(v, path, "family")?, &family_path)?;
         let pp = join(path, "params");
         let params = field(v, path, "params")?;
-        let get = |key: &str| field(params, &pp, key);
-        let list = |key: &str| uint_list(get(key)?, &join(&pp, key));
-        let num = |key: &str| uint(get(key)?, &join(&pp, key));
-        let flag = |key: &str| boolean(get(key)?, &join(&pp, key));
+        let parent_path = join(&pp, "parent");
         let spec = match family {
             "blocked" => {
-                only_keys(
-                    params,
-                    &pp,
-                    family,
-                    &[
-                        "size_per_thread",
-                        "threads_per_warp",
-                        "warps_per_cta",
-                        "order",
-                    ],
-                )?;
+                let p: BlockedParams = from_json_at(params, &pp)?;
                 LayoutSpec::Blocked {
-                    size_per_thread: list("size_per_thread")?,
-                    threads_per_warp: list("threads_per_warp")?,
-                    warps_per_cta: list("warps_per_cta")?,
-                    order: list("order")?,
+                    size_per_thread: p.size_per_thread,
+                    threads_per_warp: p.threads_per_warp,
+                    warps_per_cta: p.warps_per_cta,
+                    order: p.order,
                 }
             }
             "slice" => {
-                only_keys(params, &pp, family, &["dim", "parent"])?;
+                let p: SliceParams = from_json_at(params, &pp)?;
                 LayoutSpec::Slice {
-                    dim: num("dim")?,
-                    parent: Box::new(Self::from_json_at(get("parent")?, &join(&pp, "parent"))?),
+                    dim: p.dim,
+                    parent: Box::new(Self::from_json_at(&p.parent, &parent_path)?),
                 }
             }
             "nvidia_mma" => {
-                only_keys(
-                    params,
-                    &pp,
-                    family,
-                    &["version", "warps_per_cta", "instr_shape"],
-                )?;
-                let version = list("version")?;
-                let version = match version.as_slice() {
+                let p: NvidiaMmaParams = from_json_at(params, &pp)?;
+                let version = match p.version.as_slice() {
                     [major] => [*major, 0],
                     [major, minor] => [*major, *minor],
                     _ => {
@@ -181,14 +223,13 @@ impl LayoutSpec {
                 };
                 LayoutSpec::NvidiaMma {
                     version,
-                    warps_per_cta: list("warps_per_cta")?,
-                    instr_shape: list("instr_shape")?,
+                    warps_per_cta: p.warps_per_cta,
+                    instr_shape: p.instr_shape,
                 }
             }
             "dot_operand" => {
-                only_keys(params, &pp, family, &["operand_index", "k_width", "parent"])?;
-                let parent_path = join(&pp, "parent");
-                let parent = Self::from_json_at(get("parent")?, &parent_path)?;
+                let p: DotOperandParams = from_json_at(params, &pp)?;
+                let parent = Self::from_json_at(&p.parent, &parent_path)?;
                 if !matches!(
                     parent,
                     LayoutSpec::Blocked { .. }
@@ -205,109 +246,64 @@ impl LayoutSpec {
                     ));
                 }
                 LayoutSpec::DotOperand {
-                    operand_index: num("operand_index")?,
-                    k_width: num("k_width")?,
+                    operand_index: p.operand_index,
+                    k_width: p.k_width,
                     parent: Box::new(parent),
                 }
             }
             "amd_mfma" => {
-                only_keys(
-                    params,
-                    &pp,
-                    family,
-                    &[
-                        "version",
-                        "instr_shape",
-                        "transposed",
-                        "warps_per_cta",
-                        "tiles_per_warp",
-                        "element_bitwidth",
-                    ],
-                )?;
+                let p: AmdMfmaParams = from_json_at(params, &pp)?;
                 LayoutSpec::AmdMfma {
-                    version: num("version")?,
-                    instr_shape: list("instr_shape")?,
-                    transposed: flag("transposed")?,
-                    warps_per_cta: list("warps_per_cta")?,
-                    tiles_per_warp: optional(params, "tiles_per_warp")
-                        .map(|v| uint_list(v, &join(&pp, "tiles_per_warp")))
-                        .transpose()?,
-                    element_bitwidth: optional(params, "element_bitwidth")
-                        .map(|v| uint(v, &join(&pp, "element_bitwidth")))
-                        .transpose()?,
+                    version: p.version,
+                    instr_shape: p.instr_shape,
+                    transposed: p.transposed,
+                    warps_per_cta: p.warps_per_cta,
+                    tiles_per_warp: p.tiles_per_warp,
+                    element_bitwidth: p.element_bitwidth,
                 }
             }
             "amd_wmma" => {
-                only_keys(
-                    params,
-                    &pp,
-                    family,
-                    &["version", "transposed", "warps_per_cta", "instr_shape"],
-                )?;
+                let p: AmdWmmaParams = from_json_at(params, &pp)?;
                 LayoutSpec::AmdWmma {
-                    version: num("version")?,
-                    transposed: flag("transposed")?,
-                    warps_per_cta: list("warps_per_cta")?,
-                    instr_shape: list("instr_shape")?,
+                    version: p.version,
+                    transposed: p.transposed,
+                    warps_per_cta: p.warps_per_cta,
+                    instr_shape: p.instr_shape,
                 }
             }
             "linear" => {
-                only_keys(
-                    params,
-                    &pp,
-                    family,
-                    &["register", "lane", "warp", "block", "shape"],
-                )?;
-                let bases = |key: &str| bases_list(get(key)?, &join(&pp, key));
+                let p: LinearParams = from_json_at(params, &pp)?;
                 LayoutSpec::Linear {
-                    register: bases("register")?,
-                    lane: bases("lane")?,
-                    warp: bases("warp")?,
-                    block: match optional(params, "block") {
-                        Some(v) => bases_list(v, &join(&pp, "block"))?,
-                        None => Vec::new(),
-                    },
-                    shape: list("shape")?,
+                    register: p.register,
+                    lane: p.lane,
+                    warp: p.warp,
+                    block: p.block.unwrap_or_default(),
+                    shape: p.shape,
                 }
             }
             "swizzled_shared" => {
-                only_keys(
-                    params,
-                    &pp,
-                    family,
-                    &["vec", "per_phase", "max_phase", "order"],
-                )?;
+                let p: SwizzledSharedParams = from_json_at(params, &pp)?;
                 LayoutSpec::SwizzledShared {
-                    vec: num("vec")?,
-                    per_phase: num("per_phase")?,
-                    max_phase: num("max_phase")?,
-                    order: list("order")?,
+                    vec: p.vec,
+                    per_phase: p.per_phase,
+                    max_phase: p.max_phase,
+                    order: p.order,
                 }
             }
             "nvmma_shared" => {
-                only_keys(
-                    params,
-                    &pp,
-                    family,
-                    &["swizzle_byte_width", "element_bitwidth", "transposed"],
-                )?;
+                let p: NvmmaSharedParams = from_json_at(params, &pp)?;
                 LayoutSpec::NvmmaShared {
-                    swizzle_byte_width: num("swizzle_byte_width")?,
-                    element_bitwidth: num("element_bitwidth")?,
-                    transposed: flag("transposed")?,
+                    swizzle_byte_width: p.swizzle_byte_width,
+                    element_bitwidth: p.element_bitwidth,
+                    transposed: p.transposed,
                 }
             }
             "shared_linear" => {
-                only_keys(params, &pp, family, &["offset", "block", "shape"])?;
+                let p: SharedLinearParams = from_json_at(params, &pp)?;
                 LayoutSpec::SharedLinear {
-                    offset: bases_list(get("offset")?, &join(&pp, "offset"))?,
-                    block: match optional(params, "block") {
-                        Some(v) => bases_list(v, &join(&pp, "block"))?,
-                        None => Vec::new(),
-                    },
-                    shape: optional(params, "shape")
-                        .map(|v| uint_list(v, &join(&pp, "shape")))
-                        .transpose()?,
+                    offset: p.offset,
+                    block: p.block.unwrap_or_default(),
+                    shape: p.shape,
                 }
             }
             other => {
@@ -720,6 +716,40 @@ mod tests {
             let spec = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap();
             assert_eq!(spec.to_json().to_string(), text);
         }
+    }
+
+    #[test]
+    fn typed_params_name_the_field_and_why() {
+        let cases = [
+            (
+                r#"{"family": "blocked", "params": 3}"#,
+                "`params`: expected an object, found a number",
+            ),
+            (
+                r#"{"family": "blocked", "params": {"size_per_thread": 1, "threads_per_warp": [32], "warps_per_cta": [1], "order": [0]}}"#,
+                "`params.size_per_thread`: expected an array, found a number",
+            ),
+            (
+                r#"{"family": "amd_mfma", "params": {"version": 3, "instr_shape": [32, 32, 8], "transposed": true, "warps_per_cta": [1, 1], "element_bitwidth": 2.5}}"#,
+                "`params.element_bitwidth`: expected a non-negative integer below 2^32, found 2.5",
+            ),
+            (
+                r#"{"family": "slice", "params": {"dim": 0, "parent": {"family": "nvmma_shared", "params": {"swizzle_byte_width": 0, "element_bitwidth": 16, "transposed": "no"}}}}"#,
+                "`params.parent.params.transposed`: expected true or false, found \"no\"",
+            ),
+            (
+                r#"{"family": "shared_linear", "params": {"offset": [[1]], "shape": [2], "swizzle": 1}}"#,
+                "`params.swizzle`: unknown parameter of a shared_linear layout (expected offset, block, shape)",
+            ),
+        ];
+        for (text, message) in cases {
+            let e = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap_err();
+            assert_eq!(e.to_string(), message, "{text}");
+        }
+        // `null` is an absent optional parameter.
+        let text = r#"{"family": "linear", "params": {"register": [], "lane": [[1]], "warp": [], "block": null, "shape": [2]}}"#;
+        let spec = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap();
+        assert!(matches!(spec, LayoutSpec::Linear { ref block, .. } if block.is_empty()));
     }
 
     #[test]

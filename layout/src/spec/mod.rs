@@ -1,4 +1,4 @@
-//! Layouts as JSON (host-side, `std` feature): the schemas of `shared/oracle/README.md`.
+//! Layouts as JSON (host-side, `std` feature): the schemas of `test-support/oracle/README.md`.
 //!
 //! - A *layout spec* `{"family": F, "params": {...}}` names a hardware family with Triton's
 //!   Gluon parameters; [`layout_from_spec`] builds it for a tensor shape with the constructors of
@@ -11,9 +11,9 @@
 //!
 //! Every reader returns a [`SpecError`] naming the JSON path of the bad field; none panics.
 
+mod de;
 mod json;
 mod layout_spec;
-pub mod oracle;
 
 pub use json::{parse_json, Json, JsonError, MAX_JSON_DEPTH};
 pub use layout_spec::{layout_from_spec, shape_from_json, LayoutSpec, FAMILIES};
@@ -150,7 +150,7 @@ pub fn label(v: &Json, path: &str) -> Result<Label, SpecError> {
 }
 
 /// Reads `{"bases": [[in_dim, [[c0, c1, ...], ...]], ...], "out_dims": [[name, size], ...]}`
-/// (the algebra schema of `shared/oracle/README.md`). No injectivity or surjectivity is
+/// (the algebra schema of `test-support/oracle/README.md`). No injectivity or surjectivity is
 /// required; basis coordinates must fit their output dimension.
 pub fn layout_from_bases_json(v: &Json) -> Result<LinearLayout, SpecError> {
     let mut layout = LinearLayout::empty();

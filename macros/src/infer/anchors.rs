@@ -17,7 +17,7 @@
 
 use super::layouts::{normalize, LANES};
 use std::fmt;
-use tessera_layout::families::nvidia_mma::{DotOperand, MmaParent, NvidiaMma};
+use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::families::shape::{
     ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
 };

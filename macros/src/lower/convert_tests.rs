@@ -12,66 +12,9 @@ use tessera_layout::plan::movement::*;
 use tessera_layout::plan::shared_steps::*;
 use tessera_layout::{Label, LinearLayout};
 
-/// splitmix64.
-pub(crate) struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
-        lo + self.below((hi - lo + 1) as u64) as u32
-    }
-    pub fn chance(&mut self, a: u64, b: u64) -> bool {
-        self.below(b) < a
-    }
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            v.swap(i, j);
-        }
-    }
-    pub fn pick<T: Copy>(&mut self, v: &[T]) -> T {
-        v[self.below(v.len() as u64) as usize]
-    }
-}
-
-/// A layout from packed bases per input dimension.
-pub(crate) fn from_packed(ins: &[(Label, Vec<u64>)], out_dims: &[(Label, u32)]) -> LinearLayout {
-    let mut layout = LinearLayout::empty();
-    for &(label, size) in out_dims {
-        layout = layout.with_out_dim(label, size).unwrap();
-    }
-    for (i, (label, bases)) in ins.iter().enumerate() {
-        layout = layout.with_in_dim(*label).unwrap();
-        for &b in bases {
-            layout.push_packed_basis(i, b).unwrap();
-        }
-    }
-    layout
-}
-
-/// A tile of `2^bits` elements over one or two dimensions.
-pub(crate) fn random_tile(rng: &mut Rng, bits: u32) -> Vec<(Label, u32)> {
-    let dims = rng.range(1, 2) as usize;
-    let mut sizes = vec![0u32; dims];
-    for _ in 0..bits {
-        sizes[rng.below(dims as u64) as usize] += 1;
-    }
-    sizes
-        .iter()
-        .enumerate()
-        .map(|(d, &b)| (Label::Dim(d as u8), 1u32 << b))
-        .collect()
-}
+pub(crate) use tessera_test_support::plan_gen::random_tile;
+pub(crate) use tessera_test_support::random::layout_from_packed as from_packed;
+pub(crate) use tessera_test_support::Rng;
 
 /// A distributed layout of 32 lanes and `2^warp_bits` warps on `out_dims`: the tile's unit
 /// vectors dealt at random, broadcast (zero) bases where the tile is too small, and sometimes a

@@ -1,15 +1,12 @@
-//! Checking our families against `shared/oracle/layouts.json` (bases computed by Triton 3.6's
+//! Checking our families against `layouts.json` (bases computed by Triton 3.6's
 //! `toLinearLayout`): each case's spec is built with [`LayoutSpec::build`] and its bases per
 //! hardware dimension (`register`, `lane`, `warp`, `block`) compared exactly, order included.
 
-use super::{
-    array, bases_of, field, layout_from_dim_bases_json, shape_from_json, string, Json, LayoutSpec,
+use tessera_layout::spec::{
+    bases_of, field, layout_from_dim_bases_json, shape_from_json, string, Json, LayoutSpec,
     SpecError,
 };
-use crate::{Label, LinearLayout};
-use std::format;
-use std::string::{String, ToString};
-use std::vec::Vec;
+use tessera_layout::{Label, LinearLayout};
 
 fn show(bases: &[Vec<u32>]) -> String {
     Json::Array(bases.iter().map(|b| Json::u32_array(b)).collect()).to_string()
@@ -80,7 +77,7 @@ fn read_case(case: &Json) -> Result<(LinearLayout, LinearLayout), SpecError> {
 pub fn check_layout_case(case: &Json) -> Result<(), Vec<String>> {
     let id = match field(case, "", "id").and_then(|v| string(v, "id")) {
         Ok(id) => id.to_string(),
-        Err(e) => return Err(std::vec![format!("?: {e}")]),
+        Err(e) => return Err(vec![format!("?: {e}")]),
     };
     match read_case(case) {
         Ok((expected, got)) => {
@@ -91,7 +88,7 @@ pub fn check_layout_case(case: &Json) -> Result<(), Vec<String>> {
                 Err(lines)
             }
         }
-        Err(e) => Err(std::vec![format!("{id}: cannot build: {e}")]),
+        Err(e) => Err(vec![format!("{id}: cannot build: {e}")]),
     }
 }
 
@@ -112,19 +109,4 @@ pub fn case_family(case: &Json) -> String {
         Some(p) => format!("{family}/{p}"),
         None => family.to_string(),
     }
-}
-
-/// Checks every case of a `layouts.json` text: (cases that match, cases in all, mismatch lines).
-pub fn check_layouts_file(text: &str) -> Result<(usize, usize, Vec<String>), SpecError> {
-    let root = super::parse_json(text)?;
-    let cases = array(field(&root, "", "cases")?, "cases")?;
-    let mut matched = 0;
-    let mut lines = Vec::new();
-    for case in cases {
-        match check_layout_case(case) {
-            Ok(()) => matched += 1,
-            Err(mut m) => lines.append(&mut m),
-        }
-    }
-    Ok((matched, cases.len(), lines))
 }

@@ -1,5 +1,5 @@
-//! Checks the Triton oracle's `algebra.json` (schema in `shared/oracle/README.md`) against this
-//! crate's algebra, case by case (host-side, `std` feature).
+//! Checks the Triton oracle's `algebra.json` (schema in `test-support/oracle/README.md`) against
+//! the layout crate's algebra, case by case.
 //!
 //! - `algebra-*`: `is_injective`, `is_surjective`, `is_invertible` of `a`;
 //!   `a.invert_and_compose(b)` and `a.pseudo_invert()` compared **exactly** with Triton's layouts
@@ -10,11 +10,10 @@
 //!
 //! A case of an unknown kind, or one that cannot be read or built, is a mismatch.
 
-use crate::spec::{array, field, label, layout_from_bases_json, string, uint, Json, SpecError};
-use crate::{Label, LayoutError, LinearLayout};
-use std::format;
-use std::string::{String, ToString};
-use std::vec::Vec;
+use tessera_layout::spec::{
+    array, field, label, layout_from_bases_json, string, uint, Json, SpecError,
+};
+use tessera_layout::{Label, LayoutError, LinearLayout};
 
 /// One line: the layout's bases on a single line, `{register: [[0, 2], ...], ...} -> [dim0 16, ...]`.
 fn one_line(layout: &LinearLayout) -> String {
@@ -249,7 +248,7 @@ fn check_product_kind(id: &str, case: &Json, out: &mut Vec<String>) -> Result<()
 pub fn check_algebra_case(case: &Json) -> Result<(), Vec<String>> {
     let id = match field(case, "", "id").and_then(|v| string(v, "id")) {
         Ok(id) => id,
-        Err(e) => return Err(std::vec![spec_err("?", e)]),
+        Err(e) => return Err(vec![spec_err("?", e)]),
     };
     let mut mismatches = Vec::new();
     let kind = id.split('-').next().unwrap_or("");
@@ -269,69 +268,5 @@ pub fn check_algebra_case(case: &Json) -> Result<(), Vec<String>> {
         Ok(())
     } else {
         Err(mismatches)
-    }
-}
-
-/// Checks every case of an `algebra.json` text: (cases that match, cases in all, mismatch lines).
-pub fn check_algebra_file(text: &str) -> Result<(usize, usize, Vec<String>), SpecError> {
-    let root = crate::spec::parse_json(text)?;
-    let cases = array(field(&root, "", "cases")?, "cases")?;
-    let mut matched = 0;
-    let mut lines = Vec::new();
-    for case in cases {
-        match check_algebra_case(case) {
-            Ok(()) => matched += 1,
-            Err(mut m) => lines.append(&mut m),
-        }
-    }
-    Ok((matched, cases.len(), lines))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The oracle directory: `TESSERA_ORACLE_DIR`, else `shared/oracle` in or beside the
-    /// repository. Missing is a failure, not a skip.
-    fn oracle_dir() -> String {
-        if let Ok(dir) = std::env::var("TESSERA_ORACLE_DIR") {
-            return dir;
-        }
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-        for candidate in [
-            format!("{root}/shared/oracle"),
-            format!("{root}/../shared/oracle"),
-        ] {
-            if std::path::Path::new(&candidate)
-                .join("algebra.json")
-                .exists()
-            {
-                return candidate;
-            }
-        }
-        panic!("shared/oracle/algebra.json not found beside the repository; set TESSERA_ORACLE_DIR")
-    }
-
-    #[test]
-    fn oracle_algebra_json_matches() {
-        let path = format!("{}/algebra.json", oracle_dir());
-        let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
-        let (matched, total, lines) = check_algebra_file(&text).expect("algebra.json reads");
-        for line in &lines {
-            std::println!("{line}");
-        }
-        std::println!("{matched}/{total} cases match");
-        assert_eq!(total, 420, "algebra.json has 420 cases");
-        assert_eq!(matched, total, "{matched}/{total} cases match");
-    }
-
-    #[test]
-    fn unknown_kind_and_bad_case_are_mismatches() {
-        let case = crate::spec::parse_json(r#"{"id": "tensor-00001"}"#).unwrap();
-        assert!(check_algebra_case(&case).is_err());
-        let case = crate::spec::parse_json(r#"{"id": "memory-00001", "a": {}}"#).unwrap();
-        let lines = check_algebra_case(&case).unwrap_err();
-        assert!(lines[0].contains("cannot read"), "{lines:?}");
     }
 }

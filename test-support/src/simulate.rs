@@ -6,15 +6,12 @@
 //! The machine only follows the plan's tables and address maps: it never looks at the layouts
 //! except for the number of registers, lanes and warps.
 
-use super::bank::BankAccess;
-use super::broadcast::Broadcast;
-use super::conversion::{ConversionPlan, RegisterPlan, SharedPlan, ShufflePlan};
-use super::gather::{GatherPlan, SharedGather, ShuffleGather};
-use super::{bases, combine, PlanError};
-use crate::{Label, LinearLayout};
-use std::format;
-use std::vec;
-use std::vec::Vec;
+use tessera_layout::plan::bank::BankAccess;
+use tessera_layout::plan::broadcast::Broadcast;
+use tessera_layout::plan::conversion::{ConversionPlan, RegisterPlan, SharedPlan, ShufflePlan};
+use tessera_layout::plan::gather::{GatherPlan, SharedGather, ShuffleGather};
+use tessera_layout::plan::{bases, combine, PlanError};
+use tessera_layout::{Label, LinearLayout};
 
 /// The registers of one CTA: `values[warp][lane][register]`, `None` where nothing was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +65,7 @@ impl RegisterFile {
             .copied()
             .flatten()
             .ok_or_else(|| {
-                PlanError::new(format!(
+                plan_error(format!(
                     "warp {w} lane {l} reads register {r}, which holds nothing"
                 ))
             })
@@ -133,7 +130,7 @@ fn run_shuffles(
     let b_bits: Vec<u32> = p.vector.iter().map(|&(_, b)| b).collect();
     let elements = 1u32 << p.vector.len();
     if !p.vector.is_empty() && elements * p.element_bits > 32 {
-        return Err(PlanError::new("a shuffle packs more than 32 bits"));
+        return Err(plan_error("a shuffle packs more than 32 bits"));
     }
     for w in 0..out.values.len() {
         let lanes = out.values[w].len();
@@ -154,7 +151,7 @@ fn run_shuffles(
             for l in 0..lanes {
                 if let (Some(src), Some(base)) = (round.source_lane[l], round.receive_register[l]) {
                     let message = wire[src as usize].as_ref().ok_or_else(|| {
-                        PlanError::new(format!("lane {l} reads lane {src}, which sends nothing"))
+                        plan_error(format!("lane {l} reads lane {src}, which sends nothing"))
                     })?;
                     for (j, &value) in message.iter().enumerate() {
                         let r = vector_register(base, &b_bits, j as u32) as usize;
@@ -239,7 +236,7 @@ fn run_shared(
                 for j in 0..read.vector.elements {
                     let r = vector_register(base, &read.vector.registers, j) as usize;
                     out.values[w][l][r] = Some(memory[at + j as usize].ok_or_else(|| {
-                        PlanError::new(format!(
+                        plan_error(format!(
                             "warp {w} lane {l} loads offset {}, never stored",
                             at + j as usize
                         ))
@@ -252,7 +249,12 @@ fn run_shared(
 }
 
 /// The coordinates (in output order) of `map` applied to hardware position `(r, l, w)`.
-fn coords_at(map: &LinearLayout, register: u32, lane: u32, warp: u32) -> [u32; crate::MAX_DIMS] {
+fn coords_at(
+    map: &LinearLayout,
+    register: u32,
+    lane: u32,
+    warp: u32,
+) -> [u32; tessera_layout::MAX_DIMS] {
     map.unpack(address(map, register, lane, warp))
 }
 
@@ -281,7 +283,7 @@ fn needed(
     l: u32,
     w: u32,
     value: u64,
-) -> [u32; crate::MAX_DIMS] {
+) -> [u32; tessera_layout::MAX_DIMS] {
     let mut coords = coords_at(column_map, r, l, w);
     if let Some(o) = column_map.out_index(Label::Dim(axis as u8)) {
         coords[o] = value as u32;
@@ -319,7 +321,7 @@ fn run_shuffle_gather(
                 // precondition; the data check of the tests confirms it).
                 want.push((part(at, lane_o), part(at, reg_o)));
             }
-            let mut got = std::vec![None; lanes];
+            let mut got = vec![None; lanes];
             for &c in candidates {
                 // Round: every lane sends register c; each reads its source lane.
                 for (l, &(src_lane, src_reg)) in want.iter().enumerate() {
@@ -331,7 +333,7 @@ fn run_shuffle_gather(
             }
             for (l, value) in got.into_iter().enumerate() {
                 out.values[w][l][ir] = Some(value.ok_or_else(|| {
-                    PlanError::new(format!(
+                    plan_error(format!(
                         "warp {w} lane {l} register {ir}: no round carried its element"
                     ))
                 })?);
@@ -363,7 +365,7 @@ fn run_shared_gather(
                 let coords = needed(&p.index_column, p.axis, r as u32, l as u32, w as u32, value);
                 let offset = p.load_address.apply_packed(&coords[..dims]) as usize;
                 out.values[w][l][r] = Some(memory[offset].ok_or_else(|| {
-                    PlanError::new(format!(
+                    plan_error(format!(
                         "warp {w} lane {l} loads offset {offset}, never stored"
                     ))
                 })?);
@@ -371,4 +373,8 @@ fn run_shared_gather(
         }
     }
     Ok(())
+}
+
+fn plan_error(message: impl Into<String>) -> PlanError {
+    PlanError::Message(message.into())
 }

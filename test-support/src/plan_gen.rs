@@ -1,9 +1,7 @@
-//! Seeded random inputs for the planning tests (`#[path = "common/plan_gen.rs"] mod plan_gen;`):
-//! warp-shaped distributed layouts (32 lanes, Definition 4.10: unit or zero bases), memory
+//! Seeded random inputs for the planning tests: warp-shaped distributed layouts (32 lanes, Definition 4.10: unit or zero bases), memory
 //! layouts that a distributed layout can vectorize into, and evaluation helpers.
-#![allow(dead_code)]
-
-use crate::common::{random_invertible_columns, Rng};
+use crate::random::{layout_from_packed, random_invertible_columns};
+use crate::Rng;
 use tessera_layout::plan::bank::BankAccess;
 use tessera_layout::plan::{bases, nonzero_bases};
 use tessera_layout::{Label, LinearLayout};
@@ -20,21 +18,6 @@ pub fn random_tile(rng: &mut Rng, bits: u32) -> Vec<(Label, u32)> {
         .enumerate()
         .map(|(d, &b)| (Label::Dim(d as u8), 1u32 << b))
         .collect()
-}
-
-/// A layout from packed bases per input dimension.
-pub fn from_packed(ins: &[(Label, Vec<u64>)], out_dims: &[(Label, u32)]) -> LinearLayout {
-    let mut layout = LinearLayout::empty();
-    for &(label, size) in out_dims {
-        layout = layout.with_out_dim(label, size).expect("out dim");
-    }
-    for (i, (label, bases)) in ins.iter().enumerate() {
-        layout = layout.with_in_dim(*label).expect("in dim");
-        for &b in bases {
-            layout.push_packed_basis(i, b).expect("basis");
-        }
-    }
-    layout
 }
 
 /// Shape of a random warp layout: how many bits each hardware dimension has, and how many of
@@ -113,7 +96,7 @@ pub fn random_warp_layout(
     let regs = deal(regs_nonzero, shape.register_zeros, rng);
     let lanes = deal(lanes_nonzero, shape.lane_zeros, rng);
     let warps = deal(warps_nonzero, shape.warp_zeros, rng);
-    from_packed(
+    layout_from_packed(
         &[
             (Label::Register, regs),
             (Label::Lane, lanes),
@@ -156,14 +139,14 @@ pub fn random_memory_for(rng: &mut Rng, distributed: &LinearLayout, vector: u32)
             }
         }
     }
-    from_packed(&[(Label::Offset, columns)], &out_dims)
+    layout_from_packed(&[(Label::Offset, columns)], &out_dims)
 }
 
 /// A random bijective memory layout (any invertible matrix).
 pub fn random_any_memory(rng: &mut Rng, out_dims: &[(Label, u32)]) -> LinearLayout {
     let bits: u32 = out_dims.iter().map(|&(_, s)| s.trailing_zeros()).sum();
     let columns = random_invertible_columns(rng, bits);
-    from_packed(&[(Label::Offset, columns)], out_dims)
+    layout_from_packed(&[(Label::Offset, columns)], out_dims)
 }
 
 /// The packed image of the given hardware indices (absent dimensions are 0).
@@ -345,7 +328,7 @@ pub fn random_layout_sharing_warps(
     let mut regs = units;
     regs.extend((0..register_zeros).map(|_| 0));
     rng.shuffle(&mut regs);
-    from_packed(
+    layout_from_packed(
         &[
             (Label::Register, regs),
             (Label::Lane, lanes),
@@ -378,7 +361,7 @@ pub fn random_register_variant(rng: &mut Rng, a: &LinearLayout) -> LinearLayout 
         let at = rng.below(regs.len() as u64 + 1) as usize;
         regs.insert(at, 0);
     }
-    from_packed(
+    layout_from_packed(
         &[
             (Label::Register, regs),
             (Label::Lane, lanes),
@@ -411,7 +394,7 @@ pub fn random_local_index_layout(rng: &mut Rng, src: &LinearLayout, axis: usize)
             std::mem::swap(&mut lanes[k], &mut regs[j]);
         }
     }
-    from_packed(
+    layout_from_packed(
         &[
             (Label::Register, regs),
             (Label::Lane, lanes),

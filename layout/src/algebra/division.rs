@@ -1,0 +1,154 @@
+//! Division (Definition 4.4): `self = divisor × C`, solved for `C` on the left or the right.
+
+use super::repack;
+use crate::LinearLayout;
+
+impl LinearLayout {
+    /// `C` with `self = divisor × C` (Definition 4.4, Triton `divideLeft`), or `None`. Label by
+    /// label `M_self = [[M_divisor, 0], [0, M_C]]`: the first bases of each input dimension are
+    /// the divisor's, the others have zero low (divisor-sized) bits. `C` has `self`'s dimensions.
+    pub const fn divide_left(&self, divisor: &LinearLayout) -> Option<LinearLayout> {
+        if !self.has_dims_of(divisor) {
+            return None;
+        }
+        let mut c = LinearLayout::empty();
+        let mut o = 0;
+        while o < self.num_out_dims() {
+            let label = self.out_label(o);
+            let divisor_bits = divisor.out_bits(label);
+            if self.out_bits_at(o) < divisor_bits {
+                return None;
+            }
+            c = opt!(c.with_out_dim(label, 1 << (self.out_bits_at(o) - divisor_bits)));
+            o += 1;
+        }
+        let mut i = 0;
+        while i < self.num_in_dims() {
+            let label = self.in_label(i);
+            c = opt!(c.with_in_dim(label));
+            let divisor_in = divisor.in_index(label);
+            let inner_bits = divisor.in_bits(label) as usize;
+            if (self.in_bits_at(i) as usize) < inner_bits {
+                return None;
+            }
+            let mut k = 0;
+            while k < self.in_bits_at(i) as usize {
+                let v = self.packed_basis(i, k);
+                if k < inner_bits {
+                    // Must be the divisor's basis, with zeros where it has no dimension.
+                    let expected = match divisor_in {
+                        Some(d) => repack(divisor, self, divisor.packed_basis(d, k)),
+                        None => 0,
+                    };
+                    if v != expected {
+                        return None;
+                    }
+                } else {
+                    // Must vanish on the divisor's (low) bits; the rest, shifted down, is C's.
+                    let mut w = 0u64;
+                    o = 0;
+                    while o < self.num_out_dims() {
+                        let low = divisor.out_bits(self.out_label(o));
+                        let coord = self.coord(v, o);
+                        if coord & ((1u32 << low) - 1) != 0 {
+                            return None;
+                        }
+                        w |= ((coord >> low) as u64) << c.out_offset(o);
+                        o += 1;
+                    }
+                    opt!(c.push_packed_basis(i, w));
+                }
+                k += 1;
+            }
+            i += 1;
+        }
+        Some(c)
+    }
+
+    /// `C` with `self = C × divisor` (Triton `divideRight`), or `None`: the last bases of each
+    /// input dimension are the divisor's scaled by `C`'s size, the first ones stay below it.
+    pub const fn divide_right(&self, divisor: &LinearLayout) -> Option<LinearLayout> {
+        if !self.has_dims_of(divisor) {
+            return None;
+        }
+        let mut c = LinearLayout::empty();
+        let mut o = 0;
+        while o < self.num_out_dims() {
+            let label = self.out_label(o);
+            let divisor_bits = divisor.out_bits(label);
+            if self.out_bits_at(o) < divisor_bits {
+                return None;
+            }
+            c = opt!(c.with_out_dim(label, 1 << (self.out_bits_at(o) - divisor_bits)));
+            o += 1;
+        }
+        let mut i = 0;
+        while i < self.num_in_dims() {
+            let label = self.in_label(i);
+            c = opt!(c.with_in_dim(label));
+            let outer_bits = divisor.in_bits(label) as usize;
+            let total = self.in_bits_at(i) as usize;
+            if total < outer_bits {
+                return None;
+            }
+            let inner_bits = total - outer_bits;
+            let mut k = 0;
+            while k < total {
+                let v = self.packed_basis(i, k);
+                let mut w = 0u64;
+                o = 0;
+                while o < self.num_out_dims() {
+                    let low = c.out_bits_at(o);
+                    let coord = self.coord(v, o);
+                    if k < inner_bits {
+                        // C's basis: must fit below C's size.
+                        if coord >> low != 0 {
+                            return None;
+                        }
+                        w |= (coord as u64) << c.out_offset(o);
+                    } else {
+                        // The divisor's basis, scaled by C's size; zero where it has no dimension.
+                        let expected = match (
+                            divisor.in_index(label),
+                            divisor.out_index(self.out_label(o)),
+                        ) {
+                            (Some(d), Some(e)) => {
+                                divisor.coord(divisor.packed_basis(d, k - inner_bits), e)
+                            }
+                            _ => 0,
+                        };
+                        if coord & ((1u32 << low) - 1) != 0 || coord >> low != expected {
+                            return None;
+                        }
+                    }
+                    o += 1;
+                }
+                if k < inner_bits {
+                    opt!(c.push_packed_basis(i, w));
+                }
+                k += 1;
+            }
+            i += 1;
+        }
+        Some(c)
+    }
+
+    /// Whether every input and output dimension of `other` is one of `self`'s.
+    const fn has_dims_of(&self, other: &LinearLayout) -> bool {
+        let mut i = 0;
+        while i < other.num_in_dims() {
+            if self.in_index(other.in_label(i)).is_none() {
+                return false;
+            }
+            i += 1;
+        }
+        let mut o = 0;
+        while o < other.num_out_dims() {
+            if self.out_index(other.out_label(o)).is_none() {
+                return false;
+            }
+            o += 1;
+        }
+        true
+    }
+}

@@ -1,0 +1,158 @@
+//! The algebra of linear layouts (§4 of the paper), with Triton's semantics (`LinearLayout.cpp`).
+//!
+//! Every operation is a `const fn` on [`LinearLayout`]. Matrices are read as in Triton: one column
+//! per input bit (input dimensions in order, low bit first), one row per output bit (output
+//! dimensions in order, low bit first) — exactly the packing of a basis in [`LinearLayout`].
+//! Operations that Triton `assert`s on return a [`LayoutError`] here; those that Triton answers
+//! with `std::optional` return `Option`.
+//!
+//! One file per operation: [`compose`](LinearLayout::compose) (`compose.rs`),
+//! [`product`](LinearLayout::product) (`product.rs`), left and right division (`division.rs`),
+//! inverses and `invert_and_compose` (`inverse.rs`), transposes, sublayouts, concatenation and
+//! resizing (`reorder.rs`), reshapes (`reshape.rs`), and properties read off the matrix
+//! (`properties.rs`). This file holds the helpers they share.
+
+use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
+
+/// `?` for `const fn`: unwraps `Ok` or returns the error.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Err(e),
+        }
+    };
+}
+
+/// `?` for `const fn` returning `Option`: unwraps `Ok` or returns `None`.
+macro_rules! opt {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(_) => return None,
+        }
+    };
+}
+
+const fn contains(labels: &[Label], label: Label) -> bool {
+    let mut n = 0;
+    while n < labels.len() {
+        if labels[n].same(label) {
+            return true;
+        }
+        n += 1;
+    }
+    false
+}
+
+const fn incompatible(what: &'static str) -> LayoutError {
+    LayoutError::Incompatible { what }
+}
+
+/// A layout with `src`'s output dimensions (same order and sizes) and no input dimensions.
+const fn with_out_dims_of(src: &LinearLayout) -> Result<LinearLayout, LayoutError> {
+    let mut result = LinearLayout::empty();
+    let mut o = 0;
+    while o < src.num_out_dims() {
+        result = tri!(result.with_out_dim(src.out_label(o), 1 << src.out_bits_at(o)));
+        o += 1;
+    }
+    Ok(result)
+}
+
+/// Moves a packed vector of `src` into `dst`'s packing, output dimension by label; coordinates
+/// of dimensions `dst` lacks are dropped (callers make sure they fit where they land).
+const fn repack(src: &LinearLayout, dst: &LinearLayout, packed: u64) -> u64 {
+    let mut out = 0u64;
+    let mut o = 0;
+    while o < src.num_out_dims() {
+        if let Some(d) = dst.out_index(src.out_label(o)) {
+            out |= (src.coord(packed, o) as u64) << dst.out_offset(d);
+        }
+        o += 1;
+    }
+    out
+}
+
+/// Ok if `order` lists each of the layout's input (`inputs`) or output dimensions exactly once.
+const fn check_permutation(
+    layout: &LinearLayout,
+    order: &[Label],
+    inputs: bool,
+) -> Result<(), LayoutError> {
+    let count = if inputs {
+        layout.num_in_dims()
+    } else {
+        layout.num_out_dims()
+    };
+    let mut n = 0;
+    while n < order.len() {
+        let present = if inputs {
+            layout.in_index(order[n]).is_some()
+        } else {
+            layout.out_index(order[n]).is_some()
+        };
+        if !present {
+            return Err(LayoutError::UnknownDim { dim: order[n] });
+        }
+        let mut m = 0;
+        while m < n {
+            if order[m].same(order[n]) {
+                return Err(LayoutError::DuplicateDim { dim: order[n] });
+            }
+            m += 1;
+        }
+        n += 1;
+    }
+    if order.len() != count {
+        return Err(incompatible(
+            "a new order of dimensions must list every dimension of the layout exactly once",
+        ));
+    }
+    Ok(())
+}
+
+/// The output labels of a layout, as a fixed array and a count.
+const fn out_labels(layout: &LinearLayout) -> ([Label; MAX_DIMS], usize) {
+    let mut labels = [Label::Register; MAX_DIMS];
+    let mut o = 0;
+    while o < layout.num_out_dims() {
+        labels[o] = layout.out_label(o);
+        o += 1;
+    }
+    (labels, layout.num_out_dims())
+}
+
+/// Whether input dimension `i` of `a` and `j` of `b` have the same bases, and `a`, `b` the same
+/// output dimensions (names, order, sizes): Triton's `a.sublayout({dim}, outs) == b.sublayout(..)`.
+const fn same_in_dim(a: &LinearLayout, i: usize, b: &LinearLayout, j: usize) -> bool {
+    if a.num_out_dims() != b.num_out_dims() || a.in_bits_at(i) != b.in_bits_at(j) {
+        return false;
+    }
+    let mut o = 0;
+    while o < a.num_out_dims() {
+        if !a.out_label(o).same(b.out_label(o)) || a.out_bits_at(o) != b.out_bits_at(o) {
+            return false;
+        }
+        o += 1;
+    }
+    let mut k = 0;
+    while k < a.in_bits_at(i) as usize {
+        if a.packed_basis(i, k) != b.packed_basis(j, k) {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
+mod compose;
+mod division;
+mod inverse;
+mod product;
+mod properties;
+mod reorder;
+mod reshape;
+
+#[cfg(test)]
+mod tests;

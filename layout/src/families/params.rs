@@ -1,0 +1,106 @@
+//! Checks of a family's parameters, with errors naming the family and the parameter, and the
+//! small `const` list helpers the families share.
+
+use crate::{Label, LayoutError, MAX_DIMS};
+
+/// `Dim(k)`.
+pub(crate) const fn dim(k: usize) -> Label {
+    Label::Dim(k as u8)
+}
+
+pub(crate) const fn bad(
+    family: &'static str,
+    param: &'static str,
+    index: Option<u8>,
+    value: u32,
+    reason: &'static str,
+) -> LayoutError {
+    LayoutError::InvalidParameter {
+        family,
+        param,
+        index,
+        value,
+        reason,
+    }
+}
+
+/// `list` has one entry per tensor dimension.
+pub(crate) const fn check_len(
+    family: &'static str,
+    param: &'static str,
+    list: &[u32],
+    rank: usize,
+) -> Result<(), LayoutError> {
+    if list.len() != rank {
+        return Err(bad(
+            family,
+            param,
+            None,
+            list.len() as u32,
+            "entries long, which is not the rank of the tensor shape",
+        ));
+    }
+    Ok(())
+}
+
+/// Every entry of `list` is a power of two (at least 1).
+pub(crate) const fn check_pow2_list(
+    family: &'static str,
+    param: &'static str,
+    list: &[u32],
+) -> Result<(), LayoutError> {
+    let mut i = 0;
+    while i < list.len() {
+        if crate::log2_exact(list[i]).is_none() {
+            return Err(bad(
+                family,
+                param,
+                Some(i as u8),
+                list[i],
+                "which is not a power of two",
+            ));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// `order` is a permutation of `0..rank`.
+pub(crate) const fn check_order(
+    family: &'static str,
+    param: &'static str,
+    order: &[u32],
+    rank: usize,
+) -> Result<(), LayoutError> {
+    ctry!(check_len(family, param, order, rank));
+    let mut seen = 0u32;
+    let mut i = 0;
+    while i < order.len() {
+        if order[i] as usize >= rank {
+            return Err(bad(
+                family,
+                param,
+                Some(i as u8),
+                order[i],
+                "which is not a dimension of the tensor",
+            ));
+        }
+        if seen & (1 << order[i]) != 0 {
+            return Err(bad(
+                family,
+                param,
+                Some(i as u8),
+                order[i],
+                "which is listed twice (the order must be a permutation)",
+            ));
+        }
+        seen |= 1 << order[i];
+        i += 1;
+    }
+    Ok(())
+}
+
+/// A fixed-capacity list of up to [`MAX_DIMS`] entries (a shape or an order built in `const`).
+pub(crate) const fn prefix(list: &[u32; MAX_DIMS], len: usize) -> &[u32] {
+    list.split_at(len).0
+}
