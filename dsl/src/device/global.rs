@@ -203,3 +203,108 @@ pub unsafe fn st_global_v4<T: B32>(ptr: Ptr<T>, pred: bool, value: [T; 4]) {
     #[cfg(not(target_arch = "nvptx64"))]
     ops::st_global::<4>(ptr.addr(), pred, value.map(T::to_b32), "st.global.v4.b32");
 }
+
+/// Defines the predicated sub-word load `$ld` and store `$st` of `$t` (`$bytes` bytes): the value
+/// travels zero-extended in a 32-bit register, as `ld.global.u8/u16` writes it and
+/// `st.global.u8/u16` reads its low bits.
+macro_rules! sub_word_access {
+    ($ld:ident, $st:ident, $t:ty, $atomic:ident, $bytes:literal, $ld_ptx:literal, $st_ptx:literal) => {
+        #[doc = concat!("`@pred ", $ld_ptx, " d, [ptr]` (zero-extended), `other` where `pred` is false.")]
+        ///
+        /// # Safety
+        #[doc = concat!("When `pred` is true, `ptr` must point to a readable, ", $bytes, "-byte aligned `", stringify!($t), "`.")]
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $ld(ptr: Ptr<$t>, pred: bool, other: u32) -> u32 {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let mut d = other;
+                asm!(
+                    "{{",
+                    ".reg .pred p;",
+                    "setp.ne.b32 p, {pred}, 0;",
+                    concat!("@p ", $ld_ptx, " {d}, [{addr}];"),
+                    "}}",
+                    d = inout(reg32) d,
+                    addr = in(reg64) ptr.addr(),
+                    pred = in(reg32) pred as u32,
+                    options(nostack, readonly)
+                );
+                d
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                use core::sync::atomic::{$atomic, Ordering};
+                if !pred {
+                    return other;
+                }
+                let addr = ptr.addr();
+                check_sub_word(addr, $bytes, $ld_ptx);
+                $atomic::from_ptr(addr as usize as *mut $t).load(Ordering::Relaxed) as u32
+            }
+        }
+
+        #[doc = concat!("`@pred ", $st_ptx, " [ptr], v` (the low bits of `value`); nothing where `pred` is false.")]
+        ///
+        /// # Safety
+        #[doc = concat!("When `pred` is true, `ptr` must point to a writable, ", $bytes, "-byte aligned `", stringify!($t), "`.")]
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $st(ptr: Ptr<$t>, pred: bool, value: u32) {
+            #[cfg(target_arch = "nvptx64")]
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {pred}, 0;",
+                concat!("@p ", $st_ptx, " [{addr}], {v};"),
+                "}}",
+                v = in(reg32) value,
+                addr = in(reg64) ptr.addr(),
+                pred = in(reg32) pred as u32,
+                options(nostack)
+            );
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                use core::sync::atomic::{$atomic, Ordering};
+                if !pred {
+                    return;
+                }
+                let addr = ptr.addr();
+                check_sub_word(addr, $bytes, $st_ptx);
+                $atomic::from_ptr(addr as usize as *mut $t).store(value as $t, Ordering::Relaxed)
+            }
+        }
+    };
+}
+sub_word_access!(
+    ld_global_u8,
+    st_global_u8,
+    u8,
+    AtomicU8,
+    1,
+    "ld.global.u8",
+    "st.global.u8"
+);
+sub_word_access!(
+    ld_global_u16,
+    st_global_u16,
+    u16,
+    AtomicU16,
+    2,
+    "ld.global.u16",
+    "st.global.u16"
+);
+
+/// Host checks of a sub-word global access: not null, aligned (as the emulator does for words).
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn check_sub_word(addr: u64, bytes: u64, op: &str) {
+    assert!(
+        addr >= 4096,
+        "{op} of a null global pointer (address {addr:#x})"
+    );
+    assert!(
+        addr.is_multiple_of(bytes),
+        "{op} at {addr:#x} is not {bytes}-byte aligned"
+    );
+}
