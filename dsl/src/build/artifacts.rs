@@ -99,15 +99,6 @@ pub(super) fn ptx_of_artifact(artifact: &Artifact) -> Result<PathBuf, String> {
     ))
 }
 
-/// The `.target` of a PTX module (`sm_80`, `sm_90a`, …), if it has one.
-pub(crate) fn ptx_target(ptx: &str) -> Option<&str> {
-    ptx.lines().find_map(|line| {
-        let rest = line.trim().strip_prefix(".target")?;
-        rest.split(|c: char| c == ',' || c.is_whitespace())
-            .find(|word| !word.is_empty())
-    })
-}
-
 /// The files listed in a Makefile-style dep-info file (`out: dep dep ...`; `\ ` escapes a space).
 pub(super) fn parse_dep_info(text: &str) -> Vec<PathBuf> {
     let Some(first_rule) = text

@@ -1,7 +1,6 @@
 //! Why a PTX build failed, and how its nested cargo's diagnostics are shown.
 
-use super::sm::KNOWN_SMS;
-use super::{Sm, SM_ENV};
+use super::sm::{Sm, UnknownSm};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -49,11 +48,10 @@ pub enum BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BuildError::UnknownSm { given } => write!(
-                f,
-                "unknown SM target `{given}` (from the build script or ${SM_ENV}); supported: {}",
-                KNOWN_SMS.join(", ")
-            ),
+            BuildError::UnknownSm { given } => UnknownSm {
+                given: given.clone(),
+            }
+            .fmt(f),
             BuildError::NotNightly { rustc, version } => write!(
                 f,
                 "the PTX build needs a nightly toolchain (it uses -Zbuild-std=core), but `{rustc}` is \
@@ -87,6 +85,12 @@ impl fmt::Display for BuildError {
             ),
             BuildError::Io { path, error } => write!(f, "{}: {error}", path.display()),
         }
+    }
+}
+
+impl From<UnknownSm> for BuildError {
+    fn from(error: UnknownSm) -> Self {
+        BuildError::UnknownSm { given: error.given }
     }
 }
 

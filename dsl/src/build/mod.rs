@@ -26,16 +26,24 @@
 //!
 //! The SM target is `sm_80` unless set with [`PtxBuild::sm`]; the environment variable
 //! `TESSERA_SM` (e.g. `TESSERA_SM=sm_90a`) overrides both.
+//!
+//! A kernel crate's own build script should call [`track_explain_env`], so that cargo re-expands
+//! its kernels when `TESSERA_EXPLAIN` changes (see [`EXPLAIN_ENV`]):
+//!
+//! ```no_run
+//! // In the kernel crate's build.rs (`tessera` as a build-dependency):
+//! tessera::build::track_explain_env();
+//! ```
 
 mod artifacts;
 mod error;
 mod sm;
 mod toolchain;
 
-pub(crate) use artifacts::ptx_target;
 pub use error::BuildError;
-pub use sm::Sm;
+pub use sm::{Sm, UnknownSm, SM_ENV};
 
+use crate::launch::ptx::target_name;
 use artifacts::{parse_artifacts, ptx_of_artifact, tracked_sources};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,8 +52,17 @@ use toolchain::{check_toolchain, device_rustflags, nested_cargo_env};
 /// The device target triple.
 pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";
 
-/// Environment variable that overrides the SM target of every [`PtxBuild`].
-pub const SM_ENV: &str = "TESSERA_SM";
+/// Environment variable that makes `#[tile_kernel]` print its layout inference at expansion
+/// time (`1`, or a comma-separated list of kernel names).
+pub const EXPLAIN_ENV: &str = "TESSERA_EXPLAIN";
+
+/// Prints `cargo:rerun-if-env-changed=TESSERA_EXPLAIN`. The macro reads [`EXPLAIN_ENV`] with
+/// `std::env::var`, which cargo does not track: a crate that defines `#[tile_kernel]`s calls
+/// this from its build script so that changing the variable re-expands (and explains) its
+/// kernels. [`PtxBuild::build`] prints it too, so the host crate reruns the nested build.
+pub fn track_explain_env() {
+    println!("cargo:rerun-if-env-changed={EXPLAIN_ENV}");
+}
 
 /// Environment variable that overrides the nested build's target directory.
 pub const TARGET_DIR_ENV: &str = "TESSERA_PTX_TARGET_DIR";
@@ -132,7 +149,7 @@ impl PtxBuild {
     /// The SM that will be used: `$TESSERA_SM` if set, else the configured one.
     pub fn effective_sm(&self) -> Result<Sm, BuildError> {
         match std::env::var(SM_ENV) {
-            Ok(text) if !text.trim().is_empty() => Sm::parse(&text),
+            Ok(text) if !text.trim().is_empty() => Ok(Sm::parse(&text)?),
             _ => Ok(self.sm),
         }
     }
@@ -142,6 +159,7 @@ impl PtxBuild {
         if self.cargo_directives {
             println!("cargo:rerun-if-env-changed={SM_ENV}");
             println!("cargo:rerun-if-env-changed={TARGET_DIR_ENV}");
+            track_explain_env();
         }
         let sm = self.effective_sm()?;
         let crate_dir = self.resolved_crate_dir()?;
@@ -238,7 +256,7 @@ impl PtxBuild {
             path: built_ptx_path.clone(),
             error,
         })?;
-        let found = ptx_target(&ptx).unwrap_or("<no .target line>").to_string();
+        let found = target_name(&ptx).unwrap_or("<no .target line>").to_string();
         if found != sm.name() {
             return Err(BuildError::WrongTarget {
                 ptx: built_ptx_path,

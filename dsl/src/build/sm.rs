@@ -1,8 +1,10 @@
 //! The SM architectures a PTX build can target.
 
-use super::BuildError;
 use std::fmt;
 use std::str::FromStr;
+
+/// Environment variable that overrides the SM target of every [`PtxBuild`].
+pub const SM_ENV: &str = "TESSERA_SM";
 
 /// A GPU architecture to generate PTX for (`-Ctarget-cpu=sm_XX`, PTX `.target sm_XX`).
 ///
@@ -14,7 +16,7 @@ pub struct Sm {
 }
 
 /// Accepted SM names, oldest first.
-pub(super) const KNOWN_SMS: [&str; 10] = [
+const KNOWN_SMS: [&str; 10] = [
     "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_120", "sm_120a",
 ];
 
@@ -27,7 +29,7 @@ impl Sm {
     pub const SM_90A: Sm = Sm { name: "sm_90a" };
 
     /// Parses `sm_80`, `sm_90a`, … (also accepts `80`, `90a`, `SM_90`).
-    pub fn parse(text: &str) -> Result<Sm, BuildError> {
+    pub fn parse(text: &str) -> Result<Sm, UnknownSm> {
         let lower = text.trim().to_ascii_lowercase();
         let wanted = if lower.starts_with("sm_") {
             lower.clone()
@@ -38,7 +40,7 @@ impl Sm {
             .iter()
             .find(|known| **known == wanted)
             .map(|known| Sm { name: known })
-            .ok_or_else(|| BuildError::UnknownSm {
+            .ok_or_else(|| UnknownSm {
                 given: text.to_string(),
             })
     }
@@ -72,8 +74,28 @@ impl fmt::Display for Sm {
 }
 
 impl FromStr for Sm {
-    type Err = BuildError;
+    type Err = UnknownSm;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Sm::parse(s)
     }
 }
+
+/// A name that is not a supported SM (see [`Sm::parse`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownSm {
+    /// The name as given.
+    pub given: String,
+}
+
+impl fmt::Display for UnknownSm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown SM target `{}` (from the build script or ${SM_ENV}); supported: {}",
+            self.given,
+            KNOWN_SMS.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownSm {}

@@ -2,6 +2,7 @@ use super::artifacts::*;
 use super::error::{first_error, summarize_stderr};
 use super::toolchain::*;
 use super::*;
+use crate::launch::ptx::target_name;
 
 #[test]
 fn sm_parsing_accepts_known_names_and_rejects_others() {
@@ -84,9 +85,9 @@ fn dep_info_and_ptx_target_parsing() {
     );
     assert_eq!(parse_dep_info("no rules here"), Vec::<PathBuf>::new());
     let ptx = "//\n.version 7.0\n.target sm_90a\n.address_size 64\n";
-    assert_eq!(ptx_target(ptx), Some("sm_90a"));
-    assert_eq!(ptx_target(".target sm_80, debug\n"), Some("sm_80"));
-    assert_eq!(ptx_target(".version 7.0\n"), None);
+    assert_eq!(target_name(ptx), Some("sm_90a"));
+    assert_eq!(target_name(".target sm_80, debug\n"), Some("sm_80"));
+    assert_eq!(target_name(".version 7.0\n"), None);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The toolchain of the nested device build: its checks, its rustflags and its environment.
 
-use super::{BuildError, Sm};
+use super::error::BuildError;
+use super::sm::Sm;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command;

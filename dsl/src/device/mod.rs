@@ -55,7 +55,7 @@
 
 mod cp_async;
 mod cvt;
-mod float;
+pub(crate) mod float;
 mod global;
 mod math;
 mod mma;

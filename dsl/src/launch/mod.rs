@@ -542,7 +542,7 @@ impl Device {
                     };
                     if !runs {
                         return Err(LaunchError::PtxArchitecture {
-                            ptx_target: crate::build::ptx_target(ptx).unwrap_or("?").to_string(),
+                            ptx_target: ptx::target_name(ptx).unwrap_or("?").to_string(),
                             device,
                         });
                     }
@@ -623,37 +623,7 @@ impl Device {
             });
         }
         config.validate(name)?;
-        let entry = module
-            .entries
-            .iter()
-            .find(|entry| entry.name == name)
-            .ok_or_else(|| LaunchError::KernelNotFound {
-                kernel: name.to_string(),
-                entries: module.entry_names(),
-            })?;
-        let mismatch = |detail: String| LaunchError::ArgumentMismatch {
-            kernel: name.to_string(),
-            detail,
-        };
-        if entry.param_sizes.len() != params.len() {
-            return Err(mismatch(format!(
-                "the PTX entry takes {} parameters, the Rust handle passes {}",
-                entry.param_sizes.len(),
-                params.len()
-            )));
-        }
-        for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
-            if let Some(size) = size {
-                if *size != param.size() {
-                    return Err(mismatch(format!(
-                        "parameter {index} is {size} bytes in the PTX, but the Rust argument is a \
-                         {} ({} bytes)",
-                        param.type_name(),
-                        param.size()
-                    )));
-                }
-            }
-        }
+        module.check_args(name, params)?;
         for (index, param) in params.iter().enumerate() {
             if let KernelParam::Ptr(addr) = *param {
                 if addr != 0 && !self.registry.contains(addr) {
@@ -773,6 +743,44 @@ impl Module {
     /// The PTX `.target` as `(major, minor, arch_specific)`: `sm_90a` → `(9, 0, true)`.
     pub fn target(&self) -> Option<(u32, u32, bool)> {
         self.target
+    }
+
+    /// Checks an argument tuple against the PTX entry `name`: the entry exists, and it takes as
+    /// many parameters as `params` with the same sizes. [`Device::launch`] makes this check
+    /// before every launch; a test harness that runs a kernel another way can make it too.
+    pub fn check_args(&self, name: &str, params: &[KernelParam]) -> Result<(), LaunchError> {
+        let entry = self
+            .entries
+            .iter()
+            .find(|entry| entry.name == name)
+            .ok_or_else(|| LaunchError::KernelNotFound {
+                kernel: name.to_string(),
+                entries: self.entry_names(),
+            })?;
+        let mismatch = |detail: String| LaunchError::ArgumentMismatch {
+            kernel: name.to_string(),
+            detail,
+        };
+        if entry.param_sizes.len() != params.len() {
+            return Err(mismatch(format!(
+                "the PTX entry takes {} parameters, the Rust handle passes {}",
+                entry.param_sizes.len(),
+                params.len()
+            )));
+        }
+        for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
+            if let Some(size) = size {
+                if *size != param.size() {
+                    return Err(mismatch(format!(
+                        "parameter {index} is {size} bytes in the PTX, but the Rust argument is a \
+                             {} ({} bytes)",
+                        param.type_name(),
+                        param.size()
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
