@@ -24,31 +24,29 @@ impl Cta {
         payload: [u32; PAYLOAD_WORDS],
         site: &'static Location<'static>,
     ) -> [u32; 4] {
+        // An error of this lane's collective.
+        let lane_error = |message: String| EmulatorError::WarpCollective {
+            thread: ctx.thread_ref(),
+            op: kind.ptx(),
+            message,
+        };
         let lane = ctx.lane();
         let warp = ctx.warp();
         let bit = 1u32 << lane;
         if mask & bit == 0 {
-            raise(EmulatorError::WarpCollective {
-                thread: ctx.thread_ref(),
-                op: kind.ptx(),
-                message: format!(
-                    "membermask {mask:#010x} does not contain the executing lane {lane} (at {}:{})",
-                    site.file(),
-                    site.line()
-                ),
-            });
+            raise(lane_error(format!(
+                "membermask {mask:#010x} does not contain the executing lane {lane} (at {}:{})",
+                site.file(),
+                site.line()
+            )));
         }
         let lanes = self.warp_lanes(warp);
         if mask & !lanes != 0 {
-            raise(EmulatorError::WarpCollective {
-                thread: ctx.thread_ref(),
-                op: kind.ptx(),
-                message: format!(
-                    "membermask {mask:#010x} names lanes that do not exist: warp {warp} has \
+            raise(lane_error(format!(
+                "membermask {mask:#010x} names lanes that do not exist: warp {warp} has \
                      lanes {lanes:#010x} (the block has {} threads)",
-                    self.threads
-                ),
-            });
+                self.threads
+            )));
         }
         let mut st = self.unwind_if_aborted(self.lock());
         self.mark_sync_used();
@@ -64,14 +62,7 @@ impl Cta {
                         st.warps[w].pending[i].arrived,
                         other.ptx()
                     );
-                    self.fail(
-                        st,
-                        EmulatorError::WarpCollective {
-                            thread: ctx.thread_ref(),
-                            op: kind.ptx(),
-                            message,
-                        },
-                    );
+                    self.fail(st, lane_error(message));
                 }
                 i
             }
@@ -85,14 +76,7 @@ impl Cta {
                         p.kind.ptx(),
                         p.mask
                     );
-                    self.fail(
-                        st,
-                        EmulatorError::WarpCollective {
-                            thread: ctx.thread_ref(),
-                            op: kind.ptx(),
-                            message,
-                        },
-                    );
+                    self.fail(st, lane_error(message));
                 }
                 st.warps[w].pending.push(PendingCollective {
                     kind,
