@@ -53,84 +53,6 @@ pub unsafe fn ld_global_v1<T: B32>(ptr: Ptr<T>, pred: bool, other: T) -> T {
     }
 }
 
-/// `@pred ld.global.v2.b32 {d0, d1}, [ptr]`, `other` where `pred` is false.
-///
-/// # Safety
-/// When `pred` is true, `ptr` must point to 2 readable words, 8-byte aligned.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn ld_global_v2<T: B32>(ptr: Ptr<T>, pred: bool, other: [T; 2]) -> [T; 2] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let mut d0 = other[0].to_b32();
-        let mut d1 = other[1].to_b32();
-        asm!(
-            "{{",
-            ".reg .pred p;",
-            "setp.ne.b32 p, {pred}, 0;",
-            "@p ld.global.v2.b32 {{{d0}, {d1}}}, [{addr}];",
-            "}}",
-            d0 = inout(reg32) d0,
-            d1 = inout(reg32) d1,
-            addr = in(reg64) ptr.addr(),
-            pred = in(reg32) pred as u32,
-            options(nostack, readonly)
-        );
-        [T::from_b32(d0), T::from_b32(d1)]
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let d = ops::ld_global::<2>(
-            ptr.addr(),
-            pred,
-            [other[0].to_b32(), other[1].to_b32()],
-            "ld.global.v2.b32",
-        );
-        d.map(T::from_b32)
-    }
-}
-
-/// `@pred ld.global.v4.b32 {d0, d1, d2, d3}, [ptr]`, `other` where `pred` is false.
-///
-/// # Safety
-/// When `pred` is true, `ptr` must point to 4 readable words, 16-byte aligned.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn ld_global_v4<T: B32>(ptr: Ptr<T>, pred: bool, other: [T; 4]) -> [T; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let mut d0 = other[0].to_b32();
-        let mut d1 = other[1].to_b32();
-        let mut d2 = other[2].to_b32();
-        let mut d3 = other[3].to_b32();
-        asm!(
-            "{{",
-            ".reg .pred p;",
-            "setp.ne.b32 p, {pred}, 0;",
-            "@p ld.global.v4.b32 {{{d0}, {d1}, {d2}, {d3}}}, [{addr}];",
-            "}}",
-            d0 = inout(reg32) d0,
-            d1 = inout(reg32) d1,
-            d2 = inout(reg32) d2,
-            d3 = inout(reg32) d3,
-            addr = in(reg64) ptr.addr(),
-            pred = in(reg32) pred as u32,
-            options(nostack, readonly)
-        );
-        [
-            T::from_b32(d0),
-            T::from_b32(d1),
-            T::from_b32(d2),
-            T::from_b32(d3),
-        ]
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let d = ops::ld_global::<4>(ptr.addr(), pred, other.map(T::to_b32), "ld.global.v4.b32");
-        d.map(T::from_b32)
-    }
-}
-
 /// `@pred st.global.b32 [ptr], v`; nothing where `pred` is false.
 ///
 /// # Safety
@@ -154,55 +76,95 @@ pub unsafe fn st_global_v1<T: B32>(ptr: Ptr<T>, pred: bool, value: T) {
     ops::st_global::<1>(ptr.addr(), pred, [value.to_b32()], "st.global.b32");
 }
 
-/// `@pred st.global.v2.b32 [ptr], {v0, v1}`; nothing where `pred` is false.
-///
-/// # Safety
-/// When `pred` is true, `ptr` must point to 2 writable words, 8-byte aligned.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn st_global_v2<T: B32>(ptr: Ptr<T>, pred: bool, value: [T; 2]) {
-    #[cfg(target_arch = "nvptx64")]
-    asm!(
-        "{{",
-        ".reg .pred p;",
-        "setp.ne.b32 p, {pred}, 0;",
-        "@p st.global.v2.b32 [{addr}], {{{v0}, {v1}}};",
-        "}}",
-        v0 = in(reg32) value[0].to_b32(),
-        v1 = in(reg32) value[1].to_b32(),
-        addr = in(reg64) ptr.addr(),
-        pred = in(reg32) pred as u32,
-        options(nostack)
-    );
-    #[cfg(not(target_arch = "nvptx64"))]
-    ops::st_global::<2>(ptr.addr(), pred, value.map(T::to_b32), "st.global.v2.b32");
+/// Defines the predicated vector load `$ld` and store `$st` of `$n` words (aligned to `$align`
+/// bytes): the instructions `$ld_asm`/`$st_asm` on the registers `$w`, named `$ld_ptx`/`$st_ptx`
+/// in the emulator's diagnostics.
+macro_rules! vector_access {
+    (
+        $n:literal, $align:literal, [$($w:ident),+],
+        $(#[$ld_doc:meta])* $ld:ident, $ld_ptx:literal, $ld_asm:literal,
+        $(#[$st_doc:meta])* $st:ident, $st_ptx:literal, $st_asm:literal
+    ) => {
+        $(#[$ld_doc])*
+        ///
+        /// # Safety
+        #[doc = concat!(
+            "When `pred` is true, `ptr` must point to ", $n, " readable words, ", $align,
+            "-byte aligned."
+        )]
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $ld<T: B32>(ptr: Ptr<T>, pred: bool, other: [T; $n]) -> [T; $n] {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let [$(mut $w),+] = other.map(T::to_b32);
+                asm!(
+                    "{{",
+                    ".reg .pred p;",
+                    "setp.ne.b32 p, {pred}, 0;",
+                    $ld_asm,
+                    "}}",
+                    $($w = inout(reg32) $w,)+
+                    addr = in(reg64) ptr.addr(),
+                    pred = in(reg32) pred as u32,
+                    options(nostack, readonly)
+                );
+                [$(T::from_b32($w)),+]
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let d = ops::ld_global::<$n>(ptr.addr(), pred, other.map(T::to_b32), $ld_ptx);
+                d.map(T::from_b32)
+            }
+        }
+
+        $(#[$st_doc])*
+        ///
+        /// # Safety
+        #[doc = concat!(
+            "When `pred` is true, `ptr` must point to ", $n, " writable words, ", $align,
+            "-byte aligned."
+        )]
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $st<T: B32>(ptr: Ptr<T>, pred: bool, value: [T; $n]) {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let [$($w),+] = value.map(T::to_b32);
+                asm!(
+                    "{{",
+                    ".reg .pred p;",
+                    "setp.ne.b32 p, {pred}, 0;",
+                    $st_asm,
+                    "}}",
+                    $($w = in(reg32) $w,)+
+                    addr = in(reg64) ptr.addr(),
+                    pred = in(reg32) pred as u32,
+                    options(nostack)
+                );
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            ops::st_global::<$n>(ptr.addr(), pred, value.map(T::to_b32), $st_ptx);
+        }
+    };
 }
 
-/// `@pred st.global.v4.b32 [ptr], {v0, v1, v2, v3}`; nothing where `pred` is false.
-///
-/// # Safety
-/// When `pred` is true, `ptr` must point to 4 writable words, 16-byte aligned.
-#[inline(always)]
-#[track_caller]
-pub unsafe fn st_global_v4<T: B32>(ptr: Ptr<T>, pred: bool, value: [T; 4]) {
-    #[cfg(target_arch = "nvptx64")]
-    asm!(
-        "{{",
-        ".reg .pred p;",
-        "setp.ne.b32 p, {pred}, 0;",
-        "@p st.global.v4.b32 [{addr}], {{{v0}, {v1}, {v2}, {v3}}};",
-        "}}",
-        v0 = in(reg32) value[0].to_b32(),
-        v1 = in(reg32) value[1].to_b32(),
-        v2 = in(reg32) value[2].to_b32(),
-        v3 = in(reg32) value[3].to_b32(),
-        addr = in(reg64) ptr.addr(),
-        pred = in(reg32) pred as u32,
-        options(nostack)
-    );
-    #[cfg(not(target_arch = "nvptx64"))]
-    ops::st_global::<4>(ptr.addr(), pred, value.map(T::to_b32), "st.global.v4.b32");
-}
+vector_access!(
+    2, 8, [w0, w1],
+    /// `@pred ld.global.v2.b32 {d0, d1}, [ptr]`, `other` where `pred` is false.
+    ld_global_v2, "ld.global.v2.b32", "@p ld.global.v2.b32 {{{w0}, {w1}}}, [{addr}];",
+    /// `@pred st.global.v2.b32 [ptr], {v0, v1}`; nothing where `pred` is false.
+    st_global_v2, "st.global.v2.b32", "@p st.global.v2.b32 [{addr}], {{{w0}, {w1}}};"
+);
+vector_access!(
+    4, 16, [w0, w1, w2, w3],
+    /// `@pred ld.global.v4.b32 {d0, d1, d2, d3}, [ptr]`, `other` where `pred` is false.
+    ld_global_v4, "ld.global.v4.b32",
+    "@p ld.global.v4.b32 {{{w0}, {w1}, {w2}, {w3}}}, [{addr}];",
+    /// `@pred st.global.v4.b32 [ptr], {v0, v1, v2, v3}`; nothing where `pred` is false.
+    st_global_v4, "st.global.v4.b32",
+    "@p st.global.v4.b32 [{addr}], {{{w0}, {w1}, {w2}, {w3}}};"
+);
 
 /// Defines the predicated sub-word load `$ld` and store `$st` of `$t` (`$bytes` bytes): the value
 /// travels zero-extended in a 32-bit register, as `ld.global.u8/u16` writes it and

@@ -12,35 +12,6 @@ use core::arch::asm;
 use super::float::canonicalize_nan_f32;
 use super::float::CANONICAL_NAN_F32;
 
-/// Defines `pub fn $name(args) -> $t`: on nvptx64 the one instruction `$ptx d, args...;` on
-/// registers of class `$reg`, on the host the expression `$host` of the same arguments.
-macro_rules! register_op {
-    ($(#[$doc:meta])* $name:ident($($arg:ident),+): $t:ty, $reg:ident, $ptx:literal, host $host:expr) => {
-        $(#[$doc])*
-        #[inline(always)]
-        pub fn $name($($arg: $t),+) -> $t {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let d: $t;
-                // SAFETY: register-only instruction.
-                unsafe {
-                    asm!(
-                        concat!($ptx, " {d}", $(", {", stringify!($arg), "}",)+ ";"),
-                        d = out($reg) d,
-                        $($arg = in($reg) $arg,)+
-                        options(pure, nomem, nostack)
-                    );
-                }
-                d
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                $host
-            }
-        }
-    };
-}
-
 /// Defines the NaN-propagating maximum and minimum of `$t` with `-0 < +0`: the semantics of PTX
 /// `max.NaN`/`min.NaN` ("the result is canonical NaN if any of the inputs is NaN"), NaN `$nan`.
 macro_rules! nan_minmax {
@@ -84,42 +55,42 @@ nan_minmax!(pub max_f64, min_f64, f64, f64::NAN);
 register_op!(
     /// `max.NaN.f32`: NaN-propagating maximum with `-0 < +0` (a NaN result is the canonical
     /// `0x7fffffff`; sm_80+).
-    max_f32(a, b): f32, reg32, "max.NaN.f32", host max_nan_f32(a, b)
+    max_f32(a, b): f32, reg32, "max.NaN.f32 {d}, {a}, {b};", host max_nan_f32(a, b)
 );
 register_op!(
     /// `min.NaN.f32`: NaN-propagating minimum with `-0 < +0` (a NaN result is the canonical
     /// `0x7fffffff`; sm_80+).
-    min_f32(a, b): f32, reg32, "min.NaN.f32", host min_nan_f32(a, b)
+    min_f32(a, b): f32, reg32, "min.NaN.f32 {d}, {a}, {b};", host min_nan_f32(a, b)
 );
 register_op!(
     /// `ex2.approx.f32`: 2^x.
-    ex2_approx_f32(x): f32, reg32, "ex2.approx.f32", host canonicalize_nan_f32(x.exp2())
+    ex2_approx_f32(x): f32, reg32, "ex2.approx.f32 {d}, {x};", host canonicalize_nan_f32(x.exp2())
 );
 register_op!(
     /// `lg2.approx.f32`: log₂ x.
-    lg2_approx_f32(x): f32, reg32, "lg2.approx.f32", host canonicalize_nan_f32(x.log2())
+    lg2_approx_f32(x): f32, reg32, "lg2.approx.f32 {d}, {x};", host canonicalize_nan_f32(x.log2())
 );
 register_op!(
     /// `sqrt.rn.f32`: √x, correctly rounded.
-    sqrt_rn_f32(x): f32, reg32, "sqrt.rn.f32", host canonicalize_nan_f32(x.sqrt())
+    sqrt_rn_f32(x): f32, reg32, "sqrt.rn.f32 {d}, {x};", host canonicalize_nan_f32(x.sqrt())
 );
 register_op!(
     /// `rsqrt.approx.f32`: 1/√x.
-    rsqrt_approx_f32(x): f32, reg32, "rsqrt.approx.f32", host canonicalize_nan_f32(1.0 / x.sqrt())
+    rsqrt_approx_f32(x): f32, reg32, "rsqrt.approx.f32 {d}, {x};", host canonicalize_nan_f32(1.0 / x.sqrt())
 );
 register_op!(
     /// `fma.rn.f32`: `a·b + c` rounded once (NaN results canonical, `0x7fffffff`).
-    fma_rn_f32(a, b, c): f32, reg32, "fma.rn.f32", host canonicalize_nan_f32(a.mul_add(b, c))
+    fma_rn_f32(a, b, c): f32, reg32, "fma.rn.f32 {d}, {a}, {b}, {c};", host canonicalize_nan_f32(a.mul_add(b, c))
 );
 register_op!(
     /// `sqrt.rn.f64`: √x, correctly rounded.
-    sqrt_rn_f64(x): f64, reg64, "sqrt.rn.f64", host x.sqrt()
+    sqrt_rn_f64(x): f64, reg64, "sqrt.rn.f64 {d}, {x};", host x.sqrt()
 );
 register_op!(
     /// `rsqrt.approx.f64`: 1/√x.
-    rsqrt_approx_f64(x): f64, reg64, "rsqrt.approx.f64", host 1.0 / x.sqrt()
+    rsqrt_approx_f64(x): f64, reg64, "rsqrt.approx.f64 {d}, {x};", host 1.0 / x.sqrt()
 );
 register_op!(
     /// `fma.rn.f64`: `a·b + c` rounded once.
-    fma_rn_f64(a, b, c): f64, reg64, "fma.rn.f64", host a.mul_add(b, c)
+    fma_rn_f64(a, b, c): f64, reg64, "fma.rn.f64 {d}, {a}, {b}, {c};", host a.mul_add(b, c)
 );

@@ -53,6 +53,36 @@
 //! On nvptx64 this crate provides the `#[panic_handler]` (it executes `trap`), so kernel crates
 //! need none; with `-Cpanic=immediate-abort` panics compile to `trap` in place anyway.
 
+/// Defines `pub fn $name(args) -> $t`: on nvptx64 the one register-only instruction `$ptx`
+/// (operands `{d}` and the arguments by name, registers of class `$reg`), on the host the
+/// expression `$host` of the same arguments.
+macro_rules! register_op {
+    ($(#[$doc:meta])* $name:ident($($arg:ident),+): $t:ty, $reg:ident, $ptx:literal, host $host:expr) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name($($arg: $t),+) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let d: $t;
+                // SAFETY: register-only instruction.
+                unsafe {
+                    asm!(
+                        $ptx,
+                        d = out($reg) d,
+                        $($arg = in($reg) $arg,)+
+                        options(pure, nomem, nostack)
+                    );
+                }
+                d
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                $host
+            }
+        }
+    };
+}
+
 mod cp_async;
 mod cvt;
 pub(crate) mod float;
