@@ -23,6 +23,26 @@ use core::arch::asm;
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::emulator::ops;
 
+/// `asm!` of the predicated instruction `$instr` (`@p ...`, its address operand `{addr}`) in a
+/// scoped block that sets the predicate from `$pred` (asm operands have no predicate class):
+/// `{ .reg .pred p; setp.ne.b32 p, pred, 0; @p ...; }`. The `$operand`s come first.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! predicated_asm {
+    ($instr:expr, $addr:expr, $pred:expr, [$($operand:tt)*], $($option:ident),+) => {
+        asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {pred}, 0;",
+            $instr,
+            "}}",
+            $($operand)*
+            addr = in(reg64) $addr,
+            pred = in(reg32) $pred as u32,
+            options($($option),+)
+        )
+    };
+}
+
 /// `@pred ld.global.b32 d, [ptr]`, `other` where `pred` is false.
 ///
 /// # Safety
@@ -33,16 +53,12 @@ pub unsafe fn ld_global_v1<T: B32>(ptr: Ptr<T>, pred: bool, other: T) -> T {
     #[cfg(target_arch = "nvptx64")]
     {
         let mut d = other.to_b32();
-        asm!(
-            "{{",
-            ".reg .pred p;",
-            "setp.ne.b32 p, {pred}, 0;",
+        predicated_asm!(
             "@p ld.global.b32 {d}, [{addr}];",
-            "}}",
-            d = inout(reg32) d,
-            addr = in(reg64) ptr.addr(),
-            pred = in(reg32) pred as u32,
-            options(nostack, readonly)
+            ptr.addr(),
+            pred,
+            [d = inout(reg32) d,],
+            nostack, readonly
         );
         T::from_b32(d)
     }
@@ -61,16 +77,12 @@ pub unsafe fn ld_global_v1<T: B32>(ptr: Ptr<T>, pred: bool, other: T) -> T {
 #[track_caller]
 pub unsafe fn st_global_v1<T: B32>(ptr: Ptr<T>, pred: bool, value: T) {
     #[cfg(target_arch = "nvptx64")]
-    asm!(
-        "{{",
-        ".reg .pred p;",
-        "setp.ne.b32 p, {pred}, 0;",
+    predicated_asm!(
         "@p st.global.b32 [{addr}], {v};",
-        "}}",
-        v = in(reg32) value.to_b32(),
-        addr = in(reg64) ptr.addr(),
-        pred = in(reg32) pred as u32,
-        options(nostack)
+        ptr.addr(),
+        pred,
+        [v = in(reg32) value.to_b32(),],
+        nostack
     );
     #[cfg(not(target_arch = "nvptx64"))]
     ops::st_global::<1>(ptr.addr(), pred, [value.to_b32()], "st.global.b32");
@@ -98,16 +110,12 @@ macro_rules! vector_access {
             #[cfg(target_arch = "nvptx64")]
             {
                 let [$(mut $w),+] = other.map(T::to_b32);
-                asm!(
-                    "{{",
-                    ".reg .pred p;",
-                    "setp.ne.b32 p, {pred}, 0;",
+                predicated_asm!(
                     $ld_asm,
-                    "}}",
-                    $($w = inout(reg32) $w,)+
-                    addr = in(reg64) ptr.addr(),
-                    pred = in(reg32) pred as u32,
-                    options(nostack, readonly)
+                    ptr.addr(),
+                    pred,
+                    [$($w = inout(reg32) $w,)+],
+                    nostack, readonly
                 );
                 [$(T::from_b32($w)),+]
             }
@@ -131,16 +139,12 @@ macro_rules! vector_access {
             #[cfg(target_arch = "nvptx64")]
             {
                 let [$($w),+] = value.map(T::to_b32);
-                asm!(
-                    "{{",
-                    ".reg .pred p;",
-                    "setp.ne.b32 p, {pred}, 0;",
+                predicated_asm!(
                     $st_asm,
-                    "}}",
-                    $($w = in(reg32) $w,)+
-                    addr = in(reg64) ptr.addr(),
-                    pred = in(reg32) pred as u32,
-                    options(nostack)
+                    ptr.addr(),
+                    pred,
+                    [$($w = in(reg32) $w,)+],
+                    nostack
                 );
             }
             #[cfg(not(target_arch = "nvptx64"))]
@@ -181,16 +185,12 @@ macro_rules! sub_word_access {
             #[cfg(target_arch = "nvptx64")]
             {
                 let mut d = other;
-                asm!(
-                    "{{",
-                    ".reg .pred p;",
-                    "setp.ne.b32 p, {pred}, 0;",
+                predicated_asm!(
                     concat!("@p ", $ld_ptx, " {d}, [{addr}];"),
-                    "}}",
-                    d = inout(reg32) d,
-                    addr = in(reg64) ptr.addr(),
-                    pred = in(reg32) pred as u32,
-                    options(nostack, readonly)
+                    ptr.addr(),
+                    pred,
+                    [d = inout(reg32) d,],
+                    nostack, readonly
                 );
                 d
             }
@@ -214,16 +214,12 @@ macro_rules! sub_word_access {
         #[track_caller]
         pub unsafe fn $st(ptr: Ptr<$t>, pred: bool, value: u32) {
             #[cfg(target_arch = "nvptx64")]
-            asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {pred}, 0;",
+            predicated_asm!(
                 concat!("@p ", $st_ptx, " [{addr}], {v};"),
-                "}}",
-                v = in(reg32) value,
-                addr = in(reg64) ptr.addr(),
-                pred = in(reg32) pred as u32,
-                options(nostack)
+                ptr.addr(),
+                pred,
+                [v = in(reg32) value,],
+                nostack
             );
             #[cfg(not(target_arch = "nvptx64"))]
             {

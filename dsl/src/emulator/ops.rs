@@ -179,15 +179,27 @@ fn shared_index_or_raise(
     }
 }
 
+/// Checks this thread's shared access of `bytes` at `addr` (raising its error), records it in the
+/// thread's access log and returns the index of its first word.
+fn logged_shared_access(
+    t: &ThreadCtx<'_>,
+    addr: u32,
+    bytes: u32,
+    op: &'static str,
+    location: &'static Location<'static>,
+    kind: SharedAccessKind,
+) -> usize {
+    let i = shared_index_or_raise(t, addr, bytes, op, Site(location));
+    t.local.borrow_mut().log_shared(location, kind, addr, bytes);
+    i
+}
+
 /// `ld.shared.v{N}.b32 [addr]`.
 #[track_caller]
 pub(crate) fn ld_shared<const N: usize>(addr: u32, op: &'static str) -> [u32; N] {
     let location = Location::caller();
     with_thread(|t| {
-        let i = shared_index_or_raise(t, addr, 4 * N as u32, op, Site(location));
-        t.local
-            .borrow_mut()
-            .log_shared(location, SharedAccessKind::Load, addr, 4 * N as u32);
+        let i = logged_shared_access(t, addr, 4 * N as u32, op, location, SharedAccessKind::Load);
         let mut out = [0u32; N];
         for (k, o) in out.iter_mut().enumerate() {
             *o = t.cta.shared[i + k].load(Ordering::Relaxed);
@@ -201,10 +213,7 @@ pub(crate) fn ld_shared<const N: usize>(addr: u32, op: &'static str) -> [u32; N]
 pub(crate) fn st_shared<const N: usize>(addr: u32, value: [u32; N], op: &'static str) {
     let location = Location::caller();
     with_thread(|t| {
-        let i = shared_index_or_raise(t, addr, 4 * N as u32, op, Site(location));
-        t.local
-            .borrow_mut()
-            .log_shared(location, SharedAccessKind::Store, addr, 4 * N as u32);
+        let i = logged_shared_access(t, addr, 4 * N as u32, op, location, SharedAccessKind::Store);
         for (k, v) in value.iter().enumerate() {
             t.cta.shared[i + k].store(*v, Ordering::Relaxed);
         }

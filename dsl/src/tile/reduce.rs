@@ -32,30 +32,26 @@ pub fn shfl_bfly<T: Elem>(value: T, lane_mask: u32) -> T {
 /// smaller index; NaN counts as larger than every number (so `argmax` finds the first NaN).
 #[inline(always)]
 pub fn argmax_combine<T: Cmp>(a: (T, i32), b: (T, i32)) -> (T, i32) {
-    let a_nan = !T::eq(a.0, a.0);
-    let b_nan = !T::eq(b.0, b.0);
-    let take_b = if a_nan || b_nan {
-        b_nan && (!a_nan || b.1 < a.1)
-    } else {
-        T::gt(b.0, a.0) || (T::eq(b.0, a.0) && b.1 < a.1)
-    };
-    if take_b {
-        b
-    } else {
-        a
-    }
+    arg_combine(a, b, T::gt)
 }
 
 /// The `(value, index)` pair `argmin` keeps: the smaller value; on a tie (or both NaN) the
 /// smaller index; NaN counts as smaller than every number (so `argmin` finds the first NaN).
 #[inline(always)]
 pub fn argmin_combine<T: Cmp>(a: (T, i32), b: (T, i32)) -> (T, i32) {
+    arg_combine(a, b, T::lt)
+}
+
+/// The pair an arg-reduction keeps of `a` and `b`: `b` if its value wins (`wins(b, a)`), or ties
+/// with a smaller index; a NaN wins over every number, and of two NaNs the smaller index.
+#[inline(always)]
+fn arg_combine<T: Cmp>(a: (T, i32), b: (T, i32), wins: impl Fn(T, T) -> bool) -> (T, i32) {
     let a_nan = !T::eq(a.0, a.0);
     let b_nan = !T::eq(b.0, b.0);
     let take_b = if a_nan || b_nan {
         b_nan && (!a_nan || b.1 < a.1)
     } else {
-        T::lt(b.0, a.0) || (T::eq(b.0, a.0) && b.1 < a.1)
+        wins(b.0, a.0) || (T::eq(b.0, a.0) && b.1 < a.1)
     };
     if take_b {
         b
