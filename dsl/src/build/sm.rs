@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// Environment variable that overrides the SM target of every [`PtxBuild`].
+/// Environment variable that overrides the SM target of every [`PtxBuild`](super::PtxBuild).
 pub const SM_ENV: &str = "TESSERA_SM";
 
 /// A GPU architecture to generate PTX for (`-Ctarget-cpu=sm_XX`, PTX `.target sm_XX`).

@@ -5,7 +5,7 @@ use std::fmt;
 /// Environment variable that picks the device: `gpu`, `emulator` or `auto` (the default).
 pub const DEVICE_ENV: &str = "TESSERA_DEVICE";
 
-/// Which back end a [`Device`] runs kernels on.
+/// Which back end a [`Device`](super::Device) runs kernels on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {
     /// A CUDA GPU through the driver API.

@@ -11,7 +11,7 @@ pub trait Layout: 'static {
     const LAYOUT: LinearLayout;
 }
 
-/// A tile of one thread: `R` registers of `T` in layout `L` (see the [module docs](self)).
+/// A tile of one thread: `R` registers of `T` in layout `L` (see the [module docs](crate::tile)).
 #[repr(transparent)]
 pub struct Tile<T, L, const R: usize> {
     regs: [T; R],
