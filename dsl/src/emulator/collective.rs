@@ -36,6 +36,20 @@ pub(crate) enum Collective {
     Mma(MmaKind),
 }
 
+/// The PTX name of `$op` (`ldmatrix` or `stmatrix`) of `$num` 8×8 matrices, `.trans` or not.
+macro_rules! matrix_ptx {
+    ($op:literal, $num:expr, $trans:expr) => {
+        match ($num, $trans) {
+            (1, false) => concat!($op, ".sync.aligned.m8n8.x1.shared.b16"),
+            (2, false) => concat!($op, ".sync.aligned.m8n8.x2.shared.b16"),
+            (4, false) => concat!($op, ".sync.aligned.m8n8.x4.shared.b16"),
+            (1, true) => concat!($op, ".sync.aligned.m8n8.x1.trans.shared.b16"),
+            (2, true) => concat!($op, ".sync.aligned.m8n8.x2.trans.shared.b16"),
+            _ => concat!($op, ".sync.aligned.m8n8.x4.trans.shared.b16"),
+        }
+    };
+}
+
 impl Collective {
     pub(crate) fn ptx(&self) -> &'static str {
         match self {
@@ -44,22 +58,8 @@ impl Collective {
             Collective::Shfl(ShflMode::Bfly) => "shfl.sync.bfly.b32",
             Collective::Shfl(ShflMode::Idx) => "shfl.sync.idx.b32",
             Collective::WarpSync => "bar.warp.sync",
-            Collective::Ldmatrix { num, trans } => match (num, trans) {
-                (1, false) => "ldmatrix.sync.aligned.m8n8.x1.shared.b16",
-                (2, false) => "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
-                (4, false) => "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-                (1, true) => "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
-                (2, true) => "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
-                _ => "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-            },
-            Collective::Stmatrix { num, trans } => match (num, trans) {
-                (1, false) => "stmatrix.sync.aligned.m8n8.x1.shared.b16",
-                (2, false) => "stmatrix.sync.aligned.m8n8.x2.shared.b16",
-                (4, false) => "stmatrix.sync.aligned.m8n8.x4.shared.b16",
-                (1, true) => "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
-                (2, true) => "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
-                _ => "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-            },
+            Collective::Ldmatrix { num, trans } => matrix_ptx!("ldmatrix", num, trans),
+            Collective::Stmatrix { num, trans } => matrix_ptx!("stmatrix", num, trans),
             Collective::Mma(MmaKind::F16F32) => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
             Collective::Mma(MmaKind::Bf16F32) => {
                 "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"

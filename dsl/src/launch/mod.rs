@@ -546,15 +546,21 @@ impl<T: DeviceElement> DeviceBuffer<T> {
         self.device_id == device.id
     }
 
+    /// `Ok` if a host slice of `len` elements fits a copy (`what`) to or from this buffer exactly.
+    fn check_len(&self, what: &str, len: usize) -> Result<(), LaunchError> {
+        if len == self.len {
+            return Ok(());
+        }
+        Err(LaunchError::LengthMismatch {
+            what: what.to_string(),
+            expected: self.len,
+            got: len,
+        })
+    }
+
     /// Copies `data` (exactly [`len`](Self::len) elements) into the buffer.
     pub fn copy_from_host(&mut self, data: &[T]) -> Result<(), LaunchError> {
-        if data.len() != self.len {
-            return Err(LaunchError::LengthMismatch {
-                what: "copy to device".to_string(),
-                expected: self.len,
-                got: data.len(),
-            });
-        }
+        self.check_len("copy to device", data.len())?;
         let bytes = self.size_bytes();
         // SAFETY: `data` is `bytes` bytes of plain data (`DeviceElement`).
         let source = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), bytes) };
@@ -572,13 +578,7 @@ impl<T: DeviceElement> DeviceBuffer<T> {
     /// Copies the buffer into `out` (exactly [`len`](Self::len) elements), after all launched
     /// work has finished.
     pub fn copy_to_host(&self, out: &mut [T]) -> Result<(), LaunchError> {
-        if out.len() != self.len {
-            return Err(LaunchError::LengthMismatch {
-                what: "copy to host".to_string(),
-                expected: self.len,
-                got: out.len(),
-            });
-        }
+        self.check_len("copy to host", out.len())?;
         let bytes = self.size_bytes();
         // SAFETY: `out` is `bytes` bytes of plain data, any bit pattern valid (`DeviceElement`).
         let target =
