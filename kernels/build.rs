@@ -1,6 +1,8 @@
 //! Builds this crate's own PTX when the crate is built for the host, so that its tests can embed
 //! it (`tessera::include_ptx!("tessera_kernels")`) and run the same kernels on a GPU.
 //!
+//! * Always: `cargo:rerun-if-env-changed=TESSERA_EXPLAIN`, so that setting it re-expands the
+//!   kernels and prints their layout inference.
 //! * Built for `nvptx64` (the nested device build that [`tessera::build::PtxBuild`] starts runs
 //!   this script again, for the device target): nothing to do, the PTX is what that build makes.
 //! * `TESSERA_NO_PTX=1`: no device build; `$OUT_DIR/tessera_kernels.ptx` is left empty and the
@@ -18,6 +20,8 @@ const NO_PTX_ENV: &str = "TESSERA_NO_PTX";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    // Re-expand the kernels (device and host builds) when TESSERA_EXPLAIN changes.
+    tessera::build::track_explain_env();
     let target_arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let target = std::env::var("TARGET").unwrap_or_default();
     if target_arch == "nvptx64" || target.starts_with("nvptx64") {

@@ -302,33 +302,32 @@ storage_float!(
     f8e5m2, u8, E5M2, 0x7fff_ffff
 );
 
-impl f8e4m3 {
-    /// Exact conversion to f16 (`cvt.rn.f16x2.e4m3x2`); NaN gives the canonical f16 NaN `0x7fff`.
-    #[inline]
-    pub const fn to_f16(self) -> f16 {
-        f16::from_f32(self.to_f32())
-    }
+/// The f16 conversions of the f8 format `$t` (PTX `$fmt`), through f32 (f16 → f32 is exact).
+macro_rules! f8_f16_conversions {
+    ($t:ident, $fmt:literal) => {
+        impl $t {
+            #[doc = concat!(
+                "Exact conversion to f16 (`cvt.rn.f16x2.", $fmt, "x2`); NaN gives the canonical ",
+                "f16 NaN `0x7fff`."
+            )]
+            #[inline]
+            pub const fn to_f16(self) -> f16 {
+                f16::from_f32(self.to_f32())
+            }
 
-    /// Rounds an f16 to e4m3 (`cvt.rn.satfinite.e4m3x2.f16x2`: one rounding, f16 → f32 is exact).
-    #[inline]
-    pub const fn from_f16(x: f16) -> Self {
-        Self::from_f32(x.to_f32())
-    }
+            #[doc = concat!(
+                "Rounds an f16 to ", $fmt, " (`cvt.rn.satfinite.", $fmt, "x2.f16x2`: one ",
+                "rounding, f16 → f32 is exact)."
+            )]
+            #[inline]
+            pub const fn from_f16(x: f16) -> Self {
+                Self::from_f32(x.to_f32())
+            }
+        }
+    };
 }
-
-impl f8e5m2 {
-    /// Exact conversion to f16 (`cvt.rn.f16x2.e5m2x2`); NaN gives the canonical f16 NaN `0x7fff`.
-    #[inline]
-    pub const fn to_f16(self) -> f16 {
-        f16::from_f32(self.to_f32())
-    }
-
-    /// Rounds an f16 to e5m2 (`cvt.rn.satfinite.e5m2x2.f16x2`: one rounding, f16 → f32 is exact).
-    #[inline]
-    pub const fn from_f16(x: f16) -> Self {
-        Self::from_f32(x.to_f32())
-    }
-}
+f8_f16_conversions!(f8e4m3, "e4m3");
+f8_f16_conversions!(f8e5m2, "e5m2");
 
 /// Packs two f16 into one 32-bit register the way PTX `.f16x2` does: `lo` in bits 0..16.
 #[inline(always)]

@@ -106,109 +106,92 @@ cvt_fn!(
     host x as f32
 );
 
-/// `cvt.rn.satfinite.e4m3x2.f32 d, hi, lo` (sm_89+; software elsewhere): two f32 rounded to
-/// e4m3, `lo` in bits 0..8 of the pair. Overflow and ±inf saturate to ±448, NaN gives `0x7f`.
-#[inline(always)]
-pub fn f32x2_to_f8e4m3x2(lo: f32, hi: f32) -> [f8e4m3; 2] {
-    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
-    {
-        let d: u16;
-        // SAFETY: register-only instruction.
-        unsafe {
-            asm!("cvt.rn.satfinite.e4m3x2.f32 {d}, {a}, {b};", d = out(reg16) d, a = in(reg32) hi,
-                 b = in(reg32) lo, options(pure, nomem, nostack));
+/// Defines the conversions of the f8 format `$t` (PTX `$fmt`): the pairs f32×2 → f8×2
+/// (`cvt.rn.satfinite.<fmt>x2.f32`) and f8×2 → f16×2 (`cvt.rn.f16x2.<fmt>x2`), sm_89+
+/// instructions with the type's own software rounding elsewhere, and their one-lane forms
+/// f32 → f8 and f8 → f32 (through `cvt.f32.f16`, exact).
+macro_rules! f8_conversions {
+    (
+        $t:ident, $fmt:literal,
+        $(#[$narrow_doc:meta])* $narrow_x2:ident,
+        $(#[$widen_doc:meta])* $widen_x2:ident,
+        $narrow:ident, $widen:ident
+    ) => {
+        $(#[$narrow_doc])*
+        #[inline(always)]
+        pub fn $narrow_x2(lo: f32, hi: f32) -> [$t; 2] {
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
+            {
+                let d: u16;
+                // SAFETY: register-only instruction.
+                unsafe {
+                    asm!(concat!("cvt.rn.satfinite.", $fmt, "x2.f32 {d}, {a}, {b};"),
+                         d = out(reg16) d, a = in(reg32) hi, b = in(reg32) lo,
+                         options(pure, nomem, nostack));
+                }
+                [$t(d as u8), $t((d >> 8) as u8)]
+            }
+            #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
+            {
+                [$t::from_f32(lo), $t::from_f32(hi)]
+            }
         }
-        [f8e4m3(d as u8), f8e4m3((d >> 8) as u8)]
-    }
-    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
-    {
-        [f8e4m3::from_f32(lo), f8e4m3::from_f32(hi)]
-    }
-}
 
-/// `cvt.rn.satfinite.e5m2x2.f32 d, hi, lo` (sm_89+; software elsewhere): two f32 rounded to
-/// e5m2, `lo` in bits 0..8. Overflow and ±inf saturate to ±57344, NaN (any sign or
-/// payload) gives `0x7f`.
-#[inline(always)]
-pub fn f32x2_to_f8e5m2x2(lo: f32, hi: f32) -> [f8e5m2; 2] {
-    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
-    {
-        let d: u16;
-        // SAFETY: register-only instruction.
-        unsafe {
-            asm!("cvt.rn.satfinite.e5m2x2.f32 {d}, {a}, {b};", d = out(reg16) d, a = in(reg32) hi,
-                 b = in(reg32) lo, options(pure, nomem, nostack));
+        $(#[$widen_doc])*
+        #[inline(always)]
+        pub fn $widen_x2(x: [$t; 2]) -> [f16; 2] {
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
+            {
+                let d: u32;
+                let a = x[0].0 as u16 | (x[1].0 as u16) << 8;
+                // SAFETY: register-only instruction.
+                unsafe {
+                    asm!(concat!("cvt.rn.f16x2.", $fmt, "x2 {d}, {a};"), d = out(reg32) d,
+                         a = in(reg16) a, options(pure, nomem, nostack));
+                }
+                [f16(d as u16), f16((d >> 16) as u16)]
+            }
+            #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
+            {
+                [x[0].to_f16(), x[1].to_f16()]
+            }
         }
-        [f8e5m2(d as u8), f8e5m2((d >> 8) as u8)]
-    }
-    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
-    {
-        [f8e5m2::from_f32(lo), f8e5m2::from_f32(hi)]
-    }
-}
 
-/// `cvt.rn.f16x2.e4m3x2 d, a` (sm_89+; software elsewhere): two e4m3 to two f16, exactly
-/// (NaN gives `0x7fff`).
-#[inline(always)]
-pub fn f8e4m3x2_to_f16x2(x: [f8e4m3; 2]) -> [f16; 2] {
-    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
-    {
-        let d: u32;
-        let a = x[0].0 as u16 | (x[1].0 as u16) << 8;
-        // SAFETY: register-only instruction.
-        unsafe {
-            asm!("cvt.rn.f16x2.e4m3x2 {d}, {a};", d = out(reg32) d, a = in(reg16) a,
-                 options(pure, nomem, nostack));
+        #[doc = concat!("f32 → ", $fmt, " (one lane of [`", stringify!($narrow_x2), "`]).")]
+        #[inline(always)]
+        pub fn $narrow(x: f32) -> $t {
+            $narrow_x2(x, 0.0)[0]
         }
-        [f16(d as u16), f16((d >> 16) as u16)]
-    }
-    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
-    {
-        [x[0].to_f16(), x[1].to_f16()]
-    }
-}
 
-/// `cvt.rn.f16x2.e5m2x2 d, a` (sm_89+; software elsewhere): two e5m2 to two f16, exactly
-/// (NaN gives `0x7fff`).
-#[inline(always)]
-pub fn f8e5m2x2_to_f16x2(x: [f8e5m2; 2]) -> [f16; 2] {
-    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
-    {
-        let d: u32;
-        let a = x[0].0 as u16 | (x[1].0 as u16) << 8;
-        // SAFETY: register-only instruction.
-        unsafe {
-            asm!("cvt.rn.f16x2.e5m2x2 {d}, {a};", d = out(reg32) d, a = in(reg16) a,
-                 options(pure, nomem, nostack));
+        #[doc = concat!(
+            $fmt, " → f32, exactly: [`", stringify!($widen_x2),
+            "`] then `cvt.f32.f16` (NaN gives `0x7fffffff`)."
+        )]
+        #[inline(always)]
+        pub fn $widen(x: $t) -> f32 {
+            f16_to_f32($widen_x2([x, $t(0)])[0])
         }
-        [f16(d as u16), f16((d >> 16) as u16)]
-    }
-    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
-    {
-        [x[0].to_f16(), x[1].to_f16()]
-    }
+    };
 }
 
-/// f32 → e4m3 (one lane of [`f32x2_to_f8e4m3x2`]).
-#[inline(always)]
-pub fn f32_to_f8e4m3(x: f32) -> f8e4m3 {
-    f32x2_to_f8e4m3x2(x, 0.0)[0]
-}
-
-/// f32 → e5m2 (one lane of [`f32x2_to_f8e5m2x2`]).
-#[inline(always)]
-pub fn f32_to_f8e5m2(x: f32) -> f8e5m2 {
-    f32x2_to_f8e5m2x2(x, 0.0)[0]
-}
-
-/// e4m3 → f32, exactly: [`f8e4m3x2_to_f16x2`] then `cvt.f32.f16` (NaN gives `0x7fffffff`).
-#[inline(always)]
-pub fn f8e4m3_to_f32(x: f8e4m3) -> f32 {
-    f16_to_f32(f8e4m3x2_to_f16x2([x, f8e4m3(0)])[0])
-}
-
-/// e5m2 → f32, exactly: [`f8e5m2x2_to_f16x2`] then `cvt.f32.f16` (NaN gives `0x7fffffff`).
-#[inline(always)]
-pub fn f8e5m2_to_f32(x: f8e5m2) -> f32 {
-    f16_to_f32(f8e5m2x2_to_f16x2([x, f8e5m2(0)])[0])
-}
+f8_conversions!(
+    f8e4m3, "e4m3",
+    /// `cvt.rn.satfinite.e4m3x2.f32 d, hi, lo` (sm_89+; software elsewhere): two f32 rounded to
+    /// e4m3, `lo` in bits 0..8 of the pair. Overflow and ±inf saturate to ±448, NaN gives `0x7f`.
+    f32x2_to_f8e4m3x2,
+    /// `cvt.rn.f16x2.e4m3x2 d, a` (sm_89+; software elsewhere): two e4m3 to two f16, exactly
+    /// (NaN gives `0x7fff`).
+    f8e4m3x2_to_f16x2,
+    f32_to_f8e4m3, f8e4m3_to_f32
+);
+f8_conversions!(
+    f8e5m2, "e5m2",
+    /// `cvt.rn.satfinite.e5m2x2.f32 d, hi, lo` (sm_89+; software elsewhere): two f32 rounded to
+    /// e5m2, `lo` in bits 0..8. Overflow and ±inf saturate to ±57344, NaN (any sign or
+    /// payload) gives `0x7f`.
+    f32x2_to_f8e5m2x2,
+    /// `cvt.rn.f16x2.e5m2x2 d, a` (sm_89+; software elsewhere): two e5m2 to two f16, exactly
+    /// (NaN gives `0x7fff`).
+    f8e5m2x2_to_f16x2,
+    f32_to_f8e5m2, f8e5m2_to_f32
+);

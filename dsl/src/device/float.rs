@@ -84,40 +84,13 @@ f32_binary!(
     div_f32, /
 );
 
-/// `xor.b32 d, a, 0x80000000`: `−a` by flipping the sign bit (NaN payloads kept).
-#[inline(always)]
-pub fn neg_f32(a: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let d: f32;
-        // SAFETY: register-only instruction.
-        unsafe {
-            asm!("xor.b32 {d}, {a}, -2147483648;", d = out(reg32) d, a = in(reg32) a,
-                 options(pure, nomem, nostack));
-        }
-        d
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        f32::from_bits(a.to_bits() ^ 0x8000_0000)
-    }
-}
-
-/// `and.b32 d, a, 0x7fffffff`: `|a|` by clearing the sign bit (NaN payloads kept).
-#[inline(always)]
-pub fn abs_f32(a: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let d: f32;
-        // SAFETY: register-only instruction.
-        unsafe {
-            asm!("and.b32 {d}, {a}, 2147483647;", d = out(reg32) d, a = in(reg32) a,
-                 options(pure, nomem, nostack));
-        }
-        d
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        f32::from_bits(a.to_bits() & 0x7fff_ffff)
-    }
-}
+register_op!(
+    /// `xor.b32 d, a, 0x80000000`: `−a` by flipping the sign bit (NaN payloads kept).
+    neg_f32(a): f32, reg32, "xor.b32 {d}, {a}, -2147483648;",
+    host f32::from_bits(a.to_bits() ^ 0x8000_0000)
+);
+register_op!(
+    /// `and.b32 d, a, 0x7fffffff`: `|a|` by clearing the sign bit (NaN payloads kept).
+    abs_f32(a): f32, reg32, "and.b32 {d}, {a}, 2147483647;",
+    host f32::from_bits(a.to_bits() & 0x7fff_ffff)
+);

@@ -12,11 +12,12 @@
 //! | special registers | [`thread_idx_x`], [`block_idx_x`], [`block_dim_x`], [`grid_dim_x`] (and y, z), [`lane_id`], [`warp_id`], [`linear_thread_id`] |
 //! | barriers | [`sync_threads`], [`barrier_sync`], [`barrier_sync_count`], [`sync_warp`] |
 //! | shuffles | [`shfl_idx`], [`shfl_bfly`], [`shfl_up`], [`shfl_down`] (32- and 64-bit values), `*_b32` forms |
-//! | global memory | [`ld_global_v1`]/`v2`/`v4` (predicated, `other` on masked lanes), [`st_global_v1`]/`v2`/`v4` |
+//! | global memory | [`ld_global_v1`]/`v2`/`v4` (predicated, `other` on masked lanes), [`st_global_v1`]/`v2`/`v4`, sub-word [`ld_global_u8`]/`u16`, [`st_global_u8`]/`u16` |
 //! | shared memory | [`dynamic_shared_base`], [`ld_shared_v1`]/`v2`/`v4`, [`st_shared_v1`]/`v2`/`v4`, [`ldmatrix_x1`]/`x2`/`x4` (+`_trans`), `stmatrix_*` (sm_90) |
 //! | async copies | [`cp_async_ca`], [`cp_async_ca_zfill`], [`cp_async_cg`], [`cp_async_cg_zfill`], [`cp_async_commit_group`], [`cp_async_wait_group`], [`cp_async_wait_all`] |
 //! | conversions | [`f32_to_f16`], [`f16_to_f32`], [`f32_to_bf16`], [`bf16_to_f32`], f8 e4m3/e5m2, i32/u32 |
 //! | f32 arithmetic | [`add_f32`], [`sub_f32`], [`mul_f32`], [`div_f32`] (the GPU's canonical NaN results on the host too), [`neg_f32`], [`abs_f32`] |
+//! | float math | [`max_f32`], [`min_f32`] (`max.NaN`), [`ex2_approx_f32`], [`lg2_approx_f32`], [`sqrt_rn_f32`], [`rsqrt_approx_f32`], [`fma_rn_f32`], f64 `sqrt`/`rsqrt`/`fma`, [`max_f64`], [`min_f64`] |
 //! | tensor cores | [`mma_m16n8k16_f16_f32`], [`mma_m16n8k16_bf16_f32`], [`mma_m16n8k32_s8_s32`] |
 //! | warpgroup MMA (sm_90a) | [`WgmmaAccumulator`], [`wgmma_m64n128k16_f16`] & co. (N = 64, 128, 256; f16, bf16; `_rs`: A from registers), [`wgmma_fence`], [`wgmma_commit_group`], [`wgmma_wait_group`] |
 //! | mbarrier, TMA (sm_90) | [`mbarrier_init`], [`mbarrier_arrive`], [`mbarrier_arrive_expect_tx`], [`mbarrier_try_wait_parity`], [`mbarrier_wait_parity`], [`mbarrier_inval`], [`TensorMap`], [`tma_load_2d`], [`fence_mbarrier_init`], [`fence_proxy_async_shared_cta`] |
@@ -54,10 +55,41 @@
 //! On nvptx64 this crate provides the `#[panic_handler]` (it executes `trap`), so kernel crates
 //! need none; with `-Cpanic=immediate-abort` panics compile to `trap` in place anyway.
 
+/// Defines `pub fn $name(args) -> $t`: on nvptx64 the one register-only instruction `$ptx`
+/// (operands `{d}` and the arguments by name, registers of class `$reg`), on the host the
+/// expression `$host` of the same arguments.
+macro_rules! register_op {
+    ($(#[$doc:meta])* $name:ident($($arg:ident),+): $t:ty, $reg:ident, $ptx:literal, host $host:expr) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name($($arg: $t),+) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let d: $t;
+                // SAFETY: register-only instruction.
+                unsafe {
+                    asm!(
+                        $ptx,
+                        d = out($reg) d,
+                        $($arg = in($reg) $arg,)+
+                        options(pure, nomem, nostack)
+                    );
+                }
+                d
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                $host
+            }
+        }
+    };
+}
+
 mod cp_async;
 mod cvt;
-mod float;
+pub(crate) mod float;
 mod global;
+mod math;
 mod mbarrier;
 mod mma;
 mod shared;
@@ -72,6 +104,7 @@ pub use cp_async::*;
 pub use cvt::*;
 pub use float::*;
 pub use global::*;
+pub use math::*;
 pub use mbarrier::*;
 pub use mma::*;
 pub use shared::*;

@@ -45,8 +45,14 @@ pub const fn shfl_c_up(width: u32) -> u32 {
     (32 - width) << 8
 }
 
-macro_rules! shfl_b32 {
-    ($(#[$doc:meta])* $name:ident, $ptx:literal, $mode:ident) => {
+/// Defines the shuffle `$name` of one 32-bit word (`$ptx`, emulator mode `$mode`) and `$any`,
+/// the same shuffle of any [`ShflValue`] (64-bit values as two words), whose `b` operand is
+/// named `$b`.
+macro_rules! shfl {
+    (
+        $(#[$doc:meta])* $name:ident, $ptx:literal, $mode:ident;
+        $(#[$any_doc:meta])* $any:ident($b:ident)
+    ) => {
         $(#[$doc])*
         #[inline(always)]
         pub fn $name(mask: u32, a: u32, b: u32, c: u32) -> u32 {
@@ -72,46 +78,36 @@ macro_rules! shfl_b32 {
                 ops::shfl(ShflMode::$mode, mask, a, b, c).0
             }
         }
+
+        $(#[$any_doc])*
+        #[inline(always)]
+        pub fn $any<T: ShflValue>(mask: u32, value: T, $b: u32, c: u32) -> T {
+            value.map_words(|w| $name(mask, w, $b, c))
+        }
     };
 }
 
-shfl_b32!(
+shfl!(
     /// `shfl.sync.idx.b32 d, a, b, c, mask`: `a` of lane `b` (within the segment).
-    shfl_idx_b32, "shfl.sync.idx.b32", Idx
+    shfl_idx_b32, "shfl.sync.idx.b32", Idx;
+    /// Indexed shuffle of any 32- or 64-bit value: `value` of source lane `src_lane`.
+    shfl_idx(src_lane)
 );
-shfl_b32!(
+shfl!(
     /// `shfl.sync.bfly.b32 d, a, b, c, mask`: `a` of lane `lane ^ b`.
-    shfl_bfly_b32, "shfl.sync.bfly.b32", Bfly
+    shfl_bfly_b32, "shfl.sync.bfly.b32", Bfly;
+    /// Butterfly shuffle of any 32- or 64-bit value: `value` of lane `lane ^ lane_mask`.
+    shfl_bfly(lane_mask)
 );
-shfl_b32!(
+shfl!(
     /// `shfl.sync.up.b32 d, a, b, c, mask`: `a` of lane `lane - b` (own value below the clamp).
-    shfl_up_b32, "shfl.sync.up.b32", Up
+    shfl_up_b32, "shfl.sync.up.b32", Up;
+    /// Up shuffle of any 32- or 64-bit value: `value` of lane `lane - delta`.
+    shfl_up(delta)
 );
-shfl_b32!(
+shfl!(
     /// `shfl.sync.down.b32 d, a, b, c, mask`: `a` of lane `lane + b` (own value past the clamp).
-    shfl_down_b32, "shfl.sync.down.b32", Down
+    shfl_down_b32, "shfl.sync.down.b32", Down;
+    /// Down shuffle of any 32- or 64-bit value: `value` of lane `lane + delta`.
+    shfl_down(delta)
 );
-
-/// Indexed shuffle of any 32- or 64-bit value: `value` of source lane `src_lane`.
-#[inline(always)]
-pub fn shfl_idx<T: ShflValue>(mask: u32, value: T, src_lane: u32, c: u32) -> T {
-    value.map_words(|w| shfl_idx_b32(mask, w, src_lane, c))
-}
-
-/// Butterfly shuffle of any 32- or 64-bit value: `value` of lane `lane ^ lane_mask`.
-#[inline(always)]
-pub fn shfl_bfly<T: ShflValue>(mask: u32, value: T, lane_mask: u32, c: u32) -> T {
-    value.map_words(|w| shfl_bfly_b32(mask, w, lane_mask, c))
-}
-
-/// Up shuffle of any 32- or 64-bit value: `value` of lane `lane - delta`.
-#[inline(always)]
-pub fn shfl_up<T: ShflValue>(mask: u32, value: T, delta: u32, c: u32) -> T {
-    value.map_words(|w| shfl_up_b32(mask, w, delta, c))
-}
-
-/// Down shuffle of any 32- or 64-bit value: `value` of lane `lane + delta`.
-#[inline(always)]
-pub fn shfl_down<T: ShflValue>(mask: u32, value: T, delta: u32, c: u32) -> T {
-    value.map_words(|w| shfl_down_b32(mask, w, delta, c))
-}

@@ -14,15 +14,15 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe, Location};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use super::error::{EmulatorError, ThreadRef};
-use super::mbarrier::MbarrierTable;
-use super::ops::{self, Collective, CpAsyncCopy, PAYLOAD_WORDS};
+use super::collective::{CpAsyncCopy, PendingCollective};
+use super::error::{EmulatorError, Site, ThreadRef};
+use super::machine::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
 use super::report::{EmulatorReport, SharedAccessKind, SiteTable};
+use super::mbarrier::MbarrierTable;
 use super::wgmma::WgmmaThread;
-use super::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK};
 
 /// Number of named CTA barriers (`bar.sync 0..15`).
 pub(crate) const NUM_BARRIERS: usize = 16;
@@ -144,17 +144,9 @@ struct BarrierState {
     generation: u64,
 }
 
-pub(crate) struct PendingCollective {
-    pub(crate) kind: Collective,
-    pub(crate) mask: u32,
-    pub(crate) arrived: u32,
-    pub(crate) site: &'static Location<'static>,
-    pub(crate) payloads: [[u32; PAYLOAD_WORDS]; 32],
-}
-
-struct WarpState {
-    pending: Vec<PendingCollective>,
-    mailbox: [Option<[u32; 4]>; 32],
+pub(super) struct WarpState {
+    pub(super) pending: Vec<PendingCollective>,
+    pub(super) mailbox: [Option<[u32; 4]>; 32],
 }
 
 impl WarpState {
@@ -170,11 +162,11 @@ pub(crate) struct SyncState {
     /// Linear index of the block this CTA slot currently runs.
     hosted_block: u64,
     pub(crate) block_idx: [u32; 3],
-    pub(crate) blocked: u32,
+    pub(super) blocked: u32,
     aborted: bool,
     error: Option<EmulatorError>,
     barriers: [BarrierState; NUM_BARRIERS],
-    warps: Vec<WarpState>,
+    pub(super) warps: Vec<WarpState>,
     pub(crate) sites: SiteTable,
     pub(crate) mbarriers: MbarrierTable,
 }
@@ -189,8 +181,8 @@ pub(crate) struct Cta {
     pub(crate) shared: Box<[AtomicU32]>,
     pub(crate) shared_bytes: u32,
     sync: Mutex<SyncState>,
-    warp_cv: Box<[Condvar]>,
-    pub(crate) barrier_cv: Condvar,
+    pub(super) warp_cv: Box<[Condvar]>,
+    pub(super) barrier_cv: Condvar,
     /// Workers waiting for this slot to host their next block.
     slot_cv: Condvar,
     /// Copy of `SyncState::hosted_block` for the lock-free fast path of `enter_block`.
@@ -298,7 +290,7 @@ impl Cta {
         panic::resume_unwind(Box::new(Aborted))
     }
 
-    pub(crate) fn unwind_if_aborted<'g>(
+    pub(super) fn unwind_if_aborted<'g>(
         &self,
         st: MutexGuard<'g, SyncState>,
     ) -> MutexGuard<'g, SyncState> {
@@ -315,12 +307,12 @@ impl Cta {
     }
 
     /// Called with the lock held before a synchronisation reads `live`.
-    fn mark_sync_used(&self) {
+    pub(super) fn mark_sync_used(&self) {
         self.sync_used.store(true, Ordering::SeqCst);
     }
 
     /// Called with the lock held right after a thread started waiting.
-    pub(crate) fn check_deadlock<'g>(
+    pub(super) fn check_deadlock<'g>(
         &self,
         st: MutexGuard<'g, SyncState>,
     ) -> MutexGuard<'g, SyncState> {
@@ -437,130 +429,6 @@ impl Cta {
         state.generation += 1;
         st.blocked -= released;
         self.barrier_cv.notify_all();
-    }
-
-    /// A warp-collective operation: waits until every lane of `mask` has executed the same
-    /// operation, then computes all lanes' results at once and returns this lane's.
-    pub(crate) fn warp_collective(
-        &self,
-        ctx: &ThreadCtx<'_>,
-        kind: Collective,
-        mask: u32,
-        payload: [u32; PAYLOAD_WORDS],
-        site: &'static Location<'static>,
-    ) -> [u32; 4] {
-        let lane = ctx.lane();
-        let warp = ctx.warp();
-        let bit = 1u32 << lane;
-        if mask & bit == 0 {
-            raise(EmulatorError::WarpCollective {
-                thread: ctx.thread_ref(),
-                op: kind.ptx(),
-                message: format!(
-                    "membermask {mask:#010x} does not contain the executing lane {lane} (at {}:{})",
-                    site.file(),
-                    site.line()
-                ),
-            });
-        }
-        let lanes = self.warp_lanes(warp);
-        if mask & !lanes != 0 {
-            raise(EmulatorError::WarpCollective {
-                thread: ctx.thread_ref(),
-                op: kind.ptx(),
-                message: format!(
-                    "membermask {mask:#010x} names lanes that do not exist: warp {warp} has \
-                     lanes {lanes:#010x} (the block has {} threads)",
-                    self.threads
-                ),
-            });
-        }
-        let mut st = self.unwind_if_aborted(self.lock());
-        self.mark_sync_used();
-        let w = warp as usize;
-        let index = match st.warps[w].pending.iter().position(|p| p.mask == mask) {
-            Some(i) => {
-                let other = st.warps[w].pending[i].kind;
-                if other != kind {
-                    let message = format!(
-                        "lane {lane} executes {} while lanes {:#010x} of the same membermask \
-                         {mask:#010x} execute {} (divergent warp-collective operations)",
-                        kind.ptx(),
-                        st.warps[w].pending[i].arrived,
-                        other.ptx()
-                    );
-                    self.fail(
-                        st,
-                        EmulatorError::WarpCollective {
-                            thread: ctx.thread_ref(),
-                            op: kind.ptx(),
-                            message,
-                        },
-                    );
-                }
-                i
-            }
-            None => {
-                if let Some(p) = st.warps[w].pending.iter().find(|p| p.mask & bit != 0) {
-                    let message = format!(
-                        "lane {lane} executes {} with membermask {mask:#010x} while lanes \
-                         {:#010x} wait for it in {} with membermask {:#010x}",
-                        kind.ptx(),
-                        p.arrived,
-                        p.kind.ptx(),
-                        p.mask
-                    );
-                    self.fail(
-                        st,
-                        EmulatorError::WarpCollective {
-                            thread: ctx.thread_ref(),
-                            op: kind.ptx(),
-                            message,
-                        },
-                    );
-                }
-                st.warps[w].pending.push(PendingCollective {
-                    kind,
-                    mask,
-                    arrived: 0,
-                    site,
-                    payloads: [[0; PAYLOAD_WORDS]; 32],
-                });
-                st.warps[w].pending.len() - 1
-            }
-        };
-        let pending = &mut st.warps[w].pending[index];
-        pending.arrived |= bit;
-        pending.payloads[lane as usize] = payload;
-        if pending.arrived == mask {
-            let pending = st.warps[w].pending.swap_remove(index);
-            match ops::complete_collective(self, &mut st, warp, &pending) {
-                Ok(results) => {
-                    for l in 0..32 {
-                        if l != lane && mask & (1 << l) != 0 {
-                            st.warps[w].mailbox[l as usize] = Some(results[l as usize]);
-                        }
-                    }
-                    st.blocked -= mask.count_ones() - 1;
-                    drop(st);
-                    self.warp_cv[w].notify_all();
-                    results[lane as usize]
-                }
-                Err(error) => self.fail(st, error),
-            }
-        } else {
-            st.blocked += 1;
-            let mut st = self.check_deadlock(st);
-            loop {
-                st = self.warp_cv[w]
-                    .wait(st)
-                    .unwrap_or_else(PoisonError::into_inner);
-                if let Some(result) = st.warps[w].mailbox[lane as usize].take() {
-                    return result;
-                }
-                st = self.unwind_if_aborted(st);
-            }
-        }
     }
 
     /// Bookkeeping when a thread's kernel body returns (or unwinds). Returns whether it was the
@@ -920,7 +788,7 @@ fn launch(
             let result = panic::catch_unwind(AssertUnwindSafe(|| {
                 thread_body();
                 // Copies never waited for still land in shared memory on the GPU.
-                ops::complete_all_cp_async(&ctx);
+                complete_all_cp_async(&ctx);
             }));
             CURRENT.with(|c| c.set(std::ptr::null()));
             if let Err(payload) = result {
@@ -984,4 +852,74 @@ fn launch(
         slot.lock().sites.drain_into(&mut report);
     }
     Ok(report)
+}
+/// Word index into the CTA's shared memory of a checked access, or the error.
+pub(crate) fn shared_word_index(
+    cta: &Cta,
+    st_thread: super::error::ThreadRef,
+    addr: u32,
+    bytes: u32,
+    align: u32,
+    op: &'static str,
+    site: Site,
+) -> Result<usize, EmulatorError> {
+    if !addr.is_multiple_of(align) {
+        return Err(EmulatorError::Misaligned {
+            thread: st_thread,
+            op,
+            address: addr as u64,
+            align,
+            site,
+        });
+    }
+    let end = addr as u64 + bytes as u64;
+    if addr < SHARED_WINDOW_BASE || end > SHARED_WINDOW_BASE as u64 + cta.shared_bytes as u64 {
+        return Err(EmulatorError::SharedOutOfBounds {
+            thread: st_thread,
+            op,
+            address: addr,
+            bytes,
+            base: SHARED_WINDOW_BASE,
+            shared_bytes: cta.shared_bytes,
+            site,
+        });
+    }
+    Ok(((addr - SHARED_WINDOW_BASE) / 4) as usize)
+}
+
+/// At thread exit: completes every issued copy (committed or not), as the GPU would.
+pub(crate) fn complete_all_cp_async(t: &ThreadCtx<'_>) {
+    let (groups, open) = {
+        let mut local = t.local.borrow_mut();
+        (
+            std::mem::take(&mut local.cp_async_groups),
+            std::mem::take(&mut local.cp_async_open),
+        )
+    };
+    for copy in groups.iter().flatten().chain(open.iter()) {
+        perform_copy(t, copy);
+    }
+}
+
+pub(crate) fn perform_copy(t: &ThreadCtx<'_>, copy: &CpAsyncCopy) {
+    let mut bytes = [0u8; 16];
+    for (k, b) in bytes
+        .iter_mut()
+        .enumerate()
+        .take(copy.src_size.min(copy.cp_size) as usize)
+    {
+        // SAFETY: the issuer of cp.async guaranteed the source stays valid until completion.
+        *b = unsafe { AtomicU8::from_ptr((copy.src as usize as *mut u8).add(k)) }
+            .load(Ordering::Relaxed);
+    }
+    let base = ((copy.dst - SHARED_WINDOW_BASE) / 4) as usize;
+    for w in 0..(copy.cp_size / 4) as usize {
+        let word = u32::from_le_bytes([
+            bytes[4 * w],
+            bytes[4 * w + 1],
+            bytes[4 * w + 2],
+            bytes[4 * w + 3],
+        ]);
+        t.cta.shared[base + w].store(word, Ordering::Relaxed);
+    }
 }

@@ -64,24 +64,18 @@
 //! [`crate::device::add_f32`] & co. and [`crate::tile::Num`]. The s8 `mma` is exact (wrapping,
 //! as without `.satfinite`).
 
+mod collective;
 mod cta;
 mod error;
+mod machine;
 pub(crate) mod mbarrier;
 pub(crate) mod ops;
 pub mod report;
 pub(crate) mod tma;
+mod warp;
 pub(crate) mod wgmma;
 
 pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};
+pub use machine::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
 pub use report::{EmulatorReport, SharedAccessKind, SharedSiteReport, WavefrontStats};
-
-/// First shared-window address of dynamic shared memory on the emulator
-/// (what [`crate::device::dynamic_shared_base`] returns).
-pub const SHARED_WINDOW_BASE: u32 = 0x400;
-
-/// Most threads one block may have.
-pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
-
-/// Most dynamic shared memory one block may have (sm_90: 227 KiB).
-pub const MAX_DYNAMIC_SHARED_BYTES: usize = 227 * 1024;

@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
-use tessera_layout::families::nvidia_mma::{DotOperand, MmaParent, NvidiaMma};
+use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::plan::wgmma::{Major, MatrixDescriptor};
 use tessera_layout::{Label, LinearLayout};
 

@@ -2,7 +2,9 @@
 //! address, as the emulated kernel expects) and a launch is [`emulator::run_grid`] calling the
 //! kernel's host build on every simulated thread.
 
-use super::{KernelArgs, LaunchConfig, LaunchError, TimingOptions};
+use super::args::KernelArgs;
+use super::config::{LaunchConfig, TimingOptions};
+use super::error::LaunchError;
 use crate::emulator::{self, EmulatorReport};
 use crate::Kernel;
 use std::alloc::Layout;

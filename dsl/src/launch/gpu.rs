@@ -5,7 +5,9 @@
 //! One primary context per device, made current on the calling thread by every entry point;
 //! all work goes to the legacy default stream, so copies and launches are ordered.
 
-use super::{KernelParam, LaunchConfig, LaunchError, TimingOptions};
+use super::args::KernelParam;
+use super::config::{LaunchConfig, TimingOptions};
+use super::error::LaunchError;
 use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};

@@ -26,341 +26,27 @@
 //! configuration must be launchable.
 
 mod args;
+mod config;
 mod element;
 mod emulated;
+mod error;
 #[cfg(feature = "cuda")]
 mod gpu;
+mod kind;
 pub mod ptx;
 
 pub use args::{KernelArg, KernelArgs, KernelParam};
+pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions};
 pub use element::DeviceElement;
+pub use error::LaunchError;
+pub use kind::{DeviceKind, DEVICE_ENV};
 
-use crate::emulator::EmulatorReport;
 use crate::{Kernel, Ptr};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// Environment variable that picks the device: `gpu`, `emulator` or `auto` (the default).
-pub const DEVICE_ENV: &str = "TESSERA_DEVICE";
-
-/// Which back end a [`Device`] runs kernels on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceKind {
-    /// A CUDA GPU through the driver API.
-    Gpu,
-    /// The CPU emulator: one host thread per GPU thread.
-    Emulator,
-}
-
-impl fmt::Display for DeviceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            DeviceKind::Gpu => "gpu",
-            DeviceKind::Emulator => "emulator",
-        })
-    }
-}
-
-/// Why a launcher call failed. Every variant names what was being done.
-#[derive(Debug)]
-pub enum LaunchError {
-    /// `TESSERA_DEVICE` holds something other than `gpu`, `emulator` or `auto`.
-    BadDeviceSetting { value: String },
-    /// A GPU was asked for but cannot be used.
-    GpuUnavailable { reason: String },
-    /// A CUDA driver call failed.
-    Driver {
-        action: String,
-        code: String,
-        message: String,
-    },
-    /// The driver rejected the PTX (JIT compilation failed); `log` is the JIT's error log.
-    PtxRejected { code: String, log: String },
-    /// The PTX text could not be read.
-    PtxMalformed { reason: String },
-    /// The PTX targets an architecture the device cannot run.
-    PtxArchitecture {
-        ptx_target: String,
-        device: (u32, u32),
-    },
-    /// The kernel is not an `.entry` of the module.
-    KernelNotFound {
-        kernel: String,
-        entries: Vec<String>,
-    },
-    /// The argument tuple does not match the PTX entry's parameters.
-    ArgumentMismatch { kernel: String, detail: String },
-    /// A `Ptr` argument is neither null nor inside a live buffer of this device.
-    ForeignPointer {
-        kernel: String,
-        index: usize,
-        addr: u64,
-    },
-    /// The grid, block or shared-memory size cannot be launched.
-    InvalidConfig { kernel: String, reason: String },
-    /// A module or buffer of another device was passed.
-    WrongDevice { what: String },
-    /// Host data and device buffer lengths differ.
-    LengthMismatch {
-        what: String,
-        expected: usize,
-        got: usize,
-    },
-    /// A buffer of this many bytes cannot be allocated.
-    Allocation { bytes: usize, reason: String },
-    /// The emulator could not run the kernel.
-    Emulator { kernel: String, message: String },
-}
-
-impl fmt::Display for LaunchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LaunchError::BadDeviceSetting { value } => write!(
-                f,
-                "{DEVICE_ENV}={value:?} is not a device choice; use `gpu`, `emulator` or `auto`"
-            ),
-            LaunchError::GpuUnavailable { reason } => write!(f, "no usable GPU: {reason}"),
-            LaunchError::Driver {
-                action,
-                code,
-                message,
-            } => {
-                write!(f, "CUDA driver error while {action}: {code} ({message})")
-            }
-            LaunchError::PtxRejected { code, log } => {
-                write!(f, "the CUDA driver rejected the PTX module: {code}")?;
-                if !log.trim().is_empty() {
-                    write!(f, "\nJIT log:\n{}", log.trim_end())?;
-                }
-                Ok(())
-            }
-            LaunchError::PtxMalformed { reason } => write!(f, "malformed PTX module: {reason}"),
-            LaunchError::PtxArchitecture { ptx_target, device } => write!(
-                f,
-                "the PTX targets {ptx_target} but the device is sm_{}{}; rebuild the kernels for \
-                 it (TESSERA_SM=sm_{}{})",
-                device.0, device.1, device.0, device.1
-            ),
-            LaunchError::KernelNotFound { kernel, entries } => write!(
-                f,
-                "kernel `{kernel}` is not an entry of the PTX module (entries: {})",
-                if entries.is_empty() {
-                    "none".to_string()
-                } else {
-                    entries.join(", ")
-                }
-            ),
-            LaunchError::ArgumentMismatch { kernel, detail } => {
-                write!(
-                    f,
-                    "arguments of kernel `{kernel}` do not match its PTX entry: {detail}"
-                )
-            }
-            LaunchError::ForeignPointer {
-                kernel,
-                index,
-                addr,
-            } => write!(
-                f,
-                "argument {index} of kernel `{kernel}` is a Ptr ({addr:#x}) that is neither null \
-                 nor inside a live buffer of this device"
-            ),
-            LaunchError::InvalidConfig { kernel, reason } => {
-                write!(f, "cannot launch kernel `{kernel}`: {reason}")
-            }
-            LaunchError::WrongDevice { what } => {
-                write!(
-                    f,
-                    "{what} belongs to another device than the one it was used with"
-                )
-            }
-            LaunchError::LengthMismatch {
-                what,
-                expected,
-                got,
-            } => {
-                write!(
-                    f,
-                    "{what}: the buffer holds {expected} elements, the host data {got}"
-                )
-            }
-            LaunchError::Allocation { bytes, reason } => {
-                write!(f, "cannot allocate a buffer of {bytes} bytes: {reason}")
-            }
-            LaunchError::Emulator { kernel, message } => {
-                write!(f, "the emulator failed to run kernel `{kernel}`: {message}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for LaunchError {}
-
-/// Grid, block and dynamic shared memory of one launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchConfig {
-    /// Thread blocks per grid dimension (`gridDim`).
-    pub grid: [u32; 3],
-    /// Threads per block dimension (`blockDim`).
-    pub block: [u32; 3],
-    /// Dynamic shared memory per block, in bytes (above 48 KiB the launcher opts in).
-    pub shared_bytes: u32,
-}
-
-impl LaunchConfig {
-    /// A 1-D launch: `blocks` blocks of `threads` threads, no dynamic shared memory.
-    pub const fn linear(blocks: u32, threads: u32) -> Self {
-        LaunchConfig {
-            grid: [blocks, 1, 1],
-            block: [threads, 1, 1],
-            shared_bytes: 0,
-        }
-    }
-
-    /// The same launch with `bytes` of dynamic shared memory per block.
-    pub const fn with_shared_bytes(mut self, bytes: u32) -> Self {
-        self.shared_bytes = bytes;
-        self
-    }
-
-    /// Threads per block.
-    pub fn threads_per_block(&self) -> u64 {
-        self.block.iter().map(|&d| d as u64).product()
-    }
-
-    /// Blocks in the grid.
-    pub fn blocks(&self) -> u64 {
-        self.grid.iter().map(|&d| d as u64).product()
-    }
-
-    /// The CUDA limits every device of compute capability ≥ 3.0 has.
-    fn validate(&self, kernel: &str) -> Result<(), LaunchError> {
-        let invalid = |reason: String| LaunchError::InvalidConfig {
-            kernel: kernel.to_string(),
-            reason,
-        };
-        if self.grid.contains(&0) || self.block.contains(&0) {
-            return Err(invalid(format!(
-                "grid {:?} and block {:?} must have no zero dimension",
-                self.grid, self.block
-            )));
-        }
-        if self.threads_per_block() > 1024 {
-            return Err(invalid(format!(
-                "block {:?} has {} threads; at most 1024",
-                self.block,
-                self.threads_per_block()
-            )));
-        }
-        if self.block[2] > 64 {
-            return Err(invalid(format!("block z = {} exceeds 64", self.block[2])));
-        }
-        if self.grid[0] > i32::MAX as u32 || self.grid[1] > 65535 || self.grid[2] > 65535 {
-            return Err(invalid(format!(
-                "grid {:?} exceeds the limits [2^31-1, 65535, 65535]",
-                self.grid
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// What a launch reports.
-#[derive(Debug)]
-pub enum LaunchReport {
-    /// Ran on the GPU (and finished without error).
-    Gpu,
-    /// Ran on the emulator; its counters (shared-memory accesses and wavefronts).
-    Emulator(EmulatorReport),
-}
-
-impl LaunchReport {
-    /// The emulator's report, if the launch ran there.
-    pub fn emulator_report(&self) -> Option<&EmulatorReport> {
-        match self {
-            LaunchReport::Gpu => None,
-            LaunchReport::Emulator(report) => Some(report),
-        }
-    }
-}
-
-/// How [`Device::time_launches`] times.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimingOptions {
-    /// Untimed launches first.
-    pub warmup: u32,
-    /// Timed launches (each timed on its own); at least 1.
-    pub repetitions: u32,
-    /// GPU only: before each timed launch, write this many bytes of a scratch buffer so the L2
-    /// cache holds none of the kernel's data (as `triton.testing.do_bench`, 256 MB); 0 = off.
-    pub l2_flush_bytes: usize,
-}
-
-impl Default for TimingOptions {
-    fn default() -> Self {
-        TimingOptions {
-            warmup: 10,
-            repetitions: 100,
-            l2_flush_bytes: 256_000_000,
-        }
-    }
-}
-
-/// What clock a [`Timing`] was measured with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimingClock {
-    /// CUDA events around each launch: GPU time.
-    CudaEvents,
-    /// Host wall time of each emulated launch: NOT a GPU time.
-    EmulatorWallTime,
-}
-
-impl fmt::Display for TimingClock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            TimingClock::CudaEvents => "CUDA events",
-            TimingClock::EmulatorWallTime => "emulator wall time (not a GPU time)",
-        })
-    }
-}
-
-/// Launch times measured by [`Device::time_launches`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct Timing {
-    /// Median time of one launch, in milliseconds.
-    pub median_ms: f64,
-    /// Fastest launch.
-    pub min_ms: f64,
-    /// Slowest launch.
-    pub max_ms: f64,
-    /// Every timed launch, in the order run.
-    pub samples_ms: Vec<f64>,
-    /// The clock used.
-    pub clock: TimingClock,
-}
-
-impl Timing {
-    fn from_samples(samples_ms: Vec<f64>, clock: TimingClock) -> Timing {
-        let mut sorted = samples_ms.clone();
-        sorted.sort_by(f64::total_cmp);
-        let n = sorted.len();
-        let median_ms = if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
-        };
-        Timing {
-            median_ms,
-            min_ms: sorted[0],
-            max_ms: sorted[n - 1],
-            samples_ms,
-            clock,
-        }
-    }
-}
 
 /// Live allocations of one device: start address → size in bytes.
 #[derive(Debug, Default)]
@@ -542,7 +228,7 @@ impl Device {
                     };
                     if !runs {
                         return Err(LaunchError::PtxArchitecture {
-                            ptx_target: crate::build::ptx_target(ptx).unwrap_or("?").to_string(),
+                            ptx_target: ptx::target_name(ptx).unwrap_or("?").to_string(),
                             device,
                         });
                     }
@@ -623,37 +309,7 @@ impl Device {
             });
         }
         config.validate(name)?;
-        let entry = module
-            .entries
-            .iter()
-            .find(|entry| entry.name == name)
-            .ok_or_else(|| LaunchError::KernelNotFound {
-                kernel: name.to_string(),
-                entries: module.entry_names(),
-            })?;
-        let mismatch = |detail: String| LaunchError::ArgumentMismatch {
-            kernel: name.to_string(),
-            detail,
-        };
-        if entry.param_sizes.len() != params.len() {
-            return Err(mismatch(format!(
-                "the PTX entry takes {} parameters, the Rust handle passes {}",
-                entry.param_sizes.len(),
-                params.len()
-            )));
-        }
-        for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
-            if let Some(size) = size {
-                if *size != param.size() {
-                    return Err(mismatch(format!(
-                        "parameter {index} is {size} bytes in the PTX, but the Rust argument is a \
-                         {} ({} bytes)",
-                        param.type_name(),
-                        param.size()
-                    )));
-                }
-            }
-        }
+        module.check_args(name, params)?;
         for (index, param) in params.iter().enumerate() {
             if let KernelParam::Ptr(addr) = *param {
                 if addr != 0 && !self.registry.contains(addr) {
@@ -774,6 +430,44 @@ impl Module {
     pub fn target(&self) -> Option<(u32, u32, bool)> {
         self.target
     }
+
+    /// Checks an argument tuple against the PTX entry `name`: the entry exists, and it takes as
+    /// many parameters as `params` with the same sizes. [`Device::launch`] makes this check
+    /// before every launch; a test harness that runs a kernel another way can make it too.
+    pub fn check_args(&self, name: &str, params: &[KernelParam]) -> Result<(), LaunchError> {
+        let entry = self
+            .entries
+            .iter()
+            .find(|entry| entry.name == name)
+            .ok_or_else(|| LaunchError::KernelNotFound {
+                kernel: name.to_string(),
+                entries: self.entry_names(),
+            })?;
+        let mismatch = |detail: String| LaunchError::ArgumentMismatch {
+            kernel: name.to_string(),
+            detail,
+        };
+        if entry.param_sizes.len() != params.len() {
+            return Err(mismatch(format!(
+                "the PTX entry takes {} parameters, the Rust handle passes {}",
+                entry.param_sizes.len(),
+                params.len()
+            )));
+        }
+        for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
+            if let Some(size) = size {
+                if *size != param.size() {
+                    return Err(mismatch(format!(
+                        "parameter {index} is {size} bytes in the PTX, but the Rust argument is a \
+                             {} ({} bytes)",
+                        param.type_name(),
+                        param.size()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Debug for Module {
@@ -852,15 +546,21 @@ impl<T: DeviceElement> DeviceBuffer<T> {
         self.device_id == device.id
     }
 
+    /// `Ok` if a host slice of `len` elements fits a copy (`what`) to or from this buffer exactly.
+    fn check_len(&self, what: &str, len: usize) -> Result<(), LaunchError> {
+        if len == self.len {
+            return Ok(());
+        }
+        Err(LaunchError::LengthMismatch {
+            what: what.to_string(),
+            expected: self.len,
+            got: len,
+        })
+    }
+
     /// Copies `data` (exactly [`len`](Self::len) elements) into the buffer.
     pub fn copy_from_host(&mut self, data: &[T]) -> Result<(), LaunchError> {
-        if data.len() != self.len {
-            return Err(LaunchError::LengthMismatch {
-                what: "copy to device".to_string(),
-                expected: self.len,
-                got: data.len(),
-            });
-        }
+        self.check_len("copy to device", data.len())?;
         let bytes = self.size_bytes();
         // SAFETY: `data` is `bytes` bytes of plain data (`DeviceElement`).
         let source = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), bytes) };
@@ -878,13 +578,7 @@ impl<T: DeviceElement> DeviceBuffer<T> {
     /// Copies the buffer into `out` (exactly [`len`](Self::len) elements), after all launched
     /// work has finished.
     pub fn copy_to_host(&self, out: &mut [T]) -> Result<(), LaunchError> {
-        if out.len() != self.len {
-            return Err(LaunchError::LengthMismatch {
-                what: "copy to host".to_string(),
-                expected: self.len,
-                got: out.len(),
-            });
-        }
+        self.check_len("copy to host", out.len())?;
         let bytes = self.size_bytes();
         // SAFETY: `out` is `bytes` bytes of plain data, any bit pattern valid (`DeviceElement`).
         let target =

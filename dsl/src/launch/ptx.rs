@@ -128,10 +128,19 @@ fn preview(text: &str) -> String {
     text.chars().take(40).collect()
 }
 
+/// The `.target` of a PTX module (`sm_80`, `sm_90a`, …), if it has one.
+pub fn target_name(ptx: &str) -> Option<&str> {
+    ptx.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix(".target")?;
+        rest.split(|c: char| c == ',' || c.is_whitespace())
+            .find(|word| !word.is_empty())
+    })
+}
+
 /// The `.target` architecture of a module: `sm_90a` → `(9, 0, true)` (arch-specific),
 /// `sm_80` → `(8, 0, false)`.
 pub fn target_arch(ptx: &str) -> Option<(u32, u32, bool)> {
-    let name = crate::build::ptx_target(ptx)?;
+    let name = target_name(ptx)?;
     let digits = name.strip_prefix("sm_")?;
     let specific = digits.ends_with('a') || digits.ends_with('f');
     let number: u32 = digits.trim_end_matches(['a', 'f']).parse().ok()?;

@@ -27,8 +27,8 @@ use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
 use tessera::emulator::{run_grid_in, EmulatorError, EmulatorReport};
 use tessera::launch::{
-    Device, DeviceBuffer, DeviceKind, KernelArgs, KernelParam, LaunchConfig, LaunchError,
-    LaunchReport, Module, DEVICE_ENV,
+    Device, DeviceBuffer, DeviceKind, KernelArgs, LaunchConfig, LaunchError, LaunchReport, Module,
+    DEVICE_ENV,
 };
 use tessera::{Kernel, Ptr};
 
@@ -144,11 +144,7 @@ fn open() -> TestDevice {
 
 /// The `.target` of the embedded PTX (`sm_80`, …).
 pub fn ptx_target() -> Option<&'static str> {
-    PTX.lines().find_map(|line| {
-        let rest = line.trim().strip_prefix(".target")?;
-        rest.split(|c: char| c == ',' || c.is_whitespace())
-            .find(|word| !word.is_empty())
-    })
+    tessera::launch::ptx::target_name(PTX)
 }
 
 impl TestDevice {
@@ -235,7 +231,7 @@ impl TestDevice {
             return self.device.launch(module, kernel, config, args);
         }
         if let Some(module) = &self.module {
-            check_against_entry(module, kernel.name, &args.kernel_params())?;
+            module.check_args(kernel.name, &args.kernel_params())?;
         }
         run_in_buffers(kernel, config, args)
             .map(LaunchReport::Emulator)
@@ -244,42 +240,6 @@ impl TestDevice {
                 message: err.to_string(),
             })
     }
-}
-
-/// The launcher's check of an argument tuple against the PTX entry of `name`.
-fn check_against_entry(
-    module: &Module,
-    name: &str,
-    params: &[KernelParam],
-) -> Result<(), LaunchError> {
-    let Some(entry) = module.entries().iter().find(|entry| entry.name == name) else {
-        return Err(LaunchError::KernelNotFound {
-            kernel: name.to_string(),
-            entries: module.entry_names(),
-        });
-    };
-    let mismatch = |detail: String| LaunchError::ArgumentMismatch {
-        kernel: name.to_string(),
-        detail,
-    };
-    if entry.param_sizes.len() != params.len() {
-        return Err(mismatch(format!(
-            "the PTX entry takes {} parameters, the Rust handle passes {}",
-            entry.param_sizes.len(),
-            params.len()
-        )));
-    }
-    for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
-        if let Some(size) = size {
-            if *size != param.size() {
-                return Err(mismatch(format!(
-                    "parameter {index} is {size} bytes in the PTX, the Rust argument {} bytes",
-                    param.size()
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// `launch_tile!(gpu, kernel_module, [consts,] grid, args…)`: the generated

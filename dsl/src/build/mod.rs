@@ -1,0 +1,392 @@
+//! Build helper for a host crate's `build.rs`: compiles a kernel crate to PTX and hands the PTX
+//! to the host crate to embed with [`include_ptx!`](crate::include_ptx).
+//!
+//! ```no_run
+//! // In the host crate's build.rs (`fn main`):
+//! if let Err(err) = tessera::build::PtxBuild::new("../kernels").build() {
+//!     eprintln!("error: {err}");
+//!     std::process::exit(1);
+//! }
+//! // In its main.rs: `const PTX: &str = tessera::include_ptx!("tessera_kernels");`
+//! ```
+//!
+//! What [`PtxBuild::build`] does:
+//! 1. checks that the toolchain is nightly and has `rust-src` (`-Zbuild-std` needs both);
+//! 2. runs `cargo build --release --target nvptx64-nvidia-cuda -Zbuild-std=core
+//!    --message-format=json-render-diagnostics` in the kernel crate's directory, with rustflags
+//!    `-Ctarget-cpu=<sm> --emit=asm -Zunstable-options -Cpanic=immediate-abort` and its own target
+//!    directory (`<target>/tessera-ptx/<sm>`), so the nested cargo never waits on the outer build's
+//!    lock;
+//! 3. takes the kernel crate's `compiler-artifact` message from that JSON (matched by manifest path),
+//!    reads the metadata hash off its `deps/lib<crate>-<hash>.rlib` file name and picks exactly
+//!    `deps/<crate>-<hash>.s`, the PTX of that compilation (checking its `.target` line);
+//! 4. copies it to `$OUT_DIR/<crate>.ptx`, sets `TESSERA_PTX_<CRATE>` (upper case) for the host
+//!    crate's rustc, and prints `cargo:rerun-if-changed` for every source file of every local
+//!    (path) package in the kernel crate's build, as listed in rustc's dep-info files.
+//!
+//! The SM target is `sm_80` unless set with [`PtxBuild::sm`]; the environment variable
+//! `TESSERA_SM` (e.g. `TESSERA_SM=sm_90a`) overrides both.
+//!
+//! A kernel crate's own build script should call [`track_explain_env`], so that cargo re-expands
+//! its kernels when `TESSERA_EXPLAIN` changes (see [`EXPLAIN_ENV`]):
+//!
+//! ```no_run
+//! // In the kernel crate's build.rs (`tessera` as a build-dependency):
+//! tessera::build::track_explain_env();
+//! ```
+
+mod artifacts;
+mod error;
+mod sm;
+mod toolchain;
+
+pub use error::BuildError;
+pub use sm::{Sm, UnknownSm, SM_ENV};
+
+use crate::launch::ptx::target_name;
+use artifacts::{parse_artifacts, ptx_of_artifact, tracked_sources};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use toolchain::{check_toolchain, device_rustflags, nested_cargo_env};
+
+/// The device target triple.
+pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Environment variable that makes `#[tile_kernel]` print its layout inference at expansion
+/// time (`1`, or a comma-separated list of kernel names).
+pub const EXPLAIN_ENV: &str = "TESSERA_EXPLAIN";
+
+/// Prints `cargo:rerun-if-env-changed=TESSERA_EXPLAIN`. The macro reads [`EXPLAIN_ENV`] with
+/// `std::env::var`, which cargo does not track: a crate that defines `#[tile_kernel]`s calls
+/// this from its build script so that changing the variable re-expands (and explains) its
+/// kernels. [`PtxBuild::build`] prints it too, so the host crate reruns the nested build.
+pub fn track_explain_env() {
+    println!("cargo:rerun-if-env-changed={EXPLAIN_ENV}");
+}
+
+/// Environment variable that overrides the nested build's target directory.
+pub const TARGET_DIR_ENV: &str = "TESSERA_PTX_TARGET_DIR";
+
+/// The result of a [`PtxBuild`].
+#[derive(Clone, Debug)]
+pub struct BuiltPtx {
+    /// The kernel crate's Rust crate name (`tessera_kernels`).
+    pub crate_name: String,
+    /// The SM the PTX targets.
+    pub sm: Sm,
+    /// The PTX as copied to the output directory: `<out_dir>/<crate_name>.ptx`.
+    pub ptx_path: PathBuf,
+    /// The PTX as the nested build left it: `<target>/nvptx64-nvidia-cuda/release/deps/<crate>-<hash>.s`.
+    pub built_ptx_path: PathBuf,
+    /// Every file the PTX depends on (what `cargo:rerun-if-changed` was printed for).
+    pub tracked_files: Vec<PathBuf>,
+}
+
+impl BuiltPtx {
+    /// The environment variable set for the host crate's rustc: `TESSERA_PTX_<CRATE_NAME>`.
+    pub fn env_var(&self) -> String {
+        format!("TESSERA_PTX_{}", self.crate_name.to_ascii_uppercase())
+    }
+}
+
+/// Builds one kernel crate to PTX; see the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct PtxBuild {
+    crate_dir: PathBuf,
+    sm: Sm,
+    target_dir: Option<PathBuf>,
+    out_dir: Option<PathBuf>,
+    extra_rustflags: Vec<String>,
+    cargo_directives: bool,
+}
+
+impl PtxBuild {
+    /// A build of the kernel crate in `kernel_crate_dir` (the directory of its `Cargo.toml`;
+    /// relative paths are relative to `$CARGO_MANIFEST_DIR`, i.e. the host crate).
+    pub fn new(kernel_crate_dir: impl Into<PathBuf>) -> Self {
+        PtxBuild {
+            crate_dir: kernel_crate_dir.into(),
+            sm: Sm::default(),
+            target_dir: None,
+            out_dir: None,
+            extra_rustflags: Vec::new(),
+            cargo_directives: true,
+        }
+    }
+
+    /// The SM to target (default `sm_80`); `$TESSERA_SM` overrides it.
+    pub fn sm(mut self, sm: Sm) -> Self {
+        self.sm = sm;
+        self
+    }
+
+    /// The nested build's target directory. Default: `$TESSERA_PTX_TARGET_DIR`, else
+    /// `<target>/tessera-ptx/<sm>` where `<target>` is the outer build's target directory,
+    /// else `$OUT_DIR/tessera-ptx/<sm>`.
+    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.target_dir = Some(dir.into());
+        self
+    }
+
+    /// Where the PTX is copied (default `$OUT_DIR`).
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// One more rustflag for the device build (after the defaults).
+    pub fn rustflag(mut self, flag: impl Into<String>) -> Self {
+        self.extra_rustflags.push(flag.into());
+        self
+    }
+
+    /// Whether to print `cargo:` directives (default true; turn off outside a build script).
+    pub fn cargo_directives(mut self, on: bool) -> Self {
+        self.cargo_directives = on;
+        self
+    }
+
+    /// The SM that will be used: `$TESSERA_SM` if set, else the configured one.
+    pub fn effective_sm(&self) -> Result<Sm, BuildError> {
+        match std::env::var(SM_ENV) {
+            Ok(text) if !text.trim().is_empty() => Ok(Sm::parse(&text)?),
+            _ => Ok(self.sm),
+        }
+    }
+
+    /// Runs the build; see the [module docs](self).
+    pub fn build(&self) -> Result<BuiltPtx, BuildError> {
+        if self.cargo_directives {
+            println!("cargo:rerun-if-env-changed={SM_ENV}");
+            println!("cargo:rerun-if-env-changed={TARGET_DIR_ENV}");
+            track_explain_env();
+        }
+        let sm = self.effective_sm()?;
+        let crate_dir = self.resolved_crate_dir()?;
+        let manifest = crate_dir.join("Cargo.toml");
+        if !manifest.is_file() {
+            return Err(BuildError::BadPath {
+                what: "kernel crate",
+                path: crate_dir,
+                reason: "has no Cargo.toml".into(),
+            });
+        }
+        let out_dir = match &self.out_dir {
+            Some(dir) => dir.clone(),
+            None => env_path("OUT_DIR").ok_or_else(|| BuildError::BadPath {
+                what: "output directory",
+                path: PathBuf::new(),
+                reason: "OUT_DIR is not set: call this from a build script or set .out_dir(..)"
+                    .into(),
+            })?,
+        };
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+        let sysroot = check_toolchain(&rustc)?;
+        let target_dir = self.resolved_target_dir(sm, &out_dir)?;
+
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let mut command = Command::new(&cargo);
+        command
+            .current_dir(&crate_dir)
+            .arg("build")
+            .arg("--release")
+            .arg("--target")
+            .arg(NVPTX_TARGET)
+            .arg("-Zbuild-std=core")
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .arg("--message-format=json-render-diagnostics");
+        let inherited = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
+        for (key, value) in nested_cargo_env(sm, &self.extra_rustflags, inherited) {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        let shown = format!(
+            "(cd {} && {cargo} build --release --target {NVPTX_TARGET} -Zbuild-std=core \
+             --target-dir {} --message-format=json-render-diagnostics) with rustflags `{}`",
+            crate_dir.display(),
+            target_dir.display(),
+            device_rustflags(sm, &self.extra_rustflags).join(" ")
+        );
+        let output = command.output().map_err(|error| BuildError::Spawn {
+            program: cargo.clone(),
+            error,
+        })?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            return Err(BuildError::CargoFailed {
+                status: output.status.to_string(),
+                command: shown,
+                stderr: stderr.into_owned(),
+            });
+        }
+
+        let artifacts = parse_artifacts(&stdout);
+        let canonical_manifest = canonical(&manifest)?;
+        let kernel_artifact = artifacts
+            .iter()
+            .find(|artifact| {
+                artifact.is_lib()
+                    && Path::new(&artifact.manifest_path)
+                        .canonicalize()
+                        .ok()
+                        .as_deref()
+                        == Some(canonical_manifest.as_path())
+            })
+            .ok_or_else(|| BuildError::PtxNotFound {
+                crate_dir: crate_dir.clone(),
+                detail: format!(
+                    "no lib `compiler-artifact` message for {} among {} artifacts (is it a library \
+                     crate?)",
+                    manifest.display(),
+                    artifacts.len()
+                ),
+            })?;
+        let built_ptx_path =
+            ptx_of_artifact(kernel_artifact).map_err(|detail| BuildError::PtxNotFound {
+                crate_dir: crate_dir.clone(),
+                detail,
+            })?;
+        let ptx = std::fs::read_to_string(&built_ptx_path).map_err(|error| BuildError::Io {
+            path: built_ptx_path.clone(),
+            error,
+        })?;
+        let found = target_name(&ptx).unwrap_or("<no .target line>").to_string();
+        if found != sm.name() {
+            return Err(BuildError::WrongTarget {
+                ptx: built_ptx_path,
+                expected: sm,
+                found,
+            });
+        }
+
+        let crate_name = kernel_artifact.crate_name();
+        std::fs::create_dir_all(&out_dir).map_err(|error| BuildError::Io {
+            path: out_dir.clone(),
+            error,
+        })?;
+        let ptx_path = out_dir.join(format!("{crate_name}.ptx"));
+        write_if_changed(&ptx_path, &ptx)?;
+
+        let tracked_files = tracked_sources(&artifacts, kernel_artifact, &sysroot, &crate_dir);
+        let built = BuiltPtx {
+            crate_name,
+            sm,
+            ptx_path,
+            built_ptx_path,
+            tracked_files,
+        };
+        if self.cargo_directives {
+            for file in &built.tracked_files {
+                println!("cargo:rerun-if-changed={}", file.display());
+            }
+            println!(
+                "cargo:rustc-env={}={}",
+                built.env_var(),
+                built.ptx_path.display()
+            );
+        }
+        Ok(built)
+    }
+
+    fn resolved_crate_dir(&self) -> Result<PathBuf, BuildError> {
+        let dir = if self.crate_dir.is_absolute() {
+            self.crate_dir.clone()
+        } else {
+            match env_path("CARGO_MANIFEST_DIR") {
+                Some(base) => base.join(&self.crate_dir),
+                None => std::env::current_dir()
+                    .map_err(|error| BuildError::Io {
+                        path: PathBuf::from("."),
+                        error,
+                    })?
+                    .join(&self.crate_dir),
+            }
+        };
+        canonical(&dir)
+    }
+
+    fn resolved_target_dir(&self, sm: Sm, out_dir: &Path) -> Result<PathBuf, BuildError> {
+        let base = if let Some(dir) = &self.target_dir {
+            dir.clone()
+        } else if let Some(dir) = env_path(TARGET_DIR_ENV) {
+            dir
+        } else if let Some(outer) = outer_target_dir(out_dir) {
+            outer.join("tessera-ptx")
+        } else {
+            out_dir.join("tessera-ptx")
+        };
+        let dir = base.join(sm.name());
+        std::fs::create_dir_all(&dir).map_err(|error| BuildError::Io {
+            path: dir.clone(),
+            error,
+        })?;
+        Ok(dir)
+    }
+}
+
+/// `$name` as a path, if set and non-empty.
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+}
+
+fn canonical(path: &Path) -> Result<PathBuf, BuildError> {
+    path.canonicalize().map_err(|error| BuildError::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// Writes `text` to `path` unless it already holds exactly that (keeps the mtime stable).
+fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|error| BuildError::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// The outer build's target directory, from `OUT_DIR` =
+/// `<target>[/<triple>]/<profile>/build/<package>-<hash>/out`: the directory above `<profile>`
+/// (or above `<triple>` when that holds a `CACHEDIR.TAG`-marked target root above it).
+fn outer_target_dir(out_dir: &Path) -> Option<PathBuf> {
+    let package_dir = out_dir.parent()?;
+    let build_dir = package_dir.parent()?;
+    if build_dir.file_name()? != "build" {
+        return None;
+    }
+    let profile_dir = build_dir.parent()?;
+    let above_profile = profile_dir.parent()?;
+    if above_profile
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().contains('-'))
+        && above_profile
+            .parent()
+            .is_some_and(|root| root.join("CACHEDIR.TAG").is_file())
+    {
+        // `<target>/<triple>/<profile>`: a cross build of the host crate.
+        return above_profile.parent().map(Path::to_path_buf);
+    }
+    Some(above_profile.to_path_buf())
+}
+
+/// Embeds the PTX that [`PtxBuild::build`] wrote for the kernel crate named `$crate_name` (its
+/// Rust crate name, e.g. `"tessera_kernels"`): `include_str!("$OUT_DIR/<crate_name>.ptx")`.
+#[macro_export]
+macro_rules! include_ptx {
+    ($crate_name:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/", $crate_name, ".ptx"))
+    };
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,96 @@
+//! Register-only float instructions: `max.NaN`/`min.NaN`, the approximations `ex2`, `lg2`,
+//! `rsqrt`, and the correctly rounded `sqrt.rn`, `fma.rn` (f32 and f64).
+//!
+//! On the host each function computes the exact function; an f32 NaN result is the GPU's
+//! [`CANONICAL_NAN_F32`] (see [`crate::device::add_f32`]), so the approximations may differ from
+//! the GPU in the last bits but never in their NaNs. f64 results are the host's IEEE ones.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use super::float::canonicalize_nan_f32;
+use super::float::CANONICAL_NAN_F32;
+
+/// Defines the NaN-propagating maximum and minimum of `$t` with `-0 < +0`: the semantics of PTX
+/// `max.NaN`/`min.NaN` ("the result is canonical NaN if any of the inputs is NaN"), NaN `$nan`.
+macro_rules! nan_minmax {
+    ($vis:vis $max:ident, $min:ident, $t:ty, $nan:expr) => {
+        #[doc = concat!("NaN-propagating maximum of two `", stringify!($t), "` with `-0 < +0`.")]
+        #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+        #[inline(always)]
+        $vis fn $max(a: $t, b: $t) -> $t {
+            if a.is_nan() || b.is_nan() {
+                $nan
+            } else if a == b {
+                // Equal values differ at most in the sign of zero: +0 wins.
+                <$t>::from_bits(a.to_bits() & b.to_bits())
+            } else if a > b {
+                a
+            } else {
+                b
+            }
+        }
+        #[doc = concat!("NaN-propagating minimum of two `", stringify!($t), "` with `-0 < +0`.")]
+        #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+        #[inline(always)]
+        $vis fn $min(a: $t, b: $t) -> $t {
+            if a.is_nan() || b.is_nan() {
+                $nan
+            } else if a == b {
+                <$t>::from_bits(a.to_bits() | b.to_bits())
+            } else if a < b {
+                a
+            } else {
+                b
+            }
+        }
+    };
+}
+// The host bodies of `max_f32`/`min_f32`.
+nan_minmax!(max_nan_f32, min_nan_f32, f32, CANONICAL_NAN_F32);
+// No f64 `max.NaN` in PTX: software on the GPU as well (the same constant there).
+nan_minmax!(pub max_f64, min_f64, f64, f64::NAN);
+
+register_op!(
+    /// `max.NaN.f32`: NaN-propagating maximum with `-0 < +0` (a NaN result is the canonical
+    /// `0x7fffffff`; sm_80+).
+    max_f32(a, b): f32, reg32, "max.NaN.f32 {d}, {a}, {b};", host max_nan_f32(a, b)
+);
+register_op!(
+    /// `min.NaN.f32`: NaN-propagating minimum with `-0 < +0` (a NaN result is the canonical
+    /// `0x7fffffff`; sm_80+).
+    min_f32(a, b): f32, reg32, "min.NaN.f32 {d}, {a}, {b};", host min_nan_f32(a, b)
+);
+register_op!(
+    /// `ex2.approx.f32`: 2^x.
+    ex2_approx_f32(x): f32, reg32, "ex2.approx.f32 {d}, {x};", host canonicalize_nan_f32(x.exp2())
+);
+register_op!(
+    /// `lg2.approx.f32`: log₂ x.
+    lg2_approx_f32(x): f32, reg32, "lg2.approx.f32 {d}, {x};", host canonicalize_nan_f32(x.log2())
+);
+register_op!(
+    /// `sqrt.rn.f32`: √x, correctly rounded.
+    sqrt_rn_f32(x): f32, reg32, "sqrt.rn.f32 {d}, {x};", host canonicalize_nan_f32(x.sqrt())
+);
+register_op!(
+    /// `rsqrt.approx.f32`: 1/√x.
+    rsqrt_approx_f32(x): f32, reg32, "rsqrt.approx.f32 {d}, {x};", host canonicalize_nan_f32(1.0 / x.sqrt())
+);
+register_op!(
+    /// `fma.rn.f32`: `a·b + c` rounded once (NaN results canonical, `0x7fffffff`).
+    fma_rn_f32(a, b, c): f32, reg32, "fma.rn.f32 {d}, {a}, {b}, {c};", host canonicalize_nan_f32(a.mul_add(b, c))
+);
+register_op!(
+    /// `sqrt.rn.f64`: √x, correctly rounded.
+    sqrt_rn_f64(x): f64, reg64, "sqrt.rn.f64 {d}, {x};", host x.sqrt()
+);
+register_op!(
+    /// `rsqrt.approx.f64`: 1/√x.
+    rsqrt_approx_f64(x): f64, reg64, "rsqrt.approx.f64 {d}, {x};", host 1.0 / x.sqrt()
+);
+register_op!(
+    /// `fma.rn.f64`: `a·b + c` rounded once.
+    fma_rn_f64(a, b, c): f64, reg64, "fma.rn.f64 {d}, {a}, {b}, {c};", host a.mul_add(b, c)
+);

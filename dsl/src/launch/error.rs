@@ -1,0 +1,139 @@
+//! Why a launcher call failed.
+
+use super::kind::DEVICE_ENV;
+use std::fmt;
+
+/// Why a launcher call failed. Every variant names what was being done.
+#[derive(Debug)]
+pub enum LaunchError {
+    /// `TESSERA_DEVICE` holds something other than `gpu`, `emulator` or `auto`.
+    BadDeviceSetting { value: String },
+    /// A GPU was asked for but cannot be used.
+    GpuUnavailable { reason: String },
+    /// A CUDA driver call failed.
+    Driver {
+        action: String,
+        code: String,
+        message: String,
+    },
+    /// The driver rejected the PTX (JIT compilation failed); `log` is the JIT's error log.
+    PtxRejected { code: String, log: String },
+    /// The PTX text could not be read.
+    PtxMalformed { reason: String },
+    /// The PTX targets an architecture the device cannot run.
+    PtxArchitecture {
+        ptx_target: String,
+        device: (u32, u32),
+    },
+    /// The kernel is not an `.entry` of the module.
+    KernelNotFound {
+        kernel: String,
+        entries: Vec<String>,
+    },
+    /// The argument tuple does not match the PTX entry's parameters.
+    ArgumentMismatch { kernel: String, detail: String },
+    /// A `Ptr` argument is neither null nor inside a live buffer of this device.
+    ForeignPointer {
+        kernel: String,
+        index: usize,
+        addr: u64,
+    },
+    /// The grid, block or shared-memory size cannot be launched.
+    InvalidConfig { kernel: String, reason: String },
+    /// A module or buffer of another device was passed.
+    WrongDevice { what: String },
+    /// Host data and device buffer lengths differ.
+    LengthMismatch {
+        what: String,
+        expected: usize,
+        got: usize,
+    },
+    /// A buffer of this many bytes cannot be allocated.
+    Allocation { bytes: usize, reason: String },
+    /// The emulator could not run the kernel.
+    Emulator { kernel: String, message: String },
+}
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LaunchError::BadDeviceSetting { value } => write!(
+                f,
+                "{DEVICE_ENV}={value:?} is not a device choice; use `gpu`, `emulator` or `auto`"
+            ),
+            LaunchError::GpuUnavailable { reason } => write!(f, "no usable GPU: {reason}"),
+            LaunchError::Driver {
+                action,
+                code,
+                message,
+            } => {
+                write!(f, "CUDA driver error while {action}: {code} ({message})")
+            }
+            LaunchError::PtxRejected { code, log } => {
+                write!(f, "the CUDA driver rejected the PTX module: {code}")?;
+                if !log.trim().is_empty() {
+                    write!(f, "\nJIT log:\n{}", log.trim_end())?;
+                }
+                Ok(())
+            }
+            LaunchError::PtxMalformed { reason } => write!(f, "malformed PTX module: {reason}"),
+            LaunchError::PtxArchitecture { ptx_target, device } => write!(
+                f,
+                "the PTX targets {ptx_target} but the device is sm_{}{}; rebuild the kernels for \
+                 it (TESSERA_SM=sm_{}{})",
+                device.0, device.1, device.0, device.1
+            ),
+            LaunchError::KernelNotFound { kernel, entries } => write!(
+                f,
+                "kernel `{kernel}` is not an entry of the PTX module (entries: {})",
+                if entries.is_empty() {
+                    "none".to_string()
+                } else {
+                    entries.join(", ")
+                }
+            ),
+            LaunchError::ArgumentMismatch { kernel, detail } => {
+                write!(
+                    f,
+                    "arguments of kernel `{kernel}` do not match its PTX entry: {detail}"
+                )
+            }
+            LaunchError::ForeignPointer {
+                kernel,
+                index,
+                addr,
+            } => write!(
+                f,
+                "argument {index} of kernel `{kernel}` is a Ptr ({addr:#x}) that is neither null \
+                 nor inside a live buffer of this device"
+            ),
+            LaunchError::InvalidConfig { kernel, reason } => {
+                write!(f, "cannot launch kernel `{kernel}`: {reason}")
+            }
+            LaunchError::WrongDevice { what } => {
+                write!(
+                    f,
+                    "{what} belongs to another device than the one it was used with"
+                )
+            }
+            LaunchError::LengthMismatch {
+                what,
+                expected,
+                got,
+            } => {
+                write!(
+                    f,
+                    "{what}: the buffer holds {expected} elements, the host data {got}"
+                )
+            }
+            LaunchError::Allocation { bytes, reason } => {
+                write!(f, "cannot allocate a buffer of {bytes} bytes: {reason}")
+            }
+            LaunchError::Emulator { kernel, message } => {
+                write!(f, "the emulator failed to run kernel `{kernel}`: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LaunchError {}

@@ -1,0 +1,253 @@
+//! Element types of tiles: their storage bits ([`Elem`]), the narrow floats' conversions
+//! ([`NarrowFloat`]), bitwise operations ([`Bits`]) and comparisons ([`Cmp`]).
+
+use crate::dtype::{bf16, f16, f8e4m3, f8e5m2};
+use crate::{device, Ptr};
+
+/// An element type of a tile: its storage bits.
+pub trait Elem: Copy + 'static {
+    /// Storage width (`bool` is a byte holding 0 or 1).
+    const BITS: u32;
+    /// The storage bits, zero-extended.
+    fn to_bits(self) -> u64;
+    /// From storage bits (the low [`Self::BITS`]).
+    fn from_bits(bits: u64) -> Self;
+}
+
+macro_rules! elem_int {
+    ($($t:ty, $u:ty);*) => {$(
+        impl Elem for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn to_bits(self) -> u64 {
+                self as $u as u64
+            }
+            #[inline(always)]
+            fn from_bits(bits: u64) -> Self {
+                bits as $u as $t
+            }
+        }
+    )*};
+}
+elem_int!(i8, u8; i16, u16; i32, u32; i64, u64; u8, u8; u16, u16; u32, u32; u64, u64);
+
+impl Elem for bool {
+    const BITS: u32 = 8;
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        bits as u8 != 0
+    }
+}
+
+impl Elem for f32 {
+    const BITS: u32 = 32;
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        f32::to_bits(self) as u64
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+}
+
+impl Elem for f64 {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        f64::to_bits(self)
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+}
+
+macro_rules! elem_storage {
+    ($($t:ident, $bits:ty);*) => {$(
+        impl Elem for $t {
+            const BITS: u32 = <$bits>::BITS;
+            #[inline(always)]
+            fn to_bits(self) -> u64 {
+                self.0 as u64
+            }
+            #[inline(always)]
+            fn from_bits(bits: u64) -> Self {
+                $t(bits as $bits)
+            }
+        }
+    )*};
+}
+elem_storage!(f16, u16; bf16, u16; f8e4m3, u8; f8e5m2, u8);
+
+impl<T: 'static> Elem for Ptr<T> {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn to_bits(self) -> u64 {
+        self.addr()
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        Ptr::from_addr(bits)
+    }
+}
+
+/// Narrow floats: to f32 and back (`cvt`), as [`crate::device`] converts.
+pub trait NarrowFloat: Elem {
+    /// Exact widening to f32.
+    fn widen(self) -> f32;
+    /// Rounding to this format (`cvt.rn`; f8 saturates as `cvt.rn.satfinite`).
+    fn narrow(x: f32) -> Self;
+}
+
+impl NarrowFloat for f16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        device::f16_to_f32(self)
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        device::f32_to_f16(x)
+    }
+}
+impl NarrowFloat for bf16 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        device::bf16_to_f32(self)
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        device::f32_to_bf16(x)
+    }
+}
+impl NarrowFloat for f8e4m3 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        device::f8e4m3_to_f32(self)
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        device::f32_to_f8e4m3(x)
+    }
+}
+impl NarrowFloat for f8e5m2 {
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        device::f8e5m2_to_f32(self)
+    }
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        device::f32_to_f8e5m2(x)
+    }
+}
+
+/// Bitwise operations (integers) and logical ones (`bool`). Shifts follow PTX `shl`/`shr`:
+/// an amount of at least the bit width (or negative) gives 0, or the sign fill for `shr` of a
+/// negative signed value.
+pub trait Bits: Elem {
+    fn and(a: Self, b: Self) -> Self;
+    fn or(a: Self, b: Self) -> Self;
+    fn xor(a: Self, b: Self) -> Self;
+    fn not(a: Self) -> Self;
+    fn shl(a: Self, b: Self) -> Self;
+    fn shr(a: Self, b: Self) -> Self;
+}
+
+macro_rules! bits_int {
+    ($($t:ty),*) => {$(
+        impl Bits for $t {
+            #[inline(always)] fn and(a: Self, b: Self) -> Self { a & b }
+            #[inline(always)] fn or(a: Self, b: Self) -> Self { a | b }
+            #[inline(always)] fn xor(a: Self, b: Self) -> Self { a ^ b }
+            #[inline(always)] fn not(a: Self) -> Self { !a }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn shl(a: Self, b: Self) -> Self {
+                if b < 0 || b as u64 >= <$t>::BITS as u64 { 0 } else { a << b }
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn shr(a: Self, b: Self) -> Self {
+                if b < 0 || b as u64 >= <$t>::BITS as u64 {
+                    if a < 0 { !0 } else { 0 }
+                } else {
+                    a >> b
+                }
+            }
+        }
+    )*};
+}
+bits_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Bits for bool {
+    #[inline(always)]
+    fn and(a: Self, b: Self) -> Self {
+        a & b
+    }
+    #[inline(always)]
+    fn or(a: Self, b: Self) -> Self {
+        a | b
+    }
+    #[inline(always)]
+    fn xor(a: Self, b: Self) -> Self {
+        a ^ b
+    }
+    #[inline(always)]
+    fn not(a: Self) -> Self {
+        !a
+    }
+    #[inline(always)]
+    fn shl(a: Self, b: Self) -> Self {
+        a & !b
+    }
+    #[inline(always)]
+    fn shr(a: Self, b: Self) -> Self {
+        a & !b
+    }
+}
+
+/// Comparisons: integers and `bool` (`false < true`) by value; floats IEEE (NaN compares unequal
+/// to everything, `-0 == +0`); narrow floats by their f32 value.
+pub trait Cmp: Elem {
+    fn lt(a: Self, b: Self) -> bool;
+    fn le(a: Self, b: Self) -> bool;
+    fn eq(a: Self, b: Self) -> bool;
+    #[inline(always)]
+    fn ne(a: Self, b: Self) -> bool {
+        !Self::eq(a, b)
+    }
+    #[inline(always)]
+    fn gt(a: Self, b: Self) -> bool {
+        Self::lt(b, a)
+    }
+    #[inline(always)]
+    fn ge(a: Self, b: Self) -> bool {
+        Self::le(b, a)
+    }
+}
+
+macro_rules! cmp_native {
+    ($($t:ty),*) => {$(
+        impl Cmp for $t {
+            #[inline(always)] fn lt(a: Self, b: Self) -> bool { a < b }
+            #[inline(always)] fn le(a: Self, b: Self) -> bool { a <= b }
+            #[inline(always)] fn eq(a: Self, b: Self) -> bool { a == b }
+        }
+    )*};
+}
+cmp_native!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+macro_rules! cmp_narrow {
+    ($($t:ident),*) => {$(
+        impl Cmp for $t {
+            #[inline(always)] fn lt(a: Self, b: Self) -> bool { a.widen() < b.widen() }
+            #[inline(always)] fn le(a: Self, b: Self) -> bool { a.widen() <= b.widen() }
+            #[inline(always)] fn eq(a: Self, b: Self) -> bool { a.widen() == b.widen() }
+        }
+    )*};
+}
+cmp_narrow!(f16, bf16, f8e4m3, f8e5m2);

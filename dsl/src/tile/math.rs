@@ -1,0 +1,350 @@
+//! Arithmetic of the tile language ([`Num`]) and float math ([`FloatMath`], [`Transcendental`]),
+//! on the instructions of [`crate::device`] (`max.NaN`, `ex2.approx`, `fma.rn`, ...).
+
+use super::elements::{Elem, NarrowFloat};
+use crate::device;
+use crate::dtype::{bf16, f16, f8e4m3, f8e5m2};
+
+/// Arithmetic of the tile language.
+///
+/// Integers wrap (`+ - * neg abs` as `wrapping_*`); integer `/` and `%` truncate toward zero and
+/// give 0 for a zero divisor (no trap; `MIN / -1` wraps to `MIN`, `MIN % -1` is 0). Floats are
+/// IEEE (`/` is `div.rn`); `max`/`min` propagate NaN (PTX `max.NaN`/`min.NaN`) and order
+/// `-0 < +0`; `neg`/`abs` only change the sign bit. `f16`, `bf16`, `f8e4m3`, `f8e5m2` convert to
+/// `f32` (exact), compute there, and round back (`cvt.rn`) after each operation.
+///
+/// **NaN encodings (f32).** A NaN that f32 `+ - * / % max min` produce is the GPU's canonical
+/// NaN `0x7fffffff` whatever the operands' NaN payloads, on the GPU (measured on sm_90) and on
+/// the host (see [`crate::device::add_f32`]); `neg`/`abs` keep payloads. f32 `%` is the exact
+/// IEEE `fmod` on both sides ([`fmod_f32`], integer code: the same bits on the GPU and the
+/// host). f64 arithmetic is the host's IEEE arithmetic (the PTX ISA: double-precision
+/// instructions support NaN payloads; not measured).
+pub trait Num: Elem {
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    fn div(a: Self, b: Self) -> Self;
+    fn rem(a: Self, b: Self) -> Self;
+    fn neg(a: Self) -> Self;
+    fn abs(a: Self) -> Self;
+    fn max(a: Self, b: Self) -> Self;
+    fn min(a: Self, b: Self) -> Self;
+    /// The additive identity.
+    const ZERO: Self;
+    /// The identity of `max`: the smallest value (`-inf` for floats).
+    const LOWEST: Self;
+    /// The identity of `min`: the largest value (`+inf` for floats).
+    const HIGHEST: Self;
+}
+
+macro_rules! num_signed {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline(always)] fn div(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a.wrapping_div(b) } }
+            #[inline(always)] fn rem(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a.wrapping_rem(b) } }
+            #[inline(always)] fn neg(a: Self) -> Self { a.wrapping_neg() }
+            #[inline(always)] fn abs(a: Self) -> Self { a.wrapping_abs() }
+            #[inline(always)] fn max(a: Self, b: Self) -> Self { if a > b { a } else { b } }
+            #[inline(always)] fn min(a: Self, b: Self) -> Self { if a < b { a } else { b } }
+            const ZERO: Self = 0;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+        }
+    )*};
+}
+num_signed!(i8, i16, i32, i64);
+
+macro_rules! num_unsigned {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline(always)] fn div(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a / b } }
+            #[inline(always)] fn rem(a: Self, b: Self) -> Self { if b == 0 { 0 } else { a % b } }
+            #[inline(always)] fn neg(a: Self) -> Self { a.wrapping_neg() }
+            #[inline(always)] fn abs(a: Self) -> Self { a }
+            #[inline(always)] fn max(a: Self, b: Self) -> Self { if a > b { a } else { b } }
+            #[inline(always)] fn min(a: Self, b: Self) -> Self { if a < b { a } else { b } }
+            const ZERO: Self = 0;
+            const LOWEST: Self = 0;
+            const HIGHEST: Self = <$t>::MAX;
+        }
+    )*};
+}
+num_unsigned!(u8, u16, u32, u64);
+
+/// f32 `%` (see [`Num`]): the exact IEEE remainder `x - trunc(x / y)·y` with the sign of `x`
+/// (C's `fmodf`, Rust's `%` on the host), computed with integer long division on the
+/// significands so the GPU and the emulator give the same bits. (LLVM lowers `frem` on nvptx64 to
+/// `fma(-trunc(x / y), y, x)`, which is wrong once the quotient exceeds 2^24: `1e30 % 0.29` came
+/// out as -9.8e21.) NaN results are the canonical `0x7fffffff`.
+#[inline(always)]
+fn rem_f32(a: f32, b: f32) -> f32 {
+    fmod_f32(a, b)
+}
+
+/// Exact IEEE `fmod` of two f32 values (the tile language's f32 `%`): integer long division on
+/// the significands, so the GPU and the emulator give the same bits; NaN results are canonical.
+#[inline]
+pub fn fmod_f32(x: f32, y: f32) -> f32 {
+    const SIGN: u32 = 0x8000_0000;
+    const HIDDEN: u32 = 0x0080_0000;
+    let (ux, uy) = (x.to_bits(), y.to_bits());
+    let sign = ux & SIGN;
+    let (ax, ay) = (ux & !SIGN, uy & !SIGN);
+    // x infinite or NaN, y zero or NaN: NaN.
+    if ax >= 0x7f80_0000 || ay == 0 || ay > 0x7f80_0000 {
+        return f32::from_bits(device::CANONICAL_NAN_F32_BITS);
+    }
+    // |x| < |y| (y infinite included): x itself; |x| = |y|: a zero with x's sign.
+    if ax < ay {
+        return x;
+    }
+    if ax == ay {
+        return f32::from_bits(sign);
+    }
+    // Significand and exponent of each, subnormals normalised (significand in [2^23, 2^24)).
+    let split = |a: u32| -> (i32, u32) {
+        let e = (a >> 23) as i32;
+        if e == 0 {
+            let shift = a.leading_zeros() as i32 - 8;
+            (1 - shift, a << shift)
+        } else {
+            (e, (a & (HIDDEN - 1)) | HIDDEN)
+        }
+    };
+    let (mut ex, mut mx) = split(ax);
+    let (ey, my) = split(ay);
+    // Long division, one quotient bit per step: keep mx the remainder of (mx·2^(ex-ey)) / my.
+    while ex > ey {
+        if mx >= my {
+            mx -= my;
+        }
+        if mx == 0 {
+            return f32::from_bits(sign);
+        }
+        mx <<= 1;
+        ex -= 1;
+    }
+    if mx >= my {
+        mx -= my;
+    }
+    if mx == 0 {
+        return f32::from_bits(sign);
+    }
+    // Renormalise; the result is exact, so it is either normal or a subnormal of y's scale.
+    while mx < HIDDEN {
+        mx <<= 1;
+        ex -= 1;
+    }
+    let bits = if ex > 0 {
+        ((ex as u32) << 23) | (mx & (HIDDEN - 1))
+    } else {
+        mx >> (1 - ex)
+    };
+    f32::from_bits(sign | bits)
+}
+
+impl Num for f32 {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        device::add_f32(a, b)
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        device::sub_f32(a, b)
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        device::mul_f32(a, b)
+    }
+    #[inline(always)]
+    fn div(a: Self, b: Self) -> Self {
+        device::div_f32(a, b)
+    }
+    #[inline(always)]
+    fn rem(a: Self, b: Self) -> Self {
+        rem_f32(a, b)
+    }
+    #[inline(always)]
+    fn neg(a: Self) -> Self {
+        device::neg_f32(a)
+    }
+    #[inline(always)]
+    fn abs(a: Self) -> Self {
+        device::abs_f32(a)
+    }
+    #[inline(always)]
+    fn max(a: Self, b: Self) -> Self {
+        device::max_f32(a, b)
+    }
+    #[inline(always)]
+    fn min(a: Self, b: Self) -> Self {
+        device::min_f32(a, b)
+    }
+    const ZERO: Self = 0.0;
+    const LOWEST: Self = f32::NEG_INFINITY;
+    const HIGHEST: Self = f32::INFINITY;
+}
+
+impl Num for f64 {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a + b
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        a - b
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+    #[inline(always)]
+    fn div(a: Self, b: Self) -> Self {
+        a / b
+    }
+    #[inline(always)]
+    fn rem(a: Self, b: Self) -> Self {
+        a % b
+    }
+    #[inline(always)]
+    fn neg(a: Self) -> Self {
+        -a
+    }
+    #[inline(always)]
+    fn abs(a: Self) -> Self {
+        f64::from_bits(a.to_bits() & 0x7fff_ffff_ffff_ffff)
+    }
+    #[inline(always)]
+    fn max(a: Self, b: Self) -> Self {
+        device::max_f64(a, b)
+    }
+    #[inline(always)]
+    fn min(a: Self, b: Self) -> Self {
+        device::min_f64(a, b)
+    }
+    const ZERO: Self = 0.0;
+    const LOWEST: Self = f64::NEG_INFINITY;
+    const HIGHEST: Self = f64::INFINITY;
+}
+
+macro_rules! num_narrow {
+    ($($t:ident),*) => {$(
+        impl Num for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { Self::narrow(device::add_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { Self::narrow(device::sub_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { Self::narrow(device::mul_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn div(a: Self, b: Self) -> Self { Self::narrow(device::div_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn rem(a: Self, b: Self) -> Self { Self::narrow(rem_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn neg(a: Self) -> Self { Self::narrow(-a.widen()) }
+            #[inline(always)] fn abs(a: Self) -> Self { Self::narrow(<f32 as Num>::abs(a.widen())) }
+            #[inline(always)] fn max(a: Self, b: Self) -> Self { Self::narrow(device::max_f32(a.widen(), b.widen())) }
+            #[inline(always)] fn min(a: Self, b: Self) -> Self { Self::narrow(device::min_f32(a.widen(), b.widen())) }
+            const ZERO: Self = $t::ZERO;
+            const LOWEST: Self = $t(!$t::MAX.0);
+            const HIGHEST: Self = $t::MAX;
+        }
+    )*};
+}
+num_narrow!(f16, bf16, f8e4m3, f8e5m2);
+
+/// Float math. On the GPU (f32): `exp(x) = ex2.approx.f32(x · log₂e)`, `exp2 = ex2.approx.f32`,
+/// `log(x) = lg2.approx.f32(x) · ln 2`, `log2 = lg2.approx.f32`, `sqrt = sqrt.rn.f32`,
+/// `rsqrt = rsqrt.approx.f32`, `fma = fma.rn.f32` (Triton's choices for `tl.exp` & co.; the
+/// approximations are within 2 ulp). On the host the same formulas with exact `exp2`/`log2`/
+/// `sqrt`, so results may differ from the GPU in the last bits. f64: `sqrt.rn.f64`,
+/// `rsqrt.approx.f64`, `fma.rn.f64`; f64 `exp`/`log` are not provided (no PTX instruction).
+/// Narrow floats compute in f32.
+///
+/// f32 NaN results are the canonical `0x7fffffff` on the host as on the GPU (see [`Num`]):
+/// `fma.rn.f32` is `FFMA` (the FMA pipe, measured canonical through `FADD`); ptxas builds
+/// `sqrt.rn.f32` and `div.rn.f32` from `MUFU` and `FFMA` with slow paths whose NaNs come from
+/// `FADD` or `MUFU.RSQ -QNAN`; `ex2`/`lg2`/`rsqrt.approx` are single `MUFU`s, taken to return
+/// the same canonical NaN (not measured bit for bit).
+pub trait FloatMath: Num {
+    fn sqrt(a: Self) -> Self;
+    fn rsqrt(a: Self) -> Self;
+    fn fma(a: Self, b: Self, c: Self) -> Self;
+}
+
+/// `exp`, `exp2`, `log`, `log2` (see [`FloatMath`]): f32 and the narrow floats.
+pub trait Transcendental: FloatMath {
+    fn exp(a: Self) -> Self;
+    fn exp2(a: Self) -> Self;
+    fn log(a: Self) -> Self;
+    fn log2(a: Self) -> Self;
+}
+
+impl FloatMath for f32 {
+    #[inline(always)]
+    fn sqrt(a: Self) -> Self {
+        device::sqrt_rn_f32(a)
+    }
+    #[inline(always)]
+    fn rsqrt(a: Self) -> Self {
+        device::rsqrt_approx_f32(a)
+    }
+    #[inline(always)]
+    fn fma(a: Self, b: Self, c: Self) -> Self {
+        device::fma_rn_f32(a, b, c)
+    }
+}
+
+impl Transcendental for f32 {
+    #[inline(always)]
+    fn exp(a: Self) -> Self {
+        device::ex2_approx_f32(device::mul_f32(a, core::f32::consts::LOG2_E))
+    }
+    #[inline(always)]
+    fn exp2(a: Self) -> Self {
+        device::ex2_approx_f32(a)
+    }
+    #[inline(always)]
+    fn log(a: Self) -> Self {
+        device::mul_f32(device::lg2_approx_f32(a), core::f32::consts::LN_2)
+    }
+    #[inline(always)]
+    fn log2(a: Self) -> Self {
+        device::lg2_approx_f32(a)
+    }
+}
+
+impl FloatMath for f64 {
+    #[inline(always)]
+    fn sqrt(a: Self) -> Self {
+        device::sqrt_rn_f64(a)
+    }
+    #[inline(always)]
+    fn rsqrt(a: Self) -> Self {
+        device::rsqrt_approx_f64(a)
+    }
+    #[inline(always)]
+    fn fma(a: Self, b: Self, c: Self) -> Self {
+        device::fma_rn_f64(a, b, c)
+    }
+}
+
+macro_rules! math_narrow {
+    ($($t:ident),*) => {$(
+        impl FloatMath for $t {
+            #[inline(always)] fn sqrt(a: Self) -> Self { Self::narrow(device::sqrt_rn_f32(a.widen())) }
+            #[inline(always)] fn rsqrt(a: Self) -> Self { Self::narrow(device::rsqrt_approx_f32(a.widen())) }
+            #[inline(always)]
+            fn fma(a: Self, b: Self, c: Self) -> Self {
+                Self::narrow(device::fma_rn_f32(a.widen(), b.widen(), c.widen()))
+            }
+        }
+        impl Transcendental for $t {
+            #[inline(always)] fn exp(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::exp(a.widen())) }
+            #[inline(always)] fn exp2(a: Self) -> Self { Self::narrow(device::ex2_approx_f32(a.widen())) }
+            #[inline(always)] fn log(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::log(a.widen())) }
+            #[inline(always)] fn log2(a: Self) -> Self { Self::narrow(device::lg2_approx_f32(a.widen())) }
+        }
+    )*};
+}
+math_narrow!(f16, bf16, f8e4m3, f8e5m2);
