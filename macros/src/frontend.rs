@@ -39,7 +39,7 @@ pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn:
         ids: &mut ids,
         diags: &mut diags,
     }
-    .block(&function.block);
+    .body(&function.block);
     let specs = specialisations(&attr, &sig, &mut diags);
 
     let mut kernels = Vec::new();

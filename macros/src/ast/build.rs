@@ -4,6 +4,7 @@ use super::{BinOp, Block, Expr, ExprKind, Pat, Special, Stmt, UnOp};
 use crate::diag::{Diagnostics, Loc, LocIds};
 use crate::parse::{scalar_named, scalar_type};
 use crate::types::Scalar;
+use syn::ext::IdentExt;
 
 /// Builds the AST from `syn` syntax, reporting what the language does not have.
 pub struct AstBuilder<'a> {
@@ -25,6 +26,19 @@ impl AstBuilder<'_> {
         }
     }
 
+    /// The AST of a kernel's body. Attributes anywhere inside it are errors: `#[cfg(…)]` and
+    /// its kin cannot be evaluated by the macro, and ignoring them would compile code the user
+    /// switched off. (Doc comments change nothing and pass.)
+    pub fn body(&mut self, block: &syn::Block) -> Block {
+        let mut attributes = AttributesInBody::default();
+        syn::visit::Visit::visit_block(&mut attributes, block);
+        for attr in attributes.found {
+            let loc = self.ids.of(attr);
+            self.diags.error(loc, unsupported_attribute(attr));
+        }
+        self.block(block)
+    }
+
     pub fn block(&mut self, block: &syn::Block) -> Block {
         let loc = self.ids.of(block);
         let mut stmts = Vec::new();
@@ -37,6 +51,7 @@ impl AstBuilder<'_> {
                         stmts.push(s);
                     }
                 }
+                syn::Stmt::Expr(syn::Expr::Verbatim(empty), Some(_)) if empty.is_empty() => {}
                 syn::Stmt::Expr(e, semi) => {
                     if semi.is_none() && i + 1 == count && !is_statement_like(e) {
                         tail = Some(Box::new(self.expr(e)));
@@ -90,7 +105,7 @@ impl AstBuilder<'_> {
         let loc = self.ids.of(pat);
         match pat {
             syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(Pat::Bind {
-                name: p.ident.to_string(),
+                name: p.ident.unraw().to_string(),
                 mutable: p.mutability.is_some(),
                 loc,
             }),
@@ -155,7 +170,7 @@ impl AstBuilder<'_> {
         match left {
             syn::Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
                 let ident = p.path.get_ident()?;
-                Some((ident.to_string(), self.ids.of(ident)))
+                Some((ident.unraw().to_string(), self.ids.of(ident)))
             }
             other => {
                 self.invalid(
@@ -256,6 +271,16 @@ impl AstBuilder<'_> {
                     return self.invalid(lit, "a float literal cannot have an integer type suffix");
                 }
                 match f.base10_parse::<f64>() {
+                    Ok(value) if value.is_infinite() => {
+                        let ty = suffix.unwrap_or(Scalar::F64);
+                        return self.invalid(
+                            lit,
+                            format!(
+                                "floating-point literal out of range for {ty} (it would be \
+                                 infinity; write `{ty}::INFINITY` if that is meant)"
+                            ),
+                        );
+                    }
                     Ok(value) => ExprKind::Float { value, suffix },
                     Err(e) => return self.invalid(lit, e.to_string()),
                 }
@@ -283,7 +308,7 @@ impl AstBuilder<'_> {
         if p.qself.is_none() {
             if let Some(ident) = p.path.get_ident() {
                 return Expr {
-                    kind: ExprKind::Var(ident.to_string()),
+                    kind: ExprKind::Var(ident.unraw().to_string()),
                     loc,
                 };
             }
@@ -291,7 +316,7 @@ impl AstBuilder<'_> {
                 .path
                 .segments
                 .iter()
-                .map(|s| s.ident.to_string())
+                .map(|s| s.ident.unraw().to_string())
                 .collect();
             if let [ty, name] = segs.as_slice() {
                 if let Some(ty) = Scalar::from_name(ty) {
@@ -356,7 +381,7 @@ impl AstBuilder<'_> {
                 if p.by_ref.is_none() && p.subpat.is_none() && p.mutability.is_none() =>
             {
                 Pat::Bind {
-                    name: p.ident.to_string(),
+                    name: p.ident.unraw().to_string(),
                     mutable: false,
                     loc: self.ids.of(p),
                 }
@@ -404,6 +429,37 @@ impl AstBuilder<'_> {
 }
 
 /// Statements that end without `;` but are not the block's value (`for`, `if` without `else`).
+/// The attributes (other than doc comments) inside a kernel body, in source order.
+#[derive(Default)]
+struct AttributesInBody<'ast> {
+    found: Vec<&'ast syn::Attribute>,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for AttributesInBody<'ast> {
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        if !attr.path().is_ident("doc") {
+            self.found.push(attr);
+        }
+    }
+}
+
+/// Why the attribute `attr` inside a kernel body is refused.
+fn unsupported_attribute(attr: &syn::Attribute) -> String {
+    let path = attr.path();
+    let what = if path.is_ident("cfg") || path.is_ident("cfg_attr") {
+        "#[tile_kernel] cannot evaluate `cfg` conditions, and ignoring one would compile code \
+         that is switched off: choose between variants with a const parameter and `if`, or \
+         write one kernel per configuration"
+    } else {
+        "the body is compiled to GPU code by #[tile_kernel], which would ignore it"
+    };
+    let name: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    format!(
+        "attributes inside a tile kernel are not supported: `#[{}]` — {what}",
+        name.join("::")
+    )
+}
+
 fn is_statement_like(e: &syn::Expr) -> bool {
     match e {
         syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_) => true,

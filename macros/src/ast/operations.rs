@@ -6,6 +6,7 @@ use super::{Expr, ExprKind};
 use crate::diag::{did_you_mean, Loc};
 use crate::ops::{self, Op, TypeArg, OPS, OTHER_NAMES};
 use crate::parse::scalar_type;
+use syn::ext::IdentExt;
 
 impl AstBuilder<'_> {
     pub(super) fn call(&mut self, c: &syn::ExprCall, loc: Loc) -> Expr {
@@ -51,7 +52,7 @@ impl AstBuilder<'_> {
         loc: Loc,
     ) -> Expr {
         let name_loc = self.ids.of(name);
-        let name_str = name.to_string();
+        let name_str = name.unraw().to_string();
         let Some(info) = ops::lookup(&name_str) else {
             let hint = OTHER_NAMES
                 .iter()

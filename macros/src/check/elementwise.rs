@@ -78,6 +78,16 @@ impl Checker<'_> {
             );
             return Operand::Poison;
         }
+        if matches!(op, BinOp::Div | BinOp::Rem) && dtype.is_int() && matches!(r, Operand::Int(0)) {
+            self.error(
+                loc,
+                format!(
+                    "integer `{sym}` by a literal zero: every element would be 0 (a zero \
+                     divisor gives 0 at run time), which is surely not meant"
+                ),
+            );
+            return Operand::Poison;
+        }
         let Some((values, shape)) = self.broadcast_all(&values, &roles, loc) else {
             return Operand::Poison;
         };
@@ -255,11 +265,11 @@ impl Checker<'_> {
     }
 
     pub(super) fn cdiv(&mut self, a: Operand, b: Operand, loc: Loc) -> Operand {
+        if matches!(b, Operand::Int(0)) {
+            self.error(loc, "`cdiv` divides by zero");
+            return Operand::Poison;
+        }
         if let (Operand::Int(x), Operand::Int(y)) = (a, b) {
-            if y == 0 {
-                self.error(loc, "`cdiv` divides by zero");
-                return Operand::Poison;
-            }
             return match x.checked_add(y - 1) {
                 Some(n) => Operand::Int(n.div_euclid(y)),
                 None => Operand::Poison,

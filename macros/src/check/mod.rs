@@ -381,11 +381,13 @@ impl Checker<'_> {
             Operand::Value(v) => Some(v),
             Operand::Poison => None,
             Operand::Int(_) | Operand::Float(_) => {
+                let found = match e.kind {
+                    ExprKind::Int { .. } | ExprKind::Float { .. } => format!("the literal `{e}`"),
+                    _ => format!("`{e}`, a number known at compile time"),
+                };
                 self.error(
                     e.loc,
-                    format!(
-                        "`{op}` needs a tile here, found the literal `{e}` (build one with `full`)"
-                    ),
+                    format!("`{op}` needs a tile here, found {found} (build one with `full`)"),
                 );
                 None
             }
@@ -410,7 +412,7 @@ impl Checker<'_> {
             ExprKind::Float {
                 value,
                 suffix: Some(s),
-            } => one(self.constant(ConstValue::Float(*value), *s, loc)),
+            } => one(self.literal(ConstValue::Float(*value), *s, loc)),
             ExprKind::Bool(b) => one(self.constant(ConstValue::Bool(*b), Scalar::Bool, loc)),
             ExprKind::Special { ty, which } => one(self.special(*ty, *which, loc)),
             ExprKind::Var(name) => match self.lookup(name) {

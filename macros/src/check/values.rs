@@ -47,6 +47,29 @@ impl Checker<'_> {
         )
     }
 
+    /// A literal of type `dtype`: a float literal must stay finite in it, as rustc requires
+    /// (`1e39` as an f32 would silently become infinity; the AST refuses what overflows f64).
+    pub(super) fn literal(
+        &mut self,
+        value: ConstValue,
+        dtype: Scalar,
+        loc: Loc,
+    ) -> Option<ValueId> {
+        if let ConstValue::Float(x) = value {
+            if dtype == Scalar::F32 && x.is_finite() && (x as f32).is_infinite() {
+                self.error(
+                    loc,
+                    format!(
+                        "floating-point literal out of range for {dtype} (it would be infinity; \
+                         write `{dtype}::INFINITY` if that is meant)"
+                    ),
+                );
+                return None;
+            }
+        }
+        self.constant(value, dtype, loc)
+    }
+
     /// The operand as a value: weak literals become constants of `hint` (default `i32`/`f32`).
     pub(super) fn materialize(
         &mut self,
@@ -61,8 +84,8 @@ impl Checker<'_> {
             Operand::Float(x) => (ConstValue::Float(x), Scalar::F32),
         };
         match hint {
-            None => self.constant(value, default, loc),
-            Some(DType::Scalar(s)) => self.constant(value, s, loc),
+            None => self.literal(value, default, loc),
+            Some(DType::Scalar(s)) => self.literal(value, s, loc),
             Some(DType::Ptr(_)) => {
                 self.error(loc, "expected a pointer, found a literal");
                 None

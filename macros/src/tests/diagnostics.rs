@@ -586,3 +586,182 @@ fn passing_kernel_expands_to_code() {
     )
     .is_ok());
 }
+
+/// The full expansion of `item` under `attr`, which must succeed (no `compile_error!`).
+#[track_caller]
+fn expands(attr: TokenStream, item: TokenStream) -> String {
+    let out = crate::expand::tile_kernel(attr, item).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    out
+}
+
+#[test]
+fn attributes_inside_the_body_are_refused() {
+    let m = body_error(
+        quote!(
+            #[cfg(any())]
+            store(x + arange(0, 128), zeros::<f32>([128]));
+        ),
+        "attributes inside a tile kernel are not supported: `#[cfg]`",
+        "# [cfg (any ())]",
+    );
+    assert!(m.contains("cannot evaluate `cfg` conditions"), "{m}");
+    body_error(
+        quote!(let v = #[allow(unused)] arange(0, 128);),
+        "attributes inside a tile kernel are not supported: `#[allow]`",
+        "# [allow (unused)]",
+    );
+    // A doc comment changes nothing and passes.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                /// the offsets
+                let offs = arange(0, 128);
+                store(x + offs, 1.0);
+            }
+        ),
+    );
+}
+
+#[test]
+fn raw_identifiers() {
+    // Locals: `r#x` is the name `x`, as in Rust.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                let r#loop = arange(0, 128);
+                let r#offs = r#loop + 0;
+                store(x + offs, 1.0);
+            }
+        ),
+    );
+    // Signature names become items of the generated module: refused, never a panic.
+    let all = errors(
+        quote!(),
+        quote!(
+            fn r#match(r#type: Ptr<f32>) {}
+        ),
+    );
+    assert_eq!(all.len(), 2, "{all:#?}");
+    assert!(all[0]
+        .0
+        .starts_with("raw identifiers are not supported as the kernel's name"));
+    assert_eq!(all[0].1, "r#match");
+    assert!(all[1].0.contains("a parameter's name"), "{all:#?}");
+    assert!(
+        all[1].0.contains("rename `r#type` (e.g. `type_`)"),
+        "{all:#?}"
+    );
+    let out = crate::expand::tile_kernel(
+        quote!(r#BLOCK = [128]),
+        quote!(
+            fn k<const r#BLOCK: usize>(x: Ptr<f32>) {}
+        ),
+    )
+    .to_string();
+    assert!(out.contains("a const parameter's name"), "{out}");
+}
+
+#[test]
+fn empty_statements_are_accepted() {
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                let offs = arange(0, 128);
+                store(x + offs, 1.0);
+            }
+        ),
+    );
+}
+
+#[test]
+fn attribute_names() {
+    let item = quote!(
+        fn k(x: Ptr<f32>) {}
+    );
+    one_error(
+        quote!(num_warp = 4),
+        item.clone(),
+        "unknown attribute `num_warp` (did you mean `num_warps`?)",
+        "num_warp",
+    );
+    one_error(
+        quote!(NUM_WARPS = 4),
+        item.clone(),
+        "unknown attribute `NUM_WARPS` (did you mean `num_warps`?)",
+        "NUM_WARPS",
+    );
+    one_error(
+        quote!(num_stages = 3),
+        item,
+        "`num_stages` is not supported yet",
+        "num_stages",
+    );
+    // A const parameter of a non-integer type: one error, on the type; its uses stay silent.
+    one_error(
+        quote!(BLOCK = [1]),
+        quote!(
+            fn k<const BLOCK: bool>(x: Ptr<f32>) {
+                store(x + arange(0, BLOCK), 1.0);
+            }
+        ),
+        "const generics of a tile kernel must be integer types: write `const BLOCK: usize`",
+        "bool",
+    );
+}
+
+#[test]
+fn literals_out_of_range_and_division_by_zero() {
+    body_error(
+        quote!(store(x + arange(0, 128), full([128], 1e400));),
+        "floating-point literal out of range for f64",
+        "1e400",
+    );
+    body_error(
+        quote!(store(x + arange(0, 128), full([128], 1e39f32));),
+        "floating-point literal out of range for f32",
+        "1e39f32",
+    );
+    body_error(
+        quote!(let v = load(x + arange(0, 128)) * 1e39;),
+        "floating-point literal out of range for f32",
+        "load (x + arange (0 , 128)) * 1e39",
+    );
+    body_error(
+        quote!(let b = cdiv(n, 0);),
+        "`cdiv` divides by zero",
+        "cdiv (n , 0)",
+    );
+    body_error(
+        quote!(let q = arange(0, 128) / 0;),
+        "integer `/` by a literal zero",
+        "arange (0 , 128) / 0",
+    );
+    body_error(
+        quote!(let q = n % 0;),
+        "integer `%` by a literal zero",
+        "n % 0",
+    );
+    // Float division by zero is IEEE arithmetic, not an error.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                let offs = arange(0, 128);
+                store(x + offs, load(x + offs) / 0.0);
+            }
+        ),
+    );
+}
+
+#[test]
+fn a_variable_is_not_called_a_literal() {
+    body_error(
+        quote!(let e1 = 2; let (a, b) = split(e1);),
+        "`split` needs a tile here, found `e1`, a number known at compile time",
+        "e1",
+    );
+}
