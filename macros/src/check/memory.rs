@@ -4,7 +4,7 @@ use super::{Checker, Operand};
 use crate::ast::{BinOp, Expr, UnOp};
 use crate::diag::Loc;
 use crate::ir::{OpKind, ValueId};
-use crate::types::{DType, Scalar, TileType};
+use crate::types::{broadcast_shapes, shape_str, DType, Scalar, TileType};
 
 impl Checker<'_> {
     /// `ptr + offset`, `offset + ptr`, `ptr - offset`.
@@ -92,6 +92,13 @@ impl Checker<'_> {
             );
             return None;
         };
+        if ptr_ty.is_scalar() {
+            self.error(
+                args[0].loc,
+                scalar_pointer("load", "load(ptr + arange(0, 1)).sum(0)"),
+            );
+            return None;
+        }
         let mut operands = vec![ptrs];
         let mut roles = vec!["the pointers"];
         if let Some((m, mloc)) = mask {
@@ -121,6 +128,34 @@ impl Checker<'_> {
             TileType::new(shape, DType::Scalar(elem)),
             loc,
         )
+    }
+
+    /// The value or mask `v` of a store broadcast to the pointers' `shape`, Triton's rule: a
+    /// store writes one element per pointer, so `v` may be smaller than the pointers, never larger.
+    fn broadcast_to_pointers(
+        &mut self,
+        v: ValueId,
+        role: &str,
+        shape: &[u64],
+        loc: Loc,
+    ) -> Option<ValueId> {
+        let from = self.shape(v);
+        let fits =
+            from.len() <= shape.len() && broadcast_shapes(&from, shape).as_deref() == Ok(shape);
+        if !fits {
+            self.error(
+                loc,
+                format!(
+                    "`store` writes one element per pointer, but the {role} has shape {} and the \
+                     pointers {}: the {role} must broadcast to the pointers' shape (aligned at \
+                     the last dimension, each size equal or 1), or elements would be lost",
+                    shape_str(&from),
+                    shape_str(shape)
+                ),
+            );
+            return None;
+        }
+        self.broadcast_value(v, shape, loc)
     }
 
     /// A mask operand: bool.
@@ -178,18 +213,28 @@ impl Checker<'_> {
             );
             return;
         }
-        let mut operands = vec![ptrs, value];
-        let mut roles = vec!["the pointers", "the value"];
+        let mut values = vec![ptrs];
+        let Some(value) = self.broadcast_to_pointers(value, "value", &ptr_ty.shape, args[1].loc)
+        else {
+            return;
+        };
+        values.push(value);
         if let Some((m, mloc)) = mask {
             let Some(m) = self.mask(m, mloc, "store") else {
                 return;
             };
-            operands.push(m);
-            roles.push("the mask");
+            let Some(m) = self.broadcast_to_pointers(m, "mask", &ptr_ty.shape, mloc) else {
+                return;
+            };
+            values.push(m);
         }
-        let Some((values, _)) = self.broadcast_all(&operands, &roles, loc) else {
+        if ptr_ty.is_scalar() {
+            self.error(
+                args[0].loc,
+                scalar_pointer("store", "store(ptr + arange(0, 1), value.expand_dims(0))"),
+            );
             return;
-        };
+        }
         self.emit_op(
             OpKind::Store {
                 mask: mask.is_some(),
@@ -200,4 +245,12 @@ impl Checker<'_> {
             loc,
         );
     }
+}
+
+/// Why `op` through a rank-0 pointer is refused, with the one-element-tile form to write instead.
+fn scalar_pointer(op: &str, instead: &str) -> String {
+    format!(
+        "loads/stores through a scalar pointer are not supported yet (this `{op}`): use a \
+         one-element tile, e.g. `{instead}`"
+    )
 }

@@ -432,7 +432,7 @@ fn variables() {
 #[test]
 fn control_flow() {
     body_error(
-        quote!(let c = arange(0, 128) < n; if c { store(x, 1.0); }),
+        quote!(let c = arange(0, 128) < n; if c { store(x + arange(0, 1), 1.0); }),
         "the condition of `if` must be a scalar bool, found a tile bool[128] (an `if` branches the whole program; for per-element choice use `where_(condition, a, b)`)",
         "c",
     );
@@ -763,5 +763,58 @@ fn a_variable_is_not_called_a_literal() {
         quote!(let e1 = 2; let (a, b) = split(e1);),
         "`split` needs a tile here, found `e1`, a number known at compile time",
         "e1",
+    );
+}
+
+#[test]
+fn stores_broadcast_to_the_pointers() {
+    body_error(
+        quote!(store(x, load(x + arange(0, 128)));),
+        "`store` writes one element per pointer, but the value has shape [128] and the pointers []",
+        "load (x + arange (0 , 128))",
+    );
+    body_error(
+        quote!(
+            let rows = arange(0, 8).expand_dims(1);
+            let cols = arange(0, 16).expand_dims(0);
+            let v = load(x + rows * 16 + cols);
+            store(x + cols, v);
+        ),
+        "the value has shape [8, 16] and the pointers [1, 16]",
+        "v",
+    );
+    body_error(
+        quote!(
+            let offs = arange(0, 16);
+            let mask = (arange(0, 8).expand_dims(1) + offs.expand_dims(0)) < n;
+            store(x + offs, 1.0, mask);
+        ),
+        "the mask has shape [8, 16] and the pointers [16]",
+        "mask",
+    );
+    // The value (and mask) broadcast up to the pointers.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>, n: i32) {
+                let rows = arange(0, 8).expand_dims(1);
+                let cols = arange(0, 16).expand_dims(0);
+                store(x + rows * 16 + cols, load(x + cols), cols < n);
+            }
+        ),
+    );
+}
+
+#[test]
+fn scalar_pointers_are_refused() {
+    body_error(
+        quote!(let v = load(x);),
+        "loads/stores through a scalar pointer are not supported yet (this `load`)",
+        "x",
+    );
+    body_error(
+        quote!(store(x + program_id(0), s);),
+        "loads/stores through a scalar pointer are not supported yet (this `store`)",
+        "x + program_id (0)",
     );
 }
