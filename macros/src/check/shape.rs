@@ -10,6 +10,13 @@ impl Checker<'_> {
     pub(super) fn trans(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
         let x = self.tile(&args[0], "trans")?;
         let ty = self.ty(x).clone();
+        if ty.is_scalar() {
+            self.error(
+                args[0].loc,
+                on_scalar("trans", &ty, "a scalar has no axes to permute"),
+            );
+            return None;
+        }
         let rank = ty.rank();
         let perm: Vec<usize> = match args.get(1) {
             None => (0..rank).rev().collect(),
@@ -79,6 +86,20 @@ impl Checker<'_> {
             );
             return Val::One(Operand::Poison);
         }
+        if ty.is_scalar() {
+            // One element in any shape: the scalar splat.
+            return one(self.broadcast_value(x, &shape, loc));
+        }
+        if shape.is_empty() {
+            self.error(
+                loc,
+                format!(
+                    "`reshape` to a scalar (shape []) is not supported: reduce the one-element \
+                     tile {ty} instead, e.g. `x.sum(0)`"
+                ),
+            );
+            return Val::One(Operand::Poison);
+        }
         one(self.emit(
             OpKind::Reshape,
             vec![x],
@@ -97,6 +118,10 @@ impl Checker<'_> {
         };
         let mut shape = ty.shape.clone();
         shape.insert(axis, 1);
+        if ty.is_scalar() {
+            // A scalar with one axis added is the one-element tile `[1]`: its splat.
+            return one(self.broadcast_value(x, &shape, loc));
+        }
         one(self.emit(
             OpKind::ExpandDims { axis },
             vec![x],
@@ -150,6 +175,18 @@ impl Checker<'_> {
             );
             return Val::One(Operand::Poison);
         }
+        if sa.is_empty() {
+            let ty = self.ty(values[0]).clone();
+            self.error(
+                loc,
+                on_scalar(
+                    "join",
+                    &ty,
+                    "join one-element tiles instead, `join(a.expand_dims(0), b.expand_dims(0))`",
+                ),
+            );
+            return Val::One(Operand::Poison);
+        }
         let mut shape = sa;
         shape.push(2);
         one(self.emit(OpKind::Join, values, TileType::new(shape, dtype), loc))
@@ -171,6 +208,17 @@ impl Checker<'_> {
             );
             return Val::Pair(Operand::Poison, Operand::Poison);
         }
+        if ty.rank() == 1 {
+            self.error(
+                loc,
+                format!(
+                    "`split` of a tile of shape {} would give two scalars, which is not \
+                     supported: split a tile of rank 2 or more (e.g. `x.expand_dims(0).split()`)",
+                    shape_str(&ty.shape)
+                ),
+            );
+            return Val::Pair(Operand::Poison, Operand::Poison);
+        }
         let half = TileType::new(ty.shape[..ty.rank() - 1].to_vec(), ty.dtype);
         match self.emit_op(
             OpKind::Split,
@@ -183,4 +231,9 @@ impl Checker<'_> {
             None => Val::Pair(Operand::Poison, Operand::Poison),
         }
     }
+}
+
+/// Why `op` refuses the rank-0 value of type `ty`, and what to write instead.
+fn on_scalar(op: &str, ty: &TileType, instead: &str) -> String {
+    format!("`{op}` needs a tile of rank 1 or more, found a scalar ({ty}): {instead}")
 }

@@ -818,3 +818,41 @@ fn scalar_pointers_are_refused() {
         "x + program_id (0)",
     );
 }
+
+#[test]
+fn shape_ops_on_scalars() {
+    body_error(
+        quote!(let t = load(x + arange(0, 128)).sum(0).trans();),
+        "`trans` needs a tile of rank 1 or more, found a scalar (f32)",
+        "load (x + arange (0 , 128)) . sum (0)",
+    );
+    body_error(
+        quote!(let j = join(program_id(0), program_id(1));),
+        "`join` needs a tile of rank 1 or more, found a scalar (i32)",
+        "join (program_id (0) , program_id (1))",
+    );
+    body_error(
+        quote!(let (a, b) = join(arange(0, 1), arange(0, 1)).reshape([2]).split();),
+        "`split` of a tile of shape [2] would give two scalars",
+        "join (arange (0 , 1) , arange (0 , 1)) . reshape ([2]) . split ()",
+    );
+    body_error(
+        quote!(let r = arange(0, 1).reshape([]);),
+        "`reshape` to a scalar (shape []) is not supported",
+        "arange (0 , 1) . reshape ([])",
+    );
+    // A scalar with an axis added, or reshaped to one element, is its one-element splat.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                let offs = arange(0, 128);
+                let total = load(x + offs).sum(0);
+                store(x + arange(0, 1), total.expand_dims(0));
+                let row = program_id(0);
+                let again = row.expand_dims(0).sum(0) + row.reshape([1, 1]).sum(1).sum(0);
+                store(x + arange(0, 1) + again, total.reshape([1]));
+            }
+        ),
+    );
+}
