@@ -856,3 +856,25 @@ fn shape_ops_on_scalars() {
         ),
     );
 }
+
+/// A mistake found after the checks, in every specialisation and alignment variant, is
+/// reported once.
+#[test]
+fn one_mistake_one_error_across_specialisations() {
+    let out = crate::expand::tile_kernel(
+        quote!(BLOCK = [128, 256]),
+        quote!(
+            fn growth<const BLOCK: usize>(out: Ptr<f64>, x: Ptr<f64>, n: i32) {
+                let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+                let mask = offs < n;
+                store(out + offs, load(x + offs, mask, 0.0).exp(), mask);
+            }
+        ),
+    )
+    .to_string();
+    assert_eq!(
+        out.matches("`exp` of f64 is not supported").count(),
+        1,
+        "{out}"
+    );
+}
