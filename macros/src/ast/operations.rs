@@ -173,7 +173,13 @@ impl AstBuilder<'_> {
         match info.op {
             Op::To => {
                 let value = Box::new(self.expr(all[0]));
-                let to = type_arg.expect("`to` requires a type argument, checked above");
+                let Some(to) = type_arg else {
+                    let message = format!(
+                        "`{name_str}` needs the element type: write `{}`",
+                        info.usage
+                    );
+                    return self.invalid(name, message);
+                };
                 Expr {
                     kind: ExprKind::Cast { value, to },
                     loc,
