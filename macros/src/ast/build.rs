@@ -428,7 +428,6 @@ impl AstBuilder<'_> {
     }
 }
 
-/// Statements that end without `;` but are not the block's value (`for`, `if` without `else`).
 /// The attributes (other than doc comments) inside a kernel body, in source order.
 #[derive(Default)]
 struct AttributesInBody<'ast> {
@@ -460,6 +459,7 @@ fn unsupported_attribute(attr: &syn::Attribute) -> String {
     )
 }
 
+/// Statements that end without `;` but are not the block's value (`for`, `if` without `else`).
 fn is_statement_like(e: &syn::Expr) -> bool {
     match e {
         syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_) => true,

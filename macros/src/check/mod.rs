@@ -8,6 +8,11 @@
 //! Literals (and const parameters) are *weak* until used: an integer literal takes the element
 //! type of the other operand (any number type), a float literal that of a float operand; alone
 //! they are `i32` and `f32`. Values of two different element types never mix implicitly.
+//!
+//! This file holds the checker's state and its walk over expressions and operations; the rules
+//! live by family: `values` (literals made values, unification, broadcasting), `consts`
+//! (integers known at expansion time), `control` (statements, loops, `if`), `elementwise`,
+//! `creation`, `memory`, `reduce`, `dot`, `shape` and `gather`.
 
 mod consts;
 mod control;
