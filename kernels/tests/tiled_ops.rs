@@ -9,7 +9,7 @@ use support::{device, launch_tile};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::ops::{
     tile_deinterleave, tile_float_ops, tile_int_ops, tile_interleave, tile_narrow_ops,
-    tile_scale_or_shift, tile_scalar_splat,
+    tile_scalar_splat, tile_scale_or_shift,
 };
 
 fn bits(seed: u64, n: usize) -> Vec<u64> {
@@ -322,5 +322,8 @@ fn scalars_become_one_element_tiles() {
     .unwrap();
     let want: Vec<f32> = x.chunks(block).map(|r| r.iter().sum()).collect();
     assert_eq!(dsums.download().unwrap(), want);
-    assert_eq!(drows.download().unwrap(), (0..rows as i32).collect::<Vec<_>>());
+    assert_eq!(
+        drows.download().unwrap(),
+        (0..rows as i32).collect::<Vec<_>>()
+    );
 }
