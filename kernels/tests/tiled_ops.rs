@@ -9,7 +9,7 @@ use support::{device, launch_tile};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::ops::{
     tile_deinterleave, tile_float_ops, tile_int_ops, tile_interleave, tile_narrow_ops,
-    tile_scale_or_shift,
+    tile_scalar_splat, tile_scale_or_shift,
 };
 
 fn bits(seed: u64, n: usize) -> Vec<u64> {
@@ -298,4 +298,31 @@ fn join_reshape_split_and_trans_move_the_right_elements() {
         assert_eq!(&t[..n], &a[..], "n {n}");
         assert_eq!(&t[n..], &b[..], "n {n}");
     }
+}
+
+#[test]
+fn scalars_become_one_element_tiles() {
+    let gpu = device();
+    let device = gpu.device();
+    let (rows, block) = (5, 128);
+    let x: Vec<f32> = (0..rows * block).map(|i| (i % 7) as f32 - 3.0).collect();
+    let dx = device.upload(&x).unwrap();
+    let dsums = device.zeros::<f32>(rows).unwrap();
+    let drows = device.upload(&vec![-1i32; rows]).unwrap();
+    launch_tile!(
+        gpu,
+        tile_scalar_splat,
+        tile_scalar_splat::Consts { BLOCK: block },
+        (rows as u32,),
+        dsums.ptr(),
+        drows.ptr(),
+        dx.ptr(),
+    )
+    .unwrap();
+    let want: Vec<f32> = x.chunks(block).map(|r| r.iter().sum()).collect();
+    assert_eq!(dsums.download().unwrap(), want);
+    assert_eq!(
+        drows.download().unwrap(),
+        (0..rows as i32).collect::<Vec<_>>()
+    );
 }

@@ -162,6 +162,24 @@ fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
     }
 }
 
+/// Adds the messages of `new` to `errors`, each once: the same mistake found again in another
+/// specialisation or variant (same text, same code) is not repeated.
+fn add_errors(errors: &mut Option<syn::Error>, new: syn::Error) {
+    for e in new {
+        let seen = errors.as_ref().is_some_and(|all| {
+            all.clone().into_iter().any(|old| {
+                old.to_string() == e.to_string()
+                    && format!("{:?}", old.span()) == format!("{:?}", e.span())
+            })
+        });
+        match errors {
+            _ if seen => {}
+            Some(all) => all.combine(e),
+            None => *errors = Some(e),
+        }
+    }
+}
+
 /// A specialisation's const values and the indices of its variants in `SPECIALISATIONS`.
 type SpecGroup = (Vec<(String, i128)>, Vec<usize>);
 
@@ -269,10 +287,7 @@ pub fn generate(
         let variants = match prepare(kernel) {
             Ok(v) => v,
             Err(e) => {
-                match &mut errors {
-                    Some(all) => all.combine(e),
-                    None => errors = Some(e),
-                }
+                add_errors(&mut errors, e);
                 continue;
             }
         };
@@ -282,10 +297,7 @@ pub fn generate(
             let lowered = match lower_kernel(&variant.kernel, &variant.facts) {
                 Ok(l) => l,
                 Err(e) => {
-                    match &mut errors {
-                        Some(all) => all.combine(e),
-                        None => errors = Some(e),
-                    }
+                    add_errors(&mut errors, e);
                     continue;
                 }
             };

@@ -1,7 +1,7 @@
 //! The whole front end: attribute and signature (`parse`), body (`ast`), then the checker
 //! (`check`) once per specialisation, with the diagnostics of all runs merged.
 
-use crate::ast::{Block, Lowerer};
+use crate::ast::{AstBuilder, Block};
 use crate::check::{check, Input};
 use crate::diag::{combine, Diagnostic, Diagnostics, LocIds};
 use crate::ir::Kernel;
@@ -35,11 +35,11 @@ pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn:
         }
     }
     let sig = parse_signature(&function.sig, &mut ids, &mut diags);
-    let body: Block = Lowerer {
+    let body: Block = AstBuilder {
         ids: &mut ids,
         diags: &mut diags,
     }
-    .block(&function.block);
+    .body(&function.block);
     let specs = specialisations(&attr, &sig, &mut diags);
 
     let mut kernels = Vec::new();

@@ -5,6 +5,7 @@
 use crate::diag::{did_you_mean, Diagnostics, Loc, LocIds};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, TokenStream};
+use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
 use syn::{Expr, FnArg, GenericArgument, GenericParam, Lit, Pat, PathArguments, Type, UnOp};
 
@@ -58,7 +59,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
     let mut seen_num_warps = false;
     for entry in entries {
         let key_loc = ids.of(&entry.path);
-        let Some(key) = entry.path.get_ident().map(Ident::to_string) else {
+        let Some(key) = entry.path.get_ident().map(|k| k.unraw().to_string()) else {
             diags.error(
                 key_loc,
                 "expected a name such as `num_warps` or a const parameter's name",
@@ -92,6 +93,15 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
                     None
                 }
             };
+            continue;
+        }
+        if key == "num_stages" {
+            diags.error(
+                key_loc,
+                "`num_stages` is not supported yet: Tessera does not pipeline loops' loads; \
+                 when it does, the depth will be this attribute, `#[tile_kernel(num_stages = 3)]`, \
+                 as in Triton",
+            );
             continue;
         }
         if out.consts.iter().any(|c| c.name == key) {
@@ -173,9 +183,10 @@ pub struct Param {
 #[derive(Debug)]
 pub struct ConstParam {
     pub name: String,
-    /// The declared type's name (`usize`, `i32`, …) and the values it holds.
+    /// The declared type's name (`usize`, `i32`, …) and the values it holds; `None` when the
+    /// type is not an integer (reported: the parameter is then unknown in every specialisation).
     pub ty: String,
-    pub range: (i128, i128),
+    pub range: Option<(i128, i128)>,
     pub loc: Loc,
 }
 
@@ -229,26 +240,30 @@ pub fn parse_signature(
             "a tile kernel has no `where` clause: its only generics are `const` parameters",
         );
     }
+    refuse_raw(&sig.ident, "the kernel's name", ids, diags);
     let mut consts = Vec::new();
     for param in &sig.generics.params {
         match param {
             GenericParam::Const(c) => {
                 let loc = ids.of(c);
+                refuse_raw(&c.ident, "a const parameter's name", ids, diags);
                 let ty_name = match &c.ty {
                     Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(Ident::to_string),
                     _ => None,
                 };
-                let Some(&(ty, lo, hi)) = ty_name
+                let integer = ty_name
                     .as_deref()
-                    .and_then(|n| CONST_TYPES.iter().find(|t| t.0 == n))
-                else {
+                    .and_then(|n| CONST_TYPES.iter().find(|t| t.0 == n));
+                if integer.is_none() {
                     diags.error(
                         ids.of(&c.ty),
-                        "a const parameter of a tile kernel is an integer: \
-                         write `const NAME: usize` (or another integer type)",
+                        format!(
+                            "const generics of a tile kernel must be integer types: write \
+                             `const {}: usize` (or another integer type)",
+                            c.ident.unraw()
+                        ),
                     );
-                    continue;
-                };
+                }
                 if let Some(default) = &c.default {
                     diags.error(
                         ids.of(default),
@@ -260,9 +275,9 @@ pub fn parse_signature(
                     );
                 }
                 consts.push(ConstParam {
-                    name: c.ident.to_string(),
-                    ty: ty.to_string(),
-                    range: (lo, hi),
+                    name: c.ident.unraw().to_string(),
+                    ty: ty_name.unwrap_or_default(),
+                    range: integer.map(|&(_, lo, hi)| (lo, hi)),
                     loc,
                 });
             }
@@ -294,7 +309,8 @@ pub fn parse_signature(
         };
         let (name, mutable) = match &*typed.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
-                (p.ident.to_string(), p.mutability.is_some())
+                refuse_raw(&p.ident, "a parameter's name", ids, diags);
+                (p.ident.unraw().to_string(), p.mutability.is_some())
             }
             other => {
                 diags.error(
@@ -333,6 +349,21 @@ pub fn parse_signature(
         name: sig.ident.clone(),
         params,
         consts,
+    }
+}
+
+/// Reports a raw identifier (`r#type`) where the name becomes part of the generated module (the
+/// entry points, the launcher's parameters and `Consts`), which spells names without `r#`.
+fn refuse_raw(ident: &Ident, what: &str, ids: &mut LocIds, diags: &mut Diagnostics) {
+    if ident.to_string().starts_with("r#") {
+        diags.error(
+            ids.of(ident),
+            format!(
+                "raw identifiers are not supported as {what} in a tile kernel: rename `{ident}` \
+                 (e.g. `{}_`)",
+                ident.unraw()
+            ),
+        );
     }
 }
 
@@ -455,6 +486,16 @@ pub fn specialisations(
 ) -> Vec<Specialisation> {
     for entry in &attr.consts {
         if !sig.consts.iter().any(|c| c.name == entry.name) {
+            if did_you_mean(&entry.name, ["num_warps"]).is_some() {
+                diags.error(
+                    entry.loc,
+                    format!(
+                        "unknown attribute `{}` (did you mean `num_warps`?)",
+                        entry.name
+                    ),
+                );
+                continue;
+            }
             let names = sig.consts.iter().map(|c| c.name.as_str());
             let hint = match did_you_mean(&entry.name, names) {
                 Some(n) => format!(" (did you mean `{n}`?)"),
@@ -474,6 +515,10 @@ pub fn specialisations(
     }
     let mut lists: Vec<(String, Vec<Option<i128>>)> = Vec::new();
     for param in &sig.consts {
+        let Some((lo, hi)) = param.range else {
+            lists.push((param.name.clone(), vec![None]));
+            continue;
+        };
         let Some(entry) = attr.consts.iter().find(|e| e.name == param.name) else {
             diags.error(
                 param.loc,
@@ -489,7 +534,7 @@ pub fn specialisations(
         let mut values = Vec::new();
         let mut valid = entry.valid;
         for &(v, loc) in &entry.values {
-            if v < param.range.0 || v > param.range.1 {
+            if v < lo || v > hi {
                 valid = false;
                 diags.error(
                     loc,
@@ -622,7 +667,7 @@ mod tests {
             "returns nothing",
             "no lifetime",
             "no type parameters (`T`)",
-            "const parameter of a tile kernel is an integer",
+            "const generics of a tile kernel must be integer types",
             "no `self`",
             "unsupported parameter type",
             "did you mean `f32`",

@@ -113,3 +113,15 @@ pub fn tile_deinterleave<const BLOCK: usize>(
         i.expand_dims(0) < n,
     );
 }
+
+/// Rank-0 values made one-element tiles: `sums[row] = Σ x[row, :]`, the reduction's scalar
+/// stored as `total.expand_dims(0)`, and `rows[row] = row`, `program_id` stored as
+/// `row.reshape([1])` (each the `[1]` splat of the scalar).
+#[tile_kernel(num_warps = 1, BLOCK = [128])]
+pub fn tile_scalar_splat<const BLOCK: usize>(sums: Ptr<f32>, rows: Ptr<i32>, x: Ptr<f32>) {
+    let row = program_id(0);
+    let total = load(x + row * BLOCK + arange(0, BLOCK)).sum(0);
+    let one = arange(0, 1);
+    store(sums + row + one, total.expand_dims(0));
+    store(rows + row + one, row.reshape([1]));
+}

@@ -432,7 +432,7 @@ fn variables() {
 #[test]
 fn control_flow() {
     body_error(
-        quote!(let c = arange(0, 128) < n; if c { store(x, 1.0); }),
+        quote!(let c = arange(0, 128) < n; if c { store(x + arange(0, 1), 1.0); }),
         "the condition of `if` must be a scalar bool, found a tile bool[128] (an `if` branches the whole program; for per-element choice use `where_(condition, a, b)`)",
         "c",
     );
@@ -585,4 +585,296 @@ fn passing_kernel_expands_to_code() {
         )
     )
     .is_ok());
+}
+
+/// The full expansion of `item` under `attr`, which must succeed (no `compile_error!`).
+#[track_caller]
+fn expands(attr: TokenStream, item: TokenStream) -> String {
+    let out = crate::expand::tile_kernel(attr, item).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    out
+}
+
+#[test]
+fn attributes_inside_the_body_are_refused() {
+    let m = body_error(
+        quote!(
+            #[cfg(any())]
+            store(x + arange(0, 128), zeros::<f32>([128]));
+        ),
+        "attributes inside a tile kernel are not supported: `#[cfg]`",
+        "# [cfg (any ())]",
+    );
+    assert!(m.contains("cannot evaluate `cfg` conditions"), "{m}");
+    body_error(
+        quote!(let v = #[allow(unused)] arange(0, 128);),
+        "attributes inside a tile kernel are not supported: `#[allow]`",
+        "# [allow (unused)]",
+    );
+    // A doc comment changes nothing and passes.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                /// the offsets
+                let offs = arange(0, 128);
+                store(x + offs, 1.0);
+            }
+        ),
+    );
+}
+
+#[test]
+fn raw_identifiers() {
+    // Locals: `r#x` is the name `x`, as in Rust.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                let r#loop = arange(0, 128);
+                let r#offs = r#loop + 0;
+                store(x + offs, 1.0);
+            }
+        ),
+    );
+    // Signature names become items of the generated module: refused, never a panic.
+    let all = errors(
+        quote!(),
+        quote!(
+            fn r#match(r#type: Ptr<f32>) {}
+        ),
+    );
+    assert_eq!(all.len(), 2, "{all:#?}");
+    assert!(all[0]
+        .0
+        .starts_with("raw identifiers are not supported as the kernel's name"));
+    assert_eq!(all[0].1, "r#match");
+    assert!(all[1].0.contains("a parameter's name"), "{all:#?}");
+    assert!(
+        all[1].0.contains("rename `r#type` (e.g. `type_`)"),
+        "{all:#?}"
+    );
+    let out = crate::expand::tile_kernel(
+        quote!(r#BLOCK = [128]),
+        quote!(
+            fn k<const r#BLOCK: usize>(x: Ptr<f32>) {}
+        ),
+    )
+    .to_string();
+    assert!(out.contains("a const parameter's name"), "{out}");
+}
+
+#[test]
+fn empty_statements_are_accepted() {
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                let offs = arange(0, 128);
+                store(x + offs, 1.0);
+            }
+        ),
+    );
+}
+
+#[test]
+fn attribute_names() {
+    let item = quote!(
+        fn k(x: Ptr<f32>) {}
+    );
+    one_error(
+        quote!(num_warp = 4),
+        item.clone(),
+        "unknown attribute `num_warp` (did you mean `num_warps`?)",
+        "num_warp",
+    );
+    one_error(
+        quote!(NUM_WARPS = 4),
+        item.clone(),
+        "unknown attribute `NUM_WARPS` (did you mean `num_warps`?)",
+        "NUM_WARPS",
+    );
+    one_error(
+        quote!(num_stages = 3),
+        item,
+        "`num_stages` is not supported yet",
+        "num_stages",
+    );
+    // A const parameter of a non-integer type: one error, on the type; its uses stay silent.
+    one_error(
+        quote!(BLOCK = [1]),
+        quote!(
+            fn k<const BLOCK: bool>(x: Ptr<f32>) {
+                store(x + arange(0, BLOCK), 1.0);
+            }
+        ),
+        "const generics of a tile kernel must be integer types: write `const BLOCK: usize`",
+        "bool",
+    );
+}
+
+#[test]
+fn literals_out_of_range_and_division_by_zero() {
+    body_error(
+        quote!(store(x + arange(0, 128), full([128], 1e400));),
+        "floating-point literal out of range for f64",
+        "1e400",
+    );
+    body_error(
+        quote!(store(x + arange(0, 128), full([128], 1e39f32));),
+        "floating-point literal out of range for f32",
+        "1e39f32",
+    );
+    body_error(
+        quote!(let v = load(x + arange(0, 128)) * 1e39;),
+        "floating-point literal out of range for f32",
+        "load (x + arange (0 , 128)) * 1e39",
+    );
+    body_error(
+        quote!(let b = cdiv(n, 0);),
+        "`cdiv` divides by zero",
+        "cdiv (n , 0)",
+    );
+    body_error(
+        quote!(let q = arange(0, 128) / 0;),
+        "integer `/` by a literal zero",
+        "arange (0 , 128) / 0",
+    );
+    body_error(
+        quote!(let q = n % 0;),
+        "integer `%` by a literal zero",
+        "n % 0",
+    );
+    // Float division by zero is IEEE arithmetic, not an error.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                let offs = arange(0, 128);
+                store(x + offs, load(x + offs) / 0.0);
+            }
+        ),
+    );
+}
+
+#[test]
+fn a_variable_is_not_called_a_literal() {
+    body_error(
+        quote!(let e1 = 2; let (a, b) = split(e1);),
+        "`split` needs a tile here, found `e1`, a number known at compile time",
+        "e1",
+    );
+}
+
+#[test]
+fn stores_broadcast_to_the_pointers() {
+    body_error(
+        quote!(store(x, load(x + arange(0, 128)));),
+        "`store` writes one element per pointer, but the value has shape [128] and the pointers []",
+        "load (x + arange (0 , 128))",
+    );
+    body_error(
+        quote!(
+            let rows = arange(0, 8).expand_dims(1);
+            let cols = arange(0, 16).expand_dims(0);
+            let v = load(x + rows * 16 + cols);
+            store(x + cols, v);
+        ),
+        "the value has shape [8, 16] and the pointers [1, 16]",
+        "v",
+    );
+    body_error(
+        quote!(
+            let offs = arange(0, 16);
+            let mask = (arange(0, 8).expand_dims(1) + offs.expand_dims(0)) < n;
+            store(x + offs, 1.0, mask);
+        ),
+        "the mask has shape [8, 16] and the pointers [16]",
+        "mask",
+    );
+    // The value (and mask) broadcast up to the pointers.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>, n: i32) {
+                let rows = arange(0, 8).expand_dims(1);
+                let cols = arange(0, 16).expand_dims(0);
+                store(x + rows * 16 + cols, load(x + cols), cols < n);
+            }
+        ),
+    );
+}
+
+#[test]
+fn scalar_pointers_are_refused() {
+    body_error(
+        quote!(let v = load(x);),
+        "loads/stores through a scalar pointer are not supported yet (this `load`)",
+        "x",
+    );
+    body_error(
+        quote!(store(x + program_id(0), s);),
+        "loads/stores through a scalar pointer are not supported yet (this `store`)",
+        "x + program_id (0)",
+    );
+}
+
+#[test]
+fn shape_ops_on_scalars() {
+    body_error(
+        quote!(let t = load(x + arange(0, 128)).sum(0).trans();),
+        "`trans` needs a tile of rank 1 or more, found a scalar (f32)",
+        "load (x + arange (0 , 128)) . sum (0)",
+    );
+    body_error(
+        quote!(let j = join(program_id(0), program_id(1));),
+        "`join` needs a tile of rank 1 or more, found a scalar (i32)",
+        "join (program_id (0) , program_id (1))",
+    );
+    body_error(
+        quote!(let (a, b) = join(arange(0, 1), arange(0, 1)).reshape([2]).split();),
+        "`split` of a tile of shape [2] would give two scalars",
+        "join (arange (0 , 1) , arange (0 , 1)) . reshape ([2]) . split ()",
+    );
+    body_error(
+        quote!(let r = arange(0, 1).reshape([]);),
+        "`reshape` to a scalar (shape []) is not supported",
+        "arange (0 , 1) . reshape ([])",
+    );
+    // A scalar with an axis added, or reshaped to one element, is its one-element splat.
+    expands(
+        quote!(),
+        quote!(
+            fn k(x: Ptr<f32>) {
+                let offs = arange(0, 128);
+                let total = load(x + offs).sum(0);
+                store(x + arange(0, 1), total.expand_dims(0));
+                let row = program_id(0);
+                let again = row.expand_dims(0).sum(0) + row.reshape([1, 1]).sum(1).sum(0);
+                store(x + arange(0, 1) + again, total.reshape([1]));
+            }
+        ),
+    );
+}
+
+/// A mistake found after the checks, in every specialisation and alignment variant, is
+/// reported once.
+#[test]
+fn one_mistake_one_error_across_specialisations() {
+    let out = crate::expand::tile_kernel(
+        quote!(BLOCK = [128, 256]),
+        quote!(
+            fn growth<const BLOCK: usize>(out: Ptr<f64>, x: Ptr<f64>, n: i32) {
+                let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+                let mask = offs < n;
+                store(out + offs, load(x + offs, mask, 0.0).exp(), mask);
+            }
+        ),
+    )
+    .to_string();
+    assert_eq!(
+        out.matches("`exp` of f64 is not supported").count(),
+        1,
+        "{out}"
+    );
 }
