@@ -4,6 +4,8 @@ mod corpus;
 mod diagnostics;
 mod docs;
 mod examples;
+mod generated_malformed;
+mod generator;
 
 use crate::frontend::analyze;
 use crate::ir::Kernel;
