@@ -377,7 +377,7 @@ impl Tally {
         let total = |classes: &[Class]| classes.iter().map(|c| c.count).sum::<usize>();
         say(&format!(
             "{test}: {cases} cases in {:.1} s ({build} build): {} passed ({} expanded, {} \
-             rejected with clean errors), {} not lexable after mutation (not counted), {} \
+             rejected with clean errors), {} not lexable (not counted), {} \
              excluded as known bugs (not counted as passing), {} failed",
             elapsed.as_secs_f64(),
             self.passed(),

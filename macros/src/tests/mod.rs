@@ -5,6 +5,7 @@ mod diagnostics;
 mod docs;
 mod examples;
 mod generated_malformed;
+mod generated_valid;
 mod generator;
 
 use crate::frontend::analyze;
