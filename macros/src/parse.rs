@@ -34,17 +34,34 @@ pub struct ConstValues {
     pub valid: bool,
 }
 
+/// A path as the user wrote it, for messages (`num_warps`, `a::b`).
+fn path_name(path: &syn::Path) -> String {
+    let names: Vec<String> = path
+        .segments
+        .iter()
+        .map(|s| s.ident.unraw().to_string())
+        .collect();
+    names.join("::")
+}
+
 /// Parses the attribute's arguments.
 pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) -> KernelAttr {
     let mut out = KernelAttr {
         num_warps: Some(DEFAULT_NUM_WARPS),
         consts: Vec::new(),
     };
-    let parser = Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
+    let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
+    // syn reports a list that ends too early ("unexpected end of input") at the call site; the
+    // last token of the attribute is where the user's text stops, so the error goes there.
+    let last_token = attr.clone().into_iter().last().map(|t| t.span());
     let entries = match syn::parse::Parser::parse2(parser, attr) {
         Ok(entries) => entries,
         Err(e) => {
-            let loc = ids.at(e.span());
+            let span = match last_token {
+                Some(last) if e.to_string().contains("end of input") => last,
+                _ => e.span(),
+            };
+            let loc = ids.at(span);
             diags.error(
                 loc,
                 format!(
@@ -57,7 +74,29 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         }
     };
     let mut seen_num_warps = false;
-    for entry in entries {
+    for meta in entries {
+        let entry = match meta {
+            syn::Meta::NameValue(entry) => entry,
+            syn::Meta::Path(path) => {
+                let name = path_name(&path);
+                diags.error(
+                    ids.of(&path),
+                    format!("`{name}` needs a value: write `{name} = …`, e.g. `num_warps = 4`"),
+                );
+                continue;
+            }
+            syn::Meta::List(list) => {
+                let name = path_name(&list.path);
+                diags.error(
+                    ids.of(&list),
+                    format!(
+                        "`{name}(…)` is not an attribute argument: #[tile_kernel] takes \
+                         `name = value` pairs, e.g. #[tile_kernel(num_warps = 4, BLOCK = [256, 1024])]"
+                    ),
+                );
+                continue;
+            }
+        };
         let key_loc = ids.of(&entry.path);
         let Some(key) = entry.path.get_ident().map(|k| k.unraw().to_string()) else {
             diags.error(

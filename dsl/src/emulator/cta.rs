@@ -20,8 +20,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use super::collective::{CpAsyncCopy, PendingCollective};
 use super::error::{EmulatorError, Site, ThreadRef};
 use super::machine::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
-use super::report::{EmulatorReport, SharedAccessKind, SiteTable};
 use super::mbarrier::MbarrierTable;
+use super::report::{EmulatorReport, SharedAccessKind, SiteTable};
 use super::wgmma::WgmmaThread;
 
 /// Number of named CTA barriers (`bar.sync 0..15`).

@@ -5,6 +5,9 @@ mod diagnostics;
 mod docs;
 mod examples;
 mod explain_matches_code;
+mod generated_malformed;
+mod generated_valid;
+mod generator;
 mod kernel_corpus;
 
 use crate::frontend::analyze;
