@@ -217,7 +217,7 @@ impl Rewrite<'_, '_> {
             Some(r) => r,
             None => self.new_value(source, to),
         };
-        let weight = super::solve::LOOP_WEIGHT.pow(self.p.graph.op(at).loop_depth.min(4));
+        let weight = super::solve::loop_weight(self.p.graph.op(at).loop_depth);
         self.report.conversions.push(ConversionRecord {
             source,
             result,
