@@ -27,14 +27,10 @@ use tessera_layout::LinearLayout;
 
 /// One inserted conversion.
 #[derive(Clone, Debug)]
-#[cfg_attr(not(test), allow(dead_code))]
 pub struct ConversionRecord {
-    /// The converted value and the conversion's result.
-    pub source: ValueId,
+    /// The conversion's result (the `Convert` op's operand and layouts are in the kernel).
     pub result: ValueId,
     /// `None` when the source is a user layout.
-    pub from: Option<LinearLayout>,
-    pub to: LinearLayout,
     pub conversion: Option<ConversionCode>,
     /// The loop weight of where it runs.
     pub weight: u64,
@@ -219,10 +215,7 @@ impl Rewrite<'_, '_> {
         };
         let weight = super::solve::loop_weight(self.p.graph.op(at).loop_depth);
         self.report.conversions.push(ConversionRecord {
-            source,
             result,
-            from,
-            to,
             conversion: conversion.clone(),
             weight,
         });

@@ -79,6 +79,13 @@ fn ops_of(k: &Kernel, name: &str) -> Vec<Op> {
     out
 }
 
+/// The `convert` op whose result is `result`.
+fn convert_op_of(k: &Kernel, result: ValueId) -> Op {
+    let converts = ops_of(k, "convert");
+    let found = converts.into_iter().find(|op| op.results[0] == result);
+    found.unwrap_or_else(|| panic!("no conversion makes {result}"))
+}
+
 // ---------------------------------------------------------------------------- the kernels
 
 const SOFTMAX: (&str, &str) = (
@@ -472,8 +479,8 @@ fn matmul_operands_are_in_dot_operand_layouts() {
     let loop_conversions = inf.conversions.iter().filter(|c| c.weight > 1).count();
     assert_eq!(loop_conversions, 2, "{inf}");
     assert_eq!(inf.conversions.len(), 3, "{inf}");
-    let last = inf.conversions.last().unwrap();
-    assert_eq!(k.ty(last.source).dtype.to_string(), "f16");
+    let last = convert_op_of(k, inf.conversions.last().unwrap().result);
+    assert_eq!(k.ty(last.operands[0]).dtype.to_string(), "f16");
     // `m` only masks rows, across the vectors (which run along N): not assumed.
     let assumed: Vec<String> = inf.assumptions.iter().map(|a| a.name.clone()).collect();
     assert_eq!(
@@ -676,13 +683,18 @@ fn every_layout_of_every_example_is_valid_and_consistent() {
                     assert_eq!(covered, v.ty.shape);
                 }
             }
-            // Conversions are between the operand's and the result's layouts.
+            // Every conversion is recorded; it is planned exactly when its operand has an
+            // inferred layout, and its result has one.
+            let converts = ops_of(&inf.kernel, "convert");
+            assert_eq!(converts.len(), inf.conversions.len());
             for c in &inf.conversions {
-                if let Some(from) = c.from {
-                    assert_eq!(from, layout(&inf.kernel, c.source));
-                    assert!(c.conversion.is_some());
-                }
-                assert_eq!(c.to, layout(&inf.kernel, c.result));
+                let op = convert_op_of(&inf.kernel, c.result);
+                let inferred = matches!(
+                    inf.kernel.value(op.operands[0]).layout,
+                    LayoutSlot::Inferred(_)
+                );
+                assert_eq!(inferred, c.conversion.is_some());
+                layout(&inf.kernel, c.result);
             }
             kernels += 1;
         }
