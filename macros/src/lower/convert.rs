@@ -54,21 +54,10 @@ pub(crate) fn emit(
     dtype: DType,
     out: &Ident,
 ) -> TokenStream {
-    let shared_offset = if movement.shared_bytes > 0 {
-        ctx.alloc_shared(movement.shared_bytes, 16)
-    } else {
-        0
-    };
-    let rc = Render {
-        lane: ctx.lane(),
-        warp: ctx.warp(),
-        elem: elem_type(dtype),
-        span: op.loc.first,
-        shared_offset,
-    };
+    let shared = (movement.shared_bytes > 0).then_some(movement.shared_bytes);
+    let rc = Render::for_op(ctx, op, dtype, shared);
     let expr = render_movement(movement, src, &rc);
-    let (elem, n) = (&rc.elem, index_lit(movement.dst_registers));
-    quote!(let #out: [#elem; #n] = #expr;)
+    rc.bind(out, movement.dst_registers, expr)
 }
 
 /// Rendering of a per-thread value of a plan (a function of the lane and warp ids).
@@ -126,6 +115,27 @@ pub(crate) struct Render {
     pub elem: TokenStream,
     pub span: Span,
     pub shared_offset: u32,
+}
+
+impl Render {
+    /// The context of `op`'s data movement on `dtype` elements; `shared`: the bytes of scratch
+    /// it takes, when it uses shared memory.
+    pub(crate) fn for_op(ctx: &mut Ctx, op: &Op, dtype: DType, shared: Option<u32>) -> Render {
+        let shared_offset = shared.map_or(0, |bytes| ctx.alloc_shared(bytes, 16));
+        Render {
+            lane: ctx.lane(),
+            warp: ctx.warp(),
+            elem: elem_type(dtype),
+            span: op.loc.first,
+            shared_offset,
+        }
+    }
+
+    /// `let out: [T; registers] = expr;`
+    pub(crate) fn bind(&self, out: &Ident, registers: u32, expr: TokenStream) -> TokenStream {
+        let (elem, n) = (&self.elem, index_lit(registers));
+        quote!(let #out: [#elem; #n] = #expr;)
+    }
 }
 
 /// An unsuffixed integer literal for an array index or length.
