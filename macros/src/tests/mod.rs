@@ -6,6 +6,7 @@ mod docs;
 mod examples;
 mod explain_matches_code;
 mod kernel_corpus;
+pub mod sources;
 
 use crate::frontend::analyze;
 use crate::ir::Kernel;
