@@ -72,52 +72,51 @@ impl Problem<'_> {
 
     /// The result layout of edge `e` for an operand in `l`.
     pub fn forward(&mut self, e: usize, l: &LinearLayout) -> Option<LinearLayout> {
-        if let Some(r) = self.transforms.get(&(e, true, *l)) {
-            return *r;
-        }
-        let edge = &self.edges[e];
-        let nw = self.num_warps;
-        let (out, what) = match &edge.kind {
-            EdgeKind::Reshape => (reshape(l, &edge.result_shape, nw), "reshape".to_string()),
-            EdgeKind::Broadcast => (
-                broadcast_forward(l, &edge.result_shape, nw),
-                "broadcast".to_string(),
-            ),
-            EdgeKind::Trans(perm) => (trans(l, perm, nw), format!("trans {perm:?}")),
-            EdgeKind::Join => (join_forward(l, nw), "join".to_string()),
-            EdgeKind::Split => (join_backward(l, nw), "split".to_string()),
-            EdgeKind::Reduce(axis) => (reduce_forward(l, *axis, nw), format!("slice dim={axis}")),
-        };
-        if let Some(o) = out {
-            self.origins.entry(o).or_insert(Origin::Derived {
-                what,
-                from: Box::new(*l),
-            });
-        }
-        self.transforms.insert((e, true, *l), out);
-        out
+        self.carry(e, true, l)
     }
 
     /// The operand layout of edge `e` that gives a result in `l` for free.
     pub fn backward(&mut self, e: usize, l: &LinearLayout) -> Option<LinearLayout> {
-        if let Some(r) = self.transforms.get(&(e, false, *l)) {
+        self.carry(e, false, l)
+    }
+
+    /// `l` carried across edge `e` (`forward`: from operand to result), memoised, with the
+    /// origin of what it gives.
+    fn carry(&mut self, e: usize, forward: bool, l: &LinearLayout) -> Option<LinearLayout> {
+        if let Some(r) = self.transforms.get(&(e, forward, *l)) {
             return *r;
         }
         let edge = &self.edges[e];
         let nw = self.num_warps;
-        let (out, what) = match &edge.kind {
-            EdgeKind::Reshape => (reshape(l, &edge.operand_shape, nw), "reshape".to_string()),
-            EdgeKind::Broadcast => (
-                broadcast_backward(l, &edge.operand_shape, nw),
-                "broadcast operand".to_string(),
-            ),
-            EdgeKind::Trans(perm) => {
-                let inv = inverse_perm(perm);
-                (trans(l, &inv, nw), format!("trans {inv:?}"))
+        let (out, what) = if forward {
+            match &edge.kind {
+                EdgeKind::Reshape => (reshape(l, &edge.result_shape, nw), "reshape".to_string()),
+                EdgeKind::Broadcast => (
+                    broadcast_forward(l, &edge.result_shape, nw),
+                    "broadcast".to_string(),
+                ),
+                EdgeKind::Trans(perm) => (trans(l, perm, nw), format!("trans {perm:?}")),
+                EdgeKind::Join => (join_forward(l, nw), "join".to_string()),
+                EdgeKind::Split => (join_backward(l, nw), "split".to_string()),
+                EdgeKind::Reduce(axis) => {
+                    (reduce_forward(l, *axis, nw), format!("slice dim={axis}"))
+                }
             }
-            EdgeKind::Join => (join_backward(l, nw), "join operand".to_string()),
-            EdgeKind::Split => (join_forward(l, nw), "split operand".to_string()),
-            EdgeKind::Reduce(_) => (None, String::new()),
+        } else {
+            match &edge.kind {
+                EdgeKind::Reshape => (reshape(l, &edge.operand_shape, nw), "reshape".to_string()),
+                EdgeKind::Broadcast => (
+                    broadcast_backward(l, &edge.operand_shape, nw),
+                    "broadcast operand".to_string(),
+                ),
+                EdgeKind::Trans(perm) => {
+                    let inv = inverse_perm(perm);
+                    (trans(l, &inv, nw), format!("trans {inv:?}"))
+                }
+                EdgeKind::Join => (join_backward(l, nw), "join operand".to_string()),
+                EdgeKind::Split => (join_forward(l, nw), "split operand".to_string()),
+                EdgeKind::Reduce(_) => (None, String::new()),
+            }
         };
         if let Some(o) = out {
             self.origins.entry(o).or_insert(Origin::Derived {
@@ -125,7 +124,7 @@ impl Problem<'_> {
                 from: Box::new(*l),
             });
         }
-        self.transforms.insert((e, false, *l), out);
+        self.transforms.insert((e, forward, *l), out);
         out
     }
 
