@@ -269,10 +269,7 @@ pub fn generate(
         let variants = match prepare(kernel) {
             Ok(v) => v,
             Err(e) => {
-                match &mut errors {
-                    Some(all) => all.combine(e),
-                    None => errors = Some(e),
-                }
+                add_error(&mut errors, e);
                 continue;
             }
         };
@@ -282,10 +279,7 @@ pub fn generate(
             let lowered = match lower_kernel(&variant.kernel, &variant.facts) {
                 Ok(l) => l,
                 Err(e) => {
-                    match &mut errors {
-                        Some(all) => all.combine(e),
-                        None => errors = Some(e),
-                    }
+                    add_error(&mut errors, e);
                     continue;
                 }
             };
@@ -566,4 +560,12 @@ pub fn generate(
             #launcher
         }
     })
+}
+
+/// Adds `e` to the errors reported together.
+fn add_error(errors: &mut Option<syn::Error>, e: syn::Error) {
+    match errors {
+        Some(all) => all.combine(e),
+        None => *errors = Some(e),
+    }
 }
