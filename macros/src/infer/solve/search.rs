@@ -190,37 +190,49 @@ impl Problem<'_> {
         let mut best = self.total();
         for _sweep in 0..32 {
             let mut changed = false;
-            for g in 0..self.groups.len() {
-                let before = self.choice[g];
-                let mut pick = before;
-                for c in 0..self.candidates[g].len() {
-                    self.choice[g] = c;
-                    let t = self.total();
-                    if t < best {
-                        best = t;
-                        pick = c;
-                    }
-                }
-                changed |= pick != before;
-                self.choice[g] = pick;
-            }
-            for gi in 0..self.gathers.len() {
-                let mut pick = self.gather_choice[gi];
-                let before = pick;
-                for c in 0..self.gathers[gi].options.len() {
-                    self.gather_choice[gi] = c;
-                    let t = self.total();
-                    if t < best {
-                        best = t;
-                        pick = c;
-                    }
-                }
-                changed |= pick != before;
-                self.gather_choice[gi] = pick;
+            for var in 0..self.groups.len() + self.gathers.len() {
+                changed |= self.improve(var, &mut best);
             }
             if !changed {
                 break;
             }
+        }
+    }
+
+    /// Gives choice `var` (the groups, then the gathers) its option of least total cost, ties
+    /// keeping the current one; whether it changed.
+    fn improve(&mut self, var: usize, best: &mut u64) -> bool {
+        let before = *self.choice_mut(var);
+        let mut pick = before;
+        for c in 0..self.option_count(var) {
+            *self.choice_mut(var) = c;
+            let t = self.total();
+            if t < *best {
+                *best = t;
+                pick = c;
+            }
+        }
+        *self.choice_mut(var) = pick;
+        pick != before
+    }
+
+    /// The chosen option of choice `var`: a group's candidate, then a gather's option.
+    fn choice_mut(&mut self, var: usize) -> &mut usize {
+        let groups = self.groups.len();
+        if var < groups {
+            &mut self.choice[var]
+        } else {
+            &mut self.gather_choice[var - groups]
+        }
+    }
+
+    /// How many options choice `var` has.
+    fn option_count(&self, var: usize) -> usize {
+        let groups = self.groups.len();
+        if var < groups {
+            self.candidates[var].len()
+        } else {
+            self.gathers[var - groups].options.len()
         }
     }
 }
