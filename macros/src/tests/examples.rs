@@ -43,33 +43,7 @@ fn matmul() {
             BLOCK_N = 128,
             BLOCK_K = [32, 64]
         ),
-        quote! {
-            fn matmul<const BLOCK_M: usize, const BLOCK_N: usize, const BLOCK_K: usize>(
-                a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f16>,
-                m: i32, n: i32, k: i32,
-                stride_am: i32, stride_ak: i32,
-                stride_bk: i32, stride_bn: i32,
-                stride_cm: i32, stride_cn: i32,
-            ) {
-                let rm = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
-                let rn = program_id(1) * BLOCK_N + arange(0, BLOCK_N);
-                let rk = arange(0, BLOCK_K);
-                let mut a_ptrs = a + rm.expand_dims(1) * stride_am + rk.expand_dims(0) * stride_ak;
-                let mut b_ptrs = b + rk.expand_dims(1) * stride_bk + rn.expand_dims(0) * stride_bn;
-                let mut acc = zeros::<f32>([BLOCK_M, BLOCK_N]);
-                for kk in 0..cdiv(k, BLOCK_K) {
-                    let k_left = k - kk * BLOCK_K;
-                    let a_tile = load(a_ptrs, rk.expand_dims(0) < k_left, 0.0);
-                    let b_tile = load(b_ptrs, rk.expand_dims(1) < k_left, 0.0);
-                    acc = dot(a_tile, b_tile, acc);
-                    a_ptrs += BLOCK_K * stride_ak;
-                    b_ptrs += BLOCK_K * stride_bk;
-                }
-                let c_ptrs = c + rm.expand_dims(1) * stride_cm + rn.expand_dims(0) * stride_cn;
-                let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
-                store(c_ptrs, acc.to::<f16>(), c_mask);
-            }
-        },
+        tokens(sources::MATMUL_STRIDED),
     );
     assert_eq!(kernels.len(), 2);
     let k = &kernels[0];
