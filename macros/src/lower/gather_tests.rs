@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::lower::convert::tests::{
-    from_packed, holding_elements, out_dims_of, random_tile, random_warp_layout, Registers, Rng,
+    from_packed, holding_elements, out_dims_of, random_tile, random_warp_layout, store_to_shared,
+    Registers, Rng,
 };
 use proc_macro2::Span;
 use quote::format_ident;
@@ -90,25 +91,7 @@ fn execute(
             stride,
         } => {
             let mut memory: HashMap<u32, u64> = HashMap::new();
-            for w in 0..src.len() {
-                for l in 0..32usize {
-                    if l as u32 & store.lane_guard != 0 || w as u32 & store.warp_guard != 0 {
-                        continue;
-                    }
-                    let t = store.thread_offset.eval(l as u32, w as u32);
-                    for &(first, off) in &store.chunks {
-                        let at = off ^ t;
-                        let bytes = store.stride * store.elements.len() as u32;
-                        if !at.is_multiple_of(bytes.min(16)) || at + bytes > *shared_bytes {
-                            return Err(format!("store of {bytes} B at {at}"));
-                        }
-                        for (j, &e) in store.elements.iter().enumerate() {
-                            let v = src[w][l][(first ^ e) as usize].ok_or("empty source")?;
-                            memory.insert(at + j as u32 * store.stride, v);
-                        }
-                    }
-                }
-            }
+            store_to_shared(store, src, *shared_bytes, &mut memory)?;
             for w in 0..warps {
                 for l in 0..32usize {
                     for (r, &c) in offsets.iter().enumerate() {
