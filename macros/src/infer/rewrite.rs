@@ -599,14 +599,6 @@ impl Rewrite<'_, '_> {
         };
         let node = self.p.graph.op(id).clone();
         match self.p.edge_resolution(e, &lo, &lr) {
-            None => {
-                // Free operands of a join take the grouped operand's layout.
-                for pos in 0..node.operands.len() {
-                    if self.p.is_free(node.operands[pos]) {
-                        self.require(id, pos, &lo)?;
-                    }
-                }
-            }
             Some((true, _)) => {
                 let b = self
                     .p
@@ -616,18 +608,22 @@ impl Rewrite<'_, '_> {
                     self.require(id, pos, &b)?;
                 }
             }
-            Some((false, _)) => {
-                let f = self
-                    .p
-                    .forward(e, &lo)
-                    .ok_or_else(|| self.internal(id, "no result layout"))?;
+            resolution => {
+                // Free operands of a join take the grouped operand's layout.
                 for pos in 0..node.operands.len() {
                     if self.p.is_free(node.operands[pos]) {
                         self.require(id, pos, &lo)?;
                     }
                 }
-                for pos in 0..node.results.len() {
-                    self.produce(id, pos, &f)?;
+                // The result side converts: the op makes the carried layout.
+                if resolution.is_some() {
+                    let f = self
+                        .p
+                        .forward(e, &lo)
+                        .ok_or_else(|| self.internal(id, "no result layout"))?;
+                    for pos in 0..node.results.len() {
+                        self.produce(id, pos, &f)?;
+                    }
                 }
             }
         }
