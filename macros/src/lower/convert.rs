@@ -138,6 +138,16 @@ impl Render {
     }
 }
 
+/// A load of `words` 32-bit words (1, 2 or 4) at the shared-memory address `addr`, as a
+/// `[u32; words]`.
+fn ld_shared_words(words: usize, addr: &TokenStream, span: Span) -> TokenStream {
+    match words {
+        1 => quote_spanned!(span=> [::tessera::device::ld_shared_v1::<u32>(#addr)]),
+        2 => quote_spanned!(span=> ::tessera::device::ld_shared_v2::<u32>(#addr)),
+        _ => quote_spanned!(span=> ::tessera::device::ld_shared_v4::<u32>(#addr)),
+    }
+}
+
 /// An unsuffixed integer literal for an array index or length.
 pub(crate) fn index_lit(i: u32) -> Literal {
     Literal::usize_unsuffixed(i as usize)
@@ -228,11 +238,7 @@ fn render_step(
                 let addr = quote!(#smem + (#off ^ __tessera_thread));
                 let targets: Vec<Literal> = s.elements.iter().map(|&e| index_lit(first ^ e)).collect();
                 if widened {
-                    let load = match n {
-                        1 => quote_spanned!(span=> [::tessera::device::ld_shared_v1::<u32>(#addr)]),
-                        2 => quote_spanned!(span=> ::tessera::device::ld_shared_v2::<u32>(#addr)),
-                        _ => quote_spanned!(span=> ::tessera::device::ld_shared_v4::<u32>(#addr)),
-                    };
+                    let load = ld_shared_words(n, &addr, span);
                     let assigns = targets.iter().enumerate().map(|(j, t)| {
                         let j = index_lit(j as u32);
                         quote!(#out[#t] = ::tessera::tile_move::extract_element::<#elem>(__tessera_words[#j], 0);)
@@ -250,11 +256,7 @@ fn render_step(
                     quote!({ let __tessera_at: u32 = #addr; let __tessera_word: u32 = #load; #(#assigns)* })
                 } else {
                     let w = word_count(n, bits);
-                    let load = match w {
-                        1 => quote_spanned!(span=> [::tessera::device::ld_shared_v1::<u32>(#addr)]),
-                        2 => quote_spanned!(span=> ::tessera::device::ld_shared_v2::<u32>(#addr)),
-                        _ => quote_spanned!(span=> ::tessera::device::ld_shared_v4::<u32>(#addr)),
-                    };
+                    let load = ld_shared_words(w, &addr, span);
                     let assigns = targets.iter().enumerate().map(|(j, t)| {
                         let j = index_lit(j as u32);
                         quote!(#out[#t] = __tessera_elements[#j];)
