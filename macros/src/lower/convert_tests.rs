@@ -590,24 +590,16 @@ fn rendered_code_has_the_planned_instructions() {
     }
     // A shuffle conversion: shfl.sync.idx, no shared memory.
     let tile = [(Label::Dim(0), 32), (Label::Dim(1), 8)];
-    let a = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[0, 1], &[0, 2], &[0, 4]]),
-            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]]),
-            (Label::Warp, &[]),
-        ],
+    let a = one_warp(
+        &[&[0, 1], &[0, 2], &[0, 4]],
+        &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]],
         &tile,
-    )
-    .unwrap();
-    let b = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[1, 0], &[2, 0], &[4, 0]]),
-            (Label::Lane, &[&[0, 1], &[0, 2], &[0, 4], &[8, 0], &[16, 0]]),
-            (Label::Warp, &[]),
-        ],
+    );
+    let b = one_warp(
+        &[&[1, 0], &[2, 0], &[4, 0]],
+        &[&[0, 1], &[0, 2], &[0, 4], &[8, 0], &[16, 0]],
         &tile,
-    )
-    .unwrap();
+    );
     let plan = plan_conversion(&a, &b, 32).unwrap().plan;
     assert_eq!(plan.kind(), "warp shuffle");
     let m = movement_for(&plan, &a, &b, 32).unwrap();
@@ -615,24 +607,16 @@ fn rendered_code_has_the_planned_instructions() {
     assert_eq!(text.matches("shfl_idx_b32").count(), 8, "{text}");
     assert!(!text.contains("shared"), "{text}");
     // A register permutation whose source depends on the lane: a match on the lane bit.
-    let c = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[0, 2], &[0, 1], &[0, 4]]),
-            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 4]]),
-            (Label::Warp, &[]),
-        ],
+    let c = one_warp(
+        &[&[0, 2], &[0, 1], &[0, 4]],
+        &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 4]],
         &tile,
-    )
-    .unwrap();
-    let d = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[0, 1], &[0, 2], &[0, 4]]),
-            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]]),
-            (Label::Warp, &[]),
-        ],
+    );
+    let d = one_warp(
+        &[&[0, 1], &[0, 2], &[0, 4]],
+        &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]],
         &tile,
-    )
-    .unwrap();
+    );
     let plan = plan_conversion(&c, &d, 32).unwrap().plan;
     assert_eq!(plan.kind(), "register permutation");
     let (m, _) = run_plan(&plan, &c, &d, 32, "lane-selected");
@@ -646,6 +630,16 @@ fn rendered_code_has_the_planned_instructions() {
         rendered(&m, quote!(f32)),
         "{ let __tessera_copy : [f32 ; 8] = [src [0] , src [1] , src [2] , src [3] , src [4] , src [5] , src [6] , src [7]] ; __tessera_copy }"
     );
+}
+
+/// The one-warp layout onto `tile` with these register and lane bases.
+fn one_warp(registers: &[&[u32]], lanes: &[&[u32]], tile: &[(Label, u32)]) -> LinearLayout {
+    let bases = [
+        (Label::Register, registers),
+        (Label::Lane, lanes),
+        (Label::Warp, &[][..]),
+    ];
+    LinearLayout::distributed(&bases, tile).unwrap()
 }
 
 /// A one-warp `b × b` transpose: registers hold one dimension, lanes the other.
