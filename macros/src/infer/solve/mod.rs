@@ -36,6 +36,10 @@
 //! that keep its axis inside a warp. Starting from every group's first candidate (its first
 //! anchor in program order), each group and gather in turn takes the option of least total
 //! cost (ties keep the current one), until a whole sweep changes nothing.
+//!
+//! **Modules.** `build`: classes, groups and the problem's construction; `terms`: the anchors,
+//! edges and reductions each op contributes; `candidates`: candidate layouts and gather options;
+//! `search`: the costs and the search.
 
 mod build;
 mod candidates;
