@@ -27,14 +27,10 @@ use tessera_layout::LinearLayout;
 
 /// One inserted conversion.
 #[derive(Clone, Debug)]
-#[cfg_attr(not(test), allow(dead_code))]
 pub struct ConversionRecord {
-    /// The converted value and the conversion's result.
-    pub source: ValueId,
+    /// The conversion's result (the `Convert` op's operand and layouts are in the kernel).
     pub result: ValueId,
     /// `None` when the source is a user layout.
-    pub from: Option<LinearLayout>,
-    pub to: LinearLayout,
     pub conversion: Option<ConversionCode>,
     /// The loop weight of where it runs.
     pub weight: u64,
@@ -217,12 +213,9 @@ impl Rewrite<'_, '_> {
             Some(r) => r,
             None => self.new_value(source, to),
         };
-        let weight = super::solve::LOOP_WEIGHT.pow(self.p.graph.op(at).loop_depth.min(4));
+        let weight = super::solve::loop_weight(self.p.graph.op(at).loop_depth);
         self.report.conversions.push(ConversionRecord {
-            source,
             result,
-            from,
-            to,
             conversion: conversion.clone(),
             weight,
         });
@@ -606,14 +599,6 @@ impl Rewrite<'_, '_> {
         };
         let node = self.p.graph.op(id).clone();
         match self.p.edge_resolution(e, &lo, &lr) {
-            None => {
-                // Free operands of a join take the grouped operand's layout.
-                for pos in 0..node.operands.len() {
-                    if self.p.is_free(node.operands[pos]) {
-                        self.require(id, pos, &lo)?;
-                    }
-                }
-            }
             Some((true, _)) => {
                 let b = self
                     .p
@@ -623,18 +608,22 @@ impl Rewrite<'_, '_> {
                     self.require(id, pos, &b)?;
                 }
             }
-            Some((false, _)) => {
-                let f = self
-                    .p
-                    .forward(e, &lo)
-                    .ok_or_else(|| self.internal(id, "no result layout"))?;
+            resolution => {
+                // Free operands of a join take the grouped operand's layout.
                 for pos in 0..node.operands.len() {
                     if self.p.is_free(node.operands[pos]) {
                         self.require(id, pos, &lo)?;
                     }
                 }
-                for pos in 0..node.results.len() {
-                    self.produce(id, pos, &f)?;
+                // The result side converts: the op makes the carried layout.
+                if resolution.is_some() {
+                    let f = self
+                        .p
+                        .forward(e, &lo)
+                        .ok_or_else(|| self.internal(id, "no result layout"))?;
+                    for pos in 0..node.results.len() {
+                        self.produce(id, pos, &f)?;
+                    }
                 }
             }
         }

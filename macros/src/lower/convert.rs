@@ -54,21 +54,10 @@ pub(crate) fn emit(
     dtype: DType,
     out: &Ident,
 ) -> TokenStream {
-    let shared_offset = if movement.shared_bytes > 0 {
-        ctx.alloc_shared(movement.shared_bytes, 16)
-    } else {
-        0
-    };
-    let rc = Render {
-        lane: ctx.lane(),
-        warp: ctx.warp(),
-        elem: elem_type(dtype),
-        span: op.loc.first,
-        shared_offset,
-    };
+    let shared = (movement.shared_bytes > 0).then_some(movement.shared_bytes);
+    let rc = Render::for_op(ctx, op, dtype, shared);
     let expr = render_movement(movement, src, &rc);
-    let (elem, n) = (&rc.elem, index_lit(movement.dst_registers));
-    quote!(let #out: [#elem; #n] = #expr;)
+    rc.bind(out, movement.dst_registers, expr)
 }
 
 /// Rendering of a per-thread value of a plan (a function of the lane and warp ids).
@@ -126,6 +115,37 @@ pub(crate) struct Render {
     pub elem: TokenStream,
     pub span: Span,
     pub shared_offset: u32,
+}
+
+impl Render {
+    /// The context of `op`'s data movement on `dtype` elements; `shared`: the bytes of scratch
+    /// it takes, when it uses shared memory.
+    pub(crate) fn for_op(ctx: &mut Ctx, op: &Op, dtype: DType, shared: Option<u32>) -> Render {
+        let shared_offset = shared.map_or(0, |bytes| ctx.alloc_shared(bytes, 16));
+        Render {
+            lane: ctx.lane(),
+            warp: ctx.warp(),
+            elem: elem_type(dtype),
+            span: op.loc.first,
+            shared_offset,
+        }
+    }
+
+    /// `let out: [T; registers] = expr;`
+    pub(crate) fn bind(&self, out: &Ident, registers: u32, expr: TokenStream) -> TokenStream {
+        let (elem, n) = (&self.elem, index_lit(registers));
+        quote!(let #out: [#elem; #n] = #expr;)
+    }
+}
+
+/// A load of `words` 32-bit words (1, 2 or 4) at the shared-memory address `addr`, as a
+/// `[u32; words]`.
+fn ld_shared_words(words: usize, addr: &TokenStream, span: Span) -> TokenStream {
+    match words {
+        1 => quote_spanned!(span=> [::tessera::device::ld_shared_v1::<u32>(#addr)]),
+        2 => quote_spanned!(span=> ::tessera::device::ld_shared_v2::<u32>(#addr)),
+        _ => quote_spanned!(span=> ::tessera::device::ld_shared_v4::<u32>(#addr)),
+    }
 }
 
 /// An unsuffixed integer literal for an array index or length.
@@ -218,11 +238,7 @@ fn render_step(
                 let addr = quote!(#smem + (#off ^ __tessera_thread));
                 let targets: Vec<Literal> = s.elements.iter().map(|&e| index_lit(first ^ e)).collect();
                 if widened {
-                    let load = match n {
-                        1 => quote_spanned!(span=> [::tessera::device::ld_shared_v1::<u32>(#addr)]),
-                        2 => quote_spanned!(span=> ::tessera::device::ld_shared_v2::<u32>(#addr)),
-                        _ => quote_spanned!(span=> ::tessera::device::ld_shared_v4::<u32>(#addr)),
-                    };
+                    let load = ld_shared_words(n, &addr, span);
                     let assigns = targets.iter().enumerate().map(|(j, t)| {
                         let j = index_lit(j as u32);
                         quote!(#out[#t] = ::tessera::tile_move::extract_element::<#elem>(__tessera_words[#j], 0);)
@@ -240,11 +256,7 @@ fn render_step(
                     quote!({ let __tessera_at: u32 = #addr; let __tessera_word: u32 = #load; #(#assigns)* })
                 } else {
                     let w = word_count(n, bits);
-                    let load = match w {
-                        1 => quote_spanned!(span=> [::tessera::device::ld_shared_v1::<u32>(#addr)]),
-                        2 => quote_spanned!(span=> ::tessera::device::ld_shared_v2::<u32>(#addr)),
-                        _ => quote_spanned!(span=> ::tessera::device::ld_shared_v4::<u32>(#addr)),
-                    };
+                    let load = ld_shared_words(w, &addr, span);
                     let assigns = targets.iter().enumerate().map(|(j, t)| {
                         let j = index_lit(j as u32);
                         quote!(#out[#t] = __tessera_elements[#j];)

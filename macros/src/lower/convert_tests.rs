@@ -178,16 +178,7 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
     let mut stats = Stats::default();
     let mut stored_since_barrier = false;
     let bits = m.element_bits;
-    let check = |at: u32, bytes: u32| -> Result<(), String> {
-        if !at.is_multiple_of(bytes.min(16)) || at + bytes > m.shared_bytes {
-            Err(format!(
-                "access of {bytes} B at {at} misaligned or outside {} B",
-                m.shared_bytes
-            ))
-        } else {
-            Ok(())
-        }
-    };
+    let check = |at: u32, bytes: u32| check_shared_access(at, bytes, m.shared_bytes);
     for step in &m.steps {
         if matches!(step, Step::Store(_) | Step::Load(_) | Step::Ldmatrix(_)) {
             let accesses: Vec<Vec<Vec<(u32, u32)>>> =
@@ -265,30 +256,7 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
             }
             Step::Barrier => stored_since_barrier = false,
             Step::Store(s) => {
-                let n = s.elements.len() as u32;
-                for w in 0..warps {
-                    for l in 0..32usize {
-                        if l as u32 & s.lane_guard != 0 || w as u32 & s.warp_guard != 0 {
-                            continue;
-                        }
-                        let t = s.thread_offset.eval(l as u32, w as u32);
-                        for &(first, off) in &s.chunks {
-                            let at = off ^ t;
-                            check(at, n * s.stride)?;
-                            for (j, &e) in s.elements.iter().enumerate() {
-                                let v = get(input, w, l, first ^ e, "source")?;
-                                let addr = at + j as u32 * s.stride;
-                                if let Some(old) = memory.insert(addr, v) {
-                                    if old != v {
-                                        return Err(format!(
-                                            "offset {addr} written with {old} and {v}"
-                                        ));
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+                store_to_shared(s, input, m.shared_bytes, &mut memory)?;
                 stored_since_barrier = true;
             }
             Step::Load(s) => {
@@ -348,6 +316,51 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
         }
     }
     Ok((out, stats))
+}
+
+/// Executes store step `s` of the registers `input` into `memory` (`shared_bytes` long): each
+/// access aligned and inside, and no offset written with two values.
+pub(crate) fn store_to_shared(
+    s: &StoreStep,
+    input: &Registers,
+    shared_bytes: u32,
+    memory: &mut HashMap<u32, u64>,
+) -> Result<(), String> {
+    let n = s.elements.len() as u32;
+    for w in 0..input.len() {
+        for l in 0..32usize {
+            if l as u32 & s.lane_guard != 0 || w as u32 & s.warp_guard != 0 {
+                continue;
+            }
+            let t = s.thread_offset.eval(l as u32, w as u32);
+            for &(first, off) in &s.chunks {
+                let at = off ^ t;
+                check_shared_access(at, n * s.stride, shared_bytes)?;
+                for (j, &e) in s.elements.iter().enumerate() {
+                    let v = get(input, w, l, first ^ e, "source")?;
+                    let addr = at + j as u32 * s.stride;
+                    if let Some(old) = memory.insert(addr, v) {
+                        if old != v {
+                            return Err(format!("offset {addr} written with {old} and {v}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An access of `bytes` at `at` must be aligned (to `bytes`, at most 16) and inside
+/// `shared_bytes`.
+fn check_shared_access(at: u32, bytes: u32, shared_bytes: u32) -> Result<(), String> {
+    if !at.is_multiple_of(bytes.min(16)) || at + bytes > shared_bytes {
+        Err(format!(
+            "access of {bytes} B at {at} misaligned or outside {shared_bytes} B"
+        ))
+    } else {
+        Ok(())
+    }
 }
 
 /// Plans `a → b`, builds the movement of `plan`, executes it and checks every destination
@@ -577,24 +590,16 @@ fn rendered_code_has_the_planned_instructions() {
     }
     // A shuffle conversion: shfl.sync.idx, no shared memory.
     let tile = [(Label::Dim(0), 32), (Label::Dim(1), 8)];
-    let a = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[0, 1], &[0, 2], &[0, 4]]),
-            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]]),
-            (Label::Warp, &[]),
-        ],
+    let a = one_warp(
+        &[&[0, 1], &[0, 2], &[0, 4]],
+        &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]],
         &tile,
-    )
-    .unwrap();
-    let b = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[1, 0], &[2, 0], &[4, 0]]),
-            (Label::Lane, &[&[0, 1], &[0, 2], &[0, 4], &[8, 0], &[16, 0]]),
-            (Label::Warp, &[]),
-        ],
+    );
+    let b = one_warp(
+        &[&[1, 0], &[2, 0], &[4, 0]],
+        &[&[0, 1], &[0, 2], &[0, 4], &[8, 0], &[16, 0]],
         &tile,
-    )
-    .unwrap();
+    );
     let plan = plan_conversion(&a, &b, 32).unwrap().plan;
     assert_eq!(plan.kind(), "warp shuffle");
     let m = movement_for(&plan, &a, &b, 32).unwrap();
@@ -602,24 +607,16 @@ fn rendered_code_has_the_planned_instructions() {
     assert_eq!(text.matches("shfl_idx_b32").count(), 8, "{text}");
     assert!(!text.contains("shared"), "{text}");
     // A register permutation whose source depends on the lane: a match on the lane bit.
-    let c = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[0, 2], &[0, 1], &[0, 4]]),
-            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 4]]),
-            (Label::Warp, &[]),
-        ],
+    let c = one_warp(
+        &[&[0, 2], &[0, 1], &[0, 4]],
+        &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 4]],
         &tile,
-    )
-    .unwrap();
-    let d = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[0, 1], &[0, 2], &[0, 4]]),
-            (Label::Lane, &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]]),
-            (Label::Warp, &[]),
-        ],
+    );
+    let d = one_warp(
+        &[&[0, 1], &[0, 2], &[0, 4]],
+        &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]],
         &tile,
-    )
-    .unwrap();
+    );
     let plan = plan_conversion(&c, &d, 32).unwrap().plan;
     assert_eq!(plan.kind(), "register permutation");
     let (m, _) = run_plan(&plan, &c, &d, 32, "lane-selected");
@@ -633,6 +630,16 @@ fn rendered_code_has_the_planned_instructions() {
         rendered(&m, quote!(f32)),
         "{ let __tessera_copy : [f32 ; 8] = [src [0] , src [1] , src [2] , src [3] , src [4] , src [5] , src [6] , src [7]] ; __tessera_copy }"
     );
+}
+
+/// The one-warp layout onto `tile` with these register and lane bases.
+fn one_warp(registers: &[&[u32]], lanes: &[&[u32]], tile: &[(Label, u32)]) -> LinearLayout {
+    let bases = [
+        (Label::Register, registers),
+        (Label::Lane, lanes),
+        (Label::Warp, &[][..]),
+    ];
+    LinearLayout::distributed(&bases, tile).unwrap()
 }
 
 /// A one-warp `b × b` transpose: registers hold one dimension, lanes the other.

@@ -3,7 +3,7 @@
 //! warp-shuffle and shared-memory forms), rendered to tokens. Nothing is planned here.
 
 use super::convert::{index_lit, render_store, Render, ThreadValue};
-use super::{elem_type, internal, Ctx};
+use super::{internal, Ctx};
 use crate::ir::Op;
 use crate::types::DType;
 use proc_macro2::{Ident, Literal, TokenStream};
@@ -29,20 +29,13 @@ pub fn lower_gather(
         return Err(internal(&op.loc, "a gather result not in the index layout"));
     }
     let out = ctx.fresh("gather");
-    let shared_offset = match &gather.steps {
-        GatherSteps::Shared { shared_bytes, .. } => ctx.alloc_shared(*shared_bytes, 16),
-        GatherSteps::Shuffle { .. } => 0,
+    let shared = match &gather.steps {
+        GatherSteps::Shared { shared_bytes, .. } => Some(*shared_bytes),
+        GatherSteps::Shuffle { .. } => None,
     };
-    let rc = Render {
-        lane: ctx.lane(),
-        warp: ctx.warp(),
-        elem: elem_type(dtype),
-        span: op.loc.first,
-        shared_offset,
-    };
+    let rc = Render::for_op(ctx, op, dtype, shared);
     let expr = render_gather(gather, src, index, &rc);
-    let (elem, n) = (&rc.elem, index_lit(gather.registers));
-    Ok((quote!(let #out: [#elem; #n] = #expr;), out))
+    Ok((rc.bind(&out, gather.registers, expr), out))
 }
 
 /// The rendered gather: a block evaluating to the result registers `[T; R]`.

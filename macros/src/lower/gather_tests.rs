@@ -4,43 +4,14 @@
 
 use super::*;
 use crate::lower::convert::tests::{
-    from_packed, holding_elements, out_dims_of, random_tile, random_warp_layout, Registers, Rng,
+    holding_elements, random_tile, random_warp_layout, store_to_shared, Registers, Rng,
 };
 use proc_macro2::Span;
 use quote::format_ident;
 use std::collections::HashMap;
-use tessera_layout::plan::bases;
 use tessera_layout::plan::gather_code::plan_gather_code;
 use tessera_layout::{Label, LinearLayout};
-
-/// An index layout that keeps the gather warp-local: `src`'s bases with registers permuted and
-/// some axis directions swapped between registers and lanes (the plan's warp-local case).
-fn local_index_layout(rng: &mut Rng, src: &LinearLayout, axis: usize) -> LinearLayout {
-    let axis_mask = ((1u64 << src.out_bits_at(axis)) - 1) << src.out_offset(axis);
-    let mut regs = bases(src, Label::Register);
-    let mut lanes = bases(src, Label::Lane);
-    rng.shuffle(&mut regs);
-    for _ in 0..2 {
-        let lane_slots: Vec<usize> = (0..lanes.len())
-            .filter(|&k| lanes[k] & !axis_mask == 0)
-            .collect();
-        let reg_slots: Vec<usize> = (0..regs.len())
-            .filter(|&k| regs[k] & !axis_mask == 0)
-            .collect();
-        if !lane_slots.is_empty() && !reg_slots.is_empty() {
-            let (k, j) = (rng.pick(&lane_slots), rng.pick(&reg_slots));
-            std::mem::swap(&mut lanes[k], &mut regs[j]);
-        }
-    }
-    from_packed(
-        &[
-            (Label::Register, regs),
-            (Label::Lane, lanes),
-            (Label::Warp, bases(src, Label::Warp)),
-        ],
-        &out_dims_of(src),
-    )
-}
+use tessera_test_support::plan_gen::random_local_index_layout;
 
 /// Runs `g` with the source holding its element ids and the index holding `values`; returns
 /// the result registers and the shuffles issued.
@@ -90,25 +61,7 @@ fn execute(
             stride,
         } => {
             let mut memory: HashMap<u32, u64> = HashMap::new();
-            for w in 0..src.len() {
-                for l in 0..32usize {
-                    if l as u32 & store.lane_guard != 0 || w as u32 & store.warp_guard != 0 {
-                        continue;
-                    }
-                    let t = store.thread_offset.eval(l as u32, w as u32);
-                    for &(first, off) in &store.chunks {
-                        let at = off ^ t;
-                        let bytes = store.stride * store.elements.len() as u32;
-                        if !at.is_multiple_of(bytes.min(16)) || at + bytes > *shared_bytes {
-                            return Err(format!("store of {bytes} B at {at}"));
-                        }
-                        for (j, &e) in store.elements.iter().enumerate() {
-                            let v = src[w][l][(first ^ e) as usize].ok_or("empty source")?;
-                            memory.insert(at + j as u32 * store.stride, v);
-                        }
-                    }
-                }
-            }
+            store_to_shared(store, src, *shared_bytes, &mut memory)?;
             for w in 0..warps {
                 for l in 0..32usize {
                     for (r, &c) in offsets.iter().enumerate() {
@@ -186,7 +139,7 @@ fn every_gather_plan_executes_on_the_model() {
         let warp_bits = rng.range(0, 2);
         let src = random_warp_layout(&mut rng, &out_dims, warp_bits);
         let index = if rng.chance(1, 2) {
-            local_index_layout(&mut rng, &src, axis)
+            random_local_index_layout(&mut rng, &src, axis)
         } else {
             // Another extent along the axis, any arrangement.
             let mut dims = out_dims.clone();

@@ -13,12 +13,13 @@
 //!   (`tessera_layout::plan::broadcast` owners), so every element is stored once.
 
 use super::{canonical_registers, internal, Ctx};
+use crate::diag::Loc;
 use crate::ir::{Op, OpKind, ValueId};
 use crate::types::DType;
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 use tessera_layout::plan::access::{AccessPlan, DimFacts};
-use tessera_layout::Label;
+use tessera_layout::{Label, LinearLayout};
 
 pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
     let loc = &op.loc;
@@ -128,15 +129,7 @@ fn lower_load(
             loc,
         );
     }
-    let layout = ctx.layout(ptr, loc)?;
-    for v in [mask, other, Some(result)].into_iter().flatten() {
-        if ctx.layout(v, loc)? != layout {
-            return Err(internal(
-                loc,
-                "load operands in another layout than the pointers",
-            ));
-        }
-    }
+    let layout = pointer_layout(ctx, ptr, [mask, other, Some(result)], loc, "load")?;
     let plan = plan_of(ctx, op, elem.bits());
     let registers = layout.in_size(Label::Register);
     let canonical = canonical_registers(&layout);
@@ -153,21 +146,10 @@ fn lower_load(
         body.extend(quote!(let #o = #ro;));
     }
     let idx = |r: u32| Literal::usize_unsuffixed(r as usize);
-    let mask_of = |r: u32| -> TokenStream {
-        if mask.is_some() {
-            let r = idx(r);
-            quote!(#m[#r])
-        } else {
-            quote!(true)
-        }
-    };
-    let other_of = |r: u32| -> TokenStream {
-        if other.is_some() {
-            let r = idx(r);
-            quote!(#o[#r])
-        } else {
-            quote!(<#t as ::tessera::tile::Elem>::from_bits(0))
-        }
+    let mask_of = |r: u32| register_or(mask.map(|_| &m), r, quote!(true));
+    let other_of = |r: u32| {
+        let zero = quote!(<#t as ::tessera::tile::Elem>::from_bits(0));
+        register_or(other.map(|_| &o), r, zero)
     };
     // where[r] = (vector variable, position) holding register r after the loads.
     let mut source: Vec<Option<(proc_macro2::Ident, usize)>> = vec![None; registers as usize];
@@ -239,15 +221,7 @@ fn lower_store(
             }
         });
     }
-    let layout = ctx.layout(ptr, loc)?;
-    for v in [mask, Some(value)].into_iter().flatten() {
-        if ctx.layout(v, loc)? != layout {
-            return Err(internal(
-                loc,
-                "store operands in another layout than the pointers",
-            ));
-        }
-    }
+    let layout = pointer_layout(ctx, ptr, [mask, Some(value)], loc, "store")?;
     let plan = plan_of(ctx, op, elem.bits());
     let registers = layout.in_size(Label::Register);
     let free_registers = layout.free_variable_mask(Label::Register);
@@ -262,14 +236,7 @@ fn lower_store(
         body.extend(quote!(let #m = #rm;));
     }
     let idx = |r: u32| Literal::usize_unsuffixed(r as usize);
-    let mask_of = |r: u32| -> TokenStream {
-        if mask.is_some() {
-            let r = idx(r);
-            quote!(#m[#r])
-        } else {
-            quote!(true)
-        }
-    };
+    let mask_of = |r: u32| register_or(mask.map(|_| &m), r, quote!(true));
     let v = Literal::usize_unsuffixed(plan.elements as usize);
     let owner_and = if owner.to_string() == "true" {
         quote!()
@@ -310,4 +277,34 @@ fn lower_store(
         body.extend(quote!(unsafe { #access }));
     }
     Ok(quote!({ #body }))
+}
+
+/// The layout of the pointers `ptr`, which the access's other tile operands share (inference
+/// makes them agree; `what`: the access, for the internal error).
+fn pointer_layout(
+    ctx: &Ctx,
+    ptr: ValueId,
+    operands: impl IntoIterator<Item = Option<ValueId>>,
+    loc: &Loc,
+    what: &str,
+) -> Result<LinearLayout, syn::Error> {
+    let layout = ctx.layout(ptr, loc)?;
+    for v in operands.into_iter().flatten() {
+        if ctx.layout(v, loc)? != layout {
+            let message = format!("{what} operands in another layout than the pointers");
+            return Err(internal(loc, &message));
+        }
+    }
+    Ok(layout)
+}
+
+/// Register `r` of the register array `array` (`array[r]`), or `absent` without one.
+fn register_or(array: Option<&Ident>, r: u32, absent: TokenStream) -> TokenStream {
+    match array {
+        Some(a) => {
+            let r = Literal::usize_unsuffixed(r as usize);
+            quote!(#a[#r])
+        }
+        None => absent,
+    }
 }

@@ -31,7 +31,7 @@
 //!   `sync_threads()` before its first shared-memory write** (earlier ops' reads may still be in
 //!   flight in other warps): [`Ctx::shared_write_barrier`].
 //!
-//! # Entry points of the data-movement lowering (helper G2: `convert.rs`, `gather.rs`, `dot.rs`)
+//! # Entry points of the data-movement lowering (`convert.rs`, `gather.rs`, `dot.rs`)
 //!
 //! Each receives the *register arrays* of its operands (locals of type `[T; R]`, bound by the
 //! caller from the typed tiles) and returns the statements that compute the result plus the
@@ -474,7 +474,7 @@ impl<'k> Ctx<'k> {
         }
     }
 
-    /// A conversion between inferred layouts, as planned: `convert::lower_convert` (G2).
+    /// A conversion between inferred layouts, as planned: `convert::lower_convert`.
     fn lower_planned_convert(
         &mut self,
         op: &Op,
@@ -490,7 +490,7 @@ impl<'k> Ctx<'k> {
         Ok(quote!(let #src = #regs; #code #bind))
     }
 
-    /// `gather(src, index, axis)`: `gather::lower_gather` (G2) on the operands' registers.
+    /// `gather(src, index, axis)`: `gather::lower_gather` on the operands' registers.
     fn lower_gather(
         &mut self,
         op: &Op,
@@ -511,7 +511,7 @@ impl<'k> Ctx<'k> {
         Ok(quote!(let #sn = #sr; let #inn = #ir; #code #bind))
     }
 
-    /// `dot(a, b, acc)`: `dot::lower_dot` (G2) on the operands' registers.
+    /// `dot(a, b, acc)`: `dot::lower_dot` on the operands' registers.
     fn lower_dot(
         &mut self,
         op: &Op,

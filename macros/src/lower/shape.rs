@@ -12,7 +12,7 @@
 use super::{internal, register_images, unpack, Ctx};
 use crate::diag::Loc;
 use crate::ir::{Op, OpKind, ValueId};
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 use std::collections::HashMap;
 use tessera_layout::{Label, LinearLayout};
@@ -89,10 +89,13 @@ fn from_linear(mut i: u64, shape: &[u64]) -> Vec<u32> {
 }
 
 /// For each register of `dst`, the register of `src` holding `f(dst element)` in the same
-/// thread; `Err` says why the thread parts differ or an element is missing.
+/// thread, where `thread` (`f` without its constant term, as lane and warp bases are linear)
+/// takes each lane and warp basis of `dst` to `src`'s; `Err` says why the thread parts differ
+/// or an element is missing.
 pub fn register_map(
     dst: &LinearLayout,
     src: &LinearLayout,
+    thread: &dyn Fn(&[u32]) -> Vec<u32>,
     f: &dyn Fn(&[u32]) -> Vec<u32>,
 ) -> Result<Vec<u32>, String> {
     for label in [Label::Lane, Label::Warp] {
@@ -106,7 +109,7 @@ pub fn register_map(
             let (Some(d), Some(s)) = (d, s) else {
                 return Err(format!("the layouts have different {label} sizes"));
             };
-            let image = f(&d);
+            let image = thread(&d);
             if image != s {
                 return Err(format!(
                     "{label} bit {k} holds {d:?} in the result, which comes from {image:?}, but the \
@@ -156,13 +159,10 @@ fn unary_map(
     let loc = &op.loc;
     let src = ctx.layout(x, loc)?;
     let dst = ctx.layout(result, loc)?;
-    let map = register_map(&dst, &src, &f).map_err(|why| not_renaming(loc, op, &why))?;
+    let map = register_map(&dst, &src, &f, &f).map_err(|why| not_renaming(loc, op, &why))?;
     let regs = ctx.regs(x, loc)?;
     let s = ctx.fresh("src");
-    let elems = map.iter().map(|&r| {
-        let r = Literal::usize_unsuffixed(r as usize);
-        quote!(#s[#r])
-    });
+    let elems = registers_at(&s, &map);
     ctx.bind(result, quote!({ let #s = #regs; [#(#elems),*] }), loc)
 }
 
@@ -203,7 +203,8 @@ fn lower_join(
             }
         }
     }
-    let map = register_map(&dst, &la, &drop_last).map_err(|why| not_renaming(loc, op, &why))?;
+    let map = register_map(&dst, &la, &drop_last, &drop_last)
+        .map_err(|why| not_renaming(loc, op, &why))?;
     let (ra, rb) = (ctx.regs(a, loc)?, ctx.regs(b, loc)?);
     let (sa, sb) = (ctx.fresh("a"), ctx.fresh("b"));
     let elems = register_images(&dst)
@@ -241,54 +242,29 @@ fn lower_split(
     out.extend(quote!(let #s = #regs;));
     for (which, result) in [(0u32, first), (1u32, second)] {
         let dst = ctx.layout(result, loc)?;
-        let lift = move |c: &[u32]| {
-            let mut v = c.to_vec();
-            v.push(which);
-            v
-        };
-        // Thread parts: the lift of a result basis puts `which` in the last coordinate, but a
-        // lane/warp basis is linear (no constant term), so compare with last coordinate 0.
-        let lift_basis = |c: &[u32]| {
-            let mut v = c.to_vec();
-            v.push(0);
-            v
-        };
-        for label in [Label::Lane, Label::Warp] {
-            for k in 0..dst.in_bits(label) as usize {
-                let d = dst
-                    .basis(label, k)
-                    .map(|b| b[..dst.num_out_dims()].to_vec());
-                let sb = src
-                    .basis(label, k)
-                    .map(|b| b[..src.num_out_dims()].to_vec());
-                if d.map(|d| lift_basis(&d)) != sb {
-                    return Err(not_renaming(
-                        loc,
-                        op,
-                        "the thread parts of the operand and the results differ",
-                    ));
-                }
+        // The result's coordinates with `which` appended; a lane/warp basis is linear (no
+        // constant term), so its lift has last coordinate 0.
+        let lift = |last: u32| {
+            move |c: &[u32]| {
+                let mut v = c.to_vec();
+                v.push(last);
+                v
             }
-        }
-        let mut src_registers: HashMap<u64, u32> = HashMap::new();
-        for (r, img) in register_images(&src).into_iter().enumerate() {
-            src_registers.entry(img).or_insert(r as u32);
-        }
-        let mut elems = Vec::new();
-        for img in register_images(&dst) {
-            let c = unpack(&dst, img);
-            let packed = src.pack(&lift(&c));
-            let r = src_registers.get(&packed).copied().ok_or_else(|| {
-                not_renaming(
-                    loc,
-                    op,
-                    "an element of a result is not in the operand's registers",
-                )
-            })?;
-            let r = Literal::usize_unsuffixed(r as usize);
-            elems.push(quote!(#s[#r]));
-        }
+        };
+        let map = register_map(&dst, &src, &lift(0), &lift(which))
+            .map_err(|why| not_renaming(loc, op, &why))?;
+        let elems = registers_at(&s, &map);
         out.extend(ctx.bind(result, quote!([#(#elems),*]), loc)?);
     }
     Ok(out)
+}
+
+/// `array[r]` for each register `r` of `map`.
+fn registers_at(array: &Ident, map: &[u32]) -> Vec<TokenStream> {
+    map.iter()
+        .map(|&r| {
+            let r = Literal::usize_unsuffixed(r as usize);
+            quote!(#array[#r])
+        })
+        .collect()
 }

@@ -6,6 +6,7 @@ use crate::expand::{generate, Variant};
 use crate::infer::Access;
 use crate::ir::{Kernel, LayoutSlot, OpKind, ValueId};
 use crate::tests::run;
+use crate::tests::sources::{self, tokens};
 use proc_macro2::TokenStream;
 use quote::quote;
 use tessera_layout::plan::access::{plan_access, DimFacts};
@@ -163,15 +164,7 @@ fn kernels(attr: TokenStream, item: TokenStream) -> Vec<Kernel> {
 fn vec_add() -> Vec<Kernel> {
     kernels(
         quote!(num_warps = 4, BLOCK = [1024]),
-        quote! {
-            fn vec_add<const BLOCK: usize>(a: Ptr<f32>, b: Ptr<f32>, out: Ptr<f32>, n: i32) {
-                let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-                let mask = offs < n;
-                let x = load(a + offs, mask, 0.0);
-                let y = load(b + offs, mask, 0.0);
-                store(out + offs, x + y, mask);
-            }
-        },
+        tokens(sources::VEC_ADD),
     )
 }
 
@@ -262,18 +255,7 @@ fn access_plans_follow_layout_and_facts() {
 fn softmax() -> Vec<Kernel> {
     kernels(
         quote!(num_warps = 4, BLOCK = [256, 1024]),
-        quote! {
-            fn softmax<const BLOCK: usize>(out: Ptr<f32>, inp: Ptr<f32>, row_stride: i32, n_cols: i32) {
-                let row = program_id(0);
-                let cols = arange(0, BLOCK);
-                let mask = cols < n_cols;
-                let x = load(inp + row * row_stride + cols, mask, f32::NEG_INFINITY);
-                let shifted = x - x.max(0);
-                let num = exp(shifted);
-                let den = num.sum(0);
-                store(out + row * row_stride + cols, num / den, mask);
-            }
-        },
+        tokens(sources::SOFTMAX),
     )
 }
 
@@ -394,13 +376,16 @@ fn shape_ops_rename_registers() {
     assert!(err.to_string().contains("not a register renaming"), "{err}");
 }
 
-/// Writes the full expansion of kernels with hand-assigned 1-D layouts to `$TESSERA_DUMP_DIR`
+/// Writes the full expansion of kernels with hand-assigned 1-D layouts to
+/// `$TESSERA_DUMP_DIR/hand_assigned`
 /// (a development aid for compiling the generated code; does nothing without the variable).
 #[test]
 fn dump_expansions_for_inspection() {
     let Ok(dir) = std::env::var("TESSERA_DUMP_DIR") else {
         return;
     };
+    let dir = std::path::Path::new(&dir).join("hand_assigned");
+    std::fs::create_dir_all(&dir).expect("dump directory");
     let prepare = |mut kernel: Kernel| -> Result<Vec<Variant>, syn::Error> {
         assign_1d(&mut kernel);
         let mut facts = contiguous_pointers(&kernel);
@@ -422,37 +407,18 @@ fn dump_expansions_for_inspection() {
         (
             "vec_add",
             quote!(num_warps = 4, BLOCK = [1024]),
-            quote! {
-                pub fn vec_add<const BLOCK: usize>(a: Ptr<f32>, b: Ptr<f32>, out: Ptr<f32>, n: i32) {
-                    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-                    let mask = offs < n;
-                    let x = load(a + offs, mask, 0.0);
-                    let y = load(b + offs, mask, 0.0);
-                    store(out + offs, x + y, mask);
-                }
-            },
+            tokens(&format!("pub {}", sources::VEC_ADD)),
         ),
         (
             "softmax",
             quote!(num_warps = 4, BLOCK = [256, 1024]),
-            quote! {
-                pub fn softmax<const BLOCK: usize>(out: Ptr<f32>, inp: Ptr<f32>, row_stride: i32, n_cols: i32) {
-                    let row = program_id(0);
-                    let cols = arange(0, BLOCK);
-                    let mask = cols < n_cols;
-                    let x = load(inp + row * row_stride + cols, mask, f32::NEG_INFINITY);
-                    let shifted = x - x.max(0);
-                    let num = exp(shifted);
-                    let den = num.sum(0);
-                    store(out + row * row_stride + cols, num / den, mask);
-                }
-            },
+            tokens(&format!("pub {}", sources::SOFTMAX)),
         ),
     ] {
         let function: syn::ItemFn = syn::parse2(item.clone()).unwrap();
         let ks = kernels(attr, item);
         let tokens = generate(&function, ks, &prepare).unwrap();
-        std::fs::write(format!("{dir}/{name}.rs"), tokens.to_string()).unwrap();
+        std::fs::write(dir.join(format!("{name}.rs")), tokens.to_string()).expect("write dump");
     }
     let _ = ValueId(0);
 }
@@ -544,46 +510,4 @@ fn access_plans_agree_with_inference() {
         }
     }
     assert!(checked >= 20, "{checked}");
-}
-
-/// Writes the expansion of every `#[tile_kernel]` function of `kernels/src/tiled` to
-/// `$TESSERA_DUMP_DIR/kernels/FILE__NAME.rs` (a development aid for diffing the generated code
-/// across changes; does nothing without the variable).
-#[test]
-fn dump_kernel_crate_expansions() {
-    let Ok(dir) = std::env::var("TESSERA_DUMP_DIR") else {
-        return;
-    };
-    let out = std::path::Path::new(&dir).join("kernels");
-    std::fs::create_dir_all(&out).unwrap();
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/src/tiled");
-    let mut files: Vec<_> = std::fs::read_dir(&src)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    for path in files {
-        let file: syn::File = syn::parse_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        for item in file.items {
-            let syn::Item::Fn(mut function) = item else {
-                continue;
-            };
-            let Some(at) = function
-                .attrs
-                .iter()
-                .position(|a| a.path().is_ident("tile_kernel"))
-            else {
-                continue;
-            };
-            let attr = function.attrs.remove(at);
-            let args = match attr.meta {
-                syn::Meta::List(list) => list.tokens,
-                _ => TokenStream::new(),
-            };
-            let tokens = crate::expand::tile_kernel(args, quote!(#function));
-            let name = function.sig.ident.to_string();
-            std::fs::write(out.join(format!("{stem}__{name}.rs")), tokens.to_string()).unwrap();
-        }
-    }
 }

@@ -2,6 +2,7 @@
 
 use super::named_type;
 use super::ok;
+use super::sources::{self, tokens};
 use crate::ir::{Kernel, OpKind};
 use quote::quote;
 
@@ -15,18 +16,7 @@ fn ops_named(k: &Kernel, name: &str) -> usize {
 fn softmax() {
     let kernels = ok(
         quote!(num_warps = 4, BLOCK = [1024, 4096]),
-        quote! {
-            fn softmax<const BLOCK: usize>(out: Ptr<f32>, inp: Ptr<f32>, row_stride: i32, n_cols: i32) {
-                let row = program_id(0);
-                let cols = arange(0, BLOCK);
-                let mask = cols < n_cols;
-                let x = load(inp + row * row_stride + cols, mask, f32::NEG_INFINITY);
-                let shifted = x - x.max(0);
-                let num = exp(shifted);
-                let den = num.sum(0);
-                store(out + row * row_stride + cols, num / den, mask);
-            }
-        },
+        tokens(sources::SOFTMAX),
     );
     assert_eq!(kernels.len(), 2);
     assert_eq!(kernels[1].consts, [("BLOCK".to_string(), 4096)]);
@@ -53,33 +43,7 @@ fn matmul() {
             BLOCK_N = 128,
             BLOCK_K = [32, 64]
         ),
-        quote! {
-            fn matmul<const BLOCK_M: usize, const BLOCK_N: usize, const BLOCK_K: usize>(
-                a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f16>,
-                m: i32, n: i32, k: i32,
-                stride_am: i32, stride_ak: i32,
-                stride_bk: i32, stride_bn: i32,
-                stride_cm: i32, stride_cn: i32,
-            ) {
-                let rm = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
-                let rn = program_id(1) * BLOCK_N + arange(0, BLOCK_N);
-                let rk = arange(0, BLOCK_K);
-                let mut a_ptrs = a + rm.expand_dims(1) * stride_am + rk.expand_dims(0) * stride_ak;
-                let mut b_ptrs = b + rk.expand_dims(1) * stride_bk + rn.expand_dims(0) * stride_bn;
-                let mut acc = zeros::<f32>([BLOCK_M, BLOCK_N]);
-                for kk in 0..cdiv(k, BLOCK_K) {
-                    let k_left = k - kk * BLOCK_K;
-                    let a_tile = load(a_ptrs, rk.expand_dims(0) < k_left, 0.0);
-                    let b_tile = load(b_ptrs, rk.expand_dims(1) < k_left, 0.0);
-                    acc = dot(a_tile, b_tile, acc);
-                    a_ptrs += BLOCK_K * stride_ak;
-                    b_ptrs += BLOCK_K * stride_bk;
-                }
-                let c_ptrs = c + rm.expand_dims(1) * stride_cm + rn.expand_dims(0) * stride_cn;
-                let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
-                store(c_ptrs, acc.to::<f16>(), c_mask);
-            }
-        },
+        tokens(sources::MATMUL_STRIDED),
     );
     assert_eq!(kernels.len(), 2);
     let k = &kernels[0];
@@ -126,17 +90,7 @@ fn matmul() {
 /// an explicit op.
 #[test]
 fn vector_add_ir_snapshot() {
-    let kernels = ok(
-        quote!(BLOCK = 256),
-        quote! {
-            fn add<const BLOCK: usize>(x: Ptr<f32>, y: Ptr<f32>, out: Ptr<f32>, n: i32) {
-                let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-                let mask = offs < n;
-                let sum = load(x + offs, mask, 0.0) + load(y + offs, mask, 0.0);
-                store(out + offs, sum, mask);
-            }
-        },
-    );
+    let kernels = ok(quote!(BLOCK = 256), tokens(sources::VECTOR_ADD));
     let expected = "\
 kernel add[num_warps=4, BLOCK=256](%0: Ptr<f32> x, %1: Ptr<f32> y, %2: Ptr<f32> out, %3: i32 n) {
   %4: i32 = program_id axis=0
@@ -170,24 +124,7 @@ kernel add[num_warps=4, BLOCK=256](%0: Ptr<f32> x, %1: Ptr<f32> y, %2: Ptr<f32> 
 fn layernorm() {
     let kernels = ok(
         quote!(num_warps = 8, BLOCK = [1024, 2048]),
-        quote! {
-            fn layernorm<const BLOCK: usize>(
-                out: Ptr<bf16>, inp: Ptr<bf16>, weight: Ptr<f32>, bias: Ptr<f32>,
-                stride: i32, n: i32, eps: f32,
-            ) {
-                let row = program_id(0);
-                let cols = arange(0, BLOCK);
-                let mask = cols < n;
-                let x = load(inp + row * stride + cols, mask, 0.0).to::<f32>();
-                let mean = x.sum(0) / n as f32;
-                let centered = where_(mask, x - mean, 0.0);
-                let var = (centered * centered).sum(0) / n as f32;
-                let y = centered * rsqrt(var + eps);
-                let w = load(weight + cols, mask, 1.0);
-                let b = load(bias + cols, mask, 0.0);
-                store(out + row * stride + cols, fma(y, w, b) as bf16, mask);
-            }
-        },
+        tokens(sources::LAYERNORM),
     );
     let k = &kernels[1];
     assert_eq!(named_type(k, "x").unwrap().to_string(), "f32[2048]");
@@ -201,19 +138,7 @@ fn layernorm() {
 
 #[test]
 fn transpose() {
-    let kernels = ok(
-        quote!(num_warps = 4, TILE = 64),
-        quote! {
-            fn transpose<const TILE: usize>(out: Ptr<f16>, inp: Ptr<f16>, rows: i32, cols: i32) {
-                let r = program_id(0) * TILE + arange(0, TILE);
-                let c = program_id(1) * TILE + arange(0, TILE);
-                let mask = (r.expand_dims(1) < rows) & (c.expand_dims(0) < cols);
-                let tile = load(inp + r.expand_dims(1) * cols + c.expand_dims(0), mask, 0.0);
-                let t = tile.trans([1, 0]);
-                store(out + c.expand_dims(1) * rows + r.expand_dims(0), t, mask.trans());
-            }
-        },
-    );
+    let kernels = ok(quote!(num_warps = 4, TILE = 64), tokens(sources::TRANSPOSE));
     let k = &kernels[0];
     let mut perms = Vec::new();
     k.walk(&mut |op| {
@@ -228,18 +153,7 @@ fn transpose() {
 fn gather_along_axis_1() {
     let kernels = ok(
         quote!(num_warps = 4, ROWS = 16, COLS = 64),
-        quote! {
-            fn gather_rows<const ROWS: usize, const COLS: usize>(
-                out: Ptr<f32>, src: Ptr<f32>, index: Ptr<i32>,
-            ) {
-                let r = arange(0, ROWS).expand_dims(1);
-                let c = arange(0, COLS).expand_dims(0);
-                let values = load(src + r * COLS + c);
-                let idx = load(index + r * 32 + arange(0, 32).expand_dims(0));
-                let picked = values.gather(idx, 1);
-                store(out + r * 32 + arange(0, 32).expand_dims(0), picked);
-            }
-        },
+        tokens(sources::GATHER_ROWS),
     );
     let k = &kernels[0];
     assert_eq!(named_type(k, "picked").unwrap().to_string(), "f32[16, 32]");
@@ -248,17 +162,7 @@ fn gather_along_axis_1() {
 
 #[test]
 fn reductions_and_argmax() {
-    let kernels = ok(
-        quote!(BLOCK = 128),
-        quote! {
-            fn row_stats<const BLOCK: usize>(inp: Ptr<f32>, out_max: Ptr<f32>, out_arg: Ptr<i32>, out_min: Ptr<f32>) {
-                let tile = load(inp + arange(0, 8).expand_dims(1) * BLOCK + arange(0, BLOCK).expand_dims(0));
-                store(out_max + arange(0, 8), tile.max(1));
-                store(out_arg + arange(0, 8), tile.argmax(1));
-                store(out_min + arange(0, BLOCK), tile.min(0) + tile.sum(0) - abs(tile).argmin(0) as f32);
-            }
-        },
-    );
+    let kernels = ok(quote!(BLOCK = 128), tokens(sources::ROW_STATS));
     let k = &kernels[0];
     for name in [
         "reduce.max",
@@ -273,24 +177,7 @@ fn reductions_and_argmax() {
 
 #[test]
 fn shape_operations() {
-    let kernels = ok(
-        quote!(),
-        quote! {
-            fn shapes(out: Ptr<f32>) {
-                let a = full::<f32>([8, 16], 2.0);
-                let b = zeros::<f32>([8, 16]);
-                let j = join(a, b);
-                let (lo, hi) = j.split();
-                let r = (lo + hi).reshape([4, 32]).reshape([128]);
-                let p = zeros::<f32>([2, 4, 8]).trans([2, 0, 1]);
-                let q = arange(0, 16).broadcast_to([4, 16]).expand_dims(0);
-                let s = exp2(log(sqrt(maximum(r, 1.0)))) + minimum(r, 0.5);
-                store(out + arange(0, 128), s);
-                store(out + arange(0, 64), p.reshape([64]));
-                store(out + arange(0, 64), q.reshape([64]).to::<f32>());
-            }
-        },
-    );
+    let kernels = ok(quote!(), tokens(sources::SHAPES));
     let k = &kernels[0];
     assert_eq!(named_type(k, "j").unwrap().to_string(), "f32[8, 16, 2]");
     assert_eq!(named_type(k, "lo").unwrap().to_string(), "f32[8, 16]");
@@ -304,20 +191,7 @@ fn shape_operations() {
 
 #[test]
 fn integer_and_logic_operators() {
-    let kernels = ok(
-        quote!(),
-        quote! {
-            fn bits(out: Ptr<u32>, flags: Ptr<u8>, n: i32) {
-                let i = arange(0, 64);
-                let u = (i as u32) << 3u32 | 1 ^ (i as u32 >> 1) & 0xff;
-                let odd = i % 2 == 1;
-                let keep = !odd && (i >= 4 || i <= 2) && i != 3 && (i > 0) & (i < n);
-                let v = where_(keep, u, !u);
-                store(out + i, v, keep);
-                store(flags + i, (-i).to::<u8>() / 3);
-            }
-        },
-    );
+    let kernels = ok(quote!(), tokens(sources::BITS));
     let k = &kernels[0];
     assert_eq!(named_type(k, "keep").unwrap().to_string(), "bool[64]");
     assert_eq!(ops_named(k, "shl"), 1);
@@ -355,16 +229,7 @@ fn dot_element_types() {
 
 #[test]
 fn convert_layout_keeps_the_users_layout() {
-    let kernels = ok(
-        quote!(),
-        quote! {
-            fn relayout(x: Ptr<f32>) {
-                let t = load(x + arange(0, 128)).convert_layout(layouts::ROW_MAJOR);
-                let u = convert_layout(t, WARP_PER_ROW);
-                store(x + arange(0, 128), u);
-            }
-        },
-    );
+    let kernels = ok(quote!(), tokens(sources::RELAYOUT));
     let k = &kernels[0];
     let fixed: Vec<String> = k
         .values
@@ -385,24 +250,7 @@ fn convert_layout_keeps_the_users_layout() {
 
 #[test]
 fn if_on_scalars_with_values_and_carried_variables() {
-    let kernels = ok(
-        quote!(),
-        quote! {
-            fn branches(x: Ptr<f32>, n: i32, flag: bool) {
-                let offs = arange(0, 64);
-                let mut t = load(x + offs);
-                let mut count = 0;
-                if n > 4 && flag {
-                    t = t * 2.0;
-                    count += 1;
-                } else if n < 0 {
-                    t = -t;
-                }
-                let scale = if num_programs(0) > 1 { 0.5 } else { 1.0 };
-                store(x + offs, t * scale + count as f32);
-            }
-        },
-    );
+    let kernels = ok(quote!(), tokens(sources::BRANCHES));
     let k = &kernels[0];
     let mut ifs = Vec::new();
     k.walk(&mut |op| {
@@ -417,26 +265,7 @@ fn if_on_scalars_with_values_and_carried_variables() {
 
 #[test]
 fn nested_loops_carry_through_both() {
-    let kernels = ok(
-        quote!(),
-        quote! {
-            fn nested(x: Ptr<f32>, n: i32, m: i32) {
-                let mut acc = zeros::<f32>([32]);
-                let mut steps = 0;
-                for i in 0..n {
-                    for j in (0..m).step_by(2) {
-                        acc += load(x + (i * m + j) + arange(0, 32));
-                        steps += 1;
-                    }
-                    let unused = i;
-                }
-                for _ in 0..4 {
-                    acc = maximum(acc, 0.0);
-                }
-                store(x + arange(0, 32), acc / steps as f32);
-            }
-        },
-    );
+    let kernels = ok(quote!(), tokens(sources::NESTED));
     let k = &kernels[0];
     let mut loops = Vec::new();
     k.walk(&mut |op| {
@@ -449,18 +278,7 @@ fn nested_loops_carry_through_both() {
 
 #[test]
 fn literals_adapt_to_their_use() {
-    let kernels = ok(
-        quote!(),
-        quote! {
-            fn lits(x: Ptr<f16>, y: Ptr<i64>) {
-                let h = load(x + arange(0, 16)) * 2 + 0.5;
-                let l = load(y + arange(0, 16)) + 3_000_000_000;
-                let m = f16::MAX - h;
-                store(x + arange(0, 16), m);
-                store(y + arange(0, 16), l << 2);
-            }
-        },
-    );
+    let kernels = ok(quote!(), tokens(sources::LITERALS));
     let k = &kernels[0];
     assert_eq!(named_type(k, "h").unwrap().to_string(), "f16[16]");
     assert_eq!(named_type(k, "l").unwrap().to_string(), "i64[16]");

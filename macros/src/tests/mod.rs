@@ -9,6 +9,7 @@ mod generated_malformed;
 mod generated_valid;
 mod generator;
 mod kernel_corpus;
+pub mod sources;
 
 use crate::frontend::analyze;
 use crate::ir::Kernel;

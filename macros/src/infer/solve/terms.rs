@@ -1,0 +1,343 @@
+//! The terms of the cost: memory, use and produce anchors, shape-op edges and reductions.
+
+use super::build::UnionFind;
+use super::{
+    element_bits, loop_weight, Edge, EdgeKind, GatherVar, MemoryAnchor, Problem, ProduceAnchor,
+    ReduceTerm, UseAnchor,
+};
+use crate::infer::anchors::{
+    axis_in_warp, blocked_layout, blocked_params, dot_operand_layout, mma_layout, mma_warps,
+    order_from_contiguity, own_per_thread, warps_off_axes, AnchorError, Origin,
+};
+use crate::infer::axis::AxisAnalysis;
+use crate::infer::graph::OpId;
+use crate::infer::layouts::reduce_forward;
+use crate::ir::{OpKind, ValueId};
+
+impl Problem<'_> {
+    pub(super) fn memory_anchors(&mut self, axis: &AxisAnalysis) -> Result<(), syn::Error> {
+        // Connected components of the data flow (tile values), as Triton's multi-root slice.
+        let n = self.kernel.values.len();
+        let mut uf = UnionFind::new(n);
+        for node in &self.graph.ops {
+            let tiles: Vec<usize> = node
+                .operands
+                .iter()
+                .chain(&node.results)
+                .filter(|v| !self.kernel.ty(**v).is_scalar())
+                .map(|v| v.0 as usize)
+                .collect();
+            for w in tiles.windows(2) {
+                uf.union(w[0], w[1]);
+            }
+            for (args, yields) in &node.regions {
+                for &v in args.iter().chain(yields) {
+                    if let Some(&t) = tiles.first() {
+                        if !self.kernel.ty(v).is_scalar() {
+                            uf.union(t, v.0 as usize);
+                        }
+                    }
+                }
+            }
+        }
+        struct Access {
+            op: OpId,
+            ptr: ValueId,
+            shape: Vec<u64>,
+            order: Vec<usize>,
+            own: u32,
+            is_load: bool,
+            component: usize,
+        }
+        let mut accesses = Vec::new();
+        for (i, node) in self.graph.ops.iter().enumerate() {
+            let is_load = matches!(node.kind, OpKind::Load { .. });
+            if !is_load && !matches!(node.kind, OpKind::Store { .. }) {
+                continue;
+            }
+            let ptr = node.operands[0];
+            let ty = self.kernel.ty(ptr);
+            if ty.is_scalar() {
+                continue;
+            }
+            let info = &axis.info[ptr.0 as usize];
+            let order = order_from_contiguity(&info.contiguity);
+            let bits = ty_pointee_bits(ty.dtype);
+            let own = own_per_thread(
+                info.contiguity[order[0]],
+                info.divisibility[order[0]],
+                ty.shape[order[0]],
+                bits,
+            );
+            accesses.push(Access {
+                op: OpId(i),
+                ptr,
+                shape: ty.shape.clone(),
+                order,
+                own,
+                is_load,
+                component: uf.find(ptr.0 as usize),
+            });
+        }
+        let threads = u64::from(32 * self.num_warps);
+        for a in &accesses {
+            let mut per_thread = a.own;
+            for b in &accesses {
+                if b.component == a.component && b.shape == a.shape && b.order == a.order {
+                    per_thread = per_thread.max(b.own);
+                }
+            }
+            let numel: u64 = a.shape.iter().product();
+            per_thread = per_thread.min((numel / threads).max(1) as u32);
+            if !a.is_load {
+                per_thread = per_thread.min(a.own);
+            }
+            let mut origin = blocked_params(&a.shape, &a.order, per_thread, self.num_warps);
+            // Reductions of the loaded or stored data: keep their axes inside warps when the
+            // shape leaves room for the warps elsewhere.
+            let data = if a.is_load {
+                self.graph.op(a.op).results.first().copied()
+            } else {
+                self.graph.op(a.op).operands.get(1).copied()
+            };
+            let axes = data.map(|v| self.reduce_axes_of(v)).unwrap_or_default();
+            if !axes.is_empty() {
+                if let Some(better) = warps_off_axes(&origin, &a.shape, &axes, self.num_warps) {
+                    origin = better;
+                }
+            }
+            let layout = blocked_layout(&origin, &a.shape, self.num_warps).map_err(|e| {
+                self.error_at(a.op, &format!("no layout for this memory access: {e}"))
+            })?;
+            self.origins.entry(layout).or_insert(origin);
+            let node = self.graph.op(a.op);
+            let ptr_info = axis.info[a.ptr.0 as usize].clone();
+            let mask_position = match node.kind {
+                OpKind::Load { mask: true, .. } => Some(1),
+                OpKind::Store { mask: true } => Some(2),
+                _ => None,
+            };
+            let mask_info = mask_position.map(|p| axis.info[node.operands[p].0 as usize].clone());
+            self.memory.push(MemoryAnchor {
+                op: a.op,
+                layout,
+                operands: node
+                    .operands
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .filter(|(_, o)| !self.kernel.ty(*o).is_scalar())
+                    .collect(),
+                result: node.results.first().copied(),
+                data,
+                ptr_info,
+                mask_info,
+                bits: ty_pointee_bits(self.kernel.ty(a.ptr).dtype),
+                weight: loop_weight(node.loop_depth),
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn other_anchors(&mut self) -> Result<(), syn::Error> {
+        let nw = self.num_warps;
+        for i in 0..self.graph.ops.len() {
+            let id = OpId(i);
+            let node = self.graph.op(id).clone();
+            let w = loop_weight(node.loop_depth);
+            match &node.kind {
+                OpKind::Dot { .. } => {
+                    let (a, b) = (node.operands[0], node.operands[1]);
+                    let (ta, tb) = (self.kernel.ty(a).clone(), self.kernel.ty(b).clone());
+                    let (m, k, n) = (ta.shape[0], ta.shape[1], tb.shape[1]);
+                    let in_bits = ta.dtype.bits();
+                    let min_k = if in_bits == 8 { 32 } else { 16 };
+                    if m < 16 || n < 8 || k < min_k {
+                        return Err(self.error_at(
+                            id,
+                            &format!(
+                                "`dot` of [{m}, {k}] × [{k}, {n}] is smaller than one tensor-core \
+                                 instruction (mma.sync m16n8k{min_k}): M must be at least 16, N at \
+                                 least 8 and K at least {min_k}"
+                            ),
+                        ));
+                    }
+                    let warps = mma_warps(m, n, nw);
+                    let k_width = 32 / in_bits;
+                    let err =
+                        |e: AnchorError| self.error_at(id, &format!("no tensor-core layout: {e}"));
+                    let acc_layout = mma_layout(&[m, n], &warps, nw).map_err(err)?;
+                    let a_layout =
+                        dot_operand_layout(0, k_width, &[m, k], &warps, nw).map_err(err)?;
+                    let b_layout =
+                        dot_operand_layout(1, k_width, &[k, n], &warps, nw).map_err(err)?;
+                    self.origins.entry(acc_layout).or_insert(Origin::Mma {
+                        warps_per_cta: warps.clone(),
+                    });
+                    for (op_idx, l) in [(0, a_layout), (1, b_layout)] {
+                        self.origins.entry(l).or_insert(Origin::DotOperand {
+                            op_idx,
+                            k_width,
+                            warps_per_cta: warps.clone(),
+                        });
+                    }
+                    for (pos, l) in [(0, a_layout), (1, b_layout), (2, acc_layout)] {
+                        self.uses.push(UseAnchor {
+                            op: id,
+                            pos,
+                            value: node.operands[pos],
+                            layout: l,
+                        });
+                    }
+                    self.produces.push(ProduceAnchor {
+                        op: id,
+                        pos: 0,
+                        value: node.results[0],
+                        layout: acc_layout,
+                        weight: w,
+                    });
+                }
+                OpKind::Gather { axis, .. } => {
+                    self.gathers.push(GatherVar {
+                        op: id,
+                        src: node.operands[0],
+                        index: node.operands[1],
+                        result: node.results[0],
+                        axis: *axis,
+                        bits: element_bits(self.kernel, node.operands[0]),
+                        weight: w,
+                        options: Vec::new(),
+                    });
+                }
+                OpKind::Reduce { axis, .. } => {
+                    let x = node.operands[0];
+                    let bits = element_bits(self.kernel, x);
+                    let fixed = if self.is_free(x) {
+                        let shape = self.kernel.ty(x).shape.clone();
+                        let origin = axis_in_warp(&shape, *axis, nw);
+                        let l = blocked_layout(&origin, &shape, nw)
+                            .map_err(|e| self.error_at(id, &format!("no layout: {e}")))?;
+                        self.origins.entry(l).or_insert(origin);
+                        self.uses.push(UseAnchor {
+                            op: id,
+                            pos: 0,
+                            value: x,
+                            layout: l,
+                        });
+                        if let Some(out) = reduce_forward(&l, *axis, nw) {
+                            self.origins.entry(out).or_insert(Origin::Derived {
+                                what: format!("slice dim={axis}"),
+                                from: Box::new(l),
+                            });
+                            self.produces.push(ProduceAnchor {
+                                op: id,
+                                pos: 0,
+                                value: node.results[0],
+                                layout: out,
+                                weight: w,
+                            });
+                        }
+                        self.reduce_fixed.insert(id, l);
+                        Some(l)
+                    } else {
+                        let r = node.results[0];
+                        if !self.kernel.ty(r).is_scalar() {
+                            self.push_edge(id, EdgeKind::Reduce(*axis), x, r, 1, 1, w);
+                        }
+                        None
+                    };
+                    self.reduces.push(ReduceTerm {
+                        op: id,
+                        operand: x,
+                        axis: *axis,
+                        bits,
+                        weight: w,
+                        fixed,
+                    });
+                }
+                OpKind::ExpandDims { .. }
+                | OpKind::Reshape
+                | OpKind::Broadcast
+                | OpKind::Trans { .. } => {
+                    let (x, r) = (node.operands[0], node.results[0]);
+                    if self.group_of(x).is_some() {
+                        let kind = match &node.kind {
+                            OpKind::Broadcast => EdgeKind::Broadcast,
+                            OpKind::Trans { perm } => EdgeKind::Trans(perm.clone()),
+                            _ => EdgeKind::Reshape,
+                        };
+                        self.push_edge(id, kind, x, r, 1, 1, w);
+                    }
+                }
+                OpKind::Join => {
+                    let grouped: Vec<ValueId> = node
+                        .operands
+                        .iter()
+                        .copied()
+                        .filter(|&o| self.group_of(o).is_some())
+                        .collect();
+                    if let Some(&x) = grouped.first() {
+                        let count = grouped.len() as u64;
+                        self.push_edge(id, EdgeKind::Join, x, node.results[0], count, 1, w);
+                    }
+                }
+                OpKind::Split => {
+                    let x = node.operands[0];
+                    if self.group_of(x).is_some() {
+                        self.push_edge(id, EdgeKind::Split, x, node.results[0], 1, 2, w);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The axes along which values of `v`'s group are reduced.
+    pub(super) fn reduce_axes_of(&self, v: ValueId) -> Vec<usize> {
+        let Some(g) = self.group_of(v) else {
+            return Vec::new();
+        };
+        let mut axes = Vec::new();
+        for node in &self.graph.ops {
+            if let OpKind::Reduce { axis, .. } = node.kind {
+                if self.group_of(node.operands[0]) == Some(g) && !axes.contains(&axis) {
+                    axes.push(axis);
+                }
+            }
+        }
+        axes
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn push_edge(
+        &mut self,
+        op: OpId,
+        kind: EdgeKind,
+        operand: ValueId,
+        result: ValueId,
+        operand_count: u64,
+        result_count: u64,
+        weight: u64,
+    ) {
+        self.edges.push(Edge {
+            op,
+            kind,
+            operand,
+            result,
+            operand_count,
+            result_count,
+            operand_shape: self.kernel.ty(operand).shape.clone(),
+            result_shape: self.kernel.ty(result).shape.clone(),
+            bits: element_bits(self.kernel, operand),
+            weight,
+        });
+    }
+}
+
+fn ty_pointee_bits(dtype: crate::types::DType) -> u32 {
+    match dtype {
+        crate::types::DType::Ptr(s) => s.bits(),
+        crate::types::DType::Scalar(s) => s.bits(),
+    }
+}
