@@ -152,10 +152,7 @@ impl LinearLayout {
         let mut layout = Self::empty();
         let mut o = 0;
         while o < out_dims.len() {
-            layout = match layout.with_out_dim(out_dims[o].0, out_dims[o].1) {
-                Ok(l) => l,
-                Err(e) => return Err(e),
-            };
+            layout = tri!(layout.with_out_dim(out_dims[o].0, out_dims[o].1));
             o += 1;
         }
         let mut i = 0;
@@ -168,16 +165,10 @@ impl LinearLayout {
                     max: MAX_BASES as u8,
                 });
             }
-            layout = match layout.with_in_dim(label) {
-                Ok(l) => l,
-                Err(e) => return Err(e),
-            };
+            layout = tri!(layout.with_in_dim(label));
             let mut k = 0;
             while k < list.len() {
-                layout = match layout.with_basis(label, list[k]) {
-                    Ok(l) => l,
-                    Err(e) => return Err(e),
-                };
+                layout = tri!(layout.with_basis(label, list[k]));
                 k += 1;
             }
             i += 1;
@@ -191,13 +182,9 @@ impl LinearLayout {
         bases: &[(Label, &[&[u32]])],
         out_dims: &[(Label, u32)],
     ) -> Result<Self, LayoutError> {
-        match Self::from_bases(bases, out_dims) {
-            Ok(l) => match l.check_surjective() {
-                Ok(()) => Ok(l),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        }
+        let layout = tri!(Self::from_bases(bases, out_dims));
+        tri!(layout.check_surjective());
+        Ok(layout)
     }
 
     /// A memory layout (offset → tile): no two offsets may hold the same element (injective).
@@ -205,13 +192,9 @@ impl LinearLayout {
         bases: &[(Label, &[&[u32]])],
         out_dims: &[(Label, u32)],
     ) -> Result<Self, LayoutError> {
-        match Self::from_bases(bases, out_dims) {
-            Ok(l) => match l.check_injective() {
-                Ok(()) => Ok(l),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        }
+        let layout = tri!(Self::from_bases(bases, out_dims));
+        tri!(layout.check_injective());
+        Ok(layout)
     }
 
     /// `x ↦ x` on `size` elements from `in_dim` to `out_dim`.
@@ -238,14 +221,8 @@ impl LinearLayout {
                 what: "a strided layout needs a power-of-two stride",
             });
         };
-        let mut layout = match Self::empty().with_out_dim(out_dim, 1 << (bits + stride_bits)) {
-            Ok(l) => l,
-            Err(e) => return Err(e),
-        };
-        layout = match layout.with_in_dim(in_dim) {
-            Ok(l) => l,
-            Err(e) => return Err(e),
-        };
+        let mut layout = tri!(Self::empty().with_out_dim(out_dim, 1 << (bits + stride_bits)));
+        layout = tri!(layout.with_in_dim(in_dim));
         let mut k = 0;
         while k < bits {
             layout.bases[0][k as usize] = 1u64 << (k + stride_bits);
@@ -260,14 +237,8 @@ impl LinearLayout {
         let Some(bits) = log2_exact(size) else {
             return Err(LayoutError::SizeNotPowerOfTwo { dim: in_dim, size });
         };
-        let mut layout = match Self::empty().with_out_dim(out_dim, 1) {
-            Ok(l) => l,
-            Err(e) => return Err(e),
-        };
-        layout = match layout.with_in_dim(in_dim) {
-            Ok(l) => l,
-            Err(e) => return Err(e),
-        };
+        let mut layout = tri!(Self::empty().with_out_dim(out_dim, 1));
+        layout = tri!(layout.with_in_dim(in_dim));
         layout.in_bits[0] = bits;
         Ok(layout)
     }
