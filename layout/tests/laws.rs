@@ -479,16 +479,8 @@ fn sublayout_and_concatenation_are_blocks() {
             let _ = image;
         }
         // Cutting the inputs in two and concatenating gives the layout back.
-        let first: Vec<Label> = ins
-            .iter()
-            .copied()
-            .filter(|l| keep_in.contains(l))
-            .collect();
-        let rest: Vec<Label> = ins
-            .iter()
-            .copied()
-            .filter(|l| !keep_in.contains(l))
-            .collect();
+        let (first, rest): (Vec<Label>, Vec<Label>) =
+            ins.iter().copied().partition(|l| keep_in.contains(l));
         let joined = l
             .sublayout(&first, &outs)
             .unwrap()
@@ -496,16 +488,8 @@ fn sublayout_and_concatenation_are_blocks() {
             .unwrap();
         let order: Vec<Label> = first.iter().chain(rest.iter()).copied().collect();
         assert_eq!(joined, l.transpose_ins(&order).unwrap(), "case {case}");
-        let top: Vec<Label> = outs
-            .iter()
-            .copied()
-            .filter(|l| keep_out.contains(l))
-            .collect();
-        let bottom: Vec<Label> = outs
-            .iter()
-            .copied()
-            .filter(|l| !keep_out.contains(l))
-            .collect();
+        let (top, bottom): (Vec<Label>, Vec<Label>) =
+            outs.iter().copied().partition(|l| keep_out.contains(l));
         let stacked = l
             .sublayout(&ins, &top)
             .unwrap()
