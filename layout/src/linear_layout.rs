@@ -182,9 +182,7 @@ impl LinearLayout {
         bases: &[(Label, &[&[u32]])],
         out_dims: &[(Label, u32)],
     ) -> Result<Self, LayoutError> {
-        let layout = tri!(Self::from_bases(bases, out_dims));
-        tri!(layout.check_surjective());
-        Ok(layout)
+        Self::from_bases_checked(bases, out_dims, false)
     }
 
     /// A memory layout (offset → tile): no two offsets may hold the same element (injective).
@@ -192,8 +190,21 @@ impl LinearLayout {
         bases: &[(Label, &[&[u32]])],
         out_dims: &[(Label, u32)],
     ) -> Result<Self, LayoutError> {
+        Self::from_bases_checked(bases, out_dims, true)
+    }
+
+    /// [`from_bases`](Self::from_bases), then checked injective (`memory`) or surjective.
+    const fn from_bases_checked(
+        bases: &[(Label, &[&[u32]])],
+        out_dims: &[(Label, u32)],
+        memory: bool,
+    ) -> Result<Self, LayoutError> {
         let layout = tri!(Self::from_bases(bases, out_dims));
-        tri!(layout.check_injective());
+        tri!(if memory {
+            layout.check_injective()
+        } else {
+            layout.check_surjective()
+        });
         Ok(layout)
     }
 

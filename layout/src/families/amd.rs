@@ -65,38 +65,23 @@ impl<'a> AmdMfma<'a> {
 
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
-        if self.version < 1 || self.version > 4 {
-            return Err(bad(
-                MFMA,
-                "version",
-                None,
-                self.version,
+        tri!(check_version_and_warps(
+            MFMA,
+            (self.version, 4),
+            rank,
+            self.warps_per_cta,
+            [
                 "but mfma versions are 1 to 4",
-            ));
-        }
-        if rank != 2 && rank != 3 {
-            return Err(bad(
-                MFMA,
-                "shape.len()",
-                None,
-                rank as u32,
                 "but an mfma layout needs a tensor of rank 2 or 3",
-            ));
-        }
-        tri!(check_len(MFMA, "warps_per_cta", self.warps_per_cta, rank));
-        tri!(check_pow2_list(MFMA, "warps_per_cta", self.warps_per_cta));
+            ]
+        ));
         tri!(check_len(MFMA, "tiles_per_warp", self.tiles_per_warp, rank));
         tri!(check_pow2_list(MFMA, "tiles_per_warp", self.tiles_per_warp));
-        if self.instr_shape.len() != 3 {
-            return Err(bad(
-                MFMA,
-                "instr_shape.len()",
-                None,
-                self.instr_shape.len() as u32,
-                "but mfma takes [M, N, K]",
-            ));
-        }
-        tri!(check_pow2_list(MFMA, "instr_shape", self.instr_shape));
+        tri!(check_instr_shape(
+            MFMA,
+            self.instr_shape,
+            "but mfma takes [M, N, K]"
+        ));
         let (m, n) = (self.instr_shape[0], self.instr_shape[1]);
         let supported = (m == 32 && n == 32)
             || (m == 16 && n == 16)
@@ -284,36 +269,21 @@ impl<'a> AmdWmma<'a> {
 
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
-        if self.version < 1 || self.version > 3 {
-            return Err(bad(
-                WMMA,
-                "version",
-                None,
-                self.version,
+        tri!(check_version_and_warps(
+            WMMA,
+            (self.version, 3),
+            rank,
+            self.warps_per_cta,
+            [
                 "but wmma versions are 1 to 3",
-            ));
-        }
-        if rank != 2 && rank != 3 {
-            return Err(bad(
-                WMMA,
-                "shape.len()",
-                None,
-                rank as u32,
                 "but a wmma layout needs a tensor of rank 2 or 3",
-            ));
-        }
-        tri!(check_len(WMMA, "warps_per_cta", self.warps_per_cta, rank));
-        tri!(check_pow2_list(WMMA, "warps_per_cta", self.warps_per_cta));
-        if self.instr_shape.len() != 3 {
-            return Err(bad(
-                WMMA,
-                "instr_shape.len()",
-                None,
-                self.instr_shape.len() as u32,
-                "but wmma takes [M, N, K]",
-            ));
-        }
-        tri!(check_pow2_list(WMMA, "instr_shape", self.instr_shape));
+            ]
+        ));
+        tri!(check_instr_shape(
+            WMMA,
+            self.instr_shape,
+            "but wmma takes [M, N, K]"
+        ));
         if self.instr_shape[0] != 16 {
             return Err(bad(
                 WMMA,
@@ -452,4 +422,41 @@ impl<'a> AmdWmma<'a> {
         let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
+}
+
+/// The first checks of both AMD families: `version.0` in `1..=version.1`, a tensor of rank 2 or
+/// 3, one power-of-two warp count per dimension; `reasons` words the version and rank errors.
+const fn check_version_and_warps(
+    family: &'static str,
+    version: (u32, u32),
+    rank: usize,
+    warps_per_cta: &[u32],
+    reasons: [&'static str; 2],
+) -> Result<(), LayoutError> {
+    if version.0 < 1 || version.0 > version.1 {
+        return Err(bad(family, "version", None, version.0, reasons[0]));
+    }
+    if rank != 2 && rank != 3 {
+        return Err(bad(family, "shape.len()", None, rank as u32, reasons[1]));
+    }
+    tri!(check_len(family, "warps_per_cta", warps_per_cta, rank));
+    check_pow2_list(family, "warps_per_cta", warps_per_cta)
+}
+
+/// `instr_shape` is a power-of-two `[M, N, K]` (`reason` words a wrong length).
+const fn check_instr_shape(
+    family: &'static str,
+    instr_shape: &[u32],
+    reason: &'static str,
+) -> Result<(), LayoutError> {
+    if instr_shape.len() != 3 {
+        return Err(bad(
+            family,
+            "instr_shape.len()",
+            None,
+            instr_shape.len() as u32,
+            reason,
+        ));
+    }
+    check_pow2_list(family, "instr_shape", instr_shape)
 }
