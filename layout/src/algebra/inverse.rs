@@ -37,7 +37,7 @@ impl LinearLayout {
         outer: &LinearLayout,
         identity_dims: bool,
     ) -> Result<LinearLayout, LayoutError> {
-        let (labels, count) = labels(self, false);
+        let (labels, count) = labels(self, false, &[]);
         let a = tri!(outer.transpose_outs(labels.split_at(count).0));
         let mut o = 0;
         while o < self.num_out_dims() {

@@ -122,21 +122,31 @@ const fn check_permutation(
     Ok(())
 }
 
-/// The input (`inputs`) or output labels of a layout, as a fixed array and a count.
-const fn labels(layout: &LinearLayout, inputs: bool) -> ([Label; MAX_DIMS], usize) {
-    let count = if inputs {
+/// The input (`inputs`) or output labels of a layout but those in `except`, as a fixed array and
+/// a count.
+const fn labels(
+    layout: &LinearLayout,
+    inputs: bool,
+    except: &[Label],
+) -> ([Label; MAX_DIMS], usize) {
+    let all = if inputs {
         layout.num_in_dims()
     } else {
         layout.num_out_dims()
     };
     let mut labels = [Label::Register; MAX_DIMS];
+    let mut count = 0;
     let mut n = 0;
-    while n < count {
-        labels[n] = if inputs {
+    while n < all {
+        let label = if inputs {
             layout.in_label(n)
         } else {
             layout.out_label(n)
         };
+        if !contains(except, label) {
+            labels[count] = label;
+            count += 1;
+        }
         n += 1;
     }
     (labels, count)

@@ -10,11 +10,11 @@ impl LinearLayout {
     /// bits). On disjoint dimensions this is the block-diagonal matrix `[[A, 0], [0, B]]`.
     pub const fn product(&self, outer: &LinearLayout) -> Result<LinearLayout, LayoutError> {
         // Dimension orders: Triton's `supremum` of the two orders (the merge that keeps both).
-        let (self_outs, n_self_outs) = labels(self, false);
-        let (outer_outs, n_outer_outs) = labels(outer, false);
+        let (self_outs, n_self_outs) = labels(self, false, &[]);
+        let (outer_outs, n_outer_outs) = labels(outer, false, &[]);
         let (outs, num_outs) = tri!(supremum(&self_outs, n_self_outs, &outer_outs, n_outer_outs));
-        let (self_ins, n_self_ins) = labels(self, true);
-        let (outer_ins, n_outer_ins) = labels(outer, true);
+        let (self_ins, n_self_ins) = labels(self, true, &[]);
+        let (outer_ins, n_outer_ins) = labels(outer, true, &[]);
         let (ins, num_ins) = tri!(supremum(&self_ins, n_self_ins, &outer_ins, n_outer_ins));
         let mut result = Self::empty();
         let mut o = 0;
