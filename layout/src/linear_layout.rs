@@ -522,17 +522,7 @@ impl LinearLayout {
 
     /// The rank of the layout's matrix.
     pub const fn rank(&self) -> u32 {
-        let mut e = EchelonBasis::new();
-        let mut i = 0;
-        while i < self.num_in as usize {
-            let mut k = 0;
-            while k < self.in_bits[i] as usize {
-                e.insert(self.bases[i][k]);
-                k += 1;
-            }
-            i += 1;
-        }
-        e.rank()
+        self.span().rank()
     }
 
     /// Ok if no two inputs map to the same output; else the first dependent basis.
@@ -555,8 +545,8 @@ impl LinearLayout {
         Ok(())
     }
 
-    /// Ok if every output is reached; else the first output bit (in output order) that is not.
-    pub const fn check_surjective(&self) -> Result<(), LayoutError> {
+    /// The span of all bases (the column space of the matrix), in echelon form.
+    const fn span(&self) -> EchelonBasis {
         let mut e = EchelonBasis::new();
         let mut i = 0;
         while i < self.num_in as usize {
@@ -567,6 +557,12 @@ impl LinearLayout {
             }
             i += 1;
         }
+        e
+    }
+
+    /// Ok if every output is reached; else the first output bit (in output order) that is not.
+    pub const fn check_surjective(&self) -> Result<(), LayoutError> {
+        let e = self.span();
         if e.rank() == self.total_out_bits() {
             return Ok(());
         }

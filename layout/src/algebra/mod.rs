@@ -124,7 +124,7 @@ const fn check_permutation(
 
 /// The input (`inputs`) or output labels of a layout but those in `except`, as a fixed array and
 /// a count.
-const fn labels(
+pub(crate) const fn labels(
     layout: &LinearLayout,
     inputs: bool,
     except: &[Label],

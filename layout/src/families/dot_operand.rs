@@ -10,8 +10,8 @@ use super::nvidia_mma::{nvidia_mma_tile, NvidiaMma};
 use super::params::{bad, prefix};
 use super::shape::{
     broadcasted_dot_operand_layout, check_shape, combine_cta_with_shape, dot_operand_order,
-    out_labels,
 };
+use crate::algebra::labels;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// Largest `k_width` accepted (Triton's instructions use at most 32).
@@ -128,7 +128,7 @@ impl<'a> DotOperand<'a> {
             k_dim,
             Label::Warp
         ));
-        let tile_dims = out_labels(&tile);
+        let (tile_dims, _) = labels(&tile, false, &[]);
         let warps = tri!(warps.transpose_outs(tile_dims.split_at(rank).0));
         let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)

@@ -13,9 +13,9 @@
 
 use super::params::{bad, check_len, check_pow2_list, dim, prefix};
 use super::shape::{
-    check_shape, combine_cta_with_shape, identity_standard_nd, matrix_order, out_labels,
-    times_identity,
+    check_shape, combine_cta_with_shape, identity_standard_nd, matrix_order, times_identity,
 };
+use crate::algebra::labels;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// The parameters of an NVIDIA mma accumulator layout.
@@ -213,7 +213,7 @@ impl<'a> NvidiaMma<'a> {
             self.warps_per_cta,
             prefix(&warp_order, rank)
         ));
-        let tile_dims = out_labels(&tile);
+        let (tile_dims, _) = labels(&tile, false, &[]);
         let warps = tri!(warps.transpose_outs(tile_dims.split_at(rank).0));
         let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)

@@ -407,17 +407,6 @@ const fn dims_in_order(order: &[u32]) -> [Label; MAX_DIMS] {
     out
 }
 
-/// The outputs of `layout`, in its order.
-pub(crate) const fn out_labels(layout: &LinearLayout) -> [Label; MAX_DIMS] {
-    let mut out = [Label::Dim(0); MAX_DIMS];
-    let mut o = 0;
-    while o < layout.num_out_dims() {
-        out[o] = layout.out_label(o);
-        o += 1;
-    }
-    out
-}
-
 /// Triton `broadcastedDotOperandLayout`: `in_dim` tiles `shape` in `order`, except along
 /// `k_dim` where it is broadcast (`zeros1D`): every warp row of A (column of B) holds all of K.
 pub const fn broadcasted_dot_operand_layout(
