@@ -369,18 +369,8 @@ pub fn plan_dot(
                 .filter(|&(j, _)| tile >> j & 1 == 1)
                 .fold(0u64, |acc_v, (_, &v)| acc_v ^ v);
             let (m0, n0) = coords(acc, image);
-            let a_base = a_solver
-                .register_of(a_at(m0, kt))
-                .ok_or(DotError::NoRegister {
-                    operand: "a",
-                    at: (m0, kt),
-                })?;
-            let b_base = b_solver
-                .register_of(b_at(kt, n0))
-                .ok_or(DotError::NoRegister {
-                    operand: "b",
-                    at: (kt, n0),
-                })?;
+            let a_base = register_at(&a_solver, "a", (m0, kt), a_at)?;
+            let b_base = register_at(&b_solver, "b", (kt, n0), b_at)?;
             steps.push(MmaStep {
                 a: (0..a_elems)
                     .map(|i| element(&a_frag_bits, a_base, i))
@@ -407,4 +397,17 @@ pub fn plan_dot(
         duplicates,
         acc_registers: acc.in_size(Label::Register),
     })
+}
+
+/// The register of `operand` (relative to register 0) holding the element at `at`, whose image
+/// is `image(at)`.
+fn register_at(
+    solver: &RegisterSolver,
+    operand: &'static str,
+    at: (u32, u32),
+    image: impl Fn(u32, u32) -> u64,
+) -> Result<u32, DotError> {
+    solver
+        .register_of(image(at.0, at.1))
+        .ok_or(DotError::NoRegister { operand, at })
 }
