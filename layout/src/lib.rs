@@ -20,6 +20,16 @@
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+/// `?` for `const fn`: unwraps `Ok` or returns the error.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Err(e),
+        }
+    };
+}
+
 mod algebra;
 mod error;
 pub mod f2;

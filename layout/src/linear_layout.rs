@@ -152,10 +152,7 @@ impl LinearLayout {
         let mut layout = Self::empty();
         let mut o = 0;
         while o < out_dims.len() {
-            layout = match layout.with_out_dim(out_dims[o].0, out_dims[o].1) {
-                Ok(l) => l,
-                Err(e) => return Err(e),
-            };
+            layout = tri!(layout.with_out_dim(out_dims[o].0, out_dims[o].1));
             o += 1;
         }
         let mut i = 0;
@@ -168,16 +165,10 @@ impl LinearLayout {
                     max: MAX_BASES as u8,
                 });
             }
-            layout = match layout.with_in_dim(label) {
-                Ok(l) => l,
-                Err(e) => return Err(e),
-            };
+            layout = tri!(layout.with_in_dim(label));
             let mut k = 0;
             while k < list.len() {
-                layout = match layout.with_basis(label, list[k]) {
-                    Ok(l) => l,
-                    Err(e) => return Err(e),
-                };
+                layout = tri!(layout.with_basis(label, list[k]));
                 k += 1;
             }
             i += 1;
@@ -191,13 +182,7 @@ impl LinearLayout {
         bases: &[(Label, &[&[u32]])],
         out_dims: &[(Label, u32)],
     ) -> Result<Self, LayoutError> {
-        match Self::from_bases(bases, out_dims) {
-            Ok(l) => match l.check_surjective() {
-                Ok(()) => Ok(l),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        }
+        Self::from_bases_checked(bases, out_dims, false)
     }
 
     /// A memory layout (offset → tile): no two offsets may hold the same element (injective).
@@ -205,13 +190,22 @@ impl LinearLayout {
         bases: &[(Label, &[&[u32]])],
         out_dims: &[(Label, u32)],
     ) -> Result<Self, LayoutError> {
-        match Self::from_bases(bases, out_dims) {
-            Ok(l) => match l.check_injective() {
-                Ok(()) => Ok(l),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        }
+        Self::from_bases_checked(bases, out_dims, true)
+    }
+
+    /// [`from_bases`](Self::from_bases), then checked injective (`memory`) or surjective.
+    const fn from_bases_checked(
+        bases: &[(Label, &[&[u32]])],
+        out_dims: &[(Label, u32)],
+        memory: bool,
+    ) -> Result<Self, LayoutError> {
+        let layout = tri!(Self::from_bases(bases, out_dims));
+        tri!(if memory {
+            layout.check_injective()
+        } else {
+            layout.check_surjective()
+        });
+        Ok(layout)
     }
 
     /// `x ↦ x` on `size` elements from `in_dim` to `out_dim`.
@@ -238,14 +232,8 @@ impl LinearLayout {
                 what: "a strided layout needs a power-of-two stride",
             });
         };
-        let mut layout = match Self::empty().with_out_dim(out_dim, 1 << (bits + stride_bits)) {
-            Ok(l) => l,
-            Err(e) => return Err(e),
-        };
-        layout = match layout.with_in_dim(in_dim) {
-            Ok(l) => l,
-            Err(e) => return Err(e),
-        };
+        let mut layout = tri!(Self::empty().with_out_dim(out_dim, 1 << (bits + stride_bits)));
+        layout = tri!(layout.with_in_dim(in_dim));
         let mut k = 0;
         while k < bits {
             layout.bases[0][k as usize] = 1u64 << (k + stride_bits);
@@ -260,14 +248,8 @@ impl LinearLayout {
         let Some(bits) = log2_exact(size) else {
             return Err(LayoutError::SizeNotPowerOfTwo { dim: in_dim, size });
         };
-        let mut layout = match Self::empty().with_out_dim(out_dim, 1) {
-            Ok(l) => l,
-            Err(e) => return Err(e),
-        };
-        layout = match layout.with_in_dim(in_dim) {
-            Ok(l) => l,
-            Err(e) => return Err(e),
-        };
+        let mut layout = tri!(Self::empty().with_out_dim(out_dim, 1));
+        layout = tri!(layout.with_in_dim(in_dim));
         layout.in_bits[0] = bits;
         Ok(layout)
     }
@@ -540,17 +522,7 @@ impl LinearLayout {
 
     /// The rank of the layout's matrix.
     pub const fn rank(&self) -> u32 {
-        let mut e = EchelonBasis::new();
-        let mut i = 0;
-        while i < self.num_in as usize {
-            let mut k = 0;
-            while k < self.in_bits[i] as usize {
-                e.insert(self.bases[i][k]);
-                k += 1;
-            }
-            i += 1;
-        }
-        e.rank()
+        self.span().rank()
     }
 
     /// Ok if no two inputs map to the same output; else the first dependent basis.
@@ -573,8 +545,8 @@ impl LinearLayout {
         Ok(())
     }
 
-    /// Ok if every output is reached; else the first output bit (in output order) that is not.
-    pub const fn check_surjective(&self) -> Result<(), LayoutError> {
+    /// The span of all bases (the column space of the matrix), in echelon form.
+    const fn span(&self) -> EchelonBasis {
         let mut e = EchelonBasis::new();
         let mut i = 0;
         while i < self.num_in as usize {
@@ -585,6 +557,12 @@ impl LinearLayout {
             }
             i += 1;
         }
+        e
+    }
+
+    /// Ok if every output is reached; else the first output bit (in output order) that is not.
+    pub const fn check_surjective(&self) -> Result<(), LayoutError> {
+        let e = self.span();
         if e.rank() == self.total_out_bits() {
             return Ok(());
         }

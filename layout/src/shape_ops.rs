@@ -12,16 +12,6 @@ use crate::families::shape::{permute_out_coords, reshape_row_major};
 use crate::families::slice::slice_of;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
-/// `?` for `const fn`: unwraps `Ok` or returns the error.
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return Err(e),
-        }
-    };
-}
-
 const fn incompatible(what: &'static str) -> LayoutError {
     LayoutError::Incompatible { what }
 }

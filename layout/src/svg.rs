@@ -28,6 +28,23 @@ const WARP_COLORS: [&str; 8] = [
     "#8ecae6", "#ffb703", "#a7c957", "#f4978e", "#cdb4db", "#ffd6a5", "#90e0ef", "#e9c46a",
 ];
 
+/// The opening of a picture: the `<svg>` element of `width × height` on white, and `title` in
+/// bold at `x = left`.
+fn svg_header(width: u64, height: u64, left: impl core::fmt::Display, title: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{left}" y="22" font-size="15" font-weight="bold">{}</text>"#,
+        escape(title)
+    );
+    s
+}
+
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -103,17 +120,7 @@ pub fn distributed_svg(layout: &LinearLayout, title: &str) -> Result<String, Pla
     let legend_h = 28u64;
     let width = (left + cols * cw + 20).max(640);
     let height = top + rows * ch + legend_h + 24;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{left}" y="22" font-size="15" font-weight="bold">{}</text>"#,
-        escape(title)
-    );
+    let mut s = svg_header(width, height, left, title);
     let n = layout.num_out_dims();
     let _ = writeln!(
         s,
@@ -269,17 +276,7 @@ pub fn memory_svg(
     let width = ((left + banks_drawn as f64 * bank_w + 20.0) as u64).max(640);
     let footer = if words_per_bank.is_some() { 48 } else { 12 };
     let height = top + lines * ch + footer + 20;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{left}" y="22" font-size="15" font-weight="bold">{}</text>"#,
-        escape(title)
-    );
+    let mut s = svg_header(width, height, left, title);
     let last = memory.out_label(memory.num_out_dims() - 1);
     let _ = writeln!(
         s,

@@ -352,6 +352,21 @@ fn out_bits(layout: &LinearLayout) -> u32 {
 
 // ---------------------------------------------------------------------- laws
 
+/// `spec` built on `shape`, checked to be a memory (`memory`) or a distributed layout; a panic
+/// names the case when either fails.
+fn build_family_case(case: usize, spec: &LayoutSpec, shape: &[u32], memory: bool) -> LinearLayout {
+    let layout = spec
+        .build(shape)
+        .unwrap_or_else(|e| panic!("case {case}: {spec:?} on {shape:?}: {e}"));
+    let is_kind = if memory {
+        layout.is_memory_layout()
+    } else {
+        layout.is_distributed_layout()
+    };
+    assert!(is_kind, "case {case}: {spec:?} on {shape:?}:\n{layout}");
+    layout
+}
+
 /// Definition 4.10 for every distributed family, and the sizes of the tensor as outputs.
 #[test]
 fn distributed_families_are_distributed_layouts() {
@@ -359,13 +374,7 @@ fn distributed_families_are_distributed_layouts() {
     let mut per_family: BTreeMap<&str, usize> = BTreeMap::new();
     for case in 0..CASES {
         let (spec, shape) = random_distributed(&mut rng);
-        let layout = spec
-            .build(&shape)
-            .unwrap_or_else(|e| panic!("case {case}: {spec:?} on {shape:?}: {e}"));
-        assert!(
-            layout.is_distributed_layout(),
-            "case {case}: {spec:?} on {shape:?}:\n{layout}"
-        );
+        let layout = build_family_case(case, &spec, &shape, false);
         for (d, &size) in shape.iter().enumerate() {
             assert_eq!(layout.out_size(Label::Dim(d as u8)), size, "case {case}");
         }
@@ -436,13 +445,7 @@ fn memory_families_are_memory_layouts() {
     let mut rng = Rng::new(0x5EED_0414);
     for case in 0..CASES {
         let (spec, shape) = random_memory(&mut rng);
-        let layout = spec
-            .build(&shape)
-            .unwrap_or_else(|e| panic!("case {case}: {spec:?} on {shape:?}: {e}"));
-        assert!(
-            layout.is_memory_layout(),
-            "case {case}: {spec:?} on {shape:?}:\n{layout}"
-        );
+        let layout = build_family_case(case, &spec, &shape, true);
         assert_eq!(
             out_bits(&layout),
             layout.in_bits(Label::Offset),

@@ -478,41 +478,32 @@ fn sublayout_and_concatenation_are_blocks() {
             );
             let _ = image;
         }
-        // Cutting the inputs in two and concatenating gives the layout back.
-        let first: Vec<Label> = ins
-            .iter()
-            .copied()
-            .filter(|l| keep_in.contains(l))
-            .collect();
-        let rest: Vec<Label> = ins
-            .iter()
-            .copied()
-            .filter(|l| !keep_in.contains(l))
-            .collect();
-        let joined = l
-            .sublayout(&first, &outs)
-            .unwrap()
-            .concat_ins(&l.sublayout(&rest, &outs).unwrap())
-            .unwrap();
-        let order: Vec<Label> = first.iter().chain(rest.iter()).copied().collect();
-        assert_eq!(joined, l.transpose_ins(&order).unwrap(), "case {case}");
-        let top: Vec<Label> = outs
-            .iter()
-            .copied()
-            .filter(|l| keep_out.contains(l))
-            .collect();
-        let bottom: Vec<Label> = outs
-            .iter()
-            .copied()
-            .filter(|l| !keep_out.contains(l))
-            .collect();
-        let stacked = l
-            .sublayout(&ins, &top)
-            .unwrap()
-            .concat_outs(&l.sublayout(&ins, &bottom).unwrap())
-            .unwrap();
-        let order: Vec<Label> = top.iter().chain(bottom.iter()).copied().collect();
-        assert_eq!(stacked, l.transpose_outs(&order).unwrap(), "case {case}");
+        // Cutting the inputs (then the outputs) in two and concatenating the two sublayouts
+        // gives the layout back, its dimensions in the order of the cut.
+        for inputs in [true, false] {
+            let (all, keep) = if inputs {
+                (&ins, &keep_in)
+            } else {
+                (&outs, &keep_out)
+            };
+            let (part, other): (Vec<Label>, Vec<Label>) =
+                all.iter().copied().partition(|l| keep.contains(l));
+            let order: Vec<Label> = part.iter().chain(&other).copied().collect();
+            let (joined, transposed) = if inputs {
+                let halves = (l.sublayout(&part, &outs), l.sublayout(&other, &outs));
+                (
+                    halves.0.unwrap().concat_ins(&halves.1.unwrap()),
+                    l.transpose_ins(&order),
+                )
+            } else {
+                let halves = (l.sublayout(&ins, &part), l.sublayout(&ins, &other));
+                (
+                    halves.0.unwrap().concat_outs(&halves.1.unwrap()),
+                    l.transpose_outs(&order),
+                )
+            };
+            assert_eq!(joined.unwrap(), transposed.unwrap(), "case {case}");
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! Seeded random inputs for the planning tests: warp-shaped distributed layouts (32 lanes, Definition 4.10: unit or zero bases), memory
 //! layouts that a distributed layout can vectorize into, and evaluation helpers.
-use crate::random::{layout_from_packed, random_invertible_columns};
+use crate::random::{
+    layout_from_packed, out_dims_of, random_invertible_columns, warp_layout_from_packed,
+};
 use crate::Rng;
 use tessera_layout::plan::bank::BankAccess;
 use tessera_layout::plan::{bases, nonzero_bases};
@@ -96,14 +98,7 @@ pub fn random_warp_layout(
     let regs = deal(regs_nonzero, shape.register_zeros, rng);
     let lanes = deal(lanes_nonzero, shape.lane_zeros, rng);
     let warps = deal(warps_nonzero, shape.warp_zeros, rng);
-    layout_from_packed(
-        &[
-            (Label::Register, regs),
-            (Label::Lane, lanes),
-            (Label::Warp, warps),
-        ],
-        out_dims,
-    )
+    warp_layout_from_packed([regs, lanes, warps], out_dims)
 }
 
 /// A bijective memory layout `offset → tile`: its first `vector` offsets are registers of
@@ -111,9 +106,7 @@ pub fn random_warp_layout(
 /// offset above the vector may also carry lower offsets' vectors (XOR swizzles).
 pub fn random_memory_for(rng: &mut Rng, distributed: &LinearLayout, vector: u32) -> LinearLayout {
     let tile_bits = distributed.total_out_bits();
-    let out_dims: Vec<(Label, u32)> = (0..distributed.num_out_dims())
-        .map(|o| (distributed.out_label(o), 1u32 << distributed.out_bits_at(o)))
-        .collect();
+    let out_dims = out_dims_of(distributed);
     let mut registers: Vec<u64> = bases(distributed, Label::Register)
         .into_iter()
         .filter(|&v| v != 0)
@@ -308,9 +301,7 @@ pub fn random_layout_sharing_warps(
     register_zeros: u32,
     lane_zeros: u32,
 ) -> LinearLayout {
-    let out_dims: Vec<(Label, u32)> = (0..a.num_out_dims())
-        .map(|o| (a.out_label(o), 1u32 << a.out_bits_at(o)))
-        .collect();
+    let out_dims = out_dims_of(a);
     let warps = bases(a, Label::Warp);
     let lane_bits = a.in_bits(Label::Lane);
     let mut units: Vec<u64> = (0..a.total_out_bits())
@@ -328,23 +319,14 @@ pub fn random_layout_sharing_warps(
     let mut regs = units;
     regs.extend((0..register_zeros).map(|_| 0));
     rng.shuffle(&mut regs);
-    layout_from_packed(
-        &[
-            (Label::Register, regs),
-            (Label::Lane, lanes),
-            (Label::Warp, warps),
-        ],
-        &out_dims,
-    )
+    warp_layout_from_packed([regs, lanes, warps], &out_dims)
 }
 
 /// `a` with its register bases permuted, possibly a broadcast register added, and — where `a`
 /// has a broadcast lane — that lane taking over one register direction (so the source register
 /// depends on the lane): a conversion from `a` stays inside each thread.
 pub fn random_register_variant(rng: &mut Rng, a: &LinearLayout) -> LinearLayout {
-    let out_dims: Vec<(Label, u32)> = (0..a.num_out_dims())
-        .map(|o| (a.out_label(o), 1u32 << a.out_bits_at(o)))
-        .collect();
+    let out_dims = out_dims_of(a);
     let mut regs = bases(a, Label::Register);
     let mut lanes = bases(a, Label::Lane);
     rng.shuffle(&mut regs);
@@ -361,23 +343,14 @@ pub fn random_register_variant(rng: &mut Rng, a: &LinearLayout) -> LinearLayout 
         let at = rng.below(regs.len() as u64 + 1) as usize;
         regs.insert(at, 0);
     }
-    layout_from_packed(
-        &[
-            (Label::Register, regs),
-            (Label::Lane, lanes),
-            (Label::Warp, bases(a, Label::Warp)),
-        ],
-        &out_dims,
-    )
+    warp_layout_from_packed([regs, lanes, bases(a, Label::Warp)], &out_dims)
 }
 
 /// An index layout for gathering `src` along `axis` that keeps the gather warp-local: `src`
 /// with its register bases permuted and some `axis` directions swapped between registers and
 /// lanes (the other coordinates stay on the same lanes and warps).
 pub fn random_local_index_layout(rng: &mut Rng, src: &LinearLayout, axis: usize) -> LinearLayout {
-    let out_dims: Vec<(Label, u32)> = (0..src.num_out_dims())
-        .map(|o| (src.out_label(o), 1u32 << src.out_bits_at(o)))
-        .collect();
+    let out_dims = out_dims_of(src);
     let axis_mask = ((1u64 << src.out_bits_at(axis)) - 1) << src.out_offset(axis);
     let mut regs = bases(src, Label::Register);
     let mut lanes = bases(src, Label::Lane);
@@ -394,12 +367,5 @@ pub fn random_local_index_layout(rng: &mut Rng, src: &LinearLayout, axis: usize)
             std::mem::swap(&mut lanes[k], &mut regs[j]);
         }
     }
-    layout_from_packed(
-        &[
-            (Label::Register, regs),
-            (Label::Lane, lanes),
-            (Label::Warp, bases(src, Label::Warp)),
-        ],
-        &out_dims,
-    )
+    warp_layout_from_packed([regs, lanes, bases(src, Label::Warp)], &out_dims)
 }

@@ -27,6 +27,28 @@ pub fn random_out_dims(rng: &mut Rng, num_dims: usize, total_bits: u32) -> Vec<(
         .collect()
 }
 
+/// The output dimensions of `layout` (labels and sizes), as [`layout_from_packed`] takes them.
+pub fn out_dims_of(layout: &LinearLayout) -> Vec<(Label, u32)> {
+    (0..layout.num_out_dims())
+        .map(|o| (layout.out_label(o), 1u32 << layout.out_bits_at(o)))
+        .collect()
+}
+
+/// A warp layout `register, lane, warp → out_dims` from the packed bases of each.
+pub fn warp_layout_from_packed(
+    [registers, lanes, warps]: [Vec<u64>; 3],
+    out_dims: &[(Label, u32)],
+) -> LinearLayout {
+    layout_from_packed(
+        &[
+            (Label::Register, registers),
+            (Label::Lane, lanes),
+            (Label::Warp, warps),
+        ],
+        out_dims,
+    )
+}
+
 /// A layout with the given input dimensions, each with the given packed bases, and output
 /// dimensions (dim0 in the low bits of a packed vector, as in [`LinearLayout`]).
 pub fn layout_from_packed(ins: &[(Label, Vec<u64>)], out_dims: &[(Label, u32)]) -> LinearLayout {

@@ -8,20 +8,9 @@ impl LinearLayout {
     /// label `M_self = [[M_divisor, 0], [0, M_C]]`: the first bases of each input dimension are
     /// the divisor's, the others have zero low (divisor-sized) bits. `C` has `self`'s dimensions.
     pub const fn divide_left(&self, divisor: &LinearLayout) -> Option<LinearLayout> {
-        if !self.has_dims_of(divisor) {
+        let Some(mut c) = quotient_outs(self, divisor) else {
             return None;
-        }
-        let mut c = LinearLayout::empty();
-        let mut o = 0;
-        while o < self.num_out_dims() {
-            let label = self.out_label(o);
-            let divisor_bits = divisor.out_bits(label);
-            if self.out_bits_at(o) < divisor_bits {
-                return None;
-            }
-            c = opt!(c.with_out_dim(label, 1 << (self.out_bits_at(o) - divisor_bits)));
-            o += 1;
-        }
+        };
         let mut i = 0;
         while i < self.num_in_dims() {
             let label = self.in_label(i);
@@ -46,7 +35,7 @@ impl LinearLayout {
                 } else {
                     // Must vanish on the divisor's (low) bits; the rest, shifted down, is C's.
                     let mut w = 0u64;
-                    o = 0;
+                    let mut o = 0;
                     while o < self.num_out_dims() {
                         let low = divisor.out_bits(self.out_label(o));
                         let coord = self.coord(v, o);
@@ -68,20 +57,9 @@ impl LinearLayout {
     /// `C` with `self = C × divisor` (Triton `divideRight`), or `None`: the last bases of each
     /// input dimension are the divisor's scaled by `C`'s size, the first ones stay below it.
     pub const fn divide_right(&self, divisor: &LinearLayout) -> Option<LinearLayout> {
-        if !self.has_dims_of(divisor) {
+        let Some(mut c) = quotient_outs(self, divisor) else {
             return None;
-        }
-        let mut c = LinearLayout::empty();
-        let mut o = 0;
-        while o < self.num_out_dims() {
-            let label = self.out_label(o);
-            let divisor_bits = divisor.out_bits(label);
-            if self.out_bits_at(o) < divisor_bits {
-                return None;
-            }
-            c = opt!(c.with_out_dim(label, 1 << (self.out_bits_at(o) - divisor_bits)));
-            o += 1;
-        }
+        };
         let mut i = 0;
         while i < self.num_in_dims() {
             let label = self.in_label(i);
@@ -96,7 +74,7 @@ impl LinearLayout {
             while k < total {
                 let v = self.packed_basis(i, k);
                 let mut w = 0u64;
-                o = 0;
+                let mut o = 0;
                 while o < self.num_out_dims() {
                     let low = c.out_bits_at(o);
                     let coord = self.coord(v, o);
@@ -151,4 +129,24 @@ impl LinearLayout {
         }
         true
     }
+}
+
+/// A layout with the output dimensions of `self / divisor` (each `self`'s size over the
+/// divisor's) and no inputs, or `None` when `divisor` has a dimension `self` lacks or is larger.
+const fn quotient_outs(layout: &LinearLayout, divisor: &LinearLayout) -> Option<LinearLayout> {
+    if !layout.has_dims_of(divisor) {
+        return None;
+    }
+    let mut c = LinearLayout::empty();
+    let mut o = 0;
+    while o < layout.num_out_dims() {
+        let label = layout.out_label(o);
+        let divisor_bits = divisor.out_bits(label);
+        if layout.out_bits_at(o) < divisor_bits {
+            return None;
+        }
+        c = opt!(c.with_out_dim(label, 1 << (layout.out_bits_at(o) - divisor_bits)));
+        o += 1;
+    }
+    Some(c)
 }

@@ -1,6 +1,6 @@
 //! Inverses: `invert_and_compose` (Triton's `lstsq`), the pseudo-inverse and the inverse.
 
-use super::{incompatible, out_labels, repack, same_in_dim, with_out_dims_of};
+use super::{incompatible, labels, repack, same_in_dim, with_out_dims_of};
 use crate::f2::EchelonBasis;
 use crate::{LayoutError, LinearLayout, MAX_DIMS};
 
@@ -37,7 +37,7 @@ impl LinearLayout {
         outer: &LinearLayout,
         identity_dims: bool,
     ) -> Result<LinearLayout, LayoutError> {
-        let (labels, count) = out_labels(self);
+        let (labels, count) = labels(self, false, &[]);
         let a = tri!(outer.transpose_outs(labels.split_at(count).0));
         let mut o = 0;
         while o < self.num_out_dims() {

@@ -14,16 +14,6 @@
 
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
-/// `?` for `const fn`: unwraps `Ok` or returns the error.
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return Err(e),
-        }
-    };
-}
-
 /// `?` for `const fn` returning `Option`: unwraps `Ok` or returns `None`.
 macro_rules! opt {
     ($e:expr) => {
@@ -74,6 +64,26 @@ const fn repack(src: &LinearLayout, dst: &LinearLayout, packed: u64) -> u64 {
     out
 }
 
+/// `result` with input dimension `i` of `src` appended, its bases moved into `result`'s packing by
+/// output label (`by_label`) or kept packed as they are (outputs that flatten alike).
+const fn append_in_dim(
+    result: LinearLayout,
+    src: &LinearLayout,
+    i: usize,
+    by_label: bool,
+) -> Result<LinearLayout, LayoutError> {
+    let mut result = tri!(result.with_in_dim(src.in_label(i)));
+    let r = result.num_in_dims() - 1;
+    let mut k = 0;
+    while k < src.in_bits_at(i) as usize {
+        let v = src.packed_basis(i, k);
+        let v = if by_label { repack(src, &result, v) } else { v };
+        tri!(result.push_packed_basis(r, v));
+        k += 1;
+    }
+    Ok(result)
+}
+
 /// Ok if `order` lists each of the layout's input (`inputs`) or output dimensions exactly once.
 const fn check_permutation(
     layout: &LinearLayout,
@@ -112,15 +122,34 @@ const fn check_permutation(
     Ok(())
 }
 
-/// The output labels of a layout, as a fixed array and a count.
-const fn out_labels(layout: &LinearLayout) -> ([Label; MAX_DIMS], usize) {
+/// The input (`inputs`) or output labels of a layout but those in `except`, as a fixed array and
+/// a count.
+pub(crate) const fn labels(
+    layout: &LinearLayout,
+    inputs: bool,
+    except: &[Label],
+) -> ([Label; MAX_DIMS], usize) {
+    let all = if inputs {
+        layout.num_in_dims()
+    } else {
+        layout.num_out_dims()
+    };
     let mut labels = [Label::Register; MAX_DIMS];
-    let mut o = 0;
-    while o < layout.num_out_dims() {
-        labels[o] = layout.out_label(o);
-        o += 1;
+    let mut count = 0;
+    let mut n = 0;
+    while n < all {
+        let label = if inputs {
+            layout.in_label(n)
+        } else {
+            layout.out_label(n)
+        };
+        if !contains(except, label) {
+            labels[count] = label;
+            count += 1;
+        }
+        n += 1;
     }
-    (labels, layout.num_out_dims())
+    (labels, count)
 }
 
 /// Whether input dimension `i` of `a` and `j` of `b` have the same bases, and `a`, `b` the same

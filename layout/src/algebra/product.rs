@@ -1,6 +1,6 @@
 //! Product (Triton's `operator*`): the block-diagonal matrix `[[A, 0], [0, B]]`, merged by label.
 
-use super::out_labels;
+use super::labels;
 use crate::{Label, LayoutError, LinearLayout, MAX_BASES, MAX_DIMS};
 
 impl LinearLayout {
@@ -10,11 +10,11 @@ impl LinearLayout {
     /// bits). On disjoint dimensions this is the block-diagonal matrix `[[A, 0], [0, B]]`.
     pub const fn product(&self, outer: &LinearLayout) -> Result<LinearLayout, LayoutError> {
         // Dimension orders: Triton's `supremum` of the two orders (the merge that keeps both).
-        let (self_outs, n_self_outs) = out_labels(self);
-        let (outer_outs, n_outer_outs) = out_labels(outer);
+        let (self_outs, n_self_outs) = labels(self, false, &[]);
+        let (outer_outs, n_outer_outs) = labels(outer, false, &[]);
         let (outs, num_outs) = tri!(supremum(&self_outs, n_self_outs, &outer_outs, n_outer_outs));
-        let (self_ins, n_self_ins) = in_labels(self);
-        let (outer_ins, n_outer_ins) = in_labels(outer);
+        let (self_ins, n_self_ins) = labels(self, true, &[]);
+        let (outer_ins, n_outer_ins) = labels(outer, true, &[]);
         let (ins, num_ins) = tri!(supremum(&self_ins, n_self_ins, &outer_ins, n_outer_ins));
         let mut result = Self::empty();
         let mut o = 0;
@@ -86,17 +86,6 @@ impl LinearLayout {
         }
         out
     }
-}
-
-/// The input labels of a layout, as a fixed array and a count.
-const fn in_labels(layout: &LinearLayout) -> ([Label; MAX_DIMS], usize) {
-    let mut labels = [Label::Register; MAX_DIMS];
-    let mut i = 0;
-    while i < layout.num_in_dims() {
-        labels[i] = layout.in_label(i);
-        i += 1;
-    }
-    (labels, layout.num_in_dims())
 }
 
 /// Triton's `supremum` of two dimension orders: the shortest order that contains both as

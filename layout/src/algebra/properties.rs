@@ -1,7 +1,7 @@
 //! Properties read off the matrix: free variables, equality up to sizes, contiguity,
 //! triviality, quotients and the distributed / memory layout definitions (4.10, 4.14).
 
-use super::contains;
+use super::{contains, labels};
 use crate::f2::EchelonBasis;
 use crate::{Label, LinearLayout, MAX_DIMS};
 
@@ -164,26 +164,8 @@ impl LinearLayout {
         if !self.is_trivial_over(dims) {
             return None;
         }
-        let mut ins = [Label::Register; MAX_DIMS];
-        let mut num_ins = 0;
-        let mut i = 0;
-        while i < self.num_in_dims() {
-            if !contains(dims, self.in_label(i)) {
-                ins[num_ins] = self.in_label(i);
-                num_ins += 1;
-            }
-            i += 1;
-        }
-        let mut outs = [Label::Register; MAX_DIMS];
-        let mut num_outs = 0;
-        let mut o = 0;
-        while o < self.num_out_dims() {
-            if !contains(dims, self.out_label(o)) {
-                outs[num_outs] = self.out_label(o);
-                num_outs += 1;
-            }
-            o += 1;
-        }
+        let (ins, num_ins) = labels(self, true, dims);
+        let (outs, num_outs) = labels(self, false, dims);
         match self.sublayout(ins.split_at(num_ins).0, outs.split_at(num_outs).0) {
             Ok(l) => Some(l),
             Err(_) => None,

@@ -1,6 +1,6 @@
 //! Reordering and restricting dimensions: transposes, sublayouts, concatenation, resizing.
 
-use super::{check_permutation, contains, incompatible, repack, with_out_dims_of};
+use super::{append_in_dim, check_permutation, contains, incompatible, repack, with_out_dims_of};
 use crate::{log2_exact, Label, LayoutError, LinearLayout};
 
 impl LinearLayout {
@@ -16,12 +16,7 @@ impl LinearLayout {
         }
         let mut i = 0;
         while i < self.num_in_dims() {
-            result = tri!(result.with_in_dim(self.in_label(i)));
-            let mut k = 0;
-            while k < self.in_bits_at(i) as usize {
-                tri!(result.push_packed_basis(i, repack(self, &result, self.packed_basis(i, k))));
-                k += 1;
-            }
+            result = tri!(append_in_dim(result, self, i, true));
             i += 1;
         }
         Ok(result)
@@ -34,16 +29,10 @@ impl LinearLayout {
         let mut result = tri!(with_out_dims_of(self));
         let mut n = 0;
         while n < order.len() {
-            result = tri!(result.with_in_dim(order[n]));
-            let i = match self.in_index(order[n]) {
-                Some(i) => i,
-                None => return Err(LayoutError::UnknownDim { dim: order[n] }),
+            let Some(i) = self.in_index(order[n]) else {
+                return Err(LayoutError::UnknownDim { dim: order[n] });
             };
-            let mut k = 0;
-            while k < self.in_bits_at(i) as usize {
-                tri!(result.push_packed_basis(n, self.packed_basis(i, k)));
-                k += 1;
-            }
+            result = tri!(append_in_dim(result, self, i, false));
             n += 1;
         }
         Ok(result)
@@ -80,17 +69,9 @@ impl LinearLayout {
             o += 1;
         }
         let mut i = 0;
-        let mut r = 0;
         while i < self.num_in_dims() {
             if contains(in_dims, self.in_label(i)) {
-                result = tri!(result.with_in_dim(self.in_label(i)));
-                let mut k = 0;
-                while k < self.in_bits_at(i) as usize {
-                    let v = repack(self, &result, self.packed_basis(i, k));
-                    tri!(result.push_packed_basis(r, v));
-                    k += 1;
-                }
-                r += 1;
+                result = tri!(append_in_dim(result, self, i, true));
             }
             i += 1;
         }
@@ -108,13 +89,7 @@ impl LinearLayout {
         let mut result = *self;
         let mut i = 0;
         while i < other.num_in_dims() {
-            result = tri!(result.with_in_dim(other.in_label(i)));
-            let r = result.num_in_dims() - 1;
-            let mut k = 0;
-            while k < other.in_bits_at(i) as usize {
-                tri!(result.push_packed_basis(r, other.packed_basis(i, k)));
-                k += 1;
-            }
+            result = tri!(append_in_dim(result, other, i, false));
             i += 1;
         }
         Ok(result)

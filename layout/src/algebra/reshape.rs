@@ -1,6 +1,6 @@
 //! Reshapes: the same matrix with its input or output bits regrouped into new dimensions.
 
-use super::{incompatible, with_out_dims_of};
+use super::{append_in_dim, incompatible, with_out_dims_of};
 use crate::{log2_exact, Label, LayoutError, LinearLayout};
 
 impl LinearLayout {
@@ -21,12 +21,7 @@ impl LinearLayout {
         // The packing is the flattening: the packed bases carry over unchanged.
         let mut i = 0;
         while i < self.num_in_dims() {
-            result = tri!(result.with_in_dim(self.in_label(i)));
-            let mut k = 0;
-            while k < self.in_bits_at(i) as usize {
-                tri!(result.push_packed_basis(i, self.packed_basis(i, k)));
-                k += 1;
-            }
+            result = tri!(append_in_dim(result, self, i, false));
             i += 1;
         }
         Ok(result)
@@ -149,12 +144,7 @@ impl LinearLayout {
                 }
                 r += 2;
             } else {
-                result = tri!(result.with_in_dim(self.in_label(i)));
-                let mut k = 0;
-                while k < self.in_bits_at(i) as usize {
-                    tri!(result.push_packed_basis(r, self.packed_basis(i, k)));
-                    k += 1;
-                }
+                result = tri!(append_in_dim(result, self, i, false));
                 r += 1;
             }
             i += 1;

@@ -71,6 +71,18 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
         output: Option<String>,
     }
 
+    impl Options {
+        /// The two layouts `A B` of `convert` and `swizzle`, and the element width (default 32);
+        /// `usage` is the error for another number of arguments.
+        fn layout_pair(&self, usage: &str) -> Result<(Arg, Arg, u32), String> {
+            let [pa, pb] = self.positional.as_slice() else {
+                return Err(usage.into());
+            };
+            let bits = self.bits.unwrap_or(32);
+            Ok((read_layout(pa)?, read_layout(pb)?, bits))
+        }
+    }
+
     fn parse_options(args: &[String]) -> Result<Options, String> {
         let mut o = Options {
             positional: Vec::new(),
@@ -441,11 +453,7 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
     }
 
     fn swizzle(o: &Options) -> Result<(), String> {
-        let [pa, pb] = o.positional.as_slice() else {
-            return Err("swizzle takes A B".into());
-        };
-        let bits = o.bits.unwrap_or(32);
-        let (a, b) = (read_layout(pa)?, read_layout(pb)?);
+        let (a, b, bits) = o.layout_pair("swizzle takes A B")?;
         let s = optimal_swizzle(&a.layout, &b.layout, bits).map_err(|e| e.to_string())?;
         let text = swizzle_text(&a, &b, bits, &s)?;
         emit(o.json, swizzle_json(&s), text);
@@ -626,11 +634,7 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
     }
 
     fn convert(o: &Options) -> Result<(), String> {
-        let [pa, pb] = o.positional.as_slice() else {
-            return Err("convert takes A B".into());
-        };
-        let bits = o.bits.unwrap_or(32);
-        let (a, b) = (read_layout(pa)?, read_layout(pb)?);
+        let (a, b, bits) = o.layout_pair("convert takes A B")?;
         let c = plan_conversion(&a.layout, &b.layout, bits).map_err(|e| e.to_string())?;
         emit(o.json, convert_json(&c), convert_text(&a, &b, bits, &c));
         Ok(())

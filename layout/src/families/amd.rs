@@ -65,38 +65,23 @@ impl<'a> AmdMfma<'a> {
 
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
-        if self.version < 1 || self.version > 4 {
-            return Err(bad(
-                MFMA,
-                "version",
-                None,
-                self.version,
+        tri!(check_version_and_warps(
+            MFMA,
+            (self.version, 4),
+            rank,
+            self.warps_per_cta,
+            [
                 "but mfma versions are 1 to 4",
-            ));
-        }
-        if rank != 2 && rank != 3 {
-            return Err(bad(
-                MFMA,
-                "shape.len()",
-                None,
-                rank as u32,
                 "but an mfma layout needs a tensor of rank 2 or 3",
-            ));
-        }
-        ctry!(check_len(MFMA, "warps_per_cta", self.warps_per_cta, rank));
-        ctry!(check_pow2_list(MFMA, "warps_per_cta", self.warps_per_cta));
-        ctry!(check_len(MFMA, "tiles_per_warp", self.tiles_per_warp, rank));
-        ctry!(check_pow2_list(MFMA, "tiles_per_warp", self.tiles_per_warp));
-        if self.instr_shape.len() != 3 {
-            return Err(bad(
-                MFMA,
-                "instr_shape.len()",
-                None,
-                self.instr_shape.len() as u32,
-                "but mfma takes [M, N, K]",
-            ));
-        }
-        ctry!(check_pow2_list(MFMA, "instr_shape", self.instr_shape));
+            ]
+        ));
+        tri!(check_len(MFMA, "tiles_per_warp", self.tiles_per_warp, rank));
+        tri!(check_pow2_list(MFMA, "tiles_per_warp", self.tiles_per_warp));
+        tri!(check_instr_shape(
+            MFMA,
+            self.instr_shape,
+            "but mfma takes [M, N, K]"
+        ));
         let (m, n) = (self.instr_shape[0], self.instr_shape[1]);
         let supported = (m == 32 && n == 32)
             || (m == 16 && n == 16)
@@ -129,9 +114,9 @@ impl<'a> AmdMfma<'a> {
 
     /// The layout of a tensor of `shape` (Triton `AMDMfmaEncodingAttr::toLinearLayout`).
     pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
+        tri!(check_shape(shape));
         let rank = shape.len();
-        ctry!(self.check(rank));
+        tri!(self.check(rank));
         let has_batch = rank == 3;
         let m_index = has_batch as usize;
         let n_index = 1 + has_batch as usize;
@@ -147,40 +132,40 @@ impl<'a> AmdMfma<'a> {
         } else {
             (dim_n, m_dim, dim_m, dim_n)
         };
-        let mut tile = ctry!(LinearLayout::identity_1d(
+        let mut tile = tri!(LinearLayout::identity_1d(
             height,
             Label::Register,
             along_regs
         ));
-        tile = ctry!(times_identity(&tile, first_lanes, Label::Lane, lanes_first));
-        tile = ctry!(times_identity(
+        tile = tri!(times_identity(&tile, first_lanes, Label::Lane, lanes_first));
+        tile = tri!(times_identity(
             &tile,
             MFMA_WARP_SIZE / first_lanes,
             Label::Lane,
             lanes_second
         ));
-        tile = ctry!(times_identity(&tile, tiles, Label::Register, along_regs));
-        tile = ctry!(tile.transpose_outs(&[dim_n, dim_m]));
+        tile = tri!(times_identity(&tile, tiles, Label::Register, along_regs));
+        tile = tri!(tile.transpose_outs(&[dim_n, dim_m]));
 
         // N-contiguous tiles: tiles per warp and warps along N, the rest of N, then M.
         let tiles_m = self.tiles_per_warp[m_index];
         let tiles_n = self.tiles_per_warp[n_index];
         let warps_m = self.warps_per_cta[m_index];
         let warps_n = self.warps_per_cta[n_index];
-        tile = ctry!(times_identity(&tile, tiles_n, Label::Register, dim_n));
-        tile = ctry!(times_identity(&tile, warps_n, Label::Warp, dim_n));
-        tile = ctry!(times_identity(
+        tile = tri!(times_identity(&tile, tiles_n, Label::Register, dim_n));
+        tile = tri!(times_identity(&tile, warps_n, Label::Warp, dim_n));
+        tile = tri!(times_identity(
             &tile,
             (shape[n_index] as u64 / (n_dim as u64 * warps_n as u64 * tiles_n as u64)) as u32,
             Label::Register,
             dim_n
         ));
-        tile = ctry!(times_identity(&tile, tiles_m, Label::Register, dim_m));
-        tile = ctry!(times_identity(&tile, warps_m, Label::Warp, dim_m));
+        tile = tri!(times_identity(&tile, tiles_m, Label::Register, dim_m));
+        tile = tri!(times_identity(&tile, warps_m, Label::Warp, dim_m));
         if has_batch {
-            tile = ctry!(times_identity(&tile, 1, Label::Register, dim(0)));
-            tile = ctry!(times_identity(&tile, 1, Label::Lane, dim(0)));
-            tile = ctry!(times_identity(
+            tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
+            tile = tri!(times_identity(&tile, 1, Label::Lane, dim(0)));
+            tile = tri!(times_identity(
                 &tile,
                 self.warps_per_cta[0],
                 Label::Warp,
@@ -198,7 +183,7 @@ impl<'a> AmdMfma<'a> {
         shape: &[u32],
     ) -> Result<LinearLayout, LayoutError> {
         let rank = shape.len();
-        ctry!(self.check(rank));
+        tri!(self.check(rank));
         let has_batch = rank == 3;
         let non_k_index = if op_idx == 0 { rank - 2 } else { rank - 1 };
         let k_index = if op_idx == 0 { rank - 1 } else { rank - 2 };
@@ -211,9 +196,9 @@ impl<'a> AmdMfma<'a> {
         let dim_non_k = dim(order[1] as usize);
         let warp_order = matrix_order(rank, true);
 
-        let mut tile = ctry!(LinearLayout::identity_1d(k_width, Label::Register, dim_k));
-        tile = ctry!(times_identity(&tile, non_k_dim, Label::Lane, dim_non_k));
-        tile = ctry!(times_identity(
+        let mut tile = tri!(LinearLayout::identity_1d(k_width, Label::Register, dim_k));
+        tile = tri!(times_identity(&tile, non_k_dim, Label::Lane, dim_non_k));
+        tile = tri!(times_identity(
             &tile,
             MFMA_WARP_SIZE / non_k_dim,
             Label::Lane,
@@ -223,35 +208,35 @@ impl<'a> AmdMfma<'a> {
         // 4×64 and 64×4: the 64-wide operand repeats the tile 16 times along K.
         if (m_dim == 64 && n_dim == 4 && op_idx == 0) || (m_dim == 4 && n_dim == 64 && op_idx == 1)
         {
-            tile = ctry!(times_identity(&tile, 16, Label::Register, dim_k));
+            tile = tri!(times_identity(&tile, 16, Label::Register, dim_k));
             k_tile_size *= 16;
         }
         if k_size > k_tile_size {
-            tile = ctry!(times_identity(
+            tile = tri!(times_identity(
                 &tile,
                 k_size / k_tile_size,
                 Label::Register,
                 dim_k
             ));
         }
-        tile = ctry!(times_identity(
+        tile = tri!(times_identity(
             &tile,
             tiles_non_k,
             Label::Register,
             dim_non_k
         ));
-        tile = ctry!(tile.transpose_outs(&[dim_k, dim_non_k]));
+        tile = tri!(tile.transpose_outs(&[dim_k, dim_non_k]));
         if has_batch {
-            tile = ctry!(times_identity(&tile, 1, Label::Register, dim(0)));
-            tile = ctry!(times_identity(&tile, 1, Label::Lane, dim(0)));
+            tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
+            tile = tri!(times_identity(&tile, 1, Label::Lane, dim(0)));
         }
-        let warps = ctry!(identity_standard_nd(
+        let warps = tri!(identity_standard_nd(
             Label::Warp,
             self.warps_per_cta,
             prefix(&warp_order, rank)
         ));
-        let cta = ctry!(tile.product(&warps));
-        let fitted = ctry!(combine_cta_with_shape(&cta, shape));
+        let cta = tri!(tile.product(&warps));
+        let fitted = tri!(combine_cta_with_shape(&cta, shape));
         standard(&fitted, rank)
     }
 }
@@ -284,36 +269,21 @@ impl<'a> AmdWmma<'a> {
 
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
-        if self.version < 1 || self.version > 3 {
-            return Err(bad(
-                WMMA,
-                "version",
-                None,
-                self.version,
+        tri!(check_version_and_warps(
+            WMMA,
+            (self.version, 3),
+            rank,
+            self.warps_per_cta,
+            [
                 "but wmma versions are 1 to 3",
-            ));
-        }
-        if rank != 2 && rank != 3 {
-            return Err(bad(
-                WMMA,
-                "shape.len()",
-                None,
-                rank as u32,
                 "but a wmma layout needs a tensor of rank 2 or 3",
-            ));
-        }
-        ctry!(check_len(WMMA, "warps_per_cta", self.warps_per_cta, rank));
-        ctry!(check_pow2_list(WMMA, "warps_per_cta", self.warps_per_cta));
-        if self.instr_shape.len() != 3 {
-            return Err(bad(
-                WMMA,
-                "instr_shape.len()",
-                None,
-                self.instr_shape.len() as u32,
-                "but wmma takes [M, N, K]",
-            ));
-        }
-        ctry!(check_pow2_list(WMMA, "instr_shape", self.instr_shape));
+            ]
+        ));
+        tri!(check_instr_shape(
+            WMMA,
+            self.instr_shape,
+            "but wmma takes [M, N, K]"
+        ));
         if self.instr_shape[0] != 16 {
             return Err(bad(
                 WMMA,
@@ -356,18 +326,18 @@ impl<'a> AmdWmma<'a> {
 
     /// The layout of a tensor of `shape` (Triton `AMDWmmaEncodingAttr::toLinearLayout`).
     pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
+        tri!(check_shape(shape));
         let rank = shape.len();
-        ctry!(self.check(rank));
-        ctry!(Self::check_shape_fits(shape));
+        tri!(self.check(rank));
+        tri!(Self::check_shape_fits(shape));
         // Bases are written (minor, major) with minor = N unless transposed.
         let thread_order = matrix_order(rank, !self.transposed);
         let minor = dim(thread_order[0] as usize);
         let major = dim(thread_order[1] as usize);
-        let mut tile = ctry!(LinearLayout::empty().with_out_dim(minor, 16));
-        tile = ctry!(tile.with_out_dim(major, 16));
-        tile = ctry!(tile.with_in_dim(Label::Register));
-        tile = ctry!(tile.with_in_dim(Label::Lane));
+        let mut tile = tri!(LinearLayout::empty().with_out_dim(minor, 16));
+        tile = tri!(tile.with_out_dim(major, 16));
+        tile = tri!(tile.with_in_dim(Label::Register));
+        tile = tri!(tile.with_in_dim(Label::Lane));
         let (registers, lane16): ([u32; 3], u32) = if self.version == 1 {
             ([2, 4, 8], 1)
         } else {
@@ -375,30 +345,30 @@ impl<'a> AmdWmma<'a> {
         };
         let mut r = 0;
         while r < 3 {
-            tile = ctry!(tile.with_basis(Label::Register, &[0, registers[r]]));
+            tile = tri!(tile.with_basis(Label::Register, &[0, registers[r]]));
             r += 1;
         }
         let mut l = 1;
         while l < 16 {
-            tile = ctry!(tile.with_basis(Label::Lane, &[l, 0]));
+            tile = tri!(tile.with_basis(Label::Lane, &[l, 0]));
             l *= 2;
         }
-        tile = ctry!(tile.with_basis(Label::Lane, &[0, lane16]));
+        tile = tri!(tile.with_basis(Label::Lane, &[0, lane16]));
         if rank == 3 {
-            tile = ctry!(times_identity(&tile, 1, Label::Register, dim(0)));
-            tile = ctry!(times_identity(&tile, 1, Label::Lane, dim(0)));
+            tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
+            tile = tri!(times_identity(&tile, 1, Label::Lane, dim(0)));
         }
         let warp_order = matrix_order(rank, true);
-        let warps = ctry!(identity_standard_nd(
+        let warps = tri!(identity_standard_nd(
             Label::Warp,
             self.warps_per_cta,
             prefix(&warp_order, rank)
         ));
         let rep_order = matrix_order(rank, true);
         let rep = prefix(&rep_order, rank);
-        let tile = ctry!(transpose_to(&tile, rep));
-        let warps = ctry!(transpose_to(&warps, rep));
-        let cta = ctry!(tile.product(&warps));
+        let tile = tri!(transpose_to(&tile, rep));
+        let warps = tri!(transpose_to(&warps, rep));
+        let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
 
@@ -410,7 +380,7 @@ impl<'a> AmdWmma<'a> {
         shape: &[u32],
     ) -> Result<LinearLayout, LayoutError> {
         let rank = shape.len();
-        ctry!(self.check(rank));
+        tri!(self.check(rank));
         let order = dot_operand_order(op_idx, rank, true);
         let dim_k = dim(order[0] as usize);
         let dim_non_k = dim(order[1] as usize);
@@ -421,35 +391,72 @@ impl<'a> AmdWmma<'a> {
             self.instr_shape[1]
         };
         let depth = WMMA_WARP_SIZE / non_k_dim;
-        let mut tile = ctry!(LinearLayout::identity_1d(k_width, Label::Register, dim_k));
-        tile = ctry!(times_identity(&tile, non_k_dim, Label::Lane, dim_non_k));
+        let mut tile = tri!(LinearLayout::identity_1d(k_width, Label::Register, dim_k));
+        tile = tri!(times_identity(&tile, non_k_dim, Label::Lane, dim_non_k));
         tile = if self.version == 1 {
-            ctry!(times_zeros(&tile, depth, Label::Lane, dim_k))
+            tri!(times_zeros(&tile, depth, Label::Lane, dim_k))
         } else {
-            ctry!(times_identity(&tile, depth, Label::Lane, dim_k))
+            tri!(times_identity(&tile, depth, Label::Lane, dim_k))
         };
-        tile = ctry!(times_identity(
+        tile = tri!(times_identity(
             &tile,
             k_dim / (depth * k_width),
             Label::Register,
             dim_k
         ));
         if rank == 3 {
-            tile = ctry!(times_identity(&tile, 1, Label::Register, dim(0)));
-            tile = ctry!(times_identity(&tile, 1, Label::Lane, dim(0)));
+            tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
+            tile = tri!(times_identity(&tile, 1, Label::Lane, dim(0)));
         }
         let warp_order = matrix_order(rank, true);
         let k_index = if op_idx == 0 { rank - 1 } else { rank - 2 };
-        let warps = ctry!(broadcasted_dot_operand_layout(
+        let warps = tri!(broadcasted_dot_operand_layout(
             self.warps_per_cta,
             prefix(&warp_order, rank),
             k_index,
             Label::Warp
         ));
         let rep = prefix(&order, rank);
-        let tile = ctry!(transpose_to(&tile, rep));
-        let warps = ctry!(transpose_to(&warps, rep));
-        let cta = ctry!(tile.product(&warps));
+        let tile = tri!(transpose_to(&tile, rep));
+        let warps = tri!(transpose_to(&warps, rep));
+        let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
+}
+
+/// The first checks of both AMD families: `version.0` in `1..=version.1`, a tensor of rank 2 or
+/// 3, one power-of-two warp count per dimension; `reasons` words the version and rank errors.
+const fn check_version_and_warps(
+    family: &'static str,
+    version: (u32, u32),
+    rank: usize,
+    warps_per_cta: &[u32],
+    reasons: [&'static str; 2],
+) -> Result<(), LayoutError> {
+    if version.0 < 1 || version.0 > version.1 {
+        return Err(bad(family, "version", None, version.0, reasons[0]));
+    }
+    if rank != 2 && rank != 3 {
+        return Err(bad(family, "shape.len()", None, rank as u32, reasons[1]));
+    }
+    tri!(check_len(family, "warps_per_cta", warps_per_cta, rank));
+    check_pow2_list(family, "warps_per_cta", warps_per_cta)
+}
+
+/// `instr_shape` is a power-of-two `[M, N, K]` (`reason` words a wrong length).
+const fn check_instr_shape(
+    family: &'static str,
+    instr_shape: &[u32],
+    reason: &'static str,
+) -> Result<(), LayoutError> {
+    if instr_shape.len() != 3 {
+        return Err(bad(
+            family,
+            "instr_shape.len()",
+            None,
+            instr_shape.len() as u32,
+            reason,
+        ));
+    }
+    check_pow2_list(family, "instr_shape", instr_shape)
 }

@@ -42,60 +42,60 @@ impl<'a> Blocked<'a> {
 
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
-        ctry!(check_len(
+        tri!(check_len(
             FAMILY,
             "size_per_thread",
             self.size_per_thread,
             rank
         ));
-        ctry!(check_len(
+        tri!(check_len(
             FAMILY,
             "threads_per_warp",
             self.threads_per_warp,
             rank
         ));
-        ctry!(check_len(FAMILY, "warps_per_cta", self.warps_per_cta, rank));
-        ctry!(check_pow2_list(
+        tri!(check_len(FAMILY, "warps_per_cta", self.warps_per_cta, rank));
+        tri!(check_pow2_list(
             FAMILY,
             "size_per_thread",
             self.size_per_thread
         ));
-        ctry!(check_pow2_list(
+        tri!(check_pow2_list(
             FAMILY,
             "threads_per_warp",
             self.threads_per_warp
         ));
-        ctry!(check_pow2_list(FAMILY, "warps_per_cta", self.warps_per_cta));
+        tri!(check_pow2_list(FAMILY, "warps_per_cta", self.warps_per_cta));
         check_order(FAMILY, "order", self.order, rank)
     }
 
     /// The CTA tile before fitting to a shape: `register × lane × warp`, outputs in `order`.
     pub const fn cta_layout(&self) -> Result<LinearLayout, LayoutError> {
-        ctry!(self.check(self.order.len()));
-        let regs = ctry!(identity_standard_nd(
+        tri!(self.check(self.order.len()));
+        let regs = tri!(identity_standard_nd(
             Label::Register,
             self.size_per_thread,
             self.order
         ));
-        let lanes = ctry!(identity_standard_nd(
+        let lanes = tri!(identity_standard_nd(
             Label::Lane,
             self.threads_per_warp,
             self.order
         ));
-        let warps = ctry!(identity_standard_nd(
+        let warps = tri!(identity_standard_nd(
             Label::Warp,
             self.warps_per_cta,
             self.order
         ));
-        let regs_lanes = ctry!(regs.product(&lanes));
+        let regs_lanes = tri!(regs.product(&lanes));
         regs_lanes.product(&warps)
     }
 
     /// The layout of a tensor of `shape` (Triton `BlockedEncodingAttr::toLinearLayout`).
     pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
-        ctry!(self.check(shape.len()));
-        let cta = ctry!(self.cta_layout());
+        tri!(check_shape(shape));
+        tri!(self.check(shape.len()));
+        let cta = tri!(self.cta_layout());
         combine_cta_with_shape(&cta, shape)
     }
 }
@@ -110,9 +110,9 @@ impl Blocked<'_> {
         op_idx: u32,
         shape: &[u32],
     ) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
+        tri!(check_shape(shape));
         let rank = shape.len();
-        ctry!(self.check(rank));
+        tri!(self.check(rank));
         if rank < 2 {
             return Err(super::params::bad(
                 FAMILY,
@@ -130,28 +130,28 @@ impl Blocked<'_> {
             d += 1;
         }
         thread_size[k_dim] = shape[k_dim];
-        let regs = ctry!(identity_standard_nd(
+        let regs = tri!(identity_standard_nd(
             Label::Register,
             thread_size.split_at(rank).0,
             self.order
         ));
-        let lanes = ctry!(broadcasted_dot_operand_layout(
+        let lanes = tri!(broadcasted_dot_operand_layout(
             self.threads_per_warp,
             self.order,
             k_dim,
             Label::Lane
         ));
-        let warps = ctry!(broadcasted_dot_operand_layout(
+        let warps = tri!(broadcasted_dot_operand_layout(
             self.warps_per_cta,
             self.order,
             k_dim,
             Label::Warp
         ));
-        let regs = ctry!(transpose_to(&regs, self.order));
-        let lanes = ctry!(transpose_to(&lanes, self.order));
-        let warps = ctry!(transpose_to(&warps, self.order));
-        let regs_lanes = ctry!(regs.product(&lanes));
-        let cta = ctry!(regs_lanes.product(&warps));
+        let regs = tri!(transpose_to(&regs, self.order));
+        let lanes = tri!(transpose_to(&lanes, self.order));
+        let warps = tri!(transpose_to(&warps, self.order));
+        let regs_lanes = tri!(regs.product(&lanes));
+        let cta = tri!(regs_lanes.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
 }

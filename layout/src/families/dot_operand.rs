@@ -10,8 +10,8 @@ use super::nvidia_mma::{nvidia_mma_tile, NvidiaMma};
 use super::params::{bad, prefix};
 use super::shape::{
     broadcasted_dot_operand_layout, check_shape, combine_cta_with_shape, dot_operand_order,
-    out_labels,
 };
+use crate::algebra::labels;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// Largest `k_width` accepted (Triton's instructions use at most 32).
@@ -79,8 +79,8 @@ impl<'a> DotOperand<'a> {
 
     /// The layout of a tensor of `shape` (Triton `DotOperandEncodingAttr::toLinearLayout`).
     pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
-        ctry!(self.check_common());
+        tri!(check_shape(shape));
+        tri!(self.check_common());
         match self.parent {
             MmaParent::Blocked(blocked) => blocked.dot_operand(self.op_idx, shape),
             MmaParent::Nvidia(mma) => self.nvidia(&mma, shape),
@@ -92,7 +92,7 @@ impl<'a> DotOperand<'a> {
     /// Triton `nvidiaDotToLinearLayout`.
     const fn nvidia(&self, mma: &NvidiaMma, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
         let rank = shape.len();
-        ctry!(mma.check(rank));
+        tri!(mma.check(rank));
         let is_a = self.op_idx == 0;
         if !is_a && mma.is_hopper() {
             return Err(bad(
@@ -114,7 +114,7 @@ impl<'a> DotOperand<'a> {
         let order = dot_operand_order(self.op_idx, rank, true);
         // The repetition order of an mma operand is also K-contiguous.
         let rep_order = dot_operand_order(self.op_idx, rank, true);
-        let tile = ctry!(nvidia_mma_tile(
+        let tile = tri!(nvidia_mma_tile(
             prefix(&tile_shape, rank),
             self.k_width,
             prefix(&order, rank),
@@ -122,15 +122,15 @@ impl<'a> DotOperand<'a> {
         ));
         let k_dim = if is_a { rank - 1 } else { rank - 2 };
         let warp_order = mma.warp_order(rank);
-        let warps = ctry!(broadcasted_dot_operand_layout(
+        let warps = tri!(broadcasted_dot_operand_layout(
             mma.warps_per_cta,
             prefix(&warp_order, rank),
             k_dim,
             Label::Warp
         ));
-        let tile_dims = out_labels(&tile);
-        let warps = ctry!(warps.transpose_outs(tile_dims.split_at(rank).0));
-        let cta = ctry!(tile.product(&warps));
+        let (tile_dims, _) = labels(&tile, false, &[]);
+        let warps = tri!(warps.transpose_outs(tile_dims.split_at(rank).0));
+        let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
 }

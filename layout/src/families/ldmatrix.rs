@@ -62,43 +62,43 @@ pub const fn ldmatrix_fragment(
     transposed: bool,
     element_bits: u32,
 ) -> Result<LinearLayout, LayoutError> {
-    ctry!(check(num_matrices, transposed, element_bits));
+    tri!(check(num_matrices, transposed, element_bits));
     let per_word = 32 / element_bits; // elements per 32-bit register
     let row_elements = 128 / element_bits;
-    let mut layout = ctry!(LinearLayout::empty().with_out_dim(Label::Dim(0), 8 * num_matrices));
-    layout = ctry!(layout.with_out_dim(Label::Dim(1), row_elements));
-    layout = ctry!(layout.with_in_dim(Label::Register));
-    layout = ctry!(layout.with_in_dim(Label::Lane));
+    let mut layout = tri!(LinearLayout::empty().with_out_dim(Label::Dim(0), 8 * num_matrices));
+    layout = tri!(layout.with_out_dim(Label::Dim(1), row_elements));
+    layout = tri!(layout.with_in_dim(Label::Register));
+    layout = tri!(layout.with_in_dim(Label::Lane));
     if !transposed {
         let mut e = 1;
         while e < per_word {
-            layout = ctry!(layout.with_basis(Label::Register, &[0, e]));
+            layout = tri!(layout.with_basis(Label::Register, &[0, e]));
             e *= 2;
         }
         let mut m = 1;
         while m < num_matrices {
-            layout = ctry!(layout.with_basis(Label::Register, &[8 * m, 0]));
+            layout = tri!(layout.with_basis(Label::Register, &[8 * m, 0]));
             m *= 2;
         }
-        layout = ctry!(layout.with_basis(Label::Lane, &[0, per_word]));
-        layout = ctry!(layout.with_basis(Label::Lane, &[0, 2 * per_word]));
+        layout = tri!(layout.with_basis(Label::Lane, &[0, per_word]));
+        layout = tri!(layout.with_basis(Label::Lane, &[0, 2 * per_word]));
         let mut r = 1;
         while r < 8 {
-            layout = ctry!(layout.with_basis(Label::Lane, &[r, 0]));
+            layout = tri!(layout.with_basis(Label::Lane, &[r, 0]));
             r *= 2;
         }
     } else {
-        layout = ctry!(layout.with_basis(Label::Register, &[1, 0]));
+        layout = tri!(layout.with_basis(Label::Register, &[1, 0]));
         let mut m = 1;
         while m < num_matrices {
-            layout = ctry!(layout.with_basis(Label::Register, &[8 * m, 0]));
+            layout = tri!(layout.with_basis(Label::Register, &[8 * m, 0]));
             m *= 2;
         }
-        layout = ctry!(layout.with_basis(Label::Lane, &[2, 0]));
-        layout = ctry!(layout.with_basis(Label::Lane, &[4, 0]));
+        layout = tri!(layout.with_basis(Label::Lane, &[2, 0]));
+        layout = tri!(layout.with_basis(Label::Lane, &[4, 0]));
         let mut c = 1;
         while c < 8 {
-            layout = ctry!(layout.with_basis(Label::Lane, &[0, c]));
+            layout = tri!(layout.with_basis(Label::Lane, &[0, c]));
             c *= 2;
         }
     }
@@ -117,12 +117,12 @@ pub const fn stmatrix_fragment(
 /// The Theorem 5.1 tile of (non-transposed) `ldmatrix`/`stmatrix` for `element_bits`:
 /// `id(32/bits, register, offset) × id(4, lane, offset)`.
 pub const fn ldmatrix_tile(element_bits: u32) -> Result<LinearLayout, LayoutError> {
-    ctry!(check(1, false, element_bits));
-    let regs = ctry!(LinearLayout::identity_1d(
+    tri!(check(1, false, element_bits));
+    let regs = tri!(LinearLayout::identity_1d(
         32 / element_bits,
         Label::Register,
         Label::Offset
     ));
-    let lanes = ctry!(LinearLayout::identity_1d(4, Label::Lane, Label::Offset));
+    let lanes = tri!(LinearLayout::identity_1d(4, Label::Lane, Label::Offset));
     regs.product(&lanes)
 }

@@ -17,16 +17,6 @@
 //! | [`SwizzledShared`], [`NvmmaShared`] | `SwizzledSharedEncodingAttr`, `NVMMASharedEncodingAttr` |
 //! | [`ldmatrix`] | the per-lane fragments of `ldmatrix`/`stmatrix` and Triton's division tile |
 
-/// `?` for `const fn`: unwraps `Ok` or returns the error.
-macro_rules! ctry {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return Err(e),
-        }
-    };
-}
-
 pub mod amd;
 pub mod blocked;
 pub mod dot_operand;
@@ -81,7 +71,7 @@ pub const fn linear_with_shape(
     layout: &LinearLayout,
     shape: &[u32],
 ) -> Result<LinearLayout, LayoutError> {
-    ctry!(shape::check_shape(shape));
+    tri!(shape::check_shape(shape));
     if layout.num_out_dims() != shape.len() {
         return Err(LayoutError::Incompatible {
             what: "linear layout: its output dimensions are not those of the tensor shape",

@@ -13,9 +13,9 @@
 
 use super::params::{bad, check_len, check_pow2_list, dim, prefix};
 use super::shape::{
-    check_shape, combine_cta_with_shape, identity_standard_nd, matrix_order, out_labels,
-    times_identity,
+    check_shape, combine_cta_with_shape, identity_standard_nd, matrix_order, times_identity,
 };
+use crate::algebra::labels;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// The parameters of an NVIDIA mma accumulator layout.
@@ -41,7 +41,7 @@ pub const fn nvidia_mma_tile(
 ) -> Result<LinearLayout, LayoutError> {
     let rank = rep_order.len();
     let ones = [1u32; MAX_DIMS];
-    let mut tile = ctry!(identity_standard_nd(
+    let mut tile = tri!(identity_standard_nd(
         Label::Register,
         prefix(&ones, rank),
         rep_order
@@ -56,10 +56,10 @@ pub const fn nvidia_mma_tile(
                 "nvidia mma tile: the tile must have a multiple of 8 rows and of 4·k_width columns",
         });
     }
-    tile = ctry!(times_identity(&tile, k_width, Label::Register, inner));
-    tile = ctry!(times_identity(&tile, 4, Label::Lane, inner));
-    tile = ctry!(times_identity(&tile, 8, Label::Lane, outer));
-    tile = ctry!(times_identity(&tile, m / 8, Label::Register, outer));
+    tile = tri!(times_identity(&tile, k_width, Label::Register, inner));
+    tile = tri!(times_identity(&tile, 4, Label::Lane, inner));
+    tile = tri!(times_identity(&tile, 8, Label::Lane, outer));
+    tile = tri!(times_identity(&tile, m / 8, Label::Register, outer));
     times_identity(&tile, n / (k_width * 4), Label::Register, inner)
 }
 
@@ -106,11 +106,11 @@ impl<'a> NvidiaMma<'a> {
                 "but an mma layout needs a tensor of rank 2 or more",
             ));
         }
-        ctry!(check_len(FAMILY, "warps_per_cta", self.warps_per_cta, rank));
-        ctry!(check_pow2_list(FAMILY, "warps_per_cta", self.warps_per_cta));
-        ctry!(check_pow2_list(FAMILY, "instr_shape", self.instr_shape));
+        tri!(check_len(FAMILY, "warps_per_cta", self.warps_per_cta, rank));
+        tri!(check_pow2_list(FAMILY, "warps_per_cta", self.warps_per_cta));
+        tri!(check_pow2_list(FAMILY, "instr_shape", self.instr_shape));
         if self.is_ampere() {
-            ctry!(check_len(FAMILY, "instr_shape", self.instr_shape, rank));
+            tri!(check_len(FAMILY, "instr_shape", self.instr_shape, rank));
             let m = self.instr_shape[rank - 2];
             let n = self.instr_shape[rank - 1];
             if m != 16 {
@@ -195,27 +195,27 @@ impl<'a> NvidiaMma<'a> {
 
     /// The layout of a tensor of `shape` (Triton `NvidiaMmaEncodingAttr::toLinearLayout`).
     pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
+        tri!(check_shape(shape));
         let rank = shape.len();
-        ctry!(self.check(rank));
+        tri!(self.check(rank));
         let tile_shape = self.tile_shape(rank);
         let order = matrix_order(rank, true);
         let rep_order = matrix_order(rank, true);
-        let tile = ctry!(nvidia_mma_tile(
+        let tile = tri!(nvidia_mma_tile(
             prefix(&tile_shape, rank),
             2,
             prefix(&order, rank),
             prefix(&rep_order, rank)
         ));
         let warp_order = self.warp_order(rank);
-        let warps = ctry!(identity_standard_nd(
+        let warps = tri!(identity_standard_nd(
             Label::Warp,
             self.warps_per_cta,
             prefix(&warp_order, rank)
         ));
-        let tile_dims = out_labels(&tile);
-        let warps = ctry!(warps.transpose_outs(tile_dims.split_at(rank).0));
-        let cta = ctry!(tile.product(&warps));
+        let (tile_dims, _) = labels(&tile, false, &[]);
+        let warps = tri!(warps.transpose_outs(tile_dims.split_at(rank).0));
+        let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
 }

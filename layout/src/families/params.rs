@@ -72,7 +72,7 @@ pub(crate) const fn check_order(
     order: &[u32],
     rank: usize,
 ) -> Result<(), LayoutError> {
-    ctry!(check_len(family, param, order, rank));
+    tri!(check_len(family, param, order, rank));
     let mut seen = 0u32;
     let mut i = 0;
     while i < order.len() {

@@ -62,7 +62,7 @@ pub const fn times_identity(
     in_dim: Label,
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
-    let factor = ctry!(identity_1d_or_empty(size, in_dim, out_dim));
+    let factor = tri!(identity_1d_or_empty(size, in_dim, out_dim));
     layout.product(&factor)
 }
 
@@ -73,7 +73,7 @@ pub const fn times_zeros(
     in_dim: Label,
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
-    let factor = ctry!(zeros_1d_or_empty(size, in_dim, out_dim));
+    let factor = tri!(zeros_1d_or_empty(size, in_dim, out_dim));
     layout.product(&factor)
 }
 
@@ -106,7 +106,7 @@ pub const fn identity_standard_nd(
     let mut i = 0;
     while i < order.len() {
         let d = order[i] as usize;
-        result = ctry!(times_identity(&result, shape[d], in_dim, dim(d)));
+        result = tri!(times_identity(&result, shape[d], in_dim, dim(d)));
         i += 1;
     }
     Ok(result)
@@ -156,10 +156,10 @@ pub const fn ensure_layout_not_smaller_than(
     let mut result = *layout;
     let mut o = 0;
     while o < layout.num_out_dims() {
-        let desired = ctry!(requested(layout, o, shape));
+        let desired = tri!(requested(layout, o, shape));
         let actual = 1u32 << layout.out_bits_at(o);
         if desired > actual {
-            result = ctry!(times_identity(
+            result = tri!(times_identity(
                 &result,
                 desired / actual,
                 k_dim,
@@ -197,7 +197,7 @@ pub const fn ensure_layout_not_larger_than(
     let mut removed_registers = 0u64; // bit k: register basis k is dropped
     let mut o = 0;
     while o < num_out {
-        let desired = ctry!(requested(layout, o, shape));
+        let desired = tri!(requested(layout, o, shape));
         let mut actual = 1u32 << layout.out_bits_at(o);
         if actual > desired {
             // Repeatedly take the largest remaining coordinate (first in input order on ties).
@@ -264,12 +264,12 @@ pub const fn ensure_layout_not_larger_than(
             }
             i += 1;
         }
-        result = ctry!(result.with_out_dim(layout.out_label(o), size));
+        result = tri!(result.with_out_dim(layout.out_label(o), size));
         o += 1;
     }
     i = 0;
     while i < num_in {
-        result = ctry!(result.with_in_dim(layout.in_label(i)));
+        result = tri!(result.with_in_dim(layout.in_label(i)));
         let mut k = 0;
         while k < layout.in_bits_at(i) as usize {
             let removed = match register {
@@ -278,7 +278,7 @@ pub const fn ensure_layout_not_larger_than(
             };
             if !removed {
                 let packed = result.pack(prefix(&coords[i][k], num_out));
-                ctry!(result.push_packed_basis(i, packed));
+                tri!(result.push_packed_basis(i, packed));
             }
             k += 1;
         }
@@ -295,19 +295,19 @@ pub const fn combine_cta_with_shape(
     cta: &LinearLayout,
     shape: &[u32],
 ) -> Result<LinearLayout, LayoutError> {
-    ctry!(check_shape(shape));
+    tri!(check_shape(shape));
     if cta.num_out_dims() != shape.len() {
         return Err(LayoutError::Incompatible {
             what:
                 "combine_cta_with_shape: the CTA layout's outputs are not the tensor's dimensions",
         });
     }
-    let grown = ctry!(ensure_layout_not_smaller_than(cta, shape));
-    let mut fitted = ctry!(ensure_layout_not_larger_than(&grown, shape, true));
+    let grown = tri!(ensure_layout_not_smaller_than(cta, shape));
+    let mut fitted = tri!(ensure_layout_not_larger_than(&grown, shape, true));
     if fitted.in_index(Label::Block).is_none() {
-        fitted = ctry!(fitted.with_in_dim(Label::Block));
+        fitted = tri!(fitted.with_in_dim(Label::Block));
     }
-    let result = ctry!(to_standard_order(&fitted));
+    let result = tri!(to_standard_order(&fitted));
     let mut d = 0;
     while d < shape.len() {
         if result.out_size(dim(d)) != shape[d] {
@@ -340,7 +340,7 @@ pub const fn permute_out_coords(
                 what: "permute_out_coords: the order names a missing output dimension",
             });
         }
-        result = ctry!(result.with_out_dim(
+        result = tri!(result.with_out_dim(
             layout.out_label(o),
             1 << layout.out_bits_at(order[o] as usize)
         ));
@@ -348,7 +348,7 @@ pub const fn permute_out_coords(
     }
     let mut i = 0;
     while i < layout.num_in_dims() {
-        result = ctry!(result.with_in_dim(layout.in_label(i)));
+        result = tri!(result.with_in_dim(layout.in_label(i)));
         let mut k = 0;
         while k < layout.in_bits_at(i) as usize {
             let c = layout.unpack(layout.packed_basis(i, k));
@@ -358,7 +358,7 @@ pub const fn permute_out_coords(
                 permuted[o] = c[order[o] as usize];
                 o += 1;
             }
-            ctry!(result.push_packed_basis(i, result.pack(prefix(&permuted, n))));
+            tri!(result.push_packed_basis(i, result.pack(prefix(&permuted, n))));
             k += 1;
         }
         i += 1;
@@ -379,7 +379,7 @@ pub const fn reshape_row_major(
         reversed[o] = layout.out_label(n - 1 - o);
         o += 1;
     }
-    let flipped = ctry!(layout.transpose_outs(reversed.split_at(n).0));
+    let flipped = tri!(layout.transpose_outs(reversed.split_at(n).0));
     let rank = shape.len();
     if rank > MAX_DIMS {
         return Err(LayoutError::TooManyDims {
@@ -392,7 +392,7 @@ pub const fn reshape_row_major(
         new_dims[d] = (dim(rank - 1 - d), shape[rank - 1 - d]);
         d += 1;
     }
-    let reshaped = ctry!(flipped.reshape_outs(new_dims.split_at(rank).0));
+    let reshaped = tri!(flipped.reshape_outs(new_dims.split_at(rank).0));
     to_standard_order(&reshaped)
 }
 
@@ -403,17 +403,6 @@ const fn dims_in_order(order: &[u32]) -> [Label; MAX_DIMS] {
     while i < order.len() {
         out[i] = dim(order[i] as usize);
         i += 1;
-    }
-    out
-}
-
-/// The outputs of `layout`, in its order.
-pub(crate) const fn out_labels(layout: &LinearLayout) -> [Label; MAX_DIMS] {
-    let mut out = [Label::Dim(0); MAX_DIMS];
-    let mut o = 0;
-    while o < layout.num_out_dims() {
-        out[o] = layout.out_label(o);
-        o += 1;
     }
     out
 }
@@ -431,9 +420,9 @@ pub const fn broadcasted_dot_operand_layout(
     while i < order.len() {
         let d = order[i] as usize;
         layout = if d == k_dim {
-            ctry!(times_zeros(&layout, shape[d], in_dim, dim(d)))
+            tri!(times_zeros(&layout, shape[d], in_dim, dim(d)))
         } else {
-            ctry!(times_identity(&layout, shape[d], in_dim, dim(d)))
+            tri!(times_identity(&layout, shape[d], in_dim, dim(d)))
         };
         i += 1;
     }

@@ -51,9 +51,9 @@ impl<'a> SwizzledShared<'a> {
 
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
-        ctry!(check_pow2(SWIZZLED, "vec", self.vec));
-        ctry!(check_pow2(SWIZZLED, "per_phase", self.per_phase));
-        ctry!(check_pow2(SWIZZLED, "max_phase", self.max_phase));
+        tri!(check_pow2(SWIZZLED, "vec", self.vec));
+        tri!(check_pow2(SWIZZLED, "per_phase", self.per_phase));
+        tri!(check_pow2(SWIZZLED, "max_phase", self.max_phase));
         check_order(SWIZZLED, "order", self.order, rank)
     }
 
@@ -66,33 +66,33 @@ impl<'a> SwizzledShared<'a> {
 
     /// The layout of a tensor of `shape` (Triton `swizzledSharedToLinearLayout`).
     pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
+        tri!(check_shape(shape));
         let rank = shape.len();
-        ctry!(self.check(rank));
+        tri!(self.check(rank));
         if rank == 1 {
-            let layout = ctry!(LinearLayout::identity_1d(shape[0], Label::Offset, dim(0)));
+            let layout = tri!(LinearLayout::identity_1d(shape[0], Label::Offset, dim(0)));
             return combine_cta_with_shape(&layout, shape);
         }
         let col = self.order[0] as usize;
         let row = self.order[1] as usize;
         let (num_cols, num_rows) = (shape[col], shape[row]);
-        let mut layout = ctry!(LinearLayout::empty().with_out_dim(dim(row), num_rows));
-        layout = ctry!(layout.with_out_dim(dim(col), num_cols));
-        layout = ctry!(layout.with_in_dim(Label::Offset));
+        let mut layout = tri!(LinearLayout::empty().with_out_dim(dim(row), num_rows));
+        layout = tri!(layout.with_out_dim(dim(col), num_cols));
+        layout = tri!(layout.with_in_dim(Label::Offset));
         let mut c = 1;
         while c < num_cols {
-            layout = ctry!(layout.with_basis(Label::Offset, &[0, c]));
+            layout = tri!(layout.with_basis(Label::Offset, &[0, c]));
             c *= 2;
         }
         let mut r = 1;
         while r < num_rows {
-            layout = ctry!(layout.with_basis(Label::Offset, &[r, self.row_swizzle(r, num_cols)]));
+            layout = tri!(layout.with_basis(Label::Offset, &[r, self.row_swizzle(r, num_cols)]));
             r *= 2;
         }
         let mut i = 2;
         while i < rank {
             let d = self.order[i] as usize;
-            layout = ctry!(times_identity(&layout, shape[d], Label::Offset, dim(d)));
+            layout = tri!(times_identity(&layout, shape[d], Label::Offset, dim(d)));
             i += 1;
         }
         combine_cta_with_shape(&layout, shape)
@@ -205,18 +205,18 @@ impl NvmmaShared {
             16
         };
         let tile_cols = 8 * width / self.element_bitwidth;
-        let mut layout = ctry!(LinearLayout::empty().with_out_dim(dim(0), 8));
-        layout = ctry!(layout.with_out_dim(dim(1), tile_cols));
-        layout = ctry!(layout.with_in_dim(Label::Offset));
+        let mut layout = tri!(LinearLayout::empty().with_out_dim(dim(0), 8));
+        layout = tri!(layout.with_out_dim(dim(1), tile_cols));
+        layout = tri!(layout.with_in_dim(Label::Offset));
         let mut c = 1;
         while c < tile_cols {
-            layout = ctry!(layout.with_basis(Label::Offset, &[0, c]));
+            layout = tri!(layout.with_basis(Label::Offset, &[0, c]));
             c *= 2;
         }
         let mut r = 1;
         while r < 8 {
             let swizzle = self.vec() * ((r / self.per_phase()) % self.max_phase());
-            layout = ctry!(layout.with_basis(Label::Offset, &[r, swizzle]));
+            layout = tri!(layout.with_basis(Label::Offset, &[r, swizzle]));
             r *= 2;
         }
         Ok(layout)
@@ -224,13 +224,13 @@ impl NvmmaShared {
 
     /// The layout of a tensor of `shape` (Triton `nvmmaSharedToLinearLayout`).
     pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
-        ctry!(self.check());
+        tri!(check_shape(shape));
+        tri!(self.check());
         let rank = shape.len();
-        let tma = ctry!(self.tma_block_shape(shape));
+        let tma = tri!(self.tma_block_shape(shape));
         if self.swizzle_byte_width == 0 {
             // Row-major over the box, then repeated over the tensor.
-            let mut layout = ctry!(LinearLayout::identity_1d(
+            let mut layout = tri!(LinearLayout::identity_1d(
                 tma[rank - 1],
                 Label::Offset,
                 dim(rank - 1)
@@ -238,9 +238,9 @@ impl NvmmaShared {
             let mut d = rank - 1;
             while d > 0 {
                 d -= 1;
-                layout = ctry!(times_identity(&layout, tma[d], Label::Offset, dim(d)));
+                layout = tri!(times_identity(&layout, tma[d], Label::Offset, dim(d)));
             }
-            let layout = ctry!(ensure_layout_not_smaller_than(&layout, shape));
+            let layout = tri!(ensure_layout_not_smaller_than(&layout, shape));
             return combine_cta_with_shape(&layout, shape);
         }
         if rank < 2 {
@@ -273,7 +273,7 @@ impl NvmmaShared {
         if self.transposed {
             collapsed.swap(0, 1);
         }
-        let tile = ctry!(self.core_matrix());
+        let tile = tri!(self.core_matrix());
         let tile_rows = tile.out_size(dim(0));
         let tile_cols = tile.out_size(dim(1));
         if collapsed[1] < tile_cols || collapsed[0] < tile_rows {
@@ -285,7 +285,7 @@ impl NvmmaShared {
                 "elements per TMA box, which do not cover one 8-row core matrix (Triton: illegal shared layout)",
             ));
         }
-        let layout = ctry!(ensure_layout_not_smaller_than(&tile, prefix(&collapsed, 2)));
+        let layout = tri!(ensure_layout_not_smaller_than(&tile, prefix(&collapsed, 2)));
         // Reshape to the (pre-transposition) box, then move the contiguous dimension first.
         let mut box_shape = tma;
         if self.transposed {
@@ -297,7 +297,7 @@ impl NvmmaShared {
             }
             box_shape[rank - 1] = first;
         }
-        let mut layout = ctry!(reshape_row_major(&layout, prefix(&box_shape, rank)));
+        let mut layout = tri!(reshape_row_major(&layout, prefix(&box_shape, rank)));
         if self.transposed {
             let mut order = [0u32; MAX_DIMS];
             order[0] = (rank - 1) as u32;
@@ -306,9 +306,9 @@ impl NvmmaShared {
                 order[d] = (d - 1) as u32;
                 d += 1;
             }
-            layout = ctry!(permute_out_coords(&layout, prefix(&order, rank)));
+            layout = tri!(permute_out_coords(&layout, prefix(&order, rank)));
         }
-        let layout = ctry!(ensure_layout_not_smaller_than(&layout, shape));
+        let layout = tri!(ensure_layout_not_smaller_than(&layout, shape));
         combine_cta_with_shape(&layout, shape)
     }
 }

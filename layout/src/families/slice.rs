@@ -27,7 +27,7 @@ impl<'a> Slice<'a> {
 
     /// The layout of a tensor of `shape` (Triton `SliceEncodingAttr::toLinearLayout`).
     pub const fn to_linear_layout(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
-        ctry!(check_shape(shape));
+        tri!(check_shape(shape));
         let rank = shape.len();
         if rank + 1 > MAX_DIMS {
             return Err(LayoutError::TooManyDims {
@@ -53,7 +53,7 @@ impl<'a> Slice<'a> {
             }
             p += 1;
         }
-        let parent = ctry!(self
+        let parent = tri!(self
             .parent
             .to_linear_layout(parent_shape.split_at(rank + 1).0));
         slice_of(&parent, self.dim)
@@ -85,14 +85,14 @@ pub const fn slice_of(parent: &LinearLayout, removed: u32) -> Result<LinearLayou
         }
         let size = 1u32 << parent.out_bits_at(o);
         projection = if o == removed as usize {
-            ctry!(times_zeros(&projection, size, label, dim(0)))
+            tri!(times_zeros(&projection, size, label, dim(0)))
         } else {
             let target = if o < removed as usize { o } else { o - 1 };
-            ctry!(times_identity(&projection, size, label, dim(target)))
+            tri!(times_identity(&projection, size, label, dim(target)))
         };
         o += 1;
     }
-    let sliced = ctry!(parent.compose(&projection));
+    let sliced = tri!(parent.compose(&projection));
     if sliced.in_index(Label::Register).is_none() {
         return Ok(sliced);
     }

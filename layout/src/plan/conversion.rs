@@ -31,11 +31,9 @@
 
 use super::bank::BankAccess;
 use super::broadcast::Broadcast;
+use super::space::RegisterSolver;
 use super::swizzle::{optimal_swizzle, Swizzle};
-use super::{
-    bases, check_distributed, check_element_bits, check_same_tile, combine, nonzero_bases,
-    PlanError, Space,
-};
+use super::{bases, check_distributed_pair, combine, nonzero_bases, PlanError, Space};
 use crate::f2::EchelonBasis;
 use crate::{Label, LinearLayout};
 use std::boxed::Box;
@@ -191,10 +189,7 @@ pub fn plan_conversion(
     dst: &LinearLayout,
     element_bits: u32,
 ) -> Result<Conversion, PlanError> {
-    check_element_bits(element_bits)?;
-    check_same_tile(src, dst)?;
-    check_distributed(src, "source")?;
-    check_distributed(dst, "destination")?;
+    check_distributed_pair((src, "source"), (dst, "destination"), element_bits)?;
     for label in [Label::Lane, Label::Warp] {
         if src.in_bits(label) != dst.in_bits(label) {
             return Err(PlanError::DifferentHardware {
@@ -265,40 +260,6 @@ fn is_noop(src: &LinearLayout, dst: &LinearLayout) -> bool {
             let (a, b) = (bases(src, label), bases(dst, label));
             b.len() <= a.len() && a[..b.len()] == b[..]
         })
-}
-
-/// Expresses `v` in the non-zero register bases of a layout, as a register index.
-struct RegisterSolver {
-    echelon: EchelonBasis,
-    bits: Vec<u32>,
-}
-
-impl RegisterSolver {
-    fn new(layout: &LinearLayout) -> Self {
-        let mut echelon = EchelonBasis::new();
-        let mut bits = Vec::new();
-        for (k, v) in nonzero_bases(layout, Label::Register) {
-            if echelon.insert(v) {
-                bits.push(k);
-            } else {
-                // Keep the insertion indices aligned with `bits`.
-                bits.push(u32::MAX);
-            }
-        }
-        RegisterSolver { echelon, bits }
-    }
-
-    /// The register index holding `v` relative to register 0, if `v ∈ span(registers)`.
-    fn register_of(&self, v: u64) -> Option<u32> {
-        let combo = self.echelon.express(v)?;
-        Some(
-            self.bits
-                .iter()
-                .enumerate()
-                .filter(|&(j, &k)| combo >> j & 1 == 1 && k != u32::MAX)
-                .fold(0, |acc, (_, &k)| acc | 1 << k),
-        )
-    }
 }
 
 /// The register plan, if every thread already holds what it needs.

@@ -99,13 +99,7 @@ pub fn plan_gather(
     check_element_bits(element_bits)?;
     check_distributed(src, "source")?;
     check_distributed(index, "index")?;
-    let axis_label = Label::Dim(axis as u8);
-    let axis_s = src
-        .out_index(axis_label)
-        .ok_or(PlanError::MissingDimension {
-            role: "source",
-            label: axis_label,
-        })?;
+    let axis_s = source_axis(src, axis as usize)?;
     let same_dims = src.num_out_dims() == index.num_out_dims()
         && (0..src.num_out_dims()).all(|o| {
             src.out_label(o) == index.out_label(o)
@@ -115,7 +109,7 @@ pub fn plan_gather(
         return Err(PlanError::GatherTiles {
             src: Box::new(*src),
             index: Box::new(*index),
-            axis: axis_label,
+            axis: src.out_label(axis_s),
         });
     }
     if bases(src, Label::Block)
@@ -273,4 +267,13 @@ fn repack_to(from: &LinearLayout, to: &LinearLayout, v: u64) -> u64 {
 /// An off-axis vector of `src` in `index`'s packing.
 fn repack_off_axis(src: &LinearLayout, index: &LinearLayout, v: u64) -> u64 {
     repack_to(src, index, v)
+}
+
+/// The output dimension of `src` that is tensor dimension `axis`.
+pub(crate) fn source_axis(src: &LinearLayout, axis: usize) -> Result<usize, PlanError> {
+    let label = Label::Dim(axis as u8);
+    src.out_index(label).ok_or(PlanError::MissingDimension {
+        role: "source",
+        label,
+    })
 }

@@ -24,7 +24,7 @@
 use super::bank::bank_wavefronts;
 use super::broadcast::Broadcast;
 use super::conversion::BARRIER_COST;
-use super::gather::{plan_gather, GatherPlan};
+use super::gather::{plan_gather, source_axis, GatherPlan};
 use super::movement::{xor_bits, Affine, StoreStep};
 use super::shared_steps::store_step;
 use super::PlanError;
@@ -135,13 +135,7 @@ pub fn gather_code(
     axis: usize,
     element_bits: u32,
 ) -> Result<GatherCode, PlanError> {
-    let axis_label = Label::Dim(axis as u8);
-    let axis_o = src
-        .out_index(axis_label)
-        .ok_or(PlanError::MissingDimension {
-            role: "source",
-            label: axis_label,
-        })?;
+    let axis_o = source_axis(src, axis)?;
     let axis_bits = src.out_bits_at(axis_o);
     let registers = index.in_size(Label::Register);
     // The column of each index input bit, as coordinates of the source tile (axis cleared).
@@ -150,7 +144,7 @@ pub fn gather_code(
             .basis(label, k)
             .map(|c| c[..index.num_out_dims()].to_vec())
             .unwrap_or_default();
-        if let Some(o) = index.out_index(axis_label) {
+        if let Some(o) = index.out_index(src.out_label(axis_o)) {
             coords[o] = 0;
         }
         coords

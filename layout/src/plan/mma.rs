@@ -24,8 +24,8 @@
 //! register bases). Any mismatch is an error naming the operand.
 
 use super::movement::xor_bits;
+use super::space::RegisterSolver;
 use super::{bases, PlanError};
-use crate::f2::EchelonBasis;
 use crate::{Label, LinearLayout};
 use core::fmt;
 use std::vec::Vec;
@@ -188,38 +188,6 @@ pub struct DotPlan {
 /// The `(dim0, dim1)` coordinates of a packed vector of a rank-2 layout.
 fn coords(layout: &LinearLayout, v: u64) -> (u32, u32) {
     (layout.coord(v, 0), layout.coord(v, 1))
-}
-
-/// Register index (relative to 0) whose image is `target`, by the non-zero register bases.
-struct Solver {
-    echelon: EchelonBasis,
-    bits: Vec<u32>,
-}
-
-impl Solver {
-    fn new(layout: &LinearLayout) -> Self {
-        let mut echelon = EchelonBasis::new();
-        let mut bits = Vec::new();
-        for (k, v) in bases(layout, Label::Register).into_iter().enumerate() {
-            if echelon.insert(v) {
-                bits.push(k as u32);
-            } else {
-                bits.push(u32::MAX);
-            }
-        }
-        Solver { echelon, bits }
-    }
-
-    fn solve(&self, target: u64) -> Option<u32> {
-        let combo = self.echelon.express(target)?;
-        Some(
-            self.bits
-                .iter()
-                .enumerate()
-                .filter(|&(j, &k)| combo >> j & 1 == 1 && k != u32::MAX)
-                .fold(0, |r, (_, &k)| r | 1 << k),
-        )
-    }
 }
 
 /// The register bit of `layout` whose basis is exactly `target` (the first one), if any.
@@ -390,7 +358,7 @@ pub fn plan_dot(
         .filter(|r| r & (fragment_mask | zeros) == 0)
         .collect();
     let c_regs = bases(acc, Label::Register);
-    let (a_solver, b_solver) = (Solver::new(a), Solver::new(b));
+    let (a_solver, b_solver) = (RegisterSolver::new(a), RegisterSolver::new(b));
     let mut steps = Vec::new();
     for step in 0..1u32 << k_steps.len() {
         let kt = xor_bits(k_steps, step);
@@ -401,14 +369,8 @@ pub fn plan_dot(
                 .filter(|&(j, _)| tile >> j & 1 == 1)
                 .fold(0u64, |acc_v, (_, &v)| acc_v ^ v);
             let (m0, n0) = coords(acc, image);
-            let a_base = a_solver.solve(a_at(m0, kt)).ok_or(DotError::NoRegister {
-                operand: "a",
-                at: (m0, kt),
-            })?;
-            let b_base = b_solver.solve(b_at(kt, n0)).ok_or(DotError::NoRegister {
-                operand: "b",
-                at: (kt, n0),
-            })?;
+            let a_base = register_at(&a_solver, "a", (m0, kt), a_at)?;
+            let b_base = register_at(&b_solver, "b", (kt, n0), b_at)?;
             steps.push(MmaStep {
                 a: (0..a_elems)
                     .map(|i| element(&a_frag_bits, a_base, i))
@@ -435,4 +397,17 @@ pub fn plan_dot(
         duplicates,
         acc_registers: acc.in_size(Label::Register),
     })
+}
+
+/// The register of `operand` (relative to register 0) holding the element at `at`, whose image
+/// is `image(at)`.
+fn register_at(
+    solver: &RegisterSolver,
+    operand: &'static str,
+    at: (u32, u32),
+    image: impl Fn(u32, u32) -> u64,
+) -> Result<u32, DotError> {
+    solver
+        .register_of(image(at.0, at.1))
+        .ok_or(DotError::NoRegister { operand, at })
 }

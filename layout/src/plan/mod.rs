@@ -250,6 +250,19 @@ pub fn check_distributed(layout: &LinearLayout, role: &'static str) -> Result<()
         .map_err(|error| PlanError::LayoutOf { role, error })
 }
 
+/// Ok if `a` and `b` (in the roles `a_role`, `b_role`) are distributed layouts of one tile, moving
+/// elements of a supported width `element_bits`: the inputs of a plan between two layouts.
+pub fn check_distributed_pair(
+    (a, a_role): (&LinearLayout, &'static str),
+    (b, b_role): (&LinearLayout, &'static str),
+    element_bits: u32,
+) -> Result<(), PlanError> {
+    check_element_bits(element_bits)?;
+    check_same_tile(a, b)?;
+    check_distributed(a, a_role)?;
+    check_distributed(b, b_role)
+}
+
 /// Ok if `bits` is a supported element width: a power of two from 8 to 128.
 pub fn check_element_bits(bits: u32) -> Result<(), PlanError> {
     if bits.is_power_of_two() && (8..=128).contains(&bits) {

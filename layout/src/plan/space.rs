@@ -4,7 +4,9 @@
 //! Vectors are packed logical coordinates (a [`LinearLayout`](crate::LinearLayout)'s output
 //! packing: `dim0` in the low bits), i.e. the flattened tile index with `dim0` most minor.
 
+use super::nonzero_bases;
 use crate::f2::EchelonBasis;
+use crate::{Label, LinearLayout};
 use std::vec::Vec;
 
 /// A subspace, kept both as an echelon form (for membership) and as the list of independent
@@ -118,4 +120,38 @@ pub fn complement_units(basis: &[u64], bits: u32) -> Vec<u64> {
 /// `2^dim(span(a) ∩ span(b))`.
 pub fn intersection_size(a: &[u64], b: &[u64]) -> u32 {
     1 << intersection(a, b).len()
+}
+
+/// Expresses `v` in the non-zero register bases of a layout, as a register index.
+pub(crate) struct RegisterSolver {
+    echelon: EchelonBasis,
+    bits: Vec<u32>,
+}
+
+impl RegisterSolver {
+    pub(crate) fn new(layout: &LinearLayout) -> Self {
+        let mut echelon = EchelonBasis::new();
+        let mut bits = Vec::new();
+        for (k, v) in nonzero_bases(layout, Label::Register) {
+            if echelon.insert(v) {
+                bits.push(k);
+            } else {
+                // Keep the insertion indices aligned with `bits`.
+                bits.push(u32::MAX);
+            }
+        }
+        RegisterSolver { echelon, bits }
+    }
+
+    /// The register index holding `v` relative to register 0, if `v ∈ span(registers)`.
+    pub(crate) fn register_of(&self, v: u64) -> Option<u32> {
+        let combo = self.echelon.express(v)?;
+        Some(
+            self.bits
+                .iter()
+                .enumerate()
+                .filter(|&(j, &k)| combo >> j & 1 == 1 && k != u32::MAX)
+                .fold(0, |acc, (_, &k)| acc | 1 << k),
+        )
+    }
 }

@@ -28,8 +28,7 @@
 
 use super::bank::{bank_wavefronts, BankAccess, BANK_ROW_BITS};
 use super::{
-    bases, check_distributed, check_element_bits, check_same_tile, nonzero_bases, space, PlanError,
-    Space,
+    bases, check_distributed_pair, check_element_bits, nonzero_bases, space, PlanError, Space,
 };
 use crate::{Label, LinearLayout};
 use std::format;
@@ -88,10 +87,7 @@ pub fn optimal_swizzle(
     read: &LinearLayout,
     element_bits: u32,
 ) -> Result<Swizzle, PlanError> {
-    check_element_bits(element_bits)?;
-    check_same_tile(write, read)?;
-    check_distributed(write, "write")?;
-    check_distributed(read, "read")?;
+    check_distributed_pair((write, "write"), (read, "read"), element_bits)?;
     for (layout, role) in [(write, "write"), (read, "read")] {
         if bases(layout, Label::Block).iter().any(|&v| v != 0) {
             return Err(PlanError::new(format!(

@@ -178,17 +178,7 @@ pub fn layout_from_bases_json(v: &Json) -> Result<LinearLayout, SpecError> {
             return Err(SpecError::field(&path, "expected [in_dim, [basis, ...]]"));
         }
         let name = label(&pair[0], &index(&path, 0))?;
-        layout = layout
-            .with_in_dim(name)
-            .map_err(|e| SpecError::layout(&path, e))?;
-        let list_path = index(&path, 1);
-        for (k, basis) in array(&pair[1], &list_path)?.iter().enumerate() {
-            let basis_path = index(&list_path, k);
-            let coords = uint_list(basis, &basis_path)?;
-            layout = layout
-                .with_basis(name, &coords)
-                .map_err(|e| SpecError::layout(&basis_path, e))?;
-        }
+        layout = with_in_dim_json(layout, name, &path, &pair[1], &index(&path, 1))?;
     }
     Ok(layout)
 }
@@ -211,16 +201,29 @@ pub fn layout_from_dim_bases_json(v: &Json, shape: &[u32]) -> Result<LinearLayou
         let dim = Label::parse(name).ok_or_else(|| {
             SpecError::field(&path, format!("unknown input dimension \"{name}\""))
         })?;
+        layout = with_in_dim_json(layout, dim, &path, list, &path)?;
+    }
+    Ok(layout)
+}
+
+/// `layout` with input dimension `name` added (its errors at `dim_path`) and its bases read from
+/// the array `list` (at `list_path`).
+fn with_in_dim_json(
+    layout: LinearLayout,
+    name: Label,
+    dim_path: &str,
+    list: &Json,
+    list_path: &str,
+) -> Result<LinearLayout, SpecError> {
+    let mut layout = layout
+        .with_in_dim(name)
+        .map_err(|e| SpecError::layout(dim_path, e))?;
+    for (k, basis) in array(list, list_path)?.iter().enumerate() {
+        let basis_path = index(list_path, k);
+        let coords = uint_list(basis, &basis_path)?;
         layout = layout
-            .with_in_dim(dim)
-            .map_err(|e| SpecError::layout(&path, e))?;
-        for (k, basis) in array(list, &path)?.iter().enumerate() {
-            let basis_path = index(&path, k);
-            let coords = uint_list(basis, &basis_path)?;
-            layout = layout
-                .with_basis(dim, &coords)
-                .map_err(|e| SpecError::layout(&basis_path, e))?;
-        }
+            .with_basis(name, &coords)
+            .map_err(|e| SpecError::layout(&basis_path, e))?;
     }
     Ok(layout)
 }

@@ -110,52 +110,38 @@ fn product_piece(v: &Json, path: &str) -> Result<Result<LinearLayout, LayoutErro
             .ok_or_else(|| SpecError::field(path, "empty"))?,
         &at(0),
     )?;
-    let expect_len = |n: usize| {
-        if items.len() == n {
-            Ok(())
-        } else {
-            Err(SpecError::field(
-                path,
-                format!(
-                    "`{kind}` takes {} arguments, found {}",
-                    n - 1,
-                    items.len() - 1
-                ),
-            ))
-        }
-    };
-    Ok(match kind {
-        "identity_1d" => {
-            expect_len(4)?;
-            LinearLayout::identity_1d(
-                uint(&items[1], &at(1))?,
-                label(&items[2], &at(2))?,
-                label(&items[3], &at(3))?,
-            )
-        }
-        "strided_1d" => {
-            expect_len(5)?;
-            LinearLayout::strided_1d(
-                uint(&items[1], &at(1))?,
-                uint(&items[2], &at(2))?,
-                label(&items[3], &at(3))?,
-                label(&items[4], &at(4))?,
-            )
-        }
-        "zeros_1d" => {
-            expect_len(4)?;
-            LinearLayout::zeros_1d(
-                uint(&items[1], &at(1))?,
-                label(&items[2], &at(2))?,
-                label(&items[3], &at(3))?,
-            )
-        }
+    let len = match kind {
+        "identity_1d" | "zeros_1d" => 4,
+        "strided_1d" => 5,
         other => {
             return Err(SpecError::field(
                 &at(0),
                 format!("unknown layout constructor \"{other}\""),
             ))
         }
+    };
+    if items.len() != len {
+        return Err(SpecError::field(
+            path,
+            format!(
+                "`{kind}` takes {} arguments, found {}",
+                len - 1,
+                items.len() - 1
+            ),
+        ));
+    }
+    // `[kind, size, (stride,) in, out]`.
+    let size = uint(&items[1], &at(1))?;
+    let stride = match kind {
+        "strided_1d" => Some(uint(&items[2], &at(2))?),
+        _ => None,
+    };
+    let in_dim = label(&items[len - 2], &at(len - 2))?;
+    let out_dim = label(&items[len - 1], &at(len - 1))?;
+    Ok(match (kind, stride) {
+        ("zeros_1d", _) => LinearLayout::zeros_1d(size, in_dim, out_dim),
+        (_, Some(stride)) => LinearLayout::strided_1d(size, stride, in_dim, out_dim),
+        _ => LinearLayout::identity_1d(size, in_dim, out_dim),
     })
 }
 

@@ -13,32 +13,16 @@ pub fn check_bank_case(case: &Json) -> Result<(), Vec<String>> {
         .and_then(|v| v.as_str())
         .unwrap_or("?")
         .to_string();
+    let value = |key: &str| field(case, "", key).map_err(|e| e.to_string());
+    let number = |key: &str| uint(value(key)?, key).map_err(|e| e.to_string());
     let run = || -> Result<(u32, BankAccess), String> {
-        let shape = shape_from_json(
-            field(case, "", "shape").map_err(|e| e.to_string())?,
-            "shape",
-        )
-        .map_err(|e| e.to_string())?;
-        let distributed = layout_from_spec(
-            field(case, "", "distributed").map_err(|e| e.to_string())?,
-            &shape,
-        )
-        .map_err(|e| format!("distributed: {e}"))?;
-        let shared = layout_from_spec(
-            field(case, "", "shared").map_err(|e| e.to_string())?,
-            &shape,
-        )
-        .map_err(|e| format!("shared: {e}"))?;
-        let bits = uint(
-            field(case, "", "element_bits").map_err(|e| e.to_string())?,
-            "element_bits",
-        )
-        .map_err(|e| e.to_string())?;
-        let expected = uint(
-            field(case, "", "conflicts").map_err(|e| e.to_string())?,
-            "conflicts",
-        )
-        .map_err(|e| e.to_string())?;
+        let shape = shape_from_json(value("shape")?, "shape").map_err(|e| e.to_string())?;
+        let distributed = layout_from_spec(value("distributed")?, &shape)
+            .map_err(|e| format!("distributed: {e}"))?;
+        let shared =
+            layout_from_spec(value("shared")?, &shape).map_err(|e| format!("shared: {e}"))?;
+        let bits = number("element_bits")?;
+        let expected = number("conflicts")?;
         let access = bank_wavefronts(&shared, &distributed, bits).map_err(|e| e.to_string())?;
         Ok((expected, access))
     };
