@@ -11,6 +11,16 @@ fn run(threads: u32, shared: usize, body: impl Fn(u32) + Sync) -> EmulatorReport
     run_grid([1, 1, 1], [threads, 1, 1], shared, &|| body(thread_idx_x())).unwrap()
 }
 
+/// The report's warp-wide shared accesses, their wavefronts, and the fewest wavefronts they
+/// could take.
+fn counts(r: &EmulatorReport) -> (u64, u64, u64) {
+    (
+        r.shared_accesses,
+        r.shared_wavefronts,
+        r.shared_ideal_wavefronts,
+    )
+}
+
 fn load_words(stride_bytes: u32) -> EmulatorReport {
     run(32, 32 * 128, move |lane| unsafe {
         let _: u32 = ld_shared_v1(dynamic_shared_base() + lane * stride_bytes);
@@ -20,18 +30,14 @@ fn load_words(stride_bytes: u32) -> EmulatorReport {
 #[test]
 fn conflict_free_32_bit_access_is_one_wavefront() {
     let r = load_words(4);
-    assert_eq!(r.shared_accesses, 1);
-    assert_eq!(r.shared_wavefronts, 1);
-    assert_eq!(r.shared_ideal_wavefronts, 1);
+    assert_eq!(counts(&r), (1, 1, 1));
 }
 
 #[test]
 fn thirty_two_lanes_on_one_bank_are_32_wavefronts() {
     // Stride 128 bytes: every lane hits bank 0, each at a different word.
     let r = load_words(128);
-    assert_eq!(r.shared_accesses, 1);
-    assert_eq!(r.shared_wavefronts, 32);
-    assert_eq!(r.shared_ideal_wavefronts, 1);
+    assert_eq!(counts(&r), (1, 32, 1));
     assert_eq!(r.bank_conflict_factor(), 32.0);
 }
 
@@ -55,9 +61,7 @@ fn contiguous_128_bit_access_is_four_wavefronts() {
     let r = run(32, 512, |lane| unsafe {
         let _: [u32; 4] = ld_shared_v4(dynamic_shared_base() + 16 * lane);
     });
-    assert_eq!(r.shared_accesses, 1);
-    assert_eq!(r.shared_wavefronts, 4);
-    assert_eq!(r.shared_ideal_wavefronts, 4);
+    assert_eq!(counts(&r), (1, 4, 4));
 }
 
 #[test]
@@ -93,9 +97,7 @@ fn loop_iterations_are_separate_accesses_and_warps_are_separate() {
             let _: u32 = ld_shared_v1(dynamic_shared_base() + (tid % 32) * stride + k * 4096);
         }
     });
-    assert_eq!(r.shared_accesses, 6);
-    assert_eq!(r.shared_wavefronts, 2 * (1 + 16 + 1));
-    assert_eq!(r.shared_ideal_wavefronts, 6);
+    assert_eq!(counts(&r), (6, 2 * (1 + 16 + 1), 6));
     assert_eq!(r.shared_sites.len(), 1);
     assert_eq!(r.shared_sites[0].stats.accesses, 6);
 }

@@ -3,7 +3,7 @@
 
 mod emulator_support;
 
-use emulator_support::Buffer;
+use emulator_support::{run_with_output, Buffer};
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError, SharedAccessKind};
 use tessera::Ptr;
@@ -13,32 +13,35 @@ fn copies_complete_at_wait_group_not_before() {
     let src: Vec<u32> = (1..=64).collect();
     let mut input = Buffer::from_u32(&src);
     let in_ptr: Ptr<u32> = input.ptr();
-    let mut out = Buffer::zeros(32 * 4);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [32, 1, 1], 256, &|| unsafe {
-        let lane = lane_id();
-        let base = dynamic_shared_base();
-        // Group 0: words 0..32 (4 bytes per lane), group 1: words 32..64 (8 bytes per even lane).
-        cp_async_ca::<4, u32>(base + 4 * lane, in_ptr.offset(lane as isize));
-        cp_async_commit_group();
-        if lane.is_multiple_of(2) {
-            cp_async_ca::<8, u32>(base + 128 + 4 * lane, in_ptr.offset(32 + lane as isize));
-        }
-        cp_async_commit_group();
-        let before: u32 = ld_shared_v1(base + 4 * lane);
-        cp_async_wait_group::<1>();
-        let first: u32 = ld_shared_v1(base + 4 * lane);
-        let second_early: u32 = ld_shared_v1(base + 128 + 4 * lane);
-        cp_async_wait_group::<0>();
-        sync_threads();
-        let second: u32 = ld_shared_v1(base + 128 + 4 * lane);
-        st_global_v4(
-            out_ptr.offset(4 * lane as isize),
-            true,
-            [before, first, second_early, second],
-        );
-    })
-    .unwrap();
+    let out = run_with_output(
+        [1, 1, 1],
+        [32, 1, 1],
+        256,
+        32 * 4,
+        |out_ptr: Ptr<u32>| unsafe {
+            let lane = lane_id();
+            let base = dynamic_shared_base();
+            // Group 0: words 0..32 (4 bytes per lane), group 1: words 32..64 (8 bytes per even lane).
+            cp_async_ca::<4, u32>(base + 4 * lane, in_ptr.offset(lane as isize));
+            cp_async_commit_group();
+            if lane.is_multiple_of(2) {
+                cp_async_ca::<8, u32>(base + 128 + 4 * lane, in_ptr.offset(32 + lane as isize));
+            }
+            cp_async_commit_group();
+            let before: u32 = ld_shared_v1(base + 4 * lane);
+            cp_async_wait_group::<1>();
+            let first: u32 = ld_shared_v1(base + 4 * lane);
+            let second_early: u32 = ld_shared_v1(base + 128 + 4 * lane);
+            cp_async_wait_group::<0>();
+            sync_threads();
+            let second: u32 = ld_shared_v1(base + 128 + 4 * lane);
+            st_global_v4(
+                out_ptr.offset(4 * lane as isize),
+                true,
+                [before, first, second_early, second],
+            );
+        },
+    );
     let got = out.to_u32();
     for lane in 0..32usize {
         let w = &got[4 * lane..4 * lane + 4];
@@ -62,9 +65,7 @@ fn zfill_writes_zeros_and_reads_nothing_for_masked_lanes() {
     let src: Vec<u32> = (100..164).collect();
     let mut input = Buffer::from_u32(&src);
     let in_ptr: Ptr<u32> = input.ptr();
-    let mut out = Buffer::zeros(64);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [16, 1, 1], 256, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [16, 1, 1], 256, 64, |out_ptr: Ptr<u32>| unsafe {
         let t = thread_idx_x();
         let base = dynamic_shared_base();
         // Pre-fill shared memory with garbage, then copy 16 bytes per lane; odd lanes masked
@@ -85,8 +86,7 @@ fn zfill_writes_zeros_and_reads_nothing_for_masked_lanes() {
         cp_async_wait_all();
         let v: [u32; 4] = ld_shared_v4(base + 16 * t);
         st_global_v4(out_ptr.offset(4 * t as isize), true, v);
-    })
-    .unwrap();
+    });
     let got = out.to_u32();
     for t in 0..16usize {
         for k in 0..4 {

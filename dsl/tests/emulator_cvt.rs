@@ -7,10 +7,9 @@
 
 mod emulator_support;
 
-use emulator_support::{Buffer, Rng};
+use emulator_support::{run_with_output, Buffer, Rng};
 use tessera::device::*;
 use tessera::dtype::{self, bf16, f8e4m3, f8e5m2};
-use tessera::emulator::run_grid;
 use tessera::Ptr;
 
 #[test]
@@ -275,34 +274,37 @@ fn device_conversions_inside_a_kernel() {
     let n = inputs.len();
     let mut input = Buffer::from_f32(&inputs);
     let in_ptr: Ptr<f32> = input.ptr();
-    let mut out = Buffer::zeros(n * 8);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([n as u32, 1, 1], [1, 1, 1], 0, &|| unsafe {
-        let i = block_idx_x() as isize;
-        let x = ld_global_v1(in_ptr.offset(i), true, 0.0f32);
-        let o = out_ptr.offset(8 * i);
-        st_global_v4(
-            o,
-            true,
-            [
-                f32_to_f16(x).to_bits() as u32 | (f32_to_bf16(x).to_bits() as u32) << 16,
-                f32_to_f8e4m3(x).to_bits() as u32 | (f32_to_f8e5m2(x).to_bits() as u32) << 8,
-                f32_to_i32_rz(x) as u32,
-                f32_to_i32_rn(x) as u32,
-            ],
-        );
-        st_global_v4(
-            o.offset(4),
-            true,
-            [
-                f32_to_u32_rz(x),
-                f32_to_u32_rn(x),
-                f16_to_f32(f32_to_f16(x)).to_bits(),
-                bf16_to_f32(f32_to_bf16(x)).to_bits(),
-            ],
-        );
-    })
-    .unwrap();
+    let out = run_with_output(
+        [n as u32, 1, 1],
+        [1, 1, 1],
+        0,
+        n * 8,
+        |out_ptr: Ptr<u32>| unsafe {
+            let i = block_idx_x() as isize;
+            let x = ld_global_v1(in_ptr.offset(i), true, 0.0f32);
+            let o = out_ptr.offset(8 * i);
+            st_global_v4(
+                o,
+                true,
+                [
+                    f32_to_f16(x).to_bits() as u32 | (f32_to_bf16(x).to_bits() as u32) << 16,
+                    f32_to_f8e4m3(x).to_bits() as u32 | (f32_to_f8e5m2(x).to_bits() as u32) << 8,
+                    f32_to_i32_rz(x) as u32,
+                    f32_to_i32_rn(x) as u32,
+                ],
+            );
+            st_global_v4(
+                o.offset(4),
+                true,
+                [
+                    f32_to_u32_rz(x),
+                    f32_to_u32_rn(x),
+                    f16_to_f32(f32_to_f16(x)).to_bits(),
+                    bf16_to_f32(f32_to_bf16(x)).to_bits(),
+                ],
+            );
+        },
+    );
     let got = out.to_u32();
     for (i, &x) in inputs.iter().enumerate() {
         let w = &got[8 * i..8 * i + 8];
@@ -341,12 +343,9 @@ fn device_conversions_inside_a_kernel() {
 }
 
 fn i32_to_f32_host(x: i32) -> f32 {
-    let mut out = Buffer::zeros(1);
-    let out_ptr: Ptr<f32> = out.ptr();
-    run_grid([1, 1, 1], [1, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [1, 1, 1], 0, 1, |out_ptr: Ptr<f32>| unsafe {
         st_global_v1(out_ptr, true, i32_to_f32(x));
-    })
-    .unwrap();
+    });
     out.to_f32()[0]
 }
 

@@ -2,7 +2,7 @@
 
 mod emulator_support;
 
-use emulator_support::Buffer;
+use emulator_support::{run_with_output, Buffer};
 use std::time::{Duration, Instant};
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError, SHARED_WINDOW_BASE};
@@ -13,9 +13,7 @@ fn every_thread_of_a_3d_grid_runs_once_with_its_indices() {
     let grid = [3, 2, 2];
     let block = [4, 3, 2];
     let total = 12 * 24;
-    let mut out = Buffer::zeros(total * 4);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid(grid, block, 0, &|| unsafe {
+    let out = run_with_output(grid, block, 0, total * 4, |out_ptr: Ptr<u32>| unsafe {
         let b = block_idx_x() + grid_dim_x() * (block_idx_y() + grid_dim_y() * block_idx_z());
         let t = linear_thread_id();
         let threads = block_dim_x() * block_dim_y() * block_dim_z();
@@ -27,8 +25,7 @@ fn every_thread_of_a_3d_grid_runs_once_with_its_indices() {
             true,
             [packed, blk, lane_id() | warp_id() << 8, 1],
         );
-    })
-    .unwrap();
+    });
     let got = out.to_u32();
     for g in 0..total as u32 {
         let (b, t) = (g / 24, g % 24);
@@ -46,23 +43,26 @@ fn every_thread_of_a_3d_grid_runs_once_with_its_indices() {
 fn barrier_orders_shared_memory_between_warps() {
     // 256 threads write their id to shared memory, sync, read the mirror element; repeated
     // for several rounds so a missing barrier would be visible.
-    let mut out = Buffer::zeros(256);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([2, 1, 1], [256, 1, 1], 1024, &|| unsafe {
-        let t = thread_idx_x();
-        let base = dynamic_shared_base();
-        let mut acc = 0u32;
-        for round in 0..4u32 {
-            st_shared_v1(base + 4 * t, t * 10 + round);
-            sync_threads();
-            acc = acc.wrapping_add(ld_shared_v1::<u32>(base + 4 * (255 - t)));
-            sync_threads();
-        }
-        if block_idx_x() == 1 {
-            st_global_v1(out_ptr.offset(t as isize), true, acc);
-        }
-    })
-    .unwrap();
+    let out = run_with_output(
+        [2, 1, 1],
+        [256, 1, 1],
+        1024,
+        256,
+        |out_ptr: Ptr<u32>| unsafe {
+            let t = thread_idx_x();
+            let base = dynamic_shared_base();
+            let mut acc = 0u32;
+            for round in 0..4u32 {
+                st_shared_v1(base + 4 * t, t * 10 + round);
+                sync_threads();
+                acc = acc.wrapping_add(ld_shared_v1::<u32>(base + 4 * (255 - t)));
+                sync_threads();
+            }
+            if block_idx_x() == 1 {
+                st_global_v1(out_ptr.offset(t as isize), true, acc);
+            }
+        },
+    );
     let got = out.to_u32();
     for t in 0..256u32 {
         let m = 255 - t;
@@ -72,17 +72,14 @@ fn barrier_orders_shared_memory_between_warps() {
 
 #[test]
 fn shared_memory_is_fresh_for_every_block() {
-    let mut out = Buffer::zeros(4);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([4, 1, 1], [32, 1, 1], 128, &|| unsafe {
+    let out = run_with_output([4, 1, 1], [32, 1, 1], 128, 4, |out_ptr: Ptr<u32>| unsafe {
         let a = dynamic_shared_base() + 4 * thread_idx_x();
         let before: u32 = ld_shared_v1(a);
         st_shared_v1(a, 7u32);
         if thread_idx_x() == 0 {
             st_global_v1(out_ptr.offset(block_idx_x() as isize), true, before);
         }
-    })
-    .unwrap();
+    });
     assert_eq!(out.to_u32(), vec![0, 0, 0, 0]);
 }
 
@@ -90,19 +87,22 @@ fn shared_memory_is_fresh_for_every_block() {
 fn named_barrier_with_count_syncs_only_its_warps() {
     // Warps 0 and 1 exchange through shared memory with bar.sync 1, 64; warps 2 and 3 with
     // bar.sync 2, 64. No CTA-wide barrier is involved.
-    let mut out = Buffer::zeros(128);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [128, 1, 1], 512, &|| unsafe {
-        let t = thread_idx_x();
-        let base = dynamic_shared_base();
-        st_shared_v1(base + 4 * t, t + 1000);
-        let group = t / 64;
-        barrier_sync_count(1 + group, 64);
-        let partner = group * 64 + (t + 32) % 64;
-        let v: u32 = ld_shared_v1(base + 4 * partner);
-        st_global_v1(out_ptr.offset(t as isize), true, v);
-    })
-    .unwrap();
+    let out = run_with_output(
+        [1, 1, 1],
+        [128, 1, 1],
+        512,
+        128,
+        |out_ptr: Ptr<u32>| unsafe {
+            let t = thread_idx_x();
+            let base = dynamic_shared_base();
+            st_shared_v1(base + 4 * t, t + 1000);
+            let group = t / 64;
+            barrier_sync_count(1 + group, 64);
+            let partner = group * 64 + (t + 32) % 64;
+            let v: u32 = ld_shared_v1(base + 4 * partner);
+            st_global_v1(out_ptr.offset(t as isize), true, v);
+        },
+    );
     let got = out.to_u32();
     for t in 0..128u32 {
         assert_eq!(got[t as usize], (t / 64) * 64 + (t + 32) % 64 + 1000);
@@ -112,16 +112,13 @@ fn named_barrier_with_count_syncs_only_its_warps() {
 #[test]
 fn exited_threads_count_as_arrived() {
     // Warp 1 returns early; warp 0 still passes the CTA barrier.
-    let mut out = Buffer::zeros(32);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [64, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [64, 1, 1], 0, 32, |out_ptr: Ptr<u32>| unsafe {
         if thread_idx_x() >= 32 {
             return;
         }
         sync_threads();
         st_global_v1(out_ptr.offset(thread_idx_x() as isize), true, 5u32);
-    })
-    .unwrap();
+    });
     assert_eq!(out.to_u32(), vec![5; 32]);
 }
 
@@ -273,17 +270,14 @@ fn misaligned_and_null_accesses_are_errors() {
 fn masked_lanes_do_not_touch_memory_and_get_other() {
     let mut buf = Buffer::from_u32(&[1, 2, 3, 4]);
     let p: Ptr<u32> = buf.ptr();
-    let mut out = Buffer::zeros(8);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [2, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [2, 1, 1], 0, 8, |out_ptr: Ptr<u32>| unsafe {
         let t = thread_idx_x();
         // Thread 1 uses a null pointer with a false predicate: no access, no error.
         let src = if t == 0 { p } else { Ptr::from_addr(0) };
         let v = ld_global_v4(src, t == 0, [9, 8, 7, 6]);
         st_global_v4(out_ptr.offset(4 * t as isize), true, v);
         st_global_v4(Ptr::<u32>::from_addr(0), false, v);
-    })
-    .unwrap();
+    });
     assert_eq!(out.to_u32(), vec![1, 2, 3, 4, 9, 8, 7, 6]);
 }
 
@@ -312,14 +306,11 @@ fn invalid_launch_configurations_are_rejected() {
 
 #[test]
 fn nested_launch_is_rejected() {
-    let mut out = Buffer::zeros(1);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [1, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [1, 1, 1], 0, 1, |out_ptr: Ptr<u32>| unsafe {
         let nested = run_grid([1, 1, 1], [1, 1, 1], 0, &|| {});
         let ok = matches!(nested, Err(EmulatorError::InvalidLaunch { .. }));
         st_global_v1(out_ptr, true, ok as u32);
-    })
-    .unwrap();
+    });
     assert_eq!(out.to_u32(), vec![1]);
 }
 

@@ -4,7 +4,7 @@
 
 mod emulator_support;
 
-use emulator_support::Buffer;
+use emulator_support::run_with_output;
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError};
 use tessera::Ptr;
@@ -49,9 +49,7 @@ fn cuda_source(kind: Kind, lane: u32, x: u32, width: u32) -> u32 {
 
 /// Each lane shuffles `value(lane)`; returns what each lane received.
 fn shuffle_32(kind: Kind, x_of_lane: fn(u32) -> u32, width: u32) -> Vec<u32> {
-    let mut out = Buffer::zeros(32);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [32, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [32, 1, 1], 0, 32, |out_ptr: Ptr<u32>| unsafe {
         let lane = lane_id();
         let v = 1000 + lane * 7;
         let x = x_of_lane(lane);
@@ -62,8 +60,7 @@ fn shuffle_32(kind: Kind, x_of_lane: fn(u32) -> u32, width: u32) -> Vec<u32> {
             Kind::Down => shfl_down(FULL_MASK, v, x, shfl_c(width)),
         };
         st_global_v1(out_ptr.offset(lane as isize), true, r);
-    })
-    .unwrap();
+    });
     out.to_u32()
 }
 
@@ -102,17 +99,14 @@ fn every_kind_width_and_offset_matches_cuda_semantics() {
 
 #[test]
 fn butterfly_reduction_gives_every_lane_the_sum() {
-    let mut out = Buffer::zeros(64);
-    let out_ptr: Ptr<f32> = out.ptr();
-    run_grid([1, 1, 1], [64, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [64, 1, 1], 0, 64, |out_ptr: Ptr<f32>| unsafe {
         let tid = thread_idx_x();
         let mut s = tid as f32;
         for off in [16, 8, 4, 2, 1] {
             s += shfl_bfly(FULL_MASK, s, off, SHFL_C_FULL);
         }
         st_global_v1(out_ptr.offset(tid as isize), true, s);
-    })
-    .unwrap();
+    });
     let got = out.to_f32();
     for (tid, &sum) in got.iter().enumerate() {
         let warp_base = tid / 32 * 32;
@@ -123,9 +117,7 @@ fn butterfly_reduction_gives_every_lane_the_sum() {
 
 #[test]
 fn sixty_four_bit_values_move_whole() {
-    let mut out = Buffer::zeros(64);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [32, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [32, 1, 1], 0, 64, |out_ptr: Ptr<u32>| unsafe {
         let lane = lane_id();
         let v: u64 = 0x1234_5678_0000_0000u64.wrapping_mul(lane as u64 + 1) + lane as u64;
         let f: f64 = -(lane as f64) * 1.5e100;
@@ -139,8 +131,7 @@ fn sixty_four_bit_values_move_whole() {
                 ((r >> 32) as u32) ^ ((g.to_bits() >> 32) as u32),
             ],
         );
-    })
-    .unwrap();
+    });
     let got = out.to_u32();
     for lane in 0..32u64 {
         let src = if lane + 3 < 32 { lane + 3 } else { lane };
@@ -154,9 +145,7 @@ fn sixty_four_bit_values_move_whole() {
 
 #[test]
 fn half_warp_masks_shuffle_independently() {
-    let mut out = Buffer::zeros(32);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [32, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [32, 1, 1], 0, 32, |out_ptr: Ptr<u32>| unsafe {
         let lane = lane_id();
         // Divergent halves, each with its own membermask and its own operation.
         let r = if lane < 16 {
@@ -165,8 +154,7 @@ fn half_warp_masks_shuffle_independently() {
             shfl_down(0xffff_0000, lane * 10, 1, SHFL_C_FULL)
         };
         st_global_v1(out_ptr.offset(lane as isize), true, r);
-    })
-    .unwrap();
+    });
     let got = out.to_u32();
     for (lane, &v) in got.iter().enumerate() {
         let want = match lane {
@@ -226,15 +214,12 @@ fn full_mask_in_a_partial_warp_is_an_error() {
 
 #[test]
 fn partial_warp_with_matching_mask_works() {
-    let mut out = Buffer::zeros(48);
-    let out_ptr: Ptr<u32> = out.ptr();
-    run_grid([1, 1, 1], [48, 1, 1], 0, &|| unsafe {
+    let out = run_with_output([1, 1, 1], [48, 1, 1], 0, 48, |out_ptr: Ptr<u32>| unsafe {
         let tid = thread_idx_x();
         let mask = if tid < 32 { FULL_MASK } else { 0xffff };
         let r = shfl_idx(mask, tid, 0, SHFL_C_FULL);
         st_global_v1(out_ptr.offset(tid as isize), true, r);
-    })
-    .unwrap();
+    });
     let got = out.to_u32();
     for (tid, &v) in got.iter().enumerate() {
         assert_eq!(v, if tid < 32 { 0 } else { 32 }, "thread {tid}");

@@ -102,32 +102,55 @@ fn checked_text(verdict: &Verdict, picked: usize, total: usize, unit: &str) -> S
     }
 }
 
-/// The row of one measured case.
-#[allow(clippy::too_many_arguments)]
-fn row(
-    device: &Device,
-    name: &'static str,
-    shape: &[usize],
-    dtype: &'static str,
-    timed: &Timed,
-    figure: Figure,
-    entry: &str,
-    verdict: &Verdict,
+/// One measured case: its time, the PTX entry timed, its check and the check's summary
+/// ([`checked_text`]).
+struct Measured {
+    timed: Timed,
+    entry: &'static str,
+    verdict: Verdict,
     checked: String,
-) -> BenchRow {
-    BenchRow {
-        name,
-        shape: shape.to_vec(),
-        dtype,
-        ms: timed.ms,
-        figure,
-        ok: verdict.failure.is_none(),
-        clock: timed.clock,
-        repetitions: timed.repetitions,
-        device: device.name(),
-        entry: entry.to_string(),
-        checked,
-        config: None,
+}
+
+impl Measured {
+    /// The case whose check `verdict` compared `picked` of `total` `unit`s.
+    fn new(
+        timed: Timed,
+        entry: &'static str,
+        verdict: Verdict,
+        (picked, total, unit): (usize, usize, &str),
+    ) -> Self {
+        let checked = checked_text(&verdict, picked, total, unit);
+        Measured {
+            timed,
+            entry,
+            verdict,
+            checked,
+        }
+    }
+
+    /// The bench row of this case of kernel `name` on `shape` of `dtype`.
+    fn row(
+        self,
+        device: &Device,
+        name: &'static str,
+        shape: &[usize],
+        dtype: &'static str,
+        figure: Figure,
+    ) -> BenchRow {
+        BenchRow {
+            name,
+            shape: shape.to_vec(),
+            dtype,
+            ms: self.timed.ms,
+            figure,
+            ok: self.verdict.failure.is_none(),
+            clock: self.timed.clock,
+            repetitions: self.timed.repetitions,
+            device: device.name(),
+            entry: self.entry.to_string(),
+            checked: self.checked,
+            config: None,
+        }
     }
 }
 
@@ -269,21 +292,10 @@ fn softmax<T: Float>(
         }
         Ok(worst)
     });
-    let checked = checked_text(&verdict, rows.len(), m, "row");
     let bytes = 2.0 * (m * n * std::mem::size_of::<T>()) as f64;
     let figure = Figure::gbps(bytes, timed.ms);
-    let name = "softmax";
-    Ok(row(
-        device,
-        name,
-        &[m, n],
-        T::DTYPE_NAME,
-        &timed,
-        figure,
-        entry,
-        &verdict,
-        checked,
-    ))
+    let measured = Measured::new(timed, entry, verdict, (rows.len(), m, "row"));
+    Ok(measured.row(device, "softmax", &[m, n], T::DTYPE_NAME, figure))
 }
 
 /// LayerNorm forward of an `m × n` f16 matrix (`w`, `b` uniform in [0, 1) as `torch.rand`).
@@ -341,19 +353,9 @@ fn layernorm(
         }
         Ok(worst)
     });
-    let checked = checked_text(&verdict, rows.len(), m, "row");
     let figure = Figure::gbps(2.0 * (m * n * 2) as f64, timed.ms);
-    Ok(row(
-        device,
-        "layernorm",
-        &[m, n],
-        f16::DTYPE_NAME,
-        &timed,
-        figure,
-        entry,
-        &verdict,
-        checked,
-    ))
+    let measured = Measured::new(timed, entry, verdict, (rows.len(), m, "row"));
+    Ok(measured.row(device, "layernorm", &[m, n], f16::DTYPE_NAME, figure))
 }
 
 /// `y = xᵀ` for an `m × n` matrix of `T`.
@@ -379,19 +381,9 @@ fn transpose<T: Float>(
         }
         Ok(0.0)
     });
-    let checked = checked_text(&verdict, n, n, "output row");
     let figure = Figure::gbps(2.0 * (m * n * std::mem::size_of::<T>()) as f64, timed.ms);
-    Ok(row(
-        device,
-        "transpose",
-        &[m, n],
-        T::DTYPE_NAME,
-        &timed,
-        figure,
-        entry,
-        &verdict,
-        checked,
-    ))
+    let measured = Measured::new(timed, entry, verdict, (n, n, "output row"));
+    Ok(measured.row(device, "transpose", &[m, n], T::DTYPE_NAME, figure))
 }
 
 /// `out[i, j] = src[i, index[i, j]]` for `src, index, out: [m, n]`.
@@ -419,20 +411,10 @@ fn gather<T: Float>(
         }
         Ok(0.0)
     });
-    let checked = checked_text(&verdict, m, m, "row");
     let bytes = (m * n * (2 * std::mem::size_of::<T>() + 4)) as f64;
     let figure = Figure::gbps(bytes, timed.ms);
-    Ok(row(
-        device,
-        "gather",
-        &[m, n],
-        T::DTYPE_NAME,
-        &timed,
-        figure,
-        entry,
-        &verdict,
-        checked,
-    ))
+    let measured = Measured::new(timed, entry, verdict, (m, m, "row"));
+    Ok(measured.row(device, "gather", &[m, n], T::DTYPE_NAME, figure))
 }
 
 /// The matmul kernels' arguments: `a`, `b`, `c`, `m`, `n`, `k`.

@@ -19,11 +19,7 @@ const SIZES: [u32; 16] = [
 const GPU_SIZES: [u32; 3] = [1 << 20, (1 << 22) + 5, 9_000_001];
 
 fn sizes() -> Vec<u32> {
-    let mut sizes = SIZES.to_vec();
-    if device().larger_shapes() {
-        sizes.extend(GPU_SIZES);
-    }
-    sizes
+    device().cases(&SIZES, &GPU_SIZES)
 }
 
 fn grid_for(n: u32, block: u32) -> u32 {

@@ -65,27 +65,23 @@ fn problem(gpu: &TestDevice, m: usize, n: usize, k: usize, seed: u64) -> Problem
         Buffer::from_u32(device, &b_words),
     );
     let c = Buffer::filled(device, m * n / 2 + 4, 0x7777_7777);
-    let a_map = TensorMap::tiled_2d(
-        TmaElement::F16,
-        da.ptr::<f16>(),
-        [m as u64, k as u64],
-        2 * k as u64,
-        A_BOX,
-        TmaSwizzle::B128,
-    )
-    .unwrap();
-    let b_map = TensorMap::tiled_2d(
-        TmaElement::F16,
-        db.ptr::<f16>(),
-        [k as u64, n as u64],
-        2 * n as u64,
-        B_BOX,
-        TmaSwizzle::B128,
-    )
-    .unwrap();
+    // A row-major `rows × cols` f16 tensor, read in 128-byte-swizzled boxes.
+    let tensor_map = |tensor: &Buffer, rows: usize, cols: usize, tma_box| {
+        let dims = [rows as u64, cols as u64];
+        let map = TensorMap::tiled_2d(
+            TmaElement::F16,
+            tensor.ptr::<f16>(),
+            dims,
+            2 * cols as u64,
+            tma_box,
+            TmaSwizzle::B128,
+        )
+        .unwrap();
+        map_buffer(gpu, map)
+    };
     Problem {
-        a_map: map_buffer(gpu, a_map),
-        b_map: map_buffer(gpu, b_map),
+        a_map: tensor_map(&da, m, k, A_BOX),
+        b_map: tensor_map(&db, k, n, B_BOX),
         c,
         _a: da,
         _b: db,
@@ -190,11 +186,7 @@ fn hopper_matmul_matches_cpu() {
     if !runnable(gpu) {
         return;
     }
-    let mut shapes = SHAPES.to_vec();
-    if gpu.is_gpu() && gpu.larger_shapes() {
-        shapes.extend([(1000, 1000, 1000), (4096, 256, 4096)]);
-    }
-    for (m, n, k) in shapes {
+    for (m, n, k) in gpu.cases(&SHAPES, &[(1000, 1000, 1000), (4096, 256, 4096)]) {
         let p = problem(gpu, m, n, k, (m * 31 + n * 7 + k) as u64);
         launch(gpu, config(m, n), args(&p, m, n, k));
         let c = p.c.to_u32();

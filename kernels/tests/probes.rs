@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::{device, run_in_buffers, Buffer, Rng};
+use support::{device, run_in_buffers, Buffer, Rng, TestDevice};
 use tessera::dtype::{bf16, f16, pack_s8x4};
 use tessera::launch::LaunchConfig;
 use tessera_kernels::probes::*;
@@ -17,6 +17,47 @@ fn config(grid: [u32; 3], block: [u32; 3], shared_bytes: u32) -> LaunchConfig {
     }
 }
 
+/// `x` rounded to f16: its bits and its value.
+fn to_f16(x: f32) -> (u16, f32) {
+    let h = f16::from_f32(x);
+    (h.to_bits(), h.to_f32())
+}
+
+/// `x` rounded to bf16: its bits and its value.
+fn to_bf16(x: f32) -> (u16, f32) {
+    let h = bf16::from_f32(x);
+    (h.to_bits(), h.to_f32())
+}
+
+/// `n` draws of `scale · rng.next_f32()` rounded to a 16-bit float by `round`: their values,
+/// and their bits packed two to a word.
+fn rounded_halves(
+    rng: &mut Rng,
+    n: usize,
+    scale: f32,
+    round: impl Fn(f32) -> (u16, f32),
+) -> (Vec<f32>, Vec<u32>) {
+    let (bits, values): (Vec<u16>, Vec<f32>) =
+        (0..n).map(|_| round(rng.next_f32() * scale)).unzip();
+    (values, halves_to_words(&bits))
+}
+
+/// Element `(r, n)` of tile `t` of a tensor-core product, `got`, against the exact sum of its
+/// `terms`: within 1e-5 plus the device's tensor-core slack for their magnitudes.
+fn assert_dot_close(
+    gpu: &TestDevice,
+    got: f64,
+    terms: impl Iterator<Item = f64> + Clone,
+    (t, r, n): (usize, usize, usize),
+) {
+    let want: f64 = terms.clone().sum();
+    let magnitude: f64 = terms.map(f64::abs).sum();
+    assert!(
+        (got - want).abs() <= 1e-5 + gpu.mma_slack(magnitude),
+        "tile {t} ({r},{n}): {got} vs {want}"
+    );
+}
+
 fn halves_to_words(h: &[u16]) -> Vec<u32> {
     h.chunks(2)
         .map(|p| p[0] as u32 | (p[1] as u32) << 16)
@@ -28,23 +69,12 @@ fn mma_f16_tile_matches_cpu_with_ragged_rows() {
     let gpu = device();
     let tiles = 3;
     let mut rng = Rng(10);
-    let a: Vec<f32> = (0..tiles * 256)
-        .map(|_| f16::from_f32(rng.next_f32() * 2.0).to_f32())
-        .collect();
-    let b: Vec<f32> = (0..tiles * 128)
-        .map(|_| f16::from_f32(rng.next_f32() * 2.0).to_f32())
-        .collect();
-    let to_h = |v: &[f32]| {
-        halves_to_words(
-            &v.iter()
-                .map(|&x| f16::from_f32(x).to_bits())
-                .collect::<Vec<_>>(),
-        )
-    };
+    let (a, a_words) = rounded_halves(&mut rng, tiles * 256, 2.0, to_f16);
+    let (b, b_words) = rounded_halves(&mut rng, tiles * 128, 2.0, to_f16);
     for m_valid in [16u32, 11, 1] {
         let (da, db) = (
-            Buffer::from_u32(gpu.device(), &to_h(&a)),
-            Buffer::from_u32(gpu.device(), &to_h(&b)),
+            Buffer::from_u32(gpu.device(), &a_words),
+            Buffer::from_u32(gpu.device(), &b_words),
         );
         let dd = Buffer::filled(gpu.device(), tiles * 128, 0xdead_beef);
         gpu.launch(
@@ -67,13 +97,8 @@ fn mma_f16_tile_matches_cpu_with_ragged_rows() {
                     }
                     let terms = (0..16)
                         .map(|k| a[t * 256 + r * 16 + k] as f64 * b[t * 128 + k * 8 + n] as f64);
-                    let want: f64 = terms.clone().sum();
-                    let magnitude: f64 = terms.map(f64::abs).sum();
                     let got = f32::from_bits(got) as f64;
-                    assert!(
-                        (got - want).abs() <= 1e-5 + gpu.mma_slack(magnitude),
-                        "tile {t} ({r},{n}): {got} vs {want}"
-                    );
+                    assert_dot_close(gpu, got, terms, (t, r, n));
                 }
             }
         }
@@ -85,22 +110,11 @@ fn mma_bf16_tile_matches_cpu() {
     let gpu = device();
     let tiles = 2;
     let mut rng = Rng(11);
-    let a: Vec<f32> = (0..tiles * 256)
-        .map(|_| bf16::from_f32(rng.next_f32()).to_f32())
-        .collect();
-    let bt: Vec<f32> = (0..tiles * 128)
-        .map(|_| bf16::from_f32(rng.next_f32()).to_f32())
-        .collect();
-    let to_h = |v: &[f32]| {
-        halves_to_words(
-            &v.iter()
-                .map(|&x| bf16::from_f32(x).to_bits())
-                .collect::<Vec<_>>(),
-        )
-    };
+    let (a, a_words) = rounded_halves(&mut rng, tiles * 256, 1.0, to_bf16);
+    let (bt, bt_words) = rounded_halves(&mut rng, tiles * 128, 1.0, to_bf16);
     let (da, db) = (
-        Buffer::from_u32(gpu.device(), &to_h(&a)),
-        Buffer::from_u32(gpu.device(), &to_h(&bt)),
+        Buffer::from_u32(gpu.device(), &a_words),
+        Buffer::from_u32(gpu.device(), &bt_words),
     );
     let dd = Buffer::filled(gpu.device(), tiles * 128, 0);
     gpu.launch(
@@ -115,13 +129,7 @@ fn mma_bf16_tile_matches_cpu() {
             for n in 0..8 {
                 let terms = (0..16)
                     .map(|k| a[t * 256 + r * 16 + k] as f64 * bt[t * 128 + n * 16 + k] as f64);
-                let want: f64 = terms.clone().sum();
-                let magnitude: f64 = terms.map(f64::abs).sum();
-                let got = d[t * 128 + r * 8 + n] as f64;
-                assert!(
-                    (got - want).abs() <= 1e-5 + gpu.mma_slack(magnitude),
-                    "tile {t} ({r},{n}): {got} vs {want}"
-                );
+                assert_dot_close(gpu, d[t * 128 + r * 8 + n] as f64, terms, (t, r, n));
             }
         }
     }
@@ -171,12 +179,8 @@ fn mma_s8_tile_matches_cpu_exactly() {
 #[test]
 fn transpose_is_correct_and_padding_removes_bank_conflicts() {
     let gpu = device();
-    let mut sizes = vec![64u32];
-    if gpu.larger_shapes() {
-        sizes.push(2048);
-    }
     let mut reports = Vec::new();
-    for n in sizes {
+    for n in gpu.cases(&[64u32], &[2048]) {
         let x: Vec<f32> = (0..n * n).map(|i| i as f32).collect();
         for padded in [0u32, 1] {
             let dx = Buffer::from_f32(gpu.device(), &x);

@@ -49,11 +49,7 @@ const SHAPES: [(u32, u32); 12] = [
 const GPU_SHAPES: [(u32, u32); 3] = [(20_000, 33), (1000, 1000), (3, 160_001)];
 
 fn shapes() -> Vec<(u32, u32)> {
-    let mut shapes = SHAPES.to_vec();
-    if device().larger_shapes() {
-        shapes.extend(GPU_SHAPES);
-    }
-    shapes
+    device().cases(&SHAPES, &GPU_SHAPES)
 }
 
 #[test]

@@ -50,11 +50,10 @@ const SHAPES: [(usize, usize, usize); 5] = [
 
 /// The shapes of this device: on the GPU also larger ones (many programs, long K loops).
 fn shapes(gpu: &TestDevice) -> Vec<(usize, usize, usize)> {
-    let mut shapes = SHAPES.to_vec();
-    if gpu.larger_shapes() {
-        shapes.extend([(257, 511, 1000), (1024, 1024, 512), (64, 64, 4099)]);
-    }
-    shapes
+    gpu.cases(
+        &SHAPES,
+        &[(257, 511, 1000), (1024, 1024, 512), (64, 64, 4099)],
+    )
 }
 
 /// The ldmatrix reads happened and were conflict-free.

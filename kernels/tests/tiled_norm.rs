@@ -5,21 +5,23 @@
 
 mod support;
 
-use support::{device, launch_tile};
+use support::{device, draws, launch_tile};
 use tessera::f16;
 use tessera_kernels::tiled::norm::{tile_layernorm, tile_rmsnorm, tile_softmax, tile_softmax_f16};
 
+/// Uniform in [-scale, scale) from the seeded test RNG.
 fn values(seed: u64, n: usize, scale: f32) -> Vec<f32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0) * scale
-        })
-        .collect()
+    draws(seed, n, |rng| rng.next_f32() * scale)
+}
+
+/// `values` rounded to f16.
+fn halves(values: Vec<f32>) -> Vec<f16> {
+    values.into_iter().map(f16::from_f32).collect()
+}
+
+/// f16 values widened to f64.
+fn wide(values: &[f16]) -> Vec<f64> {
+    values.iter().map(|v| v.to_f32() as f64).collect()
 }
 
 /// The smallest compiled block that holds a row.
@@ -45,11 +47,10 @@ const CASES: [(usize, usize, usize); 9] = [
 
 /// The cases of the test device: on the GPU also many rows and the longest rows.
 fn cases() -> Vec<(usize, usize, usize)> {
-    let mut cases = CASES.to_vec();
-    if device().larger_shapes() {
-        cases.extend([(4096, 1000, 1000), (2000, 4096, 4096), (517, 3001, 3001)]);
-    }
-    cases
+    device().cases(
+        &CASES,
+        &[(4096, 1000, 1000), (2000, 4096, 4096), (517, 3001, 3001)],
+    )
 }
 
 fn softmax_ref(row: &[f32]) -> Vec<f32> {
@@ -126,10 +127,7 @@ fn softmax_f32_matches_cpu() {
 #[test]
 fn softmax_f16_matches_cpu() {
     for (rows, n_cols, stride) in cases() {
-        let x: Vec<f16> = values(12, rows * stride, 6.0)
-            .into_iter()
-            .map(f16::from_f32)
-            .collect();
+        let x = halves(values(12, rows * stride, 6.0));
         let fill = f16::from_f32(-1.0);
         let out = softmax_rows!(tile_softmax_f16, &x, fill, (rows, n_cols, stride));
         let out: Vec<f32> = out.iter().map(|v| v.to_f32()).collect();
@@ -152,10 +150,9 @@ fn layernorm_matches_cpu() {
     let device = gpu.device();
     let eps = 1e-5f32;
     for (rows, n_cols, stride) in cases() {
-        let h = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
-        let x = h(values(21, rows * stride, 3.0));
-        let w = h(values(22, n_cols, 1.0));
-        let b = h(values(23, n_cols, 0.5));
+        let x = halves(values(21, rows * stride, 3.0));
+        let w = halves(values(22, n_cols, 1.0));
+        let b = halves(values(23, n_cols, 0.5));
         let (dx, dw, db) = (
             device.upload(&x).unwrap(),
             device.upload(&w).unwrap(),
@@ -191,12 +188,7 @@ fn layernorm_matches_cpu() {
             dmean.download().unwrap(),
             drstd.download().unwrap(),
         );
-        let row = |r: usize| -> Vec<f64> {
-            x[r * stride..r * stride + n_cols]
-                .iter()
-                .map(|v| v.to_f32() as f64)
-                .collect()
-        };
+        let row = |r: usize| wide(&x[r * stride..r * stride + n_cols]);
         // The row's mean and 1 / sqrt(var + eps), in f64.
         let stats = |row: &[f64]| {
             let m = row.iter().sum::<f64>() / n_cols as f64;
@@ -223,8 +215,7 @@ fn layernorm_matches_cpu() {
                 .map(|c| (row[c] - m) * rs * w[c].to_f32() as f64 + b[c].to_f32() as f64)
                 .collect()
         };
-        let y: Vec<f64> = y.iter().map(|v| v.to_f32() as f64).collect();
-        check_rows(&y, (rows, n_cols, stride), 9.0, want, close_f16_out);
+        check_rows(&wide(&y), (rows, n_cols, stride), 9.0, want, close_f16_out);
     }
 }
 
@@ -239,9 +230,8 @@ fn rmsnorm_matches_cpu() {
     let device = gpu.device();
     let eps = 1e-6f32;
     for (rows, n_cols, stride) in cases() {
-        let h = |v: Vec<f32>| -> Vec<f16> { v.into_iter().map(f16::from_f32).collect() };
-        let x = h(values(31, rows * stride, 2.0));
-        let w = h(values(32, n_cols, 1.5));
+        let x = halves(values(31, rows * stride, 2.0));
+        let w = halves(values(32, n_cols, 1.5));
         let (dx, dw) = (device.upload(&x).unwrap(), device.upload(&w).unwrap());
         let dy = device
             .upload(&vec![f16::from_f32(9.0); rows * stride])
@@ -261,17 +251,9 @@ fn rmsnorm_matches_cpu() {
             eps,
         )
         .unwrap();
-        let y: Vec<f64> = dy
-            .download()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_f32() as f64)
-            .collect();
+        let y = wide(&dy.download().unwrap());
         let want = |r: usize| -> Vec<f64> {
-            let row: Vec<f64> = x[r * stride..r * stride + n_cols]
-                .iter()
-                .map(|v| v.to_f32() as f64)
-                .collect();
+            let row = wide(&x[r * stride..r * stride + n_cols]);
             let ms = row.iter().map(|v| v * v).sum::<f64>() / n_cols as f64;
             let scale = 1.0 / (ms + eps as f64).sqrt();
             (0..n_cols)

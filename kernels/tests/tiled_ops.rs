@@ -5,24 +5,16 @@
 
 mod support;
 
-use support::{device, launch_tile};
+use support::{device, draws, launch_tile, Rng};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::ops::{
     tile_deinterleave, tile_float_ops, tile_int_ops, tile_interleave, tile_narrow_ops,
     tile_scalar_splat, tile_scale_or_shift,
 };
 
+/// `n` words of the seeded test RNG.
 fn bits(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
+    draws(seed, n, Rng::next_u64)
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{device, launch_tile};
+use support::{device, draws, launch_tile};
 use tessera::f16;
 use tessera::launch::DeviceBuffer;
 use tessera_kernels::tiled::reduce::{
@@ -12,19 +12,12 @@ use tessera_kernels::tiled::reduce::{
     tile_row_sum,
 };
 
+/// Multiples of 1/64 in [-8, 8) from the seeded test RNG: sums of a few hundred are exact in
+/// f32, and repeated values make ties for argmax.
 fn values(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            // Multiples of 1/64 in [-8, 8): sums of a few hundred are exact in f32, and
-            // repeated values make ties for argmax.
-            (((z ^ (z >> 31)) >> 54) as f32 - 512.0) / 64.0
-        })
-        .collect()
+    draws(seed, n, |rng| {
+        ((rng.next_u64() >> 54) as f32 - 512.0) / 64.0
+    })
 }
 
 /// (m, n, stride): ragged in both dimensions, a padded stride, one row, one column.
@@ -41,11 +34,10 @@ const SHAPES: [(usize, usize, usize); 7] = [
 /// The shapes of the test device: on the GPU also large ones. Sums of multiples of 1/64 in
 /// [-8, 8) stay exact in f32 while fewer than 2^15 are added (|sum| < 2^18 = 2^24 / 64).
 fn shapes() -> Vec<(usize, usize, usize)> {
-    let mut shapes = SHAPES.to_vec();
-    if device().larger_shapes() {
-        shapes.extend([(3000, 2000, 2000), (20_000, 64, 64), (5, 30_000, 30_001)]);
-    }
-    shapes
+    device().cases(
+        &SHAPES,
+        &[(3000, 2000, 2000), (20_000, 64, 64), (5, 30_000, 30_001)],
+    )
 }
 
 fn matrix(seed: u64, m: usize, stride: usize) -> Vec<f32> {

@@ -1,7 +1,9 @@
 //! Helpers shared by the emulator tests: 16-byte aligned host buffers (the emulator checks the
-//! alignment of vector accesses, and `Vec<f32>` is only 4-byte aligned) and a seeded RNG.
+//! alignment of vector accesses, and `Vec<f32>` is only 4-byte aligned), launches that write
+//! one output buffer, and a seeded RNG.
 #![allow(dead_code)]
 
+use tessera::emulator::run_grid;
 use tessera::Ptr;
 
 #[repr(C, align(16))]
@@ -49,6 +51,22 @@ impl Buffer {
     pub fn to_i32(&self) -> Vec<i32> {
         self.to_u32().into_iter().map(|w| w as i32).collect()
     }
+}
+
+/// Runs `grid × block` threads (`shared` bytes of dynamic shared memory), each calling
+/// `body(out)` on one zeroed buffer of `out_words` words; gives that buffer afterwards.
+pub fn run_with_output<T>(
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: usize,
+    out_words: usize,
+    body: impl Fn(Ptr<T>) + Sync,
+) -> Buffer {
+    let mut out = Buffer::zeros(out_words);
+    let out_ptr: Ptr<T> = out.ptr();
+    run_grid(grid, block, shared, &|| body(out_ptr))
+        .unwrap_or_else(|err| panic!("the emulator run failed: {err}"));
+    out
 }
 
 #[allow(unused_imports)] // Not every test binary draws random data.

@@ -32,6 +32,8 @@ use tessera::launch::{
 };
 use tessera::{Kernel, Ptr};
 
+use tessera::launch::DeviceElement;
+
 /// This crate's PTX, built by `build.rs` (empty when built with `TESSERA_NO_PTX`).
 const PTX: &str = tessera::include_ptx!("tessera_kernels");
 
@@ -164,6 +166,16 @@ impl TestDevice {
     /// Whether to add the larger shapes: on the GPU, unless `TESSERA_TEST_LARGE=0`.
     pub fn larger_shapes(&self) -> bool {
         self.larger_shapes
+    }
+
+    /// The cases a test runs on this device: `base`, and `larger` after them where
+    /// [`larger_shapes`](Self::larger_shapes) says so.
+    pub fn cases<T: Copy>(&self, base: &[T], larger: &[T]) -> Vec<T> {
+        let mut cases = base.to_vec();
+        if self.larger_shapes {
+            cases.extend_from_slice(larger);
+        }
+        cases
     }
 
     /// Whether the module has an entry named `name` (`None` without a module).
@@ -332,5 +344,51 @@ impl Drop for Buffer {
     }
 }
 
+/// Guard elements past a [`Guarded`] output.
+pub const GUARD: usize = 8;
+
+/// An output of `len` elements with [`GUARD`] elements past it, all filled with `fill`: a kernel
+/// writes the first `len`, and the guard elements must still hold `fill` afterwards.
+pub struct Guarded<T: DeviceElement> {
+    buffer: DeviceBuffer<T>,
+    len: usize,
+    fill: T,
+}
+
+impl<T: DeviceElement> Guarded<T> {
+    pub fn new(gpu: &TestDevice, len: usize, fill: T) -> Self {
+        let buffer = gpu
+            .device()
+            .upload(&vec![fill; len + GUARD])
+            .unwrap_or_else(|err| panic!("uploading {} elements: {err}", len + GUARD));
+        Guarded { buffer, len, fill }
+    }
+
+    pub fn ptr(&self) -> Ptr<T> {
+        self.buffer.ptr()
+    }
+
+    /// The `len` outputs, after asserting that the guard elements still hold `fill`
+    /// (`"{what}: wrote past the end"` otherwise).
+    pub fn outputs(&self, what: &str) -> Vec<T> {
+        let mut all = self
+            .buffer
+            .download()
+            .unwrap_or_else(|err| panic!("{what}: downloading the output: {err}"));
+        assert!(
+            all[self.len..].iter().all(|&v| v == self.fill),
+            "{what}: wrote past the end"
+        );
+        all.truncate(self.len);
+        all
+    }
+}
+
 #[allow(unused_imports)] // Not every test binary draws random data.
 pub use tessera_test_support::Rng;
+
+/// `n` values `draw(rng)` of the seeded test RNG started at `seed`.
+pub fn draws<T>(seed: u64, n: usize, mut draw: impl FnMut(&mut Rng) -> T) -> Vec<T> {
+    let mut rng = Rng::new(seed);
+    (0..n).map(|_| draw(&mut rng)).collect()
+}

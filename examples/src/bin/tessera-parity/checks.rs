@@ -6,7 +6,7 @@
 //! past the end show up as differences.
 
 use crate::compare::Compare;
-use crate::inputs::{self, Rng};
+use crate::inputs::{self, ParityDraws, Rng};
 use std::rc::Rc;
 use tessera::dtype::{bf16, f16, pack_s8x4};
 use tessera::launch::{Device, DeviceBuffer, KernelArgs, LaunchConfig, LaunchError, Module};
@@ -516,7 +516,7 @@ fn mma_s8(a: Vec<i8>, bt: Vec<i8>, c: Vec<i32>) -> Check {
 
 /// A small integer in [-8, 8]: products and sums of 16 of them are exact in every format.
 fn small_int(rng: &mut Rng) -> f32 {
-    rng.range(-8, 8) as f32
+    rng.signed_range(-8, 8) as f32
 }
 
 /// `len` f16 bit patterns from `element`.
@@ -545,7 +545,7 @@ fn mma_f16_subnormal() -> Check {
     let mut rng = Rng(110);
     // f16 bits 0x000k are k · 2^-24; bit 15 is the sign.
     let a = f16_bits(&mut rng, 8 * 256, |rng| {
-        rng.range(0, 15) as u16 | ((rng.next_u32() % 2) as u16 * 0x8000)
+        rng.signed_range(0, 15) as u16 | ((rng.next_u32() % 2) as u16 * 0x8000)
     });
     let b = f16_bits(&mut rng, 8 * 128, small_f16);
     mma_f16(a, b, 16, MmaInputs::Exact)
@@ -615,7 +615,7 @@ fn mma_bf16_uniform() -> Check {
 fn mma_bf16_wide() -> Check {
     let mut rng = Rng(122);
     let wide = |rng: &mut Rng| {
-        let scale = 2f32.powi(rng.range(-40, 40));
+        let scale = 2f32.powi(rng.signed_range(-40, 40));
         bf16::from_f32(rng.next_f32() * scale).to_bits()
     };
     let a = f16_bits(&mut rng, 64 * 256, wide);
@@ -648,8 +648,8 @@ fn mma_s8_extremes() -> Check {
         .collect();
     let c: Vec<i32> = (0..tiles * 128)
         .map(|_| match rng.next_u32() % 3 {
-            0 => i32::MAX - rng.range(0, 1 << 20),
-            1 => i32::MIN + rng.range(0, 1 << 20),
+            0 => i32::MAX - rng.signed_range(0, 1 << 20),
+            1 => i32::MIN + rng.signed_range(0, 1 << 20),
             _ => rng.next_u32() as i32,
         })
         .collect();

@@ -1,43 +1,34 @@
-//! Deterministic inputs: a seeded generator, and the f32 bit patterns the conversion checks feed
-//! to `convert_probe` (every 16-bit pattern, rounding midpoints of every narrow format,
-//! saturation and integer edges, NaN payloads, subnormals).
+//! Deterministic inputs: the seeded test generator with the draws the checks add, and the f32
+//! bit patterns the conversion checks feed to `convert_probe` (every 16-bit pattern, rounding
+//! midpoints of every narrow format, saturation and integer edges, NaN payloads, subnormals).
 
 use tessera::dtype::{bf16, f16, f8e4m3, f8e5m2};
 
-/// splitmix64 (the generator of the kernel tests).
-pub struct Rng(pub u64);
+pub use tessera_test_support::Rng;
 
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
-    /// Uniform in `[-1, 1)` with 24 random bits.
-    pub fn next_f32(&mut self) -> f32 {
-        (self.next_u32() >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-    }
-
+/// The draws of the parity checks beyond those of the shared test [`Rng`].
+pub trait ParityDraws {
     /// True with probability `1 / n`.
-    pub fn one_in(&mut self, n: u32) -> bool {
-        self.next_u32().is_multiple_of(n)
-    }
+    fn one_in(&mut self, n: u32) -> bool;
 
-    /// Uniform integer in `lo..=hi`.
-    pub fn range(&mut self, lo: i32, hi: i32) -> i32 {
-        lo + (self.next_u64() % (hi - lo + 1) as u64) as i32
-    }
+    /// Uniform integer in `lo..=hi` (negative bounds too).
+    fn signed_range(&mut self, lo: i32, hi: i32) -> i32;
 
     /// A random finite f32 whose exponent field is uniform over all finite exponents
     /// (subnormals and the largest values included).
-    pub fn finite_f32(&mut self) -> f32 {
+    fn finite_f32(&mut self) -> f32;
+}
+
+impl ParityDraws for Rng {
+    fn one_in(&mut self, n: u32) -> bool {
+        self.next_u32().is_multiple_of(n)
+    }
+
+    fn signed_range(&mut self, lo: i32, hi: i32) -> i32 {
+        lo + (self.next_u64() % (hi - lo + 1) as u64) as i32
+    }
+
+    fn finite_f32(&mut self) -> f32 {
         loop {
             let w = self.next_u32();
             if w & 0x7f80_0000 != 0x7f80_0000 {
