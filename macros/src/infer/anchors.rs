@@ -17,11 +17,11 @@
 
 use super::layouts::{normalize, LANES};
 use std::fmt;
-use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::families::shape::{
     ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
 };
 use tessera_layout::families::Blocked;
+use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::{LayoutError, LinearLayout};
 
 /// Where a layout comes from (printed by the explain output).
