@@ -583,7 +583,9 @@ fn specialisation_items(
             syn::FnArg::Receiver(_) => None,
         })
         .collect();
-    let param_types: Vec<TokenStream> = if written.len() == params.len() {
+    // (A kernel's element types substituted for its type parameters are spelled by the macro,
+    // as the user's scope need not import them.)
+    let param_types: Vec<TokenStream> = if written.len() == params.len() && first.types.is_empty() {
         written
     } else {
         params.iter().map(|(_, d)| elem_type(*d)).collect()

@@ -71,8 +71,17 @@ pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn:
         let Some((_, sig, body, read_diags)) = &read else {
             continue;
         };
+        // A type parameter whose list had an error is unknown: its uses are not reported again.
+        let unknown: Vec<String> = spec
+            .types
+            .iter()
+            .filter(|(_, t)| t.is_none())
+            .map(|(name, _)| format!("`{name}` is not an element type"))
+            .collect();
         for d in read_diags {
-            merge(&mut found, d.clone(), index);
+            if !unknown.iter().any(|u| d.message.starts_with(u)) {
+                merge(&mut found, d.clone(), index);
+            }
         }
         let mut spec_diags = Diagnostics::default();
         let input = Input { sig, body, spec };
