@@ -26,6 +26,13 @@
 //! }
 //! ```
 //!
+//! A kernel with type parameters (`#[tile_kernel(T = [f16, f32])] fn k<T>(..)`) holds the items
+//! above from `Args` on once per assignment of element types, in a submodule `k::T_f16`, and
+//! `Consts`, `EXPLAIN`, a trait `Listed_T` per type parameter (implemented by its listed types)
+//! and `launch`/`emulate` generic over the type parameters at the top: they call the submodule
+//! of the arguments' element types. When the attribute lists several `num_warps`, `Consts` has a
+//! field `num_warps` that selects like a const value, and `NUM_WARPS` is omitted.
+//!
 //! `specialisation` picks the specialisation of the const values, then the first of its variants
 //! whose alignment assumptions (from the axis analysis) hold for the arguments; when none does,
 //! the error names the argument and the assumption. The block is `32 × num_warps` threads, the
