@@ -155,38 +155,60 @@ impl Measured {
 }
 
 /// Times one specialisation of a generated kernel module:
-/// `timed!(device, module, kernel<CONST = value, …>, grid, args)` gives `(Timed, entry name)`.
+/// `timed!(device, module, kernel<CONST = value, …>, grid, args)` gives `(Timed, entry name)`
+/// (`kernel::T_f16<…>` for the element types of a kernel with type parameters).
 macro_rules! timed {
-    ($device:expr, $module:expr, $kernel:ident<$($name:ident = $value:tt),+>, $grid:expr,
-     $args:expr) => {{
+    ($device:expr, $module:expr, $kernel:ident $(:: $types:ident)? <$($name:ident = $value:tt),+>,
+     $grid:expr, $args:expr) => {{
         let args = $args;
-        let spec = $kernel::specialisation(&$kernel::Consts { $($name: $value),+ }, &args)?;
+        let consts = $kernel::Consts { $($name: $value),+ };
+        let spec = $kernel $(:: $types)? ::specialisation(&consts, &args)?;
         let timed = time_tile($device, $module, spec, $grid, args)?;
         Ok::<_, LaunchError>((timed, spec.kernel.name))
     }};
 }
 
-/// Times the softmax of `BLOCK = $block` on the kernel of its warp count (`$w4`: 4 warps up to
-/// 2048, `$w8`: 8 warps at 4096, `$w16`: 16 warps at 8192), as `triton_ref.py` picks.
+/// Times the softmax of `BLOCK = $block` on elements `$types` (`T_f32`, `T_f16`) on the kernel
+/// of its warp count (4 warps up to 2048, 8 at 4096, 16 at 8192), as `triton_ref.py` picks.
 macro_rules! timed_softmax {
-    ($device:expr, $module:expr, $block:expr, $grid:expr, $args:expr =>
-     $w4:ident, $w8:ident, $w16:ident) => {
+    ($device:expr, $module:expr, $block:expr, $grid:expr, $args:expr => $types:ident) => {
         match $block {
-            4096 => timed!($device, $module, $w8<BLOCK = 4096>, $grid, $args),
-            8192 => timed!($device, $module, $w16<BLOCK = 8192>, $grid, $args),
-            block => timed!($device, $module, $w4<BLOCK = block>, $grid, $args),
+            4096 => timed!(
+                $device,
+                $module,
+                bench_softmax_w8::$types<BLOCK = 4096>,
+                $grid,
+                $args
+            ),
+            8192 => timed!(
+                $device,
+                $module,
+                bench_softmax_w16::$types<BLOCK = 8192>,
+                $grid,
+                $args
+            ),
+            block => timed!(
+                $device,
+                $module,
+                bench_softmax_w4::$types<BLOCK = block>,
+                $grid,
+                $args
+            ),
         }
     };
 }
 
-/// Times the matmul on Triton's configuration: `$w8` (8 warps, 128 × 128 × 64) for `wide`
-/// problems, else `$w4` (4 warps, 64 × 128 × 64); `GROUP = 8` both.
+/// Times the matmul on elements `$types` (`T_f16`, `T_bf16`) on Triton's configuration:
+/// `bench_matmul_w8` (8 warps, 128 × 128 × 64) for `wide` problems, else `bench_matmul_w4`
+/// (4 warps, 64 × 128 × 64); `GROUP = 8` both.
 macro_rules! timed_matmul {
-    ($device:expr, $module:expr, $wide:expr, $grid:expr, $args:expr => $w4:ident, $w8:ident) => {
+    ($device:expr, $module:expr, $wide:expr, $grid:expr, $args:expr => $types:ident) => {
         if $wide {
-            timed!($device, $module, $w8<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args)
+            timed!($device, $module,
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args)
         } else {
-            timed!($device, $module, $w4<BM = 64, BN = 128, BK = 64, GROUP = 8>, $grid, $args)
+            timed!($device, $module,
+                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8>, $grid, $args)
         }
     };
 }
@@ -200,49 +222,47 @@ pub fn run(
     shape: &[usize],
 ) -> Result<BenchRow, LaunchError> {
     match (family, dtype, shape) {
-        (Family::Softmax, "float32", &[m, n]) => {
-            softmax::<f32>(device, m, n, |args, block, grid| {
-                timed_softmax!(device, module, block, grid, args =>
-                    bench_softmax_f32_w4, bench_softmax_f32_w8, bench_softmax_f32_w16)
-            })
-        }
-        (Family::Softmax, "float16", &[m, n]) => {
-            softmax::<f16>(device, m, n, |args, block, grid| {
-                timed_softmax!(device, module, block, grid, args =>
-                    bench_softmax_f16_w4, bench_softmax_f16_w8, bench_softmax_f16_w16)
-            })
-        }
+        (Family::Softmax, "float32", &[m, n]) => softmax::<f32>(
+            device,
+            m,
+            n,
+            |args, block, grid| timed_softmax!(device, module, block, grid, args => T_f32),
+        ),
+        (Family::Softmax, "float16", &[m, n]) => softmax::<f16>(
+            device,
+            m,
+            n,
+            |args, block, grid| timed_softmax!(device, module, block, grid, args => T_f16),
+        ),
         (Family::Layernorm, "float16", &[m, n]) => layernorm(device, module, m, n),
         (Family::Transpose, "float32", &[m, n]) => transpose::<f32>(
             device,
             m,
             n,
-            |args, grid| timed!(device, module, bench_transpose_f32<BM = 64, BN = 64>, grid, args),
+            |args, grid| timed!(device, module, bench_transpose::T_f32<BM = 64, BN = 64>, grid, args),
         ),
         (Family::Transpose, "float16", &[m, n]) => transpose::<f16>(
             device,
             m,
             n,
-            |args, grid| timed!(device, module, bench_transpose_f16<BM = 64, BN = 64>, grid, args),
+            |args, grid| timed!(device, module, bench_transpose::T_f16<BM = 64, BN = 64>, grid, args),
         ),
         (Family::Gather, "float32", &[m, n]) => gather::<f32>(device, m, n, |args, grid| {
-            timed!(device, module, bench_gather_f32<N = n>, grid, args)
+            timed!(device, module, bench_gather::T_f32<N = n>, grid, args)
         }),
         (Family::Gather, "float16", &[m, n]) => gather::<f16>(device, m, n, |args, grid| {
-            timed!(device, module, bench_gather_f16<N = n>, grid, args)
+            timed!(device, module, bench_gather::T_f16<N = n>, grid, args)
         }),
-        (Family::Matmul, "float16", &[m, n, k]) => {
-            matmul::<f16>(device, [m, n, k], |args, wide, grid| {
-                timed_matmul!(device, module, wide, grid, args =>
-                    bench_matmul_f16_w4, bench_matmul_f16_w8)
-            })
-        }
-        (Family::Matmul, "bfloat16", &[m, n, k]) => {
-            matmul::<bf16>(device, [m, n, k], |args, wide, grid| {
-                timed_matmul!(device, module, wide, grid, args =>
-                    bench_matmul_bf16_w4, bench_matmul_bf16_w8)
-            })
-        }
+        (Family::Matmul, "float16", &[m, n, k]) => matmul::<f16>(
+            device,
+            [m, n, k],
+            |args, wide, grid| timed_matmul!(device, module, wide, grid, args => T_f16),
+        ),
+        (Family::Matmul, "bfloat16", &[m, n, k]) => matmul::<bf16>(
+            device,
+            [m, n, k],
+            |args, wide, grid| timed_matmul!(device, module, wide, grid, args => T_bf16),
+        ),
         _ => Err(invalid(format!(
             "no {} benchmark for {dtype} {shape:?}",
             family.name()

@@ -369,13 +369,13 @@ mod tests {
         assert_eq!(
             kernels,
             [
-                "tile_softmax",
-                "tile_softmax_f16",
+                "tile_softmax::T_f32",
+                "tile_softmax::T_f16",
                 "tile_layernorm",
                 "tile_transpose",
                 "tile_gather_cols",
-                "tile_matmul_f16",
-                "tile_matmul_bf16"
+                "tile_matmul::T_f16",
+                "tile_matmul::T_bf16"
             ]
         );
         for run in &checks.tile_runs {
@@ -393,7 +393,7 @@ mod tests {
             }
         }
         assert!(checks.reports["tile_transpose"].shared_accesses > 0);
-        assert!(checks.reports["tile_matmul_f16"].shared_accesses > 0);
+        assert!(checks.reports["tile_matmul::T_f16"].shared_accesses > 0);
         assert_eq!(checks.reports["tile_gather_cols"].shared_accesses, 0);
     }
 

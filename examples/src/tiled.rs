@@ -24,8 +24,8 @@ use tessera::launch::{DeviceBuffer, DeviceElement, DeviceKind, KernelArgs, Launc
 use tessera::tile::{launch_on, Specialisation};
 use tessera::{bf16, f16, Ptr};
 use tessera_kernels::tiled::gather::tile_gather_cols;
-use tessera_kernels::tiled::matmul::{tile_matmul_bf16, tile_matmul_f16};
-use tessera_kernels::tiled::norm::{tile_layernorm, tile_softmax, tile_softmax_f16};
+use tessera_kernels::tiled::matmul::tile_matmul;
+use tessera_kernels::tiled::norm::{tile_layernorm, tile_softmax};
 use tessera_kernels::tiled::transpose::tile_transpose;
 
 /// Elements of canary after each output.
@@ -73,6 +73,12 @@ macro_rules! launch_tiled {
         let args = $args;
         let spec = $kernel::specialisation(&$kernel::Consts { $($name: $value),+ }, &args)?;
         $checks.launch_tile(stringify!($kernel), $kernel::EXPLAIN, spec, $grid, args)
+    }};
+    ($checks:expr, $kernel:ident::$types:ident<$($name:ident = $value:tt),+>, $grid:expr, $args:expr) => {{
+        let args = $args;
+        let spec = $kernel::$types::specialisation(&$kernel::Consts { $($name: $value),+ }, &args)?;
+        let name = concat!(stringify!($kernel), "::", stringify!($types));
+        $checks.launch_tile(name, $kernel::EXPLAIN, spec, $grid, args)
     }};
 }
 
@@ -193,7 +199,7 @@ impl Checks<'_> {
         self.push(label, ok, detail);
     }
 
-    /// `tile_softmax` (f32) over `rows` rows of `n` columns at row stride `stride`.
+    /// `tile_softmax` at `T = f32` over `rows` rows of `n` columns at row stride `stride`.
     pub fn softmax_f32(&mut self, rows: usize, n: usize, stride: usize) -> Result<(), LaunchError> {
         let x: Vec<f32> = uniform_vec(31, rows * stride)
             .into_iter()
@@ -207,11 +213,11 @@ impl Checks<'_> {
             (-1.0, -12345.5),
             tol,
             label,
-            |s, args, block, grid| launch_tiled!(s, tile_softmax<BLOCK = block>, grid, args),
+            |s, args, block, grid| launch_tiled!(s, tile_softmax::T_f32<BLOCK = block>, grid, args),
         )
     }
 
-    /// `tile_softmax_f16` over `rows` rows of `n` columns at row stride `stride`.
+    /// `tile_softmax` at `T = f16` over `rows` rows of `n` columns at row stride `stride`.
     pub fn softmax_f16(&mut self, rows: usize, n: usize, stride: usize) -> Result<(), LaunchError> {
         let x: Vec<f16> = float_vec(32, rows * stride, 6.0);
         let tol = |w: f64| 1e-3 * w + 6e-8;
@@ -223,7 +229,7 @@ impl Checks<'_> {
             (fill, canary),
             tol,
             label,
-            |s, args, block, grid| launch_tiled!(s, tile_softmax_f16<BLOCK = block>, grid, args),
+            |s, args, block, grid| launch_tiled!(s, tile_softmax::T_f16<BLOCK = block>, grid, args),
         )
     }
 
@@ -373,8 +379,8 @@ impl Checks<'_> {
         Ok(())
     }
 
-    /// `tile_matmul_f16` or `tile_matmul_bf16` (64 × 64 × 32 tiles; `launch` launches the one
-    /// of element type `T`): `c = a · b`, `a: [m, k]`, `b: [k, n]`.
+    /// `tile_matmul` (64 × 64 × 32 tiles; `launch` launches its specialisation of element type
+    /// `T`): `c = a · b`, `a: [m, k]`, `b: [k, n]`.
     fn matmul<T: Float>(
         &mut self,
         m: usize,
@@ -464,12 +470,12 @@ impl Checks<'_> {
         }
         for &(m, n, k) in &products {
             self.matmul::<f16>(m, n, k, |checks, args, grid| {
-                launch_tiled!(checks, tile_matmul_f16<BM = 64, BN = 64, BK = 32>, grid, args)
+                launch_tiled!(checks, tile_matmul::T_f16<BM = 64, BN = 64, BK = 32>, grid, args)
             })?;
         }
         for &(m, n, k) in &products {
             self.matmul::<bf16>(m, n, k, |checks, args, grid| {
-                launch_tiled!(checks, tile_matmul_bf16<BM = 64, BN = 64, BK = 32>, grid, args)
+                launch_tiled!(checks, tile_matmul::T_bf16<BM = 64, BN = 64, BK = 32>, grid, args)
             })?;
         }
         Ok(())

@@ -8,7 +8,7 @@ mod support;
 use support::{device, launch_tile, TestDevice};
 use tessera::emulator::{EmulatorReport, SharedAccessKind};
 use tessera::{bf16, f16};
-use tessera_kernels::tiled::matmul::{tile_matmul_bf16, tile_matmul_f16, tile_matmul_i8};
+use tessera_kernels::tiled::matmul::{tile_matmul, tile_matmul_i8};
 
 /// Values in [-1, 1) from a seeded LCG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -136,7 +136,7 @@ fn matmul_f16_matches_cpu() {
         let a: Vec<f16> = values(1, m * k).into_iter().map(f16::from_f32).collect();
         let b: Vec<f16> = values(2, k * n).into_iter().map(f16::from_f32).collect();
         let guarded = vec![f16::from_f32(99.0); m * n + 8];
-        let (c, report) = run_matmul!(gpu, tile_matmul_f16, &a, &b, &guarded, (m, n, k));
+        let (c, report) = run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k));
         let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
         let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
         // f32 accumulation, one rounding to f16 (2^-11 relative) at the end.
@@ -158,7 +158,7 @@ fn matmul_bf16_matches_cpu() {
         let a: Vec<bf16> = values(3, m * k).into_iter().map(bf16::from_f32).collect();
         let b: Vec<bf16> = values(4, k * n).into_iter().map(bf16::from_f32).collect();
         let zeros = vec![bf16::from_f32(0.0); m * n];
-        let (c, report) = run_matmul!(gpu, tile_matmul_bf16, &a, &b, &zeros, (m, n, k));
+        let (c, report) = run_matmul!(gpu, tile_matmul, &a, &b, &zeros, (m, n, k));
         let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
         let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
         // One rounding to bf16 (2^-8 relative) at the end.

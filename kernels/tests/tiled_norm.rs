@@ -7,7 +7,7 @@ mod support;
 
 use support::{device, draws, launch_tile};
 use tessera::f16;
-use tessera_kernels::tiled::norm::{tile_layernorm, tile_rmsnorm, tile_softmax, tile_softmax_f16};
+use tessera_kernels::tiled::norm::{tile_layernorm, tile_rmsnorm, tile_softmax};
 
 /// Uniform in [-scale, scale) from the seeded test RNG.
 fn values(seed: u64, n: usize, scale: f32) -> Vec<f32> {
@@ -129,7 +129,7 @@ fn softmax_f16_matches_cpu() {
     for (rows, n_cols, stride) in cases() {
         let x = halves(values(12, rows * stride, 6.0));
         let fill = f16::from_f32(-1.0);
-        let out = softmax_rows!(tile_softmax_f16, &x, fill, (rows, n_cols, stride));
+        let out = softmax_rows!(tile_softmax, &x, fill, (rows, n_cols, stride));
         let out: Vec<f32> = out.iter().map(|v| v.to_f32()).collect();
         let want = |r: usize| {
             let row: Vec<f32> = x[r * stride..r * stride + n_cols]

@@ -8,9 +8,7 @@ mod support;
 use support::{device, launch_tile};
 use tessera::emulator::SharedAccessKind;
 use tessera::f16;
-use tessera_kernels::tiled::transpose::{
-    tile_transpose, tile_transpose_warp, tile_transpose_warp_f16,
-};
+use tessera_kernels::tiled::transpose::{tile_transpose, tile_transpose_warp};
 
 fn matrix(m: usize, n: usize) -> Vec<f32> {
     (0..m * n).map(|i| i as f32 * 0.5 - 3.0).collect()
@@ -119,10 +117,10 @@ fn warp_transposes_shuffle_or_share() {
             let (consts, zeros) = (tile_transpose_warp::Consts { B: b }, vec![0.0f32; m * n]);
             let (out, report) =
                 run_transpose!(tile_transpose_warp, consts, grid, &x, &zeros, (m, n));
-            let consts = tile_transpose_warp_f16::Consts { B: b };
+            let consts = tile_transpose_warp::Consts { B: b };
             let zeros = vec![f16::from_f32(0.0); m * n];
             let (outh, report_h) =
-                run_transpose!(tile_transpose_warp_f16, consts, grid, &xh, &zeros, (m, n));
+                run_transpose!(tile_transpose_warp, consts, grid, &xh, &zeros, (m, n));
             assert_transposed(&out, &x, m, n, &format!("B {b} "));
             let bits = |v: &[f16]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
             assert_transposed(&bits(&outh), &bits(&xh), m, n, &format!("f16 B {b} "));

@@ -32,7 +32,7 @@ impl Loc {
 }
 
 /// Hands out [`Loc`]s with fresh ids.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LocIds {
     next: u32,
 }

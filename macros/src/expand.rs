@@ -26,6 +26,13 @@
 //! }
 //! ```
 //!
+//! A kernel with type parameters (`#[tile_kernel(T = [f16, f32])] fn k<T>(..)`) holds the items
+//! above from `Args` on once per assignment of element types, in a submodule `k::T_f16`, and
+//! `Consts`, `EXPLAIN`, a trait `Listed_T` per type parameter (implemented by its listed types)
+//! and `launch`/`emulate` generic over the type parameters at the top: they call the submodule
+//! of the arguments' element types. When the attribute lists several `num_warps`, `Consts` has a
+//! field `num_warps` that selects like a const value, and `NUM_WARPS` is omitted.
+//!
 //! `specialisation` picks the specialisation of the const values, then the first of its variants
 //! whose alignment assumptions (from the axis analysis) hold for the arguments; when none does,
 //! the error names the argument and the assumption. The block is `32 × num_warps` threads, the
@@ -43,6 +50,7 @@ use crate::frontend::analyze;
 use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::Kernel;
 use crate::lower::{elem_type, lower_kernel, Facts};
+use crate::parse::substitute_types;
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -183,12 +191,20 @@ fn add_errors(errors: &mut Option<syn::Error>, new: syn::Error) {
 /// A specialisation's const values and the indices of its variants in `SPECIALISATIONS`.
 type SpecGroup = (Vec<(String, i128)>, Vec<usize>);
 
-/// The entry name of a specialisation's variant.
-fn entry_name(kernel: &Kernel, several_specs: bool, suffix: &str) -> Ident {
+/// The entry name of a specialisation's variant: the kernel's name, then (when it has several
+/// specialisations) `__T_f16` per type parameter, `__BLOCK_1024` per const parameter and
+/// `__num_warps_8` when `num_warps` varies, then `__unaligned` for the fallback variant.
+fn entry_name(kernel: &Kernel, axes: &Axes, suffix: &str) -> Ident {
     let mut name = kernel.name.to_string();
-    if several_specs {
+    if axes.several_specs {
+        for (t, s) in &kernel.types {
+            name.push_str(&format!("__{t}_{}", s.name()));
+        }
         for (c, v) in &kernel.consts {
             name.push_str(&format!("__{c}_{}", v.to_string().replace('-', "m")));
+        }
+        if axes.num_warps_varies {
+            name.push_str(&format!("__num_warps_{}", kernel.num_warps));
         }
     }
     if !suffix.is_empty() {
@@ -211,8 +227,40 @@ fn launchable(dtype: DType) -> bool {
     )
 }
 
+/// What tells a kernel's specialisations apart.
+struct Axes {
+    several_specs: bool,
+    num_warps_varies: bool,
+}
+
+/// The const values that select a specialisation: the const parameters' values, then
+/// `num_warps` when it varies (a field of `Consts` then).
+fn selecting_values(kernel: &Kernel, axes: &Axes) -> Vec<(String, i128)> {
+    let mut values = kernel.consts.clone();
+    if axes.num_warps_varies {
+        values.push(("num_warps".to_string(), i128::from(kernel.num_warps)));
+    }
+    values
+}
+
+/// The specialisations of one assignment of element types to the type parameters.
+type TypeGroup = (Vec<(String, Scalar)>, Vec<Kernel>);
+
+/// The submodule holding the specialisations of one assignment of element types: `T_f16`,
+/// `T_f16__Acc_f32`.
+fn types_module(types: &[(String, Scalar)]) -> Ident {
+    let parts: Vec<String> = types
+        .iter()
+        .map(|(t, s)| format!("{t}_{}", s.name()))
+        .collect();
+    Ident::new(&parts.join("__"), Span::call_site())
+}
+
 /// Everything the macro emits for a checked kernel (see the module docs); `prepare` runs layout
-/// inference on one specialisation.
+/// inference on one specialisation. A kernel with type parameters gets one submodule per
+/// assignment of element types ([`types_module`]) holding that assignment's entries and
+/// launcher, and a launcher generic over the types that calls the submodule of the arguments'
+/// types.
 pub fn generate(
     function: &syn::ItemFn,
     kernels: Vec<Kernel>,
@@ -226,12 +274,298 @@ pub fn generate(
     };
     let name = first.name.clone();
     let num_warps = first.num_warps;
+    let axes = Axes {
+        several_specs: kernels.len() > 1,
+        num_warps_varies: kernels.iter().any(|k| k.num_warps != num_warps),
+    };
     let vis = &function.vis;
     let docs: Vec<&syn::Attribute> = function
         .attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
+    let const_params: Vec<(Ident, syn::Type)> = function
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericParam::Const(c) => Some((c.ident.clone(), c.ty.clone())),
+            _ => None,
+        })
+        .collect();
+    let mut const_fields: Vec<TokenStream> = const_params
+        .iter()
+        .map(|(n, t)| quote!(pub #n: #t))
+        .collect();
+    if axes.num_warps_varies {
+        const_fields.push(quote!(pub num_warps: u32));
+    }
+
+    let mut explain = String::new();
+    let (items, launcher) = if first.types.is_empty() {
+        let items = specialisation_items(function, kernels, prepare, &axes, &mut explain)?;
+        (items, quote!())
+    } else {
+        let mut groups: Vec<TypeGroup> = Vec::new();
+        for kernel in kernels {
+            match groups.iter_mut().find(|(t, _)| *t == kernel.types) {
+                Some((_, group)) => group.push(kernel),
+                None => groups.push((kernel.types.clone(), vec![kernel])),
+            }
+        }
+        let mut items = TokenStream::new();
+        let mut errors: Option<syn::Error> = None;
+        for (types, group) in &groups {
+            let typed = substitute_types(function, types);
+            match specialisation_items(&typed, group.clone(), prepare, &axes, &mut explain) {
+                Ok(inner) => {
+                    let module = types_module(types);
+                    let doc = format!(
+                        "The specialisations of `{name}` with {}.",
+                        describe_types(types)
+                    );
+                    items.extend(quote! {
+                        #[doc = #doc]
+                        pub mod #module {
+                            #[allow(unused_imports)]
+                            use super::*;
+                            #inner
+                        }
+                    });
+                }
+                Err(e) => add_errors(&mut errors, e),
+            }
+        }
+        if let Some(e) = errors {
+            return Err(e);
+        }
+        let launcher = generic_launcher(function, &name, &groups, !const_fields.is_empty());
+        (items, launcher)
+    };
+
+    let num_warps_item = if axes.num_warps_varies {
+        quote!()
+    } else {
+        let nw = Literal::u32_unsuffixed(num_warps);
+        quote! {
+            /// Warps per program.
+            pub const NUM_WARPS: u32 = #nw;
+        }
+    };
+    let explain = Literal::string(&explain);
+    Ok(quote! {
+        #(#docs)*
+        #[allow(non_snake_case, non_upper_case_globals, non_camel_case_types, dead_code)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            ::tessera::declare_dynamic_shared!();
+
+            /// The values of the kernel's `const` parameters (and `num_warps` when the
+            /// attribute lists several).
+            #[cfg(not(target_arch = "nvptx64"))]
+            #[derive(Clone, Copy, Debug)]
+            pub struct Consts { #(#const_fields),* }
+
+            #num_warps_item
+
+            /// The layout inference of every specialisation and variant (what `TESSERA_EXPLAIN`
+            /// prints at build time), each after a line
+            /// `entry NAME` (its PTX entry).
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub const EXPLAIN: &str = #explain;
+
+            #items
+
+            #launcher
+        }
+    })
+}
+
+/// `T = f16, Acc = f32`.
+fn describe_types(types: &[(String, Scalar)]) -> String {
+    let parts: Vec<String> = types
+        .iter()
+        .map(|(t, s)| format!("{t} = {}", s.name()))
+        .collect();
+    parts.join(", ")
+}
+
+/// The launcher of a kernel with type parameters: a trait per type parameter implemented by its
+/// listed element types (another type is a compile error naming the parameter), and `launch` /
+/// `emulate` generic over them, calling the submodule of the arguments' element types.
+fn generic_launcher(
+    function: &syn::ItemFn,
+    name: &Ident,
+    groups: &[TypeGroup],
+    has_consts: bool,
+) -> TokenStream {
+    let Some((first_types, first_group)) = groups.first() else {
+        return quote!();
+    };
+    let launchable_params = first_group
+        .first()
+        .is_some_and(|k| k.params.iter().all(|p| launchable(k.ty(p.value).dtype)));
+    if !launchable_params {
+        return quote!();
+    }
+    let own = |name: &str| Ident::new(name, Span::mixed_site());
+    let (device, module, consts, grid) = (own("device"), own("module"), own("consts"), own("grid"));
+    let kernel_str = name.to_string();
+    let mut traits = TokenStream::new();
+    let mut bounds = Vec::new();
+    for (index, (param, _)) in first_types.iter().enumerate() {
+        let listed: Vec<Scalar> =
+            groups
+                .iter()
+                .map(|(types, _)| types[index].1)
+                .fold(Vec::new(), |mut all, s| {
+                    if !all.contains(&s) {
+                        all.push(s);
+                    }
+                    all
+                });
+        let names: Vec<&str> = listed.iter().map(|s| s.name()).collect();
+        let message = format!(
+            "`{{Self}}` is not an element type of `{param}` in the kernel `{kernel_str}`: it is \
+             compiled for {param} = [{}]",
+            names.join(", ")
+        );
+        let trait_name = Ident::new(&format!("Listed_{param}"), Span::call_site());
+        let doc = format!(
+            "The element types `{param}` is compiled for: {}.",
+            names.join(", ")
+        );
+        let impls = listed.iter().map(|s| {
+            let t = elem_type(DType::Scalar(*s));
+            quote!(impl #trait_name for #t {})
+        });
+        traits.extend(quote! {
+            #[doc = #doc]
+            #[diagnostic::on_unimplemented(message = #message)]
+            pub trait #trait_name: 'static {}
+            #(#impls)*
+        });
+        let param = Ident::new(param, Span::call_site());
+        bounds.push(quote!(#param: #trait_name));
+    }
+    let params: Vec<(&syn::Pat, &syn::Type)> = function
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(t) => Some((&*t.pat, &*t.ty)),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let param_names: Vec<Ident> = first_group[0]
+        .params
+        .iter()
+        .map(|p| Ident::new(&p.name, Span::call_site()))
+        .collect();
+    let param_types: Vec<&syn::Type> = params.iter().map(|(_, t)| *t).collect();
+    let consts_param = if has_consts {
+        quote!(#consts: Consts,)
+    } else {
+        quote!()
+    };
+    let consts_arg = if has_consts {
+        quote!(#consts,)
+    } else {
+        quote!()
+    };
+    let launch_arms = {
+        let arms = groups.iter().map(|(types, _)| {
+            let sub = types_module(types);
+            let same = types.iter().map(|(param, s)| {
+                let param = Ident::new(param, Span::call_site());
+                let t = elem_type(DType::Scalar(*s));
+                quote!(::core::any::TypeId::of::<#param>() == ::core::any::TypeId::of::<#t>())
+            });
+            quote! {
+                if true #(&& #same)* {
+                    // SAFETY: the type parameters are these element types, so each argument
+                    // already has the type of the submodule's parameter.
+                    return #sub::launch(#device, #module, #consts_arg #grid,
+                        #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
+                }
+            }
+        });
+        quote!(#(#arms)*)
+    };
+    let emulate_arms = {
+        let arms = groups.iter().map(|(types, _)| {
+            let sub = types_module(types);
+            let same = types.iter().map(|(param, s)| {
+                let param = Ident::new(param, Span::call_site());
+                let t = elem_type(DType::Scalar(*s));
+                quote!(::core::any::TypeId::of::<#param>() == ::core::any::TypeId::of::<#t>())
+            });
+            quote! {
+                if true #(&& #same)* {
+                    // SAFETY: as in `launch`.
+                    return #sub::emulate(#consts_arg #grid,
+                        #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
+                }
+            }
+        });
+        quote!(#(#arms)*)
+    };
+    let no_types = quote! {
+        ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
+            kernel: #kernel_str.to_string(),
+            reason: "no specialisation for these element types".to_string(),
+        })
+    };
+    quote! {
+        #traits
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// Launches the specialisation of the arguments' element types (see each submodule's
+        /// `launch`): a type parameter is given by the arguments' types, e.g. `Ptr<f16>`.
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch<#(#bounds),*>(
+            #device: &::tessera::launch::Device,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #(#param_names: #param_types),*
+        ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
+            #launch_arms
+            #no_types
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// Runs the specialisation of the arguments' element types on the CPU emulator (see
+        /// each submodule's `emulate`).
+        #[allow(clippy::too_many_arguments)]
+        pub fn emulate<#(#bounds),*>(
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #(#param_names: #param_types),*
+        ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
+            #emulate_arms
+            #no_types
+        }
+    }
+}
+
+/// The entry points of `kernels` (specialisations sharing their element types) and their host
+/// side: `Args`, `SPECIALISATIONS`, `specialisation`, `launch`, `emulate` (see the module docs);
+/// appends their explain texts to `explain`.
+fn specialisation_items(
+    function: &syn::ItemFn,
+    kernels: Vec<Kernel>,
+    prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
+    axes: &Axes,
+    explain: &mut String,
+) -> Result<TokenStream, syn::Error> {
+    let Some(first) = kernels.first() else {
+        return Ok(TokenStream::new());
+    };
+    let name = first.name.clone();
     let params: Vec<(Ident, DType)> = first
         .params
         .iter()
@@ -256,7 +590,9 @@ pub fn generate(
             syn::FnArg::Receiver(_) => None,
         })
         .collect();
-    let param_types: Vec<TokenStream> = if written.len() == params.len() {
+    // (A kernel's element types substituted for its type parameters are spelled by the macro,
+    // as the user's scope need not import them.)
+    let param_types: Vec<TokenStream> = if written.len() == params.len() && first.types.is_empty() {
         written
     } else {
         params.iter().map(|(_, d)| elem_type(*d)).collect()
@@ -272,7 +608,6 @@ pub fn generate(
         })
         .collect();
 
-    let several = kernels.len() > 1;
     let mut entries = TokenStream::new();
     // One of each module item (user-layout checks) across specialisations and variants.
     let mut module_items: Vec<(String, TokenStream)> = Vec::new();
@@ -280,10 +615,9 @@ pub fn generate(
     // Per specialisation: (const values, indices into `specs` of its variants, in order).
     let mut groups: Vec<SpecGroup> = Vec::new();
     let mut errors: Option<syn::Error> = None;
-    // The explain texts of every specialisation and variant, in `SPECIALISATIONS` order.
-    let mut explain = String::new();
     for kernel in kernels {
-        let consts = kernel.consts.clone();
+        let consts = selecting_values(&kernel, axes);
+        let num_warps = kernel.num_warps;
         let variants = match prepare(kernel) {
             Ok(v) => v,
             Err(e) => {
@@ -308,7 +642,7 @@ pub fn generate(
                 }
             }
             let suffix = if one_variant { "" } else { variant.suffix };
-            let entry = entry_name(&variant.kernel, several, suffix);
+            let entry = entry_name(&variant.kernel, axes, suffix);
             explain.push_str(&format!("entry {entry}\n{}", variant.explain));
             let body = &lowered.body;
             entries.extend(quote! {
@@ -335,6 +669,7 @@ pub fn generate(
                 consts.clone(),
                 lowered.shared_bytes,
                 variant.facts.clone(),
+                num_warps,
             ));
         }
         groups.push((consts, indices));
@@ -378,14 +713,14 @@ pub fn generate(
         quote!((#(#param_names,)*))
     };
     let n_specs = specs.len();
-    let spec_items = specs.iter().map(|(entry, values, shared, _)| {
+    let spec_items = specs.iter().map(|(entry, values, shared, _, num_warps)| {
         let entry_str = entry.to_string();
         let cs = values.iter().map(|(c, v)| {
             let v = Literal::i128_unsuffixed(*v);
             quote!((#c, #v))
         });
         let shared = Literal::u32_unsuffixed(*shared);
-        let nw = Literal::u32_unsuffixed(num_warps);
+        let nw = Literal::u32_unsuffixed(*num_warps);
         quote! {
             ::tessera::tile::Specialisation {
                 kernel: ::tessera::Kernel {
@@ -398,14 +733,17 @@ pub fn generate(
             }
         }
     });
-    let const_fields = const_params.iter().map(|(n, t)| quote!(pub #n: #t));
     let kernel_str = name.to_string();
-    let wanted = const_params.iter().map(|(n, _)| {
+    let mut selecting: Vec<Ident> = const_params.iter().map(|(n, _)| n.clone()).collect();
+    if axes.num_warps_varies {
+        selecting.push(Ident::new("num_warps", Span::call_site()));
+    }
+    let wanted = selecting.iter().map(|n| {
         let s = n.to_string();
         quote!((#s, #consts.#n as i128))
     });
     // The assumption checks of each variant.
-    let checks = specs.iter().map(|(_, _, _, facts)| {
+    let checks = specs.iter().map(|(_, _, _, facts, _)| {
         let mut list = Vec::new();
         for &(param, divisor) in &facts.assumptions {
             let Some((pname, dtype)) = params.get(param) else {
@@ -433,7 +771,7 @@ pub fn generate(
         let idx = indices.iter().map(|&i| Literal::usize_unsuffixed(i));
         quote!(if true #(&& #conds)* { return pick(&[#(#idx),*]); })
     });
-    let has_consts = !const_params.is_empty();
+    let has_consts = !selecting.is_empty();
     let consts_param = if has_consts {
         quote!(#consts: Consts,)
     } else {
@@ -513,69 +851,44 @@ pub fn generate(
     } else {
         quote!()
     };
-    let nw = Literal::u32_unsuffixed(num_warps);
     let n_lit = Literal::usize_unsuffixed(n_specs);
-    let explain = Literal::string(&explain);
     Ok(quote! {
-        #(#docs)*
-        #[allow(non_snake_case, non_upper_case_globals, dead_code)]
-        #vis mod #name {
-            #[allow(unused_imports)]
-            use super::*;
+        #(#module_checks)*
 
-            ::tessera::declare_dynamic_shared!();
+        #entries
 
-            #(#module_checks)*
+        #args_type
 
-            #entries
+        /// Every compiled specialisation and alignment variant.
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub static SPECIALISATIONS: [::tessera::tile::Specialisation<Args>; #n_lit] = [#(#spec_items),*];
 
-            #args_type
-
-            /// The values of the kernel's `const` parameters.
-            #[cfg(not(target_arch = "nvptx64"))]
-            #[derive(Clone, Copy, Debug)]
-            pub struct Consts { #(#const_fields),* }
-
-            /// Warps per program.
-            pub const NUM_WARPS: u32 = #nw;
-
-            /// The layout inference of every specialisation and variant (what `TESSERA_EXPLAIN`
-            /// prints at build time), each after a line
-            /// `entry NAME` (its PTX entry).
-            #[cfg(not(target_arch = "nvptx64"))]
-            pub const EXPLAIN: &str = #explain;
-
-            /// Every compiled specialisation and alignment variant.
-            #[cfg(not(target_arch = "nvptx64"))]
-            pub static SPECIALISATIONS: [::tessera::tile::Specialisation<Args>; #n_lit] = [#(#spec_items),*];
-
-            /// The specialisation of `consts` and the first of its variants whose alignment
-            /// assumptions hold for `args` (else the error of the last variant's check).
-            #[cfg(not(target_arch = "nvptx64"))]
-            pub fn specialisation(
-                #consts: &Consts,
-                #args: &Args,
-            ) -> ::core::result::Result<&'static ::tessera::tile::Specialisation<Args>, ::tessera::launch::LaunchError> {
-                let checks: [fn(&Args) -> ::core::result::Result<(), ::tessera::launch::LaunchError>; #n_lit] = [#(#checks),*];
-                let pick = |indices: &[usize]| {
-                    let mut last = ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
-                        kernel: #kernel_str.to_string(),
-                        reason: "no variant".to_string(),
-                    });
-                    for &i in indices {
-                        match checks[i](#args) {
-                            Ok(()) => return Ok(&SPECIALISATIONS[i]),
-                            Err(e) => last = Err(e),
-                        }
+        /// The specialisation of `consts` and the first of its variants whose alignment
+        /// assumptions hold for `args` (else the error of the last variant's check).
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub fn specialisation(
+            #consts: &Consts,
+            #args: &Args,
+        ) -> ::core::result::Result<&'static ::tessera::tile::Specialisation<Args>, ::tessera::launch::LaunchError> {
+            let checks: [fn(&Args) -> ::core::result::Result<(), ::tessera::launch::LaunchError>; #n_lit] = [#(#checks),*];
+            let pick = |indices: &[usize]| {
+                let mut last = ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
+                    kernel: #kernel_str.to_string(),
+                    reason: "no variant".to_string(),
+                });
+                for &i in indices {
+                    match checks[i](#args) {
+                        Ok(()) => return Ok(&SPECIALISATIONS[i]),
+                        Err(e) => last = Err(e),
                     }
-                    last
-                };
-                #(#group_arms)*
-                let wanted: &[(&str, i128)] = &[#(#wanted),*];
-                ::tessera::tile::select(#kernel_str, &SPECIALISATIONS, wanted)
-            }
-
-            #launcher
+                }
+                last
+            };
+            #(#group_arms)*
+            let wanted: &[(&str, i128)] = &[#(#wanted),*];
+            ::tessera::tile::select(#kernel_str, &SPECIALISATIONS, wanted)
         }
+
+        #launcher
     })
 }

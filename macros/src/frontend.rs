@@ -1,11 +1,15 @@
-//! The whole front end: attribute and signature (`parse`), body (`ast`), then the checker
-//! (`check`) once per specialisation, with the diagnostics of all runs merged.
+//! The whole front end: attribute and signature (`parse`), body (`ast`, read once per
+//! assignment of element types to the type parameters), then the checker (`check`) once per
+//! specialisation, with the diagnostics of all runs merged.
 
 use crate::ast::{AstBuilder, Block};
 use crate::check::{check, Input};
 use crate::diag::{combine, Diagnostic, Diagnostics, LocIds};
 use crate::ir::Kernel;
-use crate::parse::{parse_attr, parse_signature, specialisations, Specialisation};
+use crate::parse::{
+    parse_attr, parse_signature, specialisations, substitute_types, Signature, Specialisation,
+};
+use crate::types::Scalar;
 use proc_macro2::TokenStream;
 
 /// Parses and checks a kernel: `attr` is the attribute's arguments, `item` the function. Returns
@@ -34,33 +38,56 @@ pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn:
             );
         }
     }
-    let sig = parse_signature(&function.sig, &mut ids, &mut diags);
-    let body: Block = AstBuilder {
-        ids: &mut ids,
-        diags: &mut diags,
-    }
-    .body(&function.block);
-    let specs = specialisations(&attr, &sig, &mut diags);
+    // The generics alone decide the specialisations; the parameters and body are read once per
+    // element-type assignment (below), each reading handing out the same location ids.
+    let ids_at_signature = ids.clone();
+    let generics = parse_signature(&function.sig, &mut ids.clone(), &mut Diagnostics::default());
+    let specs = specialisations(&attr, &generics, &mut diags);
 
     let mut kernels = Vec::new();
     let mut found: Vec<(Diagnostic, Vec<usize>)> = Vec::new();
+    let mut read: Option<Reading> = None;
     for (index, spec) in specs.iter().enumerate() {
-        let mut spec_diags = Diagnostics::default();
-        let input = Input {
-            sig: &sig,
-            body: &body,
-            num_warps: attr.num_warps,
-            spec,
+        if read
+            .as_ref()
+            .is_none_or(|(types, ..)| *types != spec.types.as_slice())
+        {
+            let types: Vec<(String, Scalar)> = spec
+                .types
+                .iter()
+                .filter_map(|(n, t)| Some((n.clone(), (*t)?)))
+                .collect();
+            let function = substitute_types(&function, &types);
+            let mut ids = ids_at_signature.clone();
+            let mut read_diags = Diagnostics::default();
+            let sig = parse_signature(&function.sig, &mut ids, &mut read_diags);
+            let body: Block = AstBuilder {
+                ids: &mut ids,
+                diags: &mut read_diags,
+            }
+            .body(&function.block);
+            read = Some((&spec.types, sig, body, read_diags.into_vec()));
+        }
+        let Some((_, sig, body, read_diags)) = &read else {
+            continue;
         };
+        // A type parameter whose list had an error is unknown: its uses are not reported again.
+        let unknown: Vec<String> = spec
+            .types
+            .iter()
+            .filter(|(_, t)| t.is_none())
+            .map(|(name, _)| format!("`{name}` is not an element type"))
+            .collect();
+        for d in read_diags {
+            if !unknown.iter().any(|u| d.message.starts_with(u)) {
+                merge(&mut found, d.clone(), index);
+            }
+        }
+        let mut spec_diags = Diagnostics::default();
+        let input = Input { sig, body, spec };
         kernels.push(check(&input, &mut spec_diags));
         for d in spec_diags.into_vec() {
-            match found
-                .iter_mut()
-                .find(|(e, _)| e.loc.id == d.loc.id && e.message == d.message)
-            {
-                Some((_, in_specs)) => in_specs.push(index),
-                None => found.push((d, vec![index])),
-            }
+            merge(&mut found, d, index);
         }
     }
     let mut all = diags.into_vec();
@@ -75,6 +102,28 @@ pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn:
     match combine(&all) {
         Some(error) => Err(error),
         None => Ok(kernels),
+    }
+}
+
+/// The signature and body read with one assignment of element types (that assignment, what was
+/// read, and the problems found reading it).
+type Reading<'a> = (
+    &'a [(String, Option<Scalar>)],
+    Signature,
+    Block,
+    Vec<Diagnostic>,
+);
+
+/// Records that `d` holds in the specialisation `index`: the same message on the same code,
+/// found in several specialisations, is one diagnostic naming them.
+fn merge(found: &mut Vec<(Diagnostic, Vec<usize>)>, d: Diagnostic, index: usize) {
+    match found
+        .iter_mut()
+        .find(|(e, _)| e.loc.id == d.loc.id && e.message == d.message)
+    {
+        Some((_, in_specs)) if in_specs.contains(&index) => {}
+        Some((_, in_specs)) => in_specs.push(index),
+        None => found.push((d, vec![index])),
     }
 }
 

@@ -88,6 +88,8 @@ pub struct Param {
 pub struct Kernel {
     pub name: Ident,
     pub num_warps: u32,
+    /// The type parameters' element types in this specialisation, in declaration order.
+    pub types: Vec<(String, Scalar)>,
     /// The const parameters' values in this specialisation, in declaration order.
     pub consts: Vec<(String, i128)>,
     /// Runtime parameters in order; `body.args` are their values.

@@ -1,10 +1,11 @@
-//! The kernel's attribute (`num_warps`, const values) and signature (parameters, const
-//! parameters), read from `syn` into plain data. Problems are reported, never fatal: a bad
+//! The kernel's attribute (`num_warps`, const values, element types) and signature (parameters,
+//! const and type parameters), read from `syn` into plain data. Problems are reported, never fatal: a bad
 //! parameter is kept with an unknown type so the body is still checked.
 
 use crate::diag::{did_you_mean, Diagnostics, Loc, LocIds};
 use crate::types::{DType, Scalar};
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Group, Ident, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
 use syn::{Expr, FnArg, GenericArgument, GenericParam, Lit, Pat, PathArguments, Type, UnOp};
@@ -15,22 +16,24 @@ pub const DEFAULT_NUM_WARPS: u32 = 4;
 /// Most specialisations one kernel may have (the product of the lengths of its value lists).
 pub const MAX_SPECIALISATIONS: usize = 64;
 
-/// `#[tile_kernel(num_warps = 4, BLOCK = [256, 1024])]`.
+/// `#[tile_kernel(num_warps = [4, 8], T = [f16, f32], BLOCK = [256, 1024])]`.
 #[derive(Debug)]
 pub struct KernelAttr {
-    /// Warps per program; `None` when the attribute's value is invalid (an error was reported).
-    pub num_warps: Option<u32>,
+    /// Warps per program, one specialisation per value; `None` when the attribute's value is
+    /// invalid (an error was reported).
+    pub num_warps: Option<Vec<u32>>,
     /// The value lists, one per `NAME = …` entry, in order.
     pub consts: Vec<ConstValues>,
 }
 
-/// `NAME = [v0, v1, …]` (or `NAME = v`) in the attribute.
+/// `NAME = [v0, v1, …]` (or `NAME = v`) in the attribute: integers for a const parameter,
+/// element types for a type parameter (a list whose first value is a name).
 #[derive(Debug)]
 pub struct ConstValues {
     pub name: String,
     pub loc: Loc,
-    pub values: Vec<(i128, Loc)>,
-    /// False if the list had an error (then specialisations treat the constant as unknown).
+    pub values: Vec<(AttrValue, Loc)>,
+    /// False if the list had an error (then specialisations treat the parameter as unknown).
     pub valid: bool,
 }
 
@@ -44,10 +47,17 @@ fn path_name(path: &syn::Path) -> String {
     names.join("::")
 }
 
+/// One value of an attribute list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrValue {
+    Int(i128),
+    Type(Scalar),
+}
+
 /// Parses the attribute's arguments.
 pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) -> KernelAttr {
     let mut out = KernelAttr {
-        num_warps: Some(DEFAULT_NUM_WARPS),
+        num_warps: Some(vec![DEFAULT_NUM_WARPS]),
         consts: Vec::new(),
     };
     let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
@@ -111,27 +121,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
                 continue;
             }
             seen_num_warps = true;
-            let value_loc = ids.of(&entry.value);
-            out.num_warps = match int_value(&entry.value) {
-                Some(n) if [1, 2, 4, 8, 16, 32].contains(&n) => Some(n as u32),
-                Some(n) => {
-                    diags.error(
-                        value_loc,
-                        format!(
-                            "num_warps = {n} is not allowed: it must be 1, 2, 4, 8, 16 or 32 \
-                             (a program is one CUDA block of 32 × num_warps ≤ 1024 threads)"
-                        ),
-                    );
-                    None
-                }
-                None => {
-                    diags.error(
-                        value_loc,
-                        "num_warps takes one integer literal, e.g. `num_warps = 4`",
-                    );
-                    None
-                }
-            };
+            out.num_warps = num_warps_values(&entry.value, ids, diags);
             continue;
         }
         if key == "num_stages" {
@@ -149,16 +139,15 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         }
         let mut values = Vec::new();
         let mut valid = true;
-        let elements: Vec<&Expr> = match &entry.value {
-            Expr::Array(array) => array.elems.iter().collect(),
-            single => vec![single],
-        };
+        let elements = list_elements(&entry.value);
+        let types = elements.first().is_some_and(|e| matches!(e, Expr::Path(_)));
         for element in elements {
             let loc = ids.of(element);
-            match int_value(element) {
-                Some(v) => values.push((v, loc)),
-                None => {
-                    valid = false;
+            let value = if types {
+                type_value(element, ids, diags).map(AttrValue::Type)
+            } else {
+                let value = int_value(element).map(AttrValue::Int);
+                if value.is_none() {
                     diags.error(
                         loc,
                         format!(
@@ -167,6 +156,11 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
                         ),
                     );
                 }
+                value
+            };
+            match value {
+                Some(v) => values.push((v, loc)),
+                None => valid = false,
             }
         }
         if values.is_empty() && valid {
@@ -184,6 +178,74 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         });
     }
     out
+}
+
+/// The values of `[a, b, …]`, or the one value written without brackets.
+fn list_elements(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::Array(array) => array.elems.iter().collect(),
+        single => vec![single],
+    }
+}
+
+/// `num_warps = 4` or `num_warps = [4, 8]`: each a power of two from 1 to 32, listed once.
+fn num_warps_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    let mut valid = true;
+    for element in list_elements(e) {
+        let loc = ids.of(element);
+        match int_value(element) {
+            Some(n) if [1, 2, 4, 8, 16, 32].contains(&n) => {
+                if out.contains(&(n as u32)) {
+                    diags.error(loc, format!("num_warps = {n} is listed twice"));
+                } else {
+                    out.push(n as u32);
+                }
+            }
+            Some(n) => {
+                valid = false;
+                diags.error(
+                    loc,
+                    format!(
+                        "num_warps = {n} is not allowed: it must be 1, 2, 4, 8, 16 or 32 \
+                         (a program is one CUDA block of 32 × num_warps ≤ 1024 threads)"
+                    ),
+                );
+            }
+            None => {
+                valid = false;
+                diags.error(
+                    loc,
+                    "num_warps takes integer literals, e.g. `num_warps = 4` or \
+                     `num_warps = [4, 8]`",
+                );
+            }
+        }
+    }
+    if out.is_empty() && valid {
+        diags.error(
+            ids.of(e),
+            "`num_warps` needs at least one value, e.g. `num_warps = [4, 8]`",
+        );
+    }
+    (valid && !out.is_empty()).then_some(out)
+}
+
+/// An element type named in an attribute list (`f16`), or an error at it.
+fn type_value(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Scalar> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+            scalar_named(p.path.get_ident()?, ids, diags)
+        }
+        Expr::Group(g) => type_value(&g.expr, ids, diags),
+        other => {
+            diags.error(
+                ids.of(other),
+                "expected an element type, e.g. `T = [f16, bf16, f32]`",
+            );
+            None
+        }
+    }
 }
 
 /// An integer literal, possibly negated (suffixes allowed).
@@ -206,6 +268,15 @@ pub struct Signature {
     pub name: Ident,
     pub params: Vec<Param>,
     pub consts: Vec<ConstParam>,
+    /// The type parameters (`T` in `fn k<T>`), each an element type per specialisation.
+    pub types: Vec<TypeParam>,
+}
+
+/// A type parameter: `T` in the generics, given its element types by the attribute.
+#[derive(Debug)]
+pub struct TypeParam {
+    pub name: String,
+    pub loc: Loc,
 }
 
 /// A runtime parameter: `x: Ptr<f32>` or `n: i32`.
@@ -276,11 +347,13 @@ pub fn parse_signature(
     if let Some(w) = &sig.generics.where_clause {
         diags.error(
             ids.of(w),
-            "a tile kernel has no `where` clause: its only generics are `const` parameters",
+            "a tile kernel has no `where` clause: its generics are element types and `const` \
+             parameters, given their values by the attribute",
         );
     }
     refuse_raw(&sig.ident, "the kernel's name", ids, diags);
     let mut consts = Vec::new();
+    let mut types: Vec<TypeParam> = Vec::new();
     for param in &sig.generics.params {
         match param {
             GenericParam::Const(c) => {
@@ -320,14 +393,24 @@ pub fn parse_signature(
                     loc,
                 });
             }
-            GenericParam::Type(t) => diags.error(
-                ids.of(t),
-                format!(
-                    "a tile kernel takes no type parameters (`{}`): write one kernel per \
-                     element type, or a const parameter for a size",
-                    t.ident
-                ),
-            ),
+            GenericParam::Type(t) => {
+                refuse_raw(&t.ident, "a type parameter's name", ids, diags);
+                let name = t.ident.unraw().to_string();
+                if !t.bounds.is_empty() || t.default.is_some() {
+                    diags.error(
+                        ids.of(t),
+                        format!(
+                            "type parameter `{name}` takes its element types from the \
+                             attribute, without bounds or a default: \
+                             #[tile_kernel({name} = [f16, f32])] fn k<{name}>(..)"
+                        ),
+                    );
+                }
+                types.push(TypeParam {
+                    name,
+                    loc: ids.of(&t.ident),
+                });
+            }
             GenericParam::Lifetime(l) => {
                 diags.error(ids.of(l), "a tile kernel takes no lifetime parameters")
             }
@@ -360,7 +443,10 @@ pub fn parse_signature(
             }
         };
         let loc = ids.of(typed);
-        if params.iter().any(|p| p.name == name) || consts.iter().any(|c| c.name == name) {
+        if params.iter().any(|p| p.name == name)
+            || consts.iter().any(|c| c.name == name)
+            || types.iter().any(|t| t.name == name)
+        {
             diags.error(
                 ids.of(&typed.pat),
                 format!("identifier `{name}` is bound more than once in the parameter list"),
@@ -388,6 +474,7 @@ pub fn parse_signature(
         name: sig.ident.clone(),
         params,
         consts,
+        types,
     }
 }
 
@@ -499,103 +586,174 @@ pub fn scalar_named(id: &Ident, ids: &mut LocIds, diags: &mut Diagnostics) -> Op
     None
 }
 
-/// One specialisation: a value for every const parameter (`None` where its list had an error).
+/// The kernel with each type parameter replaced by its element type in `types` in the
+/// parameters, the return type and the body (each name keeps its span, so errors stay on the
+/// user's code); the generics are left as written.
+pub fn substitute_types(function: &syn::ItemFn, types: &[(String, Scalar)]) -> syn::ItemFn {
+    fn substitute(tokens: TokenStream, types: &[(String, Scalar)]) -> TokenStream {
+        tokens
+            .into_iter()
+            .map(|tree| match tree {
+                TokenTree::Ident(id) => match types.iter().find(|(n, _)| id == n) {
+                    Some((_, t)) => TokenTree::Ident(Ident::new(t.name(), id.span())),
+                    None => TokenTree::Ident(id),
+                },
+                TokenTree::Group(g) => {
+                    let mut out = Group::new(g.delimiter(), substitute(g.stream(), types));
+                    out.set_span(g.span());
+                    TokenTree::Group(out)
+                }
+                other => other,
+            })
+            .collect()
+    }
+    fn reparse<T: syn::parse::Parse + ToTokens>(node: &mut T, types: &[(String, Scalar)]) {
+        if let Ok(new) = syn::parse2(substitute(node.to_token_stream(), types)) {
+            *node = new;
+        }
+    }
+    let mut out = function.clone();
+    if types.is_empty() {
+        return out;
+    }
+    for input in &mut out.sig.inputs {
+        if let FnArg::Typed(t) = input {
+            reparse(&mut *t.ty, types);
+        }
+    }
+    if let syn::ReturnType::Type(_, ty) = &mut out.sig.output {
+        reparse(&mut **ty, types);
+    }
+    reparse(&mut *out.block, types);
+    out
+}
+
+/// One specialisation: an element type for every type parameter, a value for every const
+/// parameter (`None` where its list had an error), and its warps per program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Specialisation {
+    pub types: Vec<(String, Option<Scalar>)>,
     pub consts: Vec<(String, Option<i128>)>,
+    /// `None` when the attribute's `num_warps` was invalid.
+    pub num_warps: Option<u32>,
+    /// Whether the attribute lists several `num_warps` (then they tell specialisations apart).
+    pub num_warps_varies: bool,
 }
 
 impl Specialisation {
-    /// `BLOCK = 1024, WARPS = 4`, for messages.
+    /// `T = f16, BLOCK = 1024, num_warps = 8`, for messages.
     pub fn describe(&self) -> String {
-        self.consts
+        let types = self
+            .types
             .iter()
-            .filter_map(|(n, v)| v.map(|v| format!("{n} = {v}")))
+            .filter_map(|(n, t)| t.map(|t| format!("{n} = {}", t.name())));
+        let consts = self
+            .consts
+            .iter()
+            .filter_map(|(n, v)| v.map(|v| format!("{n} = {v}")));
+        let warps = self
+            .num_warps
+            .filter(|_| self.num_warps_varies)
+            .map(|w| format!("num_warps = {w}"));
+        types
+            .chain(consts)
+            .chain(warps)
             .collect::<Vec<_>>()
             .join(", ")
     }
 }
 
-/// Matches the attribute's value lists with the signature's const parameters and returns every
-/// specialisation (the Cartesian product of the lists, first parameter varying slowest).
+/// The values of one specialisation axis: a type parameter's element types or a const
+/// parameter's integers (`None`: unknown after an error).
+type Axis<V> = (String, Vec<Option<V>>);
+
+/// Matches the attribute's lists with the signature's type and const parameters and returns
+/// every specialisation (the Cartesian product of the lists: type parameters, then const
+/// parameters, then `num_warps`; the first varying slowest).
 pub fn specialisations(
     attr: &KernelAttr,
     sig: &Signature,
     diags: &mut Diagnostics,
 ) -> Vec<Specialisation> {
     for entry in &attr.consts {
-        if !sig.consts.iter().any(|c| c.name == entry.name) {
-            if did_you_mean(&entry.name, ["num_warps"]).is_some() {
-                diags.error(
-                    entry.loc,
-                    format!(
-                        "unknown attribute `{}` (did you mean `num_warps`?)",
-                        entry.name
-                    ),
-                );
-                continue;
-            }
-            let names = sig.consts.iter().map(|c| c.name.as_str());
-            let hint = match did_you_mean(&entry.name, names) {
-                Some(n) => format!(" (did you mean `{n}`?)"),
-                None => format!(
-                    "; declare it in the generics: `fn {}<const {}: usize>(..)`",
-                    sig.name, entry.name
+        let is_type = sig.types.iter().any(|t| t.name == entry.name);
+        let is_const = sig.consts.iter().any(|c| c.name == entry.name);
+        let first_value = entry.values.first().map(|(v, loc)| (*v, *loc));
+        match first_value {
+            Some((AttrValue::Int(_), loc)) if is_type => diags.error(
+                loc,
+                format!(
+                    "`{0}` is a type parameter: list element types, e.g. `{0} = [f16, f32]`",
+                    entry.name
                 ),
-            };
+            ),
+            Some((AttrValue::Type(_), loc)) if is_const => diags.error(
+                loc,
+                format!(
+                    "the values of `{0}` must be integer literals, e.g. `{0} = [128, 256]`",
+                    entry.name
+                ),
+            ),
+            _ => {}
+        }
+        if is_type || is_const {
+            continue;
+        }
+        if did_you_mean(&entry.name, ["num_warps"]).is_some() {
             diags.error(
                 entry.loc,
                 format!(
-                    "`{}` is not a const parameter of `{}`{hint}",
-                    entry.name, sig.name
+                    "unknown attribute `{}` (did you mean `num_warps`?)",
+                    entry.name
                 ),
             );
-        }
-    }
-    let mut lists: Vec<(String, Vec<Option<i128>>)> = Vec::new();
-    for param in &sig.consts {
-        let Some((lo, hi)) = param.range else {
-            lists.push((param.name.clone(), vec![None]));
             continue;
-        };
-        let Some(entry) = attr.consts.iter().find(|e| e.name == param.name) else {
-            diags.error(
-                param.loc,
-                format!(
-                    "const parameter `{0}` has no values: list the sizes to compile in the \
-                     attribute, e.g. #[tile_kernel({0} = [128, 256])]",
-                    param.name
-                ),
-            );
-            lists.push((param.name.clone(), vec![None]));
-            continue;
-        };
-        let mut values = Vec::new();
-        let mut valid = entry.valid;
-        for &(v, loc) in &entry.values {
-            if v < lo || v > hi {
-                valid = false;
-                diags.error(
-                    loc,
-                    format!(
-                        "{} = {v} does not fit the parameter's type `{}`",
-                        param.name, param.ty
-                    ),
-                );
-            } else if values.contains(&Some(v)) {
-                diags.error(loc, format!("{} = {v} is listed twice", param.name));
-            } else {
-                values.push(Some(v));
-            }
         }
-        if !valid || values.is_empty() {
-            values = vec![None];
-        }
-        lists.push((param.name.clone(), values));
+        let names = sig
+            .consts
+            .iter()
+            .map(|c| c.name.as_str())
+            .chain(sig.types.iter().map(|t| t.name.as_str()));
+        let hint = match did_you_mean(&entry.name, names) {
+            Some(n) => format!(" (did you mean `{n}`?)"),
+            None => format!(
+                "; declare it in the generics: `fn {}<const {}: usize>(..)`",
+                sig.name, entry.name
+            ),
+        };
+        diags.error(
+            entry.loc,
+            format!(
+                "`{}` is not a const parameter of `{}`{hint}",
+                entry.name, sig.name
+            ),
+        );
     }
-    let count = lists
+    let types: Vec<Axis<Scalar>> = sig
+        .types
         .iter()
-        .fold(1usize, |n, (_, vs)| n.saturating_mul(vs.len()));
+        .map(|param| (param.name.clone(), type_axis(attr, param, diags)))
+        .collect();
+    let consts: Vec<Axis<i128>> = sig
+        .consts
+        .iter()
+        .map(|param| (param.name.clone(), const_axis(attr, param, diags)))
+        .collect();
+    let warps: Vec<Option<u32>> = match &attr.num_warps {
+        Some(list) => list.iter().copied().map(Some).collect(),
+        None => vec![None],
+    };
+    let count = types
+        .iter()
+        .map(|(_, vs)| vs.len())
+        .chain(consts.iter().map(|(_, vs)| vs.len()))
+        .fold(warps.len(), usize::saturating_mul);
+    let unknown = Specialisation {
+        types: types.iter().map(|(n, _)| (n.clone(), None)).collect(),
+        consts: consts.iter().map(|(n, _)| (n.clone(), None)).collect(),
+        num_warps: None,
+        num_warps_varies: false,
+    };
     if count > MAX_SPECIALISATIONS {
         if let Some(first) = attr.consts.first() {
             diags.error(
@@ -606,24 +764,120 @@ pub fn specialisations(
                 ),
             );
         }
-        return vec![Specialisation {
-            consts: lists.into_iter().map(|(n, _)| (n, None)).collect(),
-        }];
+        return vec![unknown];
     }
-    let mut specs = vec![Specialisation { consts: Vec::new() }];
-    for (name, values) in &lists {
-        specs = specs
-            .into_iter()
-            .flat_map(|s| {
-                values.iter().map(move |v| {
-                    let mut s = s.clone();
-                    s.consts.push((name.clone(), *v));
-                    s
-                })
-            })
-            .collect();
+    let mut specs = vec![Specialisation {
+        types: Vec::new(),
+        consts: Vec::new(),
+        ..unknown
+    }];
+    for (name, values) in &types {
+        specs = product(specs, values, |s, v| s.types.push((name.clone(), *v)));
     }
+    for (name, values) in &consts {
+        specs = product(specs, values, |s, v| s.consts.push((name.clone(), *v)));
+    }
+    let num_warps_varies = warps.len() > 1;
+    specs = product(specs, &warps, |s, w| {
+        s.num_warps = *w;
+        s.num_warps_varies = num_warps_varies;
+    });
     specs
+}
+
+/// Every specialisation of `specs` extended by every value of `values` (`add` records one).
+fn product<V>(
+    specs: Vec<Specialisation>,
+    values: &[V],
+    add: impl Fn(&mut Specialisation, &V),
+) -> Vec<Specialisation> {
+    let add = &add;
+    specs
+        .into_iter()
+        .flat_map(|s| {
+            values.iter().map(move |v| {
+                let mut s = s.clone();
+                add(&mut s, v);
+                s
+            })
+        })
+        .collect()
+}
+
+/// The element types the attribute lists for a type parameter (`[None]` after an error).
+fn type_axis(attr: &KernelAttr, param: &TypeParam, diags: &mut Diagnostics) -> Vec<Option<Scalar>> {
+    let Some(entry) = attr.consts.iter().find(|e| e.name == param.name) else {
+        diags.error(
+            param.loc,
+            format!(
+                "type parameter `{0}` has no element types: list the types to compile in the \
+                 attribute, e.g. #[tile_kernel({0} = [f16, f32])]",
+                param.name
+            ),
+        );
+        return vec![None];
+    };
+    let mut values = Vec::new();
+    for &(v, loc) in &entry.values {
+        let AttrValue::Type(t) = v else {
+            return vec![None];
+        };
+        if values.contains(&Some(t)) {
+            diags.error(
+                loc,
+                format!("{} = {} is listed twice", param.name, t.name()),
+            );
+        } else {
+            values.push(Some(t));
+        }
+    }
+    if !entry.valid || values.is_empty() {
+        return vec![None];
+    }
+    values
+}
+
+/// The integers the attribute lists for a const parameter (`[None]` after an error).
+fn const_axis(attr: &KernelAttr, param: &ConstParam, diags: &mut Diagnostics) -> Vec<Option<i128>> {
+    let Some((lo, hi)) = param.range else {
+        return vec![None];
+    };
+    let Some(entry) = attr.consts.iter().find(|e| e.name == param.name) else {
+        diags.error(
+            param.loc,
+            format!(
+                "const parameter `{0}` has no values: list the sizes to compile in the \
+                 attribute, e.g. #[tile_kernel({0} = [128, 256])]",
+                param.name
+            ),
+        );
+        return vec![None];
+    };
+    let mut values = Vec::new();
+    let mut valid = entry.valid;
+    for &(v, loc) in &entry.values {
+        let AttrValue::Int(v) = v else {
+            return vec![None];
+        };
+        if v < lo || v > hi {
+            valid = false;
+            diags.error(
+                loc,
+                format!(
+                    "{} = {v} does not fit the parameter's type `{}`",
+                    param.name, param.ty
+                ),
+            );
+        } else if values.contains(&Some(v)) {
+            diags.error(loc, format!("{} = {v} is listed twice", param.name));
+        } else {
+            values.push(Some(v));
+        }
+    }
+    if !valid || values.is_empty() {
+        return vec![None];
+    }
+    values
 }
 
 #[cfg(test)]
@@ -650,15 +904,15 @@ mod tests {
     fn attribute_lists() {
         let (a, errors) = attr(quote!(num_warps = 8, BLOCK = [256, 1024], K = 64));
         assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(a.num_warps, Some(8));
+        assert_eq!(a.num_warps, Some(vec![8]));
         assert_eq!(a.consts.len(), 2);
         assert_eq!(a.consts[0].name, "BLOCK");
-        let values: Vec<i128> = a.consts[0].values.iter().map(|v| v.0).collect();
-        assert_eq!(values, [256, 1024]);
-        assert_eq!(a.consts[1].values[0].0, 64);
+        let values: Vec<AttrValue> = a.consts[0].values.iter().map(|v| v.0).collect();
+        assert_eq!(values, [AttrValue::Int(256), AttrValue::Int(1024)]);
+        assert_eq!(a.consts[1].values[0].0, AttrValue::Int(64));
         let (a, errors) = attr(quote!());
         assert!(errors.is_empty());
-        assert_eq!(a.num_warps, Some(DEFAULT_NUM_WARPS));
+        assert_eq!(a.num_warps, Some(vec![DEFAULT_NUM_WARPS]));
     }
 
     #[test]
@@ -696,7 +950,13 @@ mod tests {
     #[test]
     fn signature_errors() {
         let (s, errors) = sig(quote!(
-            async unsafe fn k<'a, T, const B: bool>(&self, x: &f32, y: Ptr<fp32>, x: i32) -> f32 {}
+            async unsafe fn k<'a, T: Copy, const B: bool>(
+                &self,
+                x: &f32,
+                y: Ptr<fp32>,
+                x: i32,
+            ) -> f32 {
+            }
         ));
         assert_eq!(s.params.len(), 2);
         let all = errors.join("\n");
@@ -705,7 +965,7 @@ mod tests {
             "cannot be `unsafe`",
             "returns nothing",
             "no lifetime",
-            "no type parameters (`T`)",
+            "type parameter `T` takes its element types from the attribute, without bounds",
             "const generics of a tile kernel must be integer types",
             "no `self`",
             "unsupported parameter type",
@@ -764,5 +1024,89 @@ mod tests {
             .unwrap()
             .message
             .contains("75 specialisations"));
+    }
+
+    #[test]
+    fn type_and_warp_axes() {
+        let (a, errors) = attr(quote!(T = [f16, bf16], num_warps = [4, 8], BLOCK = 64));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(a.num_warps, Some(vec![4, 8]));
+        let types: Vec<AttrValue> = a.consts[0].values.iter().map(|v| v.0).collect();
+        assert_eq!(
+            types,
+            [AttrValue::Type(Scalar::F16), AttrValue::Type(Scalar::BF16)]
+        );
+        let (s, errors) = sig(quote!(
+            fn k<T, const BLOCK: usize>(x: Ptr<f32>) {}
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(s.types[0].name, "T");
+        let mut diags = Diagnostics::default();
+        let specs = specialisations(&a, &s, &mut diags);
+        assert!(diags.is_empty());
+        assert_eq!(specs.len(), 4);
+        assert_eq!(specs[0].describe(), "T = f16, BLOCK = 64, num_warps = 4");
+        assert_eq!(specs[3].describe(), "T = bf16, BLOCK = 64, num_warps = 8");
+    }
+
+    #[test]
+    fn type_axis_errors() {
+        let (a, errors) = attr(quote!(T = [f16, f64x], U = [f32]));
+        assert!(
+            errors[0].contains("`f64x` is not an element type"),
+            "{errors:?}"
+        );
+        let (s, _) = sig(quote!(
+            fn k<T, V, const B: usize>(x: Ptr<T>) {}
+        ));
+        let mut diags = Diagnostics::default();
+        let specs = specialisations(&a, &s, &mut diags);
+        let all: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
+        assert!(
+            all[0].contains("`U` is not a const parameter of `k` (did you mean"),
+            "{all:?}"
+        );
+        assert!(
+            all[1].contains("type parameter `V` has no element types"),
+            "{all:?}"
+        );
+        assert!(
+            all[2].contains("const parameter `B` has no values"),
+            "{all:?}"
+        );
+        assert_eq!(specs.len(), 1);
+
+        let (a, _) = attr(quote!(T = [4], B = [f32], num_warps = [4, 4]));
+        let mut diags = Diagnostics::default();
+        specialisations(&a, &s, &mut diags);
+        let all: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
+        assert!(
+            all[0].contains("`T` is a type parameter: list element types"),
+            "{all:?}"
+        );
+        assert!(
+            all[1].contains("the values of `B` must be integer literals"),
+            "{all:?}"
+        );
+        let (_, errors) = attr(quote!(num_warps = [4, 4]));
+        assert!(
+            errors[0].contains("num_warps = 4 is listed twice"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn types_substitute_in_parameters_and_body() {
+        let f: syn::ItemFn = syn::parse2(quote!(
+            fn k<T>(x: Ptr<T>) {
+                store(x, load(x).to::<T>() + T::MAX);
+            }
+        ))
+        .unwrap();
+        let typed = substitute_types(&f, &[("T".to_string(), Scalar::BF16)]);
+        let text = typed.to_token_stream().to_string();
+        assert!(text.contains("x : Ptr < bf16 >"), "{text}");
+        assert!(text.contains("to :: < bf16 > () + bf16 :: MAX"), "{text}");
+        assert!(text.starts_with("fn k < T >"), "{text}");
     }
 }

@@ -3,7 +3,8 @@
 //! with the same tile sizes and warp counts as Triton:
 //!
 //! * softmax (f32, f16): `BLOCK = next_power_of_two(N)`, 4 warps up to 2048, 8 up to 4096, 16
-//!   beyond (one kernel per warp count: `num_warps` is per kernel). One row per program.
+//!   beyond (one kernel per warp count, each with the `BLOCK`s Triton runs at that count; the
+//!   element type is a type parameter). One row per program.
 //! * layernorm (f16 in and out, f32 statistics): `num_warps = min(max(BLOCK / 256, 1), 8)`.
 //! * transpose (f32, f16): 64 × 64 tiles, 4 warps.
 //! * gather along axis 1 (f32, f16; i32 indices): `N` columns, `4096 / N` rows per program, 4
@@ -12,19 +13,18 @@
 //!   (`BM × BN × BK`, warps) and its grouped program order (`GROUP = 8` rows of tiles share their
 //!   `b` columns in L2); no software pipelining (Triton's `num_stages`).
 
-use tessera::{bf16, f16, tile_kernel, Ptr};
+use tessera::{f16, tile_kernel, Ptr};
 
-/// Row softmax, one row per program: `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`.
-/// `ELEM as f32 => ELEM` computes in f32 and rounds back (the f16 kernels); plain `ELEM`
-/// computes in the element type.
+/// Row softmax on `T` (f32 or f16) computed in f32, one row per program:
+/// `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`. One kernel per warp count,
+/// each with the `BLOCK`s `triton_ref.py` launches at that count.
 macro_rules! bench_softmax {
-    ($(#[doc = $doc:tt])* $name:ident: $elem:ident $(as $acc:ident => $back:ident)?,
-     num_warps = $warps:tt, BLOCK = $blocks:tt) => {
+    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BLOCK = $blocks:tt) => {
         $(#[doc = $doc])*
-        #[tile_kernel(num_warps = $warps, BLOCK = $blocks)]
-        pub fn $name<const BLOCK: usize>(
-            out: Ptr<$elem>,
-            inp: Ptr<$elem>,
+        #[tile_kernel(T = [f32, f16], num_warps = $warps, BLOCK = $blocks)]
+        pub fn $name<T, const BLOCK: usize>(
+            out: Ptr<T>,
+            inp: Ptr<T>,
             in_stride: i32,
             out_stride: i32,
             n_cols: i32,
@@ -32,40 +32,25 @@ macro_rules! bench_softmax {
             let row = program_id(0);
             let cols = arange(0, BLOCK);
             let mask = cols < n_cols;
-            let x = load(inp + row * in_stride + cols, mask, $elem::NEG_INFINITY)$(.to::<$acc>())?;
+            let x = load(inp + row * in_stride + cols, mask, T::NEG_INFINITY).to::<f32>();
             let num = exp(x - x.max(0));
-            store(
-                out + row * out_stride + cols,
-                (num / num.sum(0))$(.to::<$back>())?,
-                mask,
-            );
+            store(out + row * out_stride + cols, (num / num.sum(0)).to::<T>(), mask);
         }
     };
 }
 
 bench_softmax! {
-    /// Row softmax in f32: `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`; 4 warps.
-    bench_softmax_f32_w4: f32, num_warps = 4, BLOCK = [256, 1024, 2048]
+    /// Row softmax of f32 or f16 values (computed in f32):
+    /// `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`; 4 warps.
+    bench_softmax_w4, num_warps = 4, BLOCK = [256, 1024, 2048]
 }
 bench_softmax! {
-    /// [`bench_softmax_f32_w4`] with 8 warps (`BLOCK = 4096`).
-    bench_softmax_f32_w8: f32, num_warps = 8, BLOCK = 4096
+    /// [`bench_softmax_w4`] with 8 warps (`BLOCK = 4096`).
+    bench_softmax_w8, num_warps = 8, BLOCK = 4096
 }
 bench_softmax! {
-    /// [`bench_softmax_f32_w4`] with 16 warps (`BLOCK = 8192`).
-    bench_softmax_f32_w16: f32, num_warps = 16, BLOCK = 8192
-}
-bench_softmax! {
-    /// Row softmax of f16 values, computed in f32, rounded to f16; 4 warps.
-    bench_softmax_f16_w4: f16 as f32 => f16, num_warps = 4, BLOCK = [256, 1024, 2048]
-}
-bench_softmax! {
-    /// [`bench_softmax_f16_w4`] with 8 warps (`BLOCK = 4096`).
-    bench_softmax_f16_w8: f16 as f32 => f16, num_warps = 8, BLOCK = 4096
-}
-bench_softmax! {
-    /// [`bench_softmax_f16_w4`] with 16 warps (`BLOCK = 8192`).
-    bench_softmax_f16_w16: f16 as f32 => f16, num_warps = 16, BLOCK = 8192
+    /// [`bench_softmax_w4`] with 16 warps (`BLOCK = 8192`).
+    bench_softmax_w16, num_warps = 16, BLOCK = 8192
 }
 
 /// LayerNorm forward as `triton_ref.py`'s kernel, f16 in and out, f32 statistics:
@@ -113,81 +98,47 @@ bench_layernorm! {
     bench_layernorm_w8, num_warps = 8, BLOCK = [2048, 4096, 8192]
 }
 
-/// `y = xᵀ` for `x: [m, n]` (`y: [n, m]`), 64 × 64 tiles, 4 warps.
-macro_rules! bench_transpose {
-    ($(#[doc = $doc:tt])* $name:ident: $elem:ident) => {
-        $(#[doc = $doc])*
-        #[tile_kernel(num_warps = 4, BM = 64, BN = 64)]
-        pub fn $name<const BM: usize, const BN: usize>(
-            x: Ptr<$elem>,
-            y: Ptr<$elem>,
-            m: i32,
-            n: i32,
-        ) {
-            let rm = program_id(0) * BM + arange(0, BM);
-            let rn = program_id(1) * BN + arange(0, BN);
-            let t = load(
-                x + rm.expand_dims(1) * n + rn.expand_dims(0),
-                (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-                0.0,
-            );
-            store(
-                y + rn.expand_dims(1) * m + rm.expand_dims(0),
-                t.trans(),
-                (rn.expand_dims(1) < n) & (rm.expand_dims(0) < m),
-            );
-        }
-    };
-}
-
-bench_transpose! {
-    /// `y = xᵀ` for `x: [m, n]` f32 (`y: [n, m]`), 64 × 64 tiles, 4 warps.
-    bench_transpose_f32: f32
-}
-bench_transpose! {
-    /// [`bench_transpose_f32`] on f16.
-    bench_transpose_f16: f16
+/// `y = xᵀ` for `x: [m, n]` f32 or f16 (`y: [n, m]`), 64 × 64 tiles, 4 warps.
+#[tile_kernel(T = [f32, f16], num_warps = 4, BM = 64, BN = 64)]
+pub fn bench_transpose<T, const BM: usize, const BN: usize>(x: Ptr<T>, y: Ptr<T>, m: i32, n: i32) {
+    let rm = program_id(0) * BM + arange(0, BM);
+    let rn = program_id(1) * BN + arange(0, BN);
+    let t = load(
+        x + rm.expand_dims(1) * n + rn.expand_dims(0),
+        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
+        0.0,
+    );
+    store(
+        y + rn.expand_dims(1) * m + rm.expand_dims(0),
+        t.trans(),
+        (rn.expand_dims(1) < n) & (rm.expand_dims(0) < m),
+    );
 }
 
 /// `out[i, j] = src[i, index[i, j]]` for `src, index, out: [m, N]` (row-major, indices in
-/// `0..N`), `4096 / N` rows per program, 4 warps.
-macro_rules! bench_gather {
-    ($(#[doc = $doc:tt])* $name:ident: $elem:ident) => {
-        $(#[doc = $doc])*
-        #[tile_kernel(num_warps = 4, N = [32, 64, 128, 256])]
-        pub fn $name<const N: usize>(src: Ptr<$elem>, index: Ptr<i32>, out: Ptr<$elem>, m: i32) {
-            let rm = program_id(0) * (4096 / N) + arange(0, 4096 / N);
-            let rn = arange(0, N);
-            let offs = rm.expand_dims(1) * N + rn.expand_dims(0);
-            let mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < N);
-            let table = load(src + offs, mask, 0.0);
-            let idx = load(index + offs, mask, 0);
-            store(out + offs, gather(table, idx, 1), mask);
-        }
-    };
+/// `0..N`), `4096 / N` rows per program, 4 warps; f32 or f16 values.
+#[tile_kernel(T = [f32, f16], num_warps = 4, N = [32, 64, 128, 256])]
+pub fn bench_gather<T, const N: usize>(src: Ptr<T>, index: Ptr<i32>, out: Ptr<T>, m: i32) {
+    let rm = program_id(0) * (4096 / N) + arange(0, 4096 / N);
+    let rn = arange(0, N);
+    let offs = rm.expand_dims(1) * N + rn.expand_dims(0);
+    let mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < N);
+    let table = load(src + offs, mask, 0.0);
+    let idx = load(index + offs, mask, 0);
+    store(out + offs, gather(table, idx, 1), mask);
 }
 
-bench_gather! {
-    /// `out[i, j] = src[i, index[i, j]]` for `src, index, out: [m, N]` (row-major, indices in
-    /// `0..N`), `4096 / N` rows per program, 4 warps; f32 values.
-    bench_gather_f32: f32
-}
-bench_gather! {
-    /// [`bench_gather_f32`] on f16 values.
-    bench_gather_f16: f16
-}
-
-/// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) on `ELEM` with an f32
+/// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) on `T` with an f32
 /// accumulator, `BM × BN` tiles of `c` per program walking K in steps of `BK`, programs in
 /// groups of `GROUP` tile rows (Triton's L2-friendly order).
 macro_rules! bench_matmul {
-    ($(#[doc = $doc:tt])* $name:ident: $elem:ident, num_warps = $warps:tt, BM = $bm:tt) => {
+    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BM = $bm:tt) => {
         $(#[doc = $doc])*
-        #[tile_kernel(num_warps = $warps, BM = $bm, BN = 128, BK = 64, GROUP = 8)]
-        pub fn $name<const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
-            a: Ptr<$elem>,
-            b: Ptr<$elem>,
-            c: Ptr<$elem>,
+        #[tile_kernel(T = [f16, bf16], num_warps = $warps, BM = $bm, BN = 128, BK = 64, GROUP = 8)]
+        pub fn $name<T, const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
+            a: Ptr<T>,
+            b: Ptr<T>,
+            c: Ptr<T>,
             m: i32,
             n: i32,
             k: i32,
@@ -224,7 +175,7 @@ macro_rules! bench_matmul {
             }
             store(
                 c + rm.expand_dims(1) * n + rn.expand_dims(0),
-                acc.to::<$elem>(),
+                acc.to::<T>(),
                 (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
             );
         }
@@ -232,21 +183,13 @@ macro_rules! bench_matmul {
 }
 
 bench_matmul! {
-    /// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 with an f32
+    /// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 or bf16 with an f32
     /// accumulator, `BM × BN` tiles of `c` per program walking K in steps of `BK`, programs in
     /// groups of `GROUP` tile rows (Triton's L2-friendly order); 4 warps, 64 × 128 × 64 (Triton's
     /// config `(64, 128, 64, 4)`).
-    bench_matmul_f16_w4: f16, num_warps = 4, BM = 64
+    bench_matmul_w4, num_warps = 4, BM = 64
 }
 bench_matmul! {
-    /// [`bench_matmul_f16_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`).
-    bench_matmul_f16_w8: f16, num_warps = 8, BM = 128
-}
-bench_matmul! {
-    /// [`bench_matmul_f16_w4`] on bf16 (f32 accumulator, bf16 out).
-    bench_matmul_bf16_w4: bf16, num_warps = 4, BM = 64
-}
-bench_matmul! {
-    /// [`bench_matmul_f16_w8`] on bf16 (f32 accumulator, bf16 out).
-    bench_matmul_bf16_w8: bf16, num_warps = 8, BM = 128
+    /// [`bench_matmul_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`).
+    bench_matmul_w8, num_warps = 8, BM = 128
 }

@@ -3,11 +3,12 @@
 
 use tessera::{f16, tile_kernel, Ptr};
 
-/// Row softmax of an f32 matrix: `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`.
-#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096])]
-pub fn tile_softmax<const BLOCK: usize>(
-    out: Ptr<f32>,
-    inp: Ptr<f32>,
+/// Row softmax of an f32 or f16 matrix, computed in f32:
+/// `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`.
+#[tile_kernel(T = [f32, f16], num_warps = 4, BLOCK = [256, 1024, 4096])]
+pub fn tile_softmax<T, const BLOCK: usize>(
+    out: Ptr<T>,
+    inp: Ptr<T>,
     in_stride: i32,
     out_stride: i32,
     n_cols: i32,
@@ -15,29 +16,10 @@ pub fn tile_softmax<const BLOCK: usize>(
     let row = program_id(0);
     let cols = arange(0, BLOCK);
     let mask = cols < n_cols;
-    let x = load(inp + row * in_stride + cols, mask, f32::NEG_INFINITY);
-    let shifted = x - x.max(0);
-    let num = exp(shifted);
-    let den = num.sum(0);
-    store(out + row * out_stride + cols, num / den, mask);
-}
-
-/// Row softmax with f16 input and output, computed in f32.
-#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096])]
-pub fn tile_softmax_f16<const BLOCK: usize>(
-    out: Ptr<f16>,
-    inp: Ptr<f16>,
-    in_stride: i32,
-    out_stride: i32,
-    n_cols: i32,
-) {
-    let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mask = cols < n_cols;
-    let x = load(inp + row * in_stride + cols, mask, f16::NEG_INFINITY).to::<f32>();
+    let x = load(inp + row * in_stride + cols, mask, T::NEG_INFINITY).to::<f32>();
     let num = exp(x - x.max(0));
     let den = num.sum(0);
-    store(out + row * out_stride + cols, (num / den).to::<f16>(), mask);
+    store(out + row * out_stride + cols, (num / den).to::<T>(), mask);
 }
 
 /// LayerNorm forward, f16 in and out, f32 statistics:

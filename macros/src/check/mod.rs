@@ -44,8 +44,8 @@ pub const MAX_RANK: usize = tessera_layout::MAX_DIMS;
 pub struct Input<'a> {
     pub sig: &'a Signature,
     pub body: &'a Block,
-    /// `None` when the attribute's `num_warps` was invalid: the register budget is then not checked.
-    pub num_warps: Option<u32>,
+    /// The element types, const values and warps of this run (`spec.num_warps` is `None` when
+    /// the attribute's `num_warps` was invalid: the register budget is then not checked).
     pub spec: &'a Specialisation,
 }
 
@@ -54,7 +54,7 @@ pub struct Input<'a> {
 pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
     let mut c = Checker {
         diags,
-        num_warps: input.num_warps,
+        num_warps: input.spec.num_warps,
         values: Vec::new(),
         regions: vec![Region::default()],
         scopes: vec![Vec::new()],
@@ -96,7 +96,13 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
     let body = c.regions.pop().unwrap_or_default();
     Kernel {
         name: input.sig.name.clone(),
-        num_warps: input.num_warps.unwrap_or(DEFAULT_NUM_WARPS),
+        num_warps: input.spec.num_warps.unwrap_or(DEFAULT_NUM_WARPS),
+        types: input
+            .spec
+            .types
+            .iter()
+            .filter_map(|(n, t)| Some((n.clone(), (*t)?)))
+            .collect(),
         consts: input
             .spec
             .consts

@@ -82,7 +82,15 @@ const BROKEN: &[(&str, &str)] = &[
     ("BLOCK = [1, 2, 4, 8, 16, 32, 64, 128, 256], B2 = [1, 2, 4, 8, 16, 32, 64, 128]", "fn k<const BLOCK: usize, const B2: usize>() {}"),
     ("num_warps = 64", "fn k() {}"),
     ("num_warps = 0", "fn k() {}"),
-    ("num_warps = [4, 8]", "fn k() {}"),
+    ("num_warps = [4, 4]", "fn k() {}"),
+    ("num_warps = [4, 3]", "fn k() {}"),
+    ("T = [f16]", "fn k() {}"),
+    ("", "fn k<T>(x: Ptr<T>) {}"),
+    ("T = [f64x]", "fn k<T>(x: Ptr<T>) {}"),
+    ("T = [1]", "fn k<T>(x: Ptr<T>) {}"),
+    ("BLOCK = [f32]", "fn k<const BLOCK: usize>() {}"),
+    ("T = [f16, f16]", "fn k<T>(x: Ptr<T>) {}"),
+    ("T = [f32, i32]", "fn k<T>(x: Ptr<T>) { store(x, load(x).exp()); }"),
     ("BLOCK = [128]", "fn k<const BLOCK: usize>() { let t = arange(0, BLOCK * BLOCK * BLOCK); }"),
 ];
 

@@ -49,7 +49,10 @@ fn documented_kernels_pass_the_checks() {
             kernels += 1;
         }
     }
-    assert_eq!(kernels, 2, "the README shows softmax and matmul");
+    assert_eq!(
+        kernels, 3,
+        "the README shows softmax, matmul and the element-type generic axpy"
+    );
 }
 
 /// The operation table of the README lists every operation the parser knows.

@@ -1,0 +1,136 @@
+//! A `#[tile_kernel]` generic over its element type (`T = [f16, bf16, f32]`) and its warps
+//! (`num_warps = [4, 8]`): the launcher picks the specialisation from the arguments' types and
+//! `Consts`, and every one matches the CPU reference on ragged sizes.
+
+mod support;
+
+use support::{device, launch_tile};
+use tessera::{bf16, f16};
+use tessera_kernels::tiled::elementwise::tile_axpy;
+
+/// An element type of `tile_axpy`, converted to and from f32 on the CPU.
+trait Element:
+    tile_axpy::Listed_T + tessera::launch::DeviceElement + Copy + PartialEq + std::fmt::Debug
+{
+    fn from_f32(v: f32) -> Self;
+    fn to_f32(self) -> f32;
+}
+
+impl Element for f16 {
+    fn from_f32(v: f32) -> Self {
+        f16::from_f32(v)
+    }
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+}
+
+impl Element for bf16 {
+    fn from_f32(v: f32) -> Self {
+        bf16::from_f32(v)
+    }
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
+
+impl Element for f32 {
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+/// Uniform in [-1, 1) from the seeded test RNG, rounded to `T`.
+fn values<T: Element>(seed: u64, n: usize) -> Vec<T> {
+    let mut rng = tessera_test_support::Rng(seed);
+    (0..n).map(|_| T::from_f32(rng.next_f32())).collect()
+}
+
+/// `out = 2 · x + y` through `tile_axpy` at `num_warps`, against the CPU (exact: the product by
+/// two is exact, so the kernel and the reference round the same sum).
+fn axpy_matches_cpu<T: Element>(what: &str) {
+    let gpu = device();
+    let device = gpu.device();
+    for num_warps in [4u32, 8] {
+        for n in [1usize, 5, 1024, 1025, 3000] {
+            let (x, y) = (values::<T>(1, n), values::<T>(2, n));
+            let guard = T::from_f32(7.5);
+            let (dx, dy) = (device.upload(&x).unwrap(), device.upload(&y).unwrap());
+            let dout = device.upload(&vec![guard; n + 8]).unwrap();
+            launch_tile!(
+                gpu,
+                tile_axpy,
+                tile_axpy::Consts {
+                    BLOCK: 1024,
+                    num_warps
+                },
+                |c: &tile_axpy::Consts| (n.div_ceil(c.BLOCK) as u32,),
+                dx.ptr(),
+                dy.ptr(),
+                dout.ptr(),
+                2.0,
+                n as i32,
+            )
+            .unwrap();
+            let out = dout.download().unwrap();
+            for i in 0..n {
+                let want = T::from_f32(2.0 * x[i].to_f32() + y[i].to_f32());
+                assert_eq!(out[i], want, "{what} num_warps {num_warps} n {n} i {i}");
+            }
+            assert!(
+                out[n..].iter().all(|&v| v == guard),
+                "{what} n {n}: wrote past the end"
+            );
+        }
+    }
+}
+
+#[test]
+fn axpy_is_generic_over_element_type_and_warps() {
+    axpy_matches_cpu::<f16>("f16");
+    axpy_matches_cpu::<bf16>("bf16");
+    axpy_matches_cpu::<f32>("f32");
+}
+
+/// Each specialisation is its own PTX entry, named after its element type and warps, with the
+/// block of its warps.
+#[test]
+fn axpy_specialisations_are_named_by_type_and_warps() {
+    let spec = tile_axpy::T_bf16::specialisation(
+        &tile_axpy::Consts {
+            BLOCK: 1024,
+            num_warps: 8,
+        },
+        &(
+            tessera::Ptr::from_addr(0),
+            tessera::Ptr::from_addr(0),
+            tessera::Ptr::from_addr(0),
+            1.0,
+            0,
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        spec.kernel.name,
+        "tile_axpy__T_bf16__BLOCK_1024__num_warps_8"
+    );
+    assert_eq!(spec.num_warps, 8);
+    let f16_names = tile_axpy::T_f16::SPECIALISATIONS
+        .iter()
+        .map(|s| s.kernel.name);
+    let f32_names = tile_axpy::T_f32::SPECIALISATIONS
+        .iter()
+        .map(|s| s.kernel.name);
+    let names: Vec<&str> = f16_names.chain(f32_names).collect();
+    assert!(
+        names.contains(&"tile_axpy__T_f16__BLOCK_1024__num_warps_4"),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"tile_axpy__T_f32__BLOCK_1024__num_warps_8"),
+        "{names:?}"
+    );
+}
