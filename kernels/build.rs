@@ -5,15 +5,15 @@
 //!   kernels and prints their layout inference.
 //! * Built for `nvptx64` (the nested device build that [`tessera::build::PtxBuild`] starts runs
 //!   this script again, for the device target): nothing to do, the PTX is what that build makes.
-//! * `TESSERA_NO_PTX=1`: no device build; `$OUT_DIR/tessera_kernels.ptx` is left empty and the
-//!   tests see `TESSERA_KERNELS_PTX_SKIPPED`, so they run on the emulator only and fail when the
-//!   GPU is demanded (`TESSERA_DEVICE=gpu`).
-//! * Otherwise the PTX for `sm_80` (`TESSERA_SM` overrides it) is built in
-//!   `<target>/tessera-ptx/<sm>`, the directory `tessera-examples`' build script uses for the
-//!   same build, so whichever runs second finds it up to date. The nested cargo locks only that
-//!   directory, never the outer build's, so the two nested builds wait on each other at most.
+//! * `TESSERA_NO_PTX=1`: no device build; the embedded PTX set is empty and the tests see
+//!   `TESSERA_KERNELS_PTX_SKIPPED`, so they run on the emulator only and fail when the GPU is
+//!   demanded (`TESSERA_DEVICE=gpu`).
+//! * Otherwise the PTX for `sm_80` and `sm_90a` (`TESSERA_SM` replaces the list) is built, each
+//!   target in `<target>/tessera-ptx/<sm>`, the directories `tessera-examples`' build script uses
+//!   for the same builds, so whichever runs second finds them up to date. The nested cargos lock
+//!   only those directories, never the outer build's, so the builds wait on each other at most.
 
-use tessera::build::PtxBuild;
+use tessera::build::{write_ptx_set, PtxBuild};
 
 /// Set to `1` (or anything but `0`/empty) to build the crate without its PTX.
 const NO_PTX_ENV: &str = "TESSERA_NO_PTX";
@@ -32,16 +32,15 @@ fn main() {
         eprintln!("error: OUT_DIR is not set (cargo sets it for build scripts)");
         std::process::exit(1);
     };
-    let ptx_path = out_dir.join("tessera_kernels.ptx");
     let no_ptx = std::env::var(NO_PTX_ENV).unwrap_or_default();
     if !no_ptx.trim().is_empty() && no_ptx.trim() != "0" {
         println!(
             "cargo:warning=tessera-kernels: {NO_PTX_ENV}={no_ptx}: the kernels' PTX is not built; \
              the tests run on the emulator only and fail if TESSERA_DEVICE=gpu"
         );
-        // An empty file, so that `include_ptx!` compiles and no stale PTX is embedded.
-        if let Err(err) = std::fs::write(&ptx_path, "") {
-            eprintln!("error: writing {}: {err}", ptx_path.display());
+        // An empty set, so that `include_ptx!` compiles and no stale PTX is embedded.
+        if let Err(err) = write_ptx_set(&out_dir, "tessera_kernels", &[]) {
+            eprintln!("error: {err}");
             std::process::exit(1);
         }
         println!("cargo:rustc-env=TESSERA_KERNELS_PTX_SKIPPED={NO_PTX_ENV}={no_ptx}");

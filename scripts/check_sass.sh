@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Assembles the PTX of the tessera-kernels crate for sm_80 and sm_90 and checks that each kernel
-# compiles to the instructions it is written for (vectorized global accesses, shuffles, tensor
-# cores, async copies, ldmatrix, ...).
+# Assembles the PTX of the tessera-kernels crate (sm_80 PTX for sm_80 and sm_90, sm_90a PTX for
+# sm_90a) and checks that each kernel compiles to the instructions it is written for (vectorized
+# global accesses, shuffles, tensor cores, async copies, ldmatrix, wgmma and TMA, ...).
 #
 # Usage: scripts/check_sass.sh PATH/TO/tessera_kernels-*.s
 #   (after `cd kernels && cargo build --release --target nvptx64-nvidia-cuda`, the PTX is
 #    target/nvptx64-nvidia-cuda/release/deps/tessera_kernels-*.s)
 # Tools: ptxas and cuobjdump from $CUDA_BIN if set, else from PATH.
-# ARCHS overrides the architectures (default "sm_80 sm_90"); architectures below the PTX's
-# `.target` are skipped with a note. PTX built for sm_90 (`-C target-cpu=sm_90`) gets the
-# sm_90-only checks too (stmatrix, hardware f8 conversions).
+# ARCHS overrides the architectures (default "sm_80 sm_90", or only the PTX's own target when
+# that is architecture-specific such as sm_90a, which no other architecture runs); architectures
+# below the PTX's `.target` are skipped with a note. PTX built for sm_90 or sm_90a gets the
+# sm_90-only checks too (stmatrix, hardware f8 conversions), and PTX built for sm_90a the Hopper
+# matmul's (wgmma as HGMMA, TMA loads as UTMALDG, no local memory).
 # Exit status: 0 when every check passes; 1 with a message naming the kernel, the architecture
 # and the missing instruction otherwise; 2 on usage or tool errors.
 set -euo pipefail
@@ -114,8 +116,21 @@ forbidden=(
     "tile_copy_via_layout:(LDL|STL)( |\.)"
 )
 
-ptx_sm=$(grep -m1 -oE '^\.target sm_[0-9]+' "$ptx" | grep -oE '[0-9]+$' || true)
-[[ -n $ptx_sm ]] || die "no '.target sm_NN' line in $ptx: is it PTX?"
+ptx_target=$(grep -m1 -oE '^\.target sm_[0-9]+a?' "$ptx" | grep -oE 'sm_[0-9]+a?$' || true)
+[[ -n $ptx_target ]] || die "no '.target sm_NN' line in $ptx: is it PTX?"
+ptx_sm=$(grep -oE '[0-9]+' <<<"$ptx_target")
+if [[ $ptx_target == *a ]]; then
+    default_archs=$ptx_target
+    checks+=(
+        "hopper_matmul_f16:HGMMA\.64x128x16\.F32"
+        "hopper_matmul_f16:UTMALDG\.2D"
+    )
+    forbidden+=(
+        "hopper_matmul_f16:(LDL|STL)( |\.)"
+    )
+else
+    default_archs="sm_80 sm_90"
+fi
 if ((ptx_sm >= 90)); then
     checks+=(
         "stmatrix_probe:STSM\.16\.M88\.4"
@@ -148,8 +163,9 @@ check_kernel() {
 }
 
 failures=0
-for arch in ${ARCHS:-sm_80 sm_90}; do
-    if ((${arch#sm_} < ptx_sm)); then
+for arch in ${ARCHS:-$default_archs}; do
+    arch_sm=$(grep -oE '[0-9]+' <<<"$arch")
+    if ((arch_sm < ptx_sm)); then
         echo "check_sass: $arch: skipped (the PTX targets sm_$ptx_sm)"
         continue
     fi

@@ -1,5 +1,5 @@
-//! Build helper for a host crate's `build.rs`: compiles a kernel crate to PTX and hands the PTX
-//! to the host crate to embed with [`include_ptx!`](crate::include_ptx).
+//! Build helper for a host crate's `build.rs`: compiles a kernel crate to PTX for several GPU
+//! targets and hands the set to the host crate to embed with [`include_ptx!`](crate::include_ptx).
 //!
 //! ```no_run
 //! // In the host crate's build.rs (`fn main`):
@@ -7,25 +7,30 @@
 //!     eprintln!("error: {err}");
 //!     std::process::exit(1);
 //! }
-//! // In its main.rs: `const PTX: &str = tessera::include_ptx!("tessera_kernels");`
+//! // In its main.rs:
+//! // const PTX: tessera::build::PtxSet = tessera::include_ptx!("tessera_kernels");
+//! // let module = device.load_ptx_set(&PTX)?; // the best target for the device
 //! ```
+//!
+//! The targets are [`Sm::DEFAULT_TARGETS`] (`sm_80` and `sm_90a`) unless set with
+//! [`PtxBuild::sm`] or [`PtxBuild::sms`]; the environment variable `TESSERA_SM` (one name or a
+//! comma-separated list, e.g. `TESSERA_SM=sm_80,sm_90a`) overrides both.
 //!
 //! What [`PtxBuild::build`] does:
 //! 1. checks that the toolchain is nightly and has `rust-src` (`-Zbuild-std` needs both);
-//! 2. runs `cargo build --release --target nvptx64-nvidia-cuda -Zbuild-std=core
-//!    --message-format=json-render-diagnostics` in the kernel crate's directory, with rustflags
-//!    `-Ctarget-cpu=<sm> --emit=asm -Zunstable-options -Cpanic=immediate-abort` and its own target
-//!    directory (`<target>/tessera-ptx/<sm>`), so the nested cargo never waits on the outer build's
-//!    lock;
+//! 2. for every target at once, runs `cargo build --release --target nvptx64-nvidia-cuda
+//!    -Zbuild-std=core --message-format=json-render-diagnostics` in the kernel crate's directory,
+//!    with rustflags `-Ctarget-cpu=<sm> --emit=asm -Zunstable-options -Cpanic=immediate-abort`
+//!    and the target's own target directory (`<target>/tessera-ptx/<sm>`), so the nested cargos
+//!    never wait on the outer build's lock nor on each other;
 //! 3. takes the kernel crate's `compiler-artifact` message from that JSON (matched by manifest path),
 //!    reads the metadata hash off its `deps/lib<crate>-<hash>.rlib` file name and picks exactly
 //!    `deps/<crate>-<hash>.s`, the PTX of that compilation (checking its `.target` line);
-//! 4. copies it to `$OUT_DIR/<crate>.ptx`, sets `TESSERA_PTX_<CRATE>` (upper case) for the host
-//!    crate's rustc, and prints `cargo:rerun-if-changed` for every source file of every local
-//!    (path) package in the kernel crate's build, as listed in rustc's dep-info files.
-//!
-//! The SM target is `sm_80` unless set with [`PtxBuild::sm`]; the environment variable
-//! `TESSERA_SM` (e.g. `TESSERA_SM=sm_90a`) overrides both.
+//! 4. copies it to `$OUT_DIR/<crate>/<sm>.ptx`, writes the set file
+//!    `$OUT_DIR/<crate>.ptx-set.rs` that [`include_ptx!`](crate::include_ptx) includes, sets
+//!    `TESSERA_PTX_<CRATE>` (upper case) to the set file's path for the host crate's rustc, and
+//!    prints `cargo:rerun-if-changed` for every source file of every local (path) package in
+//!    the kernel crate's build, as listed in rustc's dep-info files.
 //!
 //! A kernel crate's own build script should call [`track_explain_env`], so that cargo re-expands
 //! its kernels when `TESSERA_EXPLAIN` changes (see [`EXPLAIN_ENV`]):
@@ -37,10 +42,12 @@
 
 mod artifacts;
 mod error;
+mod ptx_set;
 mod sm;
 mod toolchain;
 
 pub use error::BuildError;
+pub use ptx_set::{ptx_set_path, write_ptx_set, PtxSet};
 pub use sm::{Sm, UnknownSm, SM_ENV};
 
 use crate::launch::ptx::target_name;
@@ -67,14 +74,14 @@ pub fn track_explain_env() {
 /// Environment variable that overrides the nested build's target directory.
 pub const TARGET_DIR_ENV: &str = "TESSERA_PTX_TARGET_DIR";
 
-/// The result of a [`PtxBuild`].
+/// One target's PTX of a [`PtxBuild`].
 #[derive(Clone, Debug)]
 pub struct BuiltPtx {
     /// The kernel crate's Rust crate name (`tessera_kernels`).
     pub crate_name: String,
     /// The SM the PTX targets.
     pub sm: Sm,
-    /// The PTX as copied to the output directory: `<out_dir>/<crate_name>.ptx`.
+    /// The PTX as copied to the output directory: `<out_dir>/<crate_name>/<sm>.ptx`.
     pub ptx_path: PathBuf,
     /// The PTX as the nested build left it: `<target>/nvptx64-nvidia-cuda/release/deps/<crate>-<hash>.s`.
     pub built_ptx_path: PathBuf,
@@ -82,10 +89,26 @@ pub struct BuiltPtx {
     pub tracked_files: Vec<PathBuf>,
 }
 
-impl BuiltPtx {
+/// The result of a [`PtxBuild`]: one [`BuiltPtx`] per target and the set file that embeds them.
+#[derive(Clone, Debug)]
+pub struct BuiltPtxSet {
+    /// The kernel crate's Rust crate name (`tessera_kernels`).
+    pub crate_name: String,
+    /// The targets' builds, in the order of [`PtxBuild::sms`].
+    pub targets: Vec<BuiltPtx>,
+    /// The file [`include_ptx!`](crate::include_ptx) includes: `<out_dir>/<crate_name>.ptx-set.rs`.
+    pub set_path: PathBuf,
+}
+
+impl BuiltPtxSet {
     /// The environment variable set for the host crate's rustc: `TESSERA_PTX_<CRATE_NAME>`.
     pub fn env_var(&self) -> String {
         format!("TESSERA_PTX_{}", self.crate_name.to_ascii_uppercase())
+    }
+
+    /// The build for exactly `sm`.
+    pub fn get(&self, sm: Sm) -> Option<&BuiltPtx> {
+        self.targets.iter().find(|built| built.sm == sm)
     }
 }
 
@@ -93,7 +116,7 @@ impl BuiltPtx {
 #[derive(Clone, Debug)]
 pub struct PtxBuild {
     crate_dir: PathBuf,
-    sm: Sm,
+    sms: Vec<Sm>,
     target_dir: Option<PathBuf>,
     out_dir: Option<PathBuf>,
     extra_rustflags: Vec<String>,
@@ -106,7 +129,7 @@ impl PtxBuild {
     pub fn new(kernel_crate_dir: impl Into<PathBuf>) -> Self {
         PtxBuild {
             crate_dir: kernel_crate_dir.into(),
-            sm: Sm::default(),
+            sms: Sm::DEFAULT_TARGETS.to_vec(),
             target_dir: None,
             out_dir: None,
             extra_rustflags: Vec::new(),
@@ -114,21 +137,27 @@ impl PtxBuild {
         }
     }
 
-    /// The SM to target (default `sm_80`); `$TESSERA_SM` overrides it.
-    pub fn sm(mut self, sm: Sm) -> Self {
-        self.sm = sm;
+    /// Only this SM; `$TESSERA_SM` overrides it.
+    pub fn sm(self, sm: Sm) -> Self {
+        self.sms([sm])
+    }
+
+    /// These SMs (default [`Sm::DEFAULT_TARGETS`]), in any order: the set lists them oldest
+    /// first, each once. `$TESSERA_SM` overrides them.
+    pub fn sms(mut self, sms: impl IntoIterator<Item = Sm>) -> Self {
+        self.sms = sorted_targets(sms);
         self
     }
 
-    /// The nested build's target directory. Default: `$TESSERA_PTX_TARGET_DIR`, else
-    /// `<target>/tessera-ptx/<sm>` where `<target>` is the outer build's target directory,
-    /// else `$OUT_DIR/tessera-ptx/<sm>`.
+    /// The nested builds' target directory. Default: `$TESSERA_PTX_TARGET_DIR`, else
+    /// `<target>/tessera-ptx` where `<target>` is the outer build's target directory, else
+    /// `$OUT_DIR/tessera-ptx`; each target builds in its subdirectory `<sm>`.
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.target_dir = Some(dir.into());
         self
     }
 
-    /// Where the PTX is copied (default `$OUT_DIR`).
+    /// Where the PTX and the set file are written (default `$OUT_DIR`).
     pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.out_dir = Some(dir.into());
         self
@@ -146,22 +175,23 @@ impl PtxBuild {
         self
     }
 
-    /// The SM that will be used: `$TESSERA_SM` if set, else the configured one.
-    pub fn effective_sm(&self) -> Result<Sm, BuildError> {
+    /// The SMs that will be built: `$TESSERA_SM` (a comma-separated list) if set, else the
+    /// configured ones; oldest first.
+    pub fn effective_sms(&self) -> Result<Vec<Sm>, BuildError> {
         match std::env::var(SM_ENV) {
-            Ok(text) if !text.trim().is_empty() => Ok(Sm::parse(&text)?),
-            _ => Ok(self.sm),
+            Ok(text) if !text.trim().is_empty() => parse_sm_list(&text),
+            _ => Ok(self.sms.clone()),
         }
     }
 
     /// Runs the build; see the [module docs](self).
-    pub fn build(&self) -> Result<BuiltPtx, BuildError> {
+    pub fn build(&self) -> Result<BuiltPtxSet, BuildError> {
         if self.cargo_directives {
             println!("cargo:rerun-if-env-changed={SM_ENV}");
             println!("cargo:rerun-if-env-changed={TARGET_DIR_ENV}");
             track_explain_env();
         }
-        let sm = self.effective_sm()?;
+        let sms = self.effective_sms()?;
         let crate_dir = self.resolved_crate_dir()?;
         let manifest = crate_dir.join("Cargo.toml");
         if !manifest.is_file() {
@@ -182,113 +212,71 @@ impl PtxBuild {
         };
         let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
         let sysroot = check_toolchain(&rustc)?;
-        let target_dir = self.resolved_target_dir(sm, &out_dir)?;
-
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-        let mut command = Command::new(&cargo);
-        command
-            .current_dir(&crate_dir)
-            .arg("build")
-            .arg("--release")
-            .arg("--target")
-            .arg(NVPTX_TARGET)
-            .arg("-Zbuild-std=core")
-            .arg("--manifest-path")
-            .arg(&manifest)
-            .arg("--target-dir")
-            .arg(&target_dir)
-            .arg("--message-format=json-render-diagnostics");
-        let inherited = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
-        for (key, value) in nested_cargo_env(sm, &self.extra_rustflags, inherited) {
-            match value {
-                Some(value) => command.env(key, value),
-                None => command.env_remove(key),
-            };
-        }
-        let shown = format!(
-            "(cd {} && {cargo} build --release --target {NVPTX_TARGET} -Zbuild-std=core \
-             --target-dir {} --message-format=json-render-diagnostics) with rustflags `{}`",
-            crate_dir.display(),
-            target_dir.display(),
-            device_rustflags(sm, &self.extra_rustflags).join(" ")
-        );
-        let output = command.output().map_err(|error| BuildError::Spawn {
-            program: cargo.clone(),
-            error,
-        })?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if !output.status.success() {
-            return Err(BuildError::CargoFailed {
-                status: output.status.to_string(),
-                command: shown,
-                stderr: stderr.into_owned(),
-            });
-        }
-
-        let artifacts = parse_artifacts(&stdout);
-        let canonical_manifest = canonical(&manifest)?;
-        let kernel_artifact = artifacts
+        let target = TargetBuild {
+            crate_dir: &crate_dir,
+            manifest: &manifest,
+            out_dir: &out_dir,
+            sysroot: &sysroot,
+            extra_rustflags: &self.extra_rustflags,
+        };
+        let target_dirs = sms
             .iter()
-            .find(|artifact| {
-                artifact.is_lib()
-                    && Path::new(&artifact.manifest_path)
-                        .canonicalize()
-                        .ok()
-                        .as_deref()
-                        == Some(canonical_manifest.as_path())
-            })
-            .ok_or_else(|| BuildError::PtxNotFound {
-                crate_dir: crate_dir.clone(),
-                detail: format!(
-                    "no lib `compiler-artifact` message for {} among {} artifacts (is it a library \
-                     crate?)",
-                    manifest.display(),
-                    artifacts.len()
-                ),
-            })?;
-        let built_ptx_path =
-            ptx_of_artifact(kernel_artifact).map_err(|detail| BuildError::PtxNotFound {
-                crate_dir: crate_dir.clone(),
-                detail,
-            })?;
-        let ptx = std::fs::read_to_string(&built_ptx_path).map_err(|error| BuildError::Io {
-            path: built_ptx_path.clone(),
-            error,
-        })?;
-        let found = target_name(&ptx).unwrap_or("<no .target line>").to_string();
-        if found != sm.name() {
-            return Err(BuildError::WrongTarget {
-                ptx: built_ptx_path,
-                expected: sm,
-                found,
-            });
-        }
-
-        let crate_name = kernel_artifact.crate_name();
-        std::fs::create_dir_all(&out_dir).map_err(|error| BuildError::Io {
-            path: out_dir.clone(),
-            error,
-        })?;
-        let ptx_path = out_dir.join(format!("{crate_name}.ptx"));
-        write_if_changed(&ptx_path, &ptx)?;
-
-        let tracked_files = tracked_sources(&artifacts, kernel_artifact, &sysroot, &crate_dir);
-        let built = BuiltPtx {
+            .map(|&sm| self.resolved_target_dir(sm, &out_dir))
+            .collect::<Result<Vec<_>, _>>()?;
+        let results: Vec<Result<BuiltPtx, BuildError>> = std::thread::scope(|scope| {
+            let running: Vec<_> = sms
+                .iter()
+                .zip(&target_dirs)
+                .map(|(&sm, target_dir)| scope.spawn(move || target.build(sm, target_dir)))
+                .collect();
+            running
+                .into_iter()
+                .map(|thread| {
+                    thread.join().unwrap_or_else(|_| {
+                        Err(BuildError::PtxNotFound {
+                            crate_dir: crate_dir.clone(),
+                            detail: "the thread of a target's build panicked".to_string(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let targets = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let crate_name = match targets.first() {
+            Some(first) => first.crate_name.clone(),
+            None => {
+                return Err(BuildError::BadPath {
+                    what: "target list",
+                    path: crate_dir,
+                    reason: "is empty: give PtxBuild::sms at least one SM".into(),
+                })
+            }
+        };
+        let ptx_files: Vec<(Sm, PathBuf)> = targets
+            .iter()
+            .map(|built| (built.sm, built.ptx_path.clone()))
+            .collect();
+        let set_path = write_ptx_set(&out_dir, &crate_name, &ptx_files)?;
+        let built = BuiltPtxSet {
             crate_name,
-            sm,
-            ptx_path,
-            built_ptx_path,
-            tracked_files,
+            targets,
+            set_path,
         };
         if self.cargo_directives {
-            for file in &built.tracked_files {
+            let mut tracked: Vec<&PathBuf> = built
+                .targets
+                .iter()
+                .flat_map(|target| &target.tracked_files)
+                .collect();
+            tracked.sort();
+            tracked.dedup();
+            for file in tracked {
                 println!("cargo:rerun-if-changed={}", file.display());
             }
             println!(
                 "cargo:rustc-env={}={}",
                 built.env_var(),
-                built.ptx_path.display()
+                built.set_path.display()
             );
         }
         Ok(built)
@@ -328,6 +316,140 @@ impl PtxBuild {
         })?;
         Ok(dir)
     }
+}
+
+/// What every target's nested build shares.
+#[derive(Clone, Copy)]
+struct TargetBuild<'a> {
+    crate_dir: &'a Path,
+    manifest: &'a Path,
+    out_dir: &'a Path,
+    sysroot: &'a Path,
+    extra_rustflags: &'a [String],
+}
+
+impl TargetBuild<'_> {
+    /// Builds the PTX for `sm` in `target_dir` and copies it to `<out_dir>/<crate>/<sm>.ptx`.
+    fn build(&self, sm: Sm, target_dir: &Path) -> Result<BuiltPtx, BuildError> {
+        let crate_dir = self.crate_dir.to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let mut command = Command::new(&cargo);
+        command
+            .current_dir(self.crate_dir)
+            .arg("build")
+            .arg("--release")
+            .arg("--target")
+            .arg(NVPTX_TARGET)
+            .arg("-Zbuild-std=core")
+            .arg("--manifest-path")
+            .arg(self.manifest)
+            .arg("--target-dir")
+            .arg(target_dir)
+            .arg("--message-format=json-render-diagnostics");
+        let inherited = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
+        for (key, value) in nested_cargo_env(sm, self.extra_rustflags, inherited) {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        let shown = format!(
+            "(cd {} && {cargo} build --release --target {NVPTX_TARGET} -Zbuild-std=core \
+             --target-dir {} --message-format=json-render-diagnostics) with rustflags `{}`",
+            crate_dir.display(),
+            target_dir.display(),
+            device_rustflags(sm, self.extra_rustflags).join(" ")
+        );
+        let output = command.output().map_err(|error| BuildError::Spawn {
+            program: cargo.clone(),
+            error,
+        })?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            return Err(BuildError::CargoFailed {
+                status: output.status.to_string(),
+                command: shown,
+                stderr: stderr.into_owned(),
+            });
+        }
+
+        let artifacts = parse_artifacts(&stdout);
+        let canonical_manifest = canonical(self.manifest)?;
+        let kernel_artifact = artifacts
+            .iter()
+            .find(|artifact| {
+                artifact.is_lib()
+                    && Path::new(&artifact.manifest_path)
+                        .canonicalize()
+                        .ok()
+                        .as_deref()
+                        == Some(canonical_manifest.as_path())
+            })
+            .ok_or_else(|| BuildError::PtxNotFound {
+                crate_dir: crate_dir.clone(),
+                detail: format!(
+                    "no lib `compiler-artifact` message for {} among {} artifacts (is it a library \
+                     crate?)",
+                    self.manifest.display(),
+                    artifacts.len()
+                ),
+            })?;
+        let built_ptx_path =
+            ptx_of_artifact(kernel_artifact).map_err(|detail| BuildError::PtxNotFound {
+                crate_dir: crate_dir.clone(),
+                detail,
+            })?;
+        let ptx = std::fs::read_to_string(&built_ptx_path).map_err(|error| BuildError::Io {
+            path: built_ptx_path.clone(),
+            error,
+        })?;
+        let found = target_name(&ptx).unwrap_or("<no .target line>").to_string();
+        if found != sm.name() {
+            return Err(BuildError::WrongTarget {
+                ptx: built_ptx_path,
+                expected: sm,
+                found,
+            });
+        }
+
+        let crate_name = kernel_artifact.crate_name();
+        let ptx_dir = self.out_dir.join(&crate_name);
+        std::fs::create_dir_all(&ptx_dir).map_err(|error| BuildError::Io {
+            path: ptx_dir.clone(),
+            error,
+        })?;
+        let ptx_path = ptx_dir.join(format!("{sm}.ptx"));
+        write_if_changed(&ptx_path, &ptx)?;
+
+        let tracked_files =
+            tracked_sources(&artifacts, kernel_artifact, self.sysroot, self.crate_dir);
+        Ok(BuiltPtx {
+            crate_name,
+            sm,
+            ptx_path,
+            built_ptx_path,
+            tracked_files,
+        })
+    }
+}
+
+/// `sms` oldest first (by compute capability, portable before arch-specific), each once.
+fn sorted_targets(sms: impl IntoIterator<Item = Sm>) -> Vec<Sm> {
+    let mut sms: Vec<Sm> = sms.into_iter().collect();
+    sms.sort_by_key(|sm| (sm.compute_capability(), sm.is_arch_specific()));
+    sms.dedup();
+    sms
+}
+
+/// `sm_80,sm_90a` (commas or spaces between names) → the SMs, oldest first.
+fn parse_sm_list(text: &str) -> Result<Vec<Sm>, BuildError> {
+    let sms = text
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|name| !name.is_empty())
+        .map(Sm::parse)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(sorted_targets(sms))
 }
 
 /// `$name` as a path, if set and non-empty.
@@ -379,13 +501,19 @@ fn outer_target_dir(out_dir: &Path) -> Option<PathBuf> {
     Some(above_profile.to_path_buf())
 }
 
-/// Embeds the PTX that [`PtxBuild::build`] wrote for the kernel crate named `$crate_name` (its
-/// Rust crate name, e.g. `"tessera_kernels"`): `include_str!("$OUT_DIR/<crate_name>.ptx")`.
+/// Embeds the PTX set that [`PtxBuild::build`] wrote for the kernel crate named `$crate_name`
+/// (its Rust crate name, e.g. `"tessera_kernels"`): a [`PtxSet`] of every target's PTX,
+/// included from `$OUT_DIR/<crate_name>.ptx-set.rs`. Usable in a constant:
+/// `const PTX: tessera::build::PtxSet = tessera::include_ptx!("tessera_kernels");`.
 #[macro_export]
 macro_rules! include_ptx {
-    ($crate_name:literal) => {
-        include_str!(concat!(env!("OUT_DIR"), "/", $crate_name, ".ptx"))
-    };
+    ($crate_name:literal) => {{
+        const NAMED: &[(&str, &str)] =
+            include!(concat!(env!("OUT_DIR"), "/", $crate_name, ".ptx-set.rs"));
+        const TARGETS: [($crate::build::Sm, &str); NAMED.len()] =
+            $crate::build::PtxSet::targets_named(NAMED);
+        $crate::build::PtxSet::new(&TARGETS)
+    }};
 }
 
 #[cfg(test)]

@@ -45,6 +45,24 @@ impl Sm {
             })
     }
 
+    /// The targets a [`PtxBuild`](super::PtxBuild) builds unless told otherwise: Ampere and
+    /// newer through portable `sm_80` code, and Hopper with wgmma and TMA through `sm_90a`.
+    pub const DEFAULT_TARGETS: [Sm; 2] = [Sm::SM_80, Sm::SM_90A];
+
+    /// The SM spelled exactly `name` (`sm_90a`), usable in constants; `None` if unsupported.
+    pub const fn named(name: &str) -> Option<Sm> {
+        let mut index = 0;
+        while index < KNOWN_SMS.len() {
+            if bytes_equal(KNOWN_SMS[index].as_bytes(), name.as_bytes()) {
+                return Some(Sm {
+                    name: KNOWN_SMS[index],
+                });
+            }
+            index += 1;
+        }
+        None
+    }
+
     /// The name as rustc and ptxas spell it, e.g. `sm_90a`.
     pub fn name(self) -> &'static str {
         self.name
@@ -59,6 +77,37 @@ impl Sm {
         let number: u32 = digits.parse().unwrap_or(0);
         (number / 10, number % 10)
     }
+
+    /// Whether the target uses architecture-specific features (`sm_90a`): its code runs only on
+    /// its own compute capability, not on newer ones.
+    pub fn is_arch_specific(self) -> bool {
+        self.name.ends_with('a')
+    }
+
+    /// Whether code for this target runs on a device of compute capability `device`:
+    /// sm_XY runs on X.Y and newer, sm_XYa on exactly X.Y.
+    pub fn runs_on(self, device: (u32, u32)) -> bool {
+        if self.is_arch_specific() {
+            self.compute_capability() == device
+        } else {
+            self.compute_capability() <= device
+        }
+    }
+}
+
+/// `a == b`, usable in constants.
+const fn bytes_equal(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if a[index] != b[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
 }
 
 impl Default for Sm {

@@ -211,3 +211,117 @@ fn failed_build_message_shows_the_first_error_and_the_tail() {
     let short = "error: linker failed\nerror: could not compile `k`\n";
     assert_eq!(summarize_stderr(short), short.trim_end());
 }
+
+fn sms(names: &[&str]) -> Vec<Sm> {
+    names.iter().map(|name| Sm::parse(name).unwrap()).collect()
+}
+
+/// A set whose PTX for each target is the target's name.
+fn set_of(names: &'static [&'static str]) -> PtxSet {
+    let targets: Vec<(Sm, &'static str)> = names
+        .iter()
+        .map(|name| (Sm::parse(name).unwrap(), *name))
+        .collect();
+    PtxSet::new(targets.leak())
+}
+
+#[test]
+fn a_target_runs_on_its_capability_and_newer_an_arch_specific_one_only_on_its_own() {
+    assert!(Sm::SM_80.runs_on((8, 0)));
+    assert!(Sm::SM_80.runs_on((9, 0)));
+    assert!(Sm::SM_80.runs_on((12, 0)));
+    assert!(!Sm::SM_90.runs_on((8, 9)));
+    assert!(Sm::SM_90.runs_on((10, 0)));
+    assert!(Sm::SM_90A.runs_on((9, 0)));
+    assert!(!Sm::SM_90A.runs_on((10, 0)));
+    assert!(!Sm::SM_90A.runs_on((8, 9)));
+    assert!(Sm::SM_90A.is_arch_specific() && !Sm::SM_90.is_arch_specific());
+    assert_eq!(Sm::named("sm_90a"), Some(Sm::SM_90A));
+    assert_eq!(Sm::named("sm_9"), None);
+    assert_eq!(Sm::named("sm_90ab"), None);
+}
+
+#[test]
+fn the_best_ptx_is_the_newest_target_the_device_runs() {
+    let default = set_of(&["sm_80", "sm_90a"]);
+    let chosen = |set: &PtxSet, capability| set.best_for(capability).map(|(sm, _)| sm.name());
+    assert_eq!(chosen(&default, (8, 0)), Some("sm_80"));
+    assert_eq!(chosen(&default, (8, 6)), Some("sm_80"));
+    assert_eq!(chosen(&default, (8, 9)), Some("sm_80"));
+    assert_eq!(chosen(&default, (9, 0)), Some("sm_90a"));
+    assert_eq!(chosen(&default, (10, 0)), Some("sm_80"));
+    assert_eq!(default.best_for((9, 0)), Some((Sm::SM_90A, "sm_90a")));
+
+    let hopper_both = set_of(&["sm_80", "sm_90", "sm_90a"]);
+    assert_eq!(chosen(&hopper_both, (9, 0)), Some("sm_90a"));
+    assert_eq!(chosen(&hopper_both, (10, 0)), Some("sm_90"));
+    assert_eq!(chosen(&hopper_both, (8, 9)), Some("sm_80"));
+
+    let ampere_family = set_of(&["sm_80", "sm_86", "sm_89"]);
+    assert_eq!(chosen(&ampere_family, (8, 0)), Some("sm_80"));
+    assert_eq!(chosen(&ampere_family, (8, 6)), Some("sm_86"));
+    assert_eq!(chosen(&ampere_family, (8, 9)), Some("sm_89"));
+    assert_eq!(chosen(&ampere_family, (9, 0)), Some("sm_89"));
+
+    let hopper_only = set_of(&["sm_90a"]);
+    for capability in [(8, 0), (8, 6), (8, 9), (10, 0)] {
+        assert_eq!(chosen(&hopper_only, capability), None, "{capability:?}");
+    }
+    assert_eq!(chosen(&set_of(&["sm_100a"]), (10, 0)), Some("sm_100a"));
+    assert_eq!(chosen(&set_of(&[]), (9, 0)), None);
+}
+
+#[test]
+fn the_emulator_takes_the_oldest_target() {
+    let set = set_of(&["sm_80", "sm_90a"]);
+    assert_eq!(set.for_emulator(), Some((Sm::SM_80, "sm_80")));
+    assert_eq!(set.get(Sm::SM_90A), Some("sm_90a"));
+    assert_eq!(set.get(Sm::SM_90), None);
+    assert_eq!(set.sms(), [Sm::SM_80, Sm::SM_90A]);
+    assert!(set_of(&[]).is_empty() && set_of(&[]).for_emulator().is_none());
+}
+
+#[test]
+fn targets_are_listed_oldest_first_each_once_and_tessera_sm_takes_a_list() {
+    let build = PtxBuild::new(".").sms([Sm::SM_90A, Sm::SM_80, Sm::SM_90, Sm::SM_80]);
+    assert_eq!(build.sms, [Sm::SM_80, Sm::SM_90, Sm::SM_90A]);
+    assert_eq!(PtxBuild::new(".").sms, Sm::DEFAULT_TARGETS);
+    assert_eq!(PtxBuild::new(".").sm(Sm::SM_90).sms, [Sm::SM_90]);
+    assert_eq!(
+        parse_sm_list("sm_90a, sm_80").unwrap(),
+        sms(&["sm_80", "sm_90a"])
+    );
+    assert_eq!(parse_sm_list("sm_86").unwrap(), sms(&["sm_86"]));
+    let err = parse_sm_list("sm_80,sm_70").unwrap_err();
+    assert!(err.to_string().contains("`sm_70`"), "{err}");
+}
+
+/// The set file as `include_ptx!` includes it: a slice of `(name, include_str!(path))` pairs
+/// in the build's order, which `PtxSet::targets_named` turns into `(Sm, PTX)` pairs.
+#[test]
+fn the_set_file_lists_every_target_with_its_ptx_file() {
+    let dir = std::env::temp_dir().join(format!("tessera-ptx-set-{}", std::process::id()));
+    let files = [
+        (Sm::SM_80, dir.join("k/sm_80.ptx")),
+        (Sm::SM_90A, dir.join("k/sm_90a.ptx")),
+    ];
+    let path = write_ptx_set(&dir, "k", &files).unwrap();
+    assert_eq!(path, dir.join("k.ptx-set.rs"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let expected = format!(
+        "&[\n    (\"sm_80\", include_str!({:?})),\n    (\"sm_90a\", include_str!({:?})),\n]",
+        files[0].1.display().to_string(),
+        files[1].1.display().to_string()
+    );
+    assert_eq!(text, expected);
+    assert_eq!(
+        std::fs::read_to_string(write_ptx_set(&dir, "empty", &[]).unwrap()).unwrap(),
+        "&[\n]"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    const NAMED: &[(&str, &str)] = &[("sm_80", "ptx a"), ("sm_90a", "ptx b")];
+    const TARGETS: [(Sm, &str); NAMED.len()] = PtxSet::targets_named(NAMED);
+    let set = PtxSet::new(&TARGETS);
+    assert_eq!(set.targets(), [(Sm::SM_80, "ptx a"), (Sm::SM_90A, "ptx b")]);
+}

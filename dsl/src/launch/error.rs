@@ -25,6 +25,11 @@ pub enum LaunchError {
         ptx_target: String,
         device: (u32, u32),
     },
+    /// No PTX of a set runs on the device (or the set is empty).
+    NoPtxForDevice {
+        device: String,
+        targets: Vec<String>,
+    },
     /// The kernel is not an `.entry` of the module.
     KernelNotFound {
         kernel: String,
@@ -82,6 +87,18 @@ impl fmt::Display for LaunchError {
                 "the PTX targets {ptx_target} but the device is sm_{}{}; rebuild the kernels for \
                  it (TESSERA_SM=sm_{}{})",
                 device.0, device.1, device.0, device.1
+            ),
+            LaunchError::NoPtxForDevice { device, targets } if targets.is_empty() => write!(
+                f,
+                "no PTX to load on {device}: the PTX set is empty (the kernels were built without \
+                 their PTX)"
+            ),
+            LaunchError::NoPtxForDevice { device, targets } => write!(
+                f,
+                "none of the embedded PTX targets ({}) runs on {device} (sm_XY runs on compute \
+                 capability X.Y and newer, sm_XYa only on X.Y); add a target the device runs to \
+                 the build (PtxBuild::sms, or TESSERA_SM=sm_80,... at build time)",
+                targets.join(", ")
             ),
             LaunchError::KernelNotFound { kernel, entries } => write!(
                 f,

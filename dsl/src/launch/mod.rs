@@ -5,7 +5,7 @@
 //! use tessera::launch::{Device, LaunchConfig};
 //! # fn demo(ptx: &str, kernel: tessera::Kernel<(tessera::Ptr<f32>, u32)>) -> Result<(), tessera::launch::LaunchError> {
 //! let device = Device::new()?; // GPU if present (and the `cuda` feature is on), else the emulator
-//! let module = device.load_ptx(ptx)?;
+//! let module = device.load_ptx(ptx)?; // or `device.load_ptx_set(&set)?` for a `PtxSet`
 //! let data = device.upload(&[1.0f32, 2.0, 3.0])?;
 //! let report = device.launch(&module, kernel, LaunchConfig::linear(1, 32), (data.ptr(), 3))?;
 //! if let Some(emulated) = report.emulator_report() {
@@ -40,6 +40,8 @@ pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions}
 pub use element::DeviceElement;
 pub use error::LaunchError;
 pub use kind::{DeviceKind, DEVICE_ENV};
+
+pub use crate::build::{PtxSet, Sm};
 
 use crate::{Kernel, Ptr};
 use std::collections::BTreeMap;
@@ -240,8 +242,53 @@ impl Device {
             device_id: self.id,
             entries,
             target,
+            target_name: ptx::target_name(ptx).map(str::to_string),
+            selection: None,
             backend,
         })
+    }
+
+    /// The member of `set` this device runs: on a GPU the best for its compute capability
+    /// ([`PtxSet::best_for`]), on the emulator the fixed [`PtxSet::for_emulator`]. An error lists
+    /// the set's targets when none runs here.
+    pub fn select_ptx(&self, set: &PtxSet) -> Result<(Sm, &'static str), LaunchError> {
+        let chosen = match self.compute_capability() {
+            Some(capability) => set.best_for(capability),
+            None => set.for_emulator(),
+        };
+        chosen.ok_or_else(|| LaunchError::NoPtxForDevice {
+            device: self.described(),
+            targets: set.sms().iter().map(|sm| sm.to_string()).collect(),
+        })
+    }
+
+    /// Loads the member of `set` that [`select_ptx`](Device::select_ptx) picks. The module's
+    /// [`selection`](Module::selection) (and its `Debug` output) says which target was loaded
+    /// and why.
+    pub fn load_ptx_set(&self, set: &PtxSet) -> Result<Module, LaunchError> {
+        let (sm, ptx) = self.select_ptx(set)?;
+        let mut module = self.load_ptx(ptx)?;
+        let listed: Vec<String> = set.sms().iter().map(|sm| sm.to_string()).collect();
+        let why = match self.compute_capability() {
+            Some(_) => "the newest target it runs",
+            None => "the oldest target: the emulator runs the host build",
+        };
+        module.selection = Some(format!(
+            "{sm} of [{}] on {}: {why}",
+            listed.join(", "),
+            self.described()
+        ));
+        Ok(module)
+    }
+
+    /// `GPU <name> (compute capability X.Y)`, or the emulator's name.
+    fn described(&self) -> String {
+        match self.compute_capability() {
+            Some((major, minor)) => {
+                format!("GPU {} (compute capability {major}.{minor})", self.name())
+            }
+            None => self.name(),
+        }
     }
 
     /// A buffer holding a copy of `data`.
@@ -409,6 +456,8 @@ pub struct Module {
     device_id: u64,
     entries: Vec<ptx::PtxEntry>,
     target: Option<(u32, u32, bool)>,
+    target_name: Option<String>,
+    selection: Option<String>,
     backend: ModuleBackend,
 }
 
@@ -429,6 +478,18 @@ impl Module {
     /// The PTX `.target` as `(major, minor, arch_specific)`: `sm_90a` → `(9, 0, true)`.
     pub fn target(&self) -> Option<(u32, u32, bool)> {
         self.target
+    }
+
+    /// The PTX `.target` as written: `sm_90a`.
+    pub fn target_name(&self) -> Option<&str> {
+        self.target_name.as_deref()
+    }
+
+    /// For a module loaded from a [`PtxSet`] ([`Device::load_ptx_set`]): which target was loaded,
+    /// among which, and why, e.g. `sm_90a of [sm_80, sm_90a] on GPU NVIDIA H100 (compute
+    /// capability 9.0): the newest target it runs`.
+    pub fn selection(&self) -> Option<&str> {
+        self.selection.as_deref()
     }
 
     /// Checks an argument tuple against the PTX entry `name`: the entry exists, and it takes as
@@ -475,6 +536,7 @@ impl fmt::Debug for Module {
         f.debug_struct("Module")
             .field("entries", &self.entry_names())
             .field("target", &self.target)
+            .field("selection", &self.selection)
             .finish()
     }
 }

@@ -361,3 +361,42 @@ fn registry_bounds_include_one_past_the_end() {
     registry.remove(1000);
     assert!(!registry.contains(1004));
 }
+
+#[test]
+fn the_emulator_loads_the_oldest_ptx_of_a_set_and_says_so() {
+    const SM80: &str =
+        ".version 7.8\n.target sm_80\n.visible .entry count_threads(.param .u64 p)\n{ ret; }\n";
+    const SM90A: &str = ".version 8.0\n.target sm_90a\n.visible .entry count_threads(.param .u64 p)\n{ ret; }\n.visible .entry hopper_only()\n{ ret; }\n";
+    static TARGETS: [(Sm, &str); 2] = [(Sm::SM_80, SM80), (Sm::SM_90A, SM90A)];
+    let set = PtxSet::new(&TARGETS);
+    let device = Device::emulator();
+    assert_eq!(device.select_ptx(&set).unwrap(), (Sm::SM_80, SM80));
+    let module = device.load_ptx_set(&set).unwrap();
+    assert_eq!(module.entry_names(), ["count_threads"]);
+    assert_eq!(module.target_name(), Some("sm_80"));
+    let selection = module.selection().unwrap();
+    assert!(
+        selection.starts_with("sm_80 of [sm_80, sm_90a] on Tessera CPU emulator"),
+        "{selection}"
+    );
+    assert!(format!("{module:?}").contains(selection), "{module:?}");
+    assert_eq!(device.load_ptx(SM90A).unwrap().selection(), None);
+}
+
+#[test]
+fn no_fitting_ptx_is_an_error_listing_the_targets() {
+    let err = Device::emulator()
+        .load_ptx_set(&PtxSet::new(&[]))
+        .unwrap_err();
+    assert!(err.to_string().contains("the PTX set is empty"), "{err}");
+    let err = LaunchError::NoPtxForDevice {
+        device: "GPU NVIDIA B200 (compute capability 10.0)".to_string(),
+        targets: vec!["sm_90a".to_string()],
+    };
+    assert_eq!(
+        err.to_string(),
+        "none of the embedded PTX targets (sm_90a) runs on GPU NVIDIA B200 (compute capability \
+         10.0) (sm_XY runs on compute capability X.Y and newer, sm_XYa only on X.Y); add a target \
+         the device runs to the build (PtxBuild::sms, or TESSERA_SM=sm_80,... at build time)"
+    );
+}

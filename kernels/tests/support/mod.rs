@@ -1,8 +1,8 @@
 //! Test support: the device every kernel test runs on, with this crate's PTX loaded.
 //!
 //! [`device`] opens `Device::new()` once per test binary (`TESSERA_DEVICE=gpu|emulator|auto`;
-//! auto takes the GPU when one can be used) and loads the PTX that `build.rs` built and embedded
-//! (`tessera::include_ptx!`). It says once, on stderr past the test harness's capture, which
+//! auto takes the GPU when one can be used) and loads, of the PTX set that `build.rs` built and
+//! embedded (`tessera::include_ptx!`), the member the device runs best. It says once, on stderr past the test harness's capture, which
 //! device runs the tests. So the same tests run on the emulator here and on a GPU.
 //!
 //! * `#[tile_kernel]` kernels launch with [`launch_tile!`]: the generated `launch` on the device
@@ -28,14 +28,14 @@ use std::sync::{Mutex, OnceLock};
 use tessera::emulator::{run_grid_in, EmulatorError, EmulatorReport};
 use tessera::launch::{
     Device, DeviceBuffer, DeviceKind, KernelArgs, LaunchConfig, LaunchError, LaunchReport, Module,
-    DEVICE_ENV,
+    PtxSet, DEVICE_ENV,
 };
 use tessera::{Kernel, Ptr};
 
 use tessera::launch::DeviceElement;
 
-/// This crate's PTX, built by `build.rs` (empty when built with `TESSERA_NO_PTX`).
-const PTX: &str = tessera::include_ptx!("tessera_kernels");
+/// This crate's PTX for each target, built by `build.rs` (empty when built with `TESSERA_NO_PTX`).
+pub const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
 
 /// Why `build.rs` did not build the PTX, when it did not.
 const PTX_SKIPPED: Option<&str> = option_env!("TESSERA_KERNELS_PTX_SKIPPED");
@@ -80,7 +80,7 @@ fn open() -> TestDevice {
     let setting = std::env::var(DEVICE_ENV).unwrap_or_default();
     let missing = match PTX_SKIPPED {
         Some(reason) => Some(format!("the crate was built with {reason}")),
-        None if PTX.trim().is_empty() => Some("build.rs left an empty PTX file".to_string()),
+        None if PTX.is_empty() => Some("build.rs left an empty PTX set".to_string()),
         None => None,
     };
     let demanded = matches!(setting.trim().to_ascii_lowercase().as_str(), "gpu" | "cuda");
@@ -93,7 +93,7 @@ fn open() -> TestDevice {
     let device = Device::new().unwrap_or_else(|err| panic!("opening the test device: {err}"));
     let (device, module) = match missing {
         None => {
-            let module = device.load_ptx(PTX).unwrap_or_else(|err| {
+            let module = device.load_ptx_set(&PTX).unwrap_or_else(|err| {
                 panic!("loading the kernels' PTX on {}: {err}", device.name())
             });
             (device, Some(module))
@@ -110,14 +110,13 @@ fn open() -> TestDevice {
             }
         }
     };
-    let ptx = match (&module, ptx_target()) {
-        (Some(module), Some(target)) => format!(
-            "PTX {target} ({:.1} MB, {} entries)",
-            PTX.len() as f64 / 1e6,
+    let ptx = match &module {
+        Some(module) => format!(
+            "PTX {} ({} entries)",
+            module.selection().unwrap_or("?"),
             module.entries().len()
         ),
-        (Some(module), None) => format!("PTX ({} entries)", module.entries().len()),
-        (None, _) => "no PTX: launches use the host builds directly".to_string(),
+        None => "no PTX: launches use the host builds directly".to_string(),
     };
     let what = match device.compute_capability() {
         Some((major, minor)) => {
@@ -144,9 +143,9 @@ fn open() -> TestDevice {
     }
 }
 
-/// The `.target` of the embedded PTX (`sm_80`, …).
+/// The `.target` of the loaded PTX (`sm_80`, …).
 pub fn ptx_target() -> Option<&'static str> {
-    tessera::launch::ptx::target_name(PTX)
+    device().module()?.target_name()
 }
 
 impl TestDevice {

@@ -3,9 +3,10 @@
 //! of random inputs within a stated bound), and compares both with the CPU references of the
 //! kernel tests. The emulator is what CI runs; this is the check that it behaves as the GPU.
 //!
-//! Two PTX builds are embedded (see `build.rs`): the default (`sm_80`) and `sm_90` (stmatrix and
-//! the hardware f8 conversions), run when the GPU has compute capability 9.0 or newer. No Rust
-//! or CUDA toolkit is needed where it runs; `libcuda` is loaded at run time. Without a GPU only
+//! The kernels' PTX set is embedded (see `build.rs`: `sm_80` and `sm_90a` unless `TESSERA_SM`
+//! said otherwise at build): every member the GPU runs is checked, so on compute capability 9.0
+//! also the `sm_90a` build (stmatrix and the hardware f8 conversions). No Rust or CUDA toolkit is
+//! needed where it runs; `libcuda` is loaded at run time. Without a GPU only
 //! the emulator-vs-CPU comparisons run, and the program says so.
 
 mod checks;
@@ -16,14 +17,10 @@ use checks::Check;
 use compare::{compare, summary, Compare};
 use std::process::ExitCode;
 use std::time::Instant;
-use tessera::launch::{Device, DeviceKind, LaunchError, Module, DEVICE_ENV};
+use tessera::launch::{Device, DeviceKind, LaunchError, Module, PtxSet, DEVICE_ENV};
 
-/// The kernels' PTX for the default SM (`sm_80` unless `TESSERA_SM` said otherwise at build).
-const PTX: &str = tessera::include_ptx!("tessera_kernels");
-/// The SM of [`PTX`].
-const PTX_SM: &str = env!("TESSERA_EXAMPLES_PTX_SM");
-/// The kernels' PTX for sm_90.
-const PTX_SM90: &str = include_str!(concat!(env!("OUT_DIR"), "/sm_90/tessera_kernels.ptx"));
+/// The kernels' PTX for every target of the build, oldest first.
+const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
 
 const USAGE: &str = "\
 usage: tessera-parity [--only TEXT]...   run the checks (those whose name contains a TEXT)
@@ -126,21 +123,23 @@ fn has_entry(module: &Module, kernel: &str) -> bool {
     module.entries().iter().any(|entry| entry.name == kernel)
 }
 
-/// Loads the GPU's PTX builds: the default always, sm_90 when the device is 9.0 or newer.
-/// Failures to load are counted as failed comparisons.
+/// Loads every PTX build of the set that the GPU runs. Failures to load are counted as failed
+/// comparisons.
 fn gpu_targets(device: &Device, tally: &mut Tally) -> Vec<GpuTarget> {
     let (major, minor) = device.compute_capability().unwrap_or((0, 0));
-    let mut builds = vec![(PTX_SM, PTX)];
-    if major >= 9 && PTX_SM != "sm_90" {
-        builds.push(("sm_90", PTX_SM90));
-    } else if major < 9 {
+    let (builds, skipped): (Vec<_>, Vec<_>) = PTX
+        .targets()
+        .iter()
+        .partition(|(sm, _)| sm.runs_on((major, minor)));
+    for (sm, _) in skipped {
         println!(
-            "note:   the sm_90 PTX is not run: the device is compute capability {major}.{minor} (< 9.0), \
-             so stmatrix_probe gets no GPU comparison"
+            "note:   the {sm} PTX is not run: the device is compute capability {major}.{minor}, \
+             so the entries only it has get no GPU comparison"
         );
     }
     let mut targets = Vec::new();
     for (sm, ptx) in builds {
+        let sm = sm.name();
         match device.load_ptx(ptx) {
             Ok(module) => targets.push(GpuTarget {
                 sm: sm.to_string(),
@@ -182,9 +181,10 @@ fn run_checks(only: &[String]) -> ExitCode {
     };
     let emulator = Device::emulator();
     let mut tally = Tally::default();
-    let emulator_modules: Vec<Module> = match [PTX, PTX_SM90]
+    let emulator_modules: Vec<Module> = match PTX
+        .targets()
         .iter()
-        .map(|ptx| emulator.load_ptx(ptx))
+        .map(|(_, ptx)| emulator.load_ptx(ptx))
         .collect()
     {
         Ok(modules) => modules,
@@ -197,8 +197,13 @@ fn run_checks(only: &[String]) -> ExitCode {
         DeviceKind::Gpu => {
             let (major, minor) = device.compute_capability().unwrap_or((0, 0));
             println!(
-                "device: {} (compute capability {major}.{minor}); PTX embedded: {PTX_SM} and sm_90",
-                device.name()
+                "device: {} (compute capability {major}.{minor}); PTX embedded: {}",
+                device.name(),
+                PTX.sms()
+                    .iter()
+                    .map(|sm| sm.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             gpu_targets(&device, &mut tally)
         }
@@ -228,7 +233,10 @@ fn run_checks(only: &[String]) -> ExitCode {
             Some(module) => (check.run)(&emulator, module),
             None => Err(LaunchError::KernelNotFound {
                 kernel: check.kernel.to_string(),
-                entries: emulator_modules[0].entry_names(),
+                entries: emulator_modules
+                    .first()
+                    .map(Module::entry_names)
+                    .unwrap_or_default(),
             }),
         };
         let on_host = Subject {
@@ -333,9 +341,10 @@ mod tests {
     #[test]
     fn small_checks_pass_on_the_emulator_and_a_changed_word_fails() {
         let emulator = Device::emulator();
-        // The sm_90 build has every entry (stmatrix_probe included); one module keeps the
+        // The newest build has every entry (stmatrix_probe included); one module keeps the
         // test fast (reading a PTX module's entries is slow in a debug build).
-        let module = emulator.load_ptx(PTX_SM90).unwrap();
+        let (_, newest) = PTX.targets().last().expect("the PTX set is not empty");
+        let module = emulator.load_ptx(newest).unwrap();
         let mut ran = 0;
         // Building the large conversion checks (hundreds of thousands of references) is slow
         // in a debug build; they run in the binary.
