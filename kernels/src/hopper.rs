@@ -2,19 +2,23 @@
 //! 128-byte-swizzled shared memory through a 4-stage `mbarrier` pipeline, `wgmma` from shared
 //! memory for both operands, f32 accumulation, f16 output.
 //!
-//! One CTA computes a 128 × 128 tile of C with two warpgroups (256 threads), each a
-//! 64 × 128 half (`wgmma.m64n128k16`, 64 f32 registers per thread). Per K step of 64 a stage
-//! holds A (128 × 64, one TMA box of 16 KiB) and B (64 × 128 as two 64 × 64 boxes of 8 KiB),
-//! both in the NVMMA layout with the 128-byte swizzle, the layout TMA writes and the wgmma
-//! descriptors read ([`A_OPERAND`], [`B_OPERAND`]; `tessera_layout::plan::wgmma` derives them,
-//! the tests check they agree).
+//! One CTA computes a 128 × 128 tile of C with two consumer warpgroups (threads 0–255), each a
+//! 64 × 128 half (`wgmma.m64n128k16`, 64 f32 registers per thread), and one producer warp
+//! (threads 256–287) whose lane 0 issues the TMA loads; its other lanes exit. Per K step of 64
+//! a stage holds A (128 × 64, one TMA box of 16 KiB) and B (64 × 128 as two 64 × 64 boxes of
+//! 8 KiB), both in the NVMMA layout with the 128-byte swizzle, the layout TMA writes and the
+//! wgmma descriptors read ([`A_OPERAND`], [`B_OPERAND`]; `tessera_layout::plan::wgmma` derives
+//! them, the tests check they agree).
 //!
-//! Pipeline: stage `s` has a *full* barrier (1 arrival: thread 0's `arrive.expect_tx` of the
-//! stage's bytes; the TMA copies complete its transactions) and an *empty* barrier (2
-//! arrivals: thread 0 of each warpgroup once its `wgmma`s on the stage are retired). K tile
-//! `t` uses stage `t mod 4`, phase `t / 4` of both barriers. Thread 0 fills the first 4
-//! stages, then in iteration `t` refills the stage of tile `t - 1` with tile `t + 3` once both
-//! warpgroups have released it, while the `wgmma`s of tile `t` run (`wgmma.wait_group 1`).
+//! Pipeline: stage `s` has a *full* barrier (1 arrival: the producer's `arrive.expect_tx` of
+//! the stage's bytes; the TMA copies complete its transactions) and an *empty* barrier (2
+//! arrivals: thread 0 of each consumer warpgroup once its `wgmma`s on the stage are retired).
+//! K tile `t` uses stage `t mod 4`, phase `t / 4` of its full barrier; the consumers release it
+//! as phase `t / 4` of the empty barrier. The producer fills tiles 0–3 at once and tile `t ≥ 4`
+//! after phase `t / 4 - 1` of the stage's empty barrier. The consumers only wait on full
+//! barriers and arrive on empty ones, so every thread of a warpgroup executes every `wgmma`
+//! together, as `wgmma.mma_async.sync.aligned` requires: in iteration `t` they release tile
+//! `t - 1` once `wgmma.wait_group 1` has retired it, while the `wgmma`s of tile `t` run.
 //!
 //! TMA zero-fills what lies outside A and B, so ragged M, N and K need no masks in the main
 //! loop; the epilogue stores only rows below M and columns below N. TMA needs 16-byte aligned
@@ -34,8 +38,10 @@ pub const HOPPER_BLOCK_N: u32 = 128;
 pub const HOPPER_BLOCK_K: u32 = 64;
 /// Pipeline stages.
 pub const HOPPER_STAGES: u32 = 4;
-/// Threads per CTA: two warpgroups.
-pub const HOPPER_THREADS: u32 = 256;
+/// Threads of the two consumer warpgroups.
+const CONSUMER_THREADS: u32 = 256;
+/// Threads per CTA: two consumer warpgroups and one producer warp.
+pub const HOPPER_THREADS: u32 = CONSUMER_THREADS + 32;
 
 /// A (row-major M × K) box: 64 elements of K (128 bytes) × 128 rows.
 pub const A_BOX: [u32; 2] = [HOPPER_BLOCK_M, HOPPER_BLOCK_K];
@@ -114,20 +120,7 @@ tessera::device_kernel! {
         let col0 = block_idx_x() * HOPPER_BLOCK_N;
         let k_tiles = k.div_ceil(HOPPER_BLOCK_K);
 
-        // Thread 0: fill stage `t mod STAGES` with K tile `t`.
-        let load = |t: u32| {
-            let s = t % HOPPER_STAGES;
-            let a_tile = stages + s * STAGE_BYTES;
-            let b_tile = a_tile + A_TILE_BYTES;
-            let k0 = (t * HOPPER_BLOCK_K) as i32;
-            mbarrier_arrive_expect_tx(full(s), STAGE_BYTES);
-            tma_load_2d(a_tile, a_map, k0, row0 as i32, full(s));
-            tma_load_2d(b_tile, b_map, col0 as i32, k0, full(s));
-            tma_load_2d(b_tile + B_BOX_BYTES, b_map, (col0 + 64) as i32, k0, full(s));
-        };
         if tid == 0 {
-            prefetch_tensormap(a_map);
-            prefetch_tensormap(b_map);
             for s in 0..HOPPER_STAGES {
                 mbarrier_init(full(s), 1);
                 mbarrier_init(empty(s), 2);
@@ -135,12 +128,32 @@ tessera::device_kernel! {
             fence_mbarrier_init();
         }
         sync_threads();
-        if tid == 0 {
-            for t in 0..k_tiles.min(HOPPER_STAGES) {
-                load(t);
+
+        // The producer warp: lane 0 fills stage `t mod STAGES` with K tile `t` once the
+        // consumers have released the tile `t - STAGES` it held; the other lanes exit.
+        if tid >= CONSUMER_THREADS {
+            if tid == CONSUMER_THREADS {
+                prefetch_tensormap(a_map);
+                prefetch_tensormap(b_map);
+                for t in 0..k_tiles {
+                    let s = t % HOPPER_STAGES;
+                    if t >= HOPPER_STAGES {
+                        mbarrier_wait_parity(empty(s), (t / HOPPER_STAGES - 1) % 2);
+                    }
+                    let a_tile = stages + s * STAGE_BYTES;
+                    let b_tile = a_tile + A_TILE_BYTES;
+                    let k0 = (t * HOPPER_BLOCK_K) as i32;
+                    mbarrier_arrive_expect_tx(full(s), STAGE_BYTES);
+                    tma_load_2d(a_tile, a_map, k0, row0 as i32, full(s));
+                    tma_load_2d(b_tile, b_map, col0 as i32, k0, full(s));
+                    tma_load_2d(b_tile + B_BOX_BYTES, b_map, (col0 + 64) as i32, k0, full(s));
+                }
             }
+            return;
         }
 
+        // The consumer warpgroups: every thread runs every wgmma; thread 0 of each warpgroup
+        // releases a stage once the warpgroup's wgmmas on it are retired.
         let mut acc = WgmmaAccumulator::<64>::zeroed();
         for t in 0..k_tiles {
             let s = t % HOPPER_STAGES;
@@ -157,17 +170,10 @@ tessera::device_kernel! {
                 );
             }
             wgmma_commit_group();
-            // The wgmmas of tile t - 1 are retired: release its stage, refill it with t + 3.
+            // The wgmmas of tile t - 1 are retired: release its stage.
             wgmma_wait_group::<1, _>(&mut acc);
-            if t > 0 {
-                let released = (t - 1) % HOPPER_STAGES;
-                if tid.is_multiple_of(128) {
-                    mbarrier_arrive(empty(released));
-                }
-                if tid == 0 && t - 1 + HOPPER_STAGES < k_tiles {
-                    mbarrier_wait_parity(empty(released), ((t - 1) / HOPPER_STAGES) % 2);
-                    load(t - 1 + HOPPER_STAGES);
-                }
+            if t > 0 && tid.is_multiple_of(128) {
+                mbarrier_arrive(empty((t - 1) % HOPPER_STAGES));
             }
         }
         wgmma_wait_group::<0, _>(&mut acc);

@@ -22,7 +22,7 @@ use super::error::{EmulatorError, Site, ThreadRef};
 use super::machine::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
 use super::mbarrier::MbarrierTable;
 use super::report::{EmulatorReport, SharedAccessKind, SiteTable};
-use super::wgmma::WgmmaThread;
+use super::wgmma::{describe_warpgroup_waits, WarpgroupState, WgmmaThread};
 
 /// Number of named CTA barriers (`bar.sync 0..15`).
 pub(crate) const NUM_BARRIERS: usize = 16;
@@ -167,6 +167,8 @@ pub(crate) struct SyncState {
     error: Option<EmulatorError>,
     barriers: [BarrierState; NUM_BARRIERS],
     pub(super) warps: Vec<WarpState>,
+    /// The `wgmma` rendezvous of each warpgroup.
+    pub(super) warpgroups: Vec<WarpgroupState>,
     pub(crate) sites: SiteTable,
     pub(crate) mbarriers: MbarrierTable,
 }
@@ -357,6 +359,7 @@ impl Cta {
                 ));
             }
         }
+        parts.extend(describe_warpgroup_waits(&st.warpgroups));
         parts.extend(st.mbarriers.describe_waits());
         parts.join("; ")
     }
@@ -552,6 +555,9 @@ impl Cta {
             w.pending.clear();
             w.mailbox = [None; 32];
         }
+        for g in st.warpgroups.iter_mut() {
+            *g = WarpgroupState::default();
+        }
         // Nobody runs in this slot now: its old block is done, the next one not yet admitted.
         for word in self.shared.iter() {
             word.store(0, Ordering::Relaxed);
@@ -741,6 +747,7 @@ fn launch(
                 error: None,
                 barriers: [BarrierState::default(); NUM_BARRIERS],
                 warps: (0..warps).map(|_| WarpState::new()).collect(),
+                warpgroups: (0..warps / 4).map(|_| WarpgroupState::default()).collect(),
                 sites: SiteTable::default(),
                 mbarriers: MbarrierTable::default(),
             }),

@@ -1,10 +1,14 @@
 //! `wgmma.mma_async` of a warpgroup (4 warps, 128 threads), its fences and commit groups.
 //!
-//! Each thread computes its own accumulator fragment when it issues the instruction: the
-//! fragment of `m64nNk16` is the mma-v3 layout (`NvidiaMma` version 3, warps `[4, 1]`,
-//! instruction `[16, N, 16]`) over the `64 × N` tile, A and B come from shared memory through
-//! their matrix descriptors ([`MatrixDescriptor::address`]), or A from the registers of the
-//! thread's warp (the mma-v3 dot-operand layout, `k_width` 2, gathered with shuffles).
+//! `wgmma.mma_async` is a warpgroup collective: the 128 threads (warps `4g .. 4g + 4`)
+//! rendezvous, every one issuing the same instruction (shape, descriptors) from the same site;
+//! the last to arrive reads A and B once, from shared memory through their matrix descriptors
+//! ([`MatrixDescriptor::address`]) or A from the 128 threads' registers (the mma-v3
+//! dot-operand layout, `k_width` 2). Divergent instructions are an error, and a thread that
+//! never arrives leaves its warpgroup blocked, which the CTA's deadlock check reports naming
+//! the warpgroup and the site. Each thread then computes its own accumulator fragment: the
+//! mma-v3 layout (`NvidiaMma` version 3, warps `[4, 1]`, instruction `[16, N, 16]`) over the
+//! `64 × N` tile.
 //! `D = A·B (+ C when scale-d)`, exact products summed in f64 and rounded once.
 //!
 //! The result is held back as the GPU does: the accumulator records the issue number of the
@@ -15,15 +19,17 @@
 
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::panic::Location;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 
 use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::plan::wgmma::{Major, MatrixDescriptor};
 use tessera_layout::{Label, LinearLayout};
 
-use super::cta::{with_thread, ThreadCtx};
+use super::cta::{with_thread, Cta, ThreadCtx};
+use super::error::EmulatorError;
 use super::mbarrier::async_error;
-use super::ops::{self, ShflMode};
 use super::SHARED_WINDOW_BASE;
 use crate::device::canonicalize_nan_f32;
 use crate::{bf16, f16};
@@ -153,7 +159,10 @@ pub(crate) fn access_accumulator(state: &Cell<AccumulatorState>) {
 }
 
 /// `wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{ty}.{ty}`: `acc` is this thread's `N / 2`
-/// registers, updated at once; the state records the instruction until it is retired.
+/// registers, updated at once; the state records the instruction until it is retired. The 128
+/// threads of the warpgroup rendezvous ([`Cta::warpgroup_mma`]) and the operands are read once,
+/// when the last of them arrives.
+#[track_caller]
 pub(crate) fn mma(
     input: WgmmaInput,
     acc: &mut [f32],
@@ -163,6 +172,7 @@ pub(crate) fn mma(
     trans_b: bool,
     scale_d: bool,
 ) {
+    let site = Location::caller();
     let n = 2 * acc.len() as u32;
     let op = "wgmma.mma_async.sync.aligned";
     let (warp, lane, fences) = with_thread(|t| {
@@ -191,43 +201,24 @@ pub(crate) fn mma(
             )
         });
     }
-    // Operand A of this thread's warp: a[row][k] over the 64 rows (only the warp's 16 used).
-    let mut a_tile = [[0f64; 16]; 64];
-    match a {
-        OperandA::Shared { descriptor, trans } => {
-            let desc = decode(descriptor, "A");
-            let major = if trans { Major::Mn } else { Major::K };
-            for row in 16 * warp..16 * warp + 16 {
-                for k in 0..16 {
-                    let address = desc.address(major, 2, row, k);
-                    a_tile[row as usize][k as usize] = input.to_f64(read_u16(address, "A"));
-                }
-            }
-        }
-        OperandA::Registers(regs) => {
-            let layout = a_fragment_layout(n);
-            for src in 0..32 {
-                for (r, &reg) in regs.iter().enumerate() {
-                    let (value, _) = ops::shfl(ShflMode::Idx, u32::MAX, reg, src, 0x1f);
-                    for half in 0..2 {
-                        let e = 2 * r as u32 + half;
-                        let [row, k, ..] = apply(&layout, e, src, warp);
-                        a_tile[row as usize][k as usize] =
-                            input.to_f64((value >> (16 * half)) as u16);
-                    }
-                }
-            }
-        }
-    }
-    let b_desc = decode(b_descriptor, "B");
-    let b_major = if trans_b { Major::Mn } else { Major::K };
+    let (a_shared, a_registers) = match a {
+        OperandA::Shared { descriptor, trans } => (Some((descriptor, trans)), [0; 4]),
+        OperandA::Registers(regs) => (None, regs),
+    };
+    let issue = MmaIssue {
+        input,
+        n,
+        a_shared,
+        b_descriptor,
+        trans_b,
+    };
+    let operands = with_thread(|t| t.cta.warpgroup_mma(t, issue, a_registers, site));
     let layout = accumulator_layout(n);
     for (i, d) in acc.iter_mut().enumerate() {
         let [row, col, ..] = apply(&layout, i as u32, lane, warp);
         let mut sum = if scale_d { *d as f64 } else { 0.0 };
         for k in 0..16 {
-            let b = input.to_f64(read_u16(b_desc.address(b_major, 2, col, k), "B"));
-            sum += a_tile[row as usize][k as usize] * b;
+            sum += operands.a[row as usize][k] * operands.b[col as usize][k];
         }
         *d = canonicalize_nan_f32(sum as f32);
     }
@@ -240,6 +231,247 @@ pub(crate) fn mma(
         written_by: issued,
         accessed_at_fence: None,
     });
+}
+
+/// What every thread of a warpgroup must issue alike for one `wgmma.mma_async`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MmaIssue {
+    input: WgmmaInput,
+    n: u32,
+    /// A's descriptor and `trans` when A is in shared memory; `None`: A from registers.
+    a_shared: Option<(u64, bool)>,
+    b_descriptor: u64,
+    trans_b: bool,
+}
+
+impl MmaIssue {
+    fn describe(&self) -> String {
+        let a = match self.a_shared {
+            Some((d, trans)) => format!("A descriptor {d:#018x} (trans {})", trans as u8),
+            None => "A from registers".to_string(),
+        };
+        format!(
+            "m64n{}k16, {a}, B descriptor {:#018x} (trans {})",
+            self.n, self.b_descriptor, self.trans_b as u8
+        )
+    }
+}
+
+/// The operands of one warpgroup `wgmma`, read from shared memory at the rendezvous:
+/// `a[row][k]` of `64 × 16`, `b[col][k]` of `N × 16`.
+pub(crate) struct MmaOperands {
+    a: Vec<[f64; 16]>,
+    b: Vec<[f64; 16]>,
+}
+
+/// A `wgmma.mma_async` some threads of a warpgroup have arrived at.
+struct PendingMma {
+    issue: MmaIssue,
+    site: &'static Location<'static>,
+    /// Bit `i`: thread `i` of the warpgroup has arrived.
+    arrived: u128,
+    /// The A registers of each thread (A from registers).
+    a_registers: Box<[[u32; 4]; 128]>,
+}
+
+/// The `wgmma` rendezvous of one warpgroup.
+#[derive(Default)]
+pub(crate) struct WarpgroupState {
+    pending: Option<PendingMma>,
+    /// Rendezvous completed so far.
+    generation: u64,
+    /// The operands of the last completed rendezvous.
+    operands: Option<Arc<MmaOperands>>,
+}
+
+/// The waits of warpgroups stuck in a `wgmma` rendezvous, for the deadlock report.
+pub(crate) fn describe_warpgroup_waits(warpgroups: &[WarpgroupState]) -> Vec<String> {
+    warpgroups
+        .iter()
+        .enumerate()
+        .filter_map(|(g, w)| {
+            let p = w.pending.as_ref()?;
+            Some(format!(
+                "warpgroup {g} (threads {}..{}): {} threads wait in wgmma.mma_async at {}:{}:{}; \
+                 threads {} never arrived (wgmma is a warpgroup collective)",
+                g as u32 * WARPGROUP_THREADS,
+                (g as u32 + 1) * WARPGROUP_THREADS,
+                p.arrived.count_ones(),
+                p.site.file(),
+                p.site.line(),
+                p.site.column(),
+                missing_threads(g as u32, p.arrived)
+            ))
+        })
+        .collect()
+}
+
+/// The threads of warpgroup `g` not in `arrived`, as a short list.
+fn missing_threads(g: u32, arrived: u128) -> String {
+    let missing: Vec<String> = (0..WARPGROUP_THREADS)
+        .filter(|i| arrived & (1 << i) == 0)
+        .map(|i| (g * WARPGROUP_THREADS + i).to_string())
+        .collect();
+    if missing.len() > 8 {
+        format!("{}, … ({} in all)", missing[..8].join(", "), missing.len())
+    } else {
+        missing.join(", ")
+    }
+}
+
+impl Cta {
+    /// The rendezvous of a warpgroup's 128 threads at one `wgmma.mma_async`: waits until every
+    /// thread has issued the same instruction; the last to arrive reads the operands, which all
+    /// of them then use. Divergent instructions are an error; a thread that never arrives
+    /// leaves the others blocked, which the deadlock check reports.
+    pub(crate) fn warpgroup_mma(
+        &self,
+        ctx: &ThreadCtx<'_>,
+        issue: MmaIssue,
+        a_registers: [u32; 4],
+        site: &'static Location<'static>,
+    ) -> Arc<MmaOperands> {
+        let op = "wgmma.mma_async.sync.aligned";
+        let error = |message: String| EmulatorError::AsyncOperation {
+            thread: ctx.thread_ref(),
+            op,
+            message,
+        };
+        let group = ctx.linear / WARPGROUP_THREADS;
+        let index = ctx.linear % WARPGROUP_THREADS;
+        let mut st = self.unwind_if_aborted(self.lock());
+        self.mark_sync_used();
+        let g = group as usize;
+        let state = &mut st.warpgroups[g];
+        match &mut state.pending {
+            Some(p) if p.issue != issue || p.site != site => {
+                let message = format!(
+                    "warpgroup {group}: thread {} issues {} at {}:{} while threads {} of the \
+                     warpgroup wait in {} at {}:{} (every thread of a warpgroup must execute \
+                     the same wgmma convergently)",
+                    ctx.linear,
+                    issue.describe(),
+                    site.file(),
+                    site.line(),
+                    p.arrived.count_ones(),
+                    p.issue.describe(),
+                    p.site.file(),
+                    p.site.line()
+                );
+                self.fail(st, error(message));
+            }
+            Some(_) => {}
+            None => {
+                state.pending = Some(PendingMma {
+                    issue,
+                    site,
+                    arrived: 0,
+                    a_registers: Box::new([[0; 4]; 128]),
+                })
+            }
+        }
+        let Some(pending) = state.pending.as_mut() else {
+            unreachable!("the pending wgmma was just set")
+        };
+        pending.arrived |= 1 << index;
+        pending.a_registers[index as usize] = a_registers;
+        if pending.arrived == u128::MAX {
+            let Some(pending) = state.pending.take() else {
+                unreachable!("the pending wgmma was just set")
+            };
+            match self.read_operands(&pending) {
+                Ok(operands) => {
+                    let operands = Arc::new(operands);
+                    let state = &mut st.warpgroups[g];
+                    state.generation += 1;
+                    state.operands = Some(operands.clone());
+                    st.blocked -= WARPGROUP_THREADS - 1;
+                    drop(st);
+                    for w in 4 * g..4 * g + 4 {
+                        self.warp_cv[w].notify_all();
+                    }
+                    operands
+                }
+                Err(message) => self.fail(st, error(message)),
+            }
+        } else {
+            let generation = state.generation;
+            st.blocked += 1;
+            let mut st = self.check_deadlock(st);
+            let w = ctx.warp() as usize;
+            loop {
+                st = self.warp_cv[w]
+                    .wait(st)
+                    .unwrap_or_else(PoisonError::into_inner);
+                st = self.unwind_if_aborted(st);
+                let state = &st.warpgroups[g];
+                if state.generation != generation {
+                    if let Some(operands) = &state.operands {
+                        return operands.clone();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads A (`64 × 16`, from shared memory or gathered from the threads' registers) and B
+    /// (`N × 16`) of a complete warpgroup `wgmma`.
+    fn read_operands(&self, p: &PendingMma) -> Result<MmaOperands, String> {
+        let issue = p.issue;
+        let input = issue.input;
+        let mut a = vec![[0f64; 16]; 64];
+        match issue.a_shared {
+            Some((descriptor, trans)) => {
+                let desc = decode(descriptor, "A")?;
+                let major = if trans { Major::Mn } else { Major::K };
+                for (row, a_row) in a.iter_mut().enumerate() {
+                    for (k, a) in a_row.iter_mut().enumerate() {
+                        let address = desc.address(major, 2, row as u32, k as u32);
+                        *a = input.to_f64(self.read_u16(address, "A")?);
+                    }
+                }
+            }
+            None => {
+                let layout = a_fragment_layout(issue.n);
+                for (thread, regs) in p.a_registers.iter().enumerate() {
+                    let (warp, lane) = (thread as u32 / 32, thread as u32 % 32);
+                    for (r, &reg) in regs.iter().enumerate() {
+                        for half in 0..2 {
+                            let e = 2 * r as u32 + half;
+                            let [row, k, ..] = apply(&layout, e, lane, warp);
+                            a[row as usize][k as usize] = input.to_f64((reg >> (16 * half)) as u16);
+                        }
+                    }
+                }
+            }
+        }
+        let b_desc = decode(issue.b_descriptor, "B")?;
+        let b_major = if issue.trans_b { Major::Mn } else { Major::K };
+        let mut b = vec![[0f64; 16]; issue.n as usize];
+        for (col, b_col) in b.iter_mut().enumerate() {
+            for (k, b) in b_col.iter_mut().enumerate() {
+                let address = b_desc.address(b_major, 2, col as u32, k as u32);
+                *b = input.to_f64(self.read_u16(address, "B")?);
+            }
+        }
+        Ok(MmaOperands { a, b })
+    }
+
+    /// The 16-bit element at shared address `address` (the async proxy: not counted in the
+    /// wavefront report).
+    fn read_u16(&self, address: u32, operand: &str) -> Result<u16, String> {
+        let end = SHARED_WINDOW_BASE as u64 + self.shared_bytes as u64;
+        if address < SHARED_WINDOW_BASE || address as u64 + 2 > end || !address.is_multiple_of(2) {
+            return Err(format!(
+                "the descriptor of {operand} names shared address {address:#x}, outside the {} \
+                 bytes of dynamic shared memory (or misaligned)",
+                self.shared_bytes
+            ));
+        }
+        let word =
+            self.shared[((address - SHARED_WINDOW_BASE) / 4) as usize].load(Ordering::Relaxed);
+        Ok((word >> (8 * (address % 4))) as u16)
+    }
 }
 
 /// The accumulator fragment of `m64nNk16`: (register, lane, warp) → (row, col) of `64 × N`.
@@ -269,37 +501,7 @@ fn apply(layout: &LinearLayout, register: u32, lane: u32, warp: u32) -> [u32; 6]
         .expect("register, lane and warp are inside the fragment")
 }
 
-fn decode(descriptor: u64, operand: &str) -> MatrixDescriptor {
-    match MatrixDescriptor::decode(descriptor) {
-        Ok(desc) => desc,
-        Err(why) => with_thread(|t| {
-            async_error(
-                t,
-                "wgmma.mma_async.sync.aligned",
-                format!("matrix descriptor {descriptor:#018x} of {operand}: {why}"),
-            )
-        }),
-    }
-}
-
-/// The 16-bit element at shared address `address` (the async proxy: not counted in the
-/// wavefront report).
-fn read_u16(address: u32, operand: &str) -> u16 {
-    with_thread(|t: &ThreadCtx<'_>| {
-        let end = SHARED_WINDOW_BASE as u64 + t.cta.shared_bytes as u64;
-        if address < SHARED_WINDOW_BASE || address as u64 + 2 > end || !address.is_multiple_of(2) {
-            async_error(
-                t,
-                "wgmma.mma_async.sync.aligned",
-                format!(
-                    "the descriptor of {operand} names shared address {address:#x}, outside the \
-                     {} bytes of dynamic shared memory (or misaligned)",
-                    t.cta.shared_bytes
-                ),
-            );
-        }
-        let word =
-            t.cta.shared[((address - SHARED_WINDOW_BASE) / 4) as usize].load(Ordering::Relaxed);
-        (word >> (8 * (address % 4))) as u16
-    })
+fn decode(descriptor: u64, operand: &str) -> Result<MatrixDescriptor, String> {
+    MatrixDescriptor::decode(descriptor)
+        .map_err(|why| format!("matrix descriptor {descriptor:#018x} of {operand}: {why}"))
 }
