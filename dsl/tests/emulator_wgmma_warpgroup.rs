@@ -94,6 +94,7 @@ fn divergent_descriptors_are_an_error() {
 
 #[test]
 fn a_wgmma_on_two_branches_is_an_error_naming_both_sites() {
+    // The same instruction but two sites: scale-d is per thread, the sites diverge.
     let plan = plan();
     let message = async_message(run(128, |tid| unsafe {
         fill_ones(tid, 128);
@@ -103,7 +104,7 @@ fn a_wgmma_on_two_branches_is_an_error_naming_both_sites() {
         if tid % 2 == 0 {
             wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
         } else {
-            wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
+            wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, true);
         }
     }));
     assert!(message.contains("warpgroup 0"), "{message}");

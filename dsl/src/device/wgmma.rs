@@ -12,7 +12,9 @@
 //! wgmma.wait_group.sync.aligned N;             // wait until at most N groups are pending
 //! ```
 //!
-//! (and `.bf16`). The 128 threads of the warpgroup execute each instruction together. The
+//! (and `.bf16`). The 128 threads of the warpgroup execute each instruction together,
+//! convergently: the emulator makes `wgmma.mma_async` a rendezvous of the 128 threads that
+//! reads its operands once, and reports divergent `wgmma`s or a thread that never arrives. The
 //! accumulator is a [`WgmmaAccumulator`] of `N / 2` f32 registers per thread laid out as the
 //! mma-v3 family (`tessera_layout::families::NvidiaMma` version 3, warps `[4, 1]`,
 //! instruction `[16, N, 16]`, tile `64 × N`): register `i` of lane `l` in warp `w` holds row
