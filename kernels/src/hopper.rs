@@ -26,6 +26,8 @@
 //!
 //! The kernel is built for the host (emulator) always and for nvptx64 only with
 //! `-C target-cpu=sm_90a` (`wgmma` needs sm_90a): `TESSERA_SM=sm_90a` for the tests' PTX.
+//! Its SASS (`ptxas -arch=sm_90a -v` on that PTX, then `cuobjdump -sass`) should show `HGMMA`
+//! and `UTMALDG`, no stack frame and no `STL`/`LDL`.
 
 use tessera::device::*;
 use tessera::{f16, Ptr};
