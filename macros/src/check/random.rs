@@ -81,7 +81,7 @@ impl Checker<'_> {
             self.error(
                 loc,
                 format!(
-                    "`{name}` needs an integer seed (i32, i64, u32 or u64), found {ty}{}",
+                    "`{name}` needs an integer seed, found {ty}{}",
                     if ty.dtype.is_float() {
                         " (a float seed would be rounded: pass the integer seed itself)"
                     } else {
