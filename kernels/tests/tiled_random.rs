@@ -48,7 +48,7 @@ fn randint4x(seed: i64, offset: i32) -> [u32; 4] {
 /// `uint_to_uniform_float(x)` for uint32.
 fn uint_to_uniform_float(x: u32) -> f32 {
     let x = x as i32;
-    let scale = 4.6566127342e-10f32;
+    let scale = 4.6566127342e-10f64 as f32;
     let x = if x < 0 {
         x.wrapping_neg().wrapping_sub(1)
     } else {
@@ -74,7 +74,8 @@ fn randn(seed: i64, offset: i32) -> f32 {
     let [i1, i2, _, _] = randint4x(seed, offset);
     let u1 = uint_to_uniform_float(i1).max(1.0e-7);
     let u2 = uint_to_uniform_float(i2);
-    let th = 6.283185307179586f32 * u2;
+    // Triton's 6.283185307179586, rounded to f32.
+    let th = core::f32::consts::TAU * u2;
     let r = (-2.0f32 * log_f32(u1)).sqrt();
     r * cos_f32(th)
 }
@@ -321,13 +322,7 @@ fn math_matches_f64_reference() {
                 || (f64::from(sigmoid) - s).abs() <= bound * s + f64::from(f32::from_bits(1)),
             "sigmoid({v}) = {sigmoid}, want {s}"
         );
-        let c = if v < -1.5 {
-            -1.5
-        } else if v > 2.0 {
-            2.0
-        } else {
-            v
-        };
+        let c = v.clamp(-1.5, 2.0);
         assert_eq!(clamp.to_bits(), c.to_bits(), "clamp({v})");
         if on_gpu {
             // tanh.approx: relative 2^-11; sin/cos.approx: absolute 2^-20.5 for |x| ≤ 100π.
