@@ -10,6 +10,7 @@ mod bench_tiled;
 mod checks;
 mod data;
 mod explain;
+mod random_dump;
 mod tiled;
 
 use std::process::ExitCode;
@@ -29,6 +30,10 @@ usage: tessera-examples                      run every kernel on the device, ver
                                              add, MxN for softmax, layernorm, transpose and
                                              gather, S or MxNxK for matmul; --small takes small
                                              shapes of each kind (for the emulator)
+       tessera-examples --random-dump SEED N OUT
+                                             write randint/rand/randn of SEED at offsets 0..N
+                                             to OUT.randint.u32, OUT.rand.f32, OUT.randn.f32
+                                             (little-endian), to compare with Triton
        tessera-examples --help
 environment: TESSERA_DEVICE=gpu|emulator|auto (default auto: the GPU when a driver and a device
              are present, else the CPU emulator)";
@@ -41,6 +46,11 @@ enum Command {
         name: String,
         json: bool,
         shapes: Shapes,
+    },
+    RandomDump {
+        seed: i64,
+        n: usize,
+        out: String,
     },
     Help,
 }
@@ -88,6 +98,22 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--help" | "-h" => return Ok(Command::Help),
+            "--random-dump" => {
+                let mut next = |what: &str| {
+                    rest.next()
+                        .ok_or(format!("--random-dump needs SEED N OUT (missing {what})"))
+                };
+                let seed = next("SEED")?;
+                let seed = seed
+                    .parse()
+                    .map_err(|_| format!("--random-dump SEED {seed:?}: expected an integer"))?;
+                let n = next("N")?;
+                let n = n
+                    .parse()
+                    .map_err(|_| format!("--random-dump N {n:?}: expected a count"))?;
+                let out = next("OUT")?.clone();
+                return Ok(Command::RandomDump { seed, n, out });
+            }
             "--json" => json = true,
             "--bench" => {
                 name = Some(rest.next().ok_or("--bench needs a family name")?.clone());
@@ -278,6 +304,17 @@ fn main() -> ExitCode {
     match parse_args(&args) {
         Ok(Command::Run) => run_examples(),
         Ok(Command::Bench { name, json, shapes }) => run_bench(&name, json, shapes),
+        Ok(Command::RandomDump { seed, n, out }) => {
+            let result = open(&mut |line| eprintln!("{line}"))
+                .and_then(|(device, module)| random_dump::dump(&device, &module, seed, n, &out));
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Ok(Command::Help) => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -335,6 +372,16 @@ mod tests {
         assert!(parse_args(&args(&["--bench", "add", "--small", "--sizes", "4"])).is_err());
         assert!(parse_args(&args(&["--bench", "add", "--sizes", "4x"])).is_err());
         assert!(parse_args(&args(&["--bench", "add", "--sizes", "4x0"])).is_err());
+        assert_eq!(
+            parse_args(&args(&["--random-dump", "-3", "1000", "/tmp/r"])),
+            Ok(Command::RandomDump {
+                seed: -3,
+                n: 1000,
+                out: "/tmp/r".to_string()
+            })
+        );
+        assert!(parse_args(&args(&["--random-dump", "1.5", "10", "o"])).is_err());
+        assert!(parse_args(&args(&["--random-dump", "1", "10"])).is_err());
         assert!(parse_args(&args(&["--small"])).is_err());
         assert_eq!(parse_args(&args(&["-h"])), Ok(Command::Help));
         assert!(parse_args(&args(&["--bench"])).is_err());

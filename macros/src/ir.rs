@@ -141,6 +141,12 @@ pub enum UnaryOp {
     Log2,
     Sqrt,
     Rsqrt,
+    /// tanh x, erf x, sin x, cos x, 1 / (1 + e^-x) (floats).
+    Tanh,
+    Erf,
+    Sin,
+    Cos,
+    Sigmoid,
     /// |x| (signed integers, floats; identity on unsigned).
     Abs,
 }
@@ -166,6 +172,8 @@ pub enum BinaryOp {
     /// Elementwise maximum / minimum (floats: NaN-propagating as PTX `max.NaN`).
     Max,
     Min,
+    /// The high 32 bits of the 64-bit product, the bits taken as unsigned (`i32`, `u32`).
+    Umulhi,
 }
 
 /// Elementwise comparisons: two operands of one type, a `bool` result.

@@ -3,7 +3,8 @@
 //! Every operation whose first argument is a tile can be written as a free function or as a
 //! method on that tile: `exp(x)` ≡ `x.exp()`, `load(p, m, o)` ≡ `p.load(m, o)`,
 //! `sum(x, 1)` ≡ `x.sum(1)`. Those with no tile argument (`program_id`, `num_programs`,
-//! `arange`, `full`, `zeros`) are free functions only.
+//! `arange`, `full`, `zeros`) and those whose first argument is a seed (`randint`, `rand`,
+//! `randn`) are free functions only.
 
 /// An operation of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,6 +25,16 @@ pub enum Op {
     Sqrt,
     Rsqrt,
     Abs,
+    Tanh,
+    Erf,
+    Sin,
+    Cos,
+    Sigmoid,
+    Clamp,
+    Umulhi,
+    Randint,
+    Rand,
+    Randn,
     Maximum,
     Minimum,
     Fma,
@@ -163,6 +174,37 @@ pub const OPS: &[OpInfo] = &[
     info(Op::Sqrt, "sqrt", "sqrt(x)", (1, 1), true, NoType),
     info(Op::Rsqrt, "rsqrt", "rsqrt(x)", (1, 1), true, NoType),
     info(Op::Abs, "abs", "abs(x)", (1, 1), true, NoType),
+    info(Op::Tanh, "tanh", "tanh(x)", (1, 1), true, NoType),
+    info(Op::Erf, "erf", "erf(x)", (1, 1), true, NoType),
+    info(Op::Sin, "sin", "sin(x)", (1, 1), true, NoType),
+    info(Op::Cos, "cos", "cos(x)", (1, 1), true, NoType),
+    info(Op::Sigmoid, "sigmoid", "sigmoid(x)", (1, 1), true, NoType),
+    info(Op::Clamp, "clamp", "clamp(x, lo, hi)", (3, 3), true, NoType),
+    info(Op::Umulhi, "umulhi", "umulhi(a, b)", (2, 2), true, NoType),
+    info(
+        Op::Randint,
+        "randint",
+        "randint(seed, offsets)",
+        (2, 2),
+        false,
+        NoType,
+    ),
+    info(
+        Op::Rand,
+        "rand",
+        "rand(seed, offsets)",
+        (2, 2),
+        false,
+        NoType,
+    ),
+    info(
+        Op::Randn,
+        "randn",
+        "randn(seed, offsets)",
+        (2, 2),
+        false,
+        NoType,
+    ),
     info(
         Op::Maximum,
         "maximum",
@@ -287,6 +329,9 @@ pub const OTHER_NAMES: &[(&str, &str)] = &[
     ("stack", "join"),
     ("take_along_axis", "gather"),
     ("recip_sqrt", "rsqrt"),
+    ("clip", "clamp"),
+    ("mulhi", "umulhi"),
+    ("logistic", "sigmoid"),
 ];
 
 #[cfg(test)]

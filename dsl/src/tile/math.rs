@@ -272,12 +272,77 @@ pub trait FloatMath: Num {
     fn fma(a: Self, b: Self, c: Self) -> Self;
 }
 
-/// `exp`, `exp2`, `log`, `log2` (see [`FloatMath`]): f32 and the narrow floats.
+/// `exp`, `exp2`, `log`, `log2` (see [`FloatMath`]) and `tanh`, `erf`, `sin`, `cos`, `sigmoid`:
+/// f32 and the narrow floats.
+///
+/// On the GPU (f32): `sin = sin.approx.f32`, `cos = cos.approx.f32` (Triton's `tl.sin`/`tl.cos`;
+/// absolute error ≤ 2^-20.5 for |x| ≤ 100π, larger beyond), `tanh = tanh.approx.f32` (relative
+/// error ≤ 2^-11), `sigmoid(x) = 1 / (1 + exp(-x))` (Triton's `tl.sigmoid`, with `exp` as
+/// above), `erf` = [`erf_f32`] (software, the same bits on the GPU and the host, within 1 ulp).
+/// On the host the approximations are the exact functions rounded to f32.
 pub trait Transcendental: FloatMath {
     fn exp(a: Self) -> Self;
     fn exp2(a: Self) -> Self;
     fn log(a: Self) -> Self;
     fn log2(a: Self) -> Self;
+    fn tanh(a: Self) -> Self;
+    fn erf(a: Self) -> Self;
+    fn sin(a: Self) -> Self;
+    fn cos(a: Self) -> Self;
+    fn sigmoid(a: Self) -> Self;
+}
+
+/// The error function of an f32, within 1 ulp of the exact value (correctly rounded unless the
+/// exact value lies within 10^-9 of a rounding boundary), the same bits on the GPU and the host:
+/// f64 arithmetic only (`+ - * /` are correctly rounded on both), no approximate instruction.
+/// erf x = 2/√π · Σₙ (−1)ⁿ x^(2n+1) / (n! (2n+1)) for |x| < 4, summed in f64 (the largest term
+/// is below 1.1·10^5, so the absolute error stays below 10^-10); erf x = ±1 for |x| ≥ 4 (there
+/// 1 − erf x < 1.6·10^-8, under half an f32 ulp of 1). NaN results are canonical.
+#[inline]
+pub fn erf_f32(x: f32) -> f32 {
+    if x.is_nan() {
+        return device::CANONICAL_NAN_F32;
+    }
+    let sign = x.to_bits() & 0x8000_0000;
+    if x.to_bits() & 0x7fff_ffff >= 4.0f32.to_bits() {
+        return f32::from_bits(sign | 1.0f32.to_bits());
+    }
+    let x = f64::from(x);
+    let minus_x2 = -(x * x);
+    let mut power = x; // (−1)ⁿ x^(2n+1) / n!
+    let mut sum = x;
+    let mut n = 1.0f64;
+    // At |x| < 4 the terms fall below 2^-60 of the sum by n = 75.
+    while n < 80.0 {
+        power = power * minus_x2 / n;
+        let term = power / (2.0 * n + 1.0);
+        sum += term;
+        if term == 0.0 || (term / sum).abs() < 1e-18 {
+            break;
+        }
+        n += 1.0;
+    }
+    (sum * core::f64::consts::FRAC_2_SQRT_PI) as f32
+}
+
+/// The high 32 bits of the 64-bit product of two 32-bit integers (`mul.hi.u32`): Triton's
+/// `tl.umulhi`, unsigned on the bits also for `i32`.
+pub trait MulHi: Elem {
+    fn umulhi(a: Self, b: Self) -> Self;
+}
+
+impl MulHi for u32 {
+    #[inline(always)]
+    fn umulhi(a: Self, b: Self) -> Self {
+        device::mul_hi_u32(a, b)
+    }
+}
+
+impl MulHi for i32 {
+    #[inline(always)]
+    fn umulhi(a: Self, b: Self) -> Self {
+        device::mul_hi_u32(a as u32, b as u32) as i32
+    }
 }
 
 impl FloatMath for f32 {
@@ -312,6 +377,28 @@ impl Transcendental for f32 {
     fn log2(a: Self) -> Self {
         device::lg2_approx_f32(a)
     }
+    #[inline(always)]
+    fn tanh(a: Self) -> Self {
+        device::tanh_approx_f32(a)
+    }
+    #[inline(always)]
+    fn erf(a: Self) -> Self {
+        erf_f32(a)
+    }
+    #[inline(always)]
+    fn sin(a: Self) -> Self {
+        device::sin_approx_f32(a)
+    }
+    #[inline(always)]
+    fn cos(a: Self) -> Self {
+        device::cos_approx_f32(a)
+    }
+    #[inline(always)]
+    fn sigmoid(a: Self) -> Self {
+        // 1 / (1 + e^-x)
+        let e = <f32 as Transcendental>::exp(device::neg_f32(a));
+        device::div_f32(1.0, device::add_f32(1.0, e))
+    }
 }
 
 impl FloatMath for f64 {
@@ -344,6 +431,11 @@ macro_rules! math_narrow {
             #[inline(always)] fn exp2(a: Self) -> Self { Self::narrow(device::ex2_approx_f32(a.widen())) }
             #[inline(always)] fn log(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::log(a.widen())) }
             #[inline(always)] fn log2(a: Self) -> Self { Self::narrow(device::lg2_approx_f32(a.widen())) }
+            #[inline(always)] fn tanh(a: Self) -> Self { Self::narrow(device::tanh_approx_f32(a.widen())) }
+            #[inline(always)] fn erf(a: Self) -> Self { Self::narrow(erf_f32(a.widen())) }
+            #[inline(always)] fn sin(a: Self) -> Self { Self::narrow(device::sin_approx_f32(a.widen())) }
+            #[inline(always)] fn cos(a: Self) -> Self { Self::narrow(device::cos_approx_f32(a.widen())) }
+            #[inline(always)] fn sigmoid(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::sigmoid(a.widen())) }
         }
     )*};
 }

@@ -11,5 +11,6 @@ pub mod many_params;
 pub mod matmul;
 pub mod norm;
 pub mod ops;
+pub mod random;
 pub mod reduce;
 pub mod transpose;

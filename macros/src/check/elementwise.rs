@@ -1,5 +1,5 @@
 //! Elementwise operations: operators (with constant folding of weak literals), casts, the special
-//! float constants, `where`, math functions, `maximum`/`minimum` and `fma`.
+//! float constants, `where`, math functions, `maximum`/`minimum`, `clamp`, `umulhi` and `fma`.
 
 use super::{Checker, Operand};
 use crate::ast::{BinOp, Expr, Special, UnOp};
@@ -348,6 +348,11 @@ impl Checker<'_> {
             Op::Log2 => UnaryOp::Log2,
             Op::Sqrt => UnaryOp::Sqrt,
             Op::Rsqrt => UnaryOp::Rsqrt,
+            Op::Tanh => UnaryOp::Tanh,
+            Op::Erf => UnaryOp::Erf,
+            Op::Sin => UnaryOp::Sin,
+            Op::Cos => UnaryOp::Cos,
+            Op::Sigmoid => UnaryOp::Sigmoid,
             _ => UnaryOp::Abs,
         };
         self.emit(OpKind::Unary(kind), vec![x], ty, loc)
@@ -375,6 +380,54 @@ impl Checker<'_> {
         };
         self.emit(
             OpKind::Binary(kind),
+            values,
+            TileType::new(shape, dtype),
+            loc,
+        )
+    }
+
+    /// `clamp(x, lo, hi)` = `minimum(maximum(x, lo), hi)`: numbers of one type; NaN-propagating
+    /// on floats as `maximum`/`minimum`.
+    pub(super) fn clamp(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
+        let ops: Vec<Operand> = args.iter().map(|a| self.operand(a)).collect();
+        let roles = [
+            "`x` of `clamp(x, lo, hi)`",
+            "`lo` of `clamp(x, lo, hi)`",
+            "`hi` of `clamp(x, lo, hi)`",
+        ];
+        let (values, dtype) = self.unify(&ops, &roles, loc)?;
+        if !dtype.is_numeric() {
+            self.error(loc, format!("`clamp` needs number operands, found {dtype}"));
+            return None;
+        }
+        let (values, shape) = self.broadcast_all(&values, &roles, loc)?;
+        let ty = TileType::new(shape, dtype);
+        let low = self.emit(
+            OpKind::Binary(BinaryOp::Max),
+            vec![values[0], values[1]],
+            ty.clone(),
+            loc,
+        )?;
+        self.emit(OpKind::Binary(BinaryOp::Min), vec![low, values[2]], ty, loc)
+    }
+
+    /// `umulhi(a, b)`: the high 32 bits of the 64-bit product of two `i32` or two `u32`.
+    pub(super) fn umulhi(&mut self, a: Operand, b: Operand, loc: Loc) -> Option<ValueId> {
+        let roles = [
+            "the first operand of `umulhi`",
+            "the second operand of `umulhi`",
+        ];
+        let (values, dtype) = self.unify(&[a, b], &roles, loc)?;
+        if !matches!(dtype, DType::Scalar(Scalar::I32 | Scalar::U32)) {
+            self.error(
+                loc,
+                format!("`umulhi` needs i32 or u32 operands, found {dtype}"),
+            );
+            return None;
+        }
+        let (values, shape) = self.broadcast_all(&values, &roles, loc)?;
+        self.emit(
+            OpKind::Binary(BinaryOp::Umulhi),
             values,
             TileType::new(shape, dtype),
             loc,

@@ -21,6 +21,7 @@ mod dot;
 mod elementwise;
 mod gather;
 mod memory;
+mod random;
 mod reduce;
 mod shape;
 mod values;
@@ -542,7 +543,18 @@ impl Checker<'_> {
                 Val::Unit
             }
             Op::Where => one(self.select(args, loc)),
-            Op::Exp | Op::Exp2 | Op::Log | Op::Log2 | Op::Sqrt | Op::Rsqrt | Op::Abs => {
+            Op::Exp
+            | Op::Exp2
+            | Op::Log
+            | Op::Log2
+            | Op::Sqrt
+            | Op::Rsqrt
+            | Op::Abs
+            | Op::Tanh
+            | Op::Erf
+            | Op::Sin
+            | Op::Cos
+            | Op::Sigmoid => {
                 let x = self.operand(&args[0]);
                 one(self.math(op, x, name_loc, loc))
             }
@@ -552,6 +564,13 @@ impl Checker<'_> {
                 one(self.min_max(op, a, b, loc))
             }
             Op::Fma => one(self.fma(args, loc)),
+            Op::Clamp => one(self.clamp(args, loc)),
+            Op::Umulhi => {
+                let a = self.operand(&args[0]);
+                let b = self.operand(&args[1]);
+                one(self.umulhi(a, b, loc))
+            }
+            Op::Randint | Op::Rand | Op::Randn => one(self.random(op, args, loc)),
             Op::To => unreachable!("`to` is lowered to a cast by the parser"),
             Op::ConvertLayout => unreachable!("`convert_layout` has its own syntax node"),
             Op::ExpandDims => self.expand_dims(args, loc),

@@ -695,7 +695,7 @@ fn binary(
         BinaryOp::Or | BinaryOp::Xor | BinaryOp::Min => a.nonnegative && b.nonnegative,
         BinaryOp::And | BinaryOp::Max => a.nonnegative || b.nonnegative,
         BinaryOp::Rem | BinaryOp::Shr => a.nonnegative,
-        BinaryOp::Sub => false,
+        BinaryOp::Sub | BinaryOp::Umulhi => false,
     };
     // Offsets of an addptr count elements of the pointee.
     let scale = pointer_bytes.unwrap_or(1);

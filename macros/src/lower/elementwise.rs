@@ -6,7 +6,7 @@
 //! | `ProgramId`/`NumPrograms` | `block_idx_{x,y,z}() as i32` / `grid_dim_{x,y,z}() as i32` |
 //! | `Arange` | register `r`: `start + (L(r)[0] ^ t0) as i32`, `t0` the thread part |
 //! | `Splat` | `[x; R]` |
-//! | `Unary`/`Binary`/`Compare`/`Fma` | per register, `::tessera::tile::{Num, Bits, Cmp, FloatMath, Transcendental}` |
+//! | `Unary`/`Binary`/`Compare`/`Fma` | per register, `::tessera::tile::{Num, Bits, Cmp, FloatMath, Transcendental, MulHi}` |
 //! | `Select` | per register `if c { a } else { b }` |
 //! | `Cast` | Rust `as` between native types; narrow floats through f32 with `::tessera::device` `cvt` |
 //!
@@ -222,7 +222,15 @@ pub fn scalar_expr(
                     float_only("rsqrt", d)?;
                     quote!(<#t0 as ::tessera::tile::FloatMath>::rsqrt(#a))
                 }
-                UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Log | UnaryOp::Log2 => {
+                UnaryOp::Exp
+                | UnaryOp::Exp2
+                | UnaryOp::Log
+                | UnaryOp::Log2
+                | UnaryOp::Tanh
+                | UnaryOp::Erf
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Sigmoid => {
                     let name = format!("{u:?}").to_lowercase();
                     float_only(&name, d)?;
                     if d == DType::Scalar(Scalar::F64) {
@@ -251,6 +259,7 @@ pub fn scalar_expr(
                 BinaryOp::Xor => (quote!(Bits), quote!(xor)),
                 BinaryOp::Shl => (quote!(Bits), quote!(shl)),
                 BinaryOp::Shr => (quote!(Bits), quote!(shr)),
+                BinaryOp::Umulhi => (quote!(MulHi), quote!(umulhi)),
             };
             quote!(<#t0 as ::tessera::tile::#trait_>::#f(#a, #c))
         }

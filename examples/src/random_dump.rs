@@ -1,0 +1,57 @@
+//! `--random-dump SEED N OUT`: `randint`, `rand` and `randn` of `SEED` at offsets `0..N` from
+//! the tile kernel `tile_random`, written as little-endian binary files `OUT.randint.u32`,
+//! `OUT.rand.f32` and `OUT.randn.f32`, to compare with Triton on the same GPU:
+//!
+//! ```python
+//! @triton.jit
+//! def k(ints, uni, nor, seed, n, BLOCK: tl.constexpr):
+//!     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+//!     m = offs < n
+//!     tl.store(ints + offs, tl.randint(seed, offs), m)
+//!     tl.store(uni + offs, tl.rand(seed, offs), m)
+//!     tl.store(nor + offs, tl.randn(seed, offs), m)
+//! ```
+//!
+//! `randint` and `rand` must agree bit for bit; `randn` too when both use `lg2.approx` and
+//! `cos.approx` (compare with a tolerance of a few 10^-6 otherwise).
+
+use std::path::Path;
+use tessera::launch::{Device, Module};
+use tessera_kernels::tiled::random::tile_random;
+
+pub fn dump(
+    device: &Device,
+    module: &Module,
+    seed: i64,
+    n: usize,
+    out: &str,
+) -> Result<(), String> {
+    let count = i32::try_from(n).map_err(|_| format!("N = {n} exceeds i32::MAX"))?;
+    let fail = |err: tessera::launch::LaunchError| err.to_string();
+    let ints = device.zeros::<u32>(n).map_err(fail)?;
+    let uniform = device.zeros::<f32>(n).map_err(fail)?;
+    let normal = device.zeros::<f32>(n).map_err(fail)?;
+    tile_random::launch(
+        device,
+        module,
+        tile_random::Consts { BLOCK: 1024 },
+        |c: &tile_random::Consts| (n.div_ceil(c.BLOCK) as u32,),
+        ints.ptr(),
+        uniform.ptr(),
+        normal.ptr(),
+        seed,
+        count,
+    )
+    .map_err(fail)?;
+    let write = |suffix: &str, words: Vec<u32>| -> Result<(), String> {
+        let path = format!("{out}.{suffix}");
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        std::fs::write(Path::new(&path), bytes).map_err(|err| format!("writing {path}: {err}"))?;
+        eprintln!("wrote {path} ({n} values)");
+        Ok(())
+    };
+    let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect();
+    write("randint.u32", ints.download().map_err(fail)?)?;
+    write("rand.f32", bits(uniform.download().map_err(fail)?))?;
+    write("randn.f32", bits(normal.download().map_err(fail)?))
+}
