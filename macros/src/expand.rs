@@ -284,16 +284,7 @@ pub fn generate(
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
-    let const_params: Vec<(Ident, syn::Type)> = function
-        .sig
-        .generics
-        .params
-        .iter()
-        .filter_map(|g| match g {
-            syn::GenericParam::Const(c) => Some((c.ident.clone(), c.ty.clone())),
-            _ => None,
-        })
-        .collect();
+    let const_params = const_params(function);
     let mut const_fields: Vec<TokenStream> = const_params
         .iter()
         .map(|(n, t)| quote!(pub #n: #t))
@@ -597,16 +588,7 @@ fn specialisation_items(
     } else {
         params.iter().map(|(_, d)| elem_type(*d)).collect()
     };
-    let const_params: Vec<(Ident, syn::Type)> = function
-        .sig
-        .generics
-        .params
-        .iter()
-        .filter_map(|g| match g {
-            syn::GenericParam::Const(c) => Some((c.ident.clone(), c.ty.clone())),
-            _ => None,
-        })
-        .collect();
+    let const_params = const_params(function);
 
     let mut entries = TokenStream::new();
     // One of each module item (user-layout checks) across specialisations and variants.
@@ -891,4 +873,18 @@ fn specialisation_items(
 
         #launcher
     })
+}
+
+/// The kernel's const parameters (`const BLOCK: usize`), as written.
+fn const_params(function: &syn::ItemFn) -> Vec<(Ident, syn::Type)> {
+    function
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericParam::Const(c) => Some((c.ident.clone(), c.ty.clone())),
+            _ => None,
+        })
+        .collect()
 }
