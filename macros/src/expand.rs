@@ -467,14 +467,21 @@ fn generic_launcher(
     } else {
         quote!()
     };
-    let launch_arms = {
-        let arms = groups.iter().map(|(types, _)| {
-            let sub = types_module(types);
-            let same = types.iter().map(|(param, s)| {
+    // `T == f16 && …`: the type parameters are this group's element types.
+    let same_types = |types: &[(String, Scalar)]| -> Vec<TokenStream> {
+        types
+            .iter()
+            .map(|(param, s)| {
                 let param = Ident::new(param, Span::call_site());
                 let t = elem_type(DType::Scalar(*s));
                 quote!(::core::any::TypeId::of::<#param>() == ::core::any::TypeId::of::<#t>())
-            });
+            })
+            .collect()
+    };
+    let launch_arms = {
+        let arms = groups.iter().map(|(types, _)| {
+            let sub = types_module(types);
+            let same = same_types(types);
             quote! {
                 if true #(&& #same)* {
                     // SAFETY: the type parameters are these element types, so each argument
@@ -489,11 +496,7 @@ fn generic_launcher(
     let emulate_arms = {
         let arms = groups.iter().map(|(types, _)| {
             let sub = types_module(types);
-            let same = types.iter().map(|(param, s)| {
-                let param = Ident::new(param, Span::call_site());
-                let t = elem_type(DType::Scalar(*s));
-                quote!(::core::any::TypeId::of::<#param>() == ::core::any::TypeId::of::<#t>())
-            });
+            let same = same_types(types);
             quote! {
                 if true #(&& #same)* {
                     // SAFETY: as in `launch`.
