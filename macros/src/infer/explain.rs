@@ -171,7 +171,10 @@ impl Inference {
                     plan.steps.len()
                 )
             }
-            _ => String::new(),
+            _ => match key.and_then(|k| self.uniform_registers.get(&k)) {
+                Some(g) => format!("[computed once per {g} registers: equal by constancy]"),
+                None => String::new(),
+            },
         }
     }
 

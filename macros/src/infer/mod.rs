@@ -13,6 +13,7 @@
 //!    layout-only, `layouts`), and conflict resolution by a documented cost model built on the
 //!    conversion planner's costs.
 //! 4. [`rewrite`]: conversion insertion and rematerialisation of cheap values.
+//!    [`uniform`]: registers holding equal values (from constancy), computed once per group.
 //! 5. [`explain`]: the human-readable result ([`Inference`]'s `Display`), printed at build time
 //!    when `TESSERA_EXPLAIN` asks for it ([`explain_requested`]).
 
@@ -26,6 +27,7 @@ mod rewrite;
 mod solve;
 #[cfg(test)]
 mod tests;
+pub mod uniform;
 
 pub use access::Access;
 pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo};
@@ -61,6 +63,9 @@ pub struct Inference {
     pub conversions: Vec<ConversionRecord>,
     /// Copies of cheap ops that recompute a value in another layout.
     pub rematerialised: usize,
+    /// Elementwise results whose registers come in groups of equal values, with the group
+    /// size ([`uniform`]): the lowering computes one register per group.
+    pub uniform_registers: HashMap<ValueId, u32>,
     /// The solution's cost (see `solve`).
     pub cost: u64,
     pub(crate) notes: HashMap<ValueId, Note>,
@@ -156,6 +161,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         }
     }
     let accesses = plans(&facts.info);
+    let uniform_registers = uniform::uniform_registers(kernel, &facts.info);
     Ok(Inference {
         kernel: kernel.clone(),
         assumptions: facts.assumptions,
@@ -163,6 +169,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         accesses,
         conversions: report.conversions,
         rematerialised: report.rematerialised,
+        uniform_registers,
         cost,
         notes,
         origins,

@@ -8,6 +8,7 @@
 //! | `Splat` | `[x; R]` |
 //! | `Unary`/`Binary`/`Compare`/`Fma` | per register, `::tessera::tile::{Num, Bits, Cmp, FloatMath, Transcendental, MulHi}` |
 //! | `Select` | per register `if c { a } else { b }` |
+//! | (any of these) | once per group of registers holding equal values (`infer::uniform`) |
 //! | `Cast` | Rust `as` between native types; narrow floats through f32 with `::tessera::device` `cvt` |
 //!
 //! Tile operands and the result must have the same layout (inference inserts conversions
@@ -117,11 +118,26 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             let locals: Vec<_> = (0..regs.len())
                 .map(|i| ctx.fresh(&format!("in{i}_")))
                 .collect();
-            let per_register = (0..r).map(|k| {
+            // Registers in groups of equal values (`infer::uniform`): one computation per group.
+            let group = ctx
+                .facts
+                .uniform_registers
+                .get(&result)
+                .map_or(1, |&g| g as usize);
+            let firsts: Vec<_> = (0..r)
+                .step_by(group)
+                .map(|k| ctx.fresh(&format!("g{k}_")))
+                .collect();
+            let per_group = (0..r).step_by(group).zip(&firsts).map(|(k, first)| {
                 let k = Literal::usize_unsuffixed(k);
-                quote!({ #(let #params = #locals[#k];)* #body })
+                quote!(let #first = { #(let #params = #locals[#k];)* #body };)
             });
-            let value = quote!({ #(let #locals = #regs;)* [#(#per_register),*] });
+            let per_register = (0..r).map(|k| &firsts[k / group]);
+            let value = quote!({
+                #(let #locals = #regs;)*
+                #(#per_group)*
+                [#(#per_register),*]
+            });
             ctx.bind(result, value, loc)
         }
     }

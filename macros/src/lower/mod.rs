@@ -91,6 +91,9 @@ pub struct Facts {
     /// Per kernel parameter (index into `Kernel::params`): the divisor the analysis assumed
     /// (bytes of the address for a `Ptr`, the value for an integer), checked before launch.
     pub assumptions: Vec<(usize, u64)>,
+    /// Elementwise results whose registers come in groups of equal values, with the group size
+    /// (`crate::infer::uniform`): computed once per group.
+    pub uniform_registers: HashMap<ValueId, u32>,
 }
 
 /// The lowering context of one specialisation. See the module docs for the representation.
