@@ -15,10 +15,13 @@
 //! `lane 16 ↦ M 8`). Operands: `k_width` registers along K, 16 lanes along the non-K dimension,
 //! the other half-wave duplicating (v1) or continuing (v2, v3) along K.
 
-use super::params::{bad, check_len, check_pow2_list, dim, prefix};
+use super::params::{
+    bad, check_element_bitwidth, check_len, check_one_of, check_pow2_list, dim, prefix,
+};
 use super::shape::{
     broadcasted_dot_operand_layout, check_shape, combine_cta_with_shape, dot_operand_order,
     identity_standard_nd, matrix_order, standard, times_identity, times_zeros, transpose_to,
+    with_pow2_bases,
 };
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
@@ -96,20 +99,7 @@ impl<'a> AmdMfma<'a> {
                 "but mfma M×N is 32×32, 16×16, 4×64 or (transposed) 64×4",
             ));
         }
-        if self.element_bitwidth != 16
-            && self.element_bitwidth != 32
-            && self.element_bitwidth != 64
-            && self.element_bitwidth != 8
-        {
-            return Err(bad(
-                MFMA,
-                "element_bitwidth",
-                None,
-                self.element_bitwidth,
-                "but it must be 8, 16, 32 or 64",
-            ));
-        }
-        Ok(())
+        check_element_bitwidth(MFMA, self.element_bitwidth)
     }
 
     /// The layout of a tensor of `shape` (Triton `AMDMfmaEncodingAttr::toLinearLayout`).
@@ -284,23 +274,17 @@ impl<'a> AmdWmma<'a> {
             self.instr_shape,
             "but wmma takes [M, N, K]"
         ));
-        if self.instr_shape[0] != 16 {
-            return Err(bad(
+        let mut d = 0;
+        while d < 2 {
+            tri!(check_one_of(
                 WMMA,
                 "instr_shape",
-                Some(0),
-                self.instr_shape[0],
-                "but wmma tiles are 16×16",
+                Some(d as u8),
+                self.instr_shape[d],
+                &[16],
+                "but wmma tiles are 16×16"
             ));
-        }
-        if self.instr_shape[1] != 16 {
-            return Err(bad(
-                WMMA,
-                "instr_shape",
-                Some(1),
-                self.instr_shape[1],
-                "but wmma tiles are 16×16",
-            ));
+            d += 1;
         }
         Ok(())
     }
@@ -348,11 +332,7 @@ impl<'a> AmdWmma<'a> {
             tile = tri!(tile.with_basis(Label::Register, &[0, registers[r]]));
             r += 1;
         }
-        let mut l = 1;
-        while l < 16 {
-            tile = tri!(tile.with_basis(Label::Lane, &[l, 0]));
-            l *= 2;
-        }
+        tile = tri!(with_pow2_bases(tile, Label::Lane, 16, [1, 0]));
         tile = tri!(tile.with_basis(Label::Lane, &[0, lane16]));
         if rank == 3 {
             tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));

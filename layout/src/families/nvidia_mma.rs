@@ -11,7 +11,7 @@
 //! with K contiguous. Warps tile the accumulator (row-major for v2, column-major for v3's
 //! warpgroups) and are broadcast along K for the operands.
 
-use super::params::{bad, check_len, check_pow2_list, dim, prefix};
+use super::params::{bad, check_len, check_one_of, check_pow2_list, dim, prefix};
 use super::shape::{
     check_shape, combine_cta_with_shape, identity_standard_nd, matrix_order, times_identity,
 };
@@ -111,25 +111,23 @@ impl<'a> NvidiaMma<'a> {
         tri!(check_pow2_list(FAMILY, "instr_shape", self.instr_shape));
         if self.is_ampere() {
             tri!(check_len(FAMILY, "instr_shape", self.instr_shape, rank));
-            let m = self.instr_shape[rank - 2];
-            let n = self.instr_shape[rank - 1];
-            if m != 16 {
-                return Err(bad(
+            let tile = [
+                (rank - 2, 16, "but mma.sync (v2) tiles have 16 rows"),
+                (rank - 1, 8, "but mma.sync (v2) tiles have 8 columns"),
+            ];
+            let mut t = 0;
+            while t < tile.len() {
+                let (d, size, reason) = tile[t];
+                let value = self.instr_shape[d];
+                tri!(check_one_of(
                     FAMILY,
                     "instr_shape",
-                    Some(rank as u8 - 2),
-                    m,
-                    "but mma.sync (v2) tiles have 16 rows",
+                    Some(d as u8),
+                    value,
+                    &[size],
+                    reason
                 ));
-            }
-            if n != 8 {
-                return Err(bad(
-                    FAMILY,
-                    "instr_shape",
-                    Some(rank as u8 - 1),
-                    n,
-                    "but mma.sync (v2) tiles have 8 columns",
-                ));
+                t += 1;
             }
         } else {
             if rank != 2 {
@@ -150,15 +148,14 @@ impl<'a> NvidiaMma<'a> {
                     "but wgmma (v3) takes [M, N, K]",
                 ));
             }
-            if self.instr_shape[0] != 16 {
-                return Err(bad(
-                    FAMILY,
-                    "instr_shape",
-                    Some(0),
-                    self.instr_shape[0],
-                    "but wgmma (v3) tiles have M = 16 per warp",
-                ));
-            }
+            tri!(check_one_of(
+                FAMILY,
+                "instr_shape",
+                Some(0),
+                self.instr_shape[0],
+                &[16],
+                "but wgmma (v3) tiles have M = 16 per warp"
+            ));
             if self.instr_shape[1] < 8 || self.instr_shape[1] > 256 {
                 return Err(bad(
                     FAMILY,
