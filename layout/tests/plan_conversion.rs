@@ -76,12 +76,7 @@ fn every_plan_moves_every_element() {
     }
     println!("chosen: {chosen:?} ({lane_dependent} register plans select by lane); shuffle plans executed: {shuffles_run}; shared-memory plans executed: {shared_run}");
     assert!(lane_dependent >= 20);
-    for kind in [
-        "no-op",
-        "register permutation",
-        "warp shuffle",
-        "shared memory",
-    ] {
+    for kind in ConversionPlan::KINDS {
         assert!(
             chosen.get(kind).is_some_and(|&n| n >= 50),
             "{kind}: {chosen:?}"
@@ -108,26 +103,18 @@ fn transpose_16x32_by_shuffles() {
 #[test]
 fn cross_cta_conversions_are_errors() {
     let tile = [(Label::Dim(0), 4), (Label::Dim(1), 2)];
-    let a = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[1, 0]]),
+    // Two CTAs: one register, one lane, the block bit on the other dimension.
+    let two_ctas = |register: &[u32], block: &[u32]| {
+        let bases: [(Label, &[&[u32]]); 4] = [
+            (Label::Register, &[register]),
             (Label::Lane, &[&[2, 0]]),
             (Label::Warp, &[]),
-            (Label::Block, &[&[0, 1]]),
-        ],
-        &tile,
-    )
-    .unwrap();
-    let b = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[0, 1]]),
-            (Label::Lane, &[&[2, 0]]),
-            (Label::Warp, &[]),
-            (Label::Block, &[&[1, 0]]),
-        ],
-        &tile,
-    )
-    .unwrap();
+            (Label::Block, &[block]),
+        ];
+        LinearLayout::distributed(&bases, &tile).unwrap()
+    };
+    let a = two_ctas(&[1, 0], &[0, 1]);
+    let b = two_ctas(&[0, 1], &[1, 0]);
     let err = plan_conversion(&a, &b, 32).unwrap_err();
     assert!(err.to_string().contains("cross-CTA"), "{err}");
 }
