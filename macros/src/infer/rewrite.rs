@@ -175,6 +175,15 @@ impl Rewrite<'_, '_> {
         ))
     }
 
+    /// The op defining `v` and `v`'s position among its results; an error at `v` (`what` says
+    /// which value it is) when no op defines it.
+    fn def_of(&self, v: ValueId, what: &str) -> Result<(OpId, usize), syn::Error> {
+        self.p
+            .graph
+            .def_op(v)
+            .ok_or_else(|| self.values[v.0 as usize].loc.error(what))
+    }
+
     fn new_value(&mut self, like: ValueId, layout: LinearLayout) -> ValueId {
         let mut v = self.values[like.0 as usize].clone();
         v.layout = LayoutSlot::Inferred(layout);
@@ -333,11 +342,7 @@ impl Rewrite<'_, '_> {
         if let Some(&r) = self.remat.get(&(v, *to)) {
             return Ok(r);
         }
-        let (def, _) = self.p.graph.def_op(v).ok_or_else(|| {
-            self.values[v.0 as usize]
-                .loc
-                .error("a user layout value without an op")
-        })?;
+        let (def, _) = self.def_of(v, "a user layout value without an op")?;
         let (op, r) = self.convert_op(def, v, None, *to, None)?;
         self.after.entry(def).or_default().push(op);
         self.remat.insert((v, *to), r);
@@ -380,11 +385,7 @@ impl Rewrite<'_, '_> {
         if let Some(&r) = self.remat.get(&(v, *l)) {
             return Ok(r);
         }
-        let (def, pos) = self.p.graph.def_op(v).ok_or_else(|| {
-            self.values[v.0 as usize]
-                .loc
-                .error("a cheap value without an op")
-        })?;
+        let (def, pos) = self.def_of(v, "a cheap value without an op")?;
         let node = self.p.graph.op(def).clone();
         // A join whose result layout has no register for the new dimension: operands in the
         // default layout, the join in its natural layout, then a conversion.
@@ -549,7 +550,10 @@ impl Rewrite<'_, '_> {
                     }
                 }
             }
-            OpKind::For => {
+            OpKind::For | OpKind::If => {
+                // A loop's carried tile `k` is also its operand `3 + k`; every region (the loop
+                // body, each branch) yields it.
+                let carried_operands = matches!(node.kind, OpKind::For);
                 for (k, &r) in node.results.iter().enumerate() {
                     if !self.is_tile(r) {
                         continue;
@@ -557,18 +561,9 @@ impl Rewrite<'_, '_> {
                     let l = self
                         .current(r)
                         .ok_or_else(|| self.internal(id, "no layout"))?;
-                    self.require(id, 3 + k, &l)?;
-                    self.require_yield(id, 0, k, &l)?;
-                }
-            }
-            OpKind::If => {
-                for (k, &r) in node.results.iter().enumerate() {
-                    if !self.is_tile(r) {
-                        continue;
+                    if carried_operands {
+                        self.require(id, 3 + k, &l)?;
                     }
-                    let l = self
-                        .current(r)
-                        .ok_or_else(|| self.internal(id, "no layout"))?;
                     for region in 0..node.regions.len() {
                         self.require_yield(id, region, k, &l)?;
                     }
