@@ -18,15 +18,17 @@ use super::shape::{
 use crate::algebra::labels;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
-/// The parameters of an NVIDIA mma accumulator layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NvidiaMma<'a> {
-    /// 2 (Ampere/Turing `mma.sync`) or 3 (Hopper `wgmma`).
-    pub version_major: u32,
-    pub version_minor: u32,
-    pub warps_per_cta: &'a [u32],
-    /// `[16, 8]` for v2 (`[1, 16, 8]` with a batch dimension); `[16, N, 16]` for v3.
-    pub instr_shape: &'a [u32],
+family_params! {
+    /// The parameters of an NVIDIA mma accumulator layout.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct NvidiaMma<'a> {
+        /// 2 (Ampere/Turing `mma.sync`) or 3 (Hopper `wgmma`).
+        pub version_major: u32,
+        pub version_minor: u32,
+        pub warps_per_cta: &'a [u32],
+        /// `[16, 8]` for v2 (`[1, 16, 8]` with a batch dimension); `[16, N, 16]` for v3.
+        pub instr_shape: &'a [u32],
+    }
 }
 
 const FAMILY: &str = "nvidia_mma";
@@ -64,20 +66,6 @@ pub const fn nvidia_mma_tile(
 }
 
 impl<'a> NvidiaMma<'a> {
-    pub const fn new(
-        version_major: u32,
-        version_minor: u32,
-        warps_per_cta: &'a [u32],
-        instr_shape: &'a [u32],
-    ) -> Self {
-        Self {
-            version_major,
-            version_minor,
-            warps_per_cta,
-            instr_shape,
-        }
-    }
-
     pub const fn is_ampere(&self) -> bool {
         self.version_major == 2
     }

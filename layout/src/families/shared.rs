@@ -24,26 +24,19 @@ use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 const SWIZZLED: &str = "swizzled_shared";
 const NVMMA: &str = "nvmma_shared";
 
-/// The parameters of a swizzled shared layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SwizzledShared<'a> {
-    pub vec: u32,
-    pub per_phase: u32,
-    pub max_phase: u32,
-    /// Dimensions from most minor (`order[0]`, the columns) to most major.
-    pub order: &'a [u32],
+family_params! {
+    /// The parameters of a swizzled shared layout.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct SwizzledShared<'a> {
+        pub vec: u32,
+        pub per_phase: u32,
+        pub max_phase: u32,
+        /// Dimensions from most minor (`order[0]`, the columns) to most major.
+        pub order: &'a [u32],
+    }
 }
 
 impl<'a> SwizzledShared<'a> {
-    pub const fn new(vec: u32, per_phase: u32, max_phase: u32, order: &'a [u32]) -> Self {
-        Self {
-            vec,
-            per_phase,
-            max_phase,
-            order,
-        }
-    }
-
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
         tri!(check_pow2(SWIZZLED, "vec", None, self.vec));
