@@ -459,20 +459,8 @@ impl Rewrite<'_, '_> {
     /// The requirements and results of one op of the original kernel.
     fn op(&mut self, id: OpId) -> Result<(), syn::Error> {
         let node = self.p.graph.op(id).clone();
-        let uses: Vec<(usize, LinearLayout)> = self
-            .p
-            .uses
-            .iter()
-            .filter(|u| u.op == id)
-            .map(|u| (u.pos, u.layout))
-            .collect();
-        let produces: Vec<(usize, LinearLayout)> = self
-            .p
-            .produces
-            .iter()
-            .filter(|a| a.op == id)
-            .map(|a| (a.pos, a.layout))
-            .collect();
+        let uses = at_op(&self.p.uses, id, |u| (u.op, u.pos, u.layout));
+        let produces = at_op(&self.p.produces, id, |a| (a.op, a.pos, a.layout));
         let result_grouped = node
             .results
             .first()
@@ -624,4 +612,19 @@ impl Rewrite<'_, '_> {
         }
         Ok(true)
     }
+}
+
+/// `(position, layout)` of each anchor of `anchors` on op `id`; `parts` reads an anchor's op,
+/// position and layout.
+fn at_op<A>(
+    anchors: &[A],
+    id: OpId,
+    parts: impl Fn(&A) -> (OpId, usize, LinearLayout),
+) -> Vec<(usize, LinearLayout)> {
+    anchors
+        .iter()
+        .map(parts)
+        .filter(|&(op, _, _)| op == id)
+        .map(|(_, pos, layout)| (pos, layout))
+        .collect()
 }
