@@ -10,6 +10,14 @@ fn ops_named(k: &Kernel, name: &str) -> usize {
     ops_of(k, name).len()
 }
 
+/// `k` has exactly one op of each of these names.
+#[track_caller]
+fn assert_once_each(k: &Kernel, names: &[&str]) {
+    for name in names {
+        assert_eq!(ops_named(k, name), 1, "ops named {name}");
+    }
+}
+
 /// The number of results of every op of `k` named `name`, in program order.
 fn result_counts(k: &Kernel, name: &str) -> Vec<usize> {
     ops_of(k, name).iter().map(|op| op.results.len()).collect()
@@ -36,10 +44,7 @@ fn softmax() {
         named_type(&kernels[1], "num").unwrap().to_string(),
         "f32[4096]"
     );
-    assert_eq!(ops_named(k, "load"), 1);
-    assert_eq!(ops_named(k, "store"), 1);
-    assert_eq!(ops_named(k, "reduce.max"), 1);
-    assert_eq!(ops_named(k, "reduce.sum"), 1);
+    assert_once_each(k, &["load", "store", "reduce.max", "reduce.sum"]);
 }
 
 #[test]
@@ -133,9 +138,7 @@ fn layernorm() {
     assert_eq!(named_type(k, "x").unwrap().to_string(), "f32[2048]");
     assert_eq!(named_type(k, "mean").unwrap().to_string(), "f32");
     assert_eq!(named_type(k, "centered").unwrap().to_string(), "f32[2048]");
-    assert_eq!(ops_named(k, "fma"), 1);
-    assert_eq!(ops_named(k, "rsqrt"), 1);
-    assert_eq!(ops_named(k, "select"), 1);
+    assert_once_each(k, &["fma", "rsqrt", "select"]);
     assert_eq!(ops_named(k, "cast"), 4); // `.to::<f32>()`, `n as f32` twice, `as bf16`
 }
 
@@ -168,15 +171,8 @@ fn gather_along_axis_1() {
 fn reductions_and_argmax() {
     let kernels = ok(quote!(BLOCK = 128), tokens(sources::ROW_STATS));
     let k = &kernels[0];
-    for name in [
-        "reduce.max",
-        "reduce.argmax",
-        "reduce.min",
-        "reduce.sum",
-        "reduce.argmin",
-    ] {
-        assert_eq!(ops_named(k, name), 1, "{name}");
-    }
+    let reductions = ["max", "argmax", "min", "sum", "argmin"].map(|r| format!("reduce.{r}"));
+    assert_once_each(k, &reductions.each_ref().map(String::as_str));
 }
 
 #[test]
@@ -186,22 +182,15 @@ fn shape_operations() {
     assert_eq!(named_type(k, "lo").unwrap().to_string(), "f32[8, 16]");
     assert_eq!(named_type(k, "p").unwrap().to_string(), "f32[8, 2, 4]");
     assert_eq!(named_type(k, "q").unwrap().to_string(), "i32[1, 4, 16]");
-    assert_eq!(ops_named(k, "join"), 1);
-    assert_eq!(ops_named(k, "split"), 1);
-    assert_eq!(ops_named(k, "max"), 1);
-    assert_eq!(ops_named(k, "min"), 1);
+    assert_once_each(k, &["join", "split", "max", "min"]);
 }
 
 #[test]
 fn integer_and_logic_operators() {
     let k = &only_kernel(sources::BITS);
     assert_eq!(named_type(k, "keep").unwrap().to_string(), "bool[64]");
-    assert_eq!(ops_named(k, "shl"), 1);
-    assert_eq!(ops_named(k, "shr"), 1);
-    assert_eq!(ops_named(k, "xor"), 1);
-    assert_eq!(ops_named(k, "rem"), 1);
+    assert_once_each(k, &["shl", "shr", "xor", "rem", "neg"]);
     assert_eq!(ops_named(k, "not"), 2);
-    assert_eq!(ops_named(k, "neg"), 1);
 }
 
 #[test]
