@@ -278,26 +278,12 @@ impl LinearLayout {
 
     /// Position of input dimension `label`.
     pub const fn in_index(&self, label: Label) -> Option<usize> {
-        let mut i = 0;
-        while i < self.num_in as usize {
-            if self.in_labels[i].same(label) {
-                return Some(i);
-            }
-            i += 1;
-        }
-        None
+        position(self.in_labels.split_at(self.num_in as usize).0, label)
     }
 
     /// Position of output dimension `label`.
     pub const fn out_index(&self, label: Label) -> Option<usize> {
-        let mut o = 0;
-        while o < self.num_out as usize {
-            if self.out_labels[o].same(label) {
-                return Some(o);
-            }
-            o += 1;
-        }
-        None
+        position(self.out_labels.split_at(self.num_out as usize).0, label)
     }
 
     /// log2 of the size of input dimension `i` (its number of bases).
@@ -338,24 +324,12 @@ impl LinearLayout {
 
     /// Total number of input bits.
     pub const fn total_in_bits(&self) -> u32 {
-        let mut t = 0;
-        let mut i = 0;
-        while i < self.num_in as usize {
-            t += self.in_bits[i] as u32;
-            i += 1;
-        }
-        t
+        sum(self.in_bits.split_at(self.num_in as usize).0)
     }
 
     /// Total number of output bits (log2 of the number of elements of the tile).
     pub const fn total_out_bits(&self) -> u32 {
-        let mut t = 0;
-        let mut o = 0;
-        while o < self.num_out as usize {
-            t += self.out_bits[o] as u32;
-            o += 1;
-        }
-        t
+        sum(self.out_bits.split_at(self.num_out as usize).0)
     }
 
     /// Bit offset of output dimension `o` inside a packed basis.
@@ -527,37 +501,37 @@ impl LinearLayout {
 
     /// Ok if no two inputs map to the same output; else the first dependent basis.
     pub const fn check_injective(&self) -> Result<(), LayoutError> {
+        match self.span_and_first_dependent().1 {
+            Some((i, k)) => Err(LayoutError::NotInjective {
+                in_dim: self.in_labels[i],
+                basis: k as u8,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The span of all bases (the column space of the matrix), in echelon form.
+    const fn span(&self) -> EchelonBasis {
+        self.span_and_first_dependent().0
+    }
+
+    /// The span of all bases, and the first basis `(input, index)` (in input order) that lies
+    /// in the span of the ones before it.
+    const fn span_and_first_dependent(&self) -> (EchelonBasis, Option<(usize, usize)>) {
         let mut e = EchelonBasis::new();
+        let mut first = None;
         let mut i = 0;
         while i < self.num_in as usize {
             let mut k = 0;
             while k < self.in_bits[i] as usize {
-                if !e.insert(self.bases[i][k]) {
-                    return Err(LayoutError::NotInjective {
-                        in_dim: self.in_labels[i],
-                        basis: k as u8,
-                    });
+                if !e.insert(self.bases[i][k]) && first.is_none() {
+                    first = Some((i, k));
                 }
                 k += 1;
             }
             i += 1;
         }
-        Ok(())
-    }
-
-    /// The span of all bases (the column space of the matrix), in echelon form.
-    const fn span(&self) -> EchelonBasis {
-        let mut e = EchelonBasis::new();
-        let mut i = 0;
-        while i < self.num_in as usize {
-            let mut k = 0;
-            while k < self.in_bits[i] as usize {
-                e.insert(self.bases[i][k]);
-                k += 1;
-            }
-            i += 1;
-        }
-        e
+        (e, first)
     }
 
     /// Ok if every output is reached; else the first output bit (in output order) that is not.
@@ -652,6 +626,29 @@ impl fmt::Debug for LinearLayout {
         fmt::Display::fmt(self, f)?;
         write!(f, "\n}}")
     }
+}
+
+/// Position of `label` in `labels`.
+const fn position(labels: &[Label], label: Label) -> Option<usize> {
+    let mut i = 0;
+    while i < labels.len() {
+        if labels[i].same(label) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The sum of `bits` (dimension sizes as log2).
+const fn sum(bits: &[u8]) -> u32 {
+    let mut total = 0;
+    let mut i = 0;
+    while i < bits.len() {
+        total += bits[i] as u32;
+        i += 1;
+    }
+    total
 }
 
 #[cfg(test)]

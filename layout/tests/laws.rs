@@ -9,6 +9,44 @@ use tessera_test_support::Rng;
 /// Random layouts per law.
 const CASES: usize = 3000;
 
+/// A random layout from `even` in even cases and from `odd` in the others.
+fn alternating(
+    case: usize,
+    rng: &mut Rng,
+    even: fn(&mut Rng) -> LinearLayout,
+    odd: fn(&mut Rng) -> LinearLayout,
+) -> LinearLayout {
+    if case.is_multiple_of(2) {
+        even(rng)
+    } else {
+        odd(rng)
+    }
+}
+
+/// The input dimensions of `l`, in order.
+fn in_labels(l: &LinearLayout) -> Vec<Label> {
+    (0..l.num_in_dims()).map(|i| l.in_label(i)).collect()
+}
+
+/// The output dimensions of `l`, in order.
+fn out_labels(l: &LinearLayout) -> Vec<Label> {
+    (0..l.num_out_dims()).map(|o| l.out_label(o)).collect()
+}
+
+/// A random layout and a random outer layout that composes with it.
+fn random_composable(rng: &mut Rng) -> (LinearLayout, LinearLayout) {
+    let inner = random_layout(rng);
+    let outer = random_outer(rng, &inner);
+    (inner, outer)
+}
+
+/// A random layout with its input and output dimensions.
+fn random_layout_and_dims(rng: &mut Rng) -> (LinearLayout, Vec<Label>, Vec<Label>) {
+    let l = random_layout(rng);
+    let (ins, outs) = (in_labels(&l), out_labels(&l));
+    (l, ins, outs)
+}
+
 /// Every input of `layout` as (label, value) pairs, with its packed image by brute force.
 fn all_inputs(layout: &LinearLayout) -> Vec<(Vec<(Label, u32)>, u64)> {
     brute_force_table(layout)
@@ -104,8 +142,7 @@ fn generators_keep_their_promises() {
 fn compose_is_applying_one_after_the_other() {
     let mut rng = Rng::new(0x5eed_0002);
     for case in 0..CASES {
-        let inner = random_layout(&mut rng);
-        let outer = random_outer(&mut rng, &inner);
+        let (inner, outer) = random_composable(&mut rng);
         let composed = inner.compose(&outer).unwrap();
         assert_eq!(composed.num_in_dims(), inner.num_in_dims());
         for (inputs, image) in all_inputs(&inner) {
@@ -129,8 +166,7 @@ fn compose_is_applying_one_after_the_other() {
 fn compose_is_associative() {
     let mut rng = Rng::new(0x5eed_0003);
     for case in 0..CASES {
-        let first = random_layout(&mut rng);
-        let second = random_outer(&mut rng, &first);
+        let (first, second) = random_composable(&mut rng);
         let third = random_outer(&mut rng, &second);
         let left = first.compose(&second).unwrap().compose(&third).unwrap();
         let right = first.compose(&second.compose(&third).unwrap()).unwrap();
@@ -174,11 +210,7 @@ fn inverse_of_a_bijection_is_two_sided() {
 fn pseudo_inverse_is_a_minimum_norm_right_inverse() {
     let mut rng = Rng::new(0x5eed_0005);
     for case in 0..CASES {
-        let l = if case % 2 == 0 {
-            random_surjective(&mut rng)
-        } else {
-            random_distributed(&mut rng)
-        };
+        let l = alternating(case, &mut rng, random_surjective, random_distributed);
         let right = l.pseudo_invert().unwrap();
         assert_eq!(
             right.compose(&l).unwrap(),
@@ -213,11 +245,7 @@ fn invert_and_compose_solves_b_of_c_equals_a() {
     let mut rng = Rng::new(0x5eed_0006);
     let (mut shared_identity, mut fallbacks) = (0, 0);
     for case in 0..CASES {
-        let a = if case % 2 == 0 {
-            random_distributed(&mut rng)
-        } else {
-            random_surjective(&mut rng)
-        };
+        let a = alternating(case, &mut rng, random_distributed, random_surjective);
         // b: a surjective layout onto the same tile, its output dimensions in another order;
         // every third case shares a's warps (exercising the identity dimensions).
         let mut outs: Vec<(Label, u32)> = (0..a.num_out_dims())
@@ -333,8 +361,8 @@ fn product_and_division_round_trip() {
             .unwrap_or_else(|| panic!("case {case}: {a}\n{b}\n{p}"));
         // Equal up to the order of the input dimensions: the product orders them by Triton's
         // supremum, which need not reproduce P's order from A and C.
-        let p_ins: Vec<Label> = (0..p.num_in_dims()).map(|i| p.in_label(i)).collect();
-        let b_ins: Vec<Label> = (0..b.num_in_dims()).map(|i| b.in_label(i)).collect();
+        let p_ins = in_labels(&p);
+        let b_ins = in_labels(&b);
         assert_eq!(
             a.product(&c).unwrap().transpose_ins(&p_ins).unwrap(),
             p,
@@ -345,8 +373,8 @@ fn product_and_division_round_trip() {
         } else {
             partial += 1;
             // C has P's dimensions; on B's dimensions it is B, elsewhere it is empty.
-            let ins: Vec<Label> = (0..b.num_in_dims()).map(|i| b.in_label(i)).collect();
-            let outs: Vec<Label> = (0..b.num_out_dims()).map(|o| b.out_label(o)).collect();
+            let ins = in_labels(&b);
+            let outs = out_labels(&b);
             let restricted = c.sublayout(&ins, &outs).unwrap();
             assert_eq!(
                 restricted
@@ -384,9 +412,7 @@ fn product_and_division_round_trip() {
 fn transposes_and_reshapes_round_trip() {
     let mut rng = Rng::new(0x5eed_0008);
     for case in 0..CASES {
-        let l = random_layout(&mut rng);
-        let outs: Vec<Label> = (0..l.num_out_dims()).map(|o| l.out_label(o)).collect();
-        let ins: Vec<Label> = (0..l.num_in_dims()).map(|i| l.in_label(i)).collect();
+        let (l, ins, outs) = random_layout_and_dims(&mut rng);
         let mut perm_outs = outs.clone();
         rng.shuffle(&mut perm_outs);
         let mut perm_ins = ins.clone();
@@ -451,9 +477,7 @@ fn transposes_and_reshapes_round_trip() {
 fn sublayout_and_concatenation_are_blocks() {
     let mut rng = Rng::new(0x5eed_0009);
     for case in 0..CASES {
-        let l = random_layout(&mut rng);
-        let ins: Vec<Label> = (0..l.num_in_dims()).map(|i| l.in_label(i)).collect();
-        let outs: Vec<Label> = (0..l.num_out_dims()).map(|o| l.out_label(o)).collect();
+        let (l, ins, outs) = random_layout_and_dims(&mut rng);
         let keep_in: Vec<Label> = ins.iter().copied().filter(|_| rng.chance(1, 2)).collect();
         let keep_out: Vec<Label> = outs.iter().copied().filter(|_| rng.chance(2, 3)).collect();
         let s = l.sublayout(&keep_in, &keep_out).unwrap();

@@ -26,7 +26,8 @@ fn run(plan: &ConversionPlan, a: &LinearLayout, b: &LinearLayout, ctx: &str) {
 fn every_plan_moves_every_element() {
     let mut rng = Rng::new(0xc0de_0001);
     let mut chosen: BTreeMap<&str, u32> = BTreeMap::new();
-    let (mut shuffles_run, mut shared_run, mut lane_dependent) = (0, 0, 0);
+    let mut alternatives_run: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut lane_dependent = 0;
     for case in 0..2500 {
         let tile_bits = rng.range(5, 10);
         let out_dims = random_tile(&mut rng, tile_bits);
@@ -53,35 +54,23 @@ fn every_plan_moves_every_element() {
         }
         run(&conversion.plan, &a, &b, &ctx);
         // The alternatives must be right too.
+        let mut alternatives = Vec::new();
         if let Some(shuffle) = shuffle_plan(&a, &b, bits) {
             assert_eq!(shuffle.rounds.len().count_ones(), 1);
-            run(
-                &ConversionPlan::WarpShuffle(Box::new(shuffle)),
-                &a,
-                &b,
-                &ctx,
-            );
-            shuffles_run += 1;
+            alternatives.push(ConversionPlan::WarpShuffle(Box::new(shuffle)));
         }
         if !matches!(conversion.plan, ConversionPlan::NoOp) {
             let shared = shared_plan(&a, &b, bits).unwrap();
-            run(
-                &ConversionPlan::SharedMemory(Box::new(shared)),
-                &a,
-                &b,
-                &ctx,
-            );
-            shared_run += 1;
+            alternatives.push(ConversionPlan::SharedMemory(Box::new(shared)));
+        }
+        for plan in &alternatives {
+            run(plan, &a, &b, &ctx);
+            *alternatives_run.entry(plan.kind()).or_default() += 1;
         }
     }
-    println!("chosen: {chosen:?} ({lane_dependent} register plans select by lane); shuffle plans executed: {shuffles_run}; shared-memory plans executed: {shared_run}");
+    println!("chosen: {chosen:?} ({lane_dependent} register plans select by lane); alternatives executed: {alternatives_run:?}");
     assert!(lane_dependent >= 20);
-    for kind in [
-        "no-op",
-        "register permutation",
-        "warp shuffle",
-        "shared memory",
-    ] {
+    for kind in ConversionPlan::KINDS {
         assert!(
             chosen.get(kind).is_some_and(|&n| n >= 50),
             "{kind}: {chosen:?}"
@@ -108,26 +97,18 @@ fn transpose_16x32_by_shuffles() {
 #[test]
 fn cross_cta_conversions_are_errors() {
     let tile = [(Label::Dim(0), 4), (Label::Dim(1), 2)];
-    let a = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[1, 0]]),
+    // Two CTAs: one register, one lane, the block bit on the other dimension.
+    let two_ctas = |register: &[u32], block: &[u32]| {
+        let bases: [(Label, &[&[u32]]); 4] = [
+            (Label::Register, &[register]),
             (Label::Lane, &[&[2, 0]]),
             (Label::Warp, &[]),
-            (Label::Block, &[&[0, 1]]),
-        ],
-        &tile,
-    )
-    .unwrap();
-    let b = LinearLayout::distributed(
-        &[
-            (Label::Register, &[&[0, 1]]),
-            (Label::Lane, &[&[2, 0]]),
-            (Label::Warp, &[]),
-            (Label::Block, &[&[1, 0]]),
-        ],
-        &tile,
-    )
-    .unwrap();
+            (Label::Block, &[block]),
+        ];
+        LinearLayout::distributed(&bases, &tile).unwrap()
+    };
+    let a = two_ctas(&[1, 0], &[0, 1]);
+    let b = two_ctas(&[0, 1], &[1, 0]);
     let err = plan_conversion(&a, &b, 32).unwrap_err();
     assert!(err.to_string().contains("cross-CTA"), "{err}");
 }

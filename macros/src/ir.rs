@@ -128,7 +128,7 @@ pub enum ConstValue {
 }
 
 /// Elementwise operations of one operand (operand and result have the same type).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnaryOp {
     /// `-x` (signed integers, floats).
     Neg,
@@ -187,7 +187,34 @@ pub enum CmpOp {
     Gt,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+impl CmpOp {
+    /// The source operator.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Ge => ">=",
+            CmpOp::Gt => ">",
+        }
+    }
+
+    /// Whether the comparison holds for operands ordered `o` (left against right).
+    pub fn holds(self, o: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            CmpOp::Lt => o == Less,
+            CmpOp::Le => o != Greater,
+            CmpOp::Eq => o == Equal,
+            CmpOp::Ne => o != Equal,
+            CmpOp::Ge => o != Less,
+            CmpOp::Gt => o == Greater,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceKind {
     Sum,
     Max,

@@ -72,30 +72,37 @@ impl LinearLayout {
 
     /// All inputs as one dimension named like the first (Triton `flattenIns`).
     pub const fn flatten_ins(&self) -> Result<LinearLayout, LayoutError> {
-        if self.num_in_dims() == 0 {
-            return Ok(*self);
-        }
-        let bits = self.total_in_bits();
-        if bits > 31 {
-            return Err(incompatible(
-                "flatten_ins: the flattened input dimension would exceed 2^31 elements",
-            ));
-        }
-        self.reshape_ins(&[(self.in_label(0), 1 << bits)])
+        self.flattened(true)
     }
 
     /// All outputs as one dimension named like the first (Triton `flattenOuts`).
     pub const fn flatten_outs(&self) -> Result<LinearLayout, LayoutError> {
-        if self.num_out_dims() == 0 {
+        self.flattened(false)
+    }
+
+    /// The inputs (`ins`) or the outputs as one dimension named like the first; unchanged when
+    /// there are none.
+    const fn flattened(&self, ins: bool) -> Result<LinearLayout, LayoutError> {
+        let (dims, bits) = if ins {
+            (self.num_in_dims(), self.total_in_bits())
+        } else {
+            (self.num_out_dims(), self.total_out_bits())
+        };
+        if dims == 0 {
             return Ok(*self);
         }
-        let bits = self.total_out_bits();
         if bits > 31 {
-            return Err(incompatible(
-                "flatten_outs: the flattened output dimension would exceed 2^31 elements",
-            ));
+            return Err(incompatible(if ins {
+                "flatten_ins: the flattened input dimension would exceed 2^31 elements"
+            } else {
+                "flatten_outs: the flattened output dimension would exceed 2^31 elements"
+            }));
         }
-        self.reshape_outs(&[(self.out_label(0), 1 << bits)])
+        if ins {
+            self.reshape_ins(&[(self.in_label(0), 1 << bits)])
+        } else {
+            self.reshape_outs(&[(self.out_label(0), 1 << bits)])
+        }
     }
 
     /// Input dimension `label` replaced, in place, by `low` (its low bits) then `high` (the rest):

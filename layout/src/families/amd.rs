@@ -15,10 +15,13 @@
 //! `lane 16 ↦ M 8`). Operands: `k_width` registers along K, 16 lanes along the non-K dimension,
 //! the other half-wave duplicating (v1) or continuing (v2, v3) along K.
 
-use super::params::{bad, check_len, check_pow2_list, dim, prefix};
+use super::params::{
+    bad, check_element_bitwidth, check_len, check_one_of, check_pow2_list, dim, prefix,
+};
 use super::shape::{
     broadcasted_dot_operand_layout, check_shape, combine_cta_with_shape, dot_operand_order,
     identity_standard_nd, matrix_order, standard, times_identity, times_zeros, transpose_to,
+    with_pow2_bases,
 };
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
@@ -96,20 +99,7 @@ impl<'a> AmdMfma<'a> {
                 "but mfma M×N is 32×32, 16×16, 4×64 or (transposed) 64×4",
             ));
         }
-        if self.element_bitwidth != 16
-            && self.element_bitwidth != 32
-            && self.element_bitwidth != 64
-            && self.element_bitwidth != 8
-        {
-            return Err(bad(
-                MFMA,
-                "element_bitwidth",
-                None,
-                self.element_bitwidth,
-                "but it must be 8, 16, 32 or 64",
-            ));
-        }
-        Ok(())
+        check_element_bitwidth(MFMA, self.element_bitwidth)
     }
 
     /// The layout of a tensor of `shape` (Triton `AMDMfmaEncodingAttr::toLinearLayout`).
@@ -162,9 +152,8 @@ impl<'a> AmdMfma<'a> {
         ));
         tile = tri!(times_identity(&tile, tiles_m, Label::Register, dim_m));
         tile = tri!(times_identity(&tile, warps_m, Label::Warp, dim_m));
+        tile = tri!(with_batch(tile, rank));
         if has_batch {
-            tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
-            tile = tri!(times_identity(&tile, 1, Label::Lane, dim(0)));
             tile = tri!(times_identity(
                 &tile,
                 self.warps_per_cta[0],
@@ -184,7 +173,6 @@ impl<'a> AmdMfma<'a> {
     ) -> Result<LinearLayout, LayoutError> {
         let rank = shape.len();
         tri!(self.check(rank));
-        let has_batch = rank == 3;
         let non_k_index = if op_idx == 0 { rank - 2 } else { rank - 1 };
         let k_index = if op_idx == 0 { rank - 1 } else { rank - 2 };
         let tiles_non_k = self.tiles_per_warp[non_k_index];
@@ -226,10 +214,7 @@ impl<'a> AmdMfma<'a> {
             dim_non_k
         ));
         tile = tri!(tile.transpose_outs(&[dim_k, dim_non_k]));
-        if has_batch {
-            tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
-            tile = tri!(times_identity(&tile, 1, Label::Lane, dim(0)));
-        }
+        tile = tri!(with_batch(tile, rank));
         let warps = tri!(identity_standard_nd(
             Label::Warp,
             self.warps_per_cta,
@@ -241,32 +226,20 @@ impl<'a> AmdMfma<'a> {
     }
 }
 
-/// The parameters of an AMD wmma accumulator layout (16×16 tiles, 32 lanes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AmdWmma<'a> {
-    /// 1 (RDNA3), 2 (RDNA4) or 3.
-    pub version: u32,
-    pub transposed: bool,
-    pub warps_per_cta: &'a [u32],
-    /// `[M, N, K]`, M = N = 16.
-    pub instr_shape: &'a [u32],
+family_params! {
+    /// The parameters of an AMD wmma accumulator layout (16×16 tiles, 32 lanes).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct AmdWmma<'a> {
+        /// 1 (RDNA3), 2 (RDNA4) or 3.
+        pub version: u32,
+        pub transposed: bool,
+        pub warps_per_cta: &'a [u32],
+        /// `[M, N, K]`, M = N = 16.
+        pub instr_shape: &'a [u32],
+    }
 }
 
 impl<'a> AmdWmma<'a> {
-    pub const fn new(
-        version: u32,
-        transposed: bool,
-        warps_per_cta: &'a [u32],
-        instr_shape: &'a [u32],
-    ) -> Self {
-        Self {
-            version,
-            transposed,
-            warps_per_cta,
-            instr_shape,
-        }
-    }
-
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
         tri!(check_version_and_warps(
@@ -284,23 +257,17 @@ impl<'a> AmdWmma<'a> {
             self.instr_shape,
             "but wmma takes [M, N, K]"
         ));
-        if self.instr_shape[0] != 16 {
-            return Err(bad(
+        let mut d = 0;
+        while d < 2 {
+            tri!(check_one_of(
                 WMMA,
                 "instr_shape",
-                Some(0),
-                self.instr_shape[0],
-                "but wmma tiles are 16×16",
+                Some(d as u8),
+                self.instr_shape[d],
+                &[16],
+                "but wmma tiles are 16×16"
             ));
-        }
-        if self.instr_shape[1] != 16 {
-            return Err(bad(
-                WMMA,
-                "instr_shape",
-                Some(1),
-                self.instr_shape[1],
-                "but wmma tiles are 16×16",
-            ));
+            d += 1;
         }
         Ok(())
     }
@@ -348,16 +315,9 @@ impl<'a> AmdWmma<'a> {
             tile = tri!(tile.with_basis(Label::Register, &[0, registers[r]]));
             r += 1;
         }
-        let mut l = 1;
-        while l < 16 {
-            tile = tri!(tile.with_basis(Label::Lane, &[l, 0]));
-            l *= 2;
-        }
+        tile = tri!(with_pow2_bases(tile, Label::Lane, 16, [1, 0]));
         tile = tri!(tile.with_basis(Label::Lane, &[0, lane16]));
-        if rank == 3 {
-            tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
-            tile = tri!(times_identity(&tile, 1, Label::Lane, dim(0)));
-        }
+        tile = tri!(with_batch(tile, rank));
         let warp_order = matrix_order(rank, true);
         let warps = tri!(identity_standard_nd(
             Label::Warp,
@@ -404,10 +364,7 @@ impl<'a> AmdWmma<'a> {
             Label::Register,
             dim_k
         ));
-        if rank == 3 {
-            tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
-            tile = tri!(times_identity(&tile, 1, Label::Lane, dim(0)));
-        }
+        tile = tri!(with_batch(tile, rank));
         let warp_order = matrix_order(rank, true);
         let k_index = if op_idx == 0 { rank - 1 } else { rank - 2 };
         let warps = tri!(broadcasted_dot_operand_layout(
@@ -422,6 +379,16 @@ impl<'a> AmdWmma<'a> {
         let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
+}
+
+/// `tile` with the batch dimension `dim0` of a rank-3 tensor (a register and a lane input of
+/// size 1 there: one instruction covers one batch element); unchanged for rank 2.
+const fn with_batch(tile: LinearLayout, rank: usize) -> Result<LinearLayout, LayoutError> {
+    if rank != 3 {
+        return Ok(tile);
+    }
+    let tile = tri!(times_identity(&tile, 1, Label::Register, dim(0)));
+    times_identity(&tile, 1, Label::Lane, dim(0))
 }
 
 /// The first checks of both AMD families: `version.0` in `1..=version.1`, a tensor of rank 2 or

@@ -14,32 +14,20 @@ use super::shape::{
 };
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
-/// The parameters of a blocked layout (one entry per tensor dimension; `order[0]` fastest).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Blocked<'a> {
-    pub size_per_thread: &'a [u32],
-    pub threads_per_warp: &'a [u32],
-    pub warps_per_cta: &'a [u32],
-    pub order: &'a [u32],
+family_params! {
+    /// The parameters of a blocked layout (one entry per tensor dimension; `order[0]` fastest).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Blocked<'a> {
+        pub size_per_thread: &'a [u32],
+        pub threads_per_warp: &'a [u32],
+        pub warps_per_cta: &'a [u32],
+        pub order: &'a [u32],
+    }
 }
 
 const FAMILY: &str = "blocked";
 
 impl<'a> Blocked<'a> {
-    pub const fn new(
-        size_per_thread: &'a [u32],
-        threads_per_warp: &'a [u32],
-        warps_per_cta: &'a [u32],
-        order: &'a [u32],
-    ) -> Self {
-        Self {
-            size_per_thread,
-            threads_per_warp,
-            warps_per_cta,
-            order,
-        }
-    }
-
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
         tri!(check_len(

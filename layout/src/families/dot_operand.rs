@@ -27,25 +27,19 @@ pub enum MmaParent<'a> {
     Wmma(AmdWmma<'a>),
 }
 
-/// The parameters of a dot operand layout: operand `op_idx` (0 = A `[M, K]`, 1 = B `[K, N]`) of
-/// the instruction whose accumulator is `parent`, each thread holding `k_width` consecutive
-/// elements along K.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DotOperand<'a> {
-    pub op_idx: u32,
-    pub k_width: u32,
-    pub parent: MmaParent<'a>,
+family_params! {
+    /// The parameters of a dot operand layout: operand `op_idx` (0 = A `[M, K]`, 1 = B `[K, N]`) of
+    /// the instruction whose accumulator is `parent`, each thread holding `k_width` consecutive
+    /// elements along K.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct DotOperand<'a> {
+        pub op_idx: u32,
+        pub k_width: u32,
+        pub parent: MmaParent<'a>,
+    }
 }
 
 impl<'a> DotOperand<'a> {
-    pub const fn new(op_idx: u32, k_width: u32, parent: MmaParent<'a>) -> Self {
-        Self {
-            op_idx,
-            k_width,
-            parent,
-        }
-    }
-
     const fn check_common(&self) -> Result<(), LayoutError> {
         if self.op_idx > 1 {
             return Err(bad(

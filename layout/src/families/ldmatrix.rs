@@ -15,7 +15,8 @@
 //!   exists. For `.trans` Triton does not divide: it requires lane bases 2, 3, 4 of `cvt` to be
 //!   offsets 1, 2, 4 and no other basis to touch those three bits ([`LDMATRIX_TRANS_LANE_OFFSETS`]).
 
-use super::params::bad;
+use super::params::check_one_of;
+use super::shape::with_pow2_bases;
 use crate::{Label, LayoutError, LinearLayout};
 
 const FAMILY: &str = "ldmatrix";
@@ -25,34 +26,23 @@ const FAMILY: &str = "ldmatrix";
 pub const LDMATRIX_TRANS_LANE_OFFSETS: [(u32, u32); 3] = [(2, 1), (3, 2), (4, 4)];
 
 const fn check(num_matrices: u32, transposed: bool, element_bits: u32) -> Result<(), LayoutError> {
-    if num_matrices != 1 && num_matrices != 2 && num_matrices != 4 {
-        return Err(bad(
-            FAMILY,
-            "num_matrices",
-            None,
-            num_matrices,
-            "but ldmatrix moves 1, 2 or 4 matrices (.x1, .x2, .x4)",
-        ));
-    }
-    if transposed && element_bits != 16 {
-        return Err(bad(
-            FAMILY,
-            "element_bits",
-            None,
-            element_bits,
-            "but ldmatrix.trans transposes 16-bit elements only",
-        ));
-    }
-    if element_bits != 8 && element_bits != 16 && element_bits != 32 {
-        return Err(bad(
-            FAMILY,
-            "element_bits",
-            None,
-            element_bits,
+    tri!(check_one_of(
+        FAMILY,
+        "num_matrices",
+        None,
+        num_matrices,
+        &[1, 2, 4],
+        "but ldmatrix moves 1, 2 or 4 matrices (.x1, .x2, .x4)"
+    ));
+    let (widths, reason): (&[u32], _) = if transposed {
+        (&[16], "but ldmatrix.trans transposes 16-bit elements only")
+    } else {
+        (
+            &[8, 16, 32],
             "but ldmatrix moves 8-, 16- or 32-bit elements in 32-bit registers",
-        ));
-    }
-    Ok(())
+        )
+    };
+    check_one_of(FAMILY, "element_bits", None, element_bits, widths, reason)
 }
 
 /// The fragment of `ldmatrix.x{num_matrices}[.trans]` for elements of `element_bits`:
@@ -70,37 +60,25 @@ pub const fn ldmatrix_fragment(
     layout = tri!(layout.with_in_dim(Label::Register));
     layout = tri!(layout.with_in_dim(Label::Lane));
     if !transposed {
-        let mut e = 1;
-        while e < per_word {
-            layout = tri!(layout.with_basis(Label::Register, &[0, e]));
-            e *= 2;
-        }
-        let mut m = 1;
-        while m < num_matrices {
-            layout = tri!(layout.with_basis(Label::Register, &[8 * m, 0]));
-            m *= 2;
-        }
-        layout = tri!(layout.with_basis(Label::Lane, &[0, per_word]));
-        layout = tri!(layout.with_basis(Label::Lane, &[0, 2 * per_word]));
-        let mut r = 1;
-        while r < 8 {
-            layout = tri!(layout.with_basis(Label::Lane, &[r, 0]));
-            r *= 2;
-        }
+        layout = tri!(with_pow2_bases(layout, Label::Register, per_word, [0, 1]));
+        layout = tri!(with_pow2_bases(
+            layout,
+            Label::Register,
+            num_matrices,
+            [8, 0]
+        ));
+        layout = tri!(with_pow2_bases(layout, Label::Lane, 4, [0, per_word]));
+        layout = tri!(with_pow2_bases(layout, Label::Lane, 8, [1, 0]));
     } else {
         layout = tri!(layout.with_basis(Label::Register, &[1, 0]));
-        let mut m = 1;
-        while m < num_matrices {
-            layout = tri!(layout.with_basis(Label::Register, &[8 * m, 0]));
-            m *= 2;
-        }
-        layout = tri!(layout.with_basis(Label::Lane, &[2, 0]));
-        layout = tri!(layout.with_basis(Label::Lane, &[4, 0]));
-        let mut c = 1;
-        while c < 8 {
-            layout = tri!(layout.with_basis(Label::Lane, &[0, c]));
-            c *= 2;
-        }
+        layout = tri!(with_pow2_bases(
+            layout,
+            Label::Register,
+            num_matrices,
+            [8, 0]
+        ));
+        layout = tri!(with_pow2_bases(layout, Label::Lane, 4, [2, 0]));
+        layout = tri!(with_pow2_bases(layout, Label::Lane, 8, [0, 1]));
     }
     Ok(layout)
 }

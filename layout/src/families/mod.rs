@@ -17,6 +17,28 @@
 //! | [`SwizzledShared`], [`NvmmaShared`] | `SwizzledSharedEncodingAttr`, `NVMMASharedEncodingAttr` |
 //! | [`ldmatrix`] | the per-lane fragments of `ldmatrix`/`stmatrix` and Triton's division tile |
 
+/// A family's parameter struct and its `const fn new`, which takes every field in order.
+macro_rules! family_params {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident<$lt:lifetime> {
+            $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name<$lt> {
+            $($(#[$field_meta])* pub $field: $ty,)*
+        }
+
+        impl<$lt> $name<$lt> {
+            /// The parameters, in the order of the fields.
+            pub const fn new($($field: $ty),*) -> Self {
+                Self { $($field),* }
+            }
+        }
+    };
+}
+
 pub mod amd;
 pub mod blocked;
 pub mod dot_operand;

@@ -11,22 +11,24 @@
 //! with K contiguous. Warps tile the accumulator (row-major for v2, column-major for v3's
 //! warpgroups) and are broadcast along K for the operands.
 
-use super::params::{bad, check_len, check_pow2_list, dim, prefix};
+use super::params::{bad, check_len, check_one_of, check_pow2_list, dim, prefix};
 use super::shape::{
     check_shape, combine_cta_with_shape, identity_standard_nd, matrix_order, times_identity,
 };
 use crate::algebra::labels;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
-/// The parameters of an NVIDIA mma accumulator layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NvidiaMma<'a> {
-    /// 2 (Ampere/Turing `mma.sync`) or 3 (Hopper `wgmma`).
-    pub version_major: u32,
-    pub version_minor: u32,
-    pub warps_per_cta: &'a [u32],
-    /// `[16, 8]` for v2 (`[1, 16, 8]` with a batch dimension); `[16, N, 16]` for v3.
-    pub instr_shape: &'a [u32],
+family_params! {
+    /// The parameters of an NVIDIA mma accumulator layout.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct NvidiaMma<'a> {
+        /// 2 (Ampere/Turing `mma.sync`) or 3 (Hopper `wgmma`).
+        pub version_major: u32,
+        pub version_minor: u32,
+        pub warps_per_cta: &'a [u32],
+        /// `[16, 8]` for v2 (`[1, 16, 8]` with a batch dimension); `[16, N, 16]` for v3.
+        pub instr_shape: &'a [u32],
+    }
 }
 
 const FAMILY: &str = "nvidia_mma";
@@ -64,20 +66,6 @@ pub const fn nvidia_mma_tile(
 }
 
 impl<'a> NvidiaMma<'a> {
-    pub const fn new(
-        version_major: u32,
-        version_minor: u32,
-        warps_per_cta: &'a [u32],
-        instr_shape: &'a [u32],
-    ) -> Self {
-        Self {
-            version_major,
-            version_minor,
-            warps_per_cta,
-            instr_shape,
-        }
-    }
-
     pub const fn is_ampere(&self) -> bool {
         self.version_major == 2
     }
@@ -111,25 +99,23 @@ impl<'a> NvidiaMma<'a> {
         tri!(check_pow2_list(FAMILY, "instr_shape", self.instr_shape));
         if self.is_ampere() {
             tri!(check_len(FAMILY, "instr_shape", self.instr_shape, rank));
-            let m = self.instr_shape[rank - 2];
-            let n = self.instr_shape[rank - 1];
-            if m != 16 {
-                return Err(bad(
+            let tile = [
+                (rank - 2, 16, "but mma.sync (v2) tiles have 16 rows"),
+                (rank - 1, 8, "but mma.sync (v2) tiles have 8 columns"),
+            ];
+            let mut t = 0;
+            while t < tile.len() {
+                let (d, size, reason) = tile[t];
+                let value = self.instr_shape[d];
+                tri!(check_one_of(
                     FAMILY,
                     "instr_shape",
-                    Some(rank as u8 - 2),
-                    m,
-                    "but mma.sync (v2) tiles have 16 rows",
+                    Some(d as u8),
+                    value,
+                    &[size],
+                    reason
                 ));
-            }
-            if n != 8 {
-                return Err(bad(
-                    FAMILY,
-                    "instr_shape",
-                    Some(rank as u8 - 1),
-                    n,
-                    "but mma.sync (v2) tiles have 8 columns",
-                ));
+                t += 1;
             }
         } else {
             if rank != 2 {
@@ -150,15 +136,14 @@ impl<'a> NvidiaMma<'a> {
                     "but wgmma (v3) takes [M, N, K]",
                 ));
             }
-            if self.instr_shape[0] != 16 {
-                return Err(bad(
-                    FAMILY,
-                    "instr_shape",
-                    Some(0),
-                    self.instr_shape[0],
-                    "but wgmma (v3) tiles have M = 16 per warp",
-                ));
-            }
+            tri!(check_one_of(
+                FAMILY,
+                "instr_shape",
+                Some(0),
+                self.instr_shape[0],
+                &[16],
+                "but wgmma (v3) tiles have M = 16 per warp"
+            ));
             if self.instr_shape[1] < 8 || self.instr_shape[1] > 256 {
                 return Err(bad(
                     FAMILY,

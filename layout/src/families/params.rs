@@ -43,6 +43,25 @@ pub(crate) const fn check_len(
     Ok(())
 }
 
+/// `value` (entry `index` of `param`, if a list) is a power of two (at least 1).
+pub(crate) const fn check_pow2(
+    family: &'static str,
+    param: &'static str,
+    index: Option<u8>,
+    value: u32,
+) -> Result<(), LayoutError> {
+    if crate::log2_exact(value).is_none() {
+        return Err(bad(
+            family,
+            param,
+            index,
+            value,
+            "which is not a power of two",
+        ));
+    }
+    Ok(())
+}
+
 /// Every entry of `list` is a power of two (at least 1).
 pub(crate) const fn check_pow2_list(
     family: &'static str,
@@ -51,18 +70,45 @@ pub(crate) const fn check_pow2_list(
 ) -> Result<(), LayoutError> {
     let mut i = 0;
     while i < list.len() {
-        if crate::log2_exact(list[i]).is_none() {
-            return Err(bad(
-                family,
-                param,
-                Some(i as u8),
-                list[i],
-                "which is not a power of two",
-            ));
-        }
+        tri!(check_pow2(family, param, Some(i as u8), list[i]));
         i += 1;
     }
     Ok(())
+}
+
+/// `value` (entry `index` of `param`, if a list) is one of `allowed`; `reason` words the error.
+pub(crate) const fn check_one_of(
+    family: &'static str,
+    param: &'static str,
+    index: Option<u8>,
+    value: u32,
+    allowed: &[u32],
+    reason: &'static str,
+) -> Result<(), LayoutError> {
+    let mut i = 0;
+    while i < allowed.len() {
+        if allowed[i] == value {
+            return Ok(());
+        }
+        i += 1;
+    }
+    Err(bad(family, param, index, value, reason))
+}
+
+/// `element_bitwidth` is 8, 16, 32 or 64.
+pub(crate) const fn check_element_bitwidth(
+    family: &'static str,
+    element_bitwidth: u32,
+) -> Result<(), LayoutError> {
+    let reason = "but it must be 8, 16, 32 or 64";
+    check_one_of(
+        family,
+        "element_bitwidth",
+        None,
+        element_bitwidth,
+        &[8, 16, 32, 64],
+        reason,
+    )
 }
 
 /// `order` is a permutation of `0..rank`.

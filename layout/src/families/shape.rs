@@ -77,6 +77,23 @@ pub const fn times_zeros(
     layout.product(&factor)
 }
 
+/// `layout` with `log2(count)` more bases of `in_dim` on its two outputs: `step·1, step·2,
+/// step·4, …` below `step·count` (`count` a power of two; 1 adds none).
+pub const fn with_pow2_bases(
+    layout: LinearLayout,
+    in_dim: Label,
+    count: u32,
+    step: [u32; 2],
+) -> Result<LinearLayout, LayoutError> {
+    let mut layout = layout;
+    let mut j = 1;
+    while j < count {
+        layout = tri!(layout.with_basis(in_dim, &[step[0] * j, step[1] * j]));
+        j *= 2;
+    }
+    Ok(layout)
+}
+
 /// `[dim0, dim1, …, dim(rank-1)]` (Triton `standardOutDimNames`).
 pub const fn standard_dims(rank: usize) -> [Label; MAX_DIMS] {
     let mut out = [Label::Dim(0); MAX_DIMS];

@@ -12,48 +12,36 @@
 //!   dimensions collapsed into rows), reshaped to the box, transposed if K is the outer
 //!   dimension, and repeated over the tensor.
 
-use super::params::{bad, check_order, dim, prefix};
+use super::params::{
+    bad, check_element_bitwidth, check_one_of, check_order, check_pow2, dim, prefix,
+};
 use super::shape::{
     check_shape, combine_cta_with_shape, ensure_layout_not_smaller_than, permute_out_coords,
-    reshape_row_major, times_identity,
+    reshape_row_major, times_identity, with_pow2_bases,
 };
-use crate::{log2_exact, Label, LayoutError, LinearLayout, MAX_DIMS};
+use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 const SWIZZLED: &str = "swizzled_shared";
 const NVMMA: &str = "nvmma_shared";
 
-/// The parameters of a swizzled shared layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SwizzledShared<'a> {
-    pub vec: u32,
-    pub per_phase: u32,
-    pub max_phase: u32,
-    /// Dimensions from most minor (`order[0]`, the columns) to most major.
-    pub order: &'a [u32],
-}
-
-const fn check_pow2(family: &'static str, param: &'static str, v: u32) -> Result<(), LayoutError> {
-    if log2_exact(v).is_none() {
-        return Err(bad(family, param, None, v, "which is not a power of two"));
+family_params! {
+    /// The parameters of a swizzled shared layout.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct SwizzledShared<'a> {
+        pub vec: u32,
+        pub per_phase: u32,
+        pub max_phase: u32,
+        /// Dimensions from most minor (`order[0]`, the columns) to most major.
+        pub order: &'a [u32],
     }
-    Ok(())
 }
 
 impl<'a> SwizzledShared<'a> {
-    pub const fn new(vec: u32, per_phase: u32, max_phase: u32, order: &'a [u32]) -> Self {
-        Self {
-            vec,
-            per_phase,
-            max_phase,
-            order,
-        }
-    }
-
     /// Checks the parameters against a tensor of rank `rank`.
     pub const fn check(&self, rank: usize) -> Result<(), LayoutError> {
-        tri!(check_pow2(SWIZZLED, "vec", self.vec));
-        tri!(check_pow2(SWIZZLED, "per_phase", self.per_phase));
-        tri!(check_pow2(SWIZZLED, "max_phase", self.max_phase));
+        tri!(check_pow2(SWIZZLED, "vec", None, self.vec));
+        tri!(check_pow2(SWIZZLED, "per_phase", None, self.per_phase));
+        tri!(check_pow2(SWIZZLED, "max_phase", None, self.max_phase));
         check_order(SWIZZLED, "order", self.order, rank)
     }
 
@@ -79,11 +67,7 @@ impl<'a> SwizzledShared<'a> {
         let mut layout = tri!(LinearLayout::empty().with_out_dim(dim(row), num_rows));
         layout = tri!(layout.with_out_dim(dim(col), num_cols));
         layout = tri!(layout.with_in_dim(Label::Offset));
-        let mut c = 1;
-        while c < num_cols {
-            layout = tri!(layout.with_basis(Label::Offset, &[0, c]));
-            c *= 2;
-        }
+        layout = tri!(with_pow2_bases(layout, Label::Offset, num_cols, [0, 1]));
         let mut r = 1;
         while r < num_rows {
             layout = tri!(layout.with_basis(Label::Offset, &[r, self.row_swizzle(r, num_cols)]));
@@ -120,27 +104,15 @@ impl NvmmaShared {
 
     /// Checks the parameters.
     pub const fn check(&self) -> Result<(), LayoutError> {
-        let s = self.swizzle_byte_width;
-        if s != 0 && s != 32 && s != 64 && s != 128 {
-            return Err(bad(
-                NVMMA,
-                "swizzle_byte_width",
-                None,
-                s,
-                "but it must be 0, 32, 64 or 128",
-            ));
-        }
-        let b = self.element_bitwidth;
-        if b != 8 && b != 16 && b != 32 && b != 64 {
-            return Err(bad(
-                NVMMA,
-                "element_bitwidth",
-                None,
-                b,
-                "but it must be 8, 16, 32 or 64",
-            ));
-        }
-        Ok(())
+        tri!(check_one_of(
+            NVMMA,
+            "swizzle_byte_width",
+            None,
+            self.swizzle_byte_width,
+            &[0, 32, 64, 128],
+            "but it must be 0, 32, 64 or 128"
+        ));
+        check_element_bitwidth(NVMMA, self.element_bitwidth)
     }
 
     /// Elements of a swizzle unit (16 bytes): `128 / bits`, or 1 without swizzling.

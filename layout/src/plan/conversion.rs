@@ -58,13 +58,21 @@ pub enum ConversionPlan {
 impl ConversionPlan {
     /// A short name.
     pub fn kind(&self) -> &'static str {
-        match self {
-            ConversionPlan::NoOp => "no-op",
-            ConversionPlan::RegisterPermutation(_) => "register permutation",
-            ConversionPlan::WarpShuffle(_) => "warp shuffle",
-            ConversionPlan::SharedMemory(_) => "shared memory",
-        }
+        Self::KINDS[match self {
+            ConversionPlan::NoOp => 0,
+            ConversionPlan::RegisterPermutation(_) => 1,
+            ConversionPlan::WarpShuffle(_) => 2,
+            ConversionPlan::SharedMemory(_) => 3,
+        }]
     }
+
+    /// The [`kind`](Self::kind) of every variant, in declaration order.
+    pub const KINDS: [&'static str; 4] = [
+        "no-op",
+        "register permutation",
+        "warp shuffle",
+        "shared memory",
+    ];
 }
 
 /// `B` register `r` of lane `l`, warp `w` takes `A` register

@@ -300,6 +300,11 @@ pub fn memory_offsets(memory: &LinearLayout) -> Result<Vec<u64>, PlanError> {
     Ok(offsets)
 }
 
+/// The vectors of `a` that `b` also has, in `a`'s order.
+pub fn common_vectors(a: &[u64], b: &[u64]) -> Vec<u64> {
+    a.iter().copied().filter(|v| b.contains(v)).collect()
+}
+
 /// The XOR of `vectors[j]` over the set bits `j` of `mask`.
 pub fn combine(vectors: &[u64], mask: u64) -> u64 {
     vectors

@@ -326,17 +326,23 @@ pub fn step_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32)>> {
     }
 }
 
-/// Wavefronts of one warp-wide access: 32 banks × 4 bytes, the most distinct words any bank
-/// serves (the emulator's model).
-pub fn wavefronts(access: &[(u32, u32)]) -> u32 {
+/// The distinct 4-byte words that the `(byte address, bytes)` accesses of one warp touch, in
+/// increasing order.
+pub fn words_touched(access: &[(u32, u32)]) -> Vec<u32> {
     let mut words: Vec<u32> = access
         .iter()
         .flat_map(|&(at, bytes)| (at / 4)..(at + bytes).div_ceil(4))
         .collect();
     words.sort_unstable();
     words.dedup();
+    words
+}
+
+/// Wavefronts of one warp-wide access: 32 banks × 4 bytes, the most distinct words any bank
+/// serves (the emulator's model).
+pub fn wavefronts(access: &[(u32, u32)]) -> u32 {
     let mut per_bank = [0u32; 32];
-    for w in words {
+    for w in words_touched(access) {
         per_bank[(w % 32) as usize] += 1;
     }
     per_bank.into_iter().max().unwrap_or(0)

@@ -25,7 +25,7 @@ use super::movement::{
     bases32, duplicate_steps, issue_cost, vector_offsets, xor_bits, Affine, LdmatrixStep, LoadStep,
     Movement, Step, StoreStep, LANES,
 };
-use super::{bases, PlanError, Space};
+use super::{bases, common_vectors, PlanError, Space};
 use crate::families::ldmatrix::ldmatrix_fragment;
 use crate::{Label, LinearLayout};
 use std::format;
@@ -208,11 +208,7 @@ pub fn ldmatrix_memories(
         } else {
             let w = (32 / element_bits).trailing_zeros() as usize;
             // The word's registers: those the source also holds first (wider stores).
-            let mut regs: Vec<u64> = dst_regs
-                .iter()
-                .copied()
-                .filter(|v| src_regs.contains(v))
-                .collect();
+            let mut regs = common_vectors(&dst_regs, &src_regs);
             regs.extend(dst_regs.iter().copied().filter(|v| !src_regs.contains(v)));
             if regs.len() < w {
                 continue;

@@ -28,7 +28,8 @@
 
 use super::bank::{bank_wavefronts, BankAccess, BANK_ROW_BITS};
 use super::{
-    bases, check_distributed_pair, check_element_bits, nonzero_bases, space, PlanError, Space,
+    bases, check_distributed_pair, check_element_bits, common_vectors, nonzero_bases, space,
+    PlanError, Space,
 };
 use crate::{Label, LinearLayout};
 use std::format;
@@ -104,11 +105,7 @@ pub fn optimal_swizzle(
         .map(|&(_, v)| v)
         .collect();
     let max_vector = (128 / element_bits).trailing_zeros() as usize;
-    let mut vector: Vec<u64> = a_regs
-        .iter()
-        .copied()
-        .filter(|v| b_regs.contains(v))
-        .collect();
+    let mut vector = common_vectors(&a_regs, &b_regs);
     vector.truncate(max_vector);
     // Elements per 4-byte word (log2); none for elements of a word or more.
     let word_bits = (32 / element_bits).max(1).trailing_zeros() as usize;

@@ -2,6 +2,7 @@
 
 use super::{BinOp, Block, Expr, ExprKind, Pat, Special, Stmt, UnOp};
 use crate::diag::{Diagnostics, Loc, LocIds};
+use crate::ir::CmpOp;
 use crate::parse::{scalar_named, scalar_type};
 use crate::types::Scalar;
 use syn::ext::IdentExt;
@@ -20,10 +21,7 @@ impl AstBuilder<'_> {
     ) -> Expr {
         let loc = self.ids.of(node);
         self.diags.error(loc, message);
-        Expr {
-            kind: ExprKind::Invalid,
-            loc,
-        }
+        Expr::invalid(loc)
     }
 
     /// The AST of a kernel's body. Attributes anywhere inside it are errors: `#[cfg(…)]` and
@@ -491,12 +489,12 @@ fn binary_op(op: &syn::BinOp) -> Option<BinOp> {
         S::BitOr(_) => BinOp::BitOr,
         S::Shl(_) => BinOp::Shl,
         S::Shr(_) => BinOp::Shr,
-        S::Eq(_) => BinOp::Eq,
-        S::Lt(_) => BinOp::Lt,
-        S::Le(_) => BinOp::Le,
-        S::Ne(_) => BinOp::Ne,
-        S::Ge(_) => BinOp::Ge,
-        S::Gt(_) => BinOp::Gt,
+        S::Eq(_) => BinOp::Cmp(CmpOp::Eq),
+        S::Lt(_) => BinOp::Cmp(CmpOp::Lt),
+        S::Le(_) => BinOp::Cmp(CmpOp::Le),
+        S::Ne(_) => BinOp::Cmp(CmpOp::Ne),
+        S::Ge(_) => BinOp::Cmp(CmpOp::Ge),
+        S::Gt(_) => BinOp::Cmp(CmpOp::Gt),
         _ => return None,
     })
 }

@@ -13,6 +13,7 @@ mod tests;
 pub use build::AstBuilder;
 
 use crate::diag::Loc;
+use crate::ir::CmpOp;
 use crate::ops::{self, Op};
 use crate::types::Scalar;
 
@@ -70,6 +71,16 @@ impl Pat {
 pub struct Expr {
     pub kind: ExprKind,
     pub loc: Loc,
+}
+
+impl Expr {
+    /// The stand-in for an expression already reported as an error.
+    pub fn invalid(loc: Loc) -> Expr {
+        Expr {
+            kind: ExprKind::Invalid,
+            loc,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -167,12 +178,8 @@ pub enum BinOp {
     And,
     /// `||`: on bools, the same as `|`.
     Or,
-    Lt,
-    Le,
-    Eq,
-    Ne,
-    Ge,
-    Gt,
+    /// `<`, `<=`, `==`, `!=`, `>=`, `>`: the comparison of the IR.
+    Cmp(CmpOp),
 }
 
 impl BinOp {
@@ -190,20 +197,8 @@ impl BinOp {
             BinOp::Shr => ">>",
             BinOp::And => "&&",
             BinOp::Or => "||",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Ge => ">=",
-            BinOp::Gt => ">",
+            BinOp::Cmp(c) => c.symbol(),
         }
-    }
-
-    pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinOp::Lt | BinOp::Le | BinOp::Eq | BinOp::Ne | BinOp::Ge | BinOp::Gt
-        )
     }
 }
 

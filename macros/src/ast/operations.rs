@@ -77,10 +77,7 @@ impl AstBuilder<'_> {
             for a in receiver.into_iter().chain(args.iter().copied()) {
                 self.expr(a);
             }
-            return Expr {
-                kind: ExprKind::Invalid,
-                loc,
-            };
+            return Expr::invalid(loc);
         };
         if receiver.is_some() && !info.method {
             self.diags.error(
@@ -90,10 +87,7 @@ impl AstBuilder<'_> {
                     info.usage
                 ),
             );
-            return Expr {
-                kind: ExprKind::Invalid,
-                loc,
-            };
+            return Expr::invalid(loc);
         }
         let count = args.len() + usize::from(receiver.is_some());
         if count < info.min_args || count > info.max_args {
@@ -117,10 +111,7 @@ impl AstBuilder<'_> {
                     info.usage
                 ),
             );
-            return Expr {
-                kind: ExprKind::Invalid,
-                loc,
-            };
+            return Expr::invalid(loc);
         }
         let type_arg = match (type_arg, info.type_arg) {
             (None, TypeArg::Required) => {
@@ -131,10 +122,7 @@ impl AstBuilder<'_> {
                         info.usage
                     ),
                 );
-                return Expr {
-                    kind: ExprKind::Invalid,
-                    loc,
-                };
+                return Expr::invalid(loc);
             }
             (None, _) => None,
             (Some(t), TypeArg::None) => {
@@ -142,30 +130,19 @@ impl AstBuilder<'_> {
                     self.ids.of(t),
                     format!("`{name_str}` takes no `::<T>`: write `{}`", info.usage),
                 );
-                return Expr {
-                    kind: ExprKind::Invalid,
-                    loc,
-                };
+                return Expr::invalid(loc);
             }
             (Some(t), _) => match t.args.iter().collect::<Vec<_>>().as_slice() {
                 [syn::GenericArgument::Type(ty)] => match scalar_type(ty, self.ids, self.diags) {
                     Some(s) => Some(s),
-                    None => {
-                        return Expr {
-                            kind: ExprKind::Invalid,
-                            loc,
-                        }
-                    }
+                    None => return Expr::invalid(loc),
                 },
                 _ => {
                     self.diags.error(
                         self.ids.of(t),
                         format!("write one element type: `{}`", info.usage),
                     );
-                    return Expr {
-                        kind: ExprKind::Invalid,
-                        loc,
-                    };
+                    return Expr::invalid(loc);
                 }
             },
         };

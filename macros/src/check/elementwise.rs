@@ -61,9 +61,7 @@ impl Checker<'_> {
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => dtype.is_int() || dtype.is_bool(),
             BinOp::And | BinOp::Or => dtype.is_bool(),
             BinOp::Shl | BinOp::Shr => dtype.is_int(),
-            BinOp::Lt | BinOp::Le | BinOp::Eq | BinOp::Ne | BinOp::Ge | BinOp::Gt => {
-                dtype.is_numeric() || dtype.is_bool()
-            }
+            BinOp::Cmp(_) => dtype.is_numeric() || dtype.is_bool(),
         };
         if !allowed {
             let needs = match op {
@@ -123,8 +121,8 @@ impl Checker<'_> {
                     );
                     return Operand::Poison;
                 }
-                cmp => {
-                    let truth = compare(cmp, x.cmp(&y));
+                BinOp::Cmp(cmp) => {
+                    let truth = cmp.holds(x.cmp(&y));
                     return self
                         .constant(ConstValue::Bool(truth), Scalar::Bool, loc)
                         .map_or(Operand::Poison, Operand::Value);
@@ -145,8 +143,8 @@ impl Checker<'_> {
             BinOp::Mul => x * y,
             BinOp::Div => x / y,
             BinOp::Rem => x % y,
-            cmp if cmp.is_comparison() => {
-                let truth = x.partial_cmp(&y).is_some_and(|o| compare(cmp, o));
+            BinOp::Cmp(cmp) => {
+                let truth = x.partial_cmp(&y).is_some_and(|o| cmp.holds(o));
                 return self
                     .constant(ConstValue::Bool(truth), Scalar::Bool, loc)
                     .map_or(Operand::Poison, Operand::Value);
@@ -312,22 +310,32 @@ impl Checker<'_> {
         self.emit(OpKind::Select, all, TileType::new(shape, dtype), loc)
     }
 
-    pub(super) fn math(&mut self, op: Op, x: Operand, name_loc: Loc, loc: Loc) -> Option<ValueId> {
-        let name = crate::ops::info_of(op).name;
+    pub(super) fn math(
+        &mut self,
+        kind: UnaryOp,
+        x: Operand,
+        name_loc: Loc,
+        loc: Loc,
+    ) -> Option<ValueId> {
+        let name = crate::ops::info_of(Op::Math(kind)).name;
         let x = match x {
-            Operand::Int(_) if op != Op::Abs => {
+            Operand::Int(_) if kind != UnaryOp::Abs => {
                 self.error(loc, format!("`{name}` needs a float operand, found an integer literal (write e.g. `1.0`)"));
                 return None;
             }
             o => self.materialize(o, None, loc)?,
         };
         let ty = self.ty(x).clone();
-        let ok = match op {
-            Op::Abs => ty.dtype.is_numeric(),
+        let ok = match kind {
+            UnaryOp::Abs => ty.dtype.is_numeric(),
             _ => ty.dtype.is_float(),
         };
         if !ok {
-            let needs = if op == Op::Abs { "a number" } else { "a float" };
+            let needs = if kind == UnaryOp::Abs {
+                "a number"
+            } else {
+                "a float"
+            };
             self.error(
                 name_loc,
                 format!(
@@ -341,20 +349,6 @@ impl Checker<'_> {
             );
             return None;
         }
-        let kind = match op {
-            Op::Exp => UnaryOp::Exp,
-            Op::Exp2 => UnaryOp::Exp2,
-            Op::Log => UnaryOp::Log,
-            Op::Log2 => UnaryOp::Log2,
-            Op::Sqrt => UnaryOp::Sqrt,
-            Op::Rsqrt => UnaryOp::Rsqrt,
-            Op::Tanh => UnaryOp::Tanh,
-            Op::Erf => UnaryOp::Erf,
-            Op::Sin => UnaryOp::Sin,
-            Op::Cos => UnaryOp::Cos,
-            Op::Sigmoid => UnaryOp::Sigmoid,
-            _ => UnaryOp::Abs,
-        };
         self.emit(OpKind::Unary(kind), vec![x], ty, loc)
     }
 
@@ -364,44 +358,22 @@ impl Checker<'_> {
             &*format!("the first operand of `{name}`"),
             &*format!("the second operand of `{name}`"),
         ];
-        let (values, dtype) = self.unify(&[a, b], &roles, loc)?;
-        if !dtype.is_numeric() {
-            self.error(
-                loc,
-                format!("`{name}` needs number operands, found {dtype}"),
-            );
-            return None;
-        }
-        let (values, shape) = self.broadcast_all(&values, &roles, loc)?;
+        let (values, ty) =
+            self.same_type_operands(&[a, b], &roles, name, "number", DType::is_numeric, loc)?;
         let kind = if op == Op::Maximum {
             BinaryOp::Max
         } else {
             BinaryOp::Min
         };
-        self.emit(
-            OpKind::Binary(kind),
-            values,
-            TileType::new(shape, dtype),
-            loc,
-        )
+        self.emit(OpKind::Binary(kind), values, ty, loc)
     }
 
     /// `clamp(x, lo, hi)` = `minimum(maximum(x, lo), hi)`: numbers of one type; NaN-propagating
     /// on floats as `maximum`/`minimum`.
     pub(super) fn clamp(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
-        let ops: Vec<Operand> = args.iter().map(|a| self.operand(a)).collect();
-        let roles = [
-            "`x` of `clamp(x, lo, hi)`",
-            "`lo` of `clamp(x, lo, hi)`",
-            "`hi` of `clamp(x, lo, hi)`",
-        ];
-        let (values, dtype) = self.unify(&ops, &roles, loc)?;
-        if !dtype.is_numeric() {
-            self.error(loc, format!("`clamp` needs number operands, found {dtype}"));
-            return None;
-        }
-        let (values, shape) = self.broadcast_all(&values, &roles, loc)?;
-        let ty = TileType::new(shape, dtype);
+        let params = ["x", "lo", "hi"];
+        let (values, ty) =
+            self.three_operands(Op::Clamp, params, args, "number", DType::is_numeric, loc)?;
         let low = self.emit(
             OpKind::Binary(BinaryOp::Max),
             vec![values[0], values[1]],
@@ -417,37 +389,59 @@ impl Checker<'_> {
             "the first operand of `umulhi`",
             "the second operand of `umulhi`",
         ];
-        let (values, dtype) = self.unify(&[a, b], &roles, loc)?;
-        if !matches!(dtype, DType::Scalar(Scalar::I32 | Scalar::U32)) {
-            self.error(
-                loc,
-                format!("`umulhi` needs i32 or u32 operands, found {dtype}"),
-            );
-            return None;
-        }
-        let (values, shape) = self.broadcast_all(&values, &roles, loc)?;
-        self.emit(
-            OpKind::Binary(BinaryOp::Umulhi),
-            values,
-            TileType::new(shape, dtype),
-            loc,
-        )
+        let is_32_bit_int = |d: DType| matches!(d, DType::Scalar(Scalar::I32 | Scalar::U32));
+        let (values, ty) =
+            self.same_type_operands(&[a, b], &roles, "umulhi", "i32 or u32", is_32_bit_int, loc)?;
+        self.emit(OpKind::Binary(BinaryOp::Umulhi), values, ty, loc)
     }
 
     pub(super) fn fma(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
+        let params = ["a", "b", "c"];
+        let (values, ty) =
+            self.three_operands(Op::Fma, params, args, "float", DType::is_float, loc)?;
+        self.emit(OpKind::Fma, values, ty, loc)
+    }
+
+    /// The three operands of `op`, each named in messages as a parameter of its usage (e.g.
+    /// "`lo` of `clamp(x, lo, hi)`"), checked as by [`Self::same_type_operands`].
+    fn three_operands(
+        &mut self,
+        op: Op,
+        params: [&str; 3],
+        args: &[Expr],
+        needs: &str,
+        accepts: impl Fn(DType) -> bool,
+        loc: Loc,
+    ) -> Option<(Vec<ValueId>, TileType)> {
+        let info = crate::ops::info_of(op);
+        let roles = params.map(|p| format!("`{p}` of `{}`", info.usage));
+        let roles = roles.each_ref().map(String::as_str);
         let ops: Vec<Operand> = args.iter().map(|a| self.operand(a)).collect();
-        let roles = [
-            "`a` of `fma(a, b, c)`",
-            "`b` of `fma(a, b, c)`",
-            "`c` of `fma(a, b, c)`",
-        ];
-        let (values, dtype) = self.unify(&ops, &roles, loc)?;
-        if !dtype.is_float() {
-            self.error(loc, format!("`fma` needs float operands, found {dtype}"));
+        self.same_type_operands(&ops, &roles, info.name, needs, accepts, loc)
+    }
+
+    /// The operands of the elementwise op `name` unified to one element type, which `accepts`
+    /// (else "`name` needs `needs` operands"), and broadcast to one shape: the values and the
+    /// type of the result.
+    fn same_type_operands(
+        &mut self,
+        operands: &[Operand],
+        roles: &[&str],
+        name: &str,
+        needs: &str,
+        accepts: impl Fn(DType) -> bool,
+        loc: Loc,
+    ) -> Option<(Vec<ValueId>, TileType)> {
+        let (values, dtype) = self.unify(operands, roles, loc)?;
+        if !accepts(dtype) {
+            self.error(
+                loc,
+                format!("`{name}` needs {needs} operands, found {dtype}"),
+            );
             return None;
         }
-        let (values, shape) = self.broadcast_all(&values, &roles, loc)?;
-        self.emit(OpKind::Fma, values, TileType::new(shape, dtype), loc)
+        let (values, shape) = self.broadcast_all(&values, roles, loc)?;
+        Some((values, TileType::new(shape, dtype)))
     }
 }
 
@@ -475,18 +469,6 @@ pub(super) fn weak(o: Operand) -> Option<Weak> {
     }
 }
 
-pub(super) fn compare(op: BinOp, o: std::cmp::Ordering) -> bool {
-    use std::cmp::Ordering::*;
-    match op {
-        BinOp::Lt => o == Less,
-        BinOp::Le => o != Greater,
-        BinOp::Eq => o == Equal,
-        BinOp::Ne => o != Equal,
-        BinOp::Ge => o != Less,
-        _ => o == Greater,
-    }
-}
-
 /// The IR op of a source operator: arithmetic/logic, or a comparison.
 pub(super) fn ir_binary(op: BinOp) -> Result<BinaryOp, CmpOp> {
     Ok(match op {
@@ -500,11 +482,6 @@ pub(super) fn ir_binary(op: BinOp) -> Result<BinaryOp, CmpOp> {
         BinOp::BitXor => BinaryOp::Xor,
         BinOp::Shl => BinaryOp::Shl,
         BinOp::Shr => BinaryOp::Shr,
-        BinOp::Lt => return Err(CmpOp::Lt),
-        BinOp::Le => return Err(CmpOp::Le),
-        BinOp::Eq => return Err(CmpOp::Eq),
-        BinOp::Ne => return Err(CmpOp::Ne),
-        BinOp::Ge => return Err(CmpOp::Ge),
-        BinOp::Gt => return Err(CmpOp::Gt),
+        BinOp::Cmp(c) => return Err(c),
     })
 }

@@ -543,20 +543,9 @@ impl Checker<'_> {
                 Val::Unit
             }
             Op::Where => one(self.select(args, loc)),
-            Op::Exp
-            | Op::Exp2
-            | Op::Log
-            | Op::Log2
-            | Op::Sqrt
-            | Op::Rsqrt
-            | Op::Abs
-            | Op::Tanh
-            | Op::Erf
-            | Op::Sin
-            | Op::Cos
-            | Op::Sigmoid => {
+            Op::Math(kind) => {
                 let x = self.operand(&args[0]);
-                one(self.math(op, x, name_loc, loc))
+                one(self.math(kind, x, name_loc, loc))
             }
             Op::Maximum | Op::Minimum => {
                 let a = self.operand(&args[0]);
@@ -575,9 +564,7 @@ impl Checker<'_> {
             Op::ConvertLayout => unreachable!("`convert_layout` has its own syntax node"),
             Op::ExpandDims => self.expand_dims(args, loc),
             Op::BroadcastTo => self.broadcast_to(args, loc),
-            Op::Sum | Op::Max | Op::Min | Op::Argmax | Op::Argmin => {
-                one(self.reduce(op, args, loc))
-            }
+            Op::Reduce(kind) => one(self.reduce(kind, args, loc)),
             Op::Dot => one(self.dot(args, loc)),
             Op::Trans => one(self.trans(args, loc)),
             Op::Reshape => self.reshape(args, loc),

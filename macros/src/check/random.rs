@@ -10,7 +10,7 @@
 use super::{Checker, Operand};
 use crate::ast::{BinOp, Expr, UnOp};
 use crate::diag::Loc;
-use crate::ir::{ConstValue, OpKind, ValueId};
+use crate::ir::{CmpOp, ConstValue, OpKind, UnaryOp, ValueId};
 use crate::ops::Op;
 use crate::types::{DType, Scalar, TileType};
 
@@ -46,10 +46,10 @@ impl Checker<'_> {
                     Operand::Value(u2),
                     loc,
                 );
-                let ln = self.math(Op::Log, Operand::Value(u1), loc, loc)?;
+                let ln = self.math(UnaryOp::Log, Operand::Value(u1), loc, loc)?;
                 let r2 = self.binary(BinOp::Mul, Operand::Float(-2.0), Operand::Value(ln), loc);
-                let r = self.math(Op::Sqrt, r2, loc, loc)?;
-                let cos = self.math(Op::Cos, th, loc, loc)?;
+                let r = self.math(UnaryOp::Sqrt, r2, loc, loc)?;
+                let cos = self.math(UnaryOp::Cos, th, loc, loc)?;
                 self.value(BinOp::Mul, Operand::Value(r), Operand::Value(cos), loc)
             }
         }
@@ -146,7 +146,12 @@ impl Checker<'_> {
         let x = self.materialize(x, None, loc)?;
         let negated = self.unary(UnOp::Neg, Operand::Value(x), loc);
         let flipped = self.value(BinOp::Sub, negated, Operand::Int(1), loc)?;
-        let negative = self.value(BinOp::Lt, Operand::Value(x), Operand::Int(0), loc)?;
+        let negative = self.value(
+            BinOp::Cmp(CmpOp::Lt),
+            Operand::Value(x),
+            Operand::Int(0),
+            loc,
+        )?;
         let (all, shape) =
             self.broadcast_all(&[negative, flipped, x], &["the sign", "−x − 1", "x"], loc)?;
         let ty = TileType::new(shape, DType::Scalar(Scalar::I32));

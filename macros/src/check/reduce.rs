@@ -25,11 +25,15 @@ impl Checker<'_> {
         }
     }
 
-    pub(super) fn reduce(&mut self, op: Op, args: &[Expr], loc: Loc) -> Option<ValueId> {
-        let name = crate::ops::info_of(op).name;
+    pub(super) fn reduce(&mut self, kind: ReduceKind, args: &[Expr], loc: Loc) -> Option<ValueId> {
+        let name = crate::ops::info_of(Op::Reduce(kind)).name;
         let x = self.tile(&args[0], name);
-        if matches!(op, Op::Max | Op::Min) && !self.looks_like_axis(&args[1]) {
-            let elementwise = if op == Op::Max { "maximum" } else { "minimum" };
+        if matches!(kind, ReduceKind::Max | ReduceKind::Min) && !self.looks_like_axis(&args[1]) {
+            let elementwise = if kind == ReduceKind::Max {
+                "maximum"
+            } else {
+                "minimum"
+            };
             self.error(
                 args[1].loc,
                 format!(
@@ -57,13 +61,6 @@ impl Checker<'_> {
             self.error(loc, format!("`{name}` needs a tile of numbers, found {ty}"));
             return None;
         }
-        let kind = match op {
-            Op::Sum => ReduceKind::Sum,
-            Op::Max => ReduceKind::Max,
-            Op::Min => ReduceKind::Min,
-            Op::Argmax => ReduceKind::Argmax,
-            _ => ReduceKind::Argmin,
-        };
         let dtype = match kind {
             ReduceKind::Argmax | ReduceKind::Argmin => DType::Scalar(Scalar::I32),
             _ => ty.dtype,

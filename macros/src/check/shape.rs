@@ -4,9 +4,29 @@ use super::{one, Checker, Operand, Val};
 use crate::ast::{Expr, ExprKind};
 use crate::diag::Loc;
 use crate::ir::{OpKind, ValueId};
-use crate::types::{broadcast_shapes, numel, shape_str, TileType};
+use crate::types::{broadcast_shapes, numel, shape_str, Shape, TileType};
 
 impl Checker<'_> {
+    /// The tile (or scalar) and the shape of `name(x, [shape])`, both checked (each reports
+    /// its own errors).
+    fn tile_and_shape_args(&mut self, args: &[Expr], name: &str) -> Option<(ValueId, Shape)> {
+        let x = self.tile_or_scalar(&args[0]);
+        let shape = self.shape_arg(&args[1], name);
+        Some((x?, shape?))
+    }
+
+    /// `kind` on the one tile `x`: its result has `x`'s element type, on `shape`.
+    fn emit_on_shape(
+        &mut self,
+        kind: OpKind,
+        x: ValueId,
+        shape: Shape,
+        loc: Loc,
+    ) -> Option<ValueId> {
+        let dtype = self.ty(x).dtype;
+        self.emit(kind, vec![x], TileType::new(shape, dtype), loc)
+    }
+
     pub(super) fn trans(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
         let x = self.tile(&args[0], "trans")?;
         let ty = self.ty(x).clone();
@@ -58,18 +78,11 @@ impl Checker<'_> {
             }
         };
         let shape = perm.iter().map(|&p| ty.shape[p]).collect();
-        self.emit(
-            OpKind::Trans { perm },
-            vec![x],
-            TileType::new(shape, ty.dtype),
-            loc,
-        )
+        self.emit_on_shape(OpKind::Trans { perm }, x, shape, loc)
     }
 
     pub(super) fn reshape(&mut self, args: &[Expr], loc: Loc) -> Val {
-        let x = self.tile_or_scalar(&args[0]);
-        let shape = self.shape_arg(&args[1], "reshape");
-        let (Some(x), Some(shape)) = (x, shape) else {
+        let Some((x, shape)) = self.tile_and_shape_args(args, "reshape") else {
             return Val::One(Operand::Poison);
         };
         let ty = self.ty(x).clone();
@@ -100,12 +113,7 @@ impl Checker<'_> {
             );
             return Val::One(Operand::Poison);
         }
-        one(self.emit(
-            OpKind::Reshape,
-            vec![x],
-            TileType::new(shape, ty.dtype),
-            loc,
-        ))
+        one(self.emit_on_shape(OpKind::Reshape, x, shape, loc))
     }
 
     pub(super) fn expand_dims(&mut self, args: &[Expr], loc: Loc) -> Val {
@@ -122,18 +130,11 @@ impl Checker<'_> {
             // A scalar with one axis added is the one-element tile `[1]`: its splat.
             return one(self.broadcast_value(x, &shape, loc));
         }
-        one(self.emit(
-            OpKind::ExpandDims { axis },
-            vec![x],
-            TileType::new(shape, ty.dtype),
-            loc,
-        ))
+        one(self.emit_on_shape(OpKind::ExpandDims { axis }, x, shape, loc))
     }
 
     pub(super) fn broadcast_to(&mut self, args: &[Expr], loc: Loc) -> Val {
-        let x = self.tile_or_scalar(&args[0]);
-        let shape = self.shape_arg(&args[1], "broadcast_to");
-        let (Some(x), Some(shape)) = (x, shape) else {
+        let Some((x, shape)) = self.tile_and_shape_args(args, "broadcast_to") else {
             return Val::One(Operand::Poison);
         };
         let from = self.shape(x);

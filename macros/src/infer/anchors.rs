@@ -50,17 +50,34 @@ pub enum Origin {
 }
 
 impl Origin {
-    /// The family and its parameters, e.g. `blocked{spt=[4], tpw=[32], wpc=[4], order=[0]}`.
-    pub fn family_text(&self) -> Option<String> {
+    /// The parameters of a blocked origin, as the layout family takes them.
+    pub fn as_blocked(&self) -> Option<Blocked<'_>> {
         match self {
             Origin::Blocked {
                 size_per_thread,
                 threads_per_warp,
                 warps_per_cta,
                 order,
-            } => Some(format!(
-                "blocked{{spt={size_per_thread:?}, tpw={threads_per_warp:?}, wpc={warps_per_cta:?}, order={order:?}}}"
+            } => Some(Blocked::new(
+                size_per_thread,
+                threads_per_warp,
+                warps_per_cta,
+                order,
             )),
+            _ => None,
+        }
+    }
+
+    /// The family and its parameters, e.g. `blocked{spt=[4], tpw=[32], wpc=[4], order=[0]}`.
+    pub fn family_text(&self) -> Option<String> {
+        if let Some(b) = self.as_blocked() {
+            return Some(format!(
+                "blocked{{spt={:?}, tpw={:?}, wpc={:?}, order={:?}}}",
+                b.size_per_thread, b.threads_per_warp, b.warps_per_cta, b.order
+            ));
+        }
+        match self {
+            Origin::Blocked { .. } | Origin::Derived { .. } => None,
             Origin::Mma { warps_per_cta } => Some(format!(
                 "nvidia_mma{{v2, instr=[16, 8], wpc={warps_per_cta:?}}}"
             )),
@@ -71,7 +88,6 @@ impl Origin {
             } => Some(format!(
                 "dot_operand{{op={op_idx}, k_width={k_width}, parent=nvidia_mma{{v2, wpc={warps_per_cta:?}}}}}"
             )),
-            Origin::Derived { .. } => None,
         }
     }
 }
@@ -123,18 +139,8 @@ pub fn blocked_layout(
     shape: &[u64],
     num_warps: u32,
 ) -> Result<LinearLayout, AnchorError> {
-    let Origin::Blocked {
-        size_per_thread,
-        threads_per_warp,
-        warps_per_cta,
-        order,
-    } = origin
-    else {
-        return Err(AnchorError::NotBlocked);
-    };
-    let l = Blocked::new(size_per_thread, threads_per_warp, warps_per_cta, order)
-        .to_linear_layout(&to_u32(shape)?);
-    normalized(l, shape, num_warps)
+    let blocked = origin.as_blocked().ok_or(AnchorError::NotBlocked)?;
+    normalized(blocked.to_linear_layout(&to_u32(shape)?), shape, num_warps)
 }
 
 /// Triton's `BlockedEncodingAttr` builder: `per_thread` elements along `order[0]` (1 elsewhere);
@@ -183,15 +189,12 @@ pub fn warps_off_axes(
     axes: &[usize],
     num_warps: u32,
 ) -> Option<Origin> {
-    let Origin::Blocked {
+    let Blocked {
         size_per_thread,
         threads_per_warp,
         warps_per_cta,
         order,
-    } = origin
-    else {
-        return None;
-    };
+    } = origin.as_blocked()?;
     let along = |wpc: &[u32]| -> u32 { axes.iter().map(|&a| wpc[a].trailing_zeros()).sum() };
     let mut wpc = vec![1u32; shape.len()];
     let mut left = num_warps;
@@ -214,10 +217,10 @@ pub fn warps_off_axes(
         .find(|d| axes.contains(d))?;
     wpc[spill] *= left;
     (along(&wpc) < along(warps_per_cta)).then(|| Origin::Blocked {
-        size_per_thread: size_per_thread.clone(),
-        threads_per_warp: threads_per_warp.clone(),
+        size_per_thread: size_per_thread.to_vec(),
+        threads_per_warp: threads_per_warp.to_vec(),
         warps_per_cta: wpc,
-        order: order.clone(),
+        order: order.to_vec(),
     })
 }
 

@@ -840,15 +840,7 @@ fn compare(op: CmpOp, a: &AxisInfo, b: &AxisInfo) -> AxisInfo {
         out.constancy[d] = k;
     }
     if let (Some(x), Some(y)) = (a.value, b.value) {
-        let v = match op {
-            CmpOp::Lt => x < y,
-            CmpOp::Le => x <= y,
-            CmpOp::Eq => x == y,
-            CmpOp::Ne => x != y,
-            CmpOp::Ge => x >= y,
-            CmpOp::Gt => x > y,
-        };
-        out.value = Some(i128::from(v));
+        out.value = Some(i128::from(op.holds(x.cmp(&y))));
     }
     out
 }

@@ -175,6 +175,15 @@ impl Rewrite<'_, '_> {
         ))
     }
 
+    /// The op defining `v` and `v`'s position among its results; an error at `v` (`what` says
+    /// which value it is) when no op defines it.
+    fn def_of(&self, v: ValueId, what: &str) -> Result<(OpId, usize), syn::Error> {
+        self.p
+            .graph
+            .def_op(v)
+            .ok_or_else(|| self.values[v.0 as usize].loc.error(what))
+    }
+
     fn new_value(&mut self, like: ValueId, layout: LinearLayout) -> ValueId {
         let mut v = self.values[like.0 as usize].clone();
         v.layout = LayoutSlot::Inferred(layout);
@@ -333,11 +342,7 @@ impl Rewrite<'_, '_> {
         if let Some(&r) = self.remat.get(&(v, *to)) {
             return Ok(r);
         }
-        let (def, _) = self.p.graph.def_op(v).ok_or_else(|| {
-            self.values[v.0 as usize]
-                .loc
-                .error("a user layout value without an op")
-        })?;
+        let (def, _) = self.def_of(v, "a user layout value without an op")?;
         let (op, r) = self.convert_op(def, v, None, *to, None)?;
         self.after.entry(def).or_default().push(op);
         self.remat.insert((v, *to), r);
@@ -380,11 +385,7 @@ impl Rewrite<'_, '_> {
         if let Some(&r) = self.remat.get(&(v, *l)) {
             return Ok(r);
         }
-        let (def, pos) = self.p.graph.def_op(v).ok_or_else(|| {
-            self.values[v.0 as usize]
-                .loc
-                .error("a cheap value without an op")
-        })?;
+        let (def, pos) = self.def_of(v, "a cheap value without an op")?;
         let node = self.p.graph.op(def).clone();
         // A join whose result layout has no register for the new dimension: operands in the
         // default layout, the join in its natural layout, then a conversion.
@@ -458,20 +459,8 @@ impl Rewrite<'_, '_> {
     /// The requirements and results of one op of the original kernel.
     fn op(&mut self, id: OpId) -> Result<(), syn::Error> {
         let node = self.p.graph.op(id).clone();
-        let uses: Vec<(usize, LinearLayout)> = self
-            .p
-            .uses
-            .iter()
-            .filter(|u| u.op == id)
-            .map(|u| (u.pos, u.layout))
-            .collect();
-        let produces: Vec<(usize, LinearLayout)> = self
-            .p
-            .produces
-            .iter()
-            .filter(|a| a.op == id)
-            .map(|a| (a.pos, a.layout))
-            .collect();
+        let uses = at_op(&self.p.uses, id, |u| (u.op, u.pos, u.layout));
+        let produces = at_op(&self.p.produces, id, |a| (a.op, a.pos, a.layout));
         let result_grouped = node
             .results
             .first()
@@ -549,7 +538,10 @@ impl Rewrite<'_, '_> {
                     }
                 }
             }
-            OpKind::For => {
+            OpKind::For | OpKind::If => {
+                // A loop's carried tile `k` is also its operand `3 + k`; every region (the loop
+                // body, each branch) yields it.
+                let carried_operands = matches!(node.kind, OpKind::For);
                 for (k, &r) in node.results.iter().enumerate() {
                     if !self.is_tile(r) {
                         continue;
@@ -557,18 +549,9 @@ impl Rewrite<'_, '_> {
                     let l = self
                         .current(r)
                         .ok_or_else(|| self.internal(id, "no layout"))?;
-                    self.require(id, 3 + k, &l)?;
-                    self.require_yield(id, 0, k, &l)?;
-                }
-            }
-            OpKind::If => {
-                for (k, &r) in node.results.iter().enumerate() {
-                    if !self.is_tile(r) {
-                        continue;
+                    if carried_operands {
+                        self.require(id, 3 + k, &l)?;
                     }
-                    let l = self
-                        .current(r)
-                        .ok_or_else(|| self.internal(id, "no layout"))?;
                     for region in 0..node.regions.len() {
                         self.require_yield(id, region, k, &l)?;
                     }
@@ -629,4 +612,19 @@ impl Rewrite<'_, '_> {
         }
         Ok(true)
     }
+}
+
+/// `(position, layout)` of each anchor of `anchors` on op `id`; `parts` reads an anchor's op,
+/// position and layout.
+fn at_op<A>(
+    anchors: &[A],
+    id: OpId,
+    parts: impl Fn(&A) -> (OpId, usize, LinearLayout),
+) -> Vec<(usize, LinearLayout)> {
+    anchors
+        .iter()
+        .map(parts)
+        .filter(|&(op, _, _)| op == id)
+        .map(|(_, pos, layout)| (pos, layout))
+        .collect()
 }

@@ -359,6 +359,28 @@ pub(crate) fn render_store(
     }
 }
 
+/// `code(v)` for the value `v` that `select` takes in the running thread: the code of its one
+/// value, or a `match` on it (`fallback` for the values no thread takes).
+fn per_value(
+    select: &LaneFn,
+    lane: &TokenStream,
+    warp: &TokenStream,
+    code: impl Fn(u32) -> TokenStream,
+    fallback: TokenStream,
+) -> TokenStream {
+    let values = select.values();
+    if let [only] = values[..] {
+        return code(only);
+    }
+    let arms = values.iter().map(|&v| {
+        let lit = Literal::u32_suffixed(v);
+        let c = code(v);
+        quote!(#lit => #c,)
+    });
+    let sel = select.render(lane, warp);
+    quote!(match #sel { #(#arms)* _ => #fallback, })
+}
+
 fn render_shuffle(
     s: &ShuffleStep,
     bits: u32,
@@ -376,19 +398,8 @@ fn render_shuffle(
         });
         quote!(::tessera::tile_move::pack_words::<#elem, #n, #w>([#(#values),*]))
     };
-    let send_values = s.send.values();
-    let sent = if send_values.len() == 1 {
-        pack(send_values[0])
-    } else {
-        let arms = send_values.iter().map(|&v| {
-            let lit = Literal::u32_suffixed(v);
-            let p = pack(v);
-            quote!(#lit => #p,)
-        });
-        let fallback = pack(send_values[0]);
-        let sel = s.send.render(lane, warp);
-        quote!(match #sel { #(#arms)* _ => #fallback, })
-    };
+    let fallback = pack(s.send.values()[0]);
+    let sent = per_value(&s.send, lane, warp, pack, fallback);
     let source = s.source_lane.render(lane, warp);
     let shuffles = (0..w).map(|k| {
         let k = index_lit(k as u32);
@@ -403,18 +414,16 @@ fn render_shuffle(
         });
         quote!(#(#sets)*)
     };
-    let receive_values = s.receive.values();
-    let write = if receive_values.len() == 1 {
-        store(receive_values[0])
-    } else {
-        let arms = receive_values.iter().map(|&v| {
-            let lit = Literal::u32_suffixed(v);
+    let write = per_value(
+        &s.receive,
+        lane,
+        warp,
+        |v| {
             let st = store(v);
-            quote!(#lit => { #st })
-        });
-        let sel = s.receive.render(lane, warp);
-        quote!(match #sel { #(#arms)* _ => {} })
-    };
+            quote!({ #st })
+        },
+        quote!({}),
+    );
     let guarded = if s.active == u32::MAX {
         write
     } else {

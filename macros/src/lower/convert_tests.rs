@@ -12,55 +12,21 @@ use tessera_layout::plan::movement::*;
 use tessera_layout::plan::shared_steps::*;
 use tessera_layout::{Label, LinearLayout};
 
-pub(crate) use tessera_test_support::plan_gen::random_tile;
+pub(crate) use tessera_test_support::plan_gen::{self, random_tile};
 pub(crate) use tessera_test_support::random::layout_from_packed as from_packed;
 pub(crate) use tessera_test_support::Rng;
 
 /// A distributed layout of 32 lanes and `2^warp_bits` warps on `out_dims`: the tile's unit
-/// vectors dealt at random, broadcast (zero) bases where the tile is too small, and sometimes a
-/// broadcast register.
+/// vectors dealt at random, broadcast (zero) bases where the tile is too small, and sometimes
+/// broadcast registers, lanes or warps.
 pub(crate) fn random_warp_layout(
     rng: &mut Rng,
     out_dims: &[(Label, u32)],
     warp_bits: u32,
 ) -> LinearLayout {
     let tile_bits: u32 = out_dims.iter().map(|&(_, s)| s.trailing_zeros()).sum();
-    let mut units: Vec<u64> = (0..tile_bits).map(|b| 1u64 << b).collect();
-    rng.shuffle(&mut units);
-    let mut lane_zeros = if rng.chance(1, 4) { rng.range(0, 2) } else { 0 };
-    let mut warp_zeros = if rng.chance(1, 4) {
-        rng.range(0, warp_bits)
-    } else {
-        0
-    };
-    while (5 - lane_zeros) + (warp_bits - warp_zeros) > tile_bits {
-        if warp_zeros < warp_bits {
-            warp_zeros += 1;
-        } else {
-            lane_zeros += 1;
-        }
-    }
-    let lanes_nonzero = (5 - lane_zeros) as usize;
-    let warps_nonzero = (warp_bits - warp_zeros) as usize;
-    let regs_nonzero = units.len() - lanes_nonzero - warps_nonzero;
-    let register_zeros = if rng.chance(1, 4) { 1 } else { 0 };
-    let mut deal = |count: usize, zeros: u32, rng: &mut Rng| {
-        let mut v: Vec<u64> = units.drain(..count).collect();
-        v.extend((0..zeros).map(|_| 0));
-        rng.shuffle(&mut v);
-        v
-    };
-    let regs = deal(regs_nonzero, register_zeros, rng);
-    let lanes = deal(lanes_nonzero, lane_zeros, rng);
-    let warps = deal(warps_nonzero, warp_zeros, rng);
-    from_packed(
-        &[
-            (Label::Register, regs),
-            (Label::Lane, lanes),
-            (Label::Warp, warps),
-        ],
-        out_dims,
-    )
+    let shape = plan_gen::random_warp_shape_fixed(rng, tile_bits, 5, warp_bits);
+    plan_gen::random_warp_layout(rng, out_dims, shape)
 }
 
 /// A layout with `a`'s warp bases whose registers and lanes hold the rest at random: the
@@ -187,13 +153,7 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
             for a in accesses.iter().flatten() {
                 instructions += 1;
                 wave += wavefronts(a);
-                let mut words: Vec<u32> = a
-                    .iter()
-                    .flat_map(|&(at, b)| (at / 4)..(at + b).div_ceil(4))
-                    .collect();
-                words.sort_unstable();
-                words.dedup();
-                ideal += (words.len() as u32).div_ceil(32);
+                ideal += (words_touched(a).len() as u32).div_ceil(32);
             }
             stats.memory.push((instructions, wave, ideal));
         }
@@ -497,12 +457,7 @@ fn every_plan_executes_on_the_model() {
             }
         }
     }
-    for kind in [
-        "no-op",
-        "register permutation",
-        "warp shuffle",
-        "shared memory",
-    ] {
+    for kind in ConversionPlan::KINDS {
         assert!(
             kinds.get(kind).copied().unwrap_or(0) > 20,
             "too few {kind} plans: {kinds:?}"
@@ -600,8 +555,7 @@ fn rendered_code_has_the_planned_instructions() {
         &[&[0, 1], &[0, 2], &[0, 4], &[8, 0], &[16, 0]],
         &tile,
     );
-    let plan = plan_conversion(&a, &b, 32).unwrap().plan;
-    assert_eq!(plan.kind(), "warp shuffle");
+    let plan = plan_of_kind(&a, &b, "warp shuffle");
     let m = movement_for(&plan, &a, &b, 32).unwrap();
     let text = rendered(&m, quote!(f32));
     assert_eq!(text.matches("shfl_idx_b32").count(), 8, "{text}");
@@ -612,14 +566,8 @@ fn rendered_code_has_the_planned_instructions() {
         &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 4]],
         &tile,
     );
-    let d = one_warp(
-        &[&[0, 1], &[0, 2], &[0, 4]],
-        &[&[1, 0], &[2, 0], &[4, 0], &[8, 0], &[16, 0]],
-        &tile,
-    );
-    let plan = plan_conversion(&c, &d, 32).unwrap().plan;
-    assert_eq!(plan.kind(), "register permutation");
-    let (m, _) = run_plan(&plan, &c, &d, 32, "lane-selected");
+    let plan = plan_of_kind(&c, &a, "register permutation");
+    let (m, _) = run_plan(&plan, &c, &a, 32, "lane-selected");
     let text = rendered(&m, quote!(f32));
     assert!(text.contains("match"), "{text}");
     assert!(text.contains("bit_term (__lane , 4u32"), "{text}");
@@ -630,6 +578,14 @@ fn rendered_code_has_the_planned_instructions() {
         rendered(&m, quote!(f32)),
         "{ let __tessera_copy : [f32 ; 8] = [src [0] , src [1] , src [2] , src [3] , src [4] , src [5] , src [6] , src [7]] ; __tessera_copy }"
     );
+}
+
+/// The plan of the conversion `src → dst` of 32-bit elements, which must be of `kind`.
+#[track_caller]
+fn plan_of_kind(src: &LinearLayout, dst: &LinearLayout, kind: &str) -> ConversionPlan {
+    let plan = plan_conversion(src, dst, 32).unwrap().plan;
+    assert_eq!(plan.kind(), kind);
+    plan
 }
 
 /// The one-warp layout onto `tile` with these register and lane bases.

@@ -262,20 +262,14 @@ pub fn scalar_expr(
         }
         OpKind::Binary(b) => {
             let (a, c) = (arg(0)?, arg(1)?);
-            let (trait_, f) = match b {
-                BinaryOp::Add => (quote!(Num), quote!(add)),
-                BinaryOp::Sub => (quote!(Num), quote!(sub)),
-                BinaryOp::Mul => (quote!(Num), quote!(mul)),
-                BinaryOp::Div => (quote!(Num), quote!(div)),
-                BinaryOp::Rem => (quote!(Num), quote!(rem)),
-                BinaryOp::Max => (quote!(Num), quote!(max)),
-                BinaryOp::Min => (quote!(Num), quote!(min)),
-                BinaryOp::And => (quote!(Bits), quote!(and)),
-                BinaryOp::Or => (quote!(Bits), quote!(or)),
-                BinaryOp::Xor => (quote!(Bits), quote!(xor)),
-                BinaryOp::Shl => (quote!(Bits), quote!(shl)),
-                BinaryOp::Shr => (quote!(Bits), quote!(shr)),
-                BinaryOp::Umulhi => (quote!(MulHi), quote!(umulhi)),
+            // The tile trait's method has the op's IR name (`add`, `shl`, `umulhi`, …).
+            let f = format_ident!("{}", format!("{b:?}").to_lowercase());
+            let trait_ = match b {
+                BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::Shl | BinaryOp::Shr => {
+                    quote!(Bits)
+                }
+                BinaryOp::Umulhi => quote!(MulHi),
+                _ => quote!(Num),
             };
             quote!(<#t0 as ::tessera::tile::#trait_>::#f(#a, #c))
         }

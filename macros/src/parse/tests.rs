@@ -12,6 +12,24 @@ fn attr(tokens: TokenStream) -> (KernelAttr, Vec<String>) {
     (a, diags.iter().map(|d| d.message.clone()).collect())
 }
 
+/// The specialisations of `a` on `s`, and the messages of the errors found.
+fn specialise(a: &KernelAttr, s: &Signature) -> (Vec<Specialisation>, Vec<String>) {
+    let mut diags = Diagnostics::default();
+    let specs = specialisations(a, s, &mut diags);
+    (specs, diags.iter().map(|d| d.message.clone()).collect())
+}
+
+/// Message `i` contains `parts[i]`, for every part.
+#[track_caller]
+fn assert_messages(messages: &[String], parts: &[&str]) {
+    for (i, part) in parts.iter().enumerate() {
+        assert!(
+            messages.get(i).is_some_and(|m| m.contains(part)),
+            "message {i} should contain {part:?}: {messages:?}"
+        );
+    }
+}
+
 fn sig(tokens: TokenStream) -> (Signature, Vec<String>) {
     let mut ids = LocIds::default();
     let mut diags = Diagnostics::default();
@@ -39,12 +57,9 @@ fn attribute_lists() {
 fn attribute_errors() {
     let (a, errors) = attr(quote!(num_warps = 3));
     assert_eq!(a.num_warps, None);
-    assert!(
-        errors[0].contains("num_warps = 3 is not allowed"),
-        "{errors:?}"
-    );
+    assert_messages(&errors, &["num_warps = 3 is not allowed"]);
     let (_, errors) = attr(quote!(num_warps 4));
-    assert!(errors[0].contains("name = value"), "{errors:?}");
+    assert_messages(&errors, &["name = value"]);
     let (_, errors) = attr(quote!(BLOCK = [1.5, x], BLOCK = 4));
     assert_eq!(errors.len(), 3, "{errors:?}");
     assert!(errors[0].contains("integer literals"));
@@ -111,12 +126,15 @@ fn specialisation_errors() {
     let (s, _) = sig(quote!(
         fn k<const BLOCK: usize, const N: usize>() {}
     ));
-    let mut diags = Diagnostics::default();
-    let specs = specialisations(&a, &s, &mut diags);
-    let all: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
-    assert!(all[0].contains("did you mean `BLOCK`"), "{all:?}");
-    assert!(all[1].contains("`BLOCK` has no values"), "{all:?}");
-    assert!(all[2].contains("N = -1 does not fit"), "{all:?}");
+    let (specs, all) = specialise(&a, &s);
+    assert_messages(
+        &all,
+        &[
+            "did you mean `BLOCK`",
+            "`BLOCK` has no values",
+            "N = -1 does not fit",
+        ],
+    );
     assert_eq!(specs.len(), 1);
     assert_eq!(
         specs[0].consts,
@@ -131,14 +149,7 @@ fn specialisation_errors() {
     let (s, _) = sig(quote!(
         fn k<const A: usize, const B: usize, const C: usize>() {}
     ));
-    let mut diags = Diagnostics::default();
-    specialisations(&a, &s, &mut diags);
-    assert!(diags
-        .iter()
-        .next()
-        .unwrap()
-        .message
-        .contains("75 specialisations"));
+    assert_messages(&specialise(&a, &s).1, &["75 specialisations"]);
 }
 
 #[test]
@@ -156,9 +167,8 @@ fn type_and_warp_axes() {
     ));
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(s.types[0].name, "T");
-    let mut diags = Diagnostics::default();
-    let specs = specialisations(&a, &s, &mut diags);
-    assert!(diags.is_empty());
+    let (specs, errors) = specialise(&a, &s);
+    assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(specs.len(), 4);
     assert_eq!(specs[0].describe(), "T = f16, BLOCK = 64, num_warps = 4");
     assert_eq!(specs[3].describe(), "T = bf16, BLOCK = 64, num_warps = 8");
@@ -167,47 +177,31 @@ fn type_and_warp_axes() {
 #[test]
 fn type_axis_errors() {
     let (a, errors) = attr(quote!(T = [f16, f64x], U = [f32]));
-    assert!(
-        errors[0].contains("`f64x` is not an element type"),
-        "{errors:?}"
-    );
+    assert_messages(&errors, &["`f64x` is not an element type"]);
     let (s, _) = sig(quote!(
         fn k<T, V, const B: usize>(x: Ptr<T>) {}
     ));
-    let mut diags = Diagnostics::default();
-    let specs = specialisations(&a, &s, &mut diags);
-    let all: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
-    assert!(
-        all[0].contains("`U` is not a const parameter of `k` (did you mean"),
-        "{all:?}"
-    );
-    assert!(
-        all[1].contains("type parameter `V` has no element types"),
-        "{all:?}"
-    );
-    assert!(
-        all[2].contains("const parameter `B` has no values"),
-        "{all:?}"
+    let (specs, all) = specialise(&a, &s);
+    assert_messages(
+        &all,
+        &[
+            "`U` is not a const parameter of `k` (did you mean",
+            "type parameter `V` has no element types",
+            "const parameter `B` has no values",
+        ],
     );
     assert_eq!(specs.len(), 1);
 
     let (a, _) = attr(quote!(T = [4], B = [f32], num_warps = [4, 4]));
-    let mut diags = Diagnostics::default();
-    specialisations(&a, &s, &mut diags);
-    let all: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
-    assert!(
-        all[0].contains("`T` is a type parameter: list element types"),
-        "{all:?}"
-    );
-    assert!(
-        all[1].contains("the values of `B` must be integer literals"),
-        "{all:?}"
+    assert_messages(
+        &specialise(&a, &s).1,
+        &[
+            "`T` is a type parameter: list element types",
+            "the values of `B` must be integer literals",
+        ],
     );
     let (_, errors) = attr(quote!(num_warps = [4, 4]));
-    assert!(
-        errors[0].contains("num_warps = 4 is listed twice"),
-        "{errors:?}"
-    );
+    assert_messages(&errors, &["num_warps = 4 is listed twice"]);
 }
 
 #[test]

@@ -587,9 +587,11 @@ fn passing_kernel_expands_to_code() {
     .is_ok());
 }
 
-/// The full expansion of `item` under `attr`, which must succeed (no `compile_error!`).
+/// The full expansion of a kernel with this body (see [`kernel`]), which must succeed (no
+/// `compile_error!`).
 #[track_caller]
-fn expands(attr: TokenStream, item: TokenStream) -> String {
+fn body_expands(body: TokenStream) -> String {
+    let (attr, item) = kernel(body);
     let out = crate::expand::tile_kernel(attr, item).to_string();
     assert!(!out.contains("compile_error"), "{out}");
     out
@@ -612,31 +614,21 @@ fn attributes_inside_the_body_are_refused() {
         "# [allow (unused)]",
     );
     // A doc comment changes nothing and passes.
-    expands(
-        quote!(),
-        quote!(
-            fn k(x: Ptr<f32>) {
-                /// the offsets
-                let offs = arange(0, 128);
-                store(x + offs, 1.0);
-            }
-        ),
-    );
+    body_expands(quote!(
+        /// the offsets
+        let offs = arange(0, 128);
+        store(x + offs, 1.0);
+    ));
 }
 
 #[test]
 fn raw_identifiers() {
     // Locals: `r#x` is the name `x`, as in Rust.
-    expands(
-        quote!(),
-        quote!(
-            fn k(x: Ptr<f32>) {
-                let r#loop = arange(0, 128);
-                let r#offs = r#loop + 0;
-                store(x + offs, 1.0);
-            }
-        ),
-    );
+    body_expands(quote!(
+        let r#loop = arange(0, 128);
+        let r#offs = r#loop + 0;
+        store(x + offs, 1.0);
+    ));
     // Signature names become items of the generated module: refused, never a panic.
     let all = errors(
         quote!(),
@@ -666,15 +658,9 @@ fn raw_identifiers() {
 
 #[test]
 fn empty_statements_are_accepted() {
-    expands(
-        quote!(),
-        quote!(
-            fn k(x: Ptr<f32>) {
-                let offs = arange(0, 128);
-                store(x + offs, 1.0);
-            }
-        ),
-    );
+    // From text: formatting would drop the extra semicolons from a `quote!`.
+    let body = ";; let offs = arange(0, 128);; store(x + offs, 1.0);;;";
+    body_expands(body.parse().expect("body tokens"));
 }
 
 #[test]
@@ -746,15 +732,10 @@ fn literals_out_of_range_and_division_by_zero() {
         "n % 0",
     );
     // Float division by zero is IEEE arithmetic, not an error.
-    expands(
-        quote!(),
-        quote!(
-            fn k(x: Ptr<f32>) {
-                let offs = arange(0, 128);
-                store(x + offs, load(x + offs) / 0.0);
-            }
-        ),
-    );
+    body_expands(quote!(
+        let offs = arange(0, 128);
+        store(x + offs, load(x + offs) / 0.0);
+    ));
 }
 
 #[test]
@@ -793,16 +774,11 @@ fn stores_broadcast_to_the_pointers() {
         "mask",
     );
     // The value (and mask) broadcast up to the pointers.
-    expands(
-        quote!(),
-        quote!(
-            fn k(x: Ptr<f32>, n: i32) {
-                let rows = arange(0, 8).expand_dims(1);
-                let cols = arange(0, 16).expand_dims(0);
-                store(x + rows * 16 + cols, load(x + cols), cols < n);
-            }
-        ),
-    );
+    body_expands(quote!(
+        let rows = arange(0, 8).expand_dims(1);
+        let cols = arange(0, 16).expand_dims(0);
+        store(x + rows * 16 + cols, load(x + cols), cols < n);
+    ));
 }
 
 #[test]
@@ -842,19 +818,14 @@ fn shape_ops_on_scalars() {
         "arange (0 , 1) . reshape ([])",
     );
     // A scalar with an axis added, or reshaped to one element, is its one-element splat.
-    expands(
-        quote!(),
-        quote!(
-            fn k(x: Ptr<f32>) {
-                let offs = arange(0, 128);
-                let total = load(x + offs).sum(0);
-                store(x + arange(0, 1), total.expand_dims(0));
-                let row = program_id(0);
-                let again = row.expand_dims(0).sum(0) + row.reshape([1, 1]).sum(1).sum(0);
-                store(x + arange(0, 1) + again, total.reshape([1]));
-            }
-        ),
-    );
+    body_expands(quote!(
+        let offs = arange(0, 128);
+        let total = load(x + offs).sum(0);
+        store(x + arange(0, 1), total.expand_dims(0));
+        let row = program_id(0);
+        let again = row.expand_dims(0).sum(0) + row.reshape([1, 1]).sum(1).sum(0);
+        store(x + arange(0, 1) + again, total.reshape([1]));
+    ));
 }
 
 /// A mistake found after the checks, in every specialisation and alignment variant, is

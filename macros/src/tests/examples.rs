@@ -1,15 +1,31 @@
 //! Whole kernels that pass the front end, and the IR they produce.
 
 use super::named_type;
-use super::ok;
 use super::sources::{self, tokens};
+use super::{ok, ops_of};
 use crate::ir::{Kernel, OpKind};
 use quote::quote;
 
 fn ops_named(k: &Kernel, name: &str) -> usize {
-    let mut n = 0;
-    k.walk(&mut |op| n += usize::from(op.kind.name() == name));
-    n
+    ops_of(k, name).len()
+}
+
+/// `k` has exactly one op of each of these names.
+#[track_caller]
+fn assert_once_each(k: &Kernel, names: &[&str]) {
+    for name in names {
+        assert_eq!(ops_named(k, name), 1, "ops named {name}");
+    }
+}
+
+/// The number of results of every op of `k` named `name`, in program order.
+fn result_counts(k: &Kernel, name: &str) -> Vec<usize> {
+    ops_of(k, name).iter().map(|op| op.results.len()).collect()
+}
+
+/// The one kernel of `source` (no attribute arguments).
+fn only_kernel(source: &str) -> Kernel {
+    ok(quote!(), tokens(source)).remove(0)
 }
 
 #[test]
@@ -28,10 +44,7 @@ fn softmax() {
         named_type(&kernels[1], "num").unwrap().to_string(),
         "f32[4096]"
     );
-    assert_eq!(ops_named(k, "load"), 1);
-    assert_eq!(ops_named(k, "store"), 1);
-    assert_eq!(ops_named(k, "reduce.max"), 1);
-    assert_eq!(ops_named(k, "reduce.sum"), 1);
+    assert_once_each(k, &["load", "store", "reduce.max", "reduce.sum"]);
 }
 
 #[test]
@@ -48,12 +61,7 @@ fn matmul() {
     assert_eq!(kernels.len(), 2);
     let k = &kernels[0];
     println!("{k}");
-    let mut fors = Vec::new();
-    k.walk(&mut |op| {
-        if let OpKind::For = op.kind {
-            fors.push(op.clone());
-        }
-    });
+    let fors = ops_of(k, "for");
     assert_eq!(fors.len(), 1);
     let for_op = &fors[0];
     // Carried: a_ptrs, b_ptrs, acc (in order of first assignment: acc, a_ptrs, b_ptrs).
@@ -130,9 +138,7 @@ fn layernorm() {
     assert_eq!(named_type(k, "x").unwrap().to_string(), "f32[2048]");
     assert_eq!(named_type(k, "mean").unwrap().to_string(), "f32");
     assert_eq!(named_type(k, "centered").unwrap().to_string(), "f32[2048]");
-    assert_eq!(ops_named(k, "fma"), 1);
-    assert_eq!(ops_named(k, "rsqrt"), 1);
-    assert_eq!(ops_named(k, "select"), 1);
+    assert_once_each(k, &["fma", "rsqrt", "select"]);
     assert_eq!(ops_named(k, "cast"), 4); // `.to::<f32>()`, `n as f32` twice, `as bf16`
 }
 
@@ -140,12 +146,13 @@ fn layernorm() {
 fn transpose() {
     let kernels = ok(quote!(num_warps = 4, TILE = 64), tokens(sources::TRANSPOSE));
     let k = &kernels[0];
-    let mut perms = Vec::new();
-    k.walk(&mut |op| {
-        if let OpKind::Trans { perm } = &op.kind {
-            perms.push(perm.clone());
-        }
-    });
+    let perms: Vec<Vec<usize>> = ops_of(k, "trans")
+        .into_iter()
+        .filter_map(|op| match op.kind {
+            OpKind::Trans { perm } => Some(perm),
+            _ => None,
+        })
+        .collect();
     assert_eq!(perms, [vec![1, 0], vec![1, 0]]);
 }
 
@@ -164,42 +171,26 @@ fn gather_along_axis_1() {
 fn reductions_and_argmax() {
     let kernels = ok(quote!(BLOCK = 128), tokens(sources::ROW_STATS));
     let k = &kernels[0];
-    for name in [
-        "reduce.max",
-        "reduce.argmax",
-        "reduce.min",
-        "reduce.sum",
-        "reduce.argmin",
-    ] {
-        assert_eq!(ops_named(k, name), 1, "{name}");
-    }
+    let reductions = ["max", "argmax", "min", "sum", "argmin"].map(|r| format!("reduce.{r}"));
+    assert_once_each(k, &reductions.each_ref().map(String::as_str));
 }
 
 #[test]
 fn shape_operations() {
-    let kernels = ok(quote!(), tokens(sources::SHAPES));
-    let k = &kernels[0];
+    let k = &only_kernel(sources::SHAPES);
     assert_eq!(named_type(k, "j").unwrap().to_string(), "f32[8, 16, 2]");
     assert_eq!(named_type(k, "lo").unwrap().to_string(), "f32[8, 16]");
     assert_eq!(named_type(k, "p").unwrap().to_string(), "f32[8, 2, 4]");
     assert_eq!(named_type(k, "q").unwrap().to_string(), "i32[1, 4, 16]");
-    assert_eq!(ops_named(k, "join"), 1);
-    assert_eq!(ops_named(k, "split"), 1);
-    assert_eq!(ops_named(k, "max"), 1);
-    assert_eq!(ops_named(k, "min"), 1);
+    assert_once_each(k, &["join", "split", "max", "min"]);
 }
 
 #[test]
 fn integer_and_logic_operators() {
-    let kernels = ok(quote!(), tokens(sources::BITS));
-    let k = &kernels[0];
+    let k = &only_kernel(sources::BITS);
     assert_eq!(named_type(k, "keep").unwrap().to_string(), "bool[64]");
-    assert_eq!(ops_named(k, "shl"), 1);
-    assert_eq!(ops_named(k, "shr"), 1);
-    assert_eq!(ops_named(k, "xor"), 1);
-    assert_eq!(ops_named(k, "rem"), 1);
+    assert_once_each(k, &["shl", "shr", "xor", "rem", "neg"]);
     assert_eq!(ops_named(k, "not"), 2);
-    assert_eq!(ops_named(k, "neg"), 1);
 }
 
 #[test]
@@ -229,8 +220,7 @@ fn dot_element_types() {
 
 #[test]
 fn convert_layout_keeps_the_users_layout() {
-    let kernels = ok(quote!(), tokens(sources::RELAYOUT));
-    let k = &kernels[0];
+    let k = &only_kernel(sources::RELAYOUT);
     let fixed: Vec<String> = k
         .values
         .iter()
@@ -250,14 +240,8 @@ fn convert_layout_keeps_the_users_layout() {
 
 #[test]
 fn if_on_scalars_with_values_and_carried_variables() {
-    let kernels = ok(quote!(), tokens(sources::BRANCHES));
-    let k = &kernels[0];
-    let mut ifs = Vec::new();
-    k.walk(&mut |op| {
-        if let OpKind::If = op.kind {
-            ifs.push(op.results.len());
-        }
-    });
+    let k = &only_kernel(sources::BRANCHES);
+    let ifs = result_counts(k, "if");
     // The outer `if` carries t and count; the nested one (in the else branch) carries t; the
     // value `if` yields scale.
     assert_eq!(ifs, [2, 1, 1]);
@@ -265,21 +249,14 @@ fn if_on_scalars_with_values_and_carried_variables() {
 
 #[test]
 fn nested_loops_carry_through_both() {
-    let kernels = ok(quote!(), tokens(sources::NESTED));
-    let k = &kernels[0];
-    let mut loops = Vec::new();
-    k.walk(&mut |op| {
-        if let OpKind::For = op.kind {
-            loops.push(op.results.len());
-        }
-    });
+    let k = &only_kernel(sources::NESTED);
+    let loops = result_counts(k, "for");
     assert_eq!(loops, [2, 2, 1]);
 }
 
 #[test]
 fn literals_adapt_to_their_use() {
-    let kernels = ok(quote!(), tokens(sources::LITERALS));
-    let k = &kernels[0];
+    let k = &only_kernel(sources::LITERALS);
     assert_eq!(named_type(k, "h").unwrap().to_string(), "f16[16]");
     assert_eq!(named_type(k, "l").unwrap().to_string(), "i64[16]");
 }

@@ -111,15 +111,10 @@ fn expected_conversion_calls(c: &ConversionCode) -> Calls {
 
 /// The kinds and counts of device calls the explain text names for a conversion.
 fn explained_kind(text: &str) -> &'static str {
-    [
-        "no-op",
-        "register permutation",
-        "warp shuffle",
-        "shared memory",
-    ]
-    .into_iter()
-    .find(|k| text.starts_with(k))
-    .unwrap_or("?")
+    ConversionPlan::KINDS
+        .into_iter()
+        .find(|k| text.starts_with(k))
+        .unwrap_or("?")
 }
 
 fn check(inference: &Inference, what: &str) {

@@ -9,81 +9,14 @@
 //! The run is seeded: `TESSERA_GEN_SEED` replays one, else the clock picks it; the seed, the
 //! number of cases and the time are printed. A failing case prints its source.
 
-use super::generator::{self, Rng, Tally, SEED_ENV};
+use super::generator::{self, Tally, SEED_ENV};
+use super::kernel_corpus::kernel_sources;
 use proc_macro2::{Delimiter, Group, Literal, Punct, Spacing, TokenStream, TokenTree};
-use std::path::{Path, PathBuf};
 use std::time::Instant;
+use tessera_test_support::Rng;
 
 /// Cases per run: a few thousand, see the printed time.
 const CASES: usize = 2000;
-
-/// A kernel of the project's sources: the attribute's arguments and the function without it.
-pub struct Source {
-    pub name: String,
-    pub attr: String,
-    pub item: String,
-}
-
-/// Every `#[tile_kernel]` function in the `.rs` files under `dir`, in path order.
-pub fn kernels_under(dir: &Path) -> Vec<Source> {
-    let mut files = Vec::new();
-    collect_rs(dir, &mut files);
-    files.sort();
-    let mut out = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file).expect("kernel sources are readable");
-        let parsed = syn::parse_file(&text).expect("kernel sources parse");
-        collect_kernels(&parsed.items, &mut out);
-    }
-    out
-}
-
-fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("kernel source directory is readable") {
-        let path = entry.expect("directory entry").path();
-        if path.is_dir() {
-            collect_rs(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-fn collect_kernels(items: &[syn::Item], out: &mut Vec<Source>) {
-    for item in items {
-        match item {
-            syn::Item::Fn(f) => {
-                let Some(position) = f.attrs.iter().position(is_tile_kernel) else {
-                    continue;
-                };
-                let mut function = f.clone();
-                let attr = function.attrs.remove(position);
-                let args = match &attr.meta {
-                    syn::Meta::List(list) => list.tokens.to_string(),
-                    _ => String::new(),
-                };
-                out.push(Source {
-                    name: f.sig.ident.to_string(),
-                    attr: args,
-                    item: quote::quote!(#function).to_string(),
-                });
-            }
-            syn::Item::Mod(m) => {
-                if let Some((_, inner)) = &m.content {
-                    collect_kernels(inner, out);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-fn is_tile_kernel(attr: &syn::Attribute) -> bool {
-    attr.path()
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "tile_kernel")
-}
 
 /// Literals a mutation may put in place of another: zero, negative, past `i32`/`u32`/`u64`,
 /// not powers of two, float overflow and underflow, other literal kinds.
@@ -427,7 +360,7 @@ fn mutate(rng: &mut Rng, ts: &TokenStream) -> (TokenStream, &'static str) {
     if all.is_empty() {
         return (lex(rng.pick(STATEMENTS)).into_iter().collect(), "insert");
     }
-    let path = rng.pick(&all).clone();
+    let path = all[rng.index(all.len())].clone();
     let kind = rng.below(12);
     let mut name = "";
     let out = edit_at(ts, &path, &mut |list, i| {
@@ -464,13 +397,13 @@ fn mutate(rng: &mut Rng, ts: &TokenStream) -> (TokenStream, &'static str) {
                     '+', '-', '*', '/', '%', '&', '|', '^', '<', '>', '=', '!', '.', ',', ';', ':',
                     '#',
                 ]);
-                list[i] = TokenTree::Punct(Punct::new(*p, Spacing::Alone));
+                list[i] = TokenTree::Punct(Punct::new(p, Spacing::Alone));
                 "replace by punctuation"
             }
             6 => match &list[i] {
                 TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {
                     let mut items = split_commas(&trees(&g.stream()));
-                    let a = rng.below(items.len());
+                    let a = rng.index(items.len());
                     let what = match rng.below(3) {
                         0 => {
                             items.remove(a);
@@ -481,7 +414,7 @@ fn mutate(rng: &mut Rng, ts: &TokenStream) -> (TokenStream, &'static str) {
                             "duplicate argument"
                         }
                         _ => {
-                            let b = rng.below(items.len());
+                            let b = rng.index(items.len());
                             items.swap(a, b);
                             "swap arguments"
                         }
@@ -522,15 +455,15 @@ fn mutate(rng: &mut Rng, ts: &TokenStream) -> (TokenStream, &'static str) {
                 let literal = match rng.below(4) {
                     0 => Literal::i64_unsuffixed(rng.below(1 << 20) as i64),
                     1 => Literal::f64_unsuffixed(rng.below(1000) as f64 / 7.0),
-                    2 => Literal::u64_suffixed(rng.next()),
-                    _ => Literal::i128_unsuffixed(-(rng.next() as i128)),
+                    2 => Literal::u64_suffixed(rng.next_u64()),
+                    _ => Literal::i128_unsuffixed(-(rng.next_u64() as i128)),
                 };
                 list[i] = TokenTree::Literal(literal);
                 "random literal"
             }
             _ => {
                 let g = Group::new(
-                    *rng.pick(&[Delimiter::Parenthesis, Delimiter::Bracket, Delimiter::Brace]),
+                    rng.pick(&[Delimiter::Parenthesis, Delimiter::Bracket, Delimiter::Brace]),
                     list[i].clone().into(),
                 );
                 list[i] = TokenTree::Group(g);
@@ -549,7 +482,7 @@ fn mutate_attr(rng: &mut Rng, attr: &TokenStream) -> (TokenStream, &'static str)
     let mut items = split_commas(&trees(attr));
     let extra = lex(rng.pick(ATTR_ARGS));
     if items.len() > 1 && rng.below(2) == 0 {
-        let a = rng.below(items.len());
+        let a = rng.index(items.len());
         items[a] = extra;
         (
             join_commas(&items).into_iter().collect(),
@@ -566,13 +499,11 @@ fn mutate_attr(rng: &mut Rng, attr: &TokenStream) -> (TokenStream, &'static str)
 
 #[test]
 fn generated_malformed_kernels_expand_cleanly() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/src");
-    let sources = kernels_under(&dir);
+    let sources = kernel_sources();
     assert!(
         sources.len() >= 20,
-        "only {} kernels in {}",
-        sources.len(),
-        dir.display()
+        "only {} kernels in kernels/src",
+        sources.len()
     );
     let seed = generator::seed();
     generator::say(&format!(
@@ -583,9 +514,9 @@ fn generated_malformed_kernels_expand_cleanly() {
     let start = Instant::now();
     let mut tally = Tally::default();
     for case in 0..CASES {
-        let source = &sources[rng.below(sources.len())];
-        let mut attr: TokenStream = source.attr.parse().expect("kernel attributes lex");
-        let mut item: TokenStream = source.item.parse().expect("kernel items lex");
+        let source = &sources[rng.index(sources.len())];
+        let mut attr = source.attr.clone();
+        let mut item = source.item.clone();
         let mut applied = Vec::new();
         for _ in 0..1 + rng.below(3) {
             let (next, what) = if rng.below(8) == 0 {

@@ -1,4 +1,4 @@
-//! Support of the generated tests: the seeded random source, one checked expansion (no panic,
+//! Support of the generated tests: the run's seed, one checked expansion (no panic,
 //! no internal error, every error on the case's own tokens), and the tally of a run with the
 //! known bug classes that are counted apart (never as passing) until their fixes land.
 
@@ -24,32 +24,6 @@ pub fn seed() -> u64 {
         Err(_) => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64),
-    }
-}
-
-/// SplitMix64: `state += golden ratio`, then two xor-shift-multiply rounds of the state.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
     }
 }
 

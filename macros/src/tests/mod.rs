@@ -8,11 +8,11 @@ mod explain_matches_code;
 mod generated_malformed;
 mod generated_valid;
 mod generator;
-mod kernel_corpus;
+pub mod kernel_corpus;
 pub mod sources;
 
 use crate::frontend::analyze;
-use crate::ir::Kernel;
+use crate::ir::{Kernel, Op};
 use crate::types::TileType;
 use proc_macro2::TokenStream;
 
@@ -33,6 +33,17 @@ pub fn run(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, Vec<(Str
             })
             .collect()
     })
+}
+
+/// Every op of `k` (at any depth) whose kind is named `name`, in program order.
+pub fn ops_of(k: &Kernel, name: &str) -> Vec<Op> {
+    let mut out = Vec::new();
+    k.walk(&mut |op| {
+        if op.kind.name() == name {
+            out.push(op.clone());
+        }
+    });
+    out
 }
 
 /// The kernels of a front end run that must succeed.
