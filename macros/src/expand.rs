@@ -161,6 +161,7 @@ fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
                 AssumptionKind::IntDivisible { by } => (a.param, by),
             })
             .collect(),
+        pipelines: inference.pipelines.clone(),
     };
     Variant {
         kernel: inference.kernel,

@@ -22,6 +22,7 @@ pub mod axis;
 pub(crate) mod explain;
 mod graph;
 mod layouts;
+pub mod pipeline;
 mod rewrite;
 mod solve;
 #[cfg(test)]
@@ -63,6 +64,8 @@ pub struct Inference {
     pub rematerialised: usize,
     /// The solution's cost (see `solve`).
     pub cost: u64,
+    /// The software-pipelining plan of every loop with a `dot` (`num_stages > 1`).
+    pub pipelines: Vec<pipeline::LoopPipeline>,
     pub(crate) notes: HashMap<ValueId, Note>,
     pub(crate) origins: HashMap<LinearLayout, Origin>,
 }
@@ -156,6 +159,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         }
     }
     let accesses = plans(&facts.info);
+    let pipelines = pipeline::plan_pipelines(kernel, &accesses)?;
     Ok(Inference {
         kernel: kernel.clone(),
         assumptions: facts.assumptions,
@@ -164,6 +168,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         conversions: report.conversions,
         rematerialised: report.rematerialised,
         cost,
+        pipelines,
         notes,
         origins,
     })

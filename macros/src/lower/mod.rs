@@ -65,6 +65,7 @@ mod elementwise;
 mod gather;
 pub mod kernel;
 mod memory;
+mod pipeline;
 mod reduce;
 mod shape;
 #[cfg(test)]
@@ -91,6 +92,9 @@ pub struct Facts {
     /// Per kernel parameter (index into `Kernel::params`): the divisor the analysis assumed
     /// (bytes of the address for a `Ptr`, the value for an integer), checked before launch.
     pub assumptions: Vec<(usize, u64)>,
+    /// The software-pipelining plan of every loop with a `dot` (`crate::infer::pipeline`),
+    /// rendered by `pipeline.rs`.
+    pub pipelines: Vec<crate::infer::pipeline::LoopPipeline>,
 }
 
 /// The lowering context of one specialisation. See the module docs for the representation.
@@ -115,6 +119,8 @@ pub struct Ctx<'k> {
     uses_thread_ids: bool,
     shared_top: u32,
     shared_high: u32,
+    /// The pipelined loads of the loops being lowered (`pipeline.rs`).
+    pipeline_reads: Vec<pipeline::PipelineRead>,
 }
 
 impl<'k> Ctx<'k> {
@@ -134,6 +140,7 @@ impl<'k> Ctx<'k> {
             uses_thread_ids: false,
             shared_top: 0,
             shared_high: 0,
+            pipeline_reads: Vec::new(),
         }
     }
 
@@ -435,6 +442,21 @@ impl<'k> Ctx<'k> {
     }
 
     fn lower_op(&mut self, op: &Op) -> Result<TokenStream, syn::Error> {
+        // A pipelined load is an asynchronous copy issued ahead; its conversion reads the slot.
+        let pipelined = |v: Option<&ValueId>| {
+            v.and_then(|v| self.pipeline_reads.iter().find(|r| r.value == *v))
+        };
+        match &op.kind {
+            OpKind::Load { .. } if pipelined(op.results.first()).is_some() => {
+                return Ok(TokenStream::new())
+            }
+            OpKind::Convert { .. } => {
+                if let Some(read) = pipelined(op.operands.first()).cloned() {
+                    return pipeline::lower_read(self, op, &read);
+                }
+            }
+            _ => {}
+        }
         match &op.kind {
             OpKind::Constant(_)
             | OpKind::ProgramId { .. }
