@@ -469,6 +469,7 @@ fn access_plans_agree_with_inference() {
             let facts = Facts {
                 accesses: inference.accesses.clone(),
                 assumptions: Vec::new(),
+                pipelines: inference.pipelines.clone(),
             };
             let text = lower_kernel(&inference.kernel, &facts)
                 .unwrap_or_else(|e| panic!("lowering failed: {e}"))
