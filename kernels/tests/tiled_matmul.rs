@@ -8,6 +8,7 @@ mod support;
 use support::{device, launch_tile, TestDevice};
 use tessera::emulator::{EmulatorReport, SharedAccessKind};
 use tessera::{bf16, f16};
+use tessera_kernels::tiled::bench_triton::bench_matmul_pipelined;
 use tessera_kernels::tiled::matmul::{
     tile_matmul, tile_matmul_i8, tile_matmul_stages2, tile_matmul_stages3, tile_matmul_stages4,
 };
@@ -273,5 +274,55 @@ fn matmul_bf16_three_stages_matches_cpu() {
         let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
         let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
         check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);
+    }
+}
+
+/// The benchmark's pipelined matmul (8 warps, 128 × 128 × 32 tiles, 3 stages, grouped program
+/// order) against the CPU reference: several programs, K loops of 1 to 5 iterations, ragged M.
+#[test]
+fn bench_matmul_pipelined_matches_cpu() {
+    let gpu = device();
+    for (m, n, k) in gpu.cases(
+        &[(130, 256, 160), (64, 128, 32), (200, 144, 48)],
+        &[(1024, 1024, 1024)],
+    ) {
+        let a: Vec<f16> = values(11, m * k).into_iter().map(f16::from_f32).collect();
+        let b: Vec<f16> = values(12, k * n).into_iter().map(f16::from_f32).collect();
+        let (da, db) = (
+            gpu.device().upload(&a).unwrap(),
+            gpu.device().upload(&b).unwrap(),
+        );
+        let dc = gpu
+            .device()
+            .upload(&vec![f16::from_f32(0.0); m * n])
+            .unwrap();
+        let report = launch_tile!(
+            gpu,
+            bench_matmul_pipelined,
+            bench_matmul_pipelined::Consts {
+                BM: 128,
+                BN: 128,
+                BK: 32,
+                GROUP: 8,
+            },
+            |c: &bench_matmul_pipelined::Consts| {
+                ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32, 1)
+            },
+            da.ptr(),
+            db.ptr(),
+            dc.ptr(),
+            m as i32,
+            n as i32,
+            k as i32,
+        )
+        .unwrap();
+        let c = dc.download().unwrap();
+        let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+        let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
+        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
+        if let Some(report) = gpu.emulator_only(&report, "bench_matmul_pipelined: cp.async copies")
+        {
+            assert!(copied_async(report), "{m}x{n}x{k}: no cp.async\n{report}");
+        }
     }
 }
