@@ -78,7 +78,7 @@ pub fn plan_async_copy(
     masked: bool,
 ) -> Result<AsyncCopyPlan, String> {
     let bits = movement.element_bits;
-    if bits % 8 != 0 || bits > 128 {
+    if !bits.is_multiple_of(8) || bits > 128 {
         return Err(format!("{bits}-bit elements are not whole bytes"));
     }
     if masked && !access.mask_uniform {

@@ -176,8 +176,8 @@ impl<'k> Defs<'k> {
                 | OpKind::Broadcast
                 | OpKind::ExpandDims { .. }
                 | OpKind::Reshape
-                | OpKind::Convert { .. } => op.operands.first().is_some_and(|&x| self.is_zero(x)),
-                OpKind::Cast { .. } => op.operands.first().is_some_and(|&x| self.is_zero(x)),
+                | OpKind::Convert { .. }
+                | OpKind::Cast { .. } => op.operands.first().is_some_and(|&x| self.is_zero(x)),
                 _ => false,
             },
             None => false,
