@@ -8,7 +8,10 @@ mod support;
 use support::{device, launch_tile, TestDevice};
 use tessera::emulator::{EmulatorReport, SharedAccessKind};
 use tessera::{bf16, f16};
-use tessera_kernels::tiled::matmul::{tile_matmul, tile_matmul_i8};
+use tessera_kernels::tiled::bench_triton::bench_matmul_pipelined;
+use tessera_kernels::tiled::matmul::{
+    tile_matmul, tile_matmul_i8, tile_matmul_stages2, tile_matmul_stages3, tile_matmul_stages4,
+};
 
 /// Values in [-1, 1) from a seeded LCG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -200,5 +203,126 @@ fn matmul_i8_is_exact() {
             c[m * n..].iter().all(|&v| v == i32::MIN),
             "{m}x{n}x{k}: wrote past the end"
         );
+    }
+}
+
+/// Shapes for the pipelined kernels: K loops of 1 to 9 iterations (fewer than the stages
+/// included), masked K tails (`k` not a multiple of 32), ragged M and N; the aligned variant
+/// (`k`, `n` multiples of 16) is the pipelined one, the others run the unaligned variant.
+const PIPELINED_SHAPES: [(usize, usize, usize); 7] = [
+    (64, 64, 32),
+    (70, 48, 96),
+    (33, 80, 272),
+    (128, 64, 16),
+    (64, 128, 160),
+    (17, 130, 64),
+    (70, 33, 45),
+];
+
+/// Whether the emulator saw `cp.async` copies into shared memory.
+fn copied_async(report: &EmulatorReport) -> bool {
+    report
+        .shared_sites
+        .iter()
+        .any(|s| s.kind == SharedAccessKind::CpAsync)
+}
+
+macro_rules! pipelined_matmul_test {
+    ($test:ident, $kernel:ident) => {
+        #[test]
+        fn $test() {
+            let gpu = device();
+            for (m, n, k) in gpu.cases(&PIPELINED_SHAPES, &[(257, 512, 1024), (1024, 1024, 512)]) {
+                let a: Vec<f16> = values(7, m * k).into_iter().map(f16::from_f32).collect();
+                let b: Vec<f16> = values(8, k * n).into_iter().map(f16::from_f32).collect();
+                let guarded = vec![f16::from_f32(99.0); m * n + 8];
+                let (c, report) = run_matmul!(gpu, $kernel, &a, &b, &guarded, (m, n, k));
+                let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+                let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
+                check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
+                assert!(
+                    c[m * n..].iter().all(|x| x.to_f32() == 99.0),
+                    "{m}x{n}x{k}: wrote past the end"
+                );
+                let what = concat!(stringify!($kernel), ": cp.async copies and ldmatrix reads");
+                if let Some(report) = gpu.emulator_only(&report, what) {
+                    let aligned = k % 16 == 0 && n % 16 == 0;
+                    assert_eq!(
+                        copied_async(report),
+                        aligned,
+                        "{m}x{n}x{k}: the aligned variant copies with cp.async, the other not\n{report}"
+                    );
+                    check_ldmatrix(report, &format!("{} {m}x{n}x{k}", stringify!($kernel)));
+                }
+            }
+        }
+    };
+}
+
+pipelined_matmul_test!(matmul_f16_two_stages_matches_cpu, tile_matmul_stages2);
+pipelined_matmul_test!(matmul_f16_three_stages_matches_cpu, tile_matmul_stages3);
+pipelined_matmul_test!(matmul_f16_four_stages_matches_cpu, tile_matmul_stages4);
+
+#[test]
+fn matmul_bf16_three_stages_matches_cpu() {
+    let gpu = device();
+    for (m, n, k) in gpu.cases(&PIPELINED_SHAPES, &[(512, 256, 1024)]) {
+        let a: Vec<bf16> = values(9, m * k).into_iter().map(bf16::from_f32).collect();
+        let b: Vec<bf16> = values(10, k * n).into_iter().map(bf16::from_f32).collect();
+        let zeros = vec![bf16::from_f32(0.0); m * n];
+        let (c, _) = run_matmul!(gpu, tile_matmul_stages3, &a, &b, &zeros, (m, n, k));
+        let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+        let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
+        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);
+    }
+}
+
+/// The benchmark's pipelined matmul (8 warps, 128 × 128 × 32 tiles, 3 stages, grouped program
+/// order) against the CPU reference: several programs, K loops of 1 to 5 iterations, ragged M.
+#[test]
+fn bench_matmul_pipelined_matches_cpu() {
+    let gpu = device();
+    for (m, n, k) in gpu.cases(
+        &[(130, 256, 160), (64, 128, 32), (200, 144, 48)],
+        &[(1024, 1024, 1024)],
+    ) {
+        let a: Vec<f16> = values(11, m * k).into_iter().map(f16::from_f32).collect();
+        let b: Vec<f16> = values(12, k * n).into_iter().map(f16::from_f32).collect();
+        let (da, db) = (
+            gpu.device().upload(&a).unwrap(),
+            gpu.device().upload(&b).unwrap(),
+        );
+        let dc = gpu
+            .device()
+            .upload(&vec![f16::from_f32(0.0); m * n])
+            .unwrap();
+        let report = launch_tile!(
+            gpu,
+            bench_matmul_pipelined,
+            bench_matmul_pipelined::Consts {
+                BM: 128,
+                BN: 128,
+                BK: 32,
+                GROUP: 8,
+            },
+            |c: &bench_matmul_pipelined::Consts| {
+                ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32, 1)
+            },
+            da.ptr(),
+            db.ptr(),
+            dc.ptr(),
+            m as i32,
+            n as i32,
+            k as i32,
+        )
+        .unwrap();
+        let c = dc.download().unwrap();
+        let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+        let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
+        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
+        if let Some(report) = gpu.emulator_only(&report, "bench_matmul_pipelined: cp.async copies")
+        {
+            assert!(copied_async(report), "{m}x{n}x{k}: no cp.async\n{report}");
+        }
     }
 }

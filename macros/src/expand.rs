@@ -162,6 +162,7 @@ fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
             })
             .collect(),
         uniform_registers: inference.uniform_registers.clone(),
+        pipelines: inference.pipelines.clone(),
     };
     Variant {
         kernel: inference.kernel,

@@ -85,7 +85,9 @@ pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn:
         }
         let mut spec_diags = Diagnostics::default();
         let input = Input { sig, body, spec };
-        kernels.push(check(&input, &mut spec_diags));
+        let mut kernel = check(&input, &mut spec_diags);
+        crate::check::control::check_num_stages(&mut kernel, attr.num_stages, &mut spec_diags);
+        kernels.push(kernel);
         for d in spec_diags.into_vec() {
             merge(&mut found, d, index);
         }

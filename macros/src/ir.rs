@@ -88,6 +88,9 @@ pub struct Param {
 pub struct Kernel {
     pub name: Ident,
     pub num_warps: u32,
+    /// `num_stages` of the attribute: the pipelining depth of the loops whose loads feed a
+    /// `dot` (1: no pipelining; planned by `crate::infer::pipeline`).
+    pub num_stages: u32,
     /// The type parameters' element types in this specialisation, in declaration order.
     pub types: Vec<(String, Scalar)>,
     /// The const parameters' values in this specialisation, in declaration order.

@@ -11,7 +11,9 @@
 //! `src_size` bytes are read and the rest of the `BYTES` destination is zero-filled; the `_zfill`
 //! wrappers pass `src_size = pred ? BYTES : 0`, so a masked-off lane writes zeros and reads no
 //! global memory (Triton's masked `cp.async`). The copy is only guaranteed visible to this thread
-//! after a `wait_group` that covers it, and to other threads after a following barrier.
+//! after a `wait_group` that covers it, and to other threads after a following barrier. The
+//! emulator enforces both: a shared-memory read of bytes a copy is still writing, or of another
+//! thread's landed copy before a barrier, is an `EmulatorError::AsyncOperation`.
 
 use crate::Ptr;
 

@@ -182,6 +182,10 @@ pub(crate) struct Cta {
     pub(crate) threads: u32,
     pub(crate) shared: Box<[AtomicU32]>,
     pub(crate) shared_bytes: u32,
+    /// Per shared word: the `cp.async` copy writing it, if any (`cp_async_state.rs`).
+    pub(crate) async_words: Box<[AtomicU32]>,
+    /// Whether some word is landed but not yet made visible by a barrier.
+    pub(crate) async_landed: AtomicBool,
     sync: Mutex<SyncState>,
     pub(super) warp_cv: Box<[Condvar]>,
     pub(super) barrier_cv: Condvar,
@@ -431,6 +435,7 @@ impl Cta {
         state.count = None;
         state.generation += 1;
         st.blocked -= released;
+        self.publish_landed_copies();
         self.barrier_cv.notify_all();
     }
 
@@ -562,6 +567,7 @@ impl Cta {
         for word in self.shared.iter() {
             word.store(0, Ordering::Relaxed);
         }
+        self.reset_async_copies();
         st.hosted_block = next_block;
         self.hosted.store(next_block, Ordering::Release);
         drop(st);
@@ -739,6 +745,8 @@ fn launch(
             threads,
             shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
             shared_bytes: dynamic_shared_bytes as u32,
+            async_words: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
+            async_landed: AtomicBool::new(false),
             sync: Mutex::new(SyncState {
                 hosted_block: b,
                 block_idx: block_idx_of(b),
@@ -929,4 +937,6 @@ pub(crate) fn perform_copy(t: &ThreadCtx<'_>, copy: &CpAsyncCopy) {
         ]);
         t.cta.shared[base + w].store(word, Ordering::Relaxed);
     }
+    t.cta
+        .cp_async_landed(t.linear, base, (copy.cp_size / 4) as usize);
 }

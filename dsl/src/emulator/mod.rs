@@ -65,6 +65,7 @@
 //! as without `.satfinite`).
 
 mod collective;
+mod cp_async_state;
 mod cta;
 mod error;
 mod machine;

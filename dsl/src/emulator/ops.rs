@@ -200,6 +200,13 @@ pub(crate) fn ld_shared<const N: usize>(addr: u32, op: &'static str) -> [u32; N]
     let location = Location::caller();
     with_thread(|t| {
         let i = logged_shared_access(t, addr, 4 * N as u32, op, location, SharedAccessKind::Load);
+        if let Err(message) = t.cta.check_async_read(t.linear, i, N) {
+            raise(EmulatorError::AsyncOperation {
+                thread: t.thread_ref(),
+                op,
+                message,
+            });
+        }
         let mut out = [0u32; N];
         for (k, o) in out.iter_mut().enumerate() {
             *o = t.cta.shared[i + k].load(Ordering::Relaxed);
@@ -266,7 +273,9 @@ pub(crate) unsafe fn cp_async(dst: u32, src: u64, cp_size: u32, src_size: u32, o
     let location = Location::caller();
     let site = Site(location);
     with_thread(|t| {
-        shared_index_or_raise(t, dst, cp_size, op, site);
+        let word = shared_index_or_raise(t, dst, cp_size, op, site);
+        t.cta
+            .cp_async_issued(t.linear, word, (cp_size / 4) as usize);
         if src_size > 0 {
             check_global(t, src, src_size.min(cp_size), cp_size, op, site);
         }

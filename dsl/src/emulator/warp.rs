@@ -345,6 +345,17 @@ pub(crate) fn complete_collective(
                         op,
                         site,
                     )?;
+                    if !store {
+                        let reader = warp * 32 + lane;
+                        if let Err(message) = cta.check_async_read(reader, *row, 4) {
+                            let thread = cta.thread_ref(st, reader);
+                            return Err(EmulatorError::AsyncOperation {
+                                thread,
+                                op,
+                                message,
+                            });
+                        }
+                    }
                     let w = addr / 4;
                     words.extend(w..w + 4);
                 }

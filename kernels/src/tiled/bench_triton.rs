@@ -193,3 +193,59 @@ bench_matmul! {
     /// [`bench_matmul_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`).
     bench_matmul_w8, num_warps = 8, BM = 128
 }
+
+/// [`bench_matmul_w8`] software-pipelined: 8 warps, 128 × 128 × 32 tiles, the operand tiles of
+/// the next 2 iterations in flight by `cp.async` (`num_stages = 3`, Triton's sm_80 matmul
+/// configuration `(128, 128, 32, 8)` with 3 stages). `tessera-examples --bench` does not launch
+/// it yet.
+#[tile_kernel(T = [f16, bf16], num_warps = 8, num_stages = 3, BM = 128, BN = 128, BK = 32, GROUP = 8)]
+pub fn bench_matmul_pipelined<
+    T,
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const GROUP: usize,
+>(
+    a: Ptr<T>,
+    b: Ptr<T>,
+    c: Ptr<T>,
+    m: i32,
+    n: i32,
+    k: i32,
+) {
+    let pid = program_id(0);
+    let tiles_m = cdiv(m, BM);
+    let tiles_n = cdiv(n, BN);
+    let in_group = GROUP * tiles_n;
+    let first_m = (pid / in_group) * GROUP;
+    let group_rows = minimum(tiles_m - first_m, GROUP);
+    let pid_m = first_m + (pid % in_group) % group_rows;
+    let pid_n = (pid % in_group) / group_rows;
+    let rm = pid_m * BM + arange(0, BM);
+    let rn = pid_n * BN + arange(0, BN);
+    let rk = arange(0, BK);
+    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
+    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(k, BK) {
+        let k_left = k - kk * BK;
+        let a_tile = load(
+            a_ptrs,
+            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
+            0.0,
+        );
+        let b_tile = load(
+            b_ptrs,
+            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
+            0.0,
+        );
+        acc = dot(a_tile, b_tile, acc);
+        a_ptrs += BK;
+        b_ptrs += BK * n;
+    }
+    store(
+        c + rm.expand_dims(1) * n + rn.expand_dims(0),
+        acc.to::<T>(),
+        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
+    );
+}

@@ -17,6 +17,8 @@
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
 //! - [`gather_code`]: a gather plan resolved to per-thread steps, and its cost.
 //! - [`wgmma`]: the `wgmma` matrix descriptor of an NVMMA shared operand tile.
+//! - [`pipeline`]: a load into a conversion's shared layout as `cp.async` copies (software
+//!   pipelining of loops).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
 //! output coordinates side by side, `dim0` lowest — which is exactly the flattened tile index
@@ -33,6 +35,7 @@ pub mod gather_code;
 pub mod ldmatrix;
 pub mod mma;
 pub mod movement;
+pub mod pipeline;
 pub mod shared_steps;
 pub mod space;
 pub mod swizzle;

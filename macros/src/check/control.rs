@@ -567,3 +567,38 @@ pub(super) fn pattern_names(p: &Pat, out: &mut Vec<String>) {
         Pat::Tuple { elems, .. } => elems.iter().for_each(|e| pattern_names(e, out)),
     }
 }
+
+/// `num_stages = S` of the attribute: recorded on the kernel; an error at the attribute when
+/// `S > 1` but no `for` loop of the kernel has a `dot` in its body (nothing to pipeline).
+pub(crate) fn check_num_stages(
+    kernel: &mut crate::ir::Kernel,
+    stages: Option<(u32, Loc)>,
+    diags: &mut crate::diag::Diagnostics,
+) {
+    let Some((stages, loc)) = stages else {
+        return;
+    };
+    kernel.num_stages = stages;
+    if stages < 2 {
+        return;
+    }
+    let mut has_dot_loop = false;
+    kernel.walk(&mut |op| {
+        if let OpKind::For = op.kind {
+            if let Some(body) = op.regions.first() {
+                body.walk(&mut |o| has_dot_loop |= matches!(o.kind, OpKind::Dot { .. }));
+            }
+        }
+    });
+    if !has_dot_loop {
+        diags.error(
+            loc,
+            format!(
+                "num_stages = {stages}, but no `for` loop of `{}` computes a `dot`: pipelining \
+                 overlaps the loads of later iterations of such a loop with the current one; \
+                 remove `num_stages`",
+                kernel.name
+            ),
+        );
+    }
+}

@@ -15,7 +15,7 @@
 //! `creation`, `memory`, `reduce`, `dot`, `shape` and `gather`.
 
 mod consts;
-mod control;
+pub(crate) mod control;
 mod creation;
 mod dot;
 mod elementwise;
@@ -98,6 +98,7 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
     Kernel {
         name: input.sig.name.clone(),
         num_warps: input.spec.num_warps.unwrap_or(DEFAULT_NUM_WARPS),
+        num_stages: 1,
         types: input
             .spec
             .types

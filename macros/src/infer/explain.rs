@@ -388,6 +388,9 @@ impl fmt::Display for Inference {
             }
         }
         let kinds: Vec<String> = kinds.iter().map(|(k, c)| format!("{c} {k}")).collect();
+        for p in &self.pipelines {
+            writeln!(f, "pipeline: {}", p.text())?;
+        }
         writeln!(
             f,
             "summary: {} conversion{}{}, {} rematerialised op{}, total cost {}",

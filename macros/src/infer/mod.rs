@@ -23,6 +23,7 @@ pub mod axis;
 pub(crate) mod explain;
 mod graph;
 mod layouts;
+pub mod pipeline;
 mod rewrite;
 mod solve;
 #[cfg(test)]
@@ -68,6 +69,8 @@ pub struct Inference {
     pub uniform_registers: HashMap<ValueId, u32>,
     /// The solution's cost (see `solve`).
     pub cost: u64,
+    /// The software-pipelining plan of every loop with a `dot` (`num_stages > 1`).
+    pub pipelines: Vec<pipeline::LoopPipeline>,
     pub(crate) notes: HashMap<ValueId, Note>,
     pub(crate) origins: HashMap<LinearLayout, Origin>,
 }
@@ -162,6 +165,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     }
     let accesses = plans(&facts.info);
     let uniform_registers = uniform::uniform_registers(kernel, &facts.info);
+    let pipelines = pipeline::plan_pipelines(kernel, &accesses)?;
     Ok(Inference {
         kernel: kernel.clone(),
         assumptions: facts.assumptions,
@@ -171,6 +175,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         rematerialised: report.rematerialised,
         uniform_registers,
         cost,
+        pipelines,
         notes,
         origins,
     })

@@ -7,6 +7,9 @@
 //! - `if cond { … } else { … }`: a Rust `if` on the scalar (the same in every thread of the
 //!   program, so barriers inside are safe) whose branches evaluate to the tuple of their yields.
 //!
+//! - A loop with a software-pipelining plan (`num_stages`, `crate::infer::pipeline`) with at
+//!   least one pipelined load is rendered by `pipeline.rs` from the same pieces.
+//!
 //! Carried values keep one layout through the loop (inference makes init, argument, yield and
 //! result agree, or inserts conversions); a disagreement is an internal error, and rustc would
 //! reject it anyway through the typed tiles.
@@ -84,6 +87,23 @@ pub fn lower_for(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
         bind_args.extend(quote!(let #arg: #ty = #cell;));
         assign.extend(quote!(#cell = #y;));
         results.extend(quote!(let #res: #ty = #cell;));
+    }
+    let pipeline = crate::infer::pipeline::find(&ctx.facts.pipelines, body.args[0])
+        .filter(|p| !p.loads.is_empty())
+        .cloned();
+    if let Some(plan) = pipeline {
+        let parts = super::pipeline::LoopParts {
+            init,
+            bind_args,
+            assign,
+            results,
+            iv_ty,
+            lower: lo,
+            upper: hi,
+            step: st,
+            iv_arg,
+        };
+        return super::pipeline::lower_pipelined_for(ctx, op, &plan, parts);
     }
     let inner = ctx.lower_region(body)?;
     let (cur, end, stride) = (ctx.fresh("iv"), ctx.fresh("end"), ctx.fresh("step"));

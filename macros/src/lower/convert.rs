@@ -197,7 +197,7 @@ pub(crate) fn render_movement(movement: &Movement, src: &Ident, rc: &Render) -> 
     }}
 }
 
-fn render_step(
+pub(crate) fn render_step(
     step: &Step,
     bits: u32,
     src: &Ident,

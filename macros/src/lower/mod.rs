@@ -65,6 +65,7 @@ mod elementwise;
 mod gather;
 pub mod kernel;
 mod memory;
+mod pipeline;
 mod reduce;
 mod shape;
 #[cfg(test)]
@@ -94,6 +95,9 @@ pub struct Facts {
     /// Elementwise results whose registers come in groups of equal values, with the group size
     /// (`crate::infer::uniform`): computed once per group.
     pub uniform_registers: HashMap<ValueId, u32>,
+    /// The software-pipelining plan of every loop with a `dot` (`crate::infer::pipeline`),
+    /// rendered by `pipeline.rs`.
+    pub pipelines: Vec<crate::infer::pipeline::LoopPipeline>,
 }
 
 /// The lowering context of one specialisation. See the module docs for the representation.
@@ -118,6 +122,8 @@ pub struct Ctx<'k> {
     uses_thread_ids: bool,
     shared_top: u32,
     shared_high: u32,
+    /// The pipelined loads of the loops being lowered (`pipeline.rs`).
+    pipeline_reads: Vec<pipeline::PipelineRead>,
 }
 
 impl<'k> Ctx<'k> {
@@ -137,6 +143,7 @@ impl<'k> Ctx<'k> {
             uses_thread_ids: false,
             shared_top: 0,
             shared_high: 0,
+            pipeline_reads: Vec::new(),
         }
     }
 
@@ -438,6 +445,21 @@ impl<'k> Ctx<'k> {
     }
 
     fn lower_op(&mut self, op: &Op) -> Result<TokenStream, syn::Error> {
+        // A pipelined load is an asynchronous copy issued ahead; its conversion reads the slot.
+        let pipelined = |v: Option<&ValueId>| {
+            v.and_then(|v| self.pipeline_reads.iter().find(|r| r.value == *v))
+        };
+        match &op.kind {
+            OpKind::Load { .. } if pipelined(op.results.first()).is_some() => {
+                return Ok(TokenStream::new())
+            }
+            OpKind::Convert { .. } => {
+                if let Some(read) = pipelined(op.operands.first()).cloned() {
+                    return pipeline::lower_read(self, op, &read);
+                }
+            }
+            _ => {}
+        }
         match &op.kind {
             OpKind::Constant(_)
             | OpKind::ProgramId { .. }

@@ -470,6 +470,7 @@ fn access_plans_agree_with_inference() {
                 accesses: inference.accesses.clone(),
                 assumptions: Vec::new(),
                 uniform_registers: inference.uniform_registers.clone(),
+                pipelines: inference.pipelines.clone(),
             };
             let text = lower_kernel(&inference.kernel, &facts)
                 .unwrap_or_else(|e| panic!("lowering failed: {e}"))

@@ -22,7 +22,13 @@ pub struct KernelAttr {
     pub num_warps: Option<Vec<u32>>,
     /// The value lists, one per `NAME = …` entry, in order.
     pub consts: Vec<ConstValues>,
+    /// `num_stages = S`: the depth of software pipelining of the loops whose loads feed a `dot`
+    /// (1: none), with the location of the attribute's key; `None` when not given or invalid.
+    pub num_stages: Option<(u32, Loc)>,
 }
+
+/// Most pipeline stages `num_stages` may ask for.
+pub const MAX_NUM_STAGES: i128 = 8;
 
 /// `NAME = [v0, v1, …]` (or `NAME = v`) in the attribute: integers for a const parameter,
 /// element types for a type parameter (a list whose first value is a name).
@@ -57,6 +63,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
     let mut out = KernelAttr {
         num_warps: Some(vec![DEFAULT_NUM_WARPS]),
         consts: Vec::new(),
+        num_stages: None,
     };
     let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
     // syn reports a list that ends too early ("unexpected end of input") at the call site; the
@@ -82,6 +89,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         }
     };
     let mut seen_num_warps = false;
+    let mut seen_num_stages = false;
     for meta in entries {
         let entry = match meta {
             syn::Meta::NameValue(entry) => entry,
@@ -123,12 +131,12 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
             continue;
         }
         if key == "num_stages" {
-            diags.error(
-                key_loc,
-                "`num_stages` is not supported yet: Tessera does not pipeline loops' loads; \
-                 when it does, the depth will be this attribute, `#[tile_kernel(num_stages = 3)]`, \
-                 as in Triton",
-            );
+            if seen_num_stages {
+                diags.error(key_loc, "`num_stages` is given twice");
+                continue;
+            }
+            seen_num_stages = true;
+            out.num_stages = num_stages_value(&entry.value, ids, diags).map(|s| (s, key_loc));
             continue;
         }
         if out.consts.iter().any(|c| c.name == key) {
@@ -227,6 +235,39 @@ fn num_warps_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Opti
         );
     }
     (valid && !out.is_empty()).then_some(out)
+}
+
+/// `num_stages = S`: one integer literal from 1 to [`MAX_NUM_STAGES`].
+fn num_stages_value(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<u32> {
+    if let Expr::Array(_) = e {
+        diags.error(
+            ids.of(e),
+            "`num_stages` takes one value, e.g. `num_stages = 3`: a list of stages is not a \
+             specialisation axis",
+        );
+        return None;
+    }
+    match int_value(e) {
+        Some(s) if (1..=MAX_NUM_STAGES).contains(&s) => Some(s as u32),
+        Some(s) => {
+            diags.error(
+                ids.of(e),
+                format!(
+                    "num_stages = {s} is not allowed: it must be 1 (no pipelining) to \
+                     {MAX_NUM_STAGES}, the number of loop iterations whose loads are in flight \
+                     at once"
+                ),
+            );
+            None
+        }
+        None => {
+            diags.error(
+                ids.of(e),
+                "num_stages takes an integer literal, e.g. `num_stages = 3`",
+            );
+            None
+        }
+    }
 }
 
 /// An element type named in an attribute list (`f16`), or an error at it.

@@ -682,9 +682,27 @@ fn attribute_names() {
     );
     one_error(
         quote!(num_stages = 3),
-        item,
-        "`num_stages` is not supported yet",
+        item.clone(),
+        "num_stages = 3, but no `for` loop of",
         "num_stages",
+    );
+    one_error(
+        quote!(num_stages = 0),
+        item.clone(),
+        "num_stages = 0 is not allowed: it must be 1 (no pipelining) to 8",
+        "0",
+    );
+    one_error(
+        quote!(num_stages = STAGES),
+        item.clone(),
+        "num_stages takes an integer literal",
+        "STAGES",
+    );
+    one_error(
+        quote!(num_stages = [2, 3]),
+        item,
+        "`num_stages` takes one value",
+        "[2 , 3]",
     );
     // A const parameter of a non-integer type: one error, on the type; its uses stay silent.
     one_error(

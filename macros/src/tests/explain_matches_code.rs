@@ -25,6 +25,9 @@ struct Calls {
     ldmatrix: usize,
     /// `mma` instruction names, in order.
     mma: Vec<String>,
+    /// `cp.async` copies and `cp.async.wait_group`s (pipelined loops).
+    async_copies: usize,
+    async_waits: usize,
 }
 
 impl Calls {
@@ -47,6 +50,8 @@ impl Calls {
                         n if n.starts_with("ld_shared_v") => self.shared_loads += 1,
                         n if n.starts_with("ldmatrix_x") => self.ldmatrix += 1,
                         n if n.starts_with("mma_m16n8") => self.mma.push(name),
+                        "cp_async_cg_zfill" | "cp_async_ca_zfill" => self.async_copies += 1,
+                        "cp_async_wait_group" => self.async_waits += 1,
                         _ => {}
                     }
                 }
@@ -119,6 +124,7 @@ fn explained_kind(text: &str) -> &'static str {
 
 fn check(inference: &Inference, what: &str) {
     let text = explain(inference);
+    check_pipelines(inference, &text, what);
     let body = lower_kernel(&inference.kernel, &Facts::default())
         .unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"))
         .body;
@@ -214,4 +220,37 @@ fn explain_matches_generated_code_for_every_kernel() {
         }
     }
     assert!(conversions > 0, "the kernels convert layouts");
+}
+
+/// Pipelined loops: the explain line of each plan is printed, and the code lowered with the
+/// plans issues each planned copy twice (the prologue's issue and the steady state's) and one
+/// `cp.async.wait_group` per pipelined loop; without plans it issues none.
+fn check_pipelines(inference: &Inference, text: &str, what: &str) {
+    for p in &inference.pipelines {
+        assert!(
+            text.contains(&p.text()),
+            "{what}: explain lacks `{}`",
+            p.text()
+        );
+    }
+    let facts = Facts {
+        pipelines: inference.pipelines.clone(),
+        ..Facts::default()
+    };
+    let body = lower_kernel(&inference.kernel, &facts)
+        .unwrap_or_else(|e| panic!("{what}: pipelined lowering failed: {e}"))
+        .body;
+    let calls = Calls::of(&body);
+    let pipelined: Vec<_> = inference
+        .pipelines
+        .iter()
+        .filter(|p| !p.loads.is_empty())
+        .collect();
+    let copies: usize = pipelined
+        .iter()
+        .flat_map(|p| &p.loads)
+        .map(|l| l.copy.copies_per_thread())
+        .sum();
+    assert_eq!(calls.async_copies, 2 * copies, "{what}: cp.async copies");
+    assert_eq!(calls.async_waits, pipelined.len(), "{what}: cp.async waits");
 }

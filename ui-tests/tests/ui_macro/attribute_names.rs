@@ -10,11 +10,6 @@ fn shouted(out: Ptr<f32>) {
     store(out + arange(0, 128), 1.0);
 }
 
-#[tile_kernel(num_stages = 3)]
-fn pipelined(out: Ptr<f32>) {
-    store(out + arange(0, 128), 1.0);
-}
-
 // One error, on the type: the uses of `BLOCK` are not reported as undeclared.
 #[tile_kernel(BLOCK = [128])]
 fn flagged<const BLOCK: bool>(out: Ptr<f32>) {

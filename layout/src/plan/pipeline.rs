@@ -1,0 +1,199 @@
+//! Asynchronous copies for software pipelining: a global load whose value only goes to shared
+//! memory (the store half of a conversion's [`Movement`]) becomes `cp.async` copies from global
+//! memory straight into that shared layout, so the load of a later loop iteration can be in
+//! flight while the current one computes.
+//!
+//! The shared layout is the conversion planner's (its store steps: byte offset per register,
+//! swizzle included); the copies follow it exactly, so the reads of the movement (`ldmatrix`,
+//! vector loads) run unchanged on the copied bytes. One copy moves a run of registers that is
+//! contiguous both in global memory (a run inside one vector of the load's [`AccessPlan`]) and in
+//! shared memory (a run inside one vector store): `min(store vector, access vector)` elements,
+//! which must be 4, 8 or 16 bytes (`cp.async` sizes). 16-byte copies use `cp.async.cg` (L2
+//! only, as Triton), smaller ones `cp.async.ca`. A masked-off run is zero-filled through the
+//! copy's source size, so the load's `other` must be zero (the caller checks) and its mask must
+//! be uniform over each run (the access plan's `mask_uniform`).
+
+use super::access::AccessPlan;
+use super::movement::{Affine, Movement, Step};
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+/// The copies of one load into one slot of shared memory, and the reads that follow them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AsyncCopyPlan {
+    /// Bytes per copy: 4, 8 or 16.
+    pub bytes: u32,
+    /// `cp.async.cg` (16 bytes, L2 only) rather than `cp.async.ca`.
+    pub bypass_l1: bool,
+    /// Bytes of one slot (the movement's shared memory).
+    pub slot_bytes: u32,
+    /// One group per store step of the movement.
+    pub groups: Vec<CopyGroup>,
+    /// The movement's steps after its stores and their barrier: the reads of the slot
+    /// (`ldmatrix`, vector loads, duplicates), run once the copies are waited for.
+    pub reads: Vec<Step>,
+    /// Registers of the destination (the reads' result).
+    pub dst_registers: u32,
+    /// Bits of one element.
+    pub element_bits: u32,
+    /// Elements per copy.
+    pub elements: u32,
+}
+
+/// The copies of one store step: only threads with `lane & lane_guard == 0 && warp &
+/// warp_guard == 0` copy (the others hold broadcast copies of the same elements).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyGroup {
+    pub lane_guard: u32,
+    pub warp_guard: u32,
+    /// The thread's byte offset (⊕ each copy's offset).
+    pub thread_offset: Affine,
+    /// Per copy: the register whose pointer (and mask) starts the run, and the run's byte
+    /// offset in the slot (⊕ the thread offset).
+    pub copies: Vec<(u32, u32)>,
+}
+
+impl AsyncCopyPlan {
+    /// The PTX instruction, for explain text.
+    pub fn instruction(&self) -> String {
+        if self.bypass_l1 {
+            format!("cp.async.cg {} B", self.bytes)
+        } else {
+            format!("cp.async.ca {} B", self.bytes)
+        }
+    }
+
+    /// Copies one thread issues per slot (all groups).
+    pub fn copies_per_thread(&self) -> usize {
+        self.groups.iter().map(|g| g.copies.len()).sum()
+    }
+}
+
+/// The async copies that write what `movement`'s stores would, from a load planned as `access`
+/// (`masked`: the load has a mask). `Err` says why the load cannot be copied asynchronously.
+pub fn plan_async_copy(
+    access: &AccessPlan,
+    movement: &Movement,
+    masked: bool,
+) -> Result<AsyncCopyPlan, String> {
+    let bits = movement.element_bits;
+    if !bits.is_multiple_of(8) || bits > 128 {
+        return Err(format!("{bits}-bit elements are not whole bytes"));
+    }
+    if masked && !access.mask_uniform {
+        return Err(format!(
+            "the mask is not proven constant over each vector of {} elements",
+            access.elements
+        ));
+    }
+    // The shape [Barrier]* Store+ Barrier reads*.
+    let mut k = 0;
+    while matches!(movement.steps.get(k), Some(Step::Barrier)) {
+        k += 1;
+    }
+    let mut stores = Vec::new();
+    while let Some(Step::Store(s)) = movement.steps.get(k) {
+        stores.push(s);
+        k += 1;
+    }
+    if stores.is_empty() || !matches!(movement.steps.get(k), Some(Step::Barrier)) {
+        return Err(format!(
+            "the conversion is not a store to shared memory then reads ({})",
+            movement.description
+        ));
+    }
+    let reads: Vec<Step> = movement.steps[k + 1..].to_vec();
+    if let Some(other) = reads.iter().find(|s| {
+        !matches!(
+            s,
+            Step::Load(_) | Step::Ldmatrix(_) | Step::Duplicate { .. }
+        )
+    }) {
+        return Err(format!(
+            "the conversion does more than read shared memory after its stores ({other:?})"
+        ));
+    }
+    let vector_bits: u32 = access.registers.iter().map(|&b| 1u32 << b).sum();
+    let access_vectors = |r: u32| -> (u32, Option<usize>) {
+        let start = r & !vector_bits;
+        let pos = access.vector_registers(start).iter().position(|&x| x == r);
+        (start, pos)
+    };
+    let mut elements = None;
+    let mut groups = Vec::new();
+    for s in &stores {
+        if s.stride * 8 != bits {
+            return Err("the shared layout widens elements to 32-bit words".into());
+        }
+        let n = s.elements.len() as u32;
+        let w = n.min(access.elements);
+        if *elements.get_or_insert(w) != w {
+            return Err("the stores have vectors of different widths".into());
+        }
+        let bytes = w * bits / 8;
+        if ![4, 8, 16].contains(&bytes) {
+            return Err(format!(
+                "a copy would move {bytes} bytes ({w} × {bits}-bit elements contiguous in both \
+                 global and shared memory); cp.async moves 4, 8 or 16"
+            ));
+        }
+        let mut copies = Vec::new();
+        for &(first, off) in &s.chunks {
+            for run in 0..n / w {
+                let regs: Vec<u32> = (0..w)
+                    .map(|j| first ^ s.elements[(run * w + j) as usize])
+                    .collect();
+                let (start, pos) = access_vectors(regs[0]);
+                let contiguous = pos.is_some_and(|p0| {
+                    p0 % w as usize == 0
+                        && regs
+                            .iter()
+                            .enumerate()
+                            .all(|(j, &r)| access_vectors(r) == (start, Some(p0 + j)))
+                });
+                if !contiguous {
+                    return Err(format!(
+                        "the registers stored together in shared memory ({regs:?}) are not \
+                         contiguous in global memory"
+                    ));
+                }
+                copies.push((regs[0], off ^ (run * bytes)));
+            }
+        }
+        groups.push(CopyGroup {
+            lane_guard: s.lane_guard,
+            warp_guard: s.warp_guard,
+            thread_offset: s.thread_offset.clone(),
+            copies,
+        });
+    }
+    let elements = elements.unwrap_or(1);
+    let bytes = elements * bits / 8;
+    Ok(AsyncCopyPlan {
+        bytes,
+        bypass_l1: bytes == 16,
+        slot_bytes: movement.shared_bytes.div_ceil(16) * 16,
+        groups,
+        reads,
+        dst_registers: movement.dst_registers,
+        element_bits: bits,
+        elements,
+    })
+}
+
+/// Bytes of dynamic shared memory one block may use on every target Tessera builds for
+/// (sm_80's opt-in maximum, 163 KiB; sm_90 allows 227 KiB).
+pub const SHARED_BYTES_LIMIT: u32 = 163 * 1024;
+
+/// Bytes of a ring of `stages` slots for each of `slot_bytes` (slots 16-byte aligned).
+pub fn ring_bytes(stages: u32, slot_bytes: &[u32]) -> u64 {
+    slot_bytes
+        .iter()
+        .map(|&b| u64::from(b.div_ceil(16) * 16) * u64::from(stages))
+        .sum()
+}
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

@@ -1,0 +1,272 @@
+//! A software-pipelined `for` loop (`num_stages = S`), as `crate::infer::pipeline` planned it.
+//!
+//! Each pipelined load gets a ring of `S` slots of dynamic shared memory (allocated for the
+//! whole loop); slot `s` holds the conversion's shared layout for iterations `≡ s (mod S)`.
+//!
+//! ```text
+//! bar.sync                                   // earlier ops' reads of this memory are done
+//! S-1 times: ISSUE                           // iterations 0 .. S-2 (prologue)
+//! for each iteration i:
+//!     cp.async.wait_group S-2; bar.sync      // slot i%S landed, for every thread; every thread
+//!                                            // has read slot (i-1)%S in iteration i-1
+//!     ISSUE                                  // iteration i+S-1 into slot (i-1)%S
+//!     body: the pipelined loads are gone; their conversions only read slot i%S
+//!           (`ldmatrix` / vector loads, the planner's read steps)
+//! cp.async.wait_all
+//!
+//! ISSUE: if the ahead iteration is in range { bind its induction value and the ahead copies of
+//!        the carried values; run the issue ops (addresses, masks); cp.async each planned run
+//!        (zero-filled where masked off); advance the ahead carried values by their yields }
+//!        cp.async.commit_group (always, so group counts stay aligned); next slot.
+//! ```
+//!
+//! The prologue's and the steady state's range checks make trip counts below `S - 1` (and
+//! empty loops) issue nothing past the end. The conditions are uniform over the program, so
+//! the barriers are reached by every thread.
+
+use super::convert::{render_step, Render};
+use super::{elem_type, internal, Ctx};
+use crate::infer::pipeline::LoopPipeline;
+use crate::ir::Op;
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use tessera_layout::plan::pipeline::AsyncCopyPlan;
+
+/// A pipelined load while its loop body is lowered: the load is skipped, and the conversion of
+/// its value reads the slot at `slot` (a `u32` shared-window address).
+#[derive(Clone)]
+pub struct PipelineRead {
+    pub value: crate::ir::ValueId,
+    pub slot: TokenStream,
+    pub copy: AsyncCopyPlan,
+}
+
+/// The pieces of a `for` loop that `control::lower_for` builds for both forms.
+pub struct LoopParts {
+    pub init: TokenStream,
+    pub bind_args: TokenStream,
+    pub assign: TokenStream,
+    pub results: TokenStream,
+    pub iv_ty: TokenStream,
+    pub lower: Ident,
+    pub upper: Ident,
+    pub step: Ident,
+    pub iv_arg: Ident,
+}
+
+/// The loop `op` pipelined as `plan` says (see the module docs).
+pub fn lower_pipelined_for(
+    ctx: &mut Ctx,
+    op: &Op,
+    plan: &LoopPipeline,
+    parts: LoopParts,
+) -> Result<TokenStream, syn::Error> {
+    let loc = &op.loc;
+    let body = &op.regions[0];
+    let stages = plan.stages;
+    if stages < 2 {
+        return Err(internal(loc, "a pipeline of fewer than 2 stages"));
+    }
+    let LoopParts {
+        init,
+        bind_args,
+        assign,
+        results,
+        iv_ty,
+        lower,
+        upper,
+        step,
+        iv_arg,
+    } = parts;
+    let (cur, end, stride) = (ctx.fresh("iv"), ctx.fresh("end"), ctx.fresh("step"));
+    let (ahead_iv, ahead_live) = (ctx.fresh("ahead_iv"), ctx.fresh("ahead_live"));
+    let (issue_slot, read_slot) = (ctx.fresh("issue_slot"), ctx.fresh("read_slot"));
+    let stages_lit = Literal::u32_suffixed(stages);
+    let wait_depth = Literal::u32_suffixed(stages - 2);
+    let prologue_issues = Literal::u32_suffixed(stages - 1);
+
+    // The ahead copies of the carried values the issue ops read.
+    let mut ahead_init = TokenStream::new();
+    let mut ahead_bind = TokenStream::new();
+    let mut ahead_advance = TokenStream::new();
+    for &j in &plan.carried {
+        let (arg, init_v, yielded) = (body.args[1 + j], op.operands[3 + j], body.yields[j]);
+        let ty = ctx.value_type(arg, loc)?;
+        let cell = ctx.fresh("ahead");
+        let (arg, init_v, yielded) = (ctx.name(arg), ctx.name(init_v), ctx.name(yielded));
+        ahead_init.extend(quote!(let mut #cell: #ty = #init_v;));
+        ahead_bind.extend(quote!(let #arg: #ty = #cell;));
+        ahead_advance.extend(quote!(#cell = #yielded;));
+    }
+    let mut issue_ops = TokenStream::new();
+    for &i in &plan.issue_ops {
+        let issue_op = body
+            .ops
+            .get(i)
+            .ok_or_else(|| internal(loc, "a pipeline's issue op is not in the loop"))?;
+        issue_ops.extend(ctx.lower_op(issue_op)?);
+    }
+
+    // The rings, and each load's copies into the issue slot.
+    let mut copies = TokenStream::new();
+    let mut reads = Vec::new();
+    for l in &plan.loads {
+        let slot_bytes = l.copy.slot_bytes;
+        let ring = ctx.alloc_shared(slot_bytes * stages, 16);
+        let (ring, slot_bytes) = (
+            Literal::u32_suffixed(ring),
+            Literal::u32_suffixed(slot_bytes),
+        );
+        let slot_at = |slot: &Ident| quote!(::tessera::device::dynamic_shared_base() + #ring + #slot * #slot_bytes);
+        copies.extend(render_copies(ctx, op, l, slot_at(&issue_slot))?);
+        reads.push(PipelineRead {
+            value: l.value,
+            slot: slot_at(&read_slot),
+            copy: l.copy.clone(),
+        });
+    }
+    let issue = quote! {
+        if #ahead_live && #ahead_iv < #end {
+            let #iv_arg: #iv_ty = #ahead_iv;
+            #ahead_bind
+            #issue_ops
+            #copies
+            #ahead_advance
+        }
+        ::tessera::device::cp_async_commit_group();
+        #issue_slot = if #issue_slot + 1 == #stages_lit { 0 } else { #issue_slot + 1 };
+        match #ahead_iv.checked_add(#stride) {
+            ::core::option::Option::Some(next) => #ahead_iv = next,
+            ::core::option::Option::None => #ahead_live = false,
+        }
+    };
+
+    let depth = ctx.pipeline_reads.len();
+    ctx.pipeline_reads.extend(reads);
+    let inner = ctx.lower_region(body);
+    ctx.pipeline_reads.truncate(depth);
+    let inner = inner?;
+    Ok(quote! {
+        #init
+        {
+            let mut #cur: #iv_ty = #lower;
+            let #end: #iv_ty = #upper;
+            let #stride: #iv_ty = #step;
+            #[allow(unused_comparisons)]
+            let __positive = #stride > 0;
+            let mut #ahead_iv: #iv_ty = #lower;
+            let mut #ahead_live: bool = __positive;
+            #ahead_init
+            let mut #issue_slot: u32 = 0;
+            let mut #read_slot: u32 = 0;
+            ::tessera::device::sync_threads();
+            for _ in 0..#prologue_issues {
+                #issue
+            }
+            if __positive {
+                while #cur < #end {
+                    let #iv_arg: #iv_ty = #cur;
+                    #bind_args
+                    ::tessera::device::cp_async_wait_group::<#wait_depth>();
+                    ::tessera::device::sync_threads();
+                    #issue
+                    #inner
+                    #assign
+                    #read_slot = if #read_slot + 1 == #stages_lit { 0 } else { #read_slot + 1 };
+                    match #cur.checked_add(#stride) {
+                        ::core::option::Option::Some(next) => #cur = next,
+                        ::core::option::Option::None => break,
+                    }
+                }
+            }
+            ::tessera::device::cp_async_wait_all();
+        }
+        #results
+    })
+}
+
+/// The copies of one load into the slot at `slot` (a `u32` shared-window address).
+fn render_copies(
+    ctx: &mut Ctx,
+    op: &Op,
+    l: &crate::infer::pipeline::PipelinedLoad,
+    slot: TokenStream,
+) -> Result<TokenStream, syn::Error> {
+    let loc = &op.loc;
+    let span = ctx.kernel.value(l.value).loc.first;
+    let (lane, warp) = (ctx.lane(), ctx.warp());
+    let (p, m) = (ctx.fresh("copy_ptrs"), ctx.fresh("copy_mask"));
+    let rp = ctx.regs(l.pointer, loc)?;
+    let mut out = quote!(let #p = #rp;);
+    if let Some(mv) = l.mask {
+        let rm = ctx.regs(mv, loc)?;
+        out.extend(quote!(let #m = #rm;));
+    }
+    let bytes = Literal::u32_suffixed(l.copy.bytes);
+    for g in &l.copy.groups {
+        let thread = super::convert::ThreadValue::render(&g.thread_offset, &lane, &warp);
+        let each = g.copies.iter().map(|&(r, off)| {
+            let (ri, off) = (Literal::usize_unsuffixed(r as usize), Literal::u32_suffixed(off));
+            let pred = match l.mask {
+                Some(_) => quote!(#m[#ri]),
+                None => quote!(true),
+            };
+            let dst = quote!(__tessera_slot + (#off ^ __tessera_thread));
+            if l.copy.bypass_l1 {
+                quote_spanned!(span=> ::tessera::device::cp_async_cg_zfill(#dst, #p[#ri], #pred);)
+            } else {
+                quote_spanned!(span=> ::tessera::device::cp_async_ca_zfill::<#bytes, _>(#dst, #p[#ri], #pred);)
+            }
+        });
+        let (lg, wg) = (
+            Literal::u32_suffixed(g.lane_guard),
+            Literal::u32_suffixed(g.warp_guard),
+        );
+        out.extend(quote! {
+            if #lane & #lg == 0 && #warp & #wg == 0 {
+                let __tessera_thread: u32 = #thread;
+                // SAFETY: planned in-bounds, aligned addresses of this slot; a masked-off run
+                // reads no global memory (source size 0) and is zero-filled.
+                unsafe { #(#each)* }
+            }
+        });
+    }
+    Ok(quote!({ let __tessera_slot: u32 = #slot; #out }))
+}
+
+/// The conversion of a pipelined load's value: the planner's read steps on its slot.
+pub fn lower_read(ctx: &mut Ctx, op: &Op, read: &PipelineRead) -> Result<TokenStream, syn::Error> {
+    let loc = &op.loc;
+    let result = *op
+        .results
+        .first()
+        .ok_or_else(|| internal(loc, "a conversion without a result"))?;
+    let rc = Render {
+        lane: ctx.lane(),
+        warp: ctx.warp(),
+        elem: elem_type(ctx.dtype(result)),
+        span: op.loc.first,
+        shared_offset: 0,
+    };
+    let out = format_ident!("__tessera_out");
+    let unused_src = format_ident!("__tessera_no_source");
+    let smem = quote!(__tessera_smem);
+    let steps: Vec<TokenStream> = read
+        .copy
+        .reads
+        .iter()
+        .map(|s| render_step(s, read.copy.element_bits, &unused_src, &out, &rc, &smem))
+        .collect();
+    let (elem, n) = (
+        &rc.elem,
+        Literal::usize_unsuffixed(read.copy.dst_registers as usize),
+    );
+    let slot = &read.slot;
+    let value = quote! {{
+        let #smem: u32 = #slot;
+        let mut #out: [#elem; #n] = [<#elem as ::tessera::tile::Elem>::from_bits(0); #n];
+        #(#steps)*
+        #out
+    }};
+    ctx.bind(result, value, loc)
+}
