@@ -17,6 +17,7 @@
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
 //! - [`gather_code`]: a gather plan resolved to per-thread steps, and its cost.
 //! - [`wgmma`]: the `wgmma` matrix descriptor of an NVMMA shared operand tile.
+//! - [`wgmma_dot`]: `dot` as `wgmma.mma_async` (shape, warpgroups, operand stores, descriptors).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
 //! output coordinates side by side, `dim0` lowest — which is exactly the flattened tile index
@@ -38,6 +39,7 @@ pub mod space;
 pub mod swizzle;
 pub mod vectorize;
 pub mod wgmma;
+pub mod wgmma_dot;
 
 pub use space::Space;
 
