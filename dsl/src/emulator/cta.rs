@@ -182,6 +182,8 @@ pub(crate) struct Cta {
     pub(crate) threads: u32,
     pub(crate) shared: Box<[AtomicU32]>,
     pub(crate) shared_bytes: u32,
+    /// The PTX target the launch emulates (`super::target`).
+    pub(crate) target: super::target::EmulatedTarget,
     sync: Mutex<SyncState>,
     pub(super) warp_cv: Box<[Condvar]>,
     pub(super) barrier_cv: Condvar,
@@ -717,6 +719,7 @@ fn launch(
     thread_body: &(dyn Fn() + Sync),
 ) -> Result<EmulatorReport, EmulatorError> {
     validate(grid, block, dynamic_shared_bytes)?;
+    let target = super::target::launch_target()?;
     let threads = block[0] * block[1] * block[2];
     let warps = threads.div_ceil(32);
     let blocks = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
@@ -739,6 +742,7 @@ fn launch(
             threads,
             shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
             shared_bytes: dynamic_shared_bytes as u32,
+            target,
             sync: Mutex::new(SyncState {
                 hosted_block: b,
                 block_idx: block_idx_of(b),
