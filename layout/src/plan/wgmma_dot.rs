@@ -14,7 +14,8 @@
 //!   TMA writes and `wgmma` descriptors read), contiguous along the dimension the operand's
 //!   registers are contiguous in (the widest store vector; K-major or M/N-major), with the
 //!   swizzle width `min(128, contiguous extent in bytes)` as Triton chooses it. The stores are a
-//!   [`StoreStep`] of the conversion planner (vectorised, owners only).
+//!   [`StoreStep`] of the conversion planner (vectorised, owners only); registers with no two
+//!   elements adjacent in memory are stored one 16-bit element at a time.
 //! - **Descriptors** come from [`plan_operand`]: a template, the byte offset of each K step and
 //!   of each M/N block; here resolved per (accumulator block, warpgroup).
 
@@ -204,16 +205,11 @@ fn operand(
             best = Some((access.vector.bits, shared, memory, access.vector.registers));
         }
     }
-    let Some((bits, shared, memory, vector)) = best else {
+    let Some((_, shared, memory, vector)) = best else {
         return Err(PlanError::new(format!(
             "wgmma: no shared layout for {name}"
         )));
     };
-    if bits < 32 {
-        return Err(PlanError::new(format!(
-            "wgmma: {name}'s registers give {bits}-bit shared stores (at least 32 needed)"
-        )));
-    }
     let address = src.invert_and_compose(&memory)?;
     let store = store_step(&address, src, &vector, &Broadcast::of(src)?, 1);
     let descriptors = plan_operand(shared, shape, k_dim, mn_block)?;

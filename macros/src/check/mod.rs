@@ -98,6 +98,7 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
     Kernel {
         name: input.sig.name.clone(),
         num_warps: input.spec.num_warps.unwrap_or(DEFAULT_NUM_WARPS),
+        target: crate::ir::Target::Ampere,
         types: input
             .spec
             .types
