@@ -114,7 +114,7 @@ pub enum DotCode {
         fallback: Option<String>,
     },
     /// `wgmma.mma_async` on operands stored to shared memory.
-    Wgmma(tessera_layout::plan::wgmma_dot::WgmmaDotPlan),
+    Wgmma(Box<tessera_layout::plan::wgmma_dot::WgmmaDotPlan>),
 }
 
 /// One specialisation of a kernel.

@@ -105,13 +105,14 @@ fn check_descriptors(plan: &WgmmaDotPlan) {
         }
         let major = operand.descriptors.major;
         for (b, per_group) in operand.block_offsets.iter().enumerate() {
-            for g in 0..groups {
+            assert_eq!(per_group.len(), groups);
+            for (g, &block_offset) in per_group.iter().enumerate() {
                 // the block's first M/N index, from the accumulator layout
                 let r0 = plan.acc_registers[b][0];
                 let (row, col) = at(&acc, r0, 0, 4 * g as u32).unwrap();
                 let first = if k_dim == 1 { row } else { col };
                 for s in 0..k / WGMMA_K {
-                    let start = per_group[g] + operand.descriptors.k_step_offsets[s as usize];
+                    let start = block_offset + operand.descriptors.k_step_offsets[s as usize];
                     let desc = MatrixDescriptor {
                         start_address: start,
                         ..operand.descriptors.descriptor

@@ -76,7 +76,7 @@ pub(super) fn attach_dot_plans(
                     op.loc
                         .error(&format!("#[tile_kernel] internal error: wgmma dot: {e}"))
                 })?;
-                DotCode::Wgmma(planned)
+                DotCode::Wgmma(Box::new(planned))
             }
             fallback => {
                 let (DType::Scalar(input), DType::Scalar(accum)) =

@@ -211,7 +211,9 @@ fn descriptor(
             .iter()
             .map(|&o| Literal::u32_suffixed(o + step_offset));
         let g = index_lit(groups);
-        quote!({ const OFFSETS: [u32; #g] = [#(#entries),*]; OFFSETS[__tessera_warpgroup] })
+        // `% groups` (a power of two): no bounds check, whose trap path would make ptxas
+        // serialize the wgmmas.
+        quote!({ const OFFSETS: [u32; #g] = [#(#entries),*]; OFFSETS[__tessera_warpgroup % #g] })
     };
     quote_spanned!(span=> (#template | (((#smem + #block_offset) >> 4) & 0x3fff) as u64))
 }
