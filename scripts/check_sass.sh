@@ -11,7 +11,8 @@
 # that is architecture-specific such as sm_90a, which no other architecture runs); architectures
 # below the PTX's `.target` are skipped with a note. PTX built for sm_90 or sm_90a gets the
 # sm_90-only checks too (stmatrix, hardware f8 conversions), and PTX built for sm_90a the Hopper
-# matmul's (wgmma as HGMMA, TMA loads as UTMALDG, no local memory).
+# matmul's (wgmma as HGMMA, TMA loads as UTMALDG, no local memory) and the #[tile_kernel]
+# matmuls' (their sm_90a bodies: HGMMA, no HMMA, no local memory).
 # Exit status: 0 when every check passes; 1 with a message naming the kernel, the architecture
 # and the missing instruction otherwise; 2 on usage or tool errors.
 set -euo pipefail
@@ -63,17 +64,11 @@ checks=(
     "ldmatrix_probe:STS\.64"
     "geometry_probe:SR_LANEID"
     # #[tile_kernel] data movement (macros/src/lower/convert.rs, gather.rs, dot.rs): the
-    # transpose's conversion through shared memory, the matmul's operands read by ldmatrix
-    # (.trans for b) into HMMA, the warp-resident gather by shuffles.
+    # transpose's conversion through shared memory, the warp-resident gather by shuffles, the
+    # i8 matmul's mma.sync (on every target; f16/bf16 dots are checked per target below).
     "tile_transpose:STS( |\.)"
     "tile_transpose:LDS( |\.)"
     "tile_transpose:BAR\.SYNC"
-    "tile_matmul__T_f16__BM_64__BN_64__BK_32:LDSM\.16\.M88\.4"
-    "tile_matmul__T_f16__BM_64__BN_64__BK_32:LDSM\.16\.MT88\.4"
-    "tile_matmul__T_f16__BM_64__BN_64__BK_32:HMMA\.16816\.F32"
-    "tile_matmul__T_bf16__BM_64__BN_64__BK_32:LDSM\.16\.M88\.4"
-    "tile_matmul__T_bf16__BM_64__BN_64__BK_32:LDSM\.16\.MT88\.4"
-    "tile_matmul__T_bf16__BM_64__BN_64__BK_32:HMMA\.16816\.F32\.BF16"
     "tile_matmul_i8:IMMA\.16832\.S8\.S8"
     # The pipelined matmuls (num_stages, macros/src/lower/pipeline.rs): the operand tiles reach
     # shared memory by cp.async (16 bytes, L2 only), then ldmatrix into HMMA.
@@ -141,12 +136,30 @@ if [[ $ptx_target == *a ]]; then
     checks+=(
         "hopper_matmul_f16:HGMMA\.64x128x16\.F32"
         "hopper_matmul_f16:UTMALDG\.2D"
+        # #[tile_kernel] dot on sm_90a (macros/src/lower/wgmma.rs): wgmma from shared memory.
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32:HGMMA\.64x64x16\.F32"
+        "tile_matmul__T_bf16__BM_64__BN_64__BK_32:HGMMA\.64x64x16\.F32\.BF16"
+        "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32"
+        "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32"
     )
     forbidden+=(
         "hopper_matmul_f16:(LDL|STL)( |\.)"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32:HMMA( |\.)"
+        "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
+        "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
     )
 else
     default_archs="sm_80 sm_90"
+    # #[tile_kernel] dot on other targets (macros/src/lower/dot.rs): operands read by ldmatrix
+    # (.trans for b) into HMMA.
+    checks+=(
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32:LDSM\.16\.M88\.4"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32:LDSM\.16\.MT88\.4"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32:HMMA\.16816\.F32"
+        "tile_matmul__T_bf16__BM_64__BN_64__BK_32:LDSM\.16\.M88\.4"
+        "tile_matmul__T_bf16__BM_64__BN_64__BK_32:LDSM\.16\.MT88\.4"
+        "tile_matmul__T_bf16__BM_64__BN_64__BK_32:HMMA\.16816\.F32\.BF16"
+    )
 fi
 if ((ptx_sm >= 90)); then
     checks+=(

@@ -1,12 +1,14 @@
 //! Matmul (f16 and bf16 in, f32 accumulate, f16/bf16 out; i8 in, i32 out) against a CPU
 //! reference over ragged shapes on the test device (the GPU when present, else the emulator;
-//! see `support`); on the emulator's counters the operands reach the tensor cores through
-//! `ldmatrix` reads of swizzled shared memory, conflict-free.
+//! see `support`). f16 and bf16 run on the emulator for both targets: sm_80, where the
+//! emulator's counters show the operands reaching the tensor cores through conflict-free
+//! `ldmatrix` reads of swizzled shared memory, and sm_90a (`wgmma`, operands stored to NVMMA
+//! shared memory; on the emulator its accesses differ from the sm_80 body's).
 
 mod support;
 
 use support::{device, launch_tile, TestDevice};
-use tessera::emulator::{EmulatorReport, SharedAccessKind};
+use tessera::emulator::{with_target, EmulatedTarget, EmulatorReport, SharedAccessKind};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::bench_triton::bench_matmul_pipelined;
 use tessera_kernels::tiled::matmul::{
@@ -132,14 +134,43 @@ fn check_close(
     }
 }
 
-#[test]
-fn matmul_f16_matches_cpu() {
+/// On the emulator, the operands reached the tensor cores as the target's body does it:
+/// conflict-free `ldmatrix` reads on sm_80; on sm_90a another body ran (its shared-memory
+/// accesses differ from the sm_80 body's on the same problem, `sm80`: operands stored for
+/// `wgmma`, `ldmatrix` only in the epilogue).
+fn check_path(
+    gpu: &TestDevice,
+    report: &tessera::launch::LaunchReport,
+    target: EmulatedTarget,
+    sm80: impl FnOnce() -> tessera::launch::LaunchReport,
+    ctx: &str,
+) {
+    let Some(report) = gpu.emulator_only(report, "matmul: how operands reach the tensor cores")
+    else {
+        return;
+    };
+    match target {
+        EmulatedTarget::Sm80 => check_ldmatrix(report, ctx),
+        EmulatedTarget::Sm90a => {
+            let other = sm80();
+            let other = other.emulator_report().expect("emulated");
+            assert_ne!(
+                report.shared_sites, other.shared_sites,
+                "{ctx}: the sm_90a launch ran the sm_80 body\n{report}"
+            );
+        }
+    }
+}
+
+fn matmul_f16(target: EmulatedTarget) {
     let gpu = device();
     for (m, n, k) in shapes(gpu) {
         let a: Vec<f16> = values(1, m * k).into_iter().map(f16::from_f32).collect();
         let b: Vec<f16> = values(2, k * n).into_iter().map(f16::from_f32).collect();
         let guarded = vec![f16::from_f32(99.0); m * n + 8];
-        let (c, report) = run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k));
+        let (c, report) = with_target(target, || {
+            run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k))
+        });
         let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
         let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
         // f32 accumulation, one rounding to f16 (2^-11 relative) at the end.
@@ -148,28 +179,62 @@ fn matmul_f16_matches_cpu() {
             c[m * n..].iter().all(|x| x.to_f32() == 99.0),
             "{m}x{n}x{k}: wrote past the end"
         );
-        if let Some(report) = gpu.emulator_only(&report, "matmul_f16: conflict-free ldmatrix") {
-            check_ldmatrix(report, &format!("f16 {m}x{n}x{k}"));
-        }
+        let sm80 = || {
+            let run = || run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k));
+            with_target(EmulatedTarget::Sm80, run).1
+        };
+        check_path(
+            gpu,
+            &report,
+            target,
+            sm80,
+            &format!("f16 {target:?} {m}x{n}x{k}"),
+        );
     }
 }
 
-#[test]
-fn matmul_bf16_matches_cpu() {
+fn matmul_bf16(target: EmulatedTarget) {
     let gpu = device();
     for (m, n, k) in shapes(gpu) {
         let a: Vec<bf16> = values(3, m * k).into_iter().map(bf16::from_f32).collect();
         let b: Vec<bf16> = values(4, k * n).into_iter().map(bf16::from_f32).collect();
         let zeros = vec![bf16::from_f32(0.0); m * n];
-        let (c, report) = run_matmul!(gpu, tile_matmul, &a, &b, &zeros, (m, n, k));
+        let (c, report) = with_target(target, || {
+            run_matmul!(gpu, tile_matmul, &a, &b, &zeros, (m, n, k))
+        });
         let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
         let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
         // One rounding to bf16 (2^-8 relative) at the end.
         check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);
-        if let Some(report) = gpu.emulator_only(&report, "matmul_bf16: conflict-free ldmatrix") {
-            check_ldmatrix(report, &format!("bf16 {m}x{n}x{k}"));
-        }
+        let sm80 = || {
+            let run = || run_matmul!(gpu, tile_matmul, &a, &b, &zeros, (m, n, k));
+            with_target(EmulatedTarget::Sm80, run).1
+        };
+        let ctx = format!("bf16 {target:?} {m}x{n}x{k}");
+        check_path(gpu, &report, target, sm80, &ctx);
     }
+}
+
+/// The sm_80 body (`mma.sync`); on a GPU, the body of the PTX the device loaded.
+#[test]
+fn matmul_f16_matches_cpu() {
+    matmul_f16(EmulatedTarget::Sm80);
+}
+
+/// The sm_90a body (`wgmma`) on the emulator.
+#[test]
+fn matmul_f16_sm90a_matches_cpu() {
+    matmul_f16(EmulatedTarget::Sm90a);
+}
+
+#[test]
+fn matmul_bf16_matches_cpu() {
+    matmul_bf16(EmulatedTarget::Sm80);
+}
+
+#[test]
+fn matmul_bf16_sm90a_matches_cpu() {
+    matmul_bf16(EmulatedTarget::Sm90a);
 }
 
 #[test]

@@ -48,7 +48,7 @@
 
 use crate::frontend::analyze;
 use crate::infer::{self, AlignmentPolicy, AssumptionKind};
-use crate::ir::Kernel;
+use crate::ir::{Kernel, Target};
 use crate::lower::{elem_type, lower_kernel, Facts};
 use crate::parse::substitute_types;
 use crate::types::{DType, Scalar};
@@ -128,22 +128,43 @@ fn reserved_name_error(name: &Ident) -> Option<syn::Error> {
     Some(syn::Error::new(name.span(), message))
 }
 
-/// Layout inference of one specialisation, giving its variants: the one inferred under
-/// [`AlignmentPolicy::Aligned`] (pointers 16-byte aligned, integers that reach an address or a
-/// mask multiples of 16 — Triton's specialisation), and, when that one assumes anything, a
-/// second inferred under [`AlignmentPolicy::Natural`] (entry suffix `unaligned`) that the
-/// launcher picks when an argument breaks an assumption. `TESSERA_EXPLAIN` prints each.
+/// Layout inference of one specialisation, giving its variants: per target (a kernel with a
+/// `dot` is inferred for [`Target::Ampere`] and [`Target::Hopper`], any other for Ampere only),
+/// the one inferred under [`AlignmentPolicy::Aligned`] (pointers 16-byte aligned, integers that
+/// reach an address or a mask multiples of 16 — Triton's specialisation), and, when one of them
+/// assumes anything, a second inferred under [`AlignmentPolicy::Natural`] (entry suffix
+/// `unaligned`) that the launcher picks when an argument breaks an assumption. The variants of
+/// one suffix share their PTX entry name: each target's body is built for its own PTX.
+/// `TESSERA_EXPLAIN` prints each.
 fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
-    let mut aligned = kernel.clone();
-    let inference = infer::infer_with(&mut aligned, AlignmentPolicy::Aligned)?;
-    infer::report_if_requested(&inference);
-    let needs_fallback = !inference.assumptions.is_empty();
-    let mut variants = vec![variant(inference, "")];
-    if needs_fallback {
-        let mut natural = kernel;
-        let inference = infer::infer_with(&mut natural, AlignmentPolicy::Natural)?;
+    let mut has_dot = false;
+    kernel.walk(&mut |op| has_dot |= matches!(op.kind, crate::ir::OpKind::Dot { .. }));
+    let targets: &[Target] = if has_dot {
+        &[Target::Ampere, Target::Hopper]
+    } else {
+        &[Target::Ampere]
+    };
+    let infer_for = |target: Target, policy: AlignmentPolicy| {
+        let mut k = kernel.clone();
+        k.target = target;
+        let inference = infer::infer_with(&mut k, policy)?;
         infer::report_if_requested(&inference);
-        variants.push(variant(inference, "unaligned"));
+        Ok::<_, syn::Error>(inference)
+    };
+    let mut variants = Vec::new();
+    let mut needs_fallback = false;
+    for &target in targets {
+        let inference = infer_for(target, AlignmentPolicy::Aligned)?;
+        needs_fallback |= !inference.assumptions.is_empty();
+        variants.push(variant(inference, ""));
+    }
+    if needs_fallback {
+        for &target in targets {
+            variants.push(variant(
+                infer_for(target, AlignmentPolicy::Natural)?,
+                "unaligned",
+            ));
+        }
     }
     Ok(variants)
 }
@@ -613,51 +634,56 @@ fn specialisation_items(
             }
         };
         let mut indices = Vec::new();
-        let one_variant = variants.len() == 1;
-        for variant in &variants {
-            let lowered = match lower_kernel(&variant.kernel, &variant.facts) {
-                Ok(l) => l,
-                Err(e) => {
-                    add_errors(&mut errors, e);
-                    continue;
+        let mut suffixes: Vec<&'static str> = Vec::new();
+        for v in &variants {
+            if !suffixes.contains(&v.suffix) {
+                suffixes.push(v.suffix);
+            }
+        }
+        let one_variant = suffixes.len() == 1;
+        for &suffix in &suffixes {
+            // The targets' bodies of this variant (Ampere first), lowered.
+            let mut bodies: Vec<(Target, TokenStream, u32)> = Vec::new();
+            let mut facts: Option<Facts> = None;
+            let mut entry = None;
+            for variant in variants.iter().filter(|v| v.suffix == suffix) {
+                let lowered = match lower_kernel(&variant.kernel, &variant.facts) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        add_errors(&mut errors, e);
+                        continue;
+                    }
+                };
+                for item in &lowered.module_items {
+                    let text = item.to_string();
+                    if !module_items.iter().any(|(t, _)| *t == text) {
+                        module_items.push((text, item.clone()));
+                    }
                 }
-            };
-            for item in &lowered.module_items {
-                let text = item.to_string();
-                if !module_items.iter().any(|(t, _)| *t == text) {
-                    module_items.push((text, item.clone()));
+                let name = entry_name(&variant.kernel, axes, if one_variant { "" } else { suffix });
+                explain.push_str(&format!("entry {name}\n{}", variant.explain));
+                entry = Some(name);
+                bodies.push((variant.kernel.target, lowered.body, lowered.shared_bytes));
+                // The launcher checks every target's assumptions (it does not know which PTX
+                // the device runs).
+                match &mut facts {
+                    None => facts = Some(variant.facts.clone()),
+                    Some(f) => {
+                        for a in &variant.facts.assumptions {
+                            if !f.assumptions.contains(a) {
+                                f.assumptions.push(*a);
+                            }
+                        }
+                    }
                 }
             }
-            let suffix = if one_variant { "" } else { variant.suffix };
-            let entry = entry_name(&variant.kernel, axes, suffix);
-            explain.push_str(&format!("entry {entry}\n{}", variant.explain));
-            let body = &lowered.body;
-            entries.extend(quote! {
-                #[cfg(target_arch = "nvptx64")]
-                #[no_mangle]
-                #[allow(unused, non_snake_case, clippy::all)]
-                pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
-                    #body
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                #[allow(unused, non_snake_case, clippy::all)]
-                /// The host build of the PTX entry of the same name (the emulator runs it).
-                ///
-                /// # Safety
-                /// Only on a simulated GPU thread, with pointers valid for what the kernel
-                /// accesses; use the module's `launch`/`emulate`.
-                pub unsafe fn #entry(#(#param_names: #param_types),*) {
-                    #body
-                }
-            });
+            let (Some(entry), Some(facts)) = (entry, facts) else {
+                continue;
+            };
+            entries.extend(entry_items(&entry, &param_names, &param_types, &bodies));
+            let shared = bodies.iter().map(|(_, _, s)| *s).max().unwrap_or(0);
             indices.push(specs.len());
-            specs.push((
-                entry,
-                consts.clone(),
-                lowered.shared_bytes,
-                variant.facts.clone(),
-                num_warps,
-            ));
+            specs.push((entry, consts.clone(), shared, facts, num_warps));
         }
         groups.push((consts, indices));
     }
@@ -878,6 +904,72 @@ fn specialisation_items(
 
         #launcher
     })
+}
+
+/// The PTX entry and its host twin for the bodies of one variant: with one body (a kernel
+/// without `dot`), one of each; with an Ampere and a Hopper body, the PTX entry once per
+/// target (`cfg(target_feature = "sm_90a")` tells them apart) and a host function that runs
+/// the body of the emulated target (`tessera::emulator::running_target`).
+fn entry_items(
+    entry: &Ident,
+    param_names: &[&Ident],
+    param_types: &[TokenStream],
+    bodies: &[(Target, TokenStream, u32)],
+) -> TokenStream {
+    let body_of = |target: Target| bodies.iter().find(|(t, _, _)| *t == target).map(|b| &b.1);
+    let host_doc = quote! {
+        /// The host build of the PTX entry of the same name (the emulator runs it).
+        ///
+        /// # Safety
+        /// Only on a simulated GPU thread, with pointers valid for what the kernel
+        /// accesses; use the module's `launch`/`emulate`.
+    };
+    let attrs = quote!(#[allow(unused, non_snake_case, clippy::all)]);
+    match (body_of(Target::Ampere), body_of(Target::Hopper)) {
+        (Some(ampere), Some(hopper)) => quote! {
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+            #[no_mangle]
+            #attrs
+            pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
+                #ampere
+            }
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+            #[no_mangle]
+            #attrs
+            pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
+                #hopper
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            #attrs
+            #host_doc
+            pub unsafe fn #entry(#(#param_names: #param_types),*) {
+                if ::tessera::emulator::running_target()
+                    == ::tessera::emulator::EmulatedTarget::Sm90a
+                {
+                    #hopper
+                } else {
+                    #ampere
+                }
+            }
+        },
+        _ => {
+            let body = bodies.first().map(|b| &b.1);
+            quote! {
+                #[cfg(target_arch = "nvptx64")]
+                #[no_mangle]
+                #attrs
+                pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
+                    #body
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                #attrs
+                #host_doc
+                pub unsafe fn #entry(#(#param_names: #param_types),*) {
+                    #body
+                }
+            }
+        }
+    }
 }
 
 /// The kernel's const parameters (`const BLOCK: usize`), as written.

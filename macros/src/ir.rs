@@ -83,6 +83,40 @@ pub struct Param {
     pub value: ValueId,
 }
 
+/// The GPU generation a body is inferred and lowered for. A kernel with a `dot` is compiled
+/// for both (`expand` emits the Hopper body under `cfg(target_feature = "sm_90a")`); any other
+/// kernel only for [`Target::Ampere`], whose body runs on every target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// sm_80 and every PTX target but sm_90a: `dot` as `mma.sync`.
+    Ampere,
+    /// sm_90a: `dot` as `wgmma.mma_async` where its shape allows (else `mma.sync`).
+    Hopper,
+}
+
+impl Target {
+    /// The PTX target named in explain output.
+    pub fn sm(self) -> &'static str {
+        match self {
+            Target::Ampere => "sm_80",
+            Target::Hopper => "sm_90a",
+        }
+    }
+}
+
+/// How a dot is computed, as layout inference planned it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DotCode {
+    /// `mma.sync` on register fragments; `fallback` says why a Hopper body does not use
+    /// `wgmma` (`None` on Ampere).
+    MmaSync {
+        plan: tessera_layout::plan::mma::DotPlan,
+        fallback: Option<String>,
+    },
+    /// `wgmma.mma_async` on operands stored to shared memory.
+    Wgmma(Box<tessera_layout::plan::wgmma_dot::WgmmaDotPlan>),
+}
+
 /// One specialisation of a kernel.
 #[derive(Clone, Debug)]
 pub struct Kernel {
@@ -91,6 +125,8 @@ pub struct Kernel {
     /// `num_stages` of the attribute: the pipelining depth of the loops whose loads feed a
     /// `dot` (1: no pipelining; planned by `crate::infer::pipeline`).
     pub num_stages: u32,
+    /// The GPU generation this body is for (set by `expand` per specialisation).
+    pub target: Target,
     /// The type parameters' element types in this specialisation, in declaration order.
     pub types: Vec<(String, Scalar)>,
     /// The const parameters' values in this specialisation, in declaration order.
@@ -280,10 +316,9 @@ pub enum OpKind {
     /// `a × b + acc`. operands: [A[M, K], A[M, K] × A[K, N], acc: C[M, N]]; results: [C[M, N]],
     /// A ∈ {f16, bf16, f8e4m3, f8e5m2} with C = f32, or A = i8 with C = i32.
     /// `plan` is set by layout inference: the `mma.sync` instructions on the operands' layouts
-    /// (`tessera_layout::plan::mma`), which the lowering renders.
-    Dot {
-        plan: Option<Box<tessera_layout::plan::mma::DotPlan>>,
-    },
+    /// (`tessera_layout::plan::mma`) or, on [`Target::Hopper`], the `wgmma` plan
+    /// (`tessera_layout::plan::wgmma_dot`), which the lowering renders.
+    Dot { plan: Option<Box<DotCode>> },
     /// `result[i] = src[i with i[axis] replaced by index[i]]`.
     /// operands: [src: T[S], index: int[S']] (S' = S except at axis); results: [T[S']].
     /// `code` is set by layout inference: the plan it chose for the operands' layouts

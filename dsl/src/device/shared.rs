@@ -143,6 +143,20 @@ pub unsafe fn st_shared_v1<T: B32>(addr: u32, value: T) {
     ops::st_shared::<1>(addr, [value.to_b32()], "st.shared.b32");
 }
 
+/// `st.shared.b16 [addr], v`: one 16-bit element (the other half of its word is kept).
+///
+/// # Safety
+/// `addr` must be a 2-byte aligned address inside the block's shared memory.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn st_shared_b16(addr: u32, value: u16) {
+    #[cfg(target_arch = "nvptx64")]
+    asm!("st.shared.b16 [{a}], {v};", a = in(reg32) addr, v = in(reg16) value,
+         options(nostack));
+    #[cfg(not(target_arch = "nvptx64"))]
+    ops::st_shared_b16(addr, value);
+}
+
 /// `st.shared.v2.b32 [addr], {v0, v1}`.
 ///
 /// # Safety

@@ -57,6 +57,17 @@ impl<const R: usize> WgmmaAccumulator<R> {
         }
     }
 
+    /// An accumulator holding `regs` (fragment layout: module docs), written by the thread: a
+    /// [`wgmma_fence`] must follow before a `wgmma` accumulates into it.
+    #[inline(always)]
+    pub fn from_registers(regs: [f32; R]) -> Self {
+        WgmmaAccumulator {
+            regs,
+            #[cfg(not(target_arch = "nvptx64"))]
+            state: emu::new_accumulator(),
+        }
+    }
+
     /// The registers (fragment layout: module docs). Only after the `wgmma` writing them is
     /// retired by [`wgmma_wait_group`]; a [`wgmma_fence`] must follow before the next `wgmma`.
     #[inline(always)]

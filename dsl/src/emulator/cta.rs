@@ -186,6 +186,8 @@ pub(crate) struct Cta {
     pub(crate) async_words: Box<[AtomicU32]>,
     /// Whether some word is landed but not yet made visible by a barrier.
     pub(crate) async_landed: AtomicBool,
+    /// The PTX target the launch emulates (`super::target`).
+    pub(crate) target: super::target::EmulatedTarget,
     sync: Mutex<SyncState>,
     pub(super) warp_cv: Box<[Condvar]>,
     pub(super) barrier_cv: Condvar,
@@ -723,6 +725,7 @@ fn launch(
     thread_body: &(dyn Fn() + Sync),
 ) -> Result<EmulatorReport, EmulatorError> {
     validate(grid, block, dynamic_shared_bytes)?;
+    let target = super::target::launch_target()?;
     let threads = block[0] * block[1] * block[2];
     let warps = threads.div_ceil(32);
     let blocks = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
@@ -747,6 +750,7 @@ fn launch(
             shared_bytes: dynamic_shared_bytes as u32,
             async_words: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
             async_landed: AtomicBool::new(false),
+            target,
             sync: Mutex::new(SyncState {
                 hosted_block: b,
                 block_idx: block_idx_of(b),

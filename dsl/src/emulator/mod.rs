@@ -35,6 +35,9 @@
 //!   computes each thread's accumulator fragment at issue but marks it in flight: reading it
 //!   before the `wgmma.wait_group` that retires it, or issuing a `wgmma` on registers touched
 //!   since the last `wgmma.fence`, is an [`EmulatorError::AsyncOperation`].
+//! * **Targets.** A launch emulates sm_80 or sm_90a ([`EmulatedTarget`]: [`with_target`] on
+//!   the launching thread, else `TESSERA_EMULATE_SM`, else sm_80); a `#[tile_kernel]` with a
+//!   `dot` runs its body for that target ([`running_target`]).
 //! * **Deadlocks** (every live thread waiting on something that cannot complete) and failures
 //!   in any thread (including panics in the kernel body) stop the launch with an error that names
 //!   the block and thread; the other threads are released, nothing hangs.
@@ -72,6 +75,7 @@ mod machine;
 pub(crate) mod mbarrier;
 pub(crate) mod ops;
 pub mod report;
+pub(crate) mod target;
 pub(crate) mod tma;
 mod warp;
 pub(crate) mod wgmma;
@@ -80,3 +84,4 @@ pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};
 pub use machine::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
 pub use report::{EmulatorReport, SharedAccessKind, SharedSiteReport, WavefrontStats};
+pub use target::{launch_target, running_target, with_target, EmulatedTarget};

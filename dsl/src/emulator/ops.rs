@@ -227,6 +227,21 @@ pub(crate) fn st_shared<const N: usize>(addr: u32, value: [u32; N], op: &'static
     })
 }
 
+/// `st.shared.b16 [addr], value`: the half of the word at `addr`, the other half untouched
+/// (atomically, so two threads writing the two halves of one word do not race).
+#[track_caller]
+pub(crate) fn st_shared_b16(addr: u32, value: u16) {
+    let location = Location::caller();
+    with_thread(|t| {
+        let op = "st.shared.b16";
+        let i = logged_shared_access(t, addr, 2, op, location, SharedAccessKind::Store);
+        let shift = (addr & 2) * 8;
+        let word = &t.cta.shared[i];
+        word.fetch_and(!(0xffffu32 << shift), Ordering::Relaxed);
+        word.fetch_or(u32::from(value) << shift, Ordering::Relaxed);
+    })
+}
+
 /// `ldmatrix.sync.aligned.m8n8.x{N}{.trans}.shared.b16`: this lane's N fragment registers.
 #[track_caller]
 pub(crate) fn ldmatrix<const N: usize>(addr: u32, trans: bool) -> [u32; N] {

@@ -19,6 +19,7 @@
 //! - [`wgmma`]: the `wgmma` matrix descriptor of an NVMMA shared operand tile.
 //! - [`pipeline`]: a load into a conversion's shared layout as `cp.async` copies (software
 //!   pipelining of loops).
+//! - [`wgmma_dot`]: `dot` as `wgmma.mma_async` (shape, warpgroups, operand stores, descriptors).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
 //! output coordinates side by side, `dim0` lowest — which is exactly the flattened tile index
@@ -41,6 +42,7 @@ pub mod space;
 pub mod swizzle;
 pub mod vectorize;
 pub mod wgmma;
+pub mod wgmma_dot;
 
 pub use space::Space;
 

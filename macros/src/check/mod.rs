@@ -99,6 +99,7 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
         name: input.sig.name.clone(),
         num_warps: input.spec.num_warps.unwrap_or(DEFAULT_NUM_WARPS),
         num_stages: 1,
+        target: crate::ir::Target::Ampere,
         types: input
             .spec
             .types

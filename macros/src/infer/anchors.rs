@@ -12,6 +12,9 @@
 //! - **`dot`**: the accumulator and result in `nvidia_mma` v2 with instruction `[16, 8]`
 //!   (`mma.sync`), warps as Triton's `warpsPerTileV2`; operand A (B) in `dot_operand` 0 (1) of
 //!   that parent with `k_width = 32 / element bits` (2 for 16-bit, 4 for 8-bit elements).
+//!   On the Hopper target, where `tessera_layout::plan::wgmma_dot::wgmma_shape` gives a
+//!   `wgmma`: the accumulator in `nvidia_mma` v3 (instruction `[16, N, 16]`, warpgroups over
+//!   M), and no anchor on the operands (they go through shared memory from any layout).
 //! - **`gather`** and **reductions**: the axis first in the order, held by registers and at most
 //!   the 32 lanes of a warp, warps on the other dimensions ([`axis_in_warp`]).
 
@@ -22,6 +25,7 @@ use tessera_layout::families::shape::{
 };
 use tessera_layout::families::Blocked;
 use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
+use tessera_layout::plan::wgmma_dot::WgmmaShape;
 use tessera_layout::{LayoutError, LinearLayout};
 
 /// Where a layout comes from (printed by the explain output).
@@ -36,6 +40,11 @@ pub enum Origin {
     },
     /// `nvidia_mma` v2, instruction `[16, 8]`.
     Mma { warps_per_cta: Vec<u32> },
+    /// `nvidia_mma` v3 (`wgmma`), instruction `[16, instr_n, 16]`.
+    MmaV3 {
+        warps_per_cta: Vec<u32>,
+        instr_n: u32,
+    },
     /// `dot_operand` of an `nvidia_mma` v2 parent.
     DotOperand {
         op_idx: u32,
@@ -80,6 +89,12 @@ impl Origin {
             Origin::Blocked { .. } | Origin::Derived { .. } => None,
             Origin::Mma { warps_per_cta } => Some(format!(
                 "nvidia_mma{{v2, instr=[16, 8], wpc={warps_per_cta:?}}}"
+            )),
+            Origin::MmaV3 {
+                warps_per_cta,
+                instr_n,
+            } => Some(format!(
+                "nvidia_mma{{v3, instr=[16, {instr_n}, 16], wpc={warps_per_cta:?}}}"
             )),
             Origin::DotOperand {
                 op_idx,
@@ -275,6 +290,14 @@ pub fn mma_layout(
 ) -> Result<LinearLayout, AnchorError> {
     let l = NvidiaMma::new(2, 0, warps, &[16, 8]).to_linear_layout(&to_u32(shape)?);
     normalized(l, shape, num_warps)
+}
+
+/// The `nvidia_mma` v3 (`wgmma`) accumulator layout of a dot of `shape`.
+pub fn mma_v3_layout(shape: &WgmmaShape, num_warps: u32) -> Result<LinearLayout, AnchorError> {
+    let [m, n, _] = shape.mnk;
+    let warps = shape.warps_per_cta();
+    let l = NvidiaMma::new(3, 0, &warps, &[16, shape.instr_n, 16]).to_linear_layout(&[m, n]);
+    normalized(l, &[u64::from(m), u64::from(n)], num_warps)
 }
 
 /// Operand `op_idx` (0: A `[M, K]`, 1: B `[K, N]`) of the mma v2 parent with `warps`.

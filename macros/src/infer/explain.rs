@@ -7,11 +7,12 @@ use super::anchors::Origin;
 use super::layouts::bases_text;
 use super::solve::plan_cost;
 use super::{Inference, Note};
-use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, ValueId};
+use crate::ir::{DotCode, Kernel, LayoutSlot, Op, OpKind, Region, Target, ValueId};
 use std::fmt::{self, Write as _};
 use tessera_layout::plan::conversion::ConversionPlan;
 use tessera_layout::plan::conversion_code::ConversionCode;
 use tessera_layout::plan::movement::{self, step_accesses, Movement, Step};
+use tessera_layout::plan::wgmma_dot::WgmmaOperand;
 use tessera_layout::LinearLayout;
 
 /// Layouts in order of first appearance.
@@ -154,7 +155,7 @@ impl Inference {
                 }
             }
             (OpKind::Gather { code: Some(g), .. }, _) => format!("[{}; cost {}]", g.kind, g.cost),
-            (OpKind::Dot { plan: Some(plan) }, _) => {
+            (OpKind::Dot { plan: Some(code) }, _) => {
                 let layout_of = |v: ValueId, n: &mut Numbering| match &self.kernel.value(v).layout {
                     LayoutSlot::Inferred(l) => format!("#{}", n.of(l)),
                     _ => "?".into(),
@@ -164,12 +165,42 @@ impl Inference {
                     layout_of(op.operands[1], n),
                     layout_of(op.operands[2], n),
                 );
-                let k_width = 32 / self.kernel.ty(op.operands[0]).dtype.bits();
-                format!(
-                    "[{} × {}, k_width {k_width}: a {a}, b {b}, acc {c}]",
-                    plan.kind.shape(),
-                    plan.steps.len()
-                )
+                match code.as_ref() {
+                    DotCode::MmaSync { plan, fallback } => {
+                        let k_width = 32 / self.kernel.ty(op.operands[0]).dtype.bits();
+                        let why = fallback
+                            .as_ref()
+                            .map(|r| format!("; not wgmma: {r}"))
+                            .unwrap_or_default();
+                        format!(
+                            "[{} × {}, k_width {k_width}: a {a}, b {b}, acc {c}{why}]",
+                            plan.kind.shape(),
+                            plan.steps.len()
+                        )
+                    }
+                    DotCode::Wgmma(plan) => {
+                        let operand = |o: &WgmmaOperand, mn: &str| {
+                            format!(
+                                "from shared ({}-byte swizzle, {}-major, {}-element stores)",
+                                o.shared.swizzle_byte_width,
+                                if o.trans() == 0 { "K" } else { mn },
+                                o.store.elements.len()
+                            )
+                        };
+                        format!(
+                            "[{} × {}: {} block(s) of 64×{} per warpgroup, {} K step(s); a {}, b \
+                             {}; {} B of shared memory; a {a}, b {b}, acc {c}]",
+                            plan.shape,
+                            plan.acc_registers.len() as u32 * plan.k_steps(),
+                            plan.acc_registers.len(),
+                            plan.shape.instr_n,
+                            plan.k_steps(),
+                            operand(&plan.a, "M"),
+                            operand(&plan.b, "N"),
+                            plan.shared_bytes
+                        )
+                    }
+                }
             }
             _ => match key.and_then(|k| self.uniform_registers.get(&k)) {
                 Some(g) => format!("[computed once per {g} registers: equal by constancy]"),
@@ -335,6 +366,9 @@ impl fmt::Display for Inference {
             "layout inference: kernel {} [num_warps={}",
             k.name, k.num_warps
         )?;
+        if k.target != Target::Ampere {
+            write!(f, ", target={}", k.target.sm())?;
+        }
         for (name, v) in &k.consts {
             write!(f, ", {name}={v}")?;
         }

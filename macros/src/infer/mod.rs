@@ -20,6 +20,7 @@
 pub mod access;
 mod anchors;
 pub mod axis;
+pub(crate) mod dot;
 pub(crate) mod explain;
 mod graph;
 mod layouts;
@@ -36,12 +37,12 @@ pub use axis::{AlignmentPolicy, Assumption, AssumptionKind, AxisInfo};
 pub use rewrite::ConversionRecord;
 
 use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, Value, ValueId};
-use crate::types::{DType, Scalar};
+use crate::types::Scalar;
 use anchors::Origin;
 use graph::Graph;
 use std::collections::HashMap;
 use tessera_layout::plan::gather_code::gather_code;
-use tessera_layout::plan::mma::{plan_dot, MmaKind};
+use tessera_layout::plan::mma::MmaKind;
 use tessera_layout::{Label, LinearLayout};
 
 /// Notes on reductions for the explain output.
@@ -137,9 +138,10 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
         .zip(&problem.gather_choice)
         .map(|(g, &c)| (g, &g.options[c]))
         .collect();
+    let (target, num_warps) = (kernel.target, kernel.num_warps);
     let Kernel { body, values, .. } = kernel;
     attach_gather_code(body, values, &chosen)?;
-    attach_dot_plans(body, values)?;
+    dot::attach_dot_plans(body, values, target, num_warps)?;
     // The facts of the final kernel, under the fewest assumptions that give every access the
     // plan (width, mask predicate) the candidates gave it: the launcher checks only what matters.
     let final_graph = Graph::new(kernel);
@@ -217,47 +219,6 @@ fn attach_gather_code(
                     .error(&format!("#[tile_kernel] internal error: gather: {e}"))
             })?;
         *code = Some(Box::new(planned));
-    }
-    Ok(())
-}
-
-/// Stores on every dot of `region` its `mma` plan for the operands' layouts.
-fn attach_dot_plans(region: &mut Region, values: &[Value]) -> Result<(), syn::Error> {
-    for op in &mut region.ops {
-        for r in &mut op.regions {
-            attach_dot_plans(r, values)?;
-        }
-        let OpKind::Dot { plan } = &mut op.kind else {
-            continue;
-        };
-        let value = |k: usize| &values[op.operands[k].0 as usize];
-        let layout = |k: usize| match &value(k).layout {
-            LayoutSlot::Inferred(l) => Some(*l),
-            _ => None,
-        };
-        let (Some(a), Some(b), Some(acc)) = (layout(0), layout(1), layout(2)) else {
-            return Err(op
-                .loc
-                .error("#[tile_kernel] internal error: a dot without layouts"));
-        };
-        let (DType::Scalar(input), DType::Scalar(accum)) = (value(0).ty.dtype, value(2).ty.dtype)
-        else {
-            return Err(op
-                .loc
-                .error("#[tile_kernel] internal error: a dot of pointers"));
-        };
-        let kind = mma_kind(input, accum).ok_or_else(|| {
-            op.loc.error(&format!(
-                "no mma.sync for {} operands with a {} accumulator",
-                input.name(),
-                accum.name()
-            ))
-        })?;
-        let planned = plan_dot(kind, &a, &b, &acc).map_err(|e| {
-            op.loc
-                .error(&format!("#[tile_kernel] internal error: dot: {e}"))
-        })?;
-        *plan = Some(Box::new(planned));
     }
     Ok(())
 }

@@ -70,10 +70,11 @@ mod reduce;
 mod shape;
 #[cfg(test)]
 mod tests;
+mod wgmma;
 
 use crate::diag::Loc;
 use crate::infer::Access;
-use crate::ir::{Kernel, LayoutSlot, Op, OpKind, Region, ValueId};
+use crate::ir::{DotCode, Kernel, LayoutSlot, Op, OpKind, Region, ValueId};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -536,12 +537,9 @@ impl<'k> Ctx<'k> {
         Ok(quote!(let #sn = #sr; let #inn = #ir; #code #bind))
     }
 
-    /// `dot(a, b, acc)`: `dot::lower_dot` on the operands' registers.
-    fn lower_dot(
-        &mut self,
-        op: &Op,
-        plan: &tessera_layout::plan::mma::DotPlan,
-    ) -> Result<TokenStream, syn::Error> {
+    /// `dot(a, b, acc)`: `dot::lower_dot` (`mma.sync`) or `wgmma::lower_wgmma` on the
+    /// operands' registers, as planned.
+    fn lower_dot(&mut self, op: &Op, code: &DotCode) -> Result<TokenStream, syn::Error> {
         let loc = &op.loc;
         let (Some(&a), Some(&b), Some(&c), Some(&r)) = (
             op.operands.first(),
@@ -558,16 +556,17 @@ impl<'k> Ctx<'k> {
             self.fresh("dot_b"),
             self.fresh("dot_acc"),
         );
-        let (code, out) = dot::lower_dot(
-            self,
-            op,
-            plan,
-            [&an, &bn, &cn],
-            &cl,
-            &rl,
-            self.dtype(a),
-            self.dtype(c),
-        )?;
+        let names = [&an, &bn, &cn];
+        let (code, out) = match code {
+            DotCode::MmaSync { plan, .. } => {
+                let (da, dc) = (self.dtype(a), self.dtype(c));
+                dot::lower_dot(self, op, plan, names, &cl, &rl, da, dc)?
+            }
+            DotCode::Wgmma(plan) => {
+                let da = self.dtype(a);
+                wgmma::lower_wgmma(self, op, plan, names, &cl, &rl, da)?
+            }
+        };
         let bind = self.bind(r, quote!(#out), loc)?;
         Ok(quote!(let #an = #ar; let #bn = #br; let #cn = #cr; #code #bind))
     }

@@ -7,7 +7,7 @@ use super::kernel_corpus::kernel_sources;
 use crate::frontend::analyze;
 use crate::infer::explain::plan_text;
 use crate::infer::{explain, infer_with, AlignmentPolicy, Inference};
-use crate::ir::OpKind;
+use crate::ir::{DotCode, OpKind, Target};
 use crate::lower::{lower_kernel, Facts};
 use proc_macro2::{TokenStream, TokenTree};
 use tessera_layout::plan::conversion::ConversionPlan;
@@ -46,10 +46,14 @@ impl Calls {
                     match name.as_str() {
                         "shfl_idx_b32" => self.shuffles += 1,
                         "sync_threads" => self.barriers += 1,
-                        n if n.starts_with("st_shared_v") => self.shared_stores += 1,
+                        n if n.starts_with("st_shared_v") || n == "st_shared_b16" => {
+                            self.shared_stores += 1
+                        }
                         n if n.starts_with("ld_shared_v") => self.shared_loads += 1,
                         n if n.starts_with("ldmatrix_x") => self.ldmatrix += 1,
-                        n if n.starts_with("mma_m16n8") => self.mma.push(name),
+                        n if n.starts_with("mma_m16n8") || n.starts_with("wgmma_m64n") => {
+                            self.mma.push(name)
+                        }
                         "cp_async_cg_zfill" | "cp_async_ca_zfill" => self.async_copies += 1,
                         "cp_async_wait_group" => self.async_waits += 1,
                         _ => {}
@@ -178,16 +182,37 @@ fn check(inference: &Inference, what: &str) {
     // Dots: each explain line names the instruction and count of the stored plan, and the code
     // issues those instructions, one call per step, and no other `mma`.
     let mut expected = Vec::new();
+    let mut wgmma_blocks = Vec::new();
+    let_blocks(&body, "wgmma", &mut wgmma_blocks);
+    let mut wgmma_at = 0;
     for op in &dots {
-        let OpKind::Dot { plan: Some(plan) } = &op.kind else {
+        let OpKind::Dot { plan: Some(code) } = &op.kind else {
             panic!("{what}: a dot without its plan");
         };
-        let line = format!("[{} × {},", plan.kind.shape(), plan.steps.len());
-        assert!(text.contains(&line), "{what}: explain lacks `{line}`");
-        let shape = plan.kind.shape();
-        let name = format!("mma_m{}n{}k{}", shape.m, shape.n, shape.k);
-        expected.extend(std::iter::repeat_n(name, plan.steps.len()));
+        match code.as_ref() {
+            DotCode::MmaSync { plan, .. } => {
+                let line = format!("[{} × {},", plan.kind.shape(), plan.steps.len());
+                assert!(text.contains(&line), "{what}: explain lacks `{line}`");
+                let shape = plan.kind.shape();
+                let name = format!("mma_m{}n{}k{}", shape.m, shape.n, shape.k);
+                expected.extend(std::iter::repeat_n(name, plan.steps.len()));
+            }
+            DotCode::Wgmma(plan) => {
+                let count = plan.acc_registers.len() * plan.k_steps() as usize;
+                let line = format!("[{} × {count}:", plan.shape);
+                assert!(text.contains(&line), "{what}: explain lacks `{line}`");
+                let name = format!("wgmma_m64n{}k16", plan.shape.instr_n);
+                expected.extend(std::iter::repeat_n(name, count));
+                // The block stores both operands as planned, behind barriers.
+                let calls = Calls::of(&wgmma_blocks[wgmma_at]);
+                wgmma_at += 1;
+                let stores = plan.a.store.chunks.len() + plan.b.store.chunks.len();
+                assert_eq!(calls.shared_stores, stores, "{what}: `{line}` stores");
+                assert!(calls.barriers >= 2, "{what}: `{line}` barriers");
+            }
+        }
     }
+    assert_eq!(wgmma_at, wgmma_blocks.len(), "{what}: wgmma dots lowered");
     let mut used: Vec<String> = Calls::of(&body)
         .mma
         .iter()
@@ -207,11 +232,20 @@ fn explain_matches_generated_code_for_every_kernel() {
         let kernels = analyze(source.attr.clone(), source.item.clone())
             .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
         for kernel in kernels {
-            for policy in [AlignmentPolicy::Aligned, AlignmentPolicy::Natural] {
+            for (policy, target) in [
+                (AlignmentPolicy::Aligned, Target::Ampere),
+                (AlignmentPolicy::Natural, Target::Ampere),
+                (AlignmentPolicy::Aligned, Target::Hopper),
+                (AlignmentPolicy::Natural, Target::Hopper),
+            ] {
                 let mut k = kernel.clone();
+                k.target = target;
                 let inference = infer_with(&mut k, policy)
                     .unwrap_or_else(|e| panic!("{}: inference failed: {e}", source.name));
-                let what = format!("{} {:?} {:?}", source.name, kernel.consts, policy);
+                let what = format!(
+                    "{} {:?} {:?} {target:?}",
+                    source.name, kernel.consts, policy
+                );
                 inference.kernel.walk(&mut |op| {
                     conversions += usize::from(matches!(op.kind, OpKind::Convert { .. }));
                 });

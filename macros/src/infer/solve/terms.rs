@@ -6,10 +6,11 @@ use super::{
     ReduceTerm, UseAnchor,
 };
 use crate::infer::anchors::{
-    axis_in_warp, blocked_layout, blocked_params, dot_operand_layout, mma_layout, mma_warps,
-    order_from_contiguity, own_per_thread, warps_off_axes, AnchorError, Origin,
+    axis_in_warp, blocked_layout, blocked_params, dot_operand_layout, mma_layout, mma_v3_layout,
+    mma_warps, order_from_contiguity, own_per_thread, warps_off_axes, AnchorError, Origin,
 };
 use crate::infer::axis::AxisAnalysis;
+use crate::infer::dot::wgmma_choice;
 use crate::infer::graph::OpId;
 use crate::infer::layouts::reduce_forward;
 use crate::ir::{OpKind, ValueId};
@@ -147,6 +148,34 @@ impl Problem<'_> {
             let w = loop_weight(node.loop_depth);
             match &node.kind {
                 OpKind::Dot { .. } => {
+                    let operands = [node.operands[0], node.operands[1], node.operands[2]];
+                    let choice =
+                        wgmma_choice(self.kernel.target, nw, &self.kernel.values, operands);
+                    if let Some(Ok(shape)) = choice {
+                        // wgmma: the accumulator in mma v3; the operands go through shared
+                        // memory from whatever layout they have (no anchor).
+                        let acc_layout = mma_v3_layout(&shape, nw).map_err(|e| {
+                            self.error_at(id, &format!("no wgmma accumulator layout: {e}"))
+                        })?;
+                        self.origins.entry(acc_layout).or_insert(Origin::MmaV3 {
+                            warps_per_cta: shape.warps_per_cta().to_vec(),
+                            instr_n: shape.instr_n,
+                        });
+                        self.uses.push(UseAnchor {
+                            op: id,
+                            pos: 2,
+                            value: node.operands[2],
+                            layout: acc_layout,
+                        });
+                        self.produces.push(ProduceAnchor {
+                            op: id,
+                            pos: 0,
+                            value: node.results[0],
+                            layout: acc_layout,
+                            weight: w,
+                        });
+                        continue;
+                    }
                     let (a, b) = (node.operands[0], node.operands[1]);
                     let (ta, tb) = (self.kernel.ty(a).clone(), self.kernel.ty(b).clone());
                     let (m, k, n) = (ta.shape[0], ta.shape[1], tb.shape[1]);

@@ -1,0 +1,367 @@
+//! `dot(a, b, acc)` as `wgmma.mma_async` (sm_90a): the instruction shape, the warpgroups, the
+//! NVMMA shared layouts of the operands and how the threads store them there, the descriptors
+//! of every instruction, and which accumulator registers form each instruction's fragment.
+//!
+//! - **Shape** ([`wgmma_shape`]): `num_warps / 4` warpgroups, as many over M as there are
+//!   64-row blocks (at most all of them), the rest over N; each warpgroup's instruction is
+//!   `m64nNk16` with `N = min(256, n / warpgroups over N)`, which must be 64, 128 or 256 (the
+//!   instructions of `tessera::device::wgmma`). f16 and bf16 operands, f32 accumulator.
+//! - **Accumulator**: the mma v3 family (`NvidiaMma` version 3, warps `[4·wg_m, wg_n]`,
+//!   instruction `[16, N, 16]`). [`plan_wgmma_dot`] reads each instruction's fragment off the
+//!   inferred layout (the `(row, col)` of register `i` of the `m64nNk16` fragment, PTX ISA) and
+//!   checks every thread's every register against it.
+//! - **Operands** are stored to shared memory in the NVMMA layout (`NvmmaShared`, the layout
+//!   TMA writes and `wgmma` descriptors read), contiguous along the dimension the operand's
+//!   registers are contiguous in (the widest store vector; K-major or M/N-major), with the
+//!   swizzle width `min(128, contiguous extent in bytes)` as Triton chooses it. The stores are a
+//!   [`StoreStep`] of the conversion planner (vectorised, owners only); registers with no two
+//!   elements adjacent in memory are stored one 16-bit element at a time.
+//! - **Descriptors** come from [`plan_operand`]: a template, the byte offset of each K step and
+//!   of each M/N block; here resolved per (accumulator block, warpgroup).
+
+use super::bank::bank_wavefronts;
+use super::broadcast::Broadcast;
+use super::movement::StoreStep;
+use super::shared_steps::store_step;
+use super::wgmma::{plan_operand, Major, OperandPlan};
+use super::PlanError;
+use crate::families::{NvidiaMma, NvmmaShared};
+use crate::{Label, LinearLayout};
+use core::fmt;
+use std::format;
+use std::string::String;
+use std::vec;
+use std::vec::Vec;
+
+/// Rows of one `wgmma` (a warpgroup's M block).
+pub const WGMMA_M: u32 = 64;
+/// K of one `wgmma` on 16-bit operands.
+pub const WGMMA_K: u32 = 16;
+
+/// The element type of the operands (the accumulator is f32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WgmmaInput {
+    F16,
+    Bf16,
+}
+
+impl WgmmaInput {
+    pub fn name(self) -> &'static str {
+        match self {
+            WgmmaInput::F16 => "f16",
+            WgmmaInput::Bf16 => "bf16",
+        }
+    }
+}
+
+/// A dot's `wgmma` instruction and warpgroups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WgmmaShape {
+    pub input: WgmmaInput,
+    /// The dot's `[M, N, K]`.
+    pub mnk: [u32; 3],
+    /// N of the instruction `m64nNk16`.
+    pub instr_n: u32,
+    /// Warpgroups over M and over N.
+    pub warpgroups: [u32; 2],
+}
+
+impl WgmmaShape {
+    /// The warps of the mma v3 accumulator: `[4 · warpgroups over M, warpgroups over N]`.
+    pub fn warps_per_cta(&self) -> [u32; 2] {
+        [4 * self.warpgroups[0], self.warpgroups[1]]
+    }
+
+    /// The mma v3 accumulator layout of the `[M, N]` tile (not normalised).
+    pub fn accumulator_layout(&self) -> Result<LinearLayout, PlanError> {
+        let warps = self.warps_per_cta();
+        let instr = [16, self.instr_n, 16];
+        Ok(NvidiaMma::new(3, 0, &warps, &instr).to_linear_layout(&[self.mnk[0], self.mnk[1]])?)
+    }
+}
+
+impl fmt::Display for WgmmaShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "wgmma.m64n{}k16 {}→f32, {} warpgroup(s) over M × {} over N",
+            self.instr_n,
+            self.input.name(),
+            self.warpgroups[0],
+            self.warpgroups[1]
+        )
+    }
+}
+
+/// The `wgmma` shape of a dot of `[M, K] × [K, N]` with `num_warps` warps, or why there is
+/// none (the dot then uses `mma.sync`).
+pub fn wgmma_shape(input: WgmmaInput, mnk: [u32; 3], num_warps: u32) -> Result<WgmmaShape, String> {
+    let [m, n, k] = mnk;
+    if num_warps < 4 || !num_warps.is_multiple_of(4) {
+        return Err(format!(
+            "num_warps = {num_warps} is not a multiple of 4 (a warpgroup)"
+        ));
+    }
+    if m < WGMMA_M || !m.is_multiple_of(WGMMA_M) {
+        return Err(format!(
+            "M = {m} is not a multiple of a warpgroup's {WGMMA_M} rows"
+        ));
+    }
+    if !k.is_multiple_of(WGMMA_K) {
+        return Err(format!("K = {k} is not a multiple of {WGMMA_K}"));
+    }
+    let groups = num_warps / 4;
+    let over_m = groups.min(m / WGMMA_M);
+    let over_n = groups / over_m;
+    let instr_n = (n / over_n).min(256);
+    if !n.is_multiple_of(over_n) || !matches!(instr_n, 64 | 128 | 256) {
+        return Err(format!(
+            "N = {n} over {over_n} warpgroup(s) gives no m64nNk16 with N = 64, 128 or 256"
+        ));
+    }
+    Ok(WgmmaShape {
+        input,
+        mnk,
+        instr_n,
+        warpgroups: [over_m, over_n],
+    })
+}
+
+/// One operand in shared memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WgmmaOperand {
+    /// Its NVMMA shared layout.
+    pub shared: NvmmaShared,
+    /// Its descriptors (template, K-step and M/N-block offsets).
+    pub descriptors: OperandPlan,
+    /// How the threads store their registers there (byte offsets from the operand's start).
+    pub store: StoreStep,
+    /// Byte offset of the operand in the dot's shared region.
+    pub region_offset: u32,
+    /// Bytes of the operand.
+    pub bytes: u32,
+    /// `block_offsets[b][g]`: byte offset (from the operand's start) of the M (A) or N (B)
+    /// block that accumulator block `b` of warpgroup `g` reads.
+    pub block_offsets: Vec<Vec<u32>>,
+}
+
+impl WgmmaOperand {
+    /// `imm-trans`: 0 K-major, 1 M/N-major.
+    pub fn trans(&self) -> u32 {
+        match self.descriptors.major {
+            Major::K => 0,
+            Major::Mn => 1,
+        }
+    }
+}
+
+/// A planned `wgmma` dot: per warpgroup, `blocks` accumulator blocks of `64 × N`, each `K / 16`
+/// instructions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WgmmaDotPlan {
+    pub shape: WgmmaShape,
+    pub a: WgmmaOperand,
+    pub b: WgmmaOperand,
+    /// `acc_registers[b][i]`: the accumulator tile register that is register `i` of the
+    /// fragment of block `b` (`N / 2` per block).
+    pub acc_registers: Vec<Vec<u32>>,
+    /// Bytes of shared memory the operands take.
+    pub shared_bytes: u32,
+    /// Alignment the region needs (one swizzle period of the wider swizzle).
+    pub alignment: u32,
+}
+
+impl WgmmaDotPlan {
+    /// Instructions per block (K steps).
+    pub fn k_steps(&self) -> u32 {
+        self.shape.mnk[2] / WGMMA_K
+    }
+}
+
+/// The swizzle width of a contiguous extent of `bytes`: `min(128, bytes)` (32 at least).
+fn swizzle_width(bytes: u32) -> u32 {
+    bytes.clamp(32, 128)
+}
+
+/// The NVMMA layout of an operand of `shape` (`k_dim`: its K dimension) stored from `src`,
+/// contiguous along the dimension that gives the widest store, and its stores.
+fn operand(
+    src: &LinearLayout,
+    shape: [u32; 2],
+    k_dim: usize,
+    mn_block: u32,
+    name: &str,
+) -> Result<(NvmmaShared, OperandPlan, StoreStep), PlanError> {
+    let mut best: Option<(u32, NvmmaShared, LinearLayout, Vec<u32>)> = None;
+    for transposed in [false, true] {
+        let contiguous = if transposed { shape[0] } else { shape[1] };
+        let shared = NvmmaShared::new(swizzle_width(contiguous * 2), 16, transposed);
+        let memory = shared.to_linear_layout(&shape)?;
+        let access = bank_wavefronts(&memory, src, 16)?;
+        if best
+            .as_ref()
+            .is_none_or(|(bits, ..)| access.vector.bits > *bits)
+        {
+            best = Some((access.vector.bits, shared, memory, access.vector.registers));
+        }
+    }
+    let Some((_, shared, memory, vector)) = best else {
+        return Err(PlanError::new(format!(
+            "wgmma: no shared layout for {name}"
+        )));
+    };
+    let address = src.invert_and_compose(&memory)?;
+    let store = store_step(&address, src, &vector, &Broadcast::of(src)?, 1);
+    let descriptors = plan_operand(shared, shape, k_dim, mn_block)?;
+    Ok((shared, descriptors, store))
+}
+
+/// The `(row, col)` of a rank-2 layout at register `r`, lane `l`, warp `w`.
+fn at(layout: &LinearLayout, r: u32, l: u32, w: u32) -> Result<(u32, u32), PlanError> {
+    let c = layout.apply(&[(Label::Register, r), (Label::Lane, l), (Label::Warp, w)])?;
+    Ok((c[0], c[1]))
+}
+
+/// The `(row, col)` within a `64 × N` block of fragment register `i` of lane `l`, warp `w` of
+/// the warpgroup (PTX ISA, `wgmma` D fragment).
+pub fn fragment_element(i: u32, lane: u32, warp: u32) -> (u32, u32) {
+    (
+        16 * warp + lane / 4 + 8 * ((i / 2) % 2),
+        8 * (i / 4) + 2 * (lane % 4) + i % 2,
+    )
+}
+
+/// Plans the dot of `shape` on operands in the layouts `a` (`[M, K]`), `b` (`[K, N]`) and the
+/// accumulator `acc` (`[M, N]`, the mma v3 layout of `shape`, normalised by the caller).
+pub fn plan_wgmma_dot(
+    shape: WgmmaShape,
+    a: &LinearLayout,
+    b: &LinearLayout,
+    acc: &LinearLayout,
+) -> Result<WgmmaDotPlan, PlanError> {
+    let [m, n, k] = shape.mnk;
+    let instr_n = shape.instr_n;
+    let groups = shape.warpgroups[0] * shape.warpgroups[1];
+    if acc.in_size(Label::Warp) != 4 * groups || acc.in_size(Label::Lane) != 32 {
+        return Err(PlanError::new(format!(
+            "wgmma: the accumulator must hold {} warps of 32 lanes",
+            4 * groups
+        )));
+    }
+    // Accumulator blocks: the register part at lane 0, warp 0 is a block's origin plus the
+    // fragment's register offsets.
+    let regs = acc.in_size(Label::Register);
+    let mut origins: Vec<(u32, u32)> = Vec::new();
+    let mut placed: Vec<(usize, u32, u32)> = Vec::new();
+    for r in 0..regs {
+        let (row, col) = at(acc, r, 0, 0)?;
+        let (in_row, in_col) = (row % WGMMA_M, col % instr_n);
+        if (in_row != 0 && in_row != 8) || in_col % 8 > 1 {
+            return Err(PlanError::new(format!(
+                "wgmma: accumulator register {r} at ({row}, {col}) is not a fragment register"
+            )));
+        }
+        let i = (in_col / 8) * 4 + (in_row / 8) * 2 + in_col % 2;
+        let origin = (row - in_row, col - in_col);
+        let block = match origins.iter().position(|&o| o == origin) {
+            Some(p) => p,
+            None => {
+                origins.push(origin);
+                origins.len() - 1
+            }
+        };
+        placed.push((block, i, r));
+    }
+    let per_block = instr_n / 2;
+    let mut acc_registers = vec![vec![u32::MAX; per_block as usize]; origins.len()];
+    for (block, i, r) in placed {
+        let slot = &mut acc_registers[block][i as usize];
+        if *slot != u32::MAX {
+            return Err(PlanError::new(
+                "wgmma: the accumulator holds an element twice (broadcast registers)",
+            ));
+        }
+        *slot = r;
+    }
+    if acc_registers.iter().flatten().any(|&r| r == u32::MAX) {
+        return Err(PlanError::new(
+            "wgmma: the accumulator's registers do not fill whole fragments",
+        ));
+    }
+    // Where each warpgroup's blocks lie, and the law: every thread's fragment register `i` of
+    // block `b` is the element the instruction writes there.
+    let group_origin: Vec<(u32, u32)> = (0..groups)
+        .map(|g| at(acc, 0, 0, 4 * g))
+        .collect::<Result<_, _>>()?;
+    for (g, &(gr, gc)) in group_origin.iter().enumerate() {
+        for (block, &(br, bc)) in origins.iter().enumerate() {
+            for warp in 0..4 {
+                for lane in 0..32 {
+                    for i in 0..per_block {
+                        let (fr, fc) = fragment_element(i, lane, warp);
+                        let want = (br + gr + fr, bc + gc + fc);
+                        let r = acc_registers[block][i as usize];
+                        let got = at(acc, r, lane, 4 * g as u32 + warp)?;
+                        if got != want {
+                            return Err(PlanError::new(format!(
+                                "wgmma: warp {} lane {lane} register {r} holds {got:?}, the \
+                                 fragment writes {want:?}",
+                                4 * g as u32 + warp
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let (a_shared, a_desc, a_store) = operand(a, [m, k], 1, WGMMA_M, "a")?;
+    let (b_shared, b_desc, b_store) = operand(b, [k, n], 0, instr_n, "b")?;
+    let a_blocks = origins
+        .iter()
+        .map(|&(br, _)| {
+            group_origin
+                .iter()
+                .map(|&(gr, _)| a_desc.mn_block_offsets[((br + gr) / WGMMA_M) as usize])
+                .collect()
+        })
+        .collect();
+    let b_blocks = origins
+        .iter()
+        .map(|&(_, bc)| {
+            group_origin
+                .iter()
+                .map(|&(_, gc)| b_desc.mn_block_offsets[((bc + gc) / instr_n) as usize])
+                .collect()
+        })
+        .collect();
+    let alignment = a_desc.alignment.max(b_desc.alignment);
+    let a_bytes = m * k * 2;
+    let b_offset = a_bytes.div_ceil(alignment) * alignment;
+    let b_bytes = k * n * 2;
+    Ok(WgmmaDotPlan {
+        shape,
+        a: WgmmaOperand {
+            shared: a_shared,
+            descriptors: a_desc,
+            store: a_store,
+            region_offset: 0,
+            bytes: a_bytes,
+            block_offsets: a_blocks,
+        },
+        b: WgmmaOperand {
+            shared: b_shared,
+            descriptors: b_desc,
+            store: b_store,
+            region_offset: b_offset,
+            bytes: b_bytes,
+            block_offsets: b_blocks,
+        },
+        acc_registers,
+        shared_bytes: b_offset + b_bytes,
+        alignment,
+    })
+}
+
+#[cfg(test)]
+#[path = "wgmma_dot_tests.rs"]
+mod tests;

@@ -1,0 +1,216 @@
+use super::*;
+use crate::families::Blocked;
+use crate::plan::wgmma::MatrixDescriptor;
+
+/// A row-major blocked layout of `shape` with 8 contiguous elements per thread along dim 1
+/// (what a 128-bit load gives), `num_warps` warps along dim 0.
+fn row_major(shape: [u32; 2], num_warps: u32) -> LinearLayout {
+    let lanes_1 = (shape[1] / 8).min(32);
+    Blocked::new(&[1, 8], &[32 / lanes_1, lanes_1], &[num_warps, 1], &[1, 0])
+        .to_linear_layout(&shape)
+        .unwrap()
+}
+
+/// The same with 8 contiguous elements along dim 0 (a column-major tile).
+fn col_major(shape: [u32; 2], num_warps: u32) -> LinearLayout {
+    let lanes_0 = (shape[0] / 8).min(32);
+    Blocked::new(&[8, 1], &[lanes_0, 32 / lanes_0], &[1, num_warps], &[0, 1])
+        .to_linear_layout(&shape)
+        .unwrap()
+}
+
+fn planned(input: WgmmaInput, mnk: [u32; 3], num_warps: u32) -> WgmmaDotPlan {
+    let shape = wgmma_shape(input, mnk, num_warps).unwrap();
+    let [m, n, k] = mnk;
+    let acc = shape.accumulator_layout().unwrap();
+    plan_wgmma_dot(
+        shape,
+        &row_major([m, k], num_warps),
+        &row_major([k, n], num_warps),
+        &acc,
+    )
+    .unwrap()
+}
+
+#[test]
+fn shapes_follow_the_warpgroups() {
+    let s = wgmma_shape(WgmmaInput::F16, [128, 128, 64], 8).unwrap();
+    assert_eq!((s.instr_n, s.warpgroups), (128, [2, 1]));
+    let s = wgmma_shape(WgmmaInput::F16, [128, 256, 64], 4).unwrap();
+    assert_eq!((s.instr_n, s.warpgroups), (256, [1, 1]));
+    let s = wgmma_shape(WgmmaInput::Bf16, [64, 128, 32], 8).unwrap();
+    assert_eq!((s.instr_n, s.warpgroups), (64, [1, 2]));
+    let s = wgmma_shape(WgmmaInput::F16, [64, 512, 16], 4).unwrap();
+    assert_eq!((s.instr_n, s.warpgroups), (256, [1, 1]));
+    assert!(wgmma_shape(WgmmaInput::F16, [128, 128, 64], 2)
+        .unwrap_err()
+        .contains("multiple of 4"));
+    assert!(wgmma_shape(WgmmaInput::F16, [32, 128, 64], 4)
+        .unwrap_err()
+        .contains("M = 32"));
+    assert!(wgmma_shape(WgmmaInput::F16, [64, 32, 64], 4)
+        .unwrap_err()
+        .contains("N = 32"));
+}
+
+/// Every accumulator register of every thread is, in exactly one block, the fragment element
+/// the instruction writes: checked by the planner, here also from the outside by counting.
+#[test]
+fn accumulator_blocks_cover_the_tile_once() {
+    for (mnk, nw) in [
+        ([64, 64, 16], 4),
+        ([128, 128, 64], 4),
+        ([128, 128, 64], 8),
+        ([128, 256, 64], 8),
+        ([64, 128, 32], 8),
+        ([256, 128, 32], 8),
+    ] {
+        let plan = planned(WgmmaInput::F16, mnk, nw);
+        let acc = plan.shape.accumulator_layout().unwrap();
+        let [m, n, _] = mnk;
+        let mut seen = vec![0u32; (m * n) as usize];
+        for w in 0..nw {
+            for l in 0..32 {
+                for block in &plan.acc_registers {
+                    for &r in block {
+                        let (row, col) = at(&acc, r, l, w).unwrap();
+                        seen[(row * n + col) as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1), "{mnk:?} num_warps {nw}");
+        let blocks = (m / 64 / plan.shape.warpgroups[0])
+            * (n / plan.shape.instr_n / plan.shape.warpgroups[1]);
+        assert_eq!(plan.acc_registers.len() as u32, blocks, "{mnk:?}");
+    }
+}
+
+/// The law of the operands: the descriptor of block `b`, warpgroup `g`, K step `s` addresses
+/// element (mn, kk) of its operand exactly where the stores put it (the NVMMA layout).
+fn check_descriptors(plan: &WgmmaDotPlan) {
+    let [m, n, k] = plan.shape.mnk;
+    let groups = (plan.shape.warpgroups[0] * plan.shape.warpgroups[1]) as usize;
+    let acc = plan.shape.accumulator_layout().unwrap();
+    for (operand, shape, k_dim, rows) in [
+        (&plan.a, [m, k], 1usize, WGMMA_M),
+        (&plan.b, [k, n], 0usize, plan.shape.instr_n),
+    ] {
+        let memory = operand.shared.to_linear_layout(&shape).unwrap();
+        // offset of each element in the NVMMA layout
+        let mut offset_of = vec![0u32; (shape[0] * shape[1]) as usize];
+        for off in 0..shape[0] * shape[1] {
+            let c = memory.apply(&[(Label::Offset, off)]).unwrap();
+            offset_of[(c[0] * shape[1] + c[1]) as usize] = off;
+        }
+        let major = operand.descriptors.major;
+        for (b, per_group) in operand.block_offsets.iter().enumerate() {
+            assert_eq!(per_group.len(), groups);
+            for (g, &block_offset) in per_group.iter().enumerate() {
+                // the block's first M/N index, from the accumulator layout
+                let r0 = plan.acc_registers[b][0];
+                let (row, col) = at(&acc, r0, 0, 4 * g as u32).unwrap();
+                let first = if k_dim == 1 { row } else { col };
+                for s in 0..k / WGMMA_K {
+                    let start = block_offset + operand.descriptors.k_step_offsets[s as usize];
+                    let desc = MatrixDescriptor {
+                        start_address: start,
+                        ..operand.descriptors.descriptor
+                    };
+                    for mn in 0..rows {
+                        for kk in 0..WGMMA_K {
+                            let at_desc = desc.address(major, 2, mn, kk);
+                            let (r, c) = if k_dim == 1 {
+                                (first + mn, s * WGMMA_K + kk)
+                            } else {
+                                (s * WGMMA_K + kk, first + mn)
+                            };
+                            let want = 2 * offset_of[(r * shape[1] + c) as usize];
+                            assert_eq!(
+                                at_desc, want,
+                                "{:?} block {b} group {g} step {s}",
+                                plan.shape
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn descriptors_address_the_nvmma_layout() {
+    for (mnk, nw) in [
+        ([64, 64, 16], 4),
+        ([128, 128, 64], 4),
+        ([128, 128, 64], 8),
+        ([128, 256, 64], 8),
+        ([64, 128, 32], 8),
+        ([128, 128, 32], 4),
+    ] {
+        check_descriptors(&planned(WgmmaInput::F16, mnk, nw));
+    }
+}
+
+#[test]
+fn column_major_operands_are_stored_mn_or_k_major() {
+    let shape = wgmma_shape(WgmmaInput::Bf16, [128, 128, 64], 4).unwrap();
+    let acc = shape.accumulator_layout().unwrap();
+    // A column-major (M contiguous), B column-major (K contiguous).
+    let plan = plan_wgmma_dot(
+        shape,
+        &col_major([128, 64], 4),
+        &col_major([64, 128], 4),
+        &acc,
+    )
+    .unwrap();
+    assert_eq!(plan.a.trans(), 1);
+    assert_eq!(plan.b.trans(), 0);
+    assert_eq!(plan.a.store.elements.len(), 8);
+    check_descriptors(&plan);
+    let plan = planned(WgmmaInput::F16, [128, 128, 64], 4);
+    assert_eq!((plan.a.trans(), plan.b.trans()), (0, 1));
+    assert_eq!(plan.a.shared.swizzle_byte_width, 128);
+    assert_eq!(plan.a.store.elements.len(), 8);
+}
+
+/// The stores put each element at its NVMMA offset: the thread's offset XOR the chunk's, plus
+/// the element's position in the vector.
+#[test]
+fn stores_follow_the_nvmma_layout() {
+    let plan = planned(WgmmaInput::F16, [128, 128, 32], 4);
+    let src = row_major([128, 32], 4);
+    let memory = plan.a.shared.to_linear_layout(&[128, 32]).unwrap();
+    let s = &plan.a.store;
+    let mut written = vec![false; 128 * 32];
+    for w in 0..4 {
+        for l in 0..32 {
+            let thread = s.thread_offset.eval(l, w);
+            for &(first, off) in &s.chunks {
+                for (j, &e) in s.elements.iter().enumerate() {
+                    let byte = (off ^ thread) + j as u32 * s.stride;
+                    let (row, col) = at(&src, first ^ e, l, w).unwrap();
+                    let c = memory.apply(&[(Label::Offset, byte / 2)]).unwrap();
+                    assert_eq!((c[0], c[1]), (row, col));
+                    written[(byte / 2) as usize] = true;
+                }
+            }
+        }
+    }
+    assert!(written.iter().all(|&x| x));
+}
+
+#[test]
+fn an_accumulator_in_another_layout_is_refused() {
+    let shape = wgmma_shape(WgmmaInput::F16, [128, 128, 64], 4).unwrap();
+    let wrong = row_major([128, 128], 4);
+    let err = plan_wgmma_dot(
+        shape,
+        &row_major([128, 64], 4),
+        &row_major([64, 128], 4),
+        &wrong,
+    )
+    .unwrap_err();
+    assert!(format!("{err}").contains("wgmma"), "{err}");
+}

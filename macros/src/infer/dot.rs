@@ -1,0 +1,111 @@
+//! The instruction of every `dot`: on [`Target::Hopper`] `wgmma.mma_async` where
+//! [`wgmma_shape`] gives one (f16/bf16 operands, f32 accumulator, `num_warps` a multiple of 4,
+//! M a multiple of 64, a warpgroup's N 64, 128 or 256), else `mma.sync`. [`wgmma_choice`] is
+//! the one place this is decided: the anchors (`solve/terms.rs`) choose the accumulator layout
+//! by it, and [`attach_dot_plans`] plans the instructions by it after the rewrite.
+
+use crate::ir::{DotCode, LayoutSlot, OpKind, Region, Target, Value, ValueId};
+use crate::types::{DType, Scalar};
+use tessera_layout::plan::mma::plan_dot;
+use tessera_layout::plan::wgmma_dot::{plan_wgmma_dot, wgmma_shape, WgmmaInput, WgmmaShape};
+
+/// The `wgmma` of a dot of `a` (`[M, K]`), `b` (`[K, N]`) into `acc` in a body for `target`:
+/// `None` on Ampere, else the shape or why there is none (the dot then uses `mma.sync`).
+pub(crate) fn wgmma_choice(
+    target: Target,
+    num_warps: u32,
+    values: &[Value],
+    [a, b, acc]: [ValueId; 3],
+) -> Option<Result<WgmmaShape, String>> {
+    if target != Target::Hopper {
+        return None;
+    }
+    let ty = |v: ValueId| &values[v.0 as usize].ty;
+    let input = match (ty(a).dtype, ty(acc).dtype) {
+        (DType::Scalar(Scalar::F16), DType::Scalar(Scalar::F32)) => WgmmaInput::F16,
+        (DType::Scalar(Scalar::BF16), DType::Scalar(Scalar::F32)) => WgmmaInput::Bf16,
+        (DType::Scalar(i), DType::Scalar(c)) => {
+            return Some(Err(format!(
+                "wgmma is planned for f16/bf16 → f32, not {} → {}",
+                i.name(),
+                c.name()
+            )))
+        }
+        _ => return Some(Err("a dot of pointers".into())),
+    };
+    let dims = |v: ValueId| -> Option<[u32; 2]> {
+        let s = &ty(v).shape;
+        Some([u32::try_from(s[0]).ok()?, u32::try_from(s[1]).ok()?])
+    };
+    let (Some([m, k]), Some([_, n])) = (dims(a), dims(b)) else {
+        return Some(Err("the dot is too large".into()));
+    };
+    Some(wgmma_shape(input, [m, n, k], num_warps))
+}
+
+/// Stores on every dot of `region` its plan for the operands' layouts: `wgmma` where
+/// [`wgmma_choice`] gives a shape, else `mma.sync` (with the reason on Hopper).
+pub(super) fn attach_dot_plans(
+    region: &mut Region,
+    values: &[Value],
+    target: Target,
+    num_warps: u32,
+) -> Result<(), syn::Error> {
+    for op in &mut region.ops {
+        for r in &mut op.regions {
+            attach_dot_plans(r, values, target, num_warps)?;
+        }
+        if !matches!(op.kind, OpKind::Dot { .. }) {
+            continue;
+        }
+        let value = |k: usize| &values[op.operands[k].0 as usize];
+        let layout = |k: usize| match &value(k).layout {
+            LayoutSlot::Inferred(l) => Some(*l),
+            _ => None,
+        };
+        let (Some(a), Some(b), Some(acc)) = (layout(0), layout(1), layout(2)) else {
+            return Err(op
+                .loc
+                .error("#[tile_kernel] internal error: a dot without layouts"));
+        };
+        let operands = [op.operands[0], op.operands[1], op.operands[2]];
+        let choice = wgmma_choice(target, num_warps, values, operands);
+        let code = match choice {
+            Some(Ok(shape)) => {
+                let planned = plan_wgmma_dot(shape, &a, &b, &acc).map_err(|e| {
+                    op.loc
+                        .error(&format!("#[tile_kernel] internal error: wgmma dot: {e}"))
+                })?;
+                DotCode::Wgmma(Box::new(planned))
+            }
+            fallback => {
+                let (DType::Scalar(input), DType::Scalar(accum)) =
+                    (value(0).ty.dtype, value(2).ty.dtype)
+                else {
+                    return Err(op
+                        .loc
+                        .error("#[tile_kernel] internal error: a dot of pointers"));
+                };
+                let kind = super::mma_kind(input, accum).ok_or_else(|| {
+                    op.loc.error(&format!(
+                        "no mma.sync for {} operands with a {} accumulator",
+                        input.name(),
+                        accum.name()
+                    ))
+                })?;
+                let plan = plan_dot(kind, &a, &b, &acc).map_err(|e| {
+                    op.loc
+                        .error(&format!("#[tile_kernel] internal error: dot: {e}"))
+                })?;
+                DotCode::MmaSync {
+                    plan,
+                    fallback: fallback.and_then(Result::err),
+                }
+            }
+        };
+        op.kind = OpKind::Dot {
+            plan: Some(Box::new(code)),
+        };
+    }
+    Ok(())
+}

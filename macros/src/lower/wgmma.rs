@@ -1,0 +1,252 @@
+//! `dot(a, b, acc)` as `wgmma.mma_async` (sm_90a bodies), rendering the
+//! [`WgmmaDotPlan`] layout inference stored on the op (`tessera_layout::plan::wgmma_dot`
+//! documents the plan):
+//!
+//! ```text
+//! bar.sync                                  // the region may still be read by an earlier op
+//! st.shared a, b                            // the plan's vectorised stores, NVMMA layout
+//! fence.proxy.async.shared::cta; bar.sync   // the stores, visible to the async proxy
+//! acc_b = fragment registers of block b     // per accumulator block
+//! wgmma.fence
+//! wgmma.mma_async × K steps × blocks        // descriptors: template | (address >> 4)
+//! wgmma.commit_group
+//! wgmma.wait_group N; fragment registers → the accumulator tile's registers
+//! ```
+//!
+//! [`render_issue`] (stores to commit) and [`render_retire`] (the wait and the registers back)
+//! are separate so that a pipelined loop can issue a group and retire it later with
+//! `wait_group N > 0`; [`lower_wgmma`] renders both back to back with `wait_group 0`.
+
+use super::convert::{index_lit, render_store, Render, StoreStep, ThreadValue};
+use super::{internal, Ctx};
+use crate::ir::Op;
+use crate::types::DType;
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use tessera_layout::plan::wgmma_dot::{WgmmaDotPlan, WgmmaInput, WgmmaOperand};
+use tessera_layout::LinearLayout;
+
+/// Lowers `OpKind::Dot` planned as `wgmma`: `a`, `b`, `acc` are the operands' registers; the
+/// result is in the accumulator's layout (the mma v3 layout the plan was made for).
+pub fn lower_wgmma(
+    ctx: &mut Ctx,
+    op: &Op,
+    plan: &WgmmaDotPlan,
+    [a, b, acc]: [&Ident; 3],
+    acc_layout: &LinearLayout,
+    dst_layout: &LinearLayout,
+    in_dtype: DType,
+) -> Result<(TokenStream, Ident), syn::Error> {
+    if dst_layout != acc_layout {
+        return Err(internal(
+            &op.loc,
+            "a dot result not in the accumulator's layout",
+        ));
+    }
+    let registers = plan.acc_registers.iter().map(Vec::len).sum::<usize>() as u32;
+    if acc_layout.in_size(tessera_layout::Label::Register) != registers {
+        return Err(internal(
+            &op.loc,
+            "a wgmma plan for another accumulator layout",
+        ));
+    }
+    let region = plan.shared_bytes + plan.alignment;
+    let offset = ctx.alloc_shared(region, 16);
+    let barrier = ctx.shared_write_barrier();
+    let rc = Render::for_op(ctx, op, in_dtype, None);
+    let out = ctx.fresh("wgmma");
+    let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
+        .map(|b| format_ident!("__tessera_acc{}", b))
+        .collect();
+    let issue = render_issue(plan, offset, a, b, &rc, &barrier, &accumulators);
+    let retire = render_retire(plan, 0, &accumulators);
+    let n = index_lit(registers);
+    Ok((
+        quote! {
+            let #out: [f32; #n] = {
+                #[allow(unused_mut)]
+                let mut __tessera_out: [f32; #n] = #acc;
+                #issue
+                #retire
+                __tessera_out
+            };
+        },
+        out,
+    ))
+}
+
+/// From the operands' registers to the committed group: the stores, the fences, one
+/// accumulator per block (`accumulators`, from `__tessera_out`), the instructions, the commit.
+/// `offset`: the dot's region in dynamic shared memory (`shared_bytes + alignment` bytes).
+pub(crate) fn render_issue(
+    plan: &WgmmaDotPlan,
+    offset: u32,
+    a: &Ident,
+    b: &Ident,
+    rc: &Render,
+    barrier: &TokenStream,
+    accumulators: &[Ident],
+) -> TokenStream {
+    let span = rc.span;
+    let (offset, align_mask) = (
+        Literal::u32_suffixed(offset),
+        Literal::u32_suffixed(plan.alignment - 1),
+    );
+    let (a_at, b_at) = (
+        Literal::u32_suffixed(plan.a.region_offset),
+        Literal::u32_suffixed(plan.b.region_offset),
+    );
+    let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
+    let store_a = render_operand_store(&plan.a.store, a, rc, &a_smem);
+    let store_b = render_operand_store(&plan.b.store, b, rc, &b_smem);
+    let warp = &rc.warp;
+    let half = plan.shape.instr_n / 2;
+    let half_lit = index_lit(half);
+    let loads = plan
+        .acc_registers
+        .iter()
+        .zip(accumulators)
+        .map(|(regs, acc)| {
+            let regs = regs.iter().map(|&r| index_lit(r));
+            quote! {
+                let mut #acc = ::tessera::device::WgmmaAccumulator::<#half_lit>::from_registers(
+                    [#(__tessera_out[#regs]),*]);
+            }
+        });
+    let instruction = format_ident!(
+        "wgmma_m64n{}k16_{}",
+        plan.shape.instr_n,
+        match plan.shape.input {
+            WgmmaInput::F16 => "f16",
+            WgmmaInput::Bf16 => "bf16",
+        }
+    );
+    let (ta, tb) = (
+        Literal::u32_unsuffixed(plan.a.trans()),
+        Literal::u32_unsuffixed(plan.b.trans()),
+    );
+    let groups = plan.shape.warpgroups[0] * plan.shape.warpgroups[1];
+    let mut calls = TokenStream::new();
+    for (block, acc) in accumulators.iter().enumerate() {
+        for step in 0..plan.k_steps() as usize {
+            let da = descriptor(&plan.a, &a_smem, block, step, groups, span);
+            let db = descriptor(&plan.b, &b_smem, block, step, groups, span);
+            calls.extend(quote_spanned! {span=>
+                ::tessera::device::#instruction::<#ta, #tb>(&mut #acc, #da, #db, true);
+            });
+        }
+    }
+    quote! {
+        let __tessera_wgmma_base: u32 =
+            (::tessera::device::dynamic_shared_base() + #offset + #align_mask) & !#align_mask;
+        let #a_smem: u32 = __tessera_wgmma_base + #a_at;
+        let #b_smem: u32 = __tessera_wgmma_base + #b_at;
+        #[allow(unused)]
+        let __tessera_warpgroup: usize = (#warp / 4) as usize;
+        #barrier
+        #store_a
+        #store_b
+        ::tessera::device::fence_proxy_async_shared_cta();
+        ::tessera::device::sync_threads();
+        #(#loads)*
+        ::tessera::device::wgmma_fence();
+        // SAFETY: every thread of each warpgroup issues the same wgmmas on the operands it just
+        // stored (fenced to the async proxy, behind a barrier); the wait below retires them
+        // before the region is written again.
+        unsafe { #calls }
+        ::tessera::device::wgmma_commit_group();
+    }
+}
+
+/// The stores of one operand (16-bit elements): the conversion renderer's vector stores, or
+/// one `st.shared.b16` per element when no two of a thread's elements are adjacent.
+fn render_operand_store(
+    store: &StoreStep,
+    src: &Ident,
+    rc: &Render,
+    smem: &TokenStream,
+) -> TokenStream {
+    if store.elements.len() > 1 {
+        return render_store(store, 16, src, rc, smem);
+    }
+    let (lane, warp, span) = (&rc.lane, &rc.warp, rc.span);
+    let thread = store.thread_offset.render(lane, warp);
+    let stores = store.chunks.iter().map(|&(r, off)| {
+        let (r, off) = (index_lit(r), Literal::u32_suffixed(off));
+        quote_spanned!(span=> ::tessera::device::st_shared_b16(
+            #smem + (#off ^ __tessera_thread), ::tessera::tile::Elem::to_bits(#src[#r]) as u16);)
+    });
+    let (lane_guard, warp_guard) = (
+        Literal::u32_suffixed(store.lane_guard),
+        Literal::u32_suffixed(store.warp_guard),
+    );
+    quote! {
+        if #lane & #lane_guard == 0 && #warp & #warp_guard == 0 {
+            let __tessera_thread: u32 = #thread;
+            // SAFETY: the addresses lie in this dot's region of dynamic shared memory.
+            unsafe { #(#stores)* }
+        }
+    }
+}
+
+/// `(template | ((smem + block offset + K step offset) >> 4) & 0x3fff)`: the descriptor of
+/// `operand`'s instruction for accumulator block `block`, K step `step` of this thread's
+/// warpgroup (`__tessera_warpgroup`, a table when the warpgroups read different blocks).
+fn descriptor(
+    operand: &WgmmaOperand,
+    smem: &TokenStream,
+    block: usize,
+    step: usize,
+    groups: u32,
+    span: Span,
+) -> TokenStream {
+    let template = Literal::u64_suffixed(operand.descriptors.descriptor.encode());
+    let step_offset = operand.descriptors.k_step_offsets[step];
+    let per_group = &operand.block_offsets[block];
+    let block_offset = if per_group.iter().all(|&o| o == per_group[0]) {
+        let o = Literal::u32_suffixed(per_group[0] + step_offset);
+        quote!(#o)
+    } else {
+        let entries = per_group
+            .iter()
+            .map(|&o| Literal::u32_suffixed(o + step_offset));
+        let g = index_lit(groups);
+        // `% groups` (a power of two): no bounds check, whose trap path would make ptxas
+        // serialize the wgmmas.
+        quote!({ const OFFSETS: [u32; #g] = [#(#entries),*]; OFFSETS[__tessera_warpgroup % #g] })
+    };
+    quote_spanned!(span=> (#template | (((#smem + #block_offset) >> 4) & 0x3fff) as u64))
+}
+
+/// Waits until at most `pending` committed groups are in flight (`wait_group pending`), then
+/// copies each block's fragment registers back into `__tessera_out`. With `pending > 0` the
+/// caller must retire the group before the accumulators are read (a later `wait_group`).
+pub(crate) fn render_retire(
+    plan: &WgmmaDotPlan,
+    pending: u32,
+    accumulators: &[Ident],
+) -> TokenStream {
+    let pending = Literal::u32_unsuffixed(pending);
+    let backs = plan
+        .acc_registers
+        .iter()
+        .zip(accumulators)
+        .map(|(regs, acc)| {
+            let copies = regs.iter().enumerate().map(|(i, &r)| {
+                let (i, r) = (index_lit(i as u32), index_lit(r));
+                quote!(__tessera_out[#r] = __tessera_regs[#i];)
+            });
+            quote! {
+                ::tessera::device::wgmma_wait_group::<#pending, _>(&mut #acc);
+                {
+                    let __tessera_regs = #acc.registers();
+                    #(#copies)*
+                }
+            }
+        });
+    quote!(#(#backs)*)
+}
+
+#[cfg(test)]
+#[path = "wgmma_tests.rs"]
+mod tests;
