@@ -129,45 +129,55 @@ fn check_close(
     }
 }
 
-#[test]
-fn matmul_f16_matches_cpu() {
-    let gpu = device();
-    for (m, n, k) in shapes(gpu) {
-        let a: Vec<f16> = values(1, m * k).into_iter().map(f16::from_f32).collect();
-        let b: Vec<f16> = values(2, k * n).into_iter().map(f16::from_f32).collect();
-        let guarded = vec![f16::from_f32(99.0); m * n + 8];
-        let (c, report) = run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k));
-        let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
-        let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
-        // f32 accumulation, one rounding to f16 (2^-11 relative) at the end.
-        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
-        assert!(
-            c[m * n..].iter().all(|x| x.to_f32() == 99.0),
-            "{m}x{n}x{k}: wrote past the end"
-        );
-        if let Some(report) = gpu.emulator_only(&report, "matmul_f16: conflict-free ldmatrix") {
-            check_ldmatrix(report, &format!("f16 {m}x{n}x{k}"));
+/// `tile_matmul` on `$t` (f16 or bf16) against the f64 product of the rounded inputs: within
+/// `$relative` (f32 accumulation, one rounding to `$t` at the end), nothing written past `c`,
+/// and (on the emulator) conflict-free `ldmatrix`.
+macro_rules! matmul_matches_cpu {
+    ($test:ident, $t:ident, seeds = ($seed_a:literal, $seed_b:literal), relative = $relative:expr) => {
+        #[test]
+        fn $test() {
+            let gpu = device();
+            let what = stringify!($t);
+            for (m, n, k) in shapes(gpu) {
+                let a: Vec<$t> = values($seed_a, m * k)
+                    .into_iter()
+                    .map($t::from_f32)
+                    .collect();
+                let b: Vec<$t> = values($seed_b, k * n)
+                    .into_iter()
+                    .map($t::from_f32)
+                    .collect();
+                let guarded = vec![$t::from_f32(99.0); m * n + 8];
+                let (c, report) = run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k));
+                let wide = |v: &[$t]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+                let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
+                check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), $relative);
+                assert!(
+                    c[m * n..].iter().all(|x| x.to_f32() == 99.0),
+                    "{what} {m}x{n}x{k}: wrote past the end"
+                );
+                let check = format!("matmul_{what}: conflict-free ldmatrix");
+                if let Some(report) = gpu.emulator_only(&report, &check) {
+                    check_ldmatrix(report, &format!("{what} {m}x{n}x{k}"));
+                }
+            }
         }
-    }
+    };
 }
 
-#[test]
-fn matmul_bf16_matches_cpu() {
-    let gpu = device();
-    for (m, n, k) in shapes(gpu) {
-        let a: Vec<bf16> = values(3, m * k).into_iter().map(bf16::from_f32).collect();
-        let b: Vec<bf16> = values(4, k * n).into_iter().map(bf16::from_f32).collect();
-        let zeros = vec![bf16::from_f32(0.0); m * n];
-        let (c, report) = run_matmul!(gpu, tile_matmul, &a, &b, &zeros, (m, n, k));
-        let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
-        let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
-        // One rounding to bf16 (2^-8 relative) at the end.
-        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);
-        if let Some(report) = gpu.emulator_only(&report, "matmul_bf16: conflict-free ldmatrix") {
-            check_ldmatrix(report, &format!("bf16 {m}x{n}x{k}"));
-        }
-    }
-}
+// One rounding to f16 (2^-11 relative) or bf16 (2^-8 relative) at the end.
+matmul_matches_cpu!(
+    matmul_f16_matches_cpu,
+    f16,
+    seeds = (1, 2),
+    relative = 1.0e-3
+);
+matmul_matches_cpu!(
+    matmul_bf16_matches_cpu,
+    bf16,
+    seeds = (3, 4),
+    relative = 8.0e-3
+);
 
 #[test]
 fn matmul_i8_is_exact() {
