@@ -33,6 +33,11 @@ impl Rng {
         self.next_u64() % n
     }
 
+    /// An index uniform in `0..n` (`n > 0`): [`below`](Self::below) for `usize`.
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
     /// Uniform in `lo..=hi`.
     pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
         lo + self.below((hi - lo) as u64 + 1) as u32
