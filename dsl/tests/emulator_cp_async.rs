@@ -4,7 +4,7 @@
 
 mod emulator_support;
 
-use emulator_support::{run_with_output, Buffer};
+use emulator_support::{run_warp_with_output, run_with_output, Buffer};
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError, SharedAccessKind};
 use tessera::Ptr;
@@ -14,33 +14,27 @@ fn copies_complete_at_wait_group_not_before() {
     let src: Vec<u32> = (1..=64).collect();
     let mut input = Buffer::from_u32(&src);
     let in_ptr: Ptr<u32> = input.ptr();
-    let out = run_with_output(
-        [1, 1, 1],
-        [32, 1, 1],
-        256,
-        32 * 4,
-        |out_ptr: Ptr<u32>| unsafe {
-            let lane = lane_id();
-            let base = dynamic_shared_base();
-            // Group 0: words 0..32 (4 bytes per lane), group 1: words 32..64 (8 bytes per even lane).
-            cp_async_ca::<4, u32>(base + 4 * lane, in_ptr.offset(lane as isize));
-            cp_async_commit_group();
-            if lane.is_multiple_of(2) {
-                cp_async_ca::<8, u32>(base + 128 + 4 * lane, in_ptr.offset(32 + lane as isize));
-            }
-            cp_async_commit_group();
-            cp_async_wait_group::<1>();
-            let first: u32 = ld_shared_v1(base + 4 * lane);
-            cp_async_wait_group::<0>();
-            sync_threads();
-            let second: u32 = ld_shared_v1(base + 128 + 4 * lane);
-            st_global_v4(
-                out_ptr.offset(4 * lane as isize),
-                true,
-                [first, second, 0, 0],
-            );
-        },
-    );
+    let out = run_warp_with_output(256, 32 * 4, |out_ptr: Ptr<u32>| unsafe {
+        let lane = lane_id();
+        let base = dynamic_shared_base();
+        // Group 0: words 0..32 (4 bytes per lane), group 1: words 32..64 (8 bytes per even lane).
+        cp_async_ca::<4, u32>(base + 4 * lane, in_ptr.offset(lane as isize));
+        cp_async_commit_group();
+        if lane.is_multiple_of(2) {
+            cp_async_ca::<8, u32>(base + 128 + 4 * lane, in_ptr.offset(32 + lane as isize));
+        }
+        cp_async_commit_group();
+        cp_async_wait_group::<1>();
+        let first: u32 = ld_shared_v1(base + 4 * lane);
+        cp_async_wait_group::<0>();
+        sync_threads();
+        let second: u32 = ld_shared_v1(base + 128 + 4 * lane);
+        st_global_v4(
+            out_ptr.offset(4 * lane as isize),
+            true,
+            [first, second, 0, 0],
+        );
+    });
     let got = out.to_u32();
     for lane in 0..32usize {
         let w = &got[4 * lane..4 * lane + 4];

@@ -4,31 +4,13 @@
 
 mod emulator_support;
 
-use emulator_support::Buffer;
+use emulator_support::{async_message, deadlock_message, run_block as run, Buffer};
 use tessera::device::*;
-use tessera::emulator::{run_grid, EmulatorError};
+use tessera::emulator::EmulatorError;
 use tessera::{bf16, f16, Ptr};
 use tessera_layout::families::NvmmaShared;
 use tessera_layout::plan::wgmma::plan_operand;
 use tessera_layout::Label;
-
-fn run(threads: u32, shared: usize, body: impl Fn(u32) + Sync) -> Result<(), EmulatorError> {
-    run_grid([1, 1, 1], [threads, 1, 1], shared, &|| body(thread_idx_x())).map(|_| ())
-}
-
-fn async_message(result: Result<(), EmulatorError>) -> String {
-    match result {
-        Err(EmulatorError::AsyncOperation { message, .. }) => message,
-        other => panic!("expected an AsyncOperation error, got {other:?}"),
-    }
-}
-
-fn deadlock_message(result: Result<(), EmulatorError>) -> String {
-    match result {
-        Err(EmulatorError::Deadlock { message, .. }) => message,
-        other => panic!("expected a deadlock, got {other:?}"),
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // mbarrier

@@ -12,7 +12,7 @@
 
 mod emulator_support;
 
-use emulator_support::{run_with_output, Buffer, Rng};
+use emulator_support::{run_warp_with_output, Buffer, Rng};
 use tessera::device::*;
 use tessera::dtype::{bf16, f16, pack_bf16x2, pack_f16x2, pack_s8x4};
 use tessera::emulator::{run_grid, EmulatorError};
@@ -50,34 +50,28 @@ unsafe fn ldmatrix(num: usize, trans: bool, addr: u32) -> [u32; 4] {
 }
 
 fn run_ldmatrix(num: usize, trans: bool) -> Vec<[u32; 4]> {
-    let out = run_with_output(
-        [1, 1, 1],
-        [32, 1, 1],
-        2048,
-        32 * 4,
-        |out_ptr: Ptr<u32>| unsafe {
-            let lane = lane_id() as usize;
-            let base = dynamic_shared_base();
-            // Lanes 0..8 fill the shared buffer (each its row of each matrix).
-            if lane < 8 {
-                for m in 0..4 {
-                    for c in (0..8).step_by(2) {
-                        let pair = value(m, lane, c) as u32 | (value(m, lane, c + 1) as u32) << 16;
-                        st_shared_v1(base + row_offset(m, lane) + 2 * c as u32, pair);
-                    }
+    let out = run_warp_with_output(2048, 32 * 4, |out_ptr: Ptr<u32>| unsafe {
+        let lane = lane_id() as usize;
+        let base = dynamic_shared_base();
+        // Lanes 0..8 fill the shared buffer (each its row of each matrix).
+        if lane < 8 {
+            for m in 0..4 {
+                for c in (0..8).step_by(2) {
+                    let pair = value(m, lane, c) as u32 | (value(m, lane, c + 1) as u32) << 16;
+                    st_shared_v1(base + row_offset(m, lane) + 2 * c as u32, pair);
                 }
             }
-            sync_threads();
-            // Lanes that supply no row address pass an invalid one: it must be ignored.
-            let addr = if lane < 8 * num {
-                base + row_offset(lane / 8, lane % 8)
-            } else {
-                0xffff_fff0
-            };
-            let regs = ldmatrix(num, trans, addr);
-            st_global_v4(out_ptr.offset(4 * lane as isize), true, regs);
-        },
-    );
+        }
+        sync_threads();
+        // Lanes that supply no row address pass an invalid one: it must be ignored.
+        let addr = if lane < 8 * num {
+            base + row_offset(lane / 8, lane % 8)
+        } else {
+            0xffff_fff0
+        };
+        let regs = ldmatrix(num, trans, addr);
+        st_global_v4(out_ptr.offset(4 * lane as isize), true, regs);
+    });
     out.to_u32()
         .chunks(4)
         .map(|c| [c[0], c[1], c[2], c[3]])
@@ -256,23 +250,17 @@ fn run_mma_fragments(
 ) -> Vec<u32> {
     let mut input = Buffer::from_u32(frags);
     let in_ptr: Ptr<u32> = input.ptr();
-    let out = run_with_output(
-        [1, 1, 1],
-        [32, 1, 1],
-        0,
-        32 * 4,
-        |out_ptr: Ptr<u32>| unsafe {
-            let lane = lane_id() as isize;
-            let p = in_ptr.offset(10 * lane);
-            let word = |k: isize| ld_global_v1(p.offset(k), true, 0u32);
-            let d = mma(
-                [0, 1, 2, 3].map(word),
-                [4, 5].map(word),
-                [6, 7, 8, 9].map(word),
-            );
-            st_global_v4(out_ptr.offset(4 * lane), true, d);
-        },
-    );
+    let out = run_warp_with_output(0, 32 * 4, |out_ptr: Ptr<u32>| unsafe {
+        let lane = lane_id() as isize;
+        let p = in_ptr.offset(10 * lane);
+        let word = |k: isize| ld_global_v1(p.offset(k), true, 0u32);
+        let d = mma(
+            [0, 1, 2, 3].map(word),
+            [4, 5].map(word),
+            [6, 7, 8, 9].map(word),
+        );
+        st_global_v4(out_ptr.offset(4 * lane), true, d);
+    });
     out.to_u32()
 }
 
@@ -474,43 +462,37 @@ fn ldmatrix_feeds_mma_end_to_end() {
         .collect();
     let mut input = Buffer::from_u32(&words); // 256 words: A 128, B 64, Bt 64
     let in_ptr: Ptr<u32> = input.ptr();
-    let out = run_with_output(
-        [1, 1, 1],
-        [32, 1, 1],
-        1024,
-        2 * 128,
-        |out_ptr: Ptr<f32>| unsafe {
-            let lane = lane_id();
-            let base = dynamic_shared_base();
-            // Stage all 1024 bytes into shared memory with cp.async (16 bytes per lane, 2 rounds).
-            for round in 0..2u32 {
-                let chunk = round * 32 + lane;
-                cp_async_cg(base + 16 * chunk, in_ptr.offset(4 * chunk as isize));
+    let out = run_warp_with_output(1024, 2 * 128, |out_ptr: Ptr<f32>| unsafe {
+        let lane = lane_id();
+        let base = dynamic_shared_base();
+        // Stage all 1024 bytes into shared memory with cp.async (16 bytes per lane, 2 rounds).
+        for round in 0..2u32 {
+            let chunk = round * 32 + lane;
+            cp_async_cg(base + 16 * chunk, in_ptr.offset(4 * chunk as isize));
+        }
+        cp_async_wait_all();
+        sync_threads();
+        let a_base = base;
+        let b_base = base + 512;
+        let bt_base = base + 768;
+        let a_frag = ldmatrix_x4(a_base + (lane % 16) * 32 + (lane / 16) * 16);
+        let b_frag = ldmatrix_x2_trans(b_base + (lane % 16) * 16);
+        let bt_frag = ldmatrix_x2(bt_base + (lane % 8) * 32 + ((lane / 8) % 2) * 16);
+        let d1 = mma_m16n8k16_f16_f32(a_frag, b_frag, [0.0; 4]);
+        let d2 = mma_m16n8k16_f16_f32(a_frag, bt_frag, [0.0; 4]);
+        for (k, d) in [d1, d2].iter().enumerate() {
+            for i in 0..4u32 {
+                let (g, t) = (lane / 4, lane % 4);
+                let r = g + if i >= 2 { 8 } else { 0 };
+                let n = 2 * t + (i & 1);
+                st_global_v1(
+                    out_ptr.offset((128 * k as u32 + r * 8 + n) as isize),
+                    true,
+                    d[i as usize],
+                );
             }
-            cp_async_wait_all();
-            sync_threads();
-            let a_base = base;
-            let b_base = base + 512;
-            let bt_base = base + 768;
-            let a_frag = ldmatrix_x4(a_base + (lane % 16) * 32 + (lane / 16) * 16);
-            let b_frag = ldmatrix_x2_trans(b_base + (lane % 16) * 16);
-            let bt_frag = ldmatrix_x2(bt_base + (lane % 8) * 32 + ((lane / 8) % 2) * 16);
-            let d1 = mma_m16n8k16_f16_f32(a_frag, b_frag, [0.0; 4]);
-            let d2 = mma_m16n8k16_f16_f32(a_frag, bt_frag, [0.0; 4]);
-            for (k, d) in [d1, d2].iter().enumerate() {
-                for i in 0..4u32 {
-                    let (g, t) = (lane / 4, lane % 4);
-                    let r = g + if i >= 2 { 8 } else { 0 };
-                    let n = 2 * t + (i & 1);
-                    st_global_v1(
-                        out_ptr.offset((128 * k as u32 + r * 8 + n) as isize),
-                        true,
-                        d[i as usize],
-                    );
-                }
-            }
-        },
-    );
+        }
+    });
     let got = out.to_f32();
     for r in 0..16 {
         for n in 0..8 {

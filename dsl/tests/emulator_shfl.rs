@@ -4,7 +4,7 @@
 
 mod emulator_support;
 
-use emulator_support::run_with_output;
+use emulator_support::{run_warp_with_output, run_with_output};
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError};
 use tessera::Ptr;
@@ -49,7 +49,7 @@ fn cuda_source(kind: Kind, lane: u32, x: u32, width: u32) -> u32 {
 
 /// Each lane shuffles `value(lane)`; returns what each lane received.
 fn shuffle_32(kind: Kind, x_of_lane: fn(u32) -> u32, width: u32) -> Vec<u32> {
-    let out = run_with_output([1, 1, 1], [32, 1, 1], 0, 32, |out_ptr: Ptr<u32>| unsafe {
+    let out = run_warp_with_output(0, 32, |out_ptr: Ptr<u32>| unsafe {
         let lane = lane_id();
         let v = 1000 + lane * 7;
         let x = x_of_lane(lane);
@@ -117,7 +117,7 @@ fn butterfly_reduction_gives_every_lane_the_sum() {
 
 #[test]
 fn sixty_four_bit_values_move_whole() {
-    let out = run_with_output([1, 1, 1], [32, 1, 1], 0, 64, |out_ptr: Ptr<u32>| unsafe {
+    let out = run_warp_with_output(0, 64, |out_ptr: Ptr<u32>| unsafe {
         let lane = lane_id();
         let v: u64 = 0x1234_5678_0000_0000u64.wrapping_mul(lane as u64 + 1) + lane as u64;
         let f: f64 = -(lane as f64) * 1.5e100;
@@ -145,7 +145,7 @@ fn sixty_four_bit_values_move_whole() {
 
 #[test]
 fn half_warp_masks_shuffle_independently() {
-    let out = run_with_output([1, 1, 1], [32, 1, 1], 0, 32, |out_ptr: Ptr<u32>| unsafe {
+    let out = run_warp_with_output(0, 32, |out_ptr: Ptr<u32>| unsafe {
         let lane = lane_id();
         // Divergent halves, each with its own membermask and its own operation.
         let r = if lane < 16 {

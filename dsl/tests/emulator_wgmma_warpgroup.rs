@@ -2,8 +2,11 @@
 //! the operands are read once; divergent `wgmma`s are errors and a thread of the warpgroup that
 //! never arrives is reported, naming the warpgroup and the site.
 
+mod emulator_support;
+
+use emulator_support::{async_message, deadlock_message, run_block};
 use tessera::device::*;
-use tessera::emulator::{run_grid, EmulatorError};
+use tessera::emulator::EmulatorError;
 use tessera::f16;
 use tessera_layout::families::NvmmaShared;
 use tessera_layout::plan::wgmma::{plan_operand, OperandPlan};
@@ -13,10 +16,7 @@ const TILE_BYTES: u32 = 64 * 64 * 2;
 const SHARED_BYTES: usize = TILE_BYTES as usize + 8;
 
 fn run(threads: u32, body: impl Fn(u32) + Sync) -> Result<(), EmulatorError> {
-    run_grid([1, 1, 1], [threads, 1, 1], SHARED_BYTES, &|| {
-        body(thread_idx_x())
-    })
-    .map(|_| ())
+    run_block(threads, SHARED_BYTES, body)
 }
 
 fn plan() -> OperandPlan {
@@ -61,20 +61,6 @@ fn the_operands_are_read_once_at_the_rendezvous() {
             assert_eq!(acc.registers(), [16.0; 32]);
         })
         .unwrap();
-    }
-}
-
-fn async_message(result: Result<(), EmulatorError>) -> String {
-    match result {
-        Err(EmulatorError::AsyncOperation { message, .. }) => message,
-        other => panic!("expected an AsyncOperation error, got {other:?}"),
-    }
-}
-
-fn deadlock_message(result: Result<(), EmulatorError>) -> String {
-    match result {
-        Err(EmulatorError::Deadlock { message, .. }) => message,
-        other => panic!("expected a deadlock, got {other:?}"),
     }
 }
 

@@ -9,7 +9,10 @@
 //! index is below `n` are read, the others take a literal), and stores the root tile to `out`
 //! row-major (only elements whose last index is below `m`); `t` is the trip count of its loops.
 //!
-//! This file has no dependencies: `build.rs` and the macro crate's tests include it by path.
+//! Its one dependency is the workspace's seeded RNG (`tessera-test-support`): `build.rs` and the
+//! macro crate's tests include this file by path.
+
+pub use tessera_test_support::Rng;
 
 /// Element types of the generated values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,32 +179,6 @@ pub struct Kernel {
     pub root: Node,
 }
 
-/// SplitMix64: `state += golden ratio`, then two xor-shift-multiply rounds of the state.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    pub fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-}
-
 fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
@@ -210,13 +187,13 @@ fn numel(shape: &[usize]) -> usize {
 pub fn kernel(seed: u64, index: usize) -> Kernel {
     let mut rng = Rng::new(seed ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
     // One kernel in six stores an f32 matrix large enough for `dot` (M, N >= 16).
-    let (shape, dtype) = if rng.chance(6) {
-        let shape = vec![16 << rng.below(2), 16 << rng.below(2)];
+    let (shape, dtype) = if rng.chance(1, 6) {
+        let shape = vec![16 << rng.index(2), 16 << rng.index(2)];
         (shape, DType::F32)
     } else {
-        let rank = 1 + rng.below(3);
+        let rank = 1 + rng.index(3);
         let shape = random_shape(&mut rng, rank, MAX_ELEMENTS / 2);
-        let dtype = if rng.chance(3) {
+        let dtype = if rng.chance(1, 3) {
             DType::I32
         } else {
             DType::F32
@@ -236,10 +213,10 @@ fn random_shape(rng: &mut Rng, rank: usize, limit: usize) -> Vec<usize> {
     loop {
         let shape: Vec<usize> = (0..rank)
             .map(|_| {
-                if rng.chance(10) {
+                if rng.chance(1, 10) {
                     1
                 } else {
-                    1 << (1 + rng.below(5))
+                    1 << (1 + rng.index(5))
                 }
             })
             .collect();
@@ -267,15 +244,15 @@ impl Generator<'_> {
     fn exact_shape(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Node {
         let n = numel(shape);
         let rank = shape.len();
-        if depth == 0 || self.rng.chance(5) {
+        if depth == 0 || self.rng.chance(1, 5) {
             return self.load(shape, dtype);
         }
         let matrix = dtype == DType::F32 && rank == 2 && shape[0] >= 16 && shape[1] >= 16;
-        if matrix && self.rng.chance(2) {
+        if matrix && self.rng.chance(1, 2) {
             return self.dot(shape, depth - 1);
         }
         for _ in 0..8 {
-            let choice = self.rng.below(14);
+            let choice = self.rng.index(14);
             let d = depth - 1;
             let made = match choice {
                 0 | 1 => Some(self.unary(shape, dtype, d)),
@@ -302,7 +279,7 @@ impl Generator<'_> {
                     wide.push(2);
                     let x = self.exact_shape(&wide, dtype, d);
                     let exact = x.exact;
-                    let hi = self.rng.chance(2);
+                    let hi = self.rng.chance(1, 2);
                     Some(node(
                         Op::Split(hi, Box::new(x)),
                         shape.to_vec(),
@@ -314,8 +291,8 @@ impl Generator<'_> {
                 12 => Some(self.loop_(shape, dtype, d)),
                 13 if dtype == DType::I32 => {
                     let narrow =
-                        [Narrow::I8, Narrow::U8, Narrow::I16, Narrow::U16][self.rng.below(4)];
-                    let from = if self.rng.chance(2) {
+                        [Narrow::I8, Narrow::U8, Narrow::I16, Narrow::U16][self.rng.index(4)];
+                    let from = if self.rng.chance(1, 2) {
                         DType::F32
                     } else {
                         DType::I32
@@ -339,15 +316,15 @@ impl Generator<'_> {
     fn load(&mut self, shape: &[usize], dtype: DType) -> Node {
         let buffer = match dtype {
             DType::I32 => Buffer::Ia,
-            _ if self.rng.chance(2) => Buffer::Fa,
+            _ if self.rng.chance(1, 2) => Buffer::Fa,
             _ => Buffer::Fb,
         };
-        let offset = if self.rng.chance(2) {
-            16 * self.rng.below(4)
+        let offset = if self.rng.chance(1, 2) {
+            16 * self.rng.index(4)
         } else {
-            self.rng.below(64)
+            self.rng.index(64)
         };
-        let other = [0, 1, -3, 7][self.rng.below(4)];
+        let other = [0, 1, -3, 7][self.rng.index(4)];
         let op = Op::Load {
             buffer,
             offset,
@@ -360,14 +337,14 @@ impl Generator<'_> {
     /// suffix of it, a size-1 axis made by `expand_dims`, or a scalar made by a reduction.
     fn operand(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Node {
         let rank = shape.len();
-        match self.rng.below(8) {
+        match self.rng.index(8) {
             0 => {
-                let value = [0, 1, 2, -1, 3, 5][self.rng.below(6)];
+                let value = [0, 1, 2, -1, 3, 5][self.rng.index(6)];
                 node(Op::Literal(value), Vec::new(), dtype, true)
             }
             1 if rank >= 2 => self.exact_shape(&shape[1..], dtype, depth),
             2 if rank >= 2 => {
-                let axis = self.rng.below(rank);
+                let axis = self.rng.index(rank);
                 let mut smaller = shape.to_vec();
                 smaller.remove(axis);
                 let x = self.exact_shape(&smaller, dtype, depth);
@@ -376,9 +353,9 @@ impl Generator<'_> {
                 out[axis] = 1;
                 node(Op::ExpandDims(axis, Box::new(x)), out, dtype, exact)
             }
-            3 if dtype == DType::I32 || self.rng.chance(2) => {
-                let reduction = [Reduction::Max, Reduction::Min, Reduction::Sum][self.rng.below(3)];
-                let len = 1 << self.rng.below(6);
+            3 if dtype == DType::I32 || self.rng.chance(1, 2) => {
+                let reduction = [Reduction::Max, Reduction::Min, Reduction::Sum][self.rng.index(3)];
+                let len = 1 << self.rng.index(6);
                 let x = self.exact_shape(&[len], dtype, depth);
                 let exact = x.exact;
                 node(
@@ -394,7 +371,7 @@ impl Generator<'_> {
 
     fn unary(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Node {
         let x = self.exact_shape(shape, dtype, depth);
-        let op = match (dtype, self.rng.below(4)) {
+        let op = match (dtype, self.rng.index(4)) {
             (DType::F32, 2) if x.exact => Unary::Exp,
             (DType::F32, 3) => Unary::SqrtAbs,
             (_, 0 | 2) => Unary::Neg,
@@ -408,7 +385,7 @@ impl Generator<'_> {
     fn pair(&mut self, shape: &[usize], dtype: DType, depth: usize) -> (Node, Node) {
         let full = self.exact_shape(shape, dtype, depth);
         let other = self.operand(shape, dtype, depth);
-        if self.rng.chance(2) {
+        if self.rng.chance(1, 2) {
             (full, other)
         } else {
             (other, full)
@@ -435,7 +412,7 @@ impl Generator<'_> {
                 Binary::Minimum,
             ],
         };
-        let op = ops[self.rng.below(ops.len())];
+        let op = ops[self.rng.index(ops.len())];
         let (a, b) = self.pair(shape, dtype, depth);
         // A product of f32 values rounds once the factors carry enough bits: not exact.
         let exact = a.exact && b.exact && !(dtype == DType::F32 && op == Binary::Mul);
@@ -448,7 +425,7 @@ impl Generator<'_> {
     }
 
     fn where_(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Node {
-        let compared = if self.rng.chance(2) {
+        let compared = if self.rng.chance(1, 2) {
             DType::F32
         } else {
             DType::I32
@@ -467,21 +444,21 @@ impl Generator<'_> {
     }
 
     fn reduce(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Option<Node> {
-        let axis = self.rng.below(shape.len() + 1);
-        let len = 1 << self.rng.below(6);
+        let axis = self.rng.index(shape.len() + 1);
+        let len = 1 << self.rng.index(6);
         if numel(shape) * len > MAX_ELEMENTS {
             return None;
         }
         let mut wide = shape.to_vec();
         wide.insert(axis, len);
-        let (reduction, input) = match (dtype, self.rng.below(3)) {
+        let (reduction, input) = match (dtype, self.rng.index(3)) {
             (DType::I32, 0) => {
-                let input = if self.rng.chance(2) {
+                let input = if self.rng.chance(1, 2) {
                     DType::F32
                 } else {
                     DType::I32
                 };
-                let arg = [Reduction::ArgMax, Reduction::ArgMin][self.rng.below(2)];
+                let arg = [Reduction::ArgMax, Reduction::ArgMin][self.rng.index(2)];
                 (arg, input)
             }
             (_, 1) => (Reduction::Max, dtype),
@@ -512,8 +489,8 @@ impl Generator<'_> {
     fn trans(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Node {
         let rank = shape.len();
         let mut perm: Vec<usize> = (0..rank).rev().collect();
-        if rank == 3 && self.rng.chance(2) {
-            perm = [[0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1]][self.rng.below(4)].to_vec();
+        if rank == 3 && self.rng.chance(1, 2) {
+            perm = [[0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1]][self.rng.index(4)].to_vec();
         }
         // out.shape[j] = in.shape[perm[j]]
         let mut input = vec![0; rank];
@@ -527,14 +504,14 @@ impl Generator<'_> {
 
     fn reshape(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Node {
         let n = numel(shape);
-        let rank = 1 + self.rng.below(3);
+        let rank = 1 + self.rng.index(3);
         let mut input = vec![1; rank];
         let mut left = n;
         for (i, dim) in input.iter_mut().enumerate() {
             if i + 1 == rank {
                 *dim = left;
             } else {
-                let take = 1 << self.rng.below(left.trailing_zeros() as usize + 1);
+                let take = 1 << self.rng.index(left.trailing_zeros() as usize + 1);
                 *dim = take;
                 left /= take;
             }
@@ -545,8 +522,8 @@ impl Generator<'_> {
     }
 
     fn gather(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Option<Node> {
-        let axis = self.rng.below(shape.len());
-        let len = 1 << self.rng.below(6);
+        let axis = self.rng.index(shape.len());
+        let len = 1 << self.rng.index(6);
         let mut source_shape = shape.to_vec();
         source_shape[axis] = len;
         if numel(&source_shape) > MAX_ELEMENTS {
@@ -560,14 +537,14 @@ impl Generator<'_> {
     }
 
     fn dot(&mut self, shape: &[usize], depth: usize) -> Node {
-        let k = [16, 32][self.rng.below(2)];
+        let k = [16, 32][self.rng.index(2)];
         let (m, n) = (shape[0], shape[1]);
         // Shallow operands: f16 holds them (deep ones may be i32 casts far past f16's range).
         let a = self.exact_shape(&[m, k], DType::F32, depth.min(1));
         let b = self.exact_shape(&[k, n], DType::F32, depth.min(1));
         let acc = self
             .rng
-            .chance(2)
+            .chance(1, 2)
             .then(|| Box::new(self.exact_shape(shape, DType::F32, depth)));
         node(
             Op::Dot(Box::new(a), Box::new(b), acc),

@@ -78,9 +78,9 @@ fn generated_kernels_match_the_evaluator() {
         let last = shape[shape.len() - 1] as i32;
         let mut rng = grammar::Rng::new(seed.wrapping_add(index as u64));
         let ragged = (
-            rng.below(33) as i32,
-            rng.below(last as usize + 1) as i32,
-            rng.below(4) as i32,
+            rng.index(33) as i32,
+            rng.index(last as usize + 1) as i32,
+            rng.index(4) as i32,
         );
         for (n, m, t) in [(1 << 20, 1 << 20, 1), ragged] {
             let out_f = device.upload(&vec![SENTINEL as f32; len + SLACK]).unwrap();

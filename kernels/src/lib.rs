@@ -8,6 +8,8 @@
 //!
 //! * [`vec_add`]: `out = a + b` over f32, 128-bit loads/stores, masked tail.
 //! * [`copy`]: `out = x` over f32, 128-bit loads/stores, masked tail (bandwidth baseline).
+//! * [`thread_quad`]: the walk of `vec_add` and `copy`, four elements per thread (one 128-bit
+//!   vector, or predicated 32-bit accesses for the last partial one).
 //! * [`row_sum`]: one warp per row of an M×N f32 matrix, `shfl.sync.bfly` tree reduction.
 //! * [`hopper`]: a 128 × 128 × 64 f16 matmul on TMA, `mbarrier` and `wgmma` (sm_90a).
 //! * [`probes`]: small kernels that exercise the rest of the runtime layer (conversions,
@@ -23,6 +25,7 @@ pub mod copy;
 pub mod hopper;
 pub mod probes;
 pub mod row_sum;
+pub mod thread_quad;
 pub mod tiled;
 pub mod vec_add;
 

@@ -1,10 +1,11 @@
 //! `vec_add`: `out[i] = a[i] + b[i]` for `i < n`, f32.
 
+use crate::thread_quad::{for_thread_quad, QUAD};
 use tessera::device::*;
 use tessera::Ptr;
 
 /// Elements per thread: one 128-bit vector.
-pub const VEC_ADD_ELEMENTS_PER_THREAD: u32 = 4;
+pub const VEC_ADD_ELEMENTS_PER_THREAD: u32 = QUAD;
 
 tessera::device_kernel! {
     /// `out[i] = a[i] + b[i]` for `i < n`.
@@ -18,29 +19,25 @@ tessera::device_kernel! {
     /// predicated 32-bit accesses so nothing past `n` is touched. Launch with
     /// `grid.x * block.x * 4 >= n`. `a`, `b` and `out` must be 16-byte aligned.
     pub fn vec_add(a: Ptr<f32>, b: Ptr<f32>, out: Ptr<f32>, n: u32) => VEC_ADD {
-        let first = (block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64)
-            * VEC_ADD_ELEMENTS_PER_THREAD as u64;
-        let n = n as u64;
-        if first + 4 <= n {
-            let i = first as isize;
-            let x = ld_global_v4(a.offset(i), true, [0.0; 4]);
-            let y = ld_global_v4(b.offset(i), true, [0.0; 4]);
-            let sum = [
-                add_f32(x[0], y[0]),
-                add_f32(x[1], y[1]),
-                add_f32(x[2], y[2]),
-                add_f32(x[3], y[3]),
-            ];
-            st_global_v4(out.offset(i), true, sum);
-        } else if first < n {
-            for k in 0..4u64 {
-                let in_range = first + k < n;
-                let i = (first + k) as isize;
+        for_thread_quad(
+            n,
+            |i| {
+                let x = ld_global_v4(a.offset(i), true, [0.0; 4]);
+                let y = ld_global_v4(b.offset(i), true, [0.0; 4]);
+                let sum = [
+                    add_f32(x[0], y[0]),
+                    add_f32(x[1], y[1]),
+                    add_f32(x[2], y[2]),
+                    add_f32(x[3], y[3]),
+                ];
+                st_global_v4(out.offset(i), true, sum);
+            },
+            |i, in_range| {
                 let x = ld_global_v1(a.offset(i), in_range, 0.0);
                 let y = ld_global_v1(b.offset(i), in_range, 0.0);
                 st_global_v1(out.offset(i), in_range, add_f32(x, y));
-            }
-        }
+            },
+        );
     }
 }
 

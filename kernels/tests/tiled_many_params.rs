@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{device, launch_tile, Guarded};
+use support::{device, launch_over, Guarded};
 use tessera::launch::{KernelArgs, KernelParam};
 use tessera::Ptr;
 use tessera_kernels::tiled::many_params::tile_weighted_sum16 as kernel;
@@ -42,11 +42,11 @@ fn sixteen_parameters_launch_and_match_cpu() {
         let dout = Guarded::new(gpu, n, 7.5f32);
         let (wa, wb, wc, wd, bias) = (0.5f32, -2.0f32, 0.25f32, 3.0f32, 1.5f32);
         let (spec, specialisation) = (9i32, 4i32);
-        launch_tile!(
+        launch_over!(
             gpu,
             kernel,
-            kernel::Consts { BLOCK: 256 },
-            |k: &kernel::Consts| (n.div_ceil(k.BLOCK) as u32,),
+            BLOCK = 256,
+            n,
             dout.ptr(),
             da.ptr(),
             db.ptr(),

@@ -5,7 +5,7 @@
 
 mod support;
 
-use support::{device, draws, launch_tile};
+use support::{device, download, draws, launch_tile};
 use tessera::f16;
 use tessera_kernels::tiled::norm::{tile_layernorm, tile_rmsnorm, tile_softmax};
 
@@ -183,11 +183,7 @@ fn layernorm_matches_cpu() {
             eps,
         )
         .unwrap();
-        let (y, mean, rstd) = (
-            dy.download().unwrap(),
-            dmean.download().unwrap(),
-            drstd.download().unwrap(),
-        );
+        let (y, mean, rstd) = (download(&dy), download(&dmean), download(&drstd));
         let row = |r: usize| wide(&x[r * stride..r * stride + n_cols]);
         // The row's mean and 1 / sqrt(var + eps), in f64.
         let stats = |row: &[f64]| {

@@ -5,7 +5,7 @@
 
 mod support;
 
-use support::{device, draws, launch_tile, Rng};
+use support::{device, download, draws, launch_tile, Rng};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::ops::{
     tile_deinterleave, tile_float_ops, tile_int_ops, tile_interleave, tile_narrow_ops,
@@ -212,11 +212,7 @@ fn narrow_types_load_store_and_convert() {
             n as i32,
         )
         .unwrap();
-        let (short, half, bf) = (
-            dshort.download().unwrap(),
-            dhalf.download().unwrap(),
-            dbf.download().unwrap(),
-        );
+        let (short, half, bf) = (download(&dshort), download(&dhalf), download(&dbf));
         for i in 0..n {
             assert_eq!(short[i], bytes[i] as i16 * 3 - 100, "n {n} i {i}");
             let h = f16::from_f32(f16::from_f32(x[i]).to_f32() * 2.0);
@@ -280,11 +276,7 @@ fn join_reshape_split_and_trans_move_the_right_elements() {
             n as i32,
         )
         .unwrap();
-        let (ra, rb, t) = (
-            ea.download().unwrap(),
-            eb.download().unwrap(),
-            dt.download().unwrap(),
-        );
+        let (ra, rb, t) = (download(&ea), download(&eb), download(&dt));
         assert_eq!(ra, a, "n {n}");
         assert_eq!(rb, b, "n {n}");
         assert_eq!(&t[..n], &a[..], "n {n}");

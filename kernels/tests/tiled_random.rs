@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{device, launch_tile};
+use support::{device, download, launch_over};
 use tessera::bf16;
 use tessera_kernels::tiled::random::{
     tile_dropout, tile_math, tile_math_bf16, tile_random, tile_umulhi,
@@ -105,11 +105,11 @@ fn random_matches_triton_reference_bit_for_bit() {
         let ints = device.upload(&vec![7u32; n]).unwrap();
         let uniform = device.zeros::<f32>(n).unwrap();
         let normal = device.zeros::<f32>(n).unwrap();
-        launch_tile!(
+        launch_over!(
             gpu,
             tile_random,
-            tile_random::Consts { BLOCK: 1024 },
-            |c: &tile_random::Consts| (n.div_ceil(c.BLOCK) as u32,),
+            BLOCK = 1024,
+            n,
             ints.ptr(),
             uniform.ptr(),
             normal.ptr(),
@@ -117,11 +117,7 @@ fn random_matches_triton_reference_bit_for_bit() {
             n as i32,
         )
         .unwrap();
-        let (ints, uniform, normal) = (
-            ints.download().unwrap(),
-            uniform.download().unwrap(),
-            normal.download().unwrap(),
-        );
+        let (ints, uniform, normal) = (download(&ints), download(&uniform), download(&normal));
         for i in 0..n {
             let want = randint4x(seed, i as i32)[0];
             assert_eq!(ints[i], want, "randint seed {seed} offset {i}");
@@ -164,11 +160,11 @@ fn dropout_matches_cpu_on_ragged_sizes() {
             let x: Vec<f32> = (0..n).map(|_| rng.next_f32() * 4.0).collect();
             let dx = device.upload(&x).unwrap();
             let dout = device.upload(&vec![9.5f32; n + 8]).unwrap();
-            launch_tile!(
+            launch_over!(
                 gpu,
                 tile_dropout,
-                tile_dropout::Consts { BLOCK: 1024 },
-                |c: &tile_dropout::Consts| (n.div_ceil(c.BLOCK) as u32,),
+                BLOCK = 1024,
+                n,
                 dout.ptr(),
                 dx.ptr(),
                 n as i32,
@@ -285,11 +281,11 @@ fn math_matches_f64_reference() {
     let n = x.len();
     let dx = device.upload(&x).unwrap();
     let dout = device.zeros::<f32>(6 * n).unwrap();
-    launch_tile!(
+    launch_over!(
         gpu,
         tile_math,
-        tile_math::Consts { BLOCK: 512 },
-        |c: &tile_math::Consts| (n.div_ceil(c.BLOCK) as u32,),
+        BLOCK = 512,
+        n,
         dout.ptr(),
         dx.ptr(),
         n as i32,
@@ -363,11 +359,11 @@ fn narrow_math_rounds_the_f32_result() {
     let n = x.len();
     let dx = device.upload(&x).unwrap();
     let dout = device.zeros::<bf16>(3 * n).unwrap();
-    launch_tile!(
+    launch_over!(
         gpu,
         tile_math_bf16,
-        tile_math_bf16::Consts { BLOCK: 128 },
-        |c: &tile_math_bf16::Consts| (n.div_ceil(c.BLOCK) as u32,),
+        BLOCK = 128,
+        n,
         dout.ptr(),
         dx.ptr(),
         n as i32,
@@ -403,11 +399,11 @@ fn umulhi_and_integer_clamp() {
     let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
     let out_u = device.zeros::<u32>(n).unwrap();
     let out_i = device.zeros::<i32>(2 * n).unwrap();
-    launch_tile!(
+    launch_over!(
         gpu,
         tile_umulhi,
-        tile_umulhi::Consts { BLOCK: 128 },
-        |c: &tile_umulhi::Consts| (n.div_ceil(c.BLOCK) as u32,),
+        BLOCK = 128,
+        n,
         out_u.ptr(),
         out_i.ptr(),
         da.ptr(),

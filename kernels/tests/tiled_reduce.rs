@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{device, draws, launch_tile};
+use support::{device, download, draws, launch_tile};
 use tessera::f16;
 use tessera::launch::DeviceBuffer;
 use tessera_kernels::tiled::reduce::{
@@ -89,9 +89,9 @@ fn check_reductions<I: Iterator<Item = f32>>(
     what: &str,
 ) {
     let (sum, max, arg) = (
-        outputs.0.download().unwrap(),
-        outputs.1.download().unwrap(),
-        outputs.2.download().unwrap(),
+        download(&outputs.0),
+        download(&outputs.1),
+        download(&outputs.2),
     );
     for i in 0..len {
         assert_eq!(sum[i], lines(i).sum::<f32>(), "sum {what} {i}");
@@ -169,11 +169,7 @@ fn f16_row_sum_min_argmin_match_cpu() {
             stride as i32,
         )
         .unwrap();
-        let (sum, min, arg) = (
-            dsum.download().unwrap(),
-            dmin.download().unwrap(),
-            darg.download().unwrap(),
-        );
+        let (sum, min, arg) = (download(&dsum), download(&dmin), download(&darg));
         for r in 0..rows {
             let row: Vec<f32> = x[r * stride..r * stride + n]
                 .iter()

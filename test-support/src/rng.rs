@@ -33,9 +33,9 @@ impl Rng {
         self.next_u64() % n
     }
 
-    /// An index uniform in `0..len` (`len > 0`).
-    pub fn index(&mut self, len: usize) -> usize {
-        self.below(len as u64) as usize
+    /// An index uniform in `0..n` (`n > 0`): [`below`](Self::below) for `usize`.
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
     }
 
     /// Uniform in `lo..=hi`.

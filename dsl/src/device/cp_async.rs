@@ -106,17 +106,10 @@ pub unsafe fn cp_async_cg<T>(dst: u32, src: Ptr<T>) {
     cp_async_cg_zfill(dst, src, true)
 }
 
-/// `cp.async.commit_group;`: closes the group of copies issued since the last commit.
-#[inline(always)]
-pub fn cp_async_commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: only affects this thread's pending copies.
-    unsafe {
-        asm!("cp.async.commit_group;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    ops::cp_async_commit_group();
-}
+operandless_op!(
+    /// `cp.async.commit_group;`: closes the group of copies issued since the last commit.
+    cp_async_commit_group, "cp.async.commit_group;", host { ops::cp_async_commit_group() }
+);
 
 /// `cp.async.wait_group N;`: waits until at most the `N` most recent committed groups are
 /// still pending.
@@ -131,17 +124,10 @@ pub fn cp_async_wait_group<const N: u32>() {
     ops::cp_async_wait_group(N);
 }
 
-/// `cp.async.wait_all;`: commits the open group and waits for every copy of this thread.
-#[inline(always)]
-pub fn cp_async_wait_all() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits for this thread's copies.
-    unsafe {
-        asm!("cp.async.wait_all;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
+operandless_op!(
+    /// `cp.async.wait_all;`: commits the open group and waits for every copy of this thread.
+    cp_async_wait_all, "cp.async.wait_all;", host {
         ops::cp_async_commit_group();
         ops::cp_async_wait_group(0);
     }
-}
+);

@@ -16,30 +16,21 @@ use super::float::CANONICAL_NAN_F32;
 /// `max.NaN`/`min.NaN` ("the result is canonical NaN if any of the inputs is NaN"), NaN `$nan`.
 macro_rules! nan_minmax {
     ($vis:vis $max:ident, $min:ident, $t:ty, $nan:expr) => {
-        #[doc = concat!("NaN-propagating maximum of two `", stringify!($t), "` with `-0 < +0`.")]
+        // Equal values differ at most in the sign of zero: the maximum keeps the sign bit only
+        // when both have it (+0 wins), the minimum when either has it (-0 wins).
+        nan_minmax!(@one $vis $max, "maximum", $t, $nan, >, &);
+        nan_minmax!(@one $vis $min, "minimum", $t, $nan, <, |);
+    };
+    (@one $vis:vis $name:ident, $what:literal, $t:ty, $nan:expr, $wins:tt, $equal_bits:tt) => {
+        #[doc = concat!("NaN-propagating ", $what, " of two `", stringify!($t), "` with `-0 < +0`.")]
         #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
         #[inline(always)]
-        $vis fn $max(a: $t, b: $t) -> $t {
+        $vis fn $name(a: $t, b: $t) -> $t {
             if a.is_nan() || b.is_nan() {
                 $nan
             } else if a == b {
-                // Equal values differ at most in the sign of zero: +0 wins.
-                <$t>::from_bits(a.to_bits() & b.to_bits())
-            } else if a > b {
-                a
-            } else {
-                b
-            }
-        }
-        #[doc = concat!("NaN-propagating minimum of two `", stringify!($t), "` with `-0 < +0`.")]
-        #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
-        #[inline(always)]
-        $vis fn $min(a: $t, b: $t) -> $t {
-            if a.is_nan() || b.is_nan() {
-                $nan
-            } else if a == b {
-                <$t>::from_bits(a.to_bits() | b.to_bits())
-            } else if a < b {
+                <$t>::from_bits(a.to_bits() $equal_bits b.to_bits())
+            } else if a $wins b {
                 a
             } else {
                 b

@@ -134,24 +134,15 @@ pub unsafe fn mbarrier_wait_parity(bar: u32, parity: u32) {
     while !mbarrier_try_wait_parity(bar, parity) {}
 }
 
-/// `fence.mbarrier_init.release.cluster`: makes `mbarrier.init` visible to the asynchronous
-/// proxy (TMA) before a CTA barrier.
-#[inline(always)]
-pub fn fence_mbarrier_init() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence.
-    unsafe {
-        asm!("fence.mbarrier_init.release.cluster;", options(nostack));
-    }
-}
+operandless_op!(
+    /// `fence.mbarrier_init.release.cluster`: makes `mbarrier.init` visible to the asynchronous
+    /// proxy (TMA) before a CTA barrier (nothing on the emulator).
+    fence_mbarrier_init, "fence.mbarrier_init.release.cluster;", host {}
+);
 
-/// `fence.proxy.async.shared::cta`: orders this thread's generic-proxy shared-memory accesses
-/// with later asynchronous-proxy ones (`wgmma` operand reads, TMA) and vice versa.
-#[inline(always)]
-pub fn fence_proxy_async_shared_cta() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence.
-    unsafe {
-        asm!("fence.proxy.async.shared::cta;", options(nostack));
-    }
-}
+operandless_op!(
+    /// `fence.proxy.async.shared::cta`: orders this thread's generic-proxy shared-memory accesses
+    /// with later asynchronous-proxy ones (`wgmma` operand reads, TMA) and vice versa (nothing on
+    /// the emulator).
+    fence_proxy_async_shared_cta, "fence.proxy.async.shared::cta;", host {}
+);

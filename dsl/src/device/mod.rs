@@ -86,6 +86,26 @@ macro_rules! register_op {
     };
 }
 
+/// Defines `pub fn $name()`: on nvptx64 the operand-free instruction `$ptx` (a barrier, fence
+/// or group operation of this thread; a plain `asm!`, so the compiler keeps memory accesses on
+/// their side of it), on the host the block `$host` (the emulator's model of it).
+macro_rules! operandless_op {
+    ($(#[$doc:meta])* $name:ident, $ptx:literal, host $host:block) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: an instruction without operands that orders or waits for this thread's
+            // own work: no memory-safety preconditions.
+            unsafe {
+                asm!($ptx, options(nostack));
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            $host
+        }
+    };
+}
+
 mod cp_async;
 mod cvt;
 pub(crate) mod float;

@@ -190,8 +190,39 @@ pub unsafe fn st_shared_v4<T: B32>(addr: u32, value: [T; 4]) {
 // ldmatrix / stmatrix
 // ---------------------------------------------------------------------------------------------
 
+/// Defines, for one matrix count (`$shape`: `x1`, `x2`, `x4`; registers `$d`), `ldmatrix` as
+/// `$ld` and `$ld_trans` (`.trans`), and their inverses `stmatrix` as `$st` and `$st_trans`
+/// (sm_90), which store from each lane what the load gives it.
+macro_rules! matrix_shape {
+    ($(#[$doc:meta])* $ld:ident, $st:ident,
+     $(#[$trans_doc:meta])* $ld_trans:ident, $st_trans:ident,
+     $n:literal, $shape:literal, ($($d:ident),+)) => {
+        matrix_shape!(@pair $(#[$doc])* $ld, $st, $n, false, $shape, ($($d),+));
+        matrix_shape!(@pair $(#[$trans_doc])* $ld_trans, $st_trans, $n, true,
+            concat!($shape, ".trans"), ($($d),+));
+    };
+    (@pair $(#[$doc:meta])* $ld:ident, $st:ident, $n:literal, $trans:literal, $shape:expr,
+     ($($d:ident),+)) => {
+        ldmatrix_fn!(
+            $(#[$doc])*
+            $ld, $n, $trans, concat!("ldmatrix.sync.aligned.m8n8.", $shape, ".shared.b16"),
+            ($($d),+)
+        );
+        stmatrix_fn!(
+            #[doc = concat!(
+                "`stmatrix.sync.aligned.m8n8.", $shape, ".shared.b16 [addr], {r..}`: the inverse ",
+                "of [`", stringify!($ld), "`]: each lane stores the registers [`", stringify!($ld),
+                "`] gives it, to the rows at the addresses the lanes give as for [`",
+                stringify!($ld), "`]."
+            )]
+            $st, $n, $trans, concat!("stmatrix.sync.aligned.m8n8.", $shape, ".shared.b16"),
+            ($($d),+)
+        );
+    };
+}
+
 macro_rules! ldmatrix_fn {
-    ($(#[$doc:meta])* $name:ident, $n:literal, $trans:literal, $ptx:literal, ($($d:ident),+)) => {
+    ($(#[$doc:meta])* $name:ident, $n:literal, $trans:literal, $ptx:expr, ($($d:ident),+)) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -222,40 +253,8 @@ macro_rules! ldmatrix_fn {
     };
 }
 
-ldmatrix_fn!(
-    /// `ldmatrix.sync.aligned.m8n8.x1.shared.b16 {d}, [addr]`: one 8×8 matrix of 16-bit
-    /// elements whose row `r` starts at the address of lane `r` (lanes 0..8). Lane `l` receives
-    /// row `l / 4`, columns `2 (l % 4)` (low half) and `2 (l % 4) + 1` (high half).
-    ldmatrix_x1, 1, false, "ldmatrix.sync.aligned.m8n8.x1.shared.b16", (d0)
-);
-ldmatrix_fn!(
-    /// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: two matrices, rows from lanes 0..8 and 8..16;
-    /// register `m` holds matrix `m` (layout as [`ldmatrix_x1`]).
-    ldmatrix_x2, 2, false, "ldmatrix.sync.aligned.m8n8.x2.shared.b16", (d0, d1)
-);
-ldmatrix_fn!(
-    /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: four matrices, rows from lanes 8m..8m+8;
-    /// register `m` holds matrix `m` (layout as [`ldmatrix_x1`]).
-    ldmatrix_x4, 4, false, "ldmatrix.sync.aligned.m8n8.x4.shared.b16", (d0, d1, d2, d3)
-);
-ldmatrix_fn!(
-    /// `ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16`: as [`ldmatrix_x1`] but transposed:
-    /// lane `l` receives elements (row `2 (l % 4)`, column `l / 4`) and (row `2 (l % 4) + 1`,
-    /// column `l / 4`) of the stored matrix.
-    ldmatrix_x1_trans, 1, true, "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", (d0)
-);
-ldmatrix_fn!(
-    /// `ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16`: two transposed matrices.
-    ldmatrix_x2_trans, 2, true, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", (d0, d1)
-);
-ldmatrix_fn!(
-    /// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: four transposed matrices.
-    ldmatrix_x4_trans, 4, true, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-    (d0, d1, d2, d3)
-);
-
 macro_rules! stmatrix_fn {
-    ($(#[$doc:meta])* $name:ident, $n:literal, $trans:literal, $ptx:literal, ($($r:ident),+)) => {
+    ($(#[$doc:meta])* $name:ident, $n:literal, $trans:literal, $ptx:expr, ($($r:ident),+)) => {
         $(#[$doc])*
         ///
         /// Requires sm_90 on the GPU: compiled for nvptx64 only when the target CPU is sm_90 or
@@ -286,30 +285,30 @@ macro_rules! stmatrix_fn {
     };
 }
 
-stmatrix_fn!(
-    /// `stmatrix.sync.aligned.m8n8.x1.shared.b16 [addr], {r}`: the inverse of [`ldmatrix_x1`]
-    /// (lane `l` stores row `l / 4`, columns `2 (l % 4)`, `2 (l % 4) + 1`; rows at the addresses
-    /// of lanes 0..8).
-    stmatrix_x1, 1, false, "stmatrix.sync.aligned.m8n8.x1.shared.b16", (r0)
+matrix_shape!(
+    /// `ldmatrix.sync.aligned.m8n8.x1.shared.b16 {d}, [addr]`: one 8×8 matrix of 16-bit
+    /// elements whose row `r` starts at the address of lane `r` (lanes 0..8). Lane `l` receives
+    /// row `l / 4`, columns `2 (l % 4)` (low half) and `2 (l % 4) + 1` (high half).
+    ldmatrix_x1, stmatrix_x1,
+    /// `ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16`: as [`ldmatrix_x1`] but transposed:
+    /// lane `l` receives elements (row `2 (l % 4)`, column `l / 4`) and (row `2 (l % 4) + 1`,
+    /// column `l / 4`) of the stored matrix.
+    ldmatrix_x1_trans, stmatrix_x1_trans,
+    1, "x1", (d0)
 );
-stmatrix_fn!(
-    /// `stmatrix.sync.aligned.m8n8.x2.shared.b16`: the inverse of [`ldmatrix_x2`].
-    stmatrix_x2, 2, false, "stmatrix.sync.aligned.m8n8.x2.shared.b16", (r0, r1)
+matrix_shape!(
+    /// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: two matrices, rows from lanes 0..8 and 8..16;
+    /// register `m` holds matrix `m` (layout as [`ldmatrix_x1`]).
+    ldmatrix_x2, stmatrix_x2,
+    /// `ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16`: two transposed matrices.
+    ldmatrix_x2_trans, stmatrix_x2_trans,
+    2, "x2", (d0, d1)
 );
-stmatrix_fn!(
-    /// `stmatrix.sync.aligned.m8n8.x4.shared.b16`: the inverse of [`ldmatrix_x4`].
-    stmatrix_x4, 4, false, "stmatrix.sync.aligned.m8n8.x4.shared.b16", (r0, r1, r2, r3)
-);
-stmatrix_fn!(
-    /// `stmatrix.sync.aligned.m8n8.x1.trans.shared.b16`: the inverse of [`ldmatrix_x1_trans`].
-    stmatrix_x1_trans, 1, true, "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16", (r0)
-);
-stmatrix_fn!(
-    /// `stmatrix.sync.aligned.m8n8.x2.trans.shared.b16`: the inverse of [`ldmatrix_x2_trans`].
-    stmatrix_x2_trans, 2, true, "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16", (r0, r1)
-);
-stmatrix_fn!(
-    /// `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: the inverse of [`ldmatrix_x4_trans`].
-    stmatrix_x4_trans, 4, true, "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-    (r0, r1, r2, r3)
+matrix_shape!(
+    /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: four matrices, rows from lanes 8m..8m+8;
+    /// register `m` holds matrix `m` (layout as [`ldmatrix_x1`]).
+    ldmatrix_x4, stmatrix_x4,
+    /// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: four transposed matrices.
+    ldmatrix_x4_trans, stmatrix_x4_trans,
+    4, "x4", (d0, d1, d2, d3)
 );

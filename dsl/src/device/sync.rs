@@ -10,17 +10,10 @@ use core::arch::asm;
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::emulator::ops;
 
-/// `bar.sync 0;`: waits for all threads of the CTA (`__syncthreads()`).
-#[inline(always)]
-pub fn sync_threads() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a barrier has no memory-safety preconditions.
-    unsafe {
-        asm!("bar.sync 0;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    ops::bar_sync(0, None);
-}
+operandless_op!(
+    /// `bar.sync 0;`: waits for all threads of the CTA (`__syncthreads()`).
+    sync_threads, "bar.sync 0;", host { ops::bar_sync(0, None) }
+);
 
 /// `bar.sync id;`: waits for all threads of the CTA at named barrier `id` (0..16).
 #[inline(always)]

@@ -79,29 +79,15 @@ impl<const R: usize> WgmmaAccumulator<R> {
     }
 }
 
-/// `wgmma.fence.sync.aligned`: orders this thread's register accesses before later `wgmma`s.
-#[inline(always)]
-pub fn wgmma_fence() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence.
-    unsafe {
-        asm!("wgmma.fence.sync.aligned;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    emu::fence();
-}
+operandless_op!(
+    /// `wgmma.fence.sync.aligned`: orders this thread's register accesses before later `wgmma`s.
+    wgmma_fence, "wgmma.fence.sync.aligned;", host { emu::fence() }
+);
 
-/// `wgmma.commit_group.sync.aligned`: closes the group of `wgmma`s issued since the last one.
-#[inline(always)]
-pub fn wgmma_commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: groups this thread's pending wgmmas.
-    unsafe {
-        asm!("wgmma.commit_group.sync.aligned;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    emu::commit_group();
-}
+operandless_op!(
+    /// `wgmma.commit_group.sync.aligned`: closes the group of `wgmma`s issued since the last one.
+    wgmma_commit_group, "wgmma.commit_group.sync.aligned;", host { emu::commit_group() }
+);
 
 /// Bit `0` of an immediate `imm-trans` operand.
 struct Trans<const T: u32>;
@@ -141,79 +127,56 @@ macro_rules! wgmma_n {
             }
         }
     };
-    (@ss $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident,
-     [$first:tt $($rest:tt)*]) => {
-        #[doc = concat!(
-            "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty,
-            " d, a-desc, b-desc, scale-d, 1, 1, TRANS_A, TRANS_B`: `acc = A·B (+ acc when ",
-            "scale_d)`, A and B from shared memory (module docs)."
-        )]
-        ///
-        /// # Safety
-        /// Executed by all 128 threads of the warpgroup with the same descriptors, which must
-        /// name initialised shared memory that stays unchanged until the `wgmma` is retired.
-        #[inline(always)]
-        #[track_caller]
-        pub unsafe fn $name<const TRANS_A: u32, const TRANS_B: u32>(
-            acc: &mut WgmmaAccumulator<$r>,
-            a_desc: u64,
-            b_desc: u64,
-            scale_d: bool,
-        ) {
-            #[allow(clippy::let_unit_value)]
-            let ((), ()) = (Trans::<TRANS_A>::OK, Trans::<TRANS_B>::OK);
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let regs = &mut acc.regs;
-                asm!(
-                    concat!(
-                        "{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n",
-                        stringify!($n), "k16.f32.", $ty, ".", $ty, " {{{", stringify!($first), "}",
-                        $(", {", stringify!($rest), "}",)*
-                        "}}, {a}, {b}, p, 1, 1, {ta}, {tb}; }}"
-                    ),
-                    inout(reg32) regs[$first], $(inout(reg32) regs[$rest],)*
-                    a = in(reg64) a_desc,
-                    b = in(reg64) b_desc,
-                    sd = in(reg32) scale_d as u32,
-                    ta = const TRANS_A,
-                    tb = const TRANS_B,
-                    options(nostack)
-                );
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            emu::mma(
-                WgmmaInput::$input,
-                &mut acc.regs,
-                &acc.state,
-                OperandA::Shared { descriptor: a_desc, trans: TRANS_A == 1 },
-                b_desc,
-                TRANS_B == 1,
-                scale_d,
-            );
-        }
+    (@ss $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $regs:tt) => {
+        wgmma_n!(@mma $n, $r, $name, $ty, $input, $regs,
+            <TRANS_A, TRANS_B>, a_desc: u64, "{a}", "{TRANS_A}, {TRANS_B}", (a = in(reg64) a_desc,),
+            OperandA::Shared { descriptor: a_desc, trans: TRANS_A == 1 },
+            #[doc = concat!(
+                "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty,
+                " d, a-desc, b-desc, scale-d, 1, 1, TRANS_A, TRANS_B`: `acc = A·B (+ acc when ",
+                "scale_d)`, A and B from shared memory (module docs)."
+            )]
+            ///
+            /// # Safety
+            /// Executed by all 128 threads of the warpgroup with the same descriptors, which must
+            /// name initialised shared memory that stays unchanged until the `wgmma` is retired.
+        );
     };
-    (@rs $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident,
-     [$first:tt $($rest:tt)*]) => {
-        #[doc = concat!(
-            "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty,
-            " d, {a0, a1, a2, a3}, b-desc, scale-d, 1, 1, TRANS_B`: `acc = A·B (+ acc when ",
-            "scale_d)`, A from this thread's fragment registers (`", $ty, "x2` pairs), B from ",
-            "shared memory (module docs)."
-        )]
-        ///
-        /// # Safety
-        /// As the shared-memory form; `a` must not be changed before the `wgmma` is retired.
+    (@rs $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $regs:tt) => {
+        wgmma_n!(@mma $n, $r, $name, $ty, $input, $regs,
+            <TRANS_B>, a: [u32; 4], "{{{a0}, {a1}, {a2}, {a3}}}", "{TRANS_B}",
+            (a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],),
+            OperandA::Registers(a),
+            #[doc = concat!(
+                "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty,
+                " d, {a0, a1, a2, a3}, b-desc, scale-d, 1, 1, TRANS_B`: `acc = A·B (+ acc when ",
+                "scale_d)`, A from this thread's fragment registers (`", $ty, "x2` pairs), B from ",
+                "shared memory (module docs)."
+            )]
+            ///
+            /// # Safety
+            /// As the shared-memory form; `a` must not be changed before the `wgmma` is retired.
+        );
+    };
+    // One `wgmma` form: A is the parameter `$a` (asm text `$a_text`, operands `$a_operands`,
+    // the emulator's `$operand_a`), with the `imm-trans` immediates `$trans` (asm text
+    // `$trans_text`).
+    (@mma $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, [$first:tt $($rest:tt)*],
+     <$($trans:ident),+>, $a:ident: $a_ty:ty, $a_text:literal, $trans_text:literal,
+     ($($a_operands:tt)*), $operand_a:expr, $(#[$doc:meta])*) => {
+        $(#[$doc])*
         #[inline(always)]
         #[track_caller]
-        pub unsafe fn $name<const TRANS_B: u32>(
+        pub unsafe fn $name<$(const $trans: u32),+>(
             acc: &mut WgmmaAccumulator<$r>,
-            a: [u32; 4],
+            $a: $a_ty,
             b_desc: u64,
             scale_d: bool,
         ) {
-            #[allow(clippy::let_unit_value)]
-            let () = Trans::<TRANS_B>::OK;
+            $(
+                #[allow(clippy::let_unit_value)]
+                let () = Trans::<$trans>::OK;
+            )+
             #[cfg(target_arch = "nvptx64")]
             {
                 let regs = &mut acc.regs;
@@ -222,16 +185,13 @@ macro_rules! wgmma_n {
                         "{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n",
                         stringify!($n), "k16.f32.", $ty, ".", $ty, " {{{", stringify!($first), "}",
                         $(", {", stringify!($rest), "}",)*
-                        "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, {tb}; }}"
+                        "}}, ", $a_text, ", {b}, p, 1, 1, ", $trans_text, "; }}"
                     ),
                     inout(reg32) regs[$first], $(inout(reg32) regs[$rest],)*
-                    a0 = in(reg32) a[0],
-                    a1 = in(reg32) a[1],
-                    a2 = in(reg32) a[2],
-                    a3 = in(reg32) a[3],
+                    $($a_operands)*
                     b = in(reg64) b_desc,
                     sd = in(reg32) scale_d as u32,
-                    tb = const TRANS_B,
+                    $($trans = const $trans,)+
                     options(nostack)
                 );
             }
@@ -240,7 +200,7 @@ macro_rules! wgmma_n {
                 WgmmaInput::$input,
                 &mut acc.regs,
                 &acc.state,
-                OperandA::Registers(a),
+                $operand_a,
                 b_desc,
                 TRANS_B == 1,
                 scale_d,

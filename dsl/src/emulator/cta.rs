@@ -309,6 +309,26 @@ impl Cta {
         st
     }
 
+    /// Blocks this thread until a wake-up on `cv` finds `released` giving a value: counts the
+    /// thread as blocked, fails the block if every live thread now waits (a deadlock), and
+    /// unwinds at each wake-up if the block has aborted meanwhile. Returns the lock and the value.
+    pub(super) fn block_until<'g, R>(
+        &self,
+        cv: &Condvar,
+        mut st: MutexGuard<'g, SyncState>,
+        mut released: impl FnMut(&SyncState) -> Option<R>,
+    ) -> (MutexGuard<'g, SyncState>, R) {
+        st.blocked += 1;
+        let mut st = self.check_deadlock(st);
+        loop {
+            st = cv.wait(st).unwrap_or_else(PoisonError::into_inner);
+            st = self.unwind_if_aborted(st);
+            if let Some(value) = released(&st) {
+                return (st, value);
+            }
+        }
+    }
+
     /// Number of threads of the hosted block that have not exited.
     fn live(&self) -> u32 {
         self.live.load(Ordering::SeqCst)
@@ -415,18 +435,10 @@ impl Cta {
         let state = &mut st.barriers[id as usize];
         state.waiting += 1;
         let generation = state.generation;
-        st.blocked += 1;
-        let mut st = self.check_deadlock(st);
-        loop {
-            st = self
-                .barrier_cv
-                .wait(st)
-                .unwrap_or_else(PoisonError::into_inner);
-            st = self.unwind_if_aborted(st);
-            if st.barriers[id as usize].generation != generation {
-                return;
-            }
-        }
+        let (st, ()) = self.block_until(&self.barrier_cv, st, |st| {
+            (st.barriers[id as usize].generation != generation).then_some(())
+        });
+        drop(st);
     }
 
     fn complete_barrier(&self, st: &mut SyncState, id: usize) {

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::{MutexGuard, PoisonError};
+use std::sync::MutexGuard;
 
 use super::cta::{raise, with_thread, Cta, SyncState, ThreadCtx};
 use super::error::EmulatorError;
@@ -300,22 +300,18 @@ pub(crate) fn try_wait_parity(addr: u32, parity: u32) -> bool {
                 invalidated()
             }
         }
-        st.blocked += 1;
-        let mut st = cta.check_deadlock(st);
-        loop {
-            st = cta
-                .barrier_cv
-                .wait(st)
-                .unwrap_or_else(PoisonError::into_inner);
-            st = cta.unwind_if_aborted(st);
+        // Released when the phase completes (true) or the barrier is invalidated (false).
+        let (st, completed) = cta.block_until(&cta.barrier_cv, st, |st| {
             match st.mbarriers.barriers.get(&addr) {
-                Some(b) if b.completed as i64 > target => return true,
-                Some(_) => {}
-                None => {
-                    drop(st);
-                    invalidated()
-                }
+                Some(b) if b.completed as i64 > target => Some(true),
+                Some(_) => None,
+                None => Some(false),
             }
+        });
+        if !completed {
+            drop(st);
+            invalidated()
         }
+        true
     })
 }

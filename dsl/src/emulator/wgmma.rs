@@ -21,7 +21,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::panic::Location;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
 use tessera_layout::plan::wgmma::{Major, MatrixDescriptor};
@@ -396,21 +396,16 @@ impl Cta {
             }
         } else {
             let generation = state.generation;
-            st.blocked += 1;
-            let mut st = self.check_deadlock(st);
             let w = ctx.warp() as usize;
-            loop {
-                st = self.warp_cv[w]
-                    .wait(st)
-                    .unwrap_or_else(PoisonError::into_inner);
-                st = self.unwind_if_aborted(st);
+            let (st, operands) = self.block_until(&self.warp_cv[w], st, |st| {
                 let state = &st.warpgroups[g];
-                if state.generation != generation {
-                    if let Some(operands) = &state.operands {
-                        return operands.clone();
-                    }
+                match &state.operands {
+                    Some(operands) if state.generation != generation => Some(operands.clone()),
+                    _ => None,
                 }
-            }
+            });
+            drop(st);
+            operands
         }
     }
 

@@ -1,9 +1,11 @@
 //! Helpers shared by the emulator tests: 16-byte aligned host buffers (the emulator checks the
 //! alignment of vector accesses, and `Vec<f32>` is only 4-byte aligned), launches that write
-//! one output buffer, and a seeded RNG.
+//! one output buffer, one-block runs and the messages of the errors they end with, and a seeded
+//! RNG.
 #![allow(dead_code)]
 
-use tessera::emulator::run_grid;
+use tessera::device::thread_idx_x;
+use tessera::emulator::{run_grid, EmulatorError};
 use tessera::Ptr;
 
 #[repr(C, align(16))]
@@ -67,6 +69,41 @@ pub fn run_with_output<T>(
     run_grid(grid, block, shared, &|| body(out_ptr))
         .unwrap_or_else(|err| panic!("the emulator run failed: {err}"));
     out
+}
+
+/// [`run_with_output`] for one warp: one block of 32 threads.
+pub fn run_warp_with_output<T>(
+    shared: usize,
+    out_words: usize,
+    body: impl Fn(Ptr<T>) + Sync,
+) -> Buffer {
+    run_with_output([1, 1, 1], [32, 1, 1], shared, out_words, body)
+}
+
+/// Runs one block of `threads` threads (`shared` bytes of dynamic shared memory), each calling
+/// `body(thread index)`.
+pub fn run_block(
+    threads: u32,
+    shared: usize,
+    body: impl Fn(u32) + Sync,
+) -> Result<(), EmulatorError> {
+    run_grid([1, 1, 1], [threads, 1, 1], shared, &|| body(thread_idx_x())).map(|_| ())
+}
+
+/// The message of the `AsyncOperation` error a run ended with (panics on any other outcome).
+pub fn async_message(result: Result<(), EmulatorError>) -> String {
+    match result {
+        Err(EmulatorError::AsyncOperation { message, .. }) => message,
+        other => panic!("expected an AsyncOperation error, got {other:?}"),
+    }
+}
+
+/// The message of the deadlock a run ended with (panics on any other outcome).
+pub fn deadlock_message(result: Result<(), EmulatorError>) -> String {
+    match result {
+        Err(EmulatorError::Deadlock { message, .. }) => message,
+        other => panic!("expected a deadlock, got {other:?}"),
+    }
 }
 
 #[allow(unused_imports)] // Not every test binary draws random data.

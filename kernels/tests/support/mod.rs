@@ -268,6 +268,24 @@ macro_rules! launch_tile {
 #[allow(unused_imports)] // Not every test binary has #[tile_kernel] kernels.
 pub(crate) use launch_tile;
 
+/// `launch_over!(gpu, kernel_module, BLOCK = block, n, args…)`: [`launch_tile!`] of a kernel
+/// whose one const parameter `BLOCK` is the elements per program, at `BLOCK = block`, over a 1-D
+/// grid of `ceil(n / BLOCK)` programs.
+macro_rules! launch_over {
+    ($gpu:expr, $kernel:ident, BLOCK = $block:expr, $n:expr, $($arg:expr),+ $(,)?) => {{
+        let n: usize = $n;
+        $crate::support::launch_tile!(
+            $gpu,
+            $kernel,
+            $kernel::Consts { BLOCK: $block },
+            |c: &$kernel::Consts| (n.div_ceil(c.BLOCK) as u32,),
+            $($arg),+
+        )
+    }};
+}
+#[allow(unused_imports)] // Not every test binary has #[tile_kernel] kernels.
+pub(crate) use launch_over;
+
 thread_local! {
     /// Byte ranges of the [`Buffer`]s alive on this (test) thread.
     static LIVE_BUFFERS: RefCell<Vec<Range<u64>>> = const { RefCell::new(Vec::new()) };
@@ -341,6 +359,14 @@ impl Drop for Buffer {
         let start = self.words.ptr().addr();
         LIVE_BUFFERS.with(|b| b.borrow_mut().retain(|r| r.start != start));
     }
+}
+
+/// The contents of a device buffer (panics, failing the test, naming its length when the
+/// download fails).
+pub fn download<T: DeviceElement>(buffer: &DeviceBuffer<T>) -> Vec<T> {
+    buffer
+        .download()
+        .unwrap_or_else(|err| panic!("downloading {} elements: {err}", buffer.len()))
 }
 
 /// Guard elements past a [`Guarded`] output.
