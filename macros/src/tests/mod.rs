@@ -9,6 +9,7 @@ mod generated_malformed;
 mod generated_valid;
 mod generator;
 mod kernel_corpus;
+mod new_user_mistakes;
 mod rejected_output;
 pub mod sources;
 
