@@ -104,7 +104,62 @@ const MISTAKES: &[(&str, &str, &str)] = &[
         "fn k<T>(out: Ptr<T>) { let o = arange(0, 64); store(out + o, load(out + o) * 2.0f32); }",
         "mismatched element types",
     ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let o = arange(0, 16); store(x + o, load(x + o, mask = o < 4)); }",
+        "keyword argument",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let o = arange(0, 16); store(x + arange(0, 1), load(x + o).sum(axis = 0)); }",
+        "keyword argument",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let o = arange(0, 16); store(x + arange(0, 1), tl.sum(load(x + o), 0)); }",
+        "Triton's spelling",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f16>) { let o = arange(0, 64); store(x + o, full::<f16>([64], 70000.0)); }",
+        "out of range for f16",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<bf16>) { let o = arange(0, 64); store(x + o, load(x + o) * 3.4e38); }",
+        "out of range for bf16",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f8e4m3>) { let o = arange(0, 64); store(x + o, full::<f8e4m3>([64], 500.0)); }",
+        "it would be NaN",
+    ),
 ];
+
+/// Literals just inside each narrow type's range (they round to its largest finite value) are
+/// accepted.
+const WITHIN_RANGE: &[(&str, &str)] = &[
+    ("f16", "65519.0"),
+    ("bf16", "3.39e38"),
+    ("f8e5m2", "61439.0"),
+    ("f8e4m3", "463.0"),
+    ("f32", "3.4028235e38"),
+];
+
+#[test]
+fn literals_that_round_to_the_largest_finite_value_are_accepted() {
+    for (ty, literal) in WITHIN_RANGE {
+        let item = format!(
+            "fn k(x: Ptr<{ty}>) {{ let o = arange(0, 64); store(x + o, full::<{ty}>([64], {literal})); }}"
+        );
+        match expand_checked("", &item) {
+            Outcome::Expanded => {}
+            Outcome::Rejected(errors) => panic!("{item} rejected: {errors:#?}"),
+            Outcome::Unlexable => panic!("{item} does not lex"),
+            Outcome::Failure(f) => panic!("{item}: {}", f.describe()),
+        }
+    }
+}
 
 #[test]
 fn new_user_mistakes_get_clear_errors_at_their_code() {
