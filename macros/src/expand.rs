@@ -46,7 +46,7 @@
 //! kernel named like one of them (its single entry would clash), or `Ptr` or `tessera` (the
 //! module would clash with the import or the crate), is rejected at its name.
 
-use crate::frontend::analyze;
+use crate::frontend::{analyze, rejected};
 use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::{Kernel, Target};
 use crate::lower::{elem_type, lower_kernel, Facts};
@@ -74,9 +74,9 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     match (analyze(attr, item), name_error) {
         (Err(mut errors), Some(name)) => {
             errors.combine(name);
-            errors.to_compile_error()
+            rejected(&errors, function.as_ref())
         }
-        (Err(errors), None) | (Ok(_), Some(errors)) => errors.to_compile_error(),
+        (Err(errors), None) | (Ok(_), Some(errors)) => rejected(&errors, function.as_ref()),
         (Ok(kernels), None) => {
             let Some(function) = function else {
                 // `analyze` only succeeds on a function.
@@ -84,7 +84,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
             };
             match generate(&function, kernels, &prepare) {
                 Ok(tokens) => tokens,
-                Err(error) => error.to_compile_error(),
+                Err(error) => rejected(&error, Some(&function)),
             }
         }
     }

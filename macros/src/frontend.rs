@@ -1,6 +1,7 @@
 //! The whole front end: attribute and signature (`parse`), body (`ast`, read once per
 //! assignment of element types to the type parameters), then the checker (`check`) once per
-//! specialisation, with the diagnostics of all runs merged.
+//! specialisation, with the diagnostics of all runs merged; and what a rejected kernel expands to
+//! ([`rejected`]).
 
 use crate::ast::{AstBuilder, Block};
 use crate::check::{check, Input};
@@ -10,7 +11,9 @@ use crate::parse::{
     parse_attr, parse_signature, specialisations, substitute_types, Signature, Specialisation,
 };
 use crate::types::Scalar;
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::ext::IdentExt;
 
 /// Parses and checks a kernel: `attr` is the attribute's arguments, `item` the function. Returns
 /// the IR of every specialisation, or every error found (several, each on the user's code).
@@ -140,5 +143,62 @@ fn which_specialisations(specs: &[Specialisation], in_specs: &[usize]) -> String
         0 => String::new(),
         1 => format!(" (in the specialisation {})", described[0]),
         _ => format!(" (in the specialisations {})", described.join("; ")),
+    }
+}
+
+/// What the macro emits for a kernel it rejects: the errors, and a declaration that names the
+/// parameter types the user wrote, so that the imports they use (`Ptr`, `f16`, ..) stay used
+/// and rustc adds no "unused import" warning to the errors. The declaration is a bodiless method
+/// of a private trait inside `const _`: nothing can call it or name it. Only the types the
+/// macro accepted are named (with `f32` standing in for the type parameters while checking), so
+/// a type it already reported is not reported again by rustc.
+pub fn rejected(errors: &syn::Error, function: Option<&syn::ItemFn>) -> TokenStream {
+    let errors = errors.to_compile_error();
+    let Some(function) = function else {
+        return errors;
+    };
+    let type_params: Vec<&syn::Ident> = function
+        .sig
+        .generics
+        .type_params()
+        .map(|t| &t.ident)
+        .filter(|ident| !ident.to_string().starts_with("r#"))
+        .collect();
+    let stand_ins: Vec<(String, Scalar)> = type_params
+        .iter()
+        .map(|ident| (ident.to_string(), Scalar::F32))
+        .collect();
+    let checked = substitute_types(function, &stand_ins);
+    let accepted = parse_signature(
+        &checked.sig,
+        &mut LocIds::default(),
+        &mut Diagnostics::default(),
+    );
+    let mut named = Vec::new();
+    for input in &function.sig.inputs {
+        let syn::FnArg::Typed(typed) = input else {
+            continue;
+        };
+        let syn::Pat::Ident(pat) = &*typed.pat else {
+            continue;
+        };
+        let name = pat.ident.unraw().to_string();
+        let dtype = accepted.params.iter().find(|p| p.name == name);
+        if dtype.is_some_and(|p| p.dtype.is_some()) {
+            named.push(&*typed.ty);
+        }
+    }
+    if named.is_empty() {
+        return errors;
+    }
+    let declaration = syn::Ident::new("Signature", Span::mixed_site());
+    quote! {
+        #errors
+        const _: () = {
+            #[allow(dead_code, non_camel_case_types)]
+            trait #declaration {
+                fn kernel<#(#type_params),*>(#(_: #named),*);
+            }
+        };
     }
 }

@@ -89,7 +89,40 @@ impl AstBuilder<'_> {
             );
             return Expr::invalid(loc);
         }
+        // `load(p, mask = m)`: a Python keyword argument reads as an assignment in Rust.
+        let keyword = args.iter().find_map(|a| match strip_groups(a) {
+            syn::Expr::Assign(assign) => Some(assign),
+            _ => None,
+        });
+        if let Some(keyword) = keyword {
+            let left = quote::ToTokens::to_token_stream(&keyword.left).to_string();
+            return self.invalid(
+                keyword,
+                format!(
+                    "`{left} = …` reads as a keyword argument, which Rust does not have: the \
+                     arguments of `{name_str}` are positional, write `{}`",
+                    info.usage
+                ),
+            );
+        }
         let count = args.len() + usize::from(receiver.is_some());
+        let triton_module = receiver.is_some_and(
+            |r| matches!(strip_groups(r), syn::Expr::Path(p) if p.path.is_ident("tl")),
+        );
+        if triton_module && args.len() >= info.min_args && args.len() <= info.max_args {
+            self.diags.error(
+                loc,
+                format!(
+                    "`tl.{name_str}(..)` is Triton's spelling: a tile kernel has no `tl` module, \
+                     its operations are called by name: write `{}`",
+                    info.usage
+                ),
+            );
+            return Expr {
+                kind: ExprKind::Invalid,
+                loc,
+            };
+        }
         if count < info.min_args || count > info.max_args {
             let expected = if info.min_args == info.max_args {
                 format!("{}", info.min_args)

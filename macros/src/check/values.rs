@@ -48,7 +48,8 @@ impl Checker<'_> {
     }
 
     /// A literal of type `dtype`: a float literal must stay finite in it, as rustc requires
-    /// (`1e39` as an f32 would silently become infinity; the AST refuses what overflows f64).
+    /// (`1e39` as an f32, or `70000.0` as an f16, would silently become infinity; the AST
+    /// refuses what overflows f64).
     pub(super) fn literal(
         &mut self,
         value: ConstValue,
@@ -56,15 +57,28 @@ impl Checker<'_> {
         loc: Loc,
     ) -> Option<ValueId> {
         if let ConstValue::Float(x) = value {
-            if dtype == Scalar::F32 && x.is_finite() && (x as f32).is_infinite() {
-                self.error(
-                    loc,
-                    format!(
-                        "floating-point literal out of range for {dtype} (it would be infinity; \
-                         write `{dtype}::INFINITY` if that is meant)"
-                    ),
-                );
-                return None;
+            if let Some((largest, overflow)) = finite_range(dtype) {
+                if x.is_finite() && x.abs() >= overflow {
+                    let largest = if largest > 1e6 {
+                        format!("{largest:e}")
+                    } else {
+                        format!("{largest}")
+                    };
+                    let message = if dtype == Scalar::F8E4M3 {
+                        format!(
+                            "floating-point literal out of range for {dtype} (it would be NaN: \
+                             the largest finite {dtype} is {largest}, and {dtype} has no infinity)"
+                        )
+                    } else {
+                        format!(
+                            "floating-point literal out of range for {dtype} (it would be \
+                             infinity: the largest finite {dtype} is {largest}; write \
+                             `{dtype}::INFINITY` if that is meant)"
+                        )
+                    };
+                    self.error(loc, message);
+                    return None;
+                }
             }
         }
         self.constant(value, dtype, loc)
@@ -245,4 +259,19 @@ impl Checker<'_> {
         }
         Some(v)
     }
+}
+
+/// For a float type narrower than f64: its largest finite value, and the magnitude from which a
+/// value rounds (to nearest, ties to even) past it — the largest value plus half its unit in the
+/// last place.
+fn finite_range(dtype: Scalar) -> Option<(f64, f64)> {
+    let (largest, half_ulp) = match dtype {
+        Scalar::F32 => (f64::from(f32::MAX), 2f64.powi(103)),
+        Scalar::F16 => (65504.0, 16.0),
+        Scalar::BF16 => ((2.0 - 2f64.powi(-7)) * 2f64.powi(127), 2f64.powi(119)),
+        Scalar::F8E5M2 => (57344.0, 4096.0),
+        Scalar::F8E4M3 => (448.0, 16.0),
+        _ => return None,
+    };
+    Some((largest, largest + half_ulp))
 }

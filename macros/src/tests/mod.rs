@@ -9,6 +9,8 @@ mod generated_malformed;
 mod generated_valid;
 mod generator;
 pub mod kernel_corpus;
+mod new_user_mistakes;
+mod rejected_output;
 pub mod sources;
 
 use crate::frontend::analyze;

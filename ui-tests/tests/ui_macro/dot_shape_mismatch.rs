@@ -1,4 +1,4 @@
-use tessera::tile_kernel;
+use tessera::{f16, tile_kernel};
 
 #[tile_kernel(num_warps = 4)]
 fn matmul(a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>) {

@@ -1,4 +1,4 @@
-use tessera::tile_kernel;
+use tessera::{f16, tile_kernel};
 
 #[tile_kernel]
 fn add(out: Ptr<f32>, a: Ptr<f32>, b: Ptr<f16>) {

@@ -1,4 +1,4 @@
-use tessera::tile_kernel;
+use tessera::{f16, tile_kernel};
 
 #[tile_kernel]
 fn downcast(out: Ptr<f16>, x: Ptr<f32>) {
