@@ -282,6 +282,21 @@ pub fn mma_warps(m: u64, n: u64, num_warps: u32) -> Vec<u32> {
     vec![ret[0] as u32, ret[1] as u32]
 }
 
+/// Triton's `warpsPerTileV2` for a dot in a chain (a dot whose result flows into another dot, or
+/// that takes another's): all warps along the longer dimension of the chain's first dot
+/// (`[num_warps, 1]` when `m ≥ n`, else `[1, num_warps]`), so that the first dot's accumulator
+/// and the next dot's `a` operand split rows among warps alike and `p · v` takes `p` from
+/// registers. `None` when that dimension has fewer than one instruction tile (16 rows, 8
+/// columns) per warp; the per-dot rule ([`mma_warps`]) applies then.
+pub fn chained_mma_warps(m: u64, n: u64, num_warps: u32) -> Option<Vec<u32>> {
+    let nw = u64::from(num_warps);
+    if m >= n {
+        (m >= 16 * nw).then(|| vec![num_warps, 1])
+    } else {
+        (n >= 8 * nw).then(|| vec![1, num_warps])
+    }
+}
+
 /// The `nvidia_mma` v2 accumulator layout of `[m, n]`.
 pub fn mma_layout(
     shape: &[u64],

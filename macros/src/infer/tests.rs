@@ -701,3 +701,93 @@ fn axis_rules() {
     check("swapped", &[64, 1], &[64, 1], &[1, 1]);
     check("picked", &[32], &[32], &[1]);
 }
+
+/// Two chained dots as in flash attention: `s = q · kᵀ`, `acc += exp2(s − max).to::<f16>() · v`.
+/// At 8 warps the per-dot rule would split `s`'s columns over 2 warps (`[4, 2]`).
+const CHAINED_DOTS: (&str, &str) = (
+    "num_warps = 8, BM = 128, BN = 64, D = 64",
+    "fn chained<const BM: usize, const BN: usize, const D: usize>(
+        q: Ptr<f16>, k: Ptr<f16>, v: Ptr<f16>, o: Ptr<f16>, seq: i32,
+    ) {
+        let rm = program_id(0) * BM + arange(0, BM);
+        let rd = arange(0, D);
+        let q_tile = load(q + rm.expand_dims(1) * D + rd.expand_dims(0));
+        let mut acc = zeros::<f32>([BM, D]);
+        for j in 0..cdiv(seq, BN) {
+            let rn = j * BN + arange(0, BN);
+            let k_tile = load(k + rn.expand_dims(1) * D + rd.expand_dims(0));
+            let v_tile = load(v + rn.expand_dims(1) * D + rd.expand_dims(0));
+            let s = dot(q_tile, k_tile.trans());
+            let p = exp2(s - s.max(1).expand_dims(1));
+            acc = dot(p.to::<f16>(), v_tile, acc);
+        }
+        store(o + rm.expand_dims(1) * D + rd.expand_dims(0), acc.to::<f16>());
+    }",
+);
+
+#[test]
+fn chained_dots_take_p_from_registers() {
+    let inf = &infer_all(CHAINED_DOTS.0, CHAINED_DOTS.1)[0];
+    let k = &inf.kernel;
+    let dots = ops_of(k, "dot");
+    assert_eq!(dots.len(), 2);
+    assert_eq!(anchors::mma_warps(128, 64, 8), [4, 2]);
+    let warps = [8, 1];
+    for d in &dots {
+        assert_eq!(
+            layout(k, d.results[0]),
+            anchors::mma_layout(&[128, 64], &warps, 8).unwrap(),
+            "{inf}"
+        );
+    }
+    // p reaches the second dot's `a` operand by a conversion without shared memory.
+    let a = dots[1].operands[0];
+    assert_eq!(
+        layout(k, a),
+        anchors::dot_operand_layout(0, 2, &[128, 64], &warps, 8).unwrap()
+    );
+    // For 16-bit operands that layout is the accumulator's, so the cast of `p` is already in
+    // it: nothing converts `p`, and the loop converts only `k` and `v` (through shared memory).
+    assert_eq!(
+        layout(k, a),
+        anchors::mma_layout(&[128, 64], &warps, 8).unwrap()
+    );
+    assert!(inf.conversions.iter().all(|c| c.result != a), "{inf}");
+    let loop_conversions = inf.conversions.iter().filter(|c| c.weight > 1).count();
+    assert_eq!(loop_conversions, 2, "{inf}");
+}
+
+/// The law behind the chained-dot warps: with [`anchors::chained_mma_warps`], an f16/bf16
+/// accumulator `[m, n]` becomes the `a` operand `[m, n]` of a dot with the same warps by
+/// registers alone (no shuffles, no shared memory), for every shape and warp count it applies
+/// to.
+#[test]
+fn chained_warps_make_accumulator_to_a_operand_register_only() {
+    use tessera_layout::plan::conversion_code::plan_conversion_code;
+    let mut applied = 0;
+    for nw in [1u32, 2, 4, 8] {
+        for m in [16u64, 32, 64, 128, 256] {
+            for n in [16u64, 32, 64, 128, 256] {
+                let Some(warps) = anchors::chained_mma_warps(m, n, nw) else {
+                    continue;
+                };
+                if warps[1] != 1 {
+                    continue; // all warps along n: `a` is replicated across them, the acc not
+                }
+                applied += 1;
+                let acc = anchors::mma_layout(&[m, n], &warps, nw).unwrap();
+                let a = anchors::dot_operand_layout(0, 2, &[m, n], &warps, nw).unwrap();
+                let code = plan_conversion_code(&acc, &a, 16).unwrap();
+                assert!(
+                    matches!(
+                        code.plan,
+                        ConversionPlan::NoOp | ConversionPlan::RegisterPermutation(_)
+                    ),
+                    "[{m}, {n}] over {nw} warps {warps:?}: {:?}",
+                    code.plan.kind()
+                );
+            }
+        }
+    }
+    assert!(applied >= 40, "{applied}");
+}

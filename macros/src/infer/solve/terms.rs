@@ -6,14 +6,16 @@ use super::{
     ReduceTerm, UseAnchor,
 };
 use crate::infer::anchors::{
-    axis_in_warp, blocked_layout, blocked_params, dot_operand_layout, mma_layout, mma_v3_layout,
-    mma_warps, order_from_contiguity, own_per_thread, warps_off_axes, AnchorError, Origin,
+    axis_in_warp, blocked_layout, blocked_params, chained_mma_warps, dot_operand_layout,
+    mma_layout, mma_v3_layout, mma_warps, order_from_contiguity, own_per_thread, warps_off_axes,
+    AnchorError, Origin,
 };
 use crate::infer::axis::AxisAnalysis;
 use crate::infer::dot::wgmma_choice;
-use crate::infer::graph::OpId;
+use crate::infer::graph::{OpId, Use};
 use crate::infer::layouts::reduce_forward;
 use crate::ir::{OpKind, ValueId};
+use std::collections::{HashMap, HashSet};
 
 impl Problem<'_> {
     pub(super) fn memory_anchors(&mut self, axis: &AxisAnalysis) -> Result<(), syn::Error> {
@@ -140,8 +142,64 @@ impl Problem<'_> {
         Ok(())
     }
 
+    /// The warps of each dot in a chain (see [`chained_mma_warps`]): dots joined by data flow
+    /// through ops of one loop depth (result to operand, either way), all taking the warps the
+    /// chain's first dot in program order gets, where its accumulator holds an instruction tile
+    /// per warp with them. Other dots are absent (the per-dot rule, [`mma_warps`]).
+    fn chained_dot_warps(&self) -> HashMap<OpId, Vec<u32>> {
+        let dots: Vec<OpId> = (0..self.graph.ops.len())
+            .map(OpId)
+            .filter(|&id| matches!(self.graph.op(id).kind, OpKind::Dot { .. }))
+            .collect();
+        let mut chain = UnionFind::new(self.graph.ops.len());
+        for &dot in &dots {
+            let depth = self.graph.op(dot).loop_depth;
+            let mut stack = self.graph.op(dot).results.clone();
+            let mut seen = HashSet::new();
+            while let Some(v) = stack.pop() {
+                for u in &self.graph.uses[v.0 as usize] {
+                    let Use::Operand(op, _) = *u else { continue };
+                    let node = self.graph.op(op);
+                    if node.loop_depth != depth || !node.regions.is_empty() || !seen.insert(op) {
+                        continue;
+                    }
+                    if matches!(node.kind, OpKind::Dot { .. }) {
+                        chain.union(dot.0, op.0);
+                    } else {
+                        stack.extend(node.results.iter().copied());
+                    }
+                }
+            }
+        }
+        let mut warps = HashMap::new();
+        for &dot in &dots {
+            let root = chain.find(dot.0);
+            let first = OpId(root);
+            if !dots.iter().any(|&d| d != dot && chain.find(d.0) == root) {
+                continue;
+            }
+            let node = self.graph.op(first);
+            let (ta, tb) = (
+                self.kernel.ty(node.operands[0]),
+                self.kernel.ty(node.operands[1]),
+            );
+            let Some(w) = chained_mma_warps(ta.shape[0], tb.shape[1], self.num_warps) else {
+                continue;
+            };
+            // This dot's accumulator must hold an instruction tile per warp too.
+            let this = self.graph.op(dot);
+            let m = self.kernel.ty(this.operands[0]).shape[0];
+            let n = self.kernel.ty(this.operands[1]).shape[1];
+            if m >= 16 * u64::from(w[0]) && n >= 8 * u64::from(w[1]) {
+                warps.insert(dot, w);
+            }
+        }
+        warps
+    }
+
     pub(super) fn other_anchors(&mut self) -> Result<(), syn::Error> {
         let nw = self.num_warps;
+        let chained = self.chained_dot_warps();
         for i in 0..self.graph.ops.len() {
             let id = OpId(i);
             let node = self.graph.op(id).clone();
@@ -191,7 +249,10 @@ impl Problem<'_> {
                             ),
                         ));
                     }
-                    let warps = mma_warps(m, n, nw);
+                    let warps = chained
+                        .get(&id)
+                        .cloned()
+                        .unwrap_or_else(|| mma_warps(m, n, nw));
                     let k_width = 32 / in_bits;
                     let err =
                         |e: AnchorError| self.error_at(id, &format!("no tensor-core layout: {e}"));

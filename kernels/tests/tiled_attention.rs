@@ -1,0 +1,278 @@
+//! Flash attention forward (`tessera_kernels::tiled::attention`) against an f64 CPU reference on
+//! the test device (the GPU when present, else the emulator; see `support`): two heads, sequence
+//! lengths 1, 17, 64 and 130 (one partial key block, exactly one, and ragged blocks past one),
+//! head dimensions 64 and 128, causal and not, f16 and bf16 on the first compiled warp count of
+//! each head dimension, and two cases on the second (see [`SECOND_WARPS`]).
+//!
+//! **Tolerance.** The reference is exact softmax attention in f64 of the already-rounded inputs.
+//! The kernel rounds twice: the probabilities `p = exp2(s − m)` (in `[0, 1]`) to `T` before
+//! `p · v`, and the output to `T`. With `u` the unit roundoff of `T` (2⁻¹¹ for f16, 2⁻⁸ for bf16),
+//! the first changes `o = Σ pⱼ vⱼ / l` by at most `u · Σ pⱼ |vⱼ| / l`, the second by `u · |o|`;
+//! the f32 scores, exponentials and sums add a few 2⁻²⁴ relative, covered by doubling the first
+//! term and an absolute `1e-5` (plus the tensor cores' truncation slack on a GPU). A wrong mask,
+//! a missed key block or a wrong rescaling moves an output by a whole probability-weighted value
+//! (≈ 10⁻² and more at these sizes), far outside the bound.
+
+mod support;
+
+use support::{device, draws, launch_tile, TestDevice};
+use tessera::launch::DeviceElement;
+use tessera::{bf16, f16};
+use tessera_kernels::tiled::attention::{
+    tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
+};
+
+/// Heads (`BH`) of every case.
+const HEADS: usize = 2;
+/// Sequence lengths: one key, a partial block, one whole block, ragged blocks past one.
+const SEQS: [usize; 4] = [1, 17, 64, 130];
+/// Value written into the output before the launch, and into guard elements past its end.
+const GUARD: f32 = 99.0;
+/// Guard elements past the output's end.
+const GUARDS: usize = 8;
+
+/// An element type of the kernels: its conversions and unit roundoff.
+trait Element: DeviceElement + Copy {
+    const UNIT_ROUNDOFF: f64;
+    fn from_f32(v: f32) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Element for f16 {
+    const UNIT_ROUNDOFF: f64 = 1.0 / 2048.0;
+    fn from_f32(v: f32) -> Self {
+        f16::from_f32(v)
+    }
+    fn to_f64(self) -> f64 {
+        self.to_f32() as f64
+    }
+}
+
+impl Element for bf16 {
+    const UNIT_ROUNDOFF: f64 = 1.0 / 256.0;
+    fn from_f32(v: f32) -> Self {
+        bf16::from_f32(v)
+    }
+    fn to_f64(self) -> f64 {
+        self.to_f32() as f64
+    }
+}
+
+/// `n` values uniform in `[-scale, scale)` from the seeded test RNG, rounded to `T`.
+fn values<T: Element>(seed: u64, n: usize, scale: f32) -> Vec<T> {
+    draws(seed, n, |rng| T::from_f32(rng.next_f32() * scale))
+}
+
+/// Softmax attention in f64 of `[HEADS, seq, d]` tensors: the output, and per output element
+/// the bound `Σⱼ pⱼ |vⱼ| / l` of the probability-rounding error (see the module docs).
+fn reference<T: Element>(
+    (q, k, v): (&[T], &[T], &[T]),
+    seq: usize,
+    d: usize,
+    causal: bool,
+) -> (Vec<f64>, Vec<f64>) {
+    let scale = 1.0 / (d as f64).sqrt();
+    let (mut out, mut spread) = (vec![0f64; q.len()], vec![0f64; q.len()]);
+    for h in 0..HEADS {
+        let at = |x: &[T], row: usize, col: usize| x[(h * seq + row) * d + col].to_f64();
+        for i in 0..seq {
+            let keys = if causal { i + 1 } else { seq };
+            let scores: Vec<f64> = (0..keys)
+                .map(|j| (0..d).map(|c| at(q, i, c) * at(k, j, c)).sum::<f64>() * scale)
+                .collect();
+            let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+            let l: f64 = p.iter().sum();
+            for c in 0..d {
+                let o = (h * seq + i) * d + c;
+                out[o] = (0..keys).map(|j| p[j] * at(v, j, c)).sum::<f64>() / l;
+                spread[o] = (0..keys).map(|j| p[j] * at(v, j, c).abs()).sum::<f64>() / l;
+            }
+        }
+    }
+    (out, spread)
+}
+
+/// Runs one case: `$kernel` at `$consts` (a `Consts` value with `BM`) on random `[HEADS, seq, d]`
+/// tensors of `$t`, checked against [`reference`] and the guards.
+macro_rules! check_case {
+    ($gpu:expr, $kernel:ident, $t:ty, $consts:expr, seq = $seq:expr, d = $d:expr, causal = $causal:expr) => {{
+        let gpu: &TestDevice = $gpu;
+        let (seq, d, causal): (usize, usize, bool) = ($seq, $d, $causal);
+        let n = HEADS * seq * d;
+        let q: Vec<$t> = values(11 + seq as u64, n, 2.0);
+        let k: Vec<$t> = values(12 + seq as u64, n, 2.0);
+        let v: Vec<$t> = values(13 + seq as u64, n, 1.0);
+        let init: Vec<$t> = vec![<$t as Element>::from_f32(GUARD); n + GUARDS];
+        let dev = gpu.device();
+        let (dq, dk, dv) = (
+            dev.upload(&q).unwrap(),
+            dev.upload(&k).unwrap(),
+            dev.upload(&v).unwrap(),
+        );
+        let dout = dev.upload(&init).unwrap();
+        let consts = $consts;
+        let ctx = format!(
+            "{} {} BH={HEADS} N={seq} D={d} causal={causal} {consts:?}",
+            stringify!($kernel),
+            stringify!($t)
+        );
+        launch_tile!(
+            gpu,
+            $kernel,
+            consts,
+            |c: &$kernel::Consts| (seq.div_ceil(c.BM) as u32, HEADS as u32),
+            dq.ptr(),
+            dk.ptr(),
+            dv.ptr(),
+            dout.ptr(),
+            seq as i32,
+            1.0 / (d as f32).sqrt(),
+        )
+        .unwrap_or_else(|err| panic!("{ctx}: {err}"));
+        let got = dout.download().unwrap();
+        let (want, spread) = reference((&q, &k, &v), seq, d, causal);
+        let u = <$t as Element>::UNIT_ROUNDOFF;
+        for (i, (&w, &s)) in want.iter().zip(&spread).enumerate() {
+            let g = got[i].to_f64();
+            let tol = u * w.abs() + 2.0 * u * s + 1e-5 + gpu.mma_slack(s * d as f64);
+            assert!(
+                (g - w).abs() <= tol,
+                "{ctx}: o[head {}, row {}, col {}] = {g}, want {w} (tolerance {tol:.2e})",
+                i / (seq * d),
+                i / d % seq,
+                i % d
+            );
+        }
+        assert!(
+            got[n..].iter().all(|x| x.to_f64() == GUARD as f64),
+            "{ctx}: wrote past the end"
+        );
+    }};
+}
+
+/// Cases of the second warp count of each head dimension (the first runs every sequence length,
+/// causal and not, f16 and bf16): `(seq, causal, bf16)`, the ragged multi-block length causal in
+/// f16 and one whole block non-causal in bf16, to keep the emulator run short.
+const SECOND_WARPS: [(usize, bool, bool); 2] = [(130, true, false), (64, false, true)];
+
+#[test]
+fn attention_d64_matches_f64_reference() {
+    let gpu = device();
+    let consts = |causal: bool, num_warps: u32| tile_attention_d64::Consts {
+        BM: 128,
+        BN: 64,
+        D: 64,
+        CAUSAL: usize::from(causal),
+        num_warps,
+    };
+    for seq in SEQS {
+        for causal in [false, true] {
+            let c = consts(causal, 4);
+            check_case!(
+                gpu,
+                tile_attention_d64,
+                f16,
+                c,
+                seq = seq,
+                d = 64,
+                causal = causal
+            );
+            check_case!(
+                gpu,
+                tile_attention_d64,
+                bf16,
+                c,
+                seq = seq,
+                d = 64,
+                causal = causal
+            );
+        }
+    }
+    for (seq, causal, bf16_data) in SECOND_WARPS {
+        let c = consts(causal, 8);
+        if bf16_data {
+            check_case!(
+                gpu,
+                tile_attention_d64,
+                bf16,
+                c,
+                seq = seq,
+                d = 64,
+                causal = causal
+            );
+        } else {
+            check_case!(
+                gpu,
+                tile_attention_d64,
+                f16,
+                c,
+                seq = seq,
+                d = 64,
+                causal = causal
+            );
+        }
+    }
+}
+
+#[test]
+fn attention_d128_matches_f64_reference() {
+    let gpu = device();
+    for seq in SEQS {
+        for causal in [false, true] {
+            let w4 = tile_attention_d128_w4::Consts {
+                BM: 64,
+                BN: 64,
+                D: 128,
+                CAUSAL: usize::from(causal),
+            };
+            check_case!(
+                gpu,
+                tile_attention_d128_w4,
+                f16,
+                w4,
+                seq = seq,
+                d = 128,
+                causal = causal
+            );
+            check_case!(
+                gpu,
+                tile_attention_d128_w4,
+                bf16,
+                w4,
+                seq = seq,
+                d = 128,
+                causal = causal
+            );
+        }
+    }
+    for (seq, causal, bf16_data) in SECOND_WARPS {
+        let w8 = tile_attention_d128_w8::Consts {
+            BM: 128,
+            BN: 64,
+            D: 128,
+            CAUSAL: usize::from(causal),
+        };
+        if bf16_data {
+            check_case!(
+                gpu,
+                tile_attention_d128_w8,
+                bf16,
+                w8,
+                seq = seq,
+                d = 128,
+                causal = causal
+            );
+        } else {
+            check_case!(
+                gpu,
+                tile_attention_d128_w8,
+                f16,
+                w8,
+                seq = seq,
+                d = 128,
+                causal = causal
+            );
+        }
+    }
+}
