@@ -1,5 +1,6 @@
-//! The kernel's attribute: `num_warps`, const values and element types.
+//! The kernel's attribute: `num_warps`, const values, element types and `autotune(…)`.
 
+use super::autotune::{parse_autotune, AutotuneAttr};
 use super::signature::scalar_named;
 use crate::diag::{Diagnostics, Loc, LocIds};
 use crate::types::Scalar;
@@ -22,6 +23,8 @@ pub struct KernelAttr {
     pub num_warps: Option<Vec<u32>>,
     /// The value lists, one per `NAME = …` entry, in order.
     pub consts: Vec<ConstValues>,
+    /// `autotune(…)`, if given.
+    pub autotune: Option<AutotuneAttr>,
 }
 
 /// `NAME = [v0, v1, …]` (or `NAME = v`) in the attribute: integers for a const parameter,
@@ -57,6 +60,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
     let mut out = KernelAttr {
         num_warps: Some(vec![DEFAULT_NUM_WARPS]),
         consts: Vec::new(),
+        autotune: None,
     };
     let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
     // syn reports a list that ends too early ("unexpected end of input") at the call site; the
@@ -91,6 +95,14 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
                     ids.of(&path),
                     format!("`{name}` needs a value: write `{name} = …`, e.g. `num_warps = 4`"),
                 );
+                continue;
+            }
+            syn::Meta::List(list) if list.path.is_ident("autotune") => {
+                if out.autotune.is_some() {
+                    diags.error(ids.of(&list.path), "`autotune` is given twice");
+                } else {
+                    out.autotune = Some(parse_autotune(&list, ids, diags));
+                }
                 continue;
             }
             syn::Meta::List(list) => {

@@ -27,7 +27,7 @@ mod tests;
 
 pub use cache::{CacheEntry, CacheError, CacheFile, CACHE_HEADER};
 
-use super::{Device, LaunchError, Module, TimingOptions};
+use super::{Device, LaunchError, LaunchReport, Module, TimingOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -101,6 +101,13 @@ pub struct Choice {
     /// Every candidate's outcome when the choice was [`Timed`](ChoiceSource::Timed) now, else
     /// empty.
     pub results: Vec<CandidateResult>,
+}
+
+/// What a generated `launch_tuned` reports: the launch of the chosen candidate, and the choice.
+#[derive(Debug)]
+pub struct TunedLaunch {
+    pub report: LaunchReport,
+    pub choice: Choice,
 }
 
 /// Where the tuner keeps its choices beyond memory, and whether it prints: the process-wide
