@@ -11,8 +11,9 @@
 //! * The winner is kept in memory per kernel (and element types), device (and loaded PTX
 //!   target) and key value, and, when a cache file is set ([`CACHE_ENV`] or
 //!   [`set_cache_file`]), in that file ([`CacheFile`]), so the next run skips tuning.
-//! * On the emulator nothing is timed: the choice is always the **first candidate** (the first
-//!   of `configs`, or of the attribute's lists in their order) — deterministic, and never cached.
+//! * On the emulator nothing is timed: the choice is always the **first candidate** (the
+//!   candidates are the kept specialisations in the order of the attribute's lists, whatever the
+//!   order of `configs`) — deterministic, and never cached.
 //! * [`LOG_ENV`]`=1` (or [`set_log`]) prints every tuning's timings and every cache hit to stderr.
 //!
 //! Tuning runs the kernel many times on the caller's buffers. A kernel that only reads its
