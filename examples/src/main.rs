@@ -5,6 +5,7 @@
 //! `sm_90a`), and the one the GPU runs best is loaded, so the binary runs at full speed on an A100
 //! and an H100 and on any machine with an NVIDIA driver, no Rust or CUDA toolkit needed.
 
+mod autotune_demo;
 mod bench;
 mod bench_tiled;
 mod checks;
@@ -30,6 +31,13 @@ usage: tessera-examples                      run every kernel on the device, ver
                                              add, MxN for softmax, layernorm, transpose and
                                              gather, S or MxNxK for matmul; --small takes small
                                              shapes of each kind (for the emulator)
+       tessera-examples --autotune-demo [--sizes MxNxK[,...]]
+                                             the autotuned matmul (launch_tuned) twice per
+                                             shape, f16 and bf16: the choice, each candidate's
+                                             time on a GPU, and a check of every output
+                                             (TESSERA_AUTOTUNE_CACHE=PATH keeps the choices
+                                             for the next run, TESSERA_AUTOTUNE_LOG=1 prints
+                                             each tuning)
        tessera-examples --random-dump SEED N OUT
                                              write randint/rand/randn of SEED at offsets 0..N
                                              to OUT.randint.u32, OUT.rand.f32, OUT.randn.f32
@@ -45,6 +53,9 @@ enum Command {
     Bench {
         name: String,
         json: bool,
+        shapes: Shapes,
+    },
+    AutotuneDemo {
         shapes: Shapes,
     },
     RandomDump {
@@ -92,6 +103,7 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
         return Ok(Command::Run);
     }
     let mut name = None;
+    let mut autotune_demo = false;
     let mut json = false;
     let mut shapes = Shapes::Default;
     let mut rest = args.iter();
@@ -115,6 +127,7 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
                 return Ok(Command::RandomDump { seed, n, out });
             }
             "--json" => json = true,
+            "--autotune-demo" => autotune_demo = true,
             "--bench" => {
                 name = Some(rest.next().ok_or("--bench needs a family name")?.clone());
             }
@@ -130,6 +143,11 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
         }
     }
     match name {
+        Some(_) if autotune_demo => Err("give one of --bench and --autotune-demo".to_string()),
+        None if autotune_demo && !json && shapes != Shapes::Small => {
+            Ok(Command::AutotuneDemo { shapes })
+        }
+        None if autotune_demo => Err("--autotune-demo takes only --sizes".to_string()),
         Some(name) => Ok(Command::Bench { name, json, shapes }),
         None => Err("--json, --sizes and --small go with --bench NAME".to_string()),
     }
@@ -299,11 +317,41 @@ fn run_bench(name: &str, json: bool, shapes: Shapes) -> ExitCode {
     }
 }
 
+/// `--autotune-demo`: see [`autotune_demo`].
+fn run_autotune_demo(shapes: Shapes) -> ExitCode {
+    let result = open(&mut |line| eprintln!("{line}")).and_then(|(device, module)| {
+        let shapes = match shapes {
+            Shapes::Given(given) => given
+                .iter()
+                .map(|s| match s[..] {
+                    [m, n, k] => Ok([m, n, k]),
+                    [s] => Ok([s, s, s]),
+                    _ => Err(format!("--autotune-demo: {s:?} is not S or MxNxK")),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => autotune_demo::default_shapes(&device),
+        };
+        autotune_demo::run(&device, &module, &shapes)
+    });
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("error: an autotuned output did not match the CPU reference");
+            ExitCode::FAILURE
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse_args(&args) {
         Ok(Command::Run) => run_examples(),
         Ok(Command::Bench { name, json, shapes }) => run_bench(&name, json, shapes),
+        Ok(Command::AutotuneDemo { shapes }) => run_autotune_demo(shapes),
         Ok(Command::RandomDump { seed, n, out }) => {
             let result = open(&mut |line| eprintln!("{line}"))
                 .and_then(|(device, module)| random_dump::dump(&device, &module, seed, n, &out));
@@ -383,6 +431,20 @@ mod tests {
         assert!(parse_args(&args(&["--random-dump", "1.5", "10", "o"])).is_err());
         assert!(parse_args(&args(&["--random-dump", "1", "10"])).is_err());
         assert!(parse_args(&args(&["--small"])).is_err());
+        assert_eq!(
+            parse_args(&args(&["--autotune-demo", "--sizes", "64x80x96"])),
+            Ok(Command::AutotuneDemo {
+                shapes: Shapes::Given(vec![vec![64, 80, 96]])
+            })
+        );
+        assert_eq!(
+            parse_args(&args(&["--autotune-demo"])),
+            Ok(Command::AutotuneDemo {
+                shapes: Shapes::Default
+            })
+        );
+        assert!(parse_args(&args(&["--autotune-demo", "--bench", "add"])).is_err());
+        assert!(parse_args(&args(&["--autotune-demo", "--json"])).is_err());
         assert_eq!(parse_args(&args(&["-h"])), Ok(Command::Help));
         assert!(parse_args(&args(&["--bench"])).is_err());
         assert!(parse_args(&args(&["--json"])).is_err());

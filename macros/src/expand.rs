@@ -33,6 +33,9 @@
 //! of the arguments' element types. When the attribute lists several `num_warps`, `Consts` has a
 //! field `num_warps` that selects like a const value, and `NUM_WARPS` is omitted.
 //!
+//! With `autotune(…)` in the attribute, [`crate::autotune`] adds `TUNER`, `CANDIDATES`,
+//! `launch_tuned` and `launch_tuned_with` beside `launch` (and generic ones at the top).
+//!
 //! `specialisation` picks the specialisation of the const values, then the first of its variants
 //! whose alignment assumptions (from the axis analysis) hold for the arguments; when none does,
 //! the error names the argument and the assumption. The block is `32 × num_warps` threads, the
@@ -46,11 +49,12 @@
 //! kernel named like one of them (its single entry would clash), or `Ptr` or `tessera` (the
 //! module would clash with the import or the crate), is rejected at its name.
 
-use crate::frontend::{analyze, rejected};
+use crate::autotune::{generic_tuned, tuned_items, TunedParts};
+use crate::frontend::{analyze_kernel, rejected};
 use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::{Kernel, Target};
 use crate::lower::{elem_type, lower_kernel, Facts};
-use crate::parse::substitute_types;
+use crate::parse::{substitute_types, Autotune};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -71,18 +75,18 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let name_error = function
         .as_ref()
         .and_then(|f| reserved_name_error(&f.sig.ident));
-    match (analyze(attr, item), name_error) {
+    match (analyze_kernel(attr, item), name_error) {
         (Err(mut errors), Some(name)) => {
             errors.combine(name);
             rejected(&errors, function.as_ref())
         }
         (Err(errors), None) | (Ok(_), Some(errors)) => rejected(&errors, function.as_ref()),
-        (Ok(kernels), None) => {
+        (Ok((kernels, autotune)), None) => {
             let Some(function) = function else {
                 // `analyze` only succeeds on a function.
                 return quote!(::core::compile_error!("#[tile_kernel] applies to a function"););
             };
-            match generate(&function, kernels, &prepare) {
+            match generate_tuned(&function, kernels, &prepare, autotune) {
                 Ok(tokens) => tokens,
                 Err(error) => rejected(&error, Some(&function)),
             }
@@ -250,10 +254,11 @@ fn launchable(dtype: DType) -> bool {
     )
 }
 
-/// What tells a kernel's specialisations apart.
+/// What tells a kernel's specialisations apart, and whether they are autotuned.
 struct Axes {
     several_specs: bool,
     num_warps_varies: bool,
+    autotune: Option<Autotune>,
 }
 
 /// The const values that select a specialisation: the const parameters' values, then
@@ -284,10 +289,21 @@ fn types_module(types: &[(String, Scalar)]) -> Ident {
 /// assignment of element types ([`types_module`]) holding that assignment's entries and
 /// launcher, and a launcher generic over the types that calls the submodule of the arguments'
 /// types.
+#[cfg_attr(not(test), allow(dead_code))] // the tests' entry; the macro calls `generate_tuned`
 pub fn generate(
     function: &syn::ItemFn,
     kernels: Vec<Kernel>,
     prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
+) -> Result<TokenStream, syn::Error> {
+    generate_tuned(function, kernels, prepare, None)
+}
+
+/// [`generate`], with the items of `autotune(…)` when it is given (`crate::autotune`).
+pub fn generate_tuned(
+    function: &syn::ItemFn,
+    kernels: Vec<Kernel>,
+    prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
+    autotune: Option<Autotune>,
 ) -> Result<TokenStream, syn::Error> {
     let Some(first) = kernels.first() else {
         return Err(syn::Error::new(
@@ -300,6 +316,7 @@ pub fn generate(
     let axes = Axes {
         several_specs: kernels.len() > 1,
         num_warps_varies: kernels.iter().any(|k| k.num_warps != num_warps),
+        autotune,
     };
     let vis = &function.vis;
     let docs: Vec<&syn::Attribute> = function
@@ -354,7 +371,7 @@ pub fn generate(
         if let Some(e) = errors {
             return Err(e);
         }
-        let launcher = generic_launcher(function, &name, &groups, !const_fields.is_empty());
+        let launcher = generic_launcher(function, &name, &groups, &axes, !const_fields.is_empty());
         (items, launcher)
     };
 
@@ -414,6 +431,7 @@ fn generic_launcher(
     function: &syn::ItemFn,
     name: &Ident,
     groups: &[TypeGroup],
+    axes: &Axes,
     has_consts: bool,
 ) -> TokenStream {
     let Some((first_types, first_group)) = groups.first() else {
@@ -536,8 +554,38 @@ fn generic_launcher(
             reason: "no specialisation for these element types".to_string(),
         })
     };
+    let tuned = if axes.autotune.is_some() {
+        // `if <T is f16> { return T_f16::f(leading…, params…); }` per group.
+        let dispatch = |function: &Ident, leading: TokenStream| -> TokenStream {
+            let arms = groups.iter().map(|(types, _)| {
+                let sub = types_module(types);
+                let same = same_types(types);
+                quote! {
+                    if true #(&& #same)* {
+                        // SAFETY: as in `launch`.
+                        return #sub::#function(#leading
+                            #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
+                    }
+                }
+            });
+            quote!(#(#arms)*)
+        };
+        let first_module = types_module(first_types);
+        generic_tuned(
+            &first_module,
+            &bounds,
+            &param_names,
+            &param_types,
+            &dispatch,
+            &no_types,
+        )
+    } else {
+        quote!()
+    };
     quote! {
         #traits
+
+        #tuned
 
         #[cfg(not(target_arch = "nvptx64"))]
         /// Launches the specialisation of the arguments' element types (see each submodule's
@@ -583,6 +631,7 @@ fn specialisation_items(
         return Ok(TokenStream::new());
     };
     let name = first.name.clone();
+    let types = first.types.clone();
     let params: Vec<(Ident, DType)> = first
         .params
         .iter()
@@ -864,6 +913,24 @@ fn specialisation_items(
     } else {
         quote!()
     };
+    let tuned = match &axes.autotune {
+        Some(autotune) if launchable_params => {
+            let mut kernel = kernel_str.clone();
+            if !types.is_empty() {
+                kernel.push_str(&format!("[{}]", describe_types(&types)));
+            }
+            tuned_items(&TunedParts {
+                function,
+                kernel,
+                candidates: groups.iter().map(|(values, _)| values.clone()).collect(),
+                param_names: param_names.clone(),
+                param_types: param_types.clone(),
+                args_value: args_value.clone(),
+                autotune,
+            })
+        }
+        _ => quote!(),
+    };
     let n_lit = Literal::usize_unsuffixed(n_specs);
     Ok(quote! {
         #(#module_checks)*
@@ -903,6 +970,8 @@ fn specialisation_items(
         }
 
         #launcher
+
+        #tuned
     })
 }
 

@@ -8,7 +8,8 @@ use crate::check::{check, Input};
 use crate::diag::{combine, Diagnostic, Diagnostics, LocIds};
 use crate::ir::Kernel;
 use crate::parse::{
-    parse_attr, parse_signature, specialisations, substitute_types, Signature, Specialisation,
+    parse_attr, parse_signature, specialisations, substitute_types, tuned_specialisations,
+    Autotune, Signature, Specialisation,
 };
 use crate::types::Scalar;
 use proc_macro2::{Span, TokenStream};
@@ -17,7 +18,17 @@ use syn::ext::IdentExt;
 
 /// Parses and checks a kernel: `attr` is the attribute's arguments, `item` the function. Returns
 /// the IR of every specialisation, or every error found (several, each on the user's code).
+#[cfg_attr(not(test), allow(dead_code))] // the tests' entry; the macro calls `analyze_kernel`
 pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn::Error> {
+    analyze_kernel(attr, item).map(|(kernels, _)| kernels)
+}
+
+/// [`analyze`], also returning the checked `autotune(…)` of the attribute (the specialisations
+/// are those its `configs` keep).
+pub fn analyze_kernel(
+    attr: TokenStream,
+    item: TokenStream,
+) -> Result<(Vec<Kernel>, Option<Autotune>), syn::Error> {
     let function: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
@@ -46,6 +57,7 @@ pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn:
     let ids_at_signature = ids.clone();
     let generics = parse_signature(&function.sig, &mut ids.clone(), &mut Diagnostics::default());
     let specs = specialisations(&attr, &generics, &mut diags);
+    let (specs, autotune) = tuned_specialisations(&attr, &generics, specs, &mut diags);
 
     let mut kernels = Vec::new();
     let mut found: Vec<(Diagnostic, Vec<usize>)> = Vec::new();
@@ -106,7 +118,7 @@ pub fn analyze(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn:
     all.sort_by_key(|d| d.loc.id);
     match combine(&all) {
         Some(error) => Err(error),
-        None => Ok(kernels),
+        None => Ok((kernels, autotune)),
     }
 }
 

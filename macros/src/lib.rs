@@ -10,6 +10,7 @@
 //! emitted together as `syn::Error`s on the user's code; nothing panics on bad input.
 
 mod ast;
+mod autotune;
 mod check;
 mod diag;
 mod expand;

@@ -26,6 +26,7 @@
 //! configuration must be launchable.
 
 mod args;
+pub mod autotune;
 mod config;
 mod element;
 mod emulated;
@@ -36,6 +37,7 @@ mod kind;
 pub mod ptx;
 
 pub use args::{KernelArg, KernelArgs, KernelParam};
+pub use autotune::Autotuner;
 pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions};
 pub use element::DeviceElement;
 pub use error::LaunchError;

@@ -4,6 +4,7 @@
 //! `tessera::launch::Device`, `emulate` directly on the emulator).
 
 pub mod attention;
+pub mod autotuned;
 pub mod bench_triton;
 pub mod convert_layout;
 pub mod elementwise;

@@ -1,5 +1,6 @@
-//! The kernel's attribute: `num_warps`, const values and element types.
+//! The kernel's attribute: `num_warps`, const values, element types and `autotune(…)`.
 
+use super::autotune::{parse_autotune, AutotuneAttr};
 use super::signature::scalar_named;
 use crate::diag::{Diagnostics, Loc, LocIds};
 use crate::types::Scalar;
@@ -25,6 +26,8 @@ pub struct KernelAttr {
     /// `num_stages = S`: the depth of software pipelining of the loops whose loads feed a `dot`
     /// (1: none), with the location of the attribute's key; `None` when not given or invalid.
     pub num_stages: Option<(u32, Loc)>,
+    /// `autotune(…)`, if given.
+    pub autotune: Option<AutotuneAttr>,
 }
 
 /// Most pipeline stages `num_stages` may ask for.
@@ -64,6 +67,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         num_warps: Some(vec![DEFAULT_NUM_WARPS]),
         consts: Vec::new(),
         num_stages: None,
+        autotune: None,
     };
     let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
     // syn reports a list that ends too early ("unexpected end of input") at the call site; the
@@ -99,6 +103,14 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
                     ids.of(&path),
                     format!("`{name}` needs a value: write `{name} = …`, e.g. `num_warps = 4`"),
                 );
+                continue;
+            }
+            syn::Meta::List(list) if list.path.is_ident("autotune") => {
+                if out.autotune.is_some() {
+                    diags.error(ids.of(&list.path), "`autotune` is given twice");
+                } else {
+                    out.autotune = Some(parse_autotune(&list, ids, diags));
+                }
                 continue;
             }
             syn::Meta::List(list) => {

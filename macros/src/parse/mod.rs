@@ -4,14 +4,20 @@
 //!
 //! - [`attr`]: the attribute's lists (`num_warps`, const values, element types);
 //! - [`signature`]: the parameters, const and type parameters, and the per-type copy of a kernel;
-//! - [`specialisation`]: the attribute's lists matched with the signature, and their product.
+//! - [`specialisation`]: the attribute's lists matched with the signature, and their product;
+//! - [`autotune`]: `autotune(key = […], configs = […])`, checked against the signature, and the
+//!   specialisations its `configs` keep.
 
 mod attr;
+mod autotune;
+#[cfg(test)]
+mod autotune_tests;
 mod signature;
 mod specialisation;
 #[cfg(test)]
 mod tests;
 
 pub use attr::*;
+pub use autotune::*;
 pub use signature::*;
 pub use specialisation::*;

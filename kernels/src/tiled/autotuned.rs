@@ -1,0 +1,89 @@
+//! Autotuned kernels (`autotune(key = […])` in the attribute): the generated `launch_tuned`
+//! times the candidates on the first launch for a key value and launches the fastest (see
+//! `tessera::launch::autotune`; the emulator takes the first candidate).
+//!
+//! ```text
+//! let tuned = tuned_matmul::launch_tuned(&device, &module,
+//!     |c: &tuned_matmul::Consts| (cdiv(m, c.BM) * cdiv(n, c.BN)) as u32,
+//!     a.ptr(), b.ptr(), c.ptr(), m, n, k)?;
+//! println!("{} ({:?})", tuned.choice.candidate, tuned.choice.source);
+//! ```
+
+use tessera::{tile_kernel, Ptr};
+
+/// `out[i] = alpha · x[i] + y[i]` for `i < n` (computed in f32), `BLOCK` elements per program;
+/// tuned per `n` over three (BLOCK, num_warps) configurations.
+#[tile_kernel(
+    T = [f16, f32],
+    BLOCK = [256, 1024],
+    num_warps = [2, 4],
+    autotune(
+        key = [n],
+        configs = [(BLOCK = 256, num_warps = 2), (BLOCK = 1024, num_warps = 4), (BLOCK = 1024, num_warps = 2)]
+    )
+)]
+pub fn tuned_axpy<T, const BLOCK: usize>(x: Ptr<T>, y: Ptr<T>, out: Ptr<T>, alpha: f32, n: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let xs = load(x + offs, mask, 0.0).to::<f32>();
+    let ys = load(y + offs, mask, 0.0).to::<f32>();
+    store(out + offs, (xs * alpha + ys).to::<T>(), mask);
+}
+
+/// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 or bf16 with an f32
+/// accumulator, programs in groups of `GROUP` tile rows; tuned per `(m, n, k)` between
+/// Triton's benchmark configurations `(BM, BN, BK, warps) = (64, 128, 64, 4)` and
+/// `(128, 128, 64, 8)` (`configs` keeps those two of the four combinations).
+#[tile_kernel(
+    T = [f16, bf16],
+    BM = [64, 128],
+    BN = 128,
+    BK = 64,
+    GROUP = 8,
+    num_warps = [4, 8],
+    autotune(key = [m, n, k], configs = [(BM = 64, num_warps = 4), (BM = 128, num_warps = 8)])
+)]
+pub fn tuned_matmul<T, const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
+    a: Ptr<T>,
+    b: Ptr<T>,
+    c: Ptr<T>,
+    m: i32,
+    n: i32,
+    k: i32,
+) {
+    let pid = program_id(0);
+    let tiles_m = cdiv(m, BM);
+    let tiles_n = cdiv(n, BN);
+    let in_group = GROUP * tiles_n;
+    let first_m = (pid / in_group) * GROUP;
+    let group_rows = minimum(tiles_m - first_m, GROUP);
+    let pid_m = first_m + (pid % in_group) % group_rows;
+    let pid_n = (pid % in_group) / group_rows;
+    let rm = pid_m * BM + arange(0, BM);
+    let rn = pid_n * BN + arange(0, BN);
+    let rk = arange(0, BK);
+    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
+    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(k, BK) {
+        let k_left = k - kk * BK;
+        let a_tile = load(
+            a_ptrs,
+            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
+            0.0,
+        );
+        let b_tile = load(
+            b_ptrs,
+            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
+            0.0,
+        );
+        acc = dot(a_tile, b_tile, acc);
+        a_ptrs += BK;
+        b_ptrs += BK * n;
+    }
+    store(
+        c + rm.expand_dims(1) * n + rn.expand_dims(0),
+        acc.to::<T>(),
+        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
+    );
+}

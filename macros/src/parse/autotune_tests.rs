@@ -1,0 +1,192 @@
+//! `autotune(…)`: parsing, the checks against the signature, and the specialisations `configs`
+//! keeps, through the front end.
+
+use crate::frontend::analyze_kernel;
+use crate::parse::Autotune;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// A kernel over `BM`, `BK` and the warps, with scalar parameters `m`, `n`, `scale` and a
+/// pointer `x`, under the attribute `attr`.
+fn kernel(attr: TokenStream) -> Result<(Vec<String>, Option<Autotune>), Vec<String>> {
+    let item = quote! {
+        fn k<const BM: usize, const BK: usize>(x: Ptr<f32>, m: i32, n: u64, scale: f32, h: f16) {
+            let offs = arange(0, BM) + arange(0, BK).sum(0);
+            store(x + offs, load(x + offs, offs < m, 0.0) * scale);
+        }
+    };
+    match analyze_kernel(attr, item) {
+        Ok((kernels, autotune)) => {
+            let specs = kernels
+                .iter()
+                .map(|k| {
+                    let consts: Vec<String> =
+                        k.consts.iter().map(|(c, v)| format!("{c}={v}")).collect();
+                    format!("{} w{}", consts.join(" "), k.num_warps)
+                })
+                .collect();
+            Ok((specs, autotune))
+        }
+        Err(errors) => Err(errors.into_iter().map(|e| e.to_string()).collect()),
+    }
+}
+
+fn errors(attr: TokenStream) -> Vec<String> {
+    kernel(attr).expect_err("expected errors")
+}
+
+#[test]
+fn every_specialisation_is_a_candidate_without_configs() {
+    let (specs, autotune) = kernel(quote!(
+        BM = [64, 128],
+        BK = 32,
+        num_warps = [4, 8],
+        autotune(key = [m, n, scale])
+    ))
+    .unwrap();
+    assert_eq!(
+        specs,
+        [
+            "BM=64 BK=32 w4",
+            "BM=64 BK=32 w8",
+            "BM=128 BK=32 w4",
+            "BM=128 BK=32 w8"
+        ]
+    );
+    assert_eq!(
+        autotune,
+        Some(Autotune {
+            key: vec!["m".into(), "n".into(), "scale".into()]
+        })
+    );
+    // An empty key: one choice per device.
+    let (_, autotune) = kernel(quote!(BM = [64, 128], BK = 32, autotune(key = []))).unwrap();
+    assert_eq!(autotune, Some(Autotune { key: Vec::new() }));
+    // No autotune: nothing tuned.
+    let (specs, autotune) = kernel(quote!(BM = [64, 128], BK = 32)).unwrap();
+    assert_eq!((specs.len(), autotune), (2, None));
+}
+
+#[test]
+fn configs_keep_the_matching_specialisations_in_order() {
+    let (specs, _) = kernel(quote!(
+        BM = [64, 128],
+        BK = [32, 64],
+        num_warps = [4, 8],
+        autotune(
+            key = [m],
+            configs = [(BM = 128, num_warps = 8), (BM = 64, BK = 32, num_warps = 4)]
+        )
+    ))
+    .unwrap();
+    // A config naming fewer axes keeps every value of the others.
+    assert_eq!(
+        specs,
+        ["BM=64 BK=32 w4", "BM=128 BK=32 w8", "BM=128 BK=64 w8"]
+    );
+}
+
+#[test]
+fn key_errors() {
+    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [mm])));
+    assert!(
+        e[0].contains(
+            "the autotune key names `mm`, which is not a parameter of `k` (did you mean `m`?)"
+        ),
+        "{e:?}"
+    );
+    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [x])));
+    assert!(
+        e[0].contains("scalar parameters of type i32, u32, i64, u64 or f32"),
+        "{e:?}"
+    );
+    assert!(e[0].contains("`x` is a pointer (`Ptr<f32>`)"), "{e:?}");
+    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [h])));
+    assert!(e[0].contains("`h` is of type `f16`"), "{e:?}");
+    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [m, m])));
+    assert!(e[0].contains("`m` is listed twice in the key"), "{e:?}");
+    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [m + 1])));
+    assert!(e[0].contains("the key lists parameter names"), "{e:?}");
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(configs = [(BM = 64)])
+    ));
+    assert!(e[0].contains("`autotune` needs `key = [...]`"), "{e:?}");
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(key = [m], kye = [n])
+    ));
+    assert!(e[0].contains("unknown `autotune` argument `kye`"), "{e:?}");
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(key = [m]),
+        autotune(key = [n])
+    ));
+    assert!(e[0].contains("`autotune` is given twice"), "{e:?}");
+}
+
+#[test]
+fn config_errors() {
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(key = [m], configs = [(BM = 256)])
+    ));
+    assert!(
+        e[0].contains("BM = 256 is not compiled: the attribute lists BM = [64, 128]"),
+        "{e:?}"
+    );
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(key = [m], configs = [(BN = 64)])
+    ));
+    assert!(
+        e[0].contains(
+            "`BN` in an autotune config is neither a const parameter of `k` nor `num_warps`"
+        ),
+        "{e:?}"
+    );
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(key = [m], configs = [])
+    ));
+    assert!(e[0].contains("`configs` is empty"), "{e:?}");
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(key = [m], configs = [BM])
+    ));
+    assert!(e[0].contains("`configs` takes a list of tuples"), "{e:?}");
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(key = [m], configs = [(BM = x)])
+    ));
+    assert!(
+        e[0].contains("a config gives integer values by name"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn one_candidate_is_nothing_to_tune() {
+    let e = errors(quote!(BM = 64, BK = 32, autotune(key = [m])));
+    assert!(
+        e[0].contains("nothing to autotune: the attribute's lists make 1 specialisation"),
+        "{e:?}"
+    );
+    let e = errors(quote!(
+        BM = [64, 128],
+        BK = 32,
+        autotune(key = [m], configs = [(BM = 64)])
+    ));
+    assert!(
+        e[0].contains("nothing to autotune: `configs` keeps 1 specialisation"),
+        "{e:?}"
+    );
+}
