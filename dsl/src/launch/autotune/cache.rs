@@ -3,7 +3,7 @@
 //! ```text
 //! tessera-autotune-cache 1
 //! KERNEL<TAB>FINGERPRINT<TAB>DEVICE<TAB>KEY<TAB>WINNER<TAB>MEDIAN_MS
-//! bench_matmul[T = f16]	8c1f…	NVIDIA H100 80GB HBM3 (sm_90, PTX sm_90a)	m=4096 n=4096 k=4096	BM = 128, num_warps = 8	0.2213
+//! tuned_matmul[T = f16]<TAB>8c1f0a9e3b2d4c57<TAB>NVIDIA H100 80GB HBM3 (sm_90, PTX sm_90a)<TAB>m=4096 n=4096 k=4096<TAB>BM = 128, BN = 128, BK = 64, GROUP = 8, num_warps = 8<TAB>0.2213
 //! ```
 //!
 //! `FINGERPRINT` (16 hex digits) is the macro's hash of the kernel's source and its candidates:
@@ -20,7 +20,7 @@ pub const CACHE_HEADER: &str = "tessera-autotune-cache 1";
 /// One tuned choice.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CacheEntry {
-    /// The kernel and its element types: `bench_matmul[T = f16]`.
+    /// The kernel and its element types: `tuned_matmul[T = f16]`.
     pub kernel: String,
     /// The macro's hash of the kernel's source and candidates.
     pub fingerprint: u64,

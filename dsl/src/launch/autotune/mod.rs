@@ -281,7 +281,7 @@ impl Autotuner {
             return Ok(choice(index, ChoiceSource::Memory, Vec::new()));
         }
         if let Some(path) = &settings.cache_file {
-            if let Some(index) = self.from_file(path, device, &key_text) {
+            if let Some(index) = self.cached_in_file(path, device, &key_text) {
                 lock(&self.chosen).insert(slot, index);
                 if settings.log {
                     eprintln!(
@@ -350,7 +350,7 @@ impl Autotuner {
 
     /// The candidate the cache file holds for this kernel, device and key; a file that cannot be
     /// read is warned about and ignored.
-    fn from_file(&self, path: &Path, device: &str, key: &str) -> Option<usize> {
+    fn cached_in_file(&self, path: &Path, device: &str, key: &str) -> Option<usize> {
         match CacheFile::read(path) {
             Ok(file) => {
                 let entry = file.find(self.kernel, self.fingerprint, device, key)?;
