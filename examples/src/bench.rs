@@ -13,10 +13,12 @@
 //! | matmul    | f16, bf16 × `[S, S, S]`, S = 1024 … 8192      | 2·S³ flops                  |
 //! | transpose | f32, f16 `[8192, 8192]`                       | 2·M·N·size bytes            |
 //! | gather    | f32, f16 × `[65536, N]`, N = 32 … 256         | M·N·(2·size + 4) bytes      |
+//! | attention, attention_causal | f16 `[BH, N, D]`: `[64, 4096, 64]`, `[16, 16384, 64]`, `[64, 4096, 128]`, `[16, 16384, 128]` | 4·BH·N²·D flops (halved when causal) |
 //!
 //! The kernels are `tessera_kernels::{copy, vec_add}` and the `#[tile_kernel]`s of
 //! `tessera_kernels::tiled::bench_triton` at the script's tile sizes and warp counts (see
-//! [`crate::bench_tiled`]).
+//! [`crate::bench_tiled`]) and, for attention, `tessera_kernels::tiled::attention` (see
+//! [`crate::bench_attention`]).
 //!
 //! Timing follows `triton.testing.do_bench`: an estimate from 5 launches, then warm-up launches
 //! for ~25 ms and timed launches for ~200 ms (capped), each timed launch preceded by a 256 MB L2
@@ -33,7 +35,7 @@ use tessera::Kernel;
 use tessera_kernels::{COPY, COPY_ELEMENTS_PER_THREAD, VEC_ADD, VEC_ADD_ELEMENTS_PER_THREAD};
 
 /// Every family `triton_ref.py` knows.
-pub const FAMILIES: [&str; 7] = [
+pub const FAMILIES: [&str; 9] = [
     "copy",
     "add",
     "softmax",
@@ -41,6 +43,8 @@ pub const FAMILIES: [&str; 7] = [
     "matmul",
     "transpose",
     "gather",
+    "attention",
+    "attention_causal",
 ];
 /// Threads per block of the elementwise kernels (4 elements each: 1024 elements per block, as
 /// Triton's `add` with `BLOCK=1024`).
@@ -89,7 +93,8 @@ pub struct BenchRow {
     pub entry: String,
     /// What the verification compared (and the first difference, if any).
     pub checked: String,
-    /// Matmul: the tile configuration timed, `[BM, BN, BK, warps]`.
+    /// Matmul: the tile configuration timed, `[BM, BN, BK, warps]`; attention: `[BM, BN,
+    /// warps, stages]` (the order of `triton_ref.py`'s `config`).
     pub config: Option<[usize; 4]>,
 }
 
@@ -341,11 +346,13 @@ pub enum Family {
     Matmul,
     Transpose,
     Gather,
+    Attention,
+    AttentionCausal,
 }
 
 impl Family {
     /// Every family, in the script's order.
-    pub const ALL: [Family; 7] = [
+    pub const ALL: [Family; 9] = [
         Family::Copy,
         Family::Add,
         Family::Softmax,
@@ -353,6 +360,8 @@ impl Family {
         Family::Matmul,
         Family::Transpose,
         Family::Gather,
+        Family::Attention,
+        Family::AttentionCausal,
     ];
 
     /// The family named `name`.
@@ -370,6 +379,8 @@ impl Family {
             Family::Matmul => "matmul",
             Family::Transpose => "transpose",
             Family::Gather => "gather",
+            Family::Attention => "attention",
+            Family::AttentionCausal => "attention_causal",
         }
     }
 
@@ -378,7 +389,7 @@ impl Family {
         match self {
             Family::Copy | Family::Add => &["float32"],
             Family::Softmax | Family::Transpose | Family::Gather => &["float32", "float16"],
-            Family::Layernorm => &["float16"],
+            Family::Layernorm | Family::Attention | Family::AttentionCausal => &["float16"],
             Family::Matmul => &["float16", "bfloat16"],
         }
     }
@@ -393,6 +404,12 @@ impl Family {
             Family::Matmul => &[&[1024], &[2048], &[4096], &[8192]],
             Family::Transpose => &[&[8192, 8192]],
             Family::Gather => &[&[65536, 32], &[65536, 64], &[65536, 128], &[65536, 256]],
+            Family::Attention | Family::AttentionCausal => &[
+                &[64, 4096, 64],
+                &[16, 16384, 64],
+                &[64, 4096, 128],
+                &[16, 16384, 128],
+            ],
         };
         shapes.iter().map(|s| s.to_vec()).collect()
     }
@@ -407,6 +424,7 @@ impl Family {
             Family::Matmul => &[&[64], &[100, 70, 45]],
             Family::Transpose => &[&[70, 45], &[128, 64]],
             Family::Gather => &[&[100, 32], &[64, 64], &[33, 128], &[17, 256]],
+            Family::Attention | Family::AttentionCausal => &[&[2, 130, 64], &[1, 70, 128]],
         };
         shapes.iter().map(|s| s.to_vec()).collect()
     }
@@ -425,6 +443,13 @@ impl Family {
             (Family::Matmul, _) => Err(format!(
                 "matmul takes S (for S x S x S) or MxNxK, not {dims:?}"
             )),
+            (Family::Attention | Family::AttentionCausal, &[bh, n, d]) => {
+                crate::bench_attention::check_shape(bh, n, d)?;
+                Ok(dims.to_vec())
+            }
+            (Family::Attention | Family::AttentionCausal, _) => {
+                Err(format!("{name} takes BHxNxD, not {dims:?}"))
+            }
             (_, [_, n]) => {
                 bench_tiled::check_columns(self, *n)?;
                 Ok(dims.to_vec())
@@ -457,6 +482,15 @@ impl Family {
                 let row = match self {
                     Family::Copy => bench_copy(device, module, shape[0])?,
                     Family::Add => bench_add(device, module, shape[0])?,
+                    Family::Attention | Family::AttentionCausal => {
+                        let causal = self == Family::AttentionCausal;
+                        crate::bench_attention::run(
+                            device,
+                            module,
+                            causal,
+                            [shape[0], shape[1], shape[2]],
+                        )?
+                    }
                     _ => bench_tiled::run(self, device, module, dtype, shape)?,
                 };
                 emit(&row);
@@ -556,6 +590,18 @@ mod tests {
         assert_eq!(Family::Matmul.dtypes(), ["float16", "bfloat16"]);
         assert_eq!(Family::Transpose.dtypes(), ["float32", "float16"]);
         assert_eq!(Family::Gather.dtypes(), ["float32", "float16"]);
+        for f in [Family::Attention, Family::AttentionCausal] {
+            assert_eq!(
+                shapes(f),
+                [
+                    [64, 4096, 64],
+                    [16, 16384, 64],
+                    [64, 4096, 128],
+                    [16, 16384, 128]
+                ]
+            );
+            assert_eq!(f.dtypes(), ["float16"]);
+        }
         for (family, name) in Family::ALL.into_iter().zip(FAMILIES) {
             assert_eq!(family.name(), name);
             assert_eq!(Family::parse(name), Some(family));

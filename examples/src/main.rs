@@ -7,6 +7,7 @@
 
 mod autotune_demo;
 mod bench;
+mod bench_attention;
 mod bench_tiled;
 mod checks;
 mod data;
@@ -24,12 +25,14 @@ const USAGE: &str = "\
 usage: tessera-examples                      run every kernel on the device, verify, report
        tessera-examples --bench NAME [--json] [--sizes SHAPE[,SHAPE...] | --small]
                                              benchmark family NAME (copy, add, softmax,
-                                             layernorm, matmul, transpose, gather) in the
+                                             layernorm, matmul, transpose, gather,
+                                             attention, attention_causal) in the
                                              protocol of shared/bench/triton_ref.py, with its
                                              shapes and dtypes (--json: one JSON object per
                                              line). --sizes replaces the shapes: N for copy and
                                              add, MxN for softmax, layernorm, transpose and
-                                             gather, S or MxNxK for matmul; --small takes small
+                                             gather, S or MxNxK for matmul, BHxNxD for
+                                             attention; --small takes small
                                              shapes of each kind (for the emulator)
        tessera-examples --autotune-demo [--sizes MxNxK[,...]]
                                              the autotuned matmul (launch_tuned) twice per
@@ -486,7 +489,9 @@ mod tests {
                 "tile_transpose",
                 "tile_gather_cols",
                 "tile_matmul::T_f16",
-                "tile_matmul::T_bf16"
+                "tile_matmul::T_bf16",
+                "tile_attention_d64::T_f16",
+                "tile_attention_d128_w4::T_f16"
             ]
         );
         for run in &checks.tile_runs {

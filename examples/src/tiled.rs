@@ -1,5 +1,6 @@
 //! The `#[tile_kernel]` part of the main example: softmax (f32, f16), LayerNorm (f16), 2-D
-//! transpose (f32), gather along axis 1 (f32) and matmul (f16, bf16) from the kernel library
+//! transpose (f32), gather along axis 1 (f32), matmul (f16, bf16) and flash attention (f16,
+//! causal and not, head dimensions 64 and 128) from the kernel library
 //! (`tessera_kernels::tiled`), each over shapes with ragged tails (masked lanes), on the GPU or
 //! the emulator, compared with a CPU reference computed in f64:
 //!
@@ -11,6 +12,8 @@
 //!   `|rstd − ref| ≤ 1e-4·ref`.
 //! * matmul: `|c − ref| ≤ u·|ref| + 2⁻¹⁶·Σₖ|a·b|` with `u = 2⁻¹⁰` (f16 out) or `2⁻⁷` (bf16 out):
 //!   twice the output rounding plus f32 accumulation.
+//! * attention: every row against softmax attention in f64, the tolerance of
+//!   [`crate::bench_attention`] (the probabilities' and the output's f16 roundings).
 //!
 //! Every output buffer is followed by canaries, and padding columns (row stride > row length)
 //! hold a fill value that must survive: a write out of bounds fails the case.
@@ -23,6 +26,7 @@ use crate::data::{
 use tessera::launch::{DeviceBuffer, DeviceElement, DeviceKind, KernelArgs, LaunchError};
 use tessera::tile::{launch_on, Specialisation};
 use tessera::{bf16, f16, Ptr};
+use tessera_kernels::tiled::attention::{tile_attention_d128_w4, tile_attention_d64};
 use tessera_kernels::tiled::gather::tile_gather_cols;
 use tessera_kernels::tiled::matmul::tile_matmul;
 use tessera_kernels::tiled::norm::{tile_layernorm, tile_softmax};
@@ -64,6 +68,9 @@ type SoftmaxArgs<T> = (Ptr<T>, Ptr<T>, i32, i32, i32);
 
 /// The arguments of the matmul kernels: `a`, `b`, `c`, `m`, `n`, `k`.
 type MatmulArgs<T> = (Ptr<T>, Ptr<T>, Ptr<T>, i32, i32, i32);
+
+/// The arguments of the attention kernels (f16): `q`, `k`, `v`, `o`, `seq`, `scale`.
+type AttentionArgs = (Ptr<f16>, Ptr<f16>, Ptr<f16>, Ptr<f16>, i32, f32);
 
 /// `launch_tiled!(checks, kernel<CONST = value, …>, grid, args)`: launches the specialisation
 /// of the `#[tile_kernel]` module `kernel` for those constants and `args` on `grid` through
@@ -429,6 +436,40 @@ impl Checks<'_> {
         Ok(())
     }
 
+    /// Flash attention on `[bh, n, d]` f16 (`tile_attention_d64` at 4 warps for `d = 64`,
+    /// `tile_attention_d128_w4` for `d = 128`), causal or not.
+    fn attention(
+        &mut self,
+        [bh, n, d]: [usize; 3],
+        causal: bool,
+        launch: impl FnOnce(&mut Self, AttentionArgs, [u32; 3]) -> Result<(), LaunchError>,
+        bm: usize,
+    ) -> Result<(), LaunchError> {
+        let len = bh * n * d;
+        let q: Vec<f16> = float_vec(81, len, 2.0);
+        let k: Vec<f16> = float_vec(82, len, 2.0);
+        let v: Vec<f16> = float_vec(83, len, 1.0);
+        let (dq, dk, dv) = (
+            self.device.upload(&q)?,
+            self.device.upload(&k)?,
+            self.device.upload(&v)?,
+        );
+        let canary = f16::from_f32(-4321.0);
+        let o = self.padded(len, f16::default(), canary)?;
+        let scale = 1.0 / (d as f32).sqrt();
+        let args = (dq.ptr(), dk.ptr(), dv.ptr(), o.ptr(), int(n)?, scale);
+        launch(self, args, [dim(n.div_ceil(bm))?, dim(bh)?, 1])?;
+        let got = o.download()?;
+        let verdict = check_items(bh * n, |x| {
+            let (h, i) = (x / n, x % n);
+            crate::bench_attention::check_row((&q, &k, &v, &got), (h, i), (n, d), causal)
+        });
+        let kind = if causal { " causal" } else { "" };
+        let label = format!("tile_attention f16{kind} [{bh}, {n}, {d}]");
+        self.conclude(label, verdict, "row", &got, len, canary);
+        Ok(())
+    }
+
     /// Every `#[tile_kernel]` case, sized for the device.
     pub fn run_tiled(&mut self) -> Result<(), LaunchError> {
         let gpu = self.device.kind() == DeviceKind::Gpu;
@@ -477,6 +518,39 @@ impl Checks<'_> {
             self.matmul::<bf16>(m, n, k, |checks, args, grid| {
                 launch_tiled!(checks, tile_matmul::T_bf16<BM = 64, BN = 64, BK = 32>, grid, args)
             })?;
+        }
+        let mut heads = vec![[2, 130, 64], [1, 70, 128]];
+        if gpu {
+            heads.extend([[8, 1024, 64], [4, 1000, 128]]);
+        }
+        for causal in [0, 1] {
+            for &shape in &heads {
+                if shape[2] == 64 {
+                    let launch = |checks: &mut Self, args: AttentionArgs, grid: [u32; 3]| {
+                        launch_tiled!(
+                            checks,
+                            tile_attention_d64::T_f16<
+                                BM = 128, BN = 64, D = 64, CAUSAL = causal, num_warps = 4
+                            >,
+                            grid,
+                            args
+                        )
+                    };
+                    self.attention(shape, causal == 1, launch, 128)?;
+                } else {
+                    let launch = |checks: &mut Self, args: AttentionArgs, grid: [u32; 3]| {
+                        launch_tiled!(
+                            checks,
+                            tile_attention_d128_w4::T_f16<
+                                BM = 64, BN = 64, D = 128, CAUSAL = causal
+                            >,
+                            grid,
+                            args
+                        )
+                    };
+                    self.attention(shape, causal == 1, launch, 64)?;
+                }
+            }
         }
         Ok(())
     }

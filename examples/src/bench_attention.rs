@@ -1,0 +1,248 @@
+//! The `attention` and `attention_causal` families of `triton_ref.py`: flash attention forward
+//! (`tessera_kernels::tiled::attention`) on contiguous f16 `[BH, N, D]` tensors, scale `1/√D`,
+//! `4·BH·N²·D` flops (halved when causal).
+//!
+//! Every compiled configuration of the head dimension is timed and verified, and the row
+//! reports the fastest (as the script reports its autotuned best) with its `config`
+//! `[BM, BN, num_warps, num_stages]` (the script's order; no software pipelining, so 1 stage):
+//! * `D = 64`: `(128, 64, 4)` and `(128, 64, 8)`;
+//! * `D = 128`: `(64, 64, 4)` and `(128, 64, 8)` (`BM = 128` at 4 warps would need 256
+//!   registers per thread for a `[128, 128]` pointer tile).
+//!
+//! Verification against softmax attention in f64 of the same rounded inputs, over up to 8 heads
+//! and 32 query rows of each (spread evenly, first and last included), every column:
+//! `|o − ref| ≤ u·|ref| + 2u·Σⱼ pⱼ|vⱼ|/l + 2⁻¹⁶·Σⱼ pⱼ|vⱼ|/l + 10⁻⁵` with `u = 2⁻¹¹` — the
+//! kernel rounds the probabilities to f16 before `p · v` and the output once (see
+//! `kernels/tests/tiled_attention.rs`); the `2⁻¹⁶` term covers the tensor cores' truncation of
+//! the f32 scores and sums.
+
+use crate::bench::{time_tile, BenchRow, Figure, Timed};
+use crate::data::{check_items, float_vec, spread, within, Verdict};
+use tessera::f16;
+use tessera::launch::{Device, LaunchError, Module};
+use tessera_kernels::tiled::attention::{
+    tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
+};
+
+/// Heads verified per case (spread evenly).
+const CHECKED_HEADS: usize = 8;
+/// Query rows verified per checked head (spread evenly).
+const CHECKED_ROWS: usize = 32;
+
+/// The head dimensions compiled.
+pub const HEAD_DIMS: [usize; 2] = [64, 128];
+
+/// One configuration: `[BM, BN, num_warps, num_stages]`.
+type Config = [usize; 4];
+
+/// The configurations timed for head dimension `d`.
+fn configs(d: usize) -> &'static [Config] {
+    match d {
+        64 => &[[128, 64, 4, 1], [128, 64, 8, 1]],
+        _ => &[[64, 64, 4, 1], [128, 64, 8, 1]],
+    }
+}
+
+fn invalid(reason: String) -> LaunchError {
+    LaunchError::InvalidConfig {
+        kernel: "bench attention".to_string(),
+        reason,
+    }
+}
+
+/// `n` as an `i32` kernel argument.
+fn int(n: usize) -> Result<i32, LaunchError> {
+    i32::try_from(n).map_err(|_| invalid(format!("{n} does not fit the kernels' i32 sizes")))
+}
+
+/// Whether the kernels can run `[bh, n, d]`.
+pub fn check_shape(bh: usize, n: usize, d: usize) -> Result<(), String> {
+    if !HEAD_DIMS.contains(&d) {
+        return Err(format!(
+            "attention head dimension {d}: compiled for D = 64 and 128"
+        ));
+    }
+    if bh == 0 || n == 0 {
+        return Err("attention: empty shape".to_string());
+    }
+    if (bh as u128) * (n as u128) * (d as u128) >= 1 << 31 {
+        return Err(format!(
+            "attention [{bh}, {n}, {d}]: the kernels' i32 offsets need BH·N·D < 2^31"
+        ));
+    }
+    Ok(())
+}
+
+/// Times configuration `config` of the head dimension `d`, causal or not.
+fn time_config(
+    device: &Device,
+    module: &Module,
+    (d, causal, config): (usize, bool, Config),
+    grid: [u32; 3],
+    args: tile_attention_d64::T_f16::Args,
+) -> Result<(Timed, &'static str), LaunchError> {
+    let c = usize::from(causal);
+    let [bm, bn, warps, _] = config;
+    let spec = match (d, warps) {
+        (64, _) => tile_attention_d64::T_f16::specialisation(
+            &tile_attention_d64::Consts {
+                BM: bm,
+                BN: bn,
+                D: 64,
+                CAUSAL: c,
+                num_warps: warps as u32,
+            },
+            &args,
+        )?,
+        (128, 4) => tile_attention_d128_w4::T_f16::specialisation(
+            &tile_attention_d128_w4::Consts {
+                BM: bm,
+                BN: bn,
+                D: 128,
+                CAUSAL: c,
+            },
+            &args,
+        )?,
+        _ => tile_attention_d128_w8::T_f16::specialisation(
+            &tile_attention_d128_w8::Consts {
+                BM: bm,
+                BN: bn,
+                D: 128,
+                CAUSAL: c,
+            },
+            &args,
+        )?,
+    };
+    let timed = time_tile(device, module, spec, grid, args)?;
+    Ok((timed, spec.kernel.name))
+}
+
+/// Runs `attention` (or `attention_causal`) on `[bh, n, d]` f16.
+pub fn run(
+    device: &Device,
+    module: &Module,
+    causal: bool,
+    [bh, n, d]: [usize; 3],
+) -> Result<BenchRow, LaunchError> {
+    check_shape(bh, n, d).map_err(invalid)?;
+    let len = bh * n * d;
+    let q: Vec<f16> = float_vec(151, len, 2.0);
+    let k: Vec<f16> = float_vec(152, len, 2.0);
+    let v: Vec<f16> = float_vec(153, len, 1.0);
+    let (dq, dk, dv) = (device.upload(&q)?, device.upload(&k)?, device.upload(&v)?);
+    let scale = 1.0 / (d as f32).sqrt();
+    let heads = spread(bh, CHECKED_HEADS);
+    let rows = spread(n, CHECKED_ROWS);
+    let items: Vec<(usize, usize)> = heads
+        .iter()
+        .flat_map(|&h| rows.iter().map(move |&r| (h, r)))
+        .collect();
+    let mut best: Option<(Timed, &'static str, Config)> = None;
+    let mut checks: Vec<(Config, Verdict)> = Vec::new();
+    for &config in configs(d) {
+        let o = device.zeros::<f16>(len)?;
+        let grid = [
+            u32::try_from(n.div_ceil(config[0])).map_err(|e| invalid(e.to_string()))?,
+            u32::try_from(bh).map_err(|e| invalid(e.to_string()))?,
+            1,
+        ];
+        let args = (dq.ptr(), dk.ptr(), dv.ptr(), o.ptr(), int(n)?, scale);
+        let (timed, entry) = time_config(device, module, (d, causal, config), grid, args)?;
+        let got = o.download()?;
+        let verdict = check_items(items.len(), |x| {
+            let (h, i) = items[x];
+            check_row((&q, &k, &v, &got), (h, i), (n, d), causal)
+        });
+        checks.push((config, verdict));
+        if best.as_ref().is_none_or(|b| timed.ms < b.0.ms) {
+            best = Some((timed, entry, config));
+        }
+    }
+    let Some((timed, entry, config)) = best else {
+        return Err(invalid("no attention configuration ran".to_string()));
+    };
+    let mut failures = Vec::new();
+    let mut worst = 0f64;
+    for (config, verdict) in &checks {
+        worst = worst.max(verdict.worst);
+        if let Some(f) = &verdict.failure {
+            failures.push(format!("config {config:?} FAILED: {}", f.detail));
+        }
+    }
+    let what = format!(
+        "{} rows x {d} columns ({} of {bh} heads x {} of {n} rows, spread evenly) of each config",
+        items.len(),
+        heads.len(),
+        rows.len()
+    );
+    let checked = if failures.is_empty() {
+        format!("{what}, worst |err|/tol {worst:.2}")
+    } else {
+        format!("{what}: {}", failures.join("; "))
+    };
+    let flops = 4.0 * (bh * d) as f64 * (n as f64) * (n as f64) * if causal { 0.5 } else { 1.0 };
+    Ok(BenchRow {
+        name: if causal {
+            "attention_causal"
+        } else {
+            "attention"
+        },
+        shape: vec![bh, n, d],
+        dtype: "float16",
+        ms: timed.ms,
+        figure: Figure::tflops(flops, timed.ms),
+        ok: failures.is_empty(),
+        clock: timed.clock,
+        repetitions: timed.repetitions,
+        device: device.name(),
+        entry: entry.to_string(),
+        checked,
+        config: Some(config),
+    })
+}
+
+/// Checks query row `i` of head `h` of the output `o` against softmax attention in f64 (see the
+/// [module docs](self) for the tolerance); gives the worst `|err|/tol`.
+pub fn check_row(
+    (q, k, v, o): (&[f16], &[f16], &[f16], &[f16]),
+    (h, i): (usize, usize),
+    (n, d): (usize, usize),
+    causal: bool,
+) -> Result<f64, String> {
+    let at = |x: &[f16], row: usize, col: usize| f64::from(x[(h * n + row) * d + col].to_f32());
+    let scale = 1.0 / (d as f64).sqrt();
+    let keys = if causal { i + 1 } else { n };
+    let scores: Vec<f64> = (0..keys)
+        .map(|j| (0..d).map(|c| at(q, i, c) * at(k, j, c)).sum::<f64>() * scale)
+        .collect();
+    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let p: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+    let l: f64 = p.iter().sum();
+    let u = 2f64.powi(-11);
+    let mut worst = 0f64;
+    for c in 0..d {
+        let want = (0..keys).map(|j| p[j] * at(v, j, c)).sum::<f64>() / l;
+        let spread = (0..keys).map(|j| p[j] * at(v, j, c).abs()).sum::<f64>() / l;
+        let tol = u * want.abs() + (2.0 * u + 2f64.powi(-16)) * spread + 1e-5;
+        let got = at(o, i, c);
+        worst = worst.max(within(got, want, tol, &format!("o[{h}, {i}, {c}]"))?);
+    }
+    Ok(worst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_configs() {
+        assert!(check_shape(64, 4096, 64).is_ok());
+        assert!(check_shape(16, 16384, 128).is_ok());
+        assert!(check_shape(2, 130, 96).is_err());
+        assert!(check_shape(0, 130, 64).is_err());
+        assert!(check_shape(1 << 16, 1 << 16, 64).is_err());
+        for d in HEAD_DIMS {
+            assert_eq!(configs(d).len(), 2);
+        }
+    }
+}
