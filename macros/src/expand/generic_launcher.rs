@@ -1,0 +1,197 @@
+//! The launcher of a kernel with type parameters (`#[tile_kernel(T = [f16, bf16])]`): generic
+//! `launch` / `emulate` that pick the submodule of the arguments' element types.
+
+use super::*;
+
+/// The launcher of a kernel with type parameters: a trait per type parameter implemented by its
+/// listed element types (another type is a compile error naming the parameter), and `launch` /
+/// `emulate` generic over them, calling the submodule of the arguments' element types.
+pub(super) fn generic_launcher(
+    function: &syn::ItemFn,
+    name: &Ident,
+    groups: &[TypeGroup],
+    axes: &Axes,
+    has_consts: bool,
+) -> TokenStream {
+    let Some((first_types, first_group)) = groups.first() else {
+        return quote!();
+    };
+    let launchable_params = first_group
+        .first()
+        .is_some_and(|k| k.params.iter().all(|p| launchable(k.ty(p.value).dtype)));
+    if !launchable_params {
+        return quote!();
+    }
+    let own = |name: &str| Ident::new(name, Span::mixed_site());
+    let (device, module, consts, grid) = (own("device"), own("module"), own("consts"), own("grid"));
+    let kernel_str = name.to_string();
+    let mut traits = TokenStream::new();
+    let mut bounds = Vec::new();
+    for (index, (param, _)) in first_types.iter().enumerate() {
+        let listed: Vec<Scalar> =
+            groups
+                .iter()
+                .map(|(types, _)| types[index].1)
+                .fold(Vec::new(), |mut all, s| {
+                    if !all.contains(&s) {
+                        all.push(s);
+                    }
+                    all
+                });
+        let names: Vec<&str> = listed.iter().map(|s| s.name()).collect();
+        let message = format!(
+            "`{{Self}}` is not an element type of `{param}` in the kernel `{kernel_str}`: it is \
+             compiled for {param} = [{}]",
+            names.join(", ")
+        );
+        let trait_name = Ident::new(&format!("Listed_{param}"), Span::call_site());
+        let doc = format!(
+            "The element types `{param}` is compiled for: {}.",
+            names.join(", ")
+        );
+        let impls = listed.iter().map(|s| {
+            let t = elem_type(DType::Scalar(*s));
+            quote!(impl #trait_name for #t {})
+        });
+        traits.extend(quote! {
+            #[doc = #doc]
+            #[diagnostic::on_unimplemented(message = #message)]
+            pub trait #trait_name: 'static {}
+            #(#impls)*
+        });
+        let param = Ident::new(param, Span::call_site());
+        bounds.push(quote!(#param: #trait_name));
+    }
+    let params: Vec<(&syn::Pat, &syn::Type)> = function
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(t) => Some((&*t.pat, &*t.ty)),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let param_names: Vec<Ident> = first_group[0]
+        .params
+        .iter()
+        .map(|p| Ident::new(&p.name, Span::call_site()))
+        .collect();
+    let param_types: Vec<&syn::Type> = params.iter().map(|(_, t)| *t).collect();
+    let consts_param = if has_consts {
+        quote!(#consts: Consts,)
+    } else {
+        quote!()
+    };
+    let consts_arg = if has_consts {
+        quote!(#consts,)
+    } else {
+        quote!()
+    };
+    // `T == f16 && …`: the type parameters are this group's element types.
+    let same_types = |types: &[(String, Scalar)]| -> Vec<TokenStream> {
+        types
+            .iter()
+            .map(|(param, s)| {
+                let param = Ident::new(param, Span::call_site());
+                let t = elem_type(DType::Scalar(*s));
+                quote!(::core::any::TypeId::of::<#param>() == ::core::any::TypeId::of::<#t>())
+            })
+            .collect()
+    };
+    let launch_arms = {
+        let arms = groups.iter().map(|(types, _)| {
+            let sub = types_module(types);
+            let same = same_types(types);
+            quote! {
+                if true #(&& #same)* {
+                    // SAFETY: the type parameters are these element types, so each argument
+                    // already has the type of the submodule's parameter.
+                    return #sub::launch(#device, #module, #consts_arg #grid,
+                        #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
+                }
+            }
+        });
+        quote!(#(#arms)*)
+    };
+    let emulate_arms = {
+        let arms = groups.iter().map(|(types, _)| {
+            let sub = types_module(types);
+            let same = same_types(types);
+            quote! {
+                if true #(&& #same)* {
+                    // SAFETY: as in `launch`.
+                    return #sub::emulate(#consts_arg #grid,
+                        #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
+                }
+            }
+        });
+        quote!(#(#arms)*)
+    };
+    let no_types = quote! {
+        ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
+            kernel: #kernel_str.to_string(),
+            reason: "no specialisation for these element types".to_string(),
+        })
+    };
+    let tuned = if axes.autotune.is_some() {
+        // `if <T is f16> { return T_f16::f(leading…, params…); }` per group.
+        let dispatch = |function: &Ident, leading: TokenStream| -> TokenStream {
+            let arms = groups.iter().map(|(types, _)| {
+                let sub = types_module(types);
+                let same = same_types(types);
+                quote! {
+                    if true #(&& #same)* {
+                        // SAFETY: as in `launch`.
+                        return #sub::#function(#leading
+                            #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
+                    }
+                }
+            });
+            quote!(#(#arms)*)
+        };
+        let first_module = types_module(first_types);
+        generic_tuned(
+            &first_module,
+            &bounds,
+            &param_names,
+            &param_types,
+            &dispatch,
+            &no_types,
+        )
+    } else {
+        quote!()
+    };
+    quote! {
+        #traits
+
+        #tuned
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// Launches the specialisation of the arguments' element types (see each submodule's
+        /// `launch`): a type parameter is given by the arguments' types, e.g. `Ptr<f16>`.
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch<#(#bounds),*>(
+            #device: &::tessera::launch::Device,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #(#param_names: #param_types),*
+        ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
+            #launch_arms
+            #no_types
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// Runs the specialisation of the arguments' element types on the CPU emulator (see
+        /// each submodule's `emulate`).
+        #[allow(clippy::too_many_arguments)]
+        pub fn emulate<#(#bounds),*>(
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #(#param_names: #param_types),*
+        ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
+            #emulate_arms
+            #no_types
+        }
+    }
+}
