@@ -70,17 +70,6 @@ checks=(
     "tile_transpose:LDS( |\.)"
     "tile_transpose:BAR\.SYNC"
     "tile_matmul_i8:IMMA\.16832\.S8\.S8"
-    # The pipelined matmuls (num_stages, macros/src/lower/pipeline.rs): the operand tiles reach
-    # shared memory by cp.async (16 bytes, L2 only), then ldmatrix into HMMA.
-    "tile_matmul_stages2__T_f16__BM_64__BN_64__BK_32:LDGSTS\.E\.BYPASS\.128"
-    "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:LDGSTS\.E\.BYPASS\.128"
-    "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:LDGDEPBAR"
-    "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:LDSM\.16\.MT88\.4"
-    "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:HMMA\.16816\.F32"
-    "tile_matmul_stages4__T_bf16__BM_64__BN_64__BK_32:LDGSTS\.E\.BYPASS\.128"
-    "tile_matmul_stages4__T_bf16__BM_64__BN_64__BK_32:HMMA\.16816\.F32\.BF16"
-    "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:LDGSTS\.E\.BYPASS\.128"
-    "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:HMMA\.16816\.F32"
     "tile_matmul_i8:LDSM\.16\.M88\.4"
     "tile_gather_cols:SHFL\.IDX"
     "tile_gather_cols__unaligned:SHFL\.IDX"
@@ -141,6 +130,9 @@ if [[ $ptx_target == *a ]]; then
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32:HGMMA\.64x64x16\.F32\.BF16"
         "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32"
         "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32"
+        # num_stages kernels: their sm_90a body is the wgmma one (not pipelined yet).
+        "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:HGMMA\.64x64x16\.F32"
+        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:HGMMA\.64x128x16\.F32"
     )
     forbidden+=(
         "hopper_matmul_f16:(LDL|STL)( |\.)"
@@ -159,6 +151,18 @@ else
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32:LDSM\.16\.M88\.4"
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32:LDSM\.16\.MT88\.4"
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32:HMMA\.16816\.F32\.BF16"
+        # The pipelined matmuls (num_stages, macros/src/lower/pipeline.rs; the mma.sync path
+        # only): the operand tiles reach shared memory by cp.async (16 bytes, L2 only), then
+        # ldmatrix into HMMA.
+        "tile_matmul_stages2__T_f16__BM_64__BN_64__BK_32:LDGSTS\.E\.BYPASS\.128"
+        "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:LDGSTS\.E\.BYPASS\.128"
+        "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:LDGDEPBAR"
+        "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:LDSM\.16\.MT88\.4"
+        "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:HMMA\.16816\.F32"
+        "tile_matmul_stages4__T_bf16__BM_64__BN_64__BK_32:LDGSTS\.E\.BYPASS\.128"
+        "tile_matmul_stages4__T_bf16__BM_64__BN_64__BK_32:HMMA\.16816\.F32\.BF16"
+        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:HMMA\.16816\.F32"
     )
 fi
 if ((ptx_sm >= 90)); then
