@@ -1,6 +1,6 @@
 //! The AST built from `syn`: statements, expressions, literals, paths and control flow.
 
-use super::{BinOp, Block, Expr, ExprKind, Pat, Special, Stmt, UnOp};
+use super::{BinOp, Block, Expr, ExprKind, ForLoop, Pat, Special, Stmt, UnOp};
 use crate::diag::{Diagnostics, Loc, LocIds};
 use crate::ir::CmpOp;
 use crate::parse::{scalar_named, scalar_type};
@@ -414,13 +414,13 @@ impl AstBuilder<'_> {
         let step = step.map(|s| Box::new(self.expr(s)));
         let body = self.block(&f.body);
         Expr {
-            kind: ExprKind::For {
+            kind: ExprKind::For(ForLoop {
                 var,
                 start,
                 end,
                 step,
                 body,
-            },
+            }),
             loc,
         }
     }

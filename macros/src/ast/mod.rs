@@ -83,6 +83,16 @@ impl Expr {
     }
 }
 
+/// `for var in start..end { … }` or `for var in (start..end).step_by(step) { … }`.
+#[derive(Debug)]
+pub struct ForLoop {
+    pub var: Pat,
+    pub start: Box<Expr>,
+    pub end: Box<Expr>,
+    pub step: Option<Box<Expr>>,
+    pub body: Block,
+}
+
 #[derive(Debug)]
 pub enum ExprKind {
     /// An integer literal; with a suffix (`3u32`) it has that type, else it adapts to its use.
@@ -139,14 +149,7 @@ pub enum ExprKind {
         then: Block,
         els: Option<Box<Expr>>,
     },
-    /// `for var in start..end { … }` or `for var in (start..end).step_by(step) { … }`.
-    For {
-        var: Pat,
-        start: Box<Expr>,
-        end: Box<Expr>,
-        step: Option<Box<Expr>>,
-        body: Block,
-    },
+    For(ForLoop),
     Block(Block),
     /// Syntax the language does not have; an error was reported.
     Invalid,
@@ -270,7 +273,7 @@ impl std::fmt::Display for Expr {
                 write!(f, " as {to}")
             }
             ExprKind::If { .. } => f.write_str("if …"),
-            ExprKind::For { .. } => f.write_str("for …"),
+            ExprKind::For(_) => f.write_str("for …"),
             ExprKind::Block(_) => f.write_str("{ … }"),
             ExprKind::Invalid => f.write_str("…"),
         }

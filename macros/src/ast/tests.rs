@@ -74,11 +74,12 @@ fn statements_and_control_flow() {
         matches!(&b.stmts[1], Stmt::Let { pat: Pat::Tuple { elems, .. }, .. } if elems.len() == 2)
     );
     let Stmt::Expr(Expr {
-        kind: ExprKind::For {
-            step: Some(_),
-            body,
-            ..
-        },
+        kind:
+            ExprKind::For(ForLoop {
+                step: Some(_),
+                body,
+                ..
+            }),
         ..
     }) = &b.stmts[2]
     else {

@@ -1,7 +1,7 @@
 //! Statements and control flow: `let`, assignment, blocks, `for` loops and `if`.
 
 use super::{Checker, Operand, Slot, Val};
-use crate::ast::{BinOp, Block, Expr, ExprKind, Pat, Stmt};
+use crate::ast::{BinOp, Block, Expr, ExprKind, ForLoop, Pat, Stmt};
 use crate::diag::Loc;
 use crate::ir::{OpKind, Region, ValueId};
 use crate::types::{DType, Scalar, TileType};
@@ -216,15 +216,15 @@ impl Checker<'_> {
         carried
     }
 
-    pub(super) fn for_loop(
-        &mut self,
-        var: &Pat,
-        start: &Expr,
-        end: &Expr,
-        step: Option<&Expr>,
-        body: &Block,
-        loc: Loc,
-    ) {
+    pub(super) fn for_loop(&mut self, l: &ForLoop, loc: Loc) {
+        let ForLoop {
+            var,
+            start,
+            end,
+            step,
+            body,
+        } = l;
+        let step = step.as_deref();
         let s = self.operand(start);
         let e = self.operand(end);
         let st = match step {
@@ -522,21 +522,15 @@ pub(super) fn assigned_in_expr(e: &Expr, declared: &[String], out: &mut Vec<Stri
                 assigned_in_expr(e, declared, out);
             }
         }
-        ExprKind::For {
-            var,
-            start,
-            end,
-            step,
-            body,
-        } => {
-            assigned_in_expr(start, declared, out);
-            assigned_in_expr(end, declared, out);
-            if let Some(s) = step {
+        ExprKind::For(l) => {
+            assigned_in_expr(&l.start, declared, out);
+            assigned_in_expr(&l.end, declared, out);
+            if let Some(s) = &l.step {
                 assigned_in_expr(s, declared, out);
             }
             let mut inner = declared.to_vec();
-            pattern_names(var, &mut inner);
-            assigned_outer_names(body, &inner, out);
+            pattern_names(&l.var, &mut inner);
+            assigned_outer_names(&l.body, &inner, out);
         }
         ExprKind::Call { args, .. } | ExprKind::Array(args) => {
             for a in args {

@@ -489,14 +489,8 @@ impl Checker<'_> {
                 Val::One(self.cast(o, *to, loc))
             }
             ExprKind::If { cond, then, els } => self.if_expr(cond, then, els.as_deref(), loc),
-            ExprKind::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-            } => {
-                self.for_loop(var, start, end, step.as_deref(), body, loc);
+            ExprKind::For(l) => {
+                self.for_loop(l, loc);
                 Val::Unit
             }
             ExprKind::Block(b) => self.block(b),
