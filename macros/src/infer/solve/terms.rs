@@ -16,6 +16,7 @@ use crate::infer::graph::{OpId, Use};
 use crate::infer::layouts::reduce_forward;
 use crate::ir::{OpKind, ValueId};
 use std::collections::{HashMap, HashSet};
+use tessera_layout::LinearLayout;
 
 impl Problem<'_> {
     pub(super) fn memory_anchors(&mut self, axis: &AxisAnalysis) -> Result<(), syn::Error> {
@@ -219,19 +220,8 @@ impl Problem<'_> {
                             warps_per_cta: shape.warps_per_cta().to_vec(),
                             instr_n: shape.instr_n,
                         });
-                        self.uses.push(UseAnchor {
-                            op: id,
-                            pos: 2,
-                            value: node.operands[2],
-                            layout: acc_layout,
-                        });
-                        self.produces.push(ProduceAnchor {
-                            op: id,
-                            pos: 0,
-                            value: node.results[0],
-                            layout: acc_layout,
-                            weight: w,
-                        });
+                        self.use_anchor(id, 2, node.operands[2], acc_layout);
+                        self.produce_anchor(id, 0, node.results[0], acc_layout, w);
                         continue;
                     }
                     let (a, b) = (node.operands[0], node.operands[1]);
@@ -272,20 +262,9 @@ impl Problem<'_> {
                         });
                     }
                     for (pos, l) in [(0, a_layout), (1, b_layout), (2, acc_layout)] {
-                        self.uses.push(UseAnchor {
-                            op: id,
-                            pos,
-                            value: node.operands[pos],
-                            layout: l,
-                        });
+                        self.use_anchor(id, pos, node.operands[pos], l);
                     }
-                    self.produces.push(ProduceAnchor {
-                        op: id,
-                        pos: 0,
-                        value: node.results[0],
-                        layout: acc_layout,
-                        weight: w,
-                    });
+                    self.produce_anchor(id, 0, node.results[0], acc_layout, w);
                 }
                 OpKind::Gather { axis, .. } => {
                     self.gathers.push(GatherVar {
@@ -308,24 +287,13 @@ impl Problem<'_> {
                         let l = blocked_layout(&origin, &shape, nw)
                             .map_err(|e| self.error_at(id, &format!("no layout: {e}")))?;
                         self.origins.entry(l).or_insert(origin);
-                        self.uses.push(UseAnchor {
-                            op: id,
-                            pos: 0,
-                            value: x,
-                            layout: l,
-                        });
+                        self.use_anchor(id, 0, x, l);
                         if let Some(out) = reduce_forward(&l, *axis, nw) {
                             self.origins.entry(out).or_insert(Origin::Derived {
                                 what: format!("slice dim={axis}"),
                                 from: Box::new(l),
                             });
-                            self.produces.push(ProduceAnchor {
-                                op: id,
-                                pos: 0,
-                                value: node.results[0],
-                                layout: out,
-                                weight: w,
-                            });
+                            self.produce_anchor(id, 0, node.results[0], out, w);
                         }
                         self.reduce_fixed.insert(id, l);
                         Some(l)
@@ -397,6 +365,34 @@ impl Problem<'_> {
             }
         }
         axes
+    }
+
+    /// Operand `pos` of `op` (the value `value`) must be in `layout`.
+    fn use_anchor(&mut self, op: OpId, pos: usize, value: ValueId, layout: LinearLayout) {
+        self.uses.push(UseAnchor {
+            op,
+            pos,
+            value,
+            layout,
+        });
+    }
+
+    /// `op` makes its result `pos` (the value `value`) in `layout`.
+    fn produce_anchor(
+        &mut self,
+        op: OpId,
+        pos: usize,
+        value: ValueId,
+        layout: LinearLayout,
+        weight: u64,
+    ) {
+        self.produces.push(ProduceAnchor {
+            op,
+            pos,
+            value,
+            layout,
+            weight,
+        });
     }
 
     #[allow(clippy::too_many_arguments)]
