@@ -15,7 +15,7 @@
 use super::{canonical_registers, internal, Ctx};
 use crate::diag::Loc;
 use crate::ir::{Op, OpKind, ValueId};
-use crate::types::DType;
+use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 use tessera_layout::plan::access::{AccessPlan, DimFacts};
@@ -109,16 +109,10 @@ fn lower_load(
     result: ValueId,
 ) -> Result<TokenStream, syn::Error> {
     let loc = &op.loc;
-    let DType::Ptr(elem) = ctx.dtype(ptr) else {
-        return Err(internal(loc, "load from a non-pointer"));
-    };
-    let t = super::scalar_type(elem);
+    let (elem, t) = pointee(ctx, ptr, loc, "load from")?;
     if ctx.is_scalar(ptr) {
         let p = ctx.name(ptr);
-        let m = mask.map_or(quote!(true), |m| {
-            let n = ctx.name(m);
-            quote!(#n)
-        });
+        let m = scalar_mask(ctx, mask);
         let o = other.map_or(quote!(<#t as ::tessera::tile::Elem>::from_bits(0)), |o| {
             let n = ctx.name(o);
             quote!(#n)
@@ -203,17 +197,11 @@ fn lower_store(
     mask: Option<ValueId>,
 ) -> Result<TokenStream, syn::Error> {
     let loc = &op.loc;
-    let DType::Ptr(elem) = ctx.dtype(ptr) else {
-        return Err(internal(loc, "store to a non-pointer"));
-    };
-    let t = super::scalar_type(elem);
+    let (elem, t) = pointee(ctx, ptr, loc, "store to")?;
     if ctx.is_scalar(ptr) {
         // A scalar store: every thread holds the same value; thread 0 of the program writes it.
         let (p, x) = (ctx.name(ptr), ctx.name(value));
-        let m = mask.map_or(quote!(true), |m| {
-            let n = ctx.name(m);
-            quote!(#n)
-        });
+        let m = scalar_mask(ctx, mask);
         let (lane, warp) = (ctx.lane(), ctx.warp());
         return Ok(quote! {
             unsafe {
@@ -277,6 +265,28 @@ fn lower_store(
         body.extend(quote!(unsafe { #access }));
     }
     Ok(quote!({ #body }))
+}
+
+/// The element type of the pointers `ptr` and its Rust type (`what`: the access, "load from" or
+/// "store to", for the internal error).
+fn pointee(
+    ctx: &Ctx,
+    ptr: ValueId,
+    loc: &Loc,
+    what: &str,
+) -> Result<(Scalar, TokenStream), syn::Error> {
+    let DType::Ptr(elem) = ctx.dtype(ptr) else {
+        return Err(internal(loc, &format!("{what} a non-pointer")));
+    };
+    Ok((elem, super::scalar_type(elem)))
+}
+
+/// The predicate of a scalar access: the mask's name, or `true` without one.
+fn scalar_mask(ctx: &mut Ctx, mask: Option<ValueId>) -> TokenStream {
+    mask.map_or(quote!(true), |m| {
+        let n = ctx.name(m);
+        quote!(#n)
+    })
 }
 
 /// The layout of the pointers `ptr`, which the access's other tile operands share (inference
