@@ -86,91 +86,79 @@ fn configs_keep_the_matching_specialisations_in_order() {
     );
 }
 
+/// Checks that each attribute `BM = [64, 128], BK = 32, <rest>` is rejected with a first error
+/// containing each of the messages.
+fn first_errors_contain(cases: &[(TokenStream, &[&str])]) {
+    for (rest, messages) in cases {
+        let e = errors(quote!(BM = [64, 128], BK = 32, #rest));
+        for message in *messages {
+            assert!(e[0].contains(message), "{rest}: {e:?}");
+        }
+    }
+}
+
 #[test]
 fn key_errors() {
-    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [mm])));
-    assert!(
-        e[0].contains(
-            "the autotune key names `mm`, which is not a parameter of `k` (did you mean `m`?)"
+    first_errors_contain(&[
+        (
+            quote!(autotune(key = [mm])),
+            &["the autotune key names `mm`, which is not a parameter of `k` (did you mean `m`?)"],
         ),
-        "{e:?}"
-    );
-    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [x])));
-    assert!(
-        e[0].contains("scalar parameters of type i32, u32, i64, u64 or f32"),
-        "{e:?}"
-    );
-    assert!(e[0].contains("`x` is a pointer (`Ptr<f32>`)"), "{e:?}");
-    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [h])));
-    assert!(e[0].contains("`h` is of type `f16`"), "{e:?}");
-    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [m, m])));
-    assert!(e[0].contains("`m` is listed twice in the key"), "{e:?}");
-    let e = errors(quote!(BM = [64, 128], BK = 32, autotune(key = [m + 1])));
-    assert!(e[0].contains("the key lists parameter names"), "{e:?}");
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(configs = [(BM = 64)])
-    ));
-    assert!(e[0].contains("`autotune` needs `key = [...]`"), "{e:?}");
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(key = [m], kye = [n])
-    ));
-    assert!(e[0].contains("unknown `autotune` argument `kye`"), "{e:?}");
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(key = [m]),
-        autotune(key = [n])
-    ));
-    assert!(e[0].contains("`autotune` is given twice"), "{e:?}");
+        (
+            quote!(autotune(key = [x])),
+            &[
+                "scalar parameters of type i32, u32, i64, u64 or f32",
+                "`x` is a pointer (`Ptr<f32>`)",
+            ],
+        ),
+        (quote!(autotune(key = [h])), &["`h` is of type `f16`"]),
+        (
+            quote!(autotune(key = [m, m])),
+            &["`m` is listed twice in the key"],
+        ),
+        (
+            quote!(autotune(key = [m + 1])),
+            &["the key lists parameter names"],
+        ),
+        (
+            quote!(autotune(configs = [(BM = 64)])),
+            &["`autotune` needs `key = [...]`"],
+        ),
+        (
+            quote!(autotune(key = [m], kye = [n])),
+            &["unknown `autotune` argument `kye`"],
+        ),
+        (
+            quote!(autotune(key = [m]), autotune(key = [n])),
+            &["`autotune` is given twice"],
+        ),
+    ]);
 }
 
 #[test]
 fn config_errors() {
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(key = [m], configs = [(BM = 256)])
-    ));
-    assert!(
-        e[0].contains("BM = 256 is not compiled: the attribute lists BM = [64, 128]"),
-        "{e:?}"
-    );
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(key = [m], configs = [(BN = 64)])
-    ));
-    assert!(
-        e[0].contains(
-            "`BN` in an autotune config is neither a const parameter of `k` nor `num_warps`"
+    first_errors_contain(&[
+        (
+            quote!(autotune(key = [m], configs = [(BM = 256)])),
+            &["BM = 256 is not compiled: the attribute lists BM = [64, 128]"],
         ),
-        "{e:?}"
-    );
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(key = [m], configs = [])
-    ));
-    assert!(e[0].contains("`configs` is empty"), "{e:?}");
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(key = [m], configs = [BM])
-    ));
-    assert!(e[0].contains("`configs` takes a list of tuples"), "{e:?}");
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(key = [m], configs = [(BM = x)])
-    ));
-    assert!(
-        e[0].contains("a config gives integer values by name"),
-        "{e:?}"
-    );
+        (
+            quote!(autotune(key = [m], configs = [(BN = 64)])),
+            &["`BN` in an autotune config is neither a const parameter of `k` nor `num_warps`"],
+        ),
+        (
+            quote!(autotune(key = [m], configs = [])),
+            &["`configs` is empty"],
+        ),
+        (
+            quote!(autotune(key = [m], configs = [BM])),
+            &["`configs` takes a list of tuples"],
+        ),
+        (
+            quote!(autotune(key = [m], configs = [(BM = x)])),
+            &["a config gives integer values by name"],
+        ),
+    ]);
 }
 
 #[test]
@@ -180,13 +168,8 @@ fn one_candidate_is_nothing_to_tune() {
         e[0].contains("nothing to autotune: the attribute's lists make 1 specialisation"),
         "{e:?}"
     );
-    let e = errors(quote!(
-        BM = [64, 128],
-        BK = 32,
-        autotune(key = [m], configs = [(BM = 64)])
-    ));
-    assert!(
-        e[0].contains("nothing to autotune: `configs` keeps 1 specialisation"),
-        "{e:?}"
-    );
+    first_errors_contain(&[(
+        quote!(autotune(key = [m], configs = [(BM = 64)])),
+        &["nothing to autotune: `configs` keeps 1 specialisation"],
+    )]);
 }
