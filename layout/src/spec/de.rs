@@ -1,10 +1,15 @@
 //! serde over a [`Json`] tree that knows where it is: the typed schema of a spec is declared with
 //! `#[derive(Deserialize)]`, and every error names the JSON path of the bad field
 //! (`params.order[2]`) and why, in the words of [`super::uint`] and friends.
+//!
+//! An enum is a layout spec `{"family": F, "params": {...}}`: the variant is named by `family`,
+//! the fields of a struct variant are the members of `params`.
 
-use super::{index, join, Json, SpecError};
+use super::{field, index, join, string, Json, SpecError};
 use core::fmt;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
+use serde::de::{
+    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess,
+};
 use serde::Deserialize;
 use std::format;
 use std::string::{String, ToString};
@@ -71,6 +76,18 @@ impl DeError {
     }
 }
 
+impl From<SpecError> for DeError {
+    fn from(e: SpecError) -> Self {
+        match e {
+            SpecError::Field { path, message } => DeError {
+                path: Some(path),
+                ..DeError::new(message)
+            },
+            other => DeError::new(other.to_string()),
+        }
+    }
+}
+
 impl fmt::Display for DeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
@@ -89,6 +106,13 @@ impl de::Error for DeError {
             missing: Some(field),
             ..DeError::new("missing".to_string())
         }
+    }
+
+    fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
+        DeError::new(format!(
+            "unknown layout family \"{variant}\" (expected one of {})",
+            expected.join(", ")
+        ))
     }
 
     fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
@@ -197,9 +221,29 @@ impl<'de> Deserializer<'de> for At<'de> {
         self.deserialize_map(visitor).map_err(|e| e.in_family(name))
     }
 
+    fn deserialize_enum<V: de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        let family_path = join(&self.path, "family");
+        let family = string(field(self.value, &self.path, "family")?, &family_path)?;
+        let params_path = join(&self.path, "params");
+        let params = field(self.value, &self.path, "params")?;
+        visitor.visit_enum(Family {
+            name: family,
+            path: family_path,
+            params: At {
+                value: params,
+                path: params_path,
+            },
+        })
+    }
+
     serde::forward_to_deserialize_any! {
         i8 i16 i32 i64 i128 u8 u16 u64 u128 f32 f64 char bytes byte_buf unit unit_struct
-        newtype_struct tuple tuple_struct enum identifier ignored_any
+        newtype_struct tuple tuple_struct identifier ignored_any
     }
 }
 
@@ -259,6 +303,66 @@ impl<'de> MapAccess<'de> for Members<'_, 'de> {
             .value
             .take()
             .ok_or_else(|| DeError::new("a value without its key".to_string()))?;
-        seed.deserialize(At { value, path })
+        seed.deserialize(At {
+            value,
+            path: path.clone(),
+        })
+        .map_err(|e| e.at(&path))
+    }
+}
+
+/// A layout spec's family (the variant, at `path`) and its `params` (the variant's fields).
+struct Family<'de> {
+    name: &'de str,
+    path: String,
+    params: At<'de>,
+}
+
+impl<'de> EnumAccess<'de> for Family<'de> {
+    type Error = DeError;
+    type Variant = Self;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self), DeError> {
+        let name = de::value::BorrowedStrDeserializer::<DeError>::new(self.name);
+        let variant = seed.deserialize(name).map_err(|e| e.at(&self.path))?;
+        Ok((variant, self))
+    }
+}
+
+impl Family<'_> {
+    /// A variant without named fields: the schema has none.
+    fn not_named(&self) -> DeError {
+        DeError::new("a layout family's parameters are named".to_string()).at(&self.path)
+    }
+}
+
+impl<'de> VariantAccess<'de> for Family<'de> {
+    type Error = DeError;
+
+    fn unit_variant(self) -> Result<(), DeError> {
+        Err(self.not_named())
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, _seed: T) -> Result<T::Value, DeError> {
+        Err(self.not_named())
+    }
+
+    fn tuple_variant<V: de::Visitor<'de>>(
+        self,
+        _len: usize,
+        _visitor: V,
+    ) -> Result<V::Value, DeError> {
+        Err(self.not_named())
+    }
+
+    fn struct_variant<V: de::Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        let family = self.name;
+        self.params
+            .deserialize_map(visitor)
+            .map_err(|e| e.in_family(family))
     }
 }

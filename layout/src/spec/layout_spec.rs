@@ -2,19 +2,24 @@
 //! into an owned [`LayoutSpec`], written back, and built for a shape with [`crate::families`].
 
 use super::de::from_json_at;
-use super::{field, index, join, string, uint_list, Json, SpecError};
+use super::{index, join, uint_list, Json, SpecError};
 use crate::families::{
     self, AmdMfma, AmdWmma, Blocked, DotOperand, MmaParent, NvidiaMma, NvmmaShared, SwizzledShared,
 };
 use crate::{Label, LinearLayout, MAX_DIMS};
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 use std::boxed::Box;
 use std::format;
 use std::string::String;
 use std::vec::Vec;
 
 /// A layout family with its parameters (owned; see the table in `test-support/oracle/README.md`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Read with serde: the variant is named by `family` (snake case), its fields are the keys of
+/// `params` (unknown keys are errors; `null` is an absent optional parameter).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum LayoutSpec {
     Blocked {
         size_per_thread: Vec<u32>,
@@ -27,7 +32,8 @@ pub enum LayoutSpec {
         parent: Box<LayoutSpec>,
     },
     NvidiaMma {
-        /// `[major, minor]`: `[2, 0]` Ampere, `[3, 0]` Hopper.
+        /// `[major, minor]`: `[2, 0]` Ampere, `[3, 0]` Hopper (`[major]` reads as `[major, 0]`).
+        #[serde(deserialize_with = "mma_version")]
         version: [u32; 2],
         warps_per_cta: Vec<u32>,
         instr_shape: Vec<u32>,
@@ -35,6 +41,7 @@ pub enum LayoutSpec {
     DotOperand {
         operand_index: u32,
         k_width: u32,
+        #[serde(deserialize_with = "dot_parent")]
         parent: Box<LayoutSpec>,
     },
     AmdMfma {
@@ -58,6 +65,8 @@ pub enum LayoutSpec {
         register: Vec<Vec<u32>>,
         lane: Vec<Vec<u32>>,
         warp: Vec<Vec<u32>>,
+        /// Absent: none.
+        #[serde(default, deserialize_with = "absent_if_null")]
         block: Vec<Vec<u32>>,
         shape: Vec<u32>,
     },
@@ -75,6 +84,8 @@ pub enum LayoutSpec {
     /// Explicit offset(/block) bases (a memory layout); `shape` absent: the tensor's shape.
     SharedLinear {
         offset: Vec<Vec<u32>>,
+        /// Absent: none.
+        #[serde(default, deserialize_with = "absent_if_null")]
         block: Vec<Vec<u32>>,
         shape: Option<Vec<u32>>,
     },
@@ -94,229 +105,46 @@ pub const FAMILIES: [&str; 10] = [
     "shared_linear",
 ];
 
-// The parameters of each family, as written in `params` (unknown keys are errors; `null` is
-// absent). Each struct is named after its family, so an unknown key's message names it.
-
-#[derive(Deserialize)]
-#[serde(rename = "blocked", deny_unknown_fields)]
-struct BlockedParams {
-    size_per_thread: Vec<u32>,
-    threads_per_warp: Vec<u32>,
-    warps_per_cta: Vec<u32>,
-    order: Vec<u32>,
+/// A `version` of `[major]` or `[major, minor]`, as `[major, minor]`.
+fn mma_version<'de, D: Deserializer<'de>>(d: D) -> Result<[u32; 2], D::Error> {
+    match Vec::<u32>::deserialize(d)?.as_slice() {
+        [major] => Ok([*major, 0]),
+        [major, minor] => Ok([*major, *minor]),
+        _ => Err(D::Error::custom(
+            "expected [major, minor], e.g. [2, 0] or [3, 0]",
+        )),
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(rename = "slice", deny_unknown_fields)]
-struct SliceParams {
-    dim: u32,
-    parent: Json,
+/// The parent of a dot operand: an accumulator-like layout.
+fn dot_parent<'de, D: Deserializer<'de>>(d: D) -> Result<Box<LayoutSpec>, D::Error> {
+    let parent = LayoutSpec::deserialize(d)?;
+    if !matches!(
+        parent,
+        LayoutSpec::Blocked { .. }
+            | LayoutSpec::NvidiaMma { .. }
+            | LayoutSpec::AmdMfma { .. }
+            | LayoutSpec::AmdWmma { .. }
+    ) {
+        return Err(D::Error::custom(format!(
+            "a dot operand's parent must be blocked, nvidia_mma, amd_mfma or amd_wmma, not {}",
+            parent.family()
+        )));
+    }
+    Ok(Box::new(parent))
 }
 
-#[derive(Deserialize)]
-#[serde(rename = "nvidia_mma", deny_unknown_fields)]
-struct NvidiaMmaParams {
-    version: Vec<u32>,
-    warps_per_cta: Vec<u32>,
-    instr_shape: Vec<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename = "dot_operand", deny_unknown_fields)]
-struct DotOperandParams {
-    operand_index: u32,
-    k_width: u32,
-    parent: Json,
-}
-
-#[derive(Deserialize)]
-#[serde(rename = "amd_mfma", deny_unknown_fields)]
-struct AmdMfmaParams {
-    version: u32,
-    instr_shape: Vec<u32>,
-    transposed: bool,
-    warps_per_cta: Vec<u32>,
-    tiles_per_warp: Option<Vec<u32>>,
-    element_bitwidth: Option<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename = "amd_wmma", deny_unknown_fields)]
-struct AmdWmmaParams {
-    version: u32,
-    transposed: bool,
-    warps_per_cta: Vec<u32>,
-    instr_shape: Vec<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename = "linear", deny_unknown_fields)]
-struct LinearParams {
-    register: Vec<Vec<u32>>,
-    lane: Vec<Vec<u32>>,
-    warp: Vec<Vec<u32>>,
-    block: Option<Vec<Vec<u32>>>,
-    shape: Vec<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename = "swizzled_shared", deny_unknown_fields)]
-struct SwizzledSharedParams {
-    vec: u32,
-    per_phase: u32,
-    max_phase: u32,
-    order: Vec<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename = "nvmma_shared", deny_unknown_fields)]
-struct NvmmaSharedParams {
-    swizzle_byte_width: u32,
-    element_bitwidth: u32,
-    transposed: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(rename = "shared_linear", deny_unknown_fields)]
-struct SharedLinearParams {
-    offset: Vec<Vec<u32>>,
-    block: Option<Vec<Vec<u32>>>,
-    shape: Option<Vec<u32>>,
+/// An optional parameter that is absent when `null`.
+fn absent_if_null<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+    d: D,
+) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 impl LayoutSpec {
     /// Reads a spec (at JSON path `path`, for error messages; `""` at the root).
     pub fn from_json_at(v: &Json, path: &str) -> Result<Self, SpecError> {
-        let family_path = join(path, "family");
-        let family = string(field(v, path, "family")?, &family_path)?;
-        let pp = join(path, "params");
-        let params = field(v, path, "params")?;
-        let parent_path = join(&pp, "parent");
-        let spec = match family {
-            "blocked" => {
-                let p: BlockedParams = from_json_at(params, &pp)?;
-                LayoutSpec::Blocked {
-                    size_per_thread: p.size_per_thread,
-                    threads_per_warp: p.threads_per_warp,
-                    warps_per_cta: p.warps_per_cta,
-                    order: p.order,
-                }
-            }
-            "slice" => {
-                let p: SliceParams = from_json_at(params, &pp)?;
-                LayoutSpec::Slice {
-                    dim: p.dim,
-                    parent: Box::new(Self::from_json_at(&p.parent, &parent_path)?),
-                }
-            }
-            "nvidia_mma" => {
-                let p: NvidiaMmaParams = from_json_at(params, &pp)?;
-                let version = match p.version.as_slice() {
-                    [major] => [*major, 0],
-                    [major, minor] => [*major, *minor],
-                    _ => {
-                        return Err(SpecError::field(
-                            &join(&pp, "version"),
-                            "expected [major, minor], e.g. [2, 0] or [3, 0]",
-                        ))
-                    }
-                };
-                LayoutSpec::NvidiaMma {
-                    version,
-                    warps_per_cta: p.warps_per_cta,
-                    instr_shape: p.instr_shape,
-                }
-            }
-            "dot_operand" => {
-                let p: DotOperandParams = from_json_at(params, &pp)?;
-                let parent = Self::from_json_at(&p.parent, &parent_path)?;
-                if !matches!(
-                    parent,
-                    LayoutSpec::Blocked { .. }
-                        | LayoutSpec::NvidiaMma { .. }
-                        | LayoutSpec::AmdMfma { .. }
-                        | LayoutSpec::AmdWmma { .. }
-                ) {
-                    return Err(SpecError::field(
-                        &parent_path,
-                        format!(
-                            "a dot operand's parent must be blocked, nvidia_mma, amd_mfma or amd_wmma, not {}",
-                            parent.family()
-                        ),
-                    ));
-                }
-                LayoutSpec::DotOperand {
-                    operand_index: p.operand_index,
-                    k_width: p.k_width,
-                    parent: Box::new(parent),
-                }
-            }
-            "amd_mfma" => {
-                let p: AmdMfmaParams = from_json_at(params, &pp)?;
-                LayoutSpec::AmdMfma {
-                    version: p.version,
-                    instr_shape: p.instr_shape,
-                    transposed: p.transposed,
-                    warps_per_cta: p.warps_per_cta,
-                    tiles_per_warp: p.tiles_per_warp,
-                    element_bitwidth: p.element_bitwidth,
-                }
-            }
-            "amd_wmma" => {
-                let p: AmdWmmaParams = from_json_at(params, &pp)?;
-                LayoutSpec::AmdWmma {
-                    version: p.version,
-                    transposed: p.transposed,
-                    warps_per_cta: p.warps_per_cta,
-                    instr_shape: p.instr_shape,
-                }
-            }
-            "linear" => {
-                let p: LinearParams = from_json_at(params, &pp)?;
-                LayoutSpec::Linear {
-                    register: p.register,
-                    lane: p.lane,
-                    warp: p.warp,
-                    block: p.block.unwrap_or_default(),
-                    shape: p.shape,
-                }
-            }
-            "swizzled_shared" => {
-                let p: SwizzledSharedParams = from_json_at(params, &pp)?;
-                LayoutSpec::SwizzledShared {
-                    vec: p.vec,
-                    per_phase: p.per_phase,
-                    max_phase: p.max_phase,
-                    order: p.order,
-                }
-            }
-            "nvmma_shared" => {
-                let p: NvmmaSharedParams = from_json_at(params, &pp)?;
-                LayoutSpec::NvmmaShared {
-                    swizzle_byte_width: p.swizzle_byte_width,
-                    element_bitwidth: p.element_bitwidth,
-                    transposed: p.transposed,
-                }
-            }
-            "shared_linear" => {
-                let p: SharedLinearParams = from_json_at(params, &pp)?;
-                LayoutSpec::SharedLinear {
-                    offset: p.offset,
-                    block: p.block.unwrap_or_default(),
-                    shape: p.shape,
-                }
-            }
-            other => {
-                return Err(SpecError::field(
-                    &family_path,
-                    format!(
-                        "unknown layout family \"{other}\" (expected one of {})",
-                        FAMILIES.join(", ")
-                    ),
-                ))
-            }
-        };
-        Ok(spec)
+        from_json_at(v, path)
     }
 
     /// Reads a spec at the root of a JSON document.
@@ -741,15 +569,45 @@ mod tests {
                 r#"{"family": "shared_linear", "params": {"offset": [[1]], "shape": [2], "swizzle": 1}}"#,
                 "`params.swizzle`: unknown parameter of a shared_linear layout (expected offset, block, shape)",
             ),
+            (
+                r#"{"family": "dot_operand", "params": {"operand_index": 0, "k_width": 2, "parent": {"family": "nvidia_mma", "params": {"version": [2, 0, 1], "warps_per_cta": [2, 2], "instr_shape": [16, 8]}}}}"#,
+                "`params.parent.params.version`: expected [major, minor], e.g. [2, 0] or [3, 0]",
+            ),
+            (
+                r#"{"family": "linear", "params": {"register": [], "lane": [[1]], "warp": [], "block": 5, "shape": [2]}}"#,
+                "`params.block`: expected an array, found a number",
+            ),
+            (
+                r#"{"family": 3, "params": {}}"#,
+                "`family`: expected a string, found a number",
+            ),
         ];
         for (text, message) in cases {
             let e = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap_err();
             assert_eq!(e.to_string(), message, "{text}");
         }
+        // The families serde knows are the ones `FAMILIES` lists, in its order.
+        let text = r#"{"family": "blocky", "params": {}}"#;
+        let e = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap_err();
+        let message = format!(
+            "`family`: unknown layout family \"blocky\" (expected one of {})",
+            FAMILIES.join(", ")
+        );
+        assert_eq!(e.to_string(), message);
         // `null` is an absent optional parameter.
         let text = r#"{"family": "linear", "params": {"register": [], "lane": [[1]], "warp": [], "block": null, "shape": [2]}}"#;
         let spec = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap();
         assert!(matches!(spec, LayoutSpec::Linear { ref block, .. } if block.is_empty()));
+        // A one-number mma version is `[major, 0]`.
+        let text = r#"{"family": "nvidia_mma", "params": {"version": [3], "warps_per_cta": [4, 1], "instr_shape": [16, 64, 16]}}"#;
+        let spec = LayoutSpec::from_json(&parse_json(text).unwrap()).unwrap();
+        assert!(matches!(
+            spec,
+            LayoutSpec::NvidiaMma {
+                version: [3, 0],
+                ..
+            }
+        ));
     }
 
     #[test]
