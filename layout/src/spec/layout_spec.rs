@@ -2,23 +2,24 @@
 //! into an owned [`LayoutSpec`], written back, and built for a shape with [`crate::families`].
 
 use super::de::from_json_at;
+use super::ser::to_json;
 use super::{index, join, uint_list, Json, SpecError};
 use crate::families::{
     self, AmdMfma, AmdWmma, Blocked, DotOperand, MmaParent, NvidiaMma, NvmmaShared, SwizzledShared,
 };
 use crate::{Label, LinearLayout, MAX_DIMS};
 use serde::de::Error as _;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::boxed::Box;
 use std::format;
-use std::string::String;
 use std::vec::Vec;
 
 /// A layout family with its parameters (owned; see the table in `test-support/oracle/README.md`).
 ///
-/// Read with serde: the variant is named by `family` (snake case), its fields are the keys of
-/// `params` (unknown keys are errors; `null` is an absent optional parameter).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+/// Read and written with serde: the variant is named by `family` (snake case), its fields are the
+/// keys of `params` (unknown keys are errors; `null` is an absent optional parameter, and absent
+/// ones are not written).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum LayoutSpec {
     Blocked {
@@ -33,16 +34,16 @@ pub enum LayoutSpec {
     },
     NvidiaMma {
         /// `[major, minor]`: `[2, 0]` Ampere, `[3, 0]` Hopper (`[major]` reads as `[major, 0]`).
-        #[serde(deserialize_with = "mma_version")]
+        #[serde(deserialize_with = "mma_version", serialize_with = "list")]
         version: [u32; 2],
         warps_per_cta: Vec<u32>,
         instr_shape: Vec<u32>,
     },
     DotOperand {
         operand_index: u32,
-        k_width: u32,
         #[serde(deserialize_with = "dot_parent")]
         parent: Box<LayoutSpec>,
+        k_width: u32,
     },
     AmdMfma {
         version: u32,
@@ -50,8 +51,10 @@ pub enum LayoutSpec {
         transposed: bool,
         warps_per_cta: Vec<u32>,
         /// Absent: one tile per warp in every dimension.
+        #[serde(skip_serializing_if = "Option::is_none")]
         tiles_per_warp: Option<Vec<u32>>,
         /// Absent: 32.
+        #[serde(skip_serializing_if = "Option::is_none")]
         element_bitwidth: Option<u32>,
     },
     AmdWmma {
@@ -66,7 +69,11 @@ pub enum LayoutSpec {
         lane: Vec<Vec<u32>>,
         warp: Vec<Vec<u32>>,
         /// Absent: none.
-        #[serde(default, deserialize_with = "absent_if_null")]
+        #[serde(
+            default,
+            deserialize_with = "absent_if_null",
+            skip_serializing_if = "Vec::is_empty"
+        )]
         block: Vec<Vec<u32>>,
         shape: Vec<u32>,
     },
@@ -85,8 +92,13 @@ pub enum LayoutSpec {
     SharedLinear {
         offset: Vec<Vec<u32>>,
         /// Absent: none.
-        #[serde(default, deserialize_with = "absent_if_null")]
+        #[serde(
+            default,
+            deserialize_with = "absent_if_null",
+            skip_serializing_if = "Vec::is_empty"
+        )]
         block: Vec<Vec<u32>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         shape: Option<Vec<u32>>,
     },
 }
@@ -132,6 +144,11 @@ fn dot_parent<'de, D: Deserializer<'de>>(d: D) -> Result<Box<LayoutSpec>, D::Err
         )));
     }
     Ok(Box::new(parent))
+}
+
+/// `[major, minor]` written as a list.
+fn list<S: Serializer>(v: &[u32; 2], s: S) -> Result<S::Ok, S::Error> {
+    v.as_slice().serialize(s)
 }
 
 /// An optional parameter that is absent when `null`.
@@ -180,132 +197,7 @@ impl LayoutSpec {
 
     /// Writes the spec back as `{"family": F, "params": {...}}`.
     pub fn to_json(&self) -> Json {
-        let list = |v: &[u32]| Json::u32_array(v);
-        let bases = |b: &[Vec<u32>]| Json::Array(b.iter().map(|x| Json::u32_array(x)).collect());
-        let int = |v: u32| Json::Int(v as i64);
-        let params: Vec<(&str, Json)> = match self {
-            LayoutSpec::Blocked {
-                size_per_thread,
-                threads_per_warp,
-                warps_per_cta,
-                order,
-            } => std::vec![
-                ("size_per_thread", list(size_per_thread)),
-                ("threads_per_warp", list(threads_per_warp)),
-                ("warps_per_cta", list(warps_per_cta)),
-                ("order", list(order)),
-            ],
-            LayoutSpec::Slice { dim, parent } => {
-                std::vec![("dim", int(*dim)), ("parent", parent.to_json())]
-            }
-            LayoutSpec::NvidiaMma {
-                version,
-                warps_per_cta,
-                instr_shape,
-            } => std::vec![
-                ("version", list(version)),
-                ("warps_per_cta", list(warps_per_cta)),
-                ("instr_shape", list(instr_shape)),
-            ],
-            LayoutSpec::DotOperand {
-                operand_index,
-                k_width,
-                parent,
-            } => std::vec![
-                ("operand_index", int(*operand_index)),
-                ("parent", parent.to_json()),
-                ("k_width", int(*k_width)),
-            ],
-            LayoutSpec::AmdMfma {
-                version,
-                instr_shape,
-                transposed,
-                warps_per_cta,
-                tiles_per_warp,
-                element_bitwidth,
-            } => {
-                let mut p = std::vec![
-                    ("version", int(*version)),
-                    ("instr_shape", list(instr_shape)),
-                    ("transposed", Json::Bool(*transposed)),
-                    ("warps_per_cta", list(warps_per_cta)),
-                ];
-                if let Some(t) = tiles_per_warp {
-                    p.push(("tiles_per_warp", list(t)));
-                }
-                if let Some(b) = element_bitwidth {
-                    p.push(("element_bitwidth", int(*b)));
-                }
-                p
-            }
-            LayoutSpec::AmdWmma {
-                version,
-                transposed,
-                warps_per_cta,
-                instr_shape,
-            } => std::vec![
-                ("version", int(*version)),
-                ("transposed", Json::Bool(*transposed)),
-                ("warps_per_cta", list(warps_per_cta)),
-                ("instr_shape", list(instr_shape)),
-            ],
-            LayoutSpec::Linear {
-                register,
-                lane,
-                warp,
-                block,
-                shape,
-            } => {
-                let mut p = std::vec![
-                    ("register", bases(register)),
-                    ("lane", bases(lane)),
-                    ("warp", bases(warp)),
-                ];
-                if !block.is_empty() {
-                    p.push(("block", bases(block)));
-                }
-                p.push(("shape", list(shape)));
-                p
-            }
-            LayoutSpec::SwizzledShared {
-                vec,
-                per_phase,
-                max_phase,
-                order,
-            } => std::vec![
-                ("vec", int(*vec)),
-                ("per_phase", int(*per_phase)),
-                ("max_phase", int(*max_phase)),
-                ("order", list(order)),
-            ],
-            LayoutSpec::NvmmaShared {
-                swizzle_byte_width,
-                element_bitwidth,
-                transposed,
-            } => std::vec![
-                ("swizzle_byte_width", int(*swizzle_byte_width)),
-                ("element_bitwidth", int(*element_bitwidth)),
-                ("transposed", Json::Bool(*transposed)),
-            ],
-            LayoutSpec::SharedLinear {
-                offset,
-                block,
-                shape,
-            } => {
-                let mut p = std::vec![("offset", bases(offset))];
-                if !block.is_empty() {
-                    p.push(("block", bases(block)));
-                }
-                if let Some(s) = shape {
-                    p.push(("shape", list(s)));
-                }
-                p
-            }
-        };
-        Json::object([
-            ("family", Json::String(String::from(self.family()))),
-            ("params", Json::object(params)),
-        ])
+        to_json(self).expect("a layout spec holds only integers, booleans and lists of them")
     }
 
     /// The layout of a tensor of `shape` with Triton's semantics ([`crate::families`]).
@@ -576,6 +468,10 @@ mod tests {
             (
                 r#"{"family": "linear", "params": {"register": [], "lane": [[1]], "warp": [], "block": 5, "shape": [2]}}"#,
                 "`params.block`: expected an array, found a number",
+            ),
+            (
+                r#"{"family": "dot_operand", "params": {"operand_index": 0, "k_width": 2, "kw": 1}}"#,
+                "`params.kw`: unknown parameter of a dot_operand layout (expected operand_index, parent, k_width)",
             ),
             (
                 r#"{"family": 3, "params": {}}"#,

@@ -14,6 +14,7 @@
 mod de;
 mod json;
 mod layout_spec;
+mod ser;
 
 pub use json::{parse_json, Json, JsonError, MAX_JSON_DEPTH};
 pub use layout_spec::{layout_from_spec, shape_from_json, LayoutSpec, FAMILIES};
