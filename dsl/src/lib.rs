@@ -9,7 +9,7 @@
 mod ptr;
 pub use ptr::Ptr;
 
-/// The `#[tile_kernel]` attribute: the tile language (see the `tessera-macros` crate docs).
+/// The `#[tile_kernel]` attribute: the tile language (see the `tessera-gpu-macros` crate docs).
 pub use tessera_macros::tile_kernel;
 
 #[cfg(not(target_arch = "nvptx64"))]

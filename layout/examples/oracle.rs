@@ -2,7 +2,7 @@
 //! `test-support/oracle/`, schema in its README):
 //!
 //! ```text
-//! cargo run --release -p tessera-layout --example oracle -- test-support/oracle/layouts.json
+//! cargo run --release -p tessera-gpu-layout --example oracle -- test-support/oracle/layouts.json
 //! ```
 //!
 //! A bare file name (`layouts.json`) is looked up in the oracle directory (`TESSERA_ORACLE_DIR`,

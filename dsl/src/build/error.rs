@@ -11,6 +11,8 @@ pub enum BuildError {
     UnknownSm { given: String },
     /// The toolchain is not nightly (`-Zbuild-std` is unstable).
     NotNightly { rustc: String, version: String },
+    /// rustup could not install the device toolchain.
+    ToolchainInstall { toolchain: String, detail: String },
     /// The `rust-src` component is missing (`-Zbuild-std` compiles `core` from it).
     MissingRustSrc { sysroot: PathBuf, toolchain: String },
     /// A path the build needs is missing or not what it should be.
@@ -55,8 +57,14 @@ impl fmt::Display for BuildError {
             BuildError::NotNightly { rustc, version } => write!(
                 f,
                 "the PTX build needs a nightly toolchain (it uses -Zbuild-std=core), but `{rustc}` is \
-                 `{version}`; add a rust-toolchain.toml with `channel = \"nightly\"` and \
-                 `components = [\"rust-src\"]`"
+                 `{version}`; install rustup (the build then installs the pinned nightly itself) or \
+                 name a nightly in TESSERA_DEVICE_TOOLCHAIN"
+            ),
+            BuildError::ToolchainInstall { toolchain, detail } => write!(
+                f,
+                "could not install the device toolchain `{toolchain}` (the PTX build needs a nightly \
+                 with rust-src): {detail}\nInstall it by hand (`rustup toolchain install {toolchain} \
+                 --component rust-src`) or name an installed nightly in TESSERA_DEVICE_TOOLCHAIN"
             ),
             BuildError::MissingRustSrc { sysroot, toolchain } => write!(
                 f,

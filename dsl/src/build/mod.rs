@@ -17,12 +17,17 @@
 //! comma-separated list, e.g. `TESSERA_SM=sm_80,sm_90a`) overrides both.
 //!
 //! What [`PtxBuild::build`] does:
-//! 1. checks that the toolchain is nightly and has `rust-src` (`-Zbuild-std` needs both);
-//! 2. for every target at once, runs `cargo build --release --target nvptx64-nvidia-cuda
+//! 1. finds the device toolchain: the pinned nightly [`DEVICE_TOOLCHAIN`] (or
+//!    `$TESSERA_DEVICE_TOOLCHAIN`), whatever toolchain builds the host crate (stable is fine);
+//!    through rustup it installs the toolchain, or adds its `rust-src`, when missing, and says so
+//!    (`cargo:warning` lines);
+//! 2. for every target at once, runs that toolchain's `cargo build --release --target nvptx64-nvidia-cuda
 //!    -Zbuild-std=core --message-format=json-render-diagnostics` in the kernel crate's directory,
 //!    with rustflags `-Ctarget-cpu=<sm> --emit=asm -Zunstable-options -Cpanic=immediate-abort`
 //!    and the target's own target directory (`<target>/tessera-ptx/<sm>`), so the nested cargos
-//!    never wait on the outer build's lock nor on each other;
+//!    never wait on the outer build's lock nor on each other; each target's diagnostics go to
+//!    `<target>/tessera-ptx/<sm>/device-build.log`, and one `cargo:warning` line says what was
+//!    built (crate, target, SMs, toolchain, time);
 //! 3. takes the kernel crate's `compiler-artifact` message from that JSON (matched by manifest path),
 //!    reads the metadata hash off its `deps/lib<crate>-<hash>.rlib` file name and picks exactly
 //!    `deps/<crate>-<hash>.s`, the PTX of that compilation (checking its `.target` line);
@@ -54,7 +59,8 @@ use crate::launch::ptx::target_name;
 use artifacts::{parse_artifacts, ptx_of_artifact, tracked_sources};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use toolchain::{check_toolchain, device_rustflags, nested_cargo_env};
+use toolchain::{device_rustflags, device_toolchain, nested_cargo_env, DeviceToolchain};
+pub use toolchain::{DEVICE_RUSTC_VERSION, DEVICE_TOOLCHAIN, DEVICE_TOOLCHAIN_ENV};
 
 /// The device target triple.
 pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";
@@ -189,6 +195,7 @@ impl PtxBuild {
         if self.cargo_directives {
             println!("cargo:rerun-if-env-changed={SM_ENV}");
             println!("cargo:rerun-if-env-changed={TARGET_DIR_ENV}");
+            println!("cargo:rerun-if-env-changed={DEVICE_TOOLCHAIN_ENV}");
             track_explain_env();
         }
         let sms = self.effective_sms()?;
@@ -210,19 +217,45 @@ impl PtxBuild {
                     .into(),
             })?,
         };
-        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-        let sysroot = check_toolchain(&rustc)?;
+        let directives = self.cargo_directives;
+        let say = |message: &str| {
+            if directives {
+                println!("cargo:warning=tessera: {message}");
+            }
+            eprintln!("tessera: {message}");
+        };
+        let toolchain = device_toolchain(&say)?;
         let target = TargetBuild {
             crate_dir: &crate_dir,
             manifest: &manifest,
             out_dir: &out_dir,
-            sysroot: &sysroot,
+            toolchain: &toolchain,
             extra_rustflags: &self.extra_rustflags,
         };
         let target_dirs = sms
             .iter()
             .map(|&sm| self.resolved_target_dir(sm, &out_dir))
             .collect::<Result<Vec<_>, _>>()?;
+        let sm_names = sms
+            .iter()
+            .map(|sm| sm.name())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let toolchain_name = toolchain
+            .name
+            .as_deref()
+            .unwrap_or("the outer build's toolchain");
+        let logs = target_dirs
+            .first()
+            .and_then(|dir| dir.parent())
+            .map(|dir| dir.join("<sm>").join(DEVICE_LOG).display().to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "tessera: building {} for {NVPTX_TARGET} ({sm_names}) with {toolchain_name} ({}); log: {logs}",
+            crate_dir.display(),
+            toolchain.version
+        );
+        let started = std::time::Instant::now();
         let results: Vec<Result<BuiltPtx, BuildError>> = std::thread::scope(|scope| {
             let running: Vec<_> = sms
                 .iter()
@@ -242,6 +275,13 @@ impl PtxBuild {
                 .collect()
         });
         let targets = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if let Some(first) = targets.first() {
+            say(&format!(
+                "built the PTX of {} for {NVPTX_TARGET} ({sm_names}) with {toolchain_name} in {:.0} s (log: {logs})",
+                first.crate_name,
+                started.elapsed().as_secs_f64()
+            ));
+        }
         let crate_name = match targets.first() {
             Some(first) => first.crate_name.clone(),
             None => {
@@ -324,15 +364,18 @@ struct TargetBuild<'a> {
     crate_dir: &'a Path,
     manifest: &'a Path,
     out_dir: &'a Path,
-    sysroot: &'a Path,
+    toolchain: &'a DeviceToolchain,
     extra_rustflags: &'a [String],
 }
+
+/// The file in each target's directory that holds the nested build's command and diagnostics.
+pub const DEVICE_LOG: &str = "device-build.log";
 
 impl TargetBuild<'_> {
     /// Builds the PTX for `sm` in `target_dir` and copies it to `<out_dir>/<crate>/<sm>.ptx`.
     fn build(&self, sm: Sm, target_dir: &Path) -> Result<BuiltPtx, BuildError> {
         let crate_dir = self.crate_dir.to_path_buf();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let cargo = self.toolchain.cargo.display().to_string();
         let mut command = Command::new(&cargo);
         command
             .current_dir(self.crate_dir)
@@ -353,6 +396,12 @@ impl TargetBuild<'_> {
                 None => command.env_remove(key),
             };
         }
+        // The device toolchain's compiler, not the outer build's (which may be stable).
+        command.env("RUSTC", &self.toolchain.rustc);
+        match &self.toolchain.name {
+            Some(name) => command.env("RUSTUP_TOOLCHAIN", name),
+            None => command.env_remove("RUSTUP_TOOLCHAIN"),
+        };
         let shown = format!(
             "(cd {} && {cargo} build --release --target {NVPTX_TARGET} -Zbuild-std=core \
              --target-dir {} --message-format=json-render-diagnostics) with rustflags `{}`",
@@ -366,6 +415,12 @@ impl TargetBuild<'_> {
         })?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
+        let log_path = target_dir.join(DEVICE_LOG);
+        let log = format!("{shown}\n{}\n{stderr}", output.status);
+        std::fs::write(&log_path, log).map_err(|error| BuildError::Io {
+            path: log_path.clone(),
+            error,
+        })?;
         if !output.status.success() {
             return Err(BuildError::CargoFailed {
                 status: output.status.to_string(),
@@ -422,8 +477,12 @@ impl TargetBuild<'_> {
         let ptx_path = ptx_dir.join(format!("{sm}.ptx"));
         write_if_changed(&ptx_path, &ptx)?;
 
-        let tracked_files =
-            tracked_sources(&artifacts, kernel_artifact, self.sysroot, self.crate_dir);
+        let tracked_files = tracked_sources(
+            &artifacts,
+            kernel_artifact,
+            &self.toolchain.sysroot,
+            self.crate_dir,
+        );
         Ok(BuiltPtx {
             crate_name,
             sm,

@@ -325,3 +325,79 @@ fn the_set_file_lists_every_target_with_its_ptx_file() {
     let set = PtxSet::new(&TARGETS);
     assert_eq!(set.targets(), [(Sm::SM_80, "ptx a"), (Sm::SM_90A, "ptx b")]);
 }
+
+#[test]
+fn rustup_toolchain_list_gives_names() {
+    let list = "stable-x86_64-unknown-linux-gnu (default)\nnightly-x86_64-unknown-linux-gnu (active)\n1.95.0-x86_64-unknown-linux-gnu\n";
+    assert_eq!(
+        parse_toolchain_list(list),
+        [
+            "stable-x86_64-unknown-linux-gnu",
+            "nightly-x86_64-unknown-linux-gnu",
+            "1.95.0-x86_64-unknown-linux-gnu"
+        ]
+    );
+    assert!(parse_toolchain_list("no installed toolchains\n").is_empty());
+}
+
+#[test]
+fn device_toolchain_is_the_pin_or_its_compiler_under_another_name() {
+    let installed = [
+        "stable-x86_64-unknown-linux-gnu".to_string(),
+        "nightly-x86_64-unknown-linux-gnu".to_string(),
+    ];
+    // rustc -V of each installed toolchain; `None`: not installed.
+    let versions = |pinned_installed: bool, nightly: &'static str| {
+        move |name: &str| match name {
+            DEVICE_TOOLCHAIN if pinned_installed => Some(DEVICE_RUSTC_VERSION.to_string()),
+            "stable-x86_64-unknown-linux-gnu" => Some("rustc 1.95.0 (59807616e 2026-04-14)".into()),
+            "nightly" | "nightly-x86_64-unknown-linux-gnu" => Some(nightly.to_string()),
+            _ => None,
+        }
+    };
+    // The pin installed: taken.
+    assert_eq!(
+        choose_toolchain(None, &installed, versions(true, "rustc 1.99.0-nightly")),
+        ToolchainChoice::Installed {
+            name: DEVICE_TOOLCHAIN.into(),
+            why: "the pinned device toolchain".into()
+        }
+    );
+    // Not installed, but `nightly` is the same compiler: `nightly`.
+    match choose_toolchain(None, &installed, versions(false, DEVICE_RUSTC_VERSION)) {
+        ToolchainChoice::Installed { name, why } => {
+            assert_eq!(name, "nightly-x86_64-unknown-linux-gnu");
+            assert!(why.contains(DEVICE_TOOLCHAIN), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Not installed, and no installed compiler is the pinned one: install the pin.
+    assert_eq!(
+        choose_toolchain(None, &installed, versions(false, "rustc 1.99.0-nightly")),
+        ToolchainChoice::Install {
+            name: DEVICE_TOOLCHAIN.into()
+        }
+    );
+    // TESSERA_DEVICE_TOOLCHAIN: taken as it is when installed, else installed.
+    assert_eq!(
+        choose_toolchain(
+            Some("nightly"),
+            &installed,
+            versions(true, "rustc 1.99.0-nightly")
+        ),
+        ToolchainChoice::Installed {
+            name: "nightly".into(),
+            why: format!("${DEVICE_TOOLCHAIN_ENV}")
+        }
+    );
+    assert_eq!(
+        choose_toolchain(
+            Some("nightly-2030-01-01"),
+            &installed,
+            versions(false, DEVICE_RUSTC_VERSION)
+        ),
+        ToolchainChoice::Install {
+            name: "nightly-2030-01-01".into()
+        }
+    );
+}
