@@ -18,6 +18,36 @@
 //! A graph is captured from one stream ([`Stream::begin_capture`] … [`Stream::end_capture`]):
 //! the launches in between are recorded, not run; [`Graph::launch`] replays them on a stream
 //! (a CUDA graph on the GPU).
+//!
+//! A kernel with `Tensor` parameters launched on a stream (the example of the README's "Host
+//! API" section):
+//!
+//! ```
+//! use tessera::launch::Device;
+//! use tessera::tensor::Tensor;
+//! use tessera::tile_kernel;
+//!
+//! #[tile_kernel(num_warps = 4, BLOCK = 1024)]
+//! pub fn add<const BLOCK: usize>(a: Tensor<f32, 1>, b: Tensor<f32, 1>, out: Tensor<f32, 1>) {
+//!     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+//!     let mask = offs < out.size(0);
+//!     let x = load(a + offs * a.stride(0), mask, 0.0) + load(b + offs * b.stride(0), mask, 0.0);
+//!     store(out + offs * out.stride(0), x, mask);
+//! }
+//!
+//! fn main() -> Result<(), tessera::launch::LaunchError> {
+//!     let device = Device::emulator(); // or Device::new() with the kernel crate's PTX loaded
+//!     let module = device.host_module()?; // the emulator's host builds; on a GPU: load_ptx_set
+//!     let stream = device.stream()?;
+//!     let a = Tensor::from_slice(&device, &[1.0f32, 2.0, 3.0], &[3])?;
+//!     let mut out = Tensor::<f32>::zeros(&device, &[3])?;
+//!     add::launch(&stream, &module, add::Consts { BLOCK: 1024 }, 1, &a, &a, &mut out)?;
+//!     assert!(out.to_vec().is_err()); // pending work writes `out`: synchronise first
+//!     stream.synchronize()?;
+//!     assert_eq!(out.to_vec()?, [2.0, 4.0, 6.0]);
+//!     Ok(())
+//! }
+//! ```
 
 use super::args::KernelArgs;
 use super::config::LaunchConfig;
