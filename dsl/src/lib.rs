@@ -21,6 +21,8 @@ pub use kernel::Kernel;
 pub mod build;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod launch;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod tensor;
 
 pub mod device;
 pub mod dtype;

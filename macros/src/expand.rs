@@ -60,7 +60,9 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 mod generic_launcher;
+pub(crate) mod tensor_params;
 use generic_launcher::generic_launcher;
+use tensor_params::{stored_params, tensor_launcher, TensorLauncher, TensorParam};
 
 /// One compiled variant of a specialisation: the kernel after layout inference and the facts of
 /// its analysis (including the assumptions the launcher checks).
@@ -74,6 +76,10 @@ pub struct Variant {
 }
 
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let (item, tensors) = match tensor_params::desugar(item.clone()) {
+        Ok(desugared) => desugared,
+        Err(error) => return rejected(&error, syn::parse2(item).ok().as_ref()),
+    };
     let function: Option<syn::ItemFn> = syn::parse2(item.clone()).ok();
     let name_error = function
         .as_ref()
@@ -89,7 +95,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
                 // `analyze` only succeeds on a function.
                 return quote!(::core::compile_error!("#[tile_kernel] applies to a function"););
             };
-            match generate_tuned(&function, kernels, &prepare, autotune) {
+            match generate_kernel(&function, kernels, &prepare, autotune, tensors) {
                 Ok(tokens) => tokens,
                 Err(error) => rejected(&error, Some(&function)),
             }
@@ -262,6 +268,8 @@ struct Axes {
     several_specs: bool,
     num_warps_varies: bool,
     autotune: Option<Autotune>,
+    /// The kernel's `Tensor` parameters (desugared).
+    tensors: Vec<TensorParam>,
 }
 
 /// The const values that select a specialisation: the const parameters' values, then
@@ -292,21 +300,24 @@ fn types_module(types: &[(String, Scalar)]) -> Ident {
 /// assignment of element types ([`types_module`]) holding that assignment's entries and
 /// launcher, and a launcher generic over the types that calls the submodule of the arguments'
 /// types.
-#[cfg_attr(not(test), allow(dead_code))] // the tests' entry; the macro calls `generate_tuned`
+#[cfg_attr(not(test), allow(dead_code))] // the tests' entry; the macro calls `generate_kernel`
 pub fn generate(
     function: &syn::ItemFn,
     kernels: Vec<Kernel>,
     prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
 ) -> Result<TokenStream, syn::Error> {
-    generate_tuned(function, kernels, prepare, None)
+    generate_kernel(function, kernels, prepare, None, Vec::new())
 }
 
-/// [`generate`], with the items of `autotune(…)` when it is given (`crate::autotune`).
-pub fn generate_tuned(
+/// [`generate`], with the items of `autotune(…)` when it is given (`crate::autotune`), and the
+/// tensor launcher when the kernel has `Tensor` parameters (`tensors`, desugared by
+/// [`tensor_params::desugar`]).
+pub fn generate_kernel(
     function: &syn::ItemFn,
     kernels: Vec<Kernel>,
     prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
     autotune: Option<Autotune>,
+    tensors: Vec<TensorParam>,
 ) -> Result<TokenStream, syn::Error> {
     let Some(first) = kernels.first() else {
         return Err(syn::Error::new(
@@ -314,12 +325,20 @@ pub fn generate_tuned(
             "#[tile_kernel]: the kernel has no specialisation",
         ));
     };
+    if autotune.is_some() && !tensors.is_empty() {
+        return Err(syn::Error::new(
+            function.sig.ident.span(),
+            "`autotune` is not supported yet for kernels with `Tensor` parameters: take `Ptr<T>` \
+             with sizes and strides",
+        ));
+    }
     let name = first.name.clone();
     let num_warps = first.num_warps;
     let axes = Axes {
         several_specs: kernels.len() > 1,
         num_warps_varies: kernels.iter().any(|k| k.num_warps != num_warps),
         autotune,
+        tensors,
     };
     let vis = &function.vis;
     let docs: Vec<&syn::Attribute> = function
@@ -453,6 +472,7 @@ fn specialisation_items(
         })
         .collect();
     let param_names: Vec<&Ident> = params.iter().map(|(n, _)| n).collect();
+    let stored = stored_params(first);
     // The parameter types as the user wrote them (so the user's imports are used), else ours.
     let written: Vec<TokenStream> = function
         .sig
@@ -685,7 +705,22 @@ fn specialisation_items(
             pub type Args = (#(#param_types,)*);
         }
     };
-    let launcher = if launchable_params {
+    let launcher = if !axes.tensors.is_empty() {
+        let typed: Vec<(&Ident, &TokenStream)> = param_names
+            .iter()
+            .copied()
+            .zip(param_types.iter())
+            .collect();
+        tensor_launcher(&TensorLauncher {
+            kernel: &kernel_str,
+            tensors: &axes.tensors,
+            params: &typed,
+            stored: &stored,
+            consts_param: consts_param.clone(),
+            consts_value: consts_value.clone(),
+            args_value: args_value.clone(),
+        })
+    } else if launchable_params {
         quote! {
             #[cfg(not(target_arch = "nvptx64"))]
             /// Launches the kernel on `device` (GPU or emulator) from `module` (the PTX of the
@@ -724,7 +759,7 @@ fn specialisation_items(
         quote!()
     };
     let tuned = match &axes.autotune {
-        Some(autotune) if launchable_params => {
+        Some(autotune) if launchable_params && axes.tensors.is_empty() => {
             let mut kernel = kernel_str.clone();
             if !types.is_empty() {
                 kernel.push_str(&format!("[{}]", describe_types(&types)));

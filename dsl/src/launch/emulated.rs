@@ -17,7 +17,7 @@ pub(super) const ALIGNMENT: usize = 256;
 
 /// A host allocation standing in for device memory. Kernel threads write it through raw
 /// pointers while no Rust reference to it exists (launches are synchronous).
-pub(super) struct HostAllocation {
+pub(crate) struct HostAllocation {
     ptr: NonNull<u8>,
     layout: Layout,
 }
@@ -29,7 +29,7 @@ unsafe impl Sync for HostAllocation {}
 
 impl HostAllocation {
     /// `bytes` (> 0) bytes aligned to [`ALIGNMENT`], zeroed if asked.
-    pub(super) fn new(bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
+    pub(crate) fn new(bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
         let layout =
             Layout::from_size_align(bytes, ALIGNMENT).map_err(|err| LaunchError::Allocation {
                 bytes,
@@ -50,7 +50,7 @@ impl HostAllocation {
         Ok(HostAllocation { ptr, layout })
     }
 
-    pub(super) fn addr(&self) -> u64 {
+    pub(crate) fn addr(&self) -> u64 {
         self.ptr.as_ptr() as usize as u64
     }
 
@@ -59,6 +59,39 @@ impl HostAllocation {
         assert_eq!(source.len(), self.layout.size(), "callers check the length");
         // SAFETY: both ranges are `layout.size()` bytes and distinct allocations.
         unsafe { std::ptr::copy_nonoverlapping(source.as_ptr(), self.ptr.as_ptr(), source.len()) }
+    }
+
+    /// Copies `source` in at byte `offset` (the range lies in the allocation).
+    pub(crate) fn write_at(&self, offset: usize, source: &[u8]) {
+        assert!(
+            offset + source.len() <= self.layout.size(),
+            "callers check the range"
+        );
+        // SAFETY: the range lies in the allocation (asserted); no launch runs concurrently (the
+        // emulator runs launches on the calling thread before returning).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                source.as_ptr(),
+                self.ptr.as_ptr().add(offset),
+                source.len(),
+            )
+        }
+    }
+
+    /// Copies the bytes at `offset` out into `target` (the range lies in the allocation).
+    pub(crate) fn read_at(&self, offset: usize, target: &mut [u8]) {
+        assert!(
+            offset + target.len() <= self.layout.size(),
+            "callers check the range"
+        );
+        // SAFETY: as in `write_at`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.ptr.as_ptr().add(offset),
+                target.as_mut_ptr(),
+                target.len(),
+            )
+        }
     }
 
     /// Copies the allocation out into `target` (exactly its size).

@@ -57,6 +57,14 @@ pub enum LaunchError {
     Allocation { bytes: usize, reason: String },
     /// The emulator could not run the kernel.
     Emulator { kernel: String, message: String },
+    /// A tensor argument does not fit what the kernel or the operation expects (rank, shape,
+    /// extent, device).
+    Tensor { what: String, reason: String },
+    /// Host access to a tensor, or work on a stream, that is not ordered after pending stream
+    /// work using the same memory (a missing `synchronize` or event wait).
+    Unsynchronized { what: String, reason: String },
+    /// A stream operation used in the wrong state (capturing, not capturing, …).
+    Stream { what: String, reason: String },
 }
 
 impl fmt::Display for LaunchError {
@@ -149,6 +157,11 @@ impl fmt::Display for LaunchError {
             LaunchError::Emulator { kernel, message } => {
                 write!(f, "the emulator failed to run kernel `{kernel}`: {message}")
             }
+            LaunchError::Tensor { what, reason } => write!(f, "{what}: {reason}"),
+            LaunchError::Unsynchronized { what, reason } => {
+                write!(f, "{what} without synchronisation: {reason}")
+            }
+            LaunchError::Stream { what, reason } => write!(f, "{what}: {reason}"),
         }
     }
 }

@@ -68,7 +68,10 @@ fn describe(result: sys::CUresult) -> (String, String) {
 }
 
 /// `Ok` for `CUDA_SUCCESS`, else a [`LaunchError::Driver`] saying what was being done.
-fn check(result: sys::CUresult, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+pub(super) fn check(
+    result: sys::CUresult,
+    action: impl FnOnce() -> String,
+) -> Result<(), LaunchError> {
     if result == sys::CUresult::CUDA_SUCCESS {
         return Ok(());
     }
@@ -88,6 +91,9 @@ pub(super) struct GpuContext {
     pub(super) compute_capability: (u32, u32),
     /// Largest shared memory a block may use after opting in (static + dynamic).
     max_shared_optin: u32,
+    /// The `cudarc` context this one was made from ([`GpuContext::from_cudarc`]), which owns
+    /// the primary context; `None` when `open` retained it.
+    cudarc: Option<Arc<cudarc::driver::CudaContext>>,
 }
 
 // SAFETY: a primary context may be used from any thread; every entry point makes it current on
@@ -177,10 +183,60 @@ impl GpuContext {
                 name,
                 compute_capability: (major, minor),
                 max_shared_optin,
+                cudarc: None,
             };
             gpu.bind().map_err(|err| unavailable(err.to_string()))?;
             Ok(Arc::new(gpu))
         }
+    }
+
+    /// A user's `cudarc` context (kept alive, and released by `cudarc`, not here).
+    pub(super) fn from_cudarc(
+        context: &Arc<cudarc::driver::CudaContext>,
+    ) -> Result<Arc<GpuContext>, LaunchError> {
+        let device = context.cu_device();
+        let raw = context.cu_ctx();
+        let mut name_bytes = [0 as std::ffi::c_char; 256];
+        // SAFETY: the cudarc context initialised the driver; valid out-pointers.
+        let (name, major, minor, max_shared_optin) = unsafe {
+            check(sys::cuCtxSetCurrent(raw), || {
+                "making the cudarc context current".into()
+            })?;
+            check(
+                sys::cuDeviceGetName(name_bytes.as_mut_ptr(), name_bytes.len() as i32, device),
+                || "reading the device name".into(),
+            )?;
+            let attribute = |attribute: sys::CUdevice_attribute| {
+                let mut value = 0;
+                check(
+                    sys::cuDeviceGetAttribute(&mut value, attribute, device),
+                    || "reading a device attribute".into(),
+                )
+                .map(|_| value.max(0) as u32)
+            };
+            use sys::CUdevice_attribute as Attr;
+            (
+                CStr::from_ptr(name_bytes.as_ptr())
+                    .to_string_lossy()
+                    .into_owned(),
+                attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+                attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            )
+        };
+        Ok(Arc::new(GpuContext {
+            device,
+            context: raw,
+            name,
+            compute_capability: (major, minor),
+            max_shared_optin,
+            cudarc: Some(Arc::clone(context)),
+        }))
+    }
+
+    /// The driver's context handle.
+    pub(super) fn raw_context(&self) -> sys::CUcontext {
+        self.context
     }
 
     /// Makes the context current on the calling thread.
@@ -212,6 +268,18 @@ impl GpuContext {
         config: &LaunchConfig,
         params: &[KernelParam],
     ) -> Result<(), LaunchError> {
+        self.launch_on(module, name, config, params, std::ptr::null_mut())
+    }
+
+    /// [`launch`](Self::launch) on `stream` (null: the legacy default stream).
+    pub(super) fn launch_on(
+        &self,
+        module: &GpuModule,
+        name: &str,
+        config: &LaunchConfig,
+        params: &[KernelParam],
+        stream: sys::CUstream,
+    ) -> Result<(), LaunchError> {
         self.bind()?;
         let function = module.function(self, name, config)?;
         let mut values: Vec<u64> = params
@@ -234,7 +302,7 @@ impl GpuContext {
                 config.block[1],
                 config.block[2],
                 config.shared_bytes,
-                std::ptr::null_mut(),
+                stream,
                 pointers.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
@@ -313,8 +381,10 @@ impl Drop for GpuContext {
     fn drop(&mut self) {
         // SAFETY: retained in `open`; modules and buffers hold an `Arc` to this context, so none
         // is left. An error cannot be reported from drop.
-        unsafe {
-            sys::cuDevicePrimaryCtxRelease_v2(self.device);
+        if self.cudarc.is_none() {
+            unsafe {
+                sys::cuDevicePrimaryCtxRelease_v2(self.device);
+            }
         }
     }
 }
@@ -415,6 +485,11 @@ impl GpuAllocation {
 
     pub(super) fn addr(&self) -> u64 {
         self.ptr
+    }
+
+    /// The context that owns the memory.
+    pub(super) fn context(&self) -> Option<&Arc<GpuContext>> {
+        self.context.as_ref()
     }
 
     fn bind(&self) -> Result<(), LaunchError> {
@@ -638,4 +713,33 @@ impl Drop for GpuModule {
             }
         }
     }
+}
+
+/// Copies `target.len()` bytes from device address `addr` to the host, after all prior work
+/// of the legacy default stream (and of the blocking streams it synchronises with).
+pub(super) fn read_device(
+    context: &GpuContext,
+    addr: u64,
+    target: &mut [u8],
+) -> Result<(), LaunchError> {
+    context.bind()?;
+    // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device memory.
+    check(
+        unsafe { sys::cuMemcpyDtoH_v2(target.as_mut_ptr().cast(), addr, target.len()) },
+        || format!("copying {} bytes from the device", target.len()),
+    )
+}
+
+/// Copies `source` to device address `addr` (synchronous).
+pub(super) fn write_device(
+    context: &GpuContext,
+    addr: u64,
+    source: &[u8],
+) -> Result<(), LaunchError> {
+    context.bind()?;
+    // SAFETY: as in `read_device`.
+    check(
+        unsafe { sys::cuMemcpyHtoD_v2(addr, source.as_ptr().cast(), source.len()) },
+        || format!("copying {} bytes to the device", source.len()),
+    )
 }

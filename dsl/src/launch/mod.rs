@@ -33,8 +33,12 @@ mod emulated;
 mod error;
 #[cfg(feature = "cuda")]
 mod gpu;
+#[cfg(feature = "cuda")]
+mod gpu_stream;
 mod kind;
+mod memory;
 pub mod ptx;
+mod stream;
 
 pub use args::{KernelArg, KernelArgs, KernelParam};
 pub use autotune::Autotuner;
@@ -42,6 +46,8 @@ pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions}
 pub use element::DeviceElement;
 pub use error::LaunchError;
 pub use kind::{DeviceKind, DEVICE_ENV};
+pub use memory::Allocation;
+pub use stream::{Event, Graph, Stream, TensorUse};
 
 pub use crate::build::{PtxSet, Sm};
 
@@ -180,6 +186,39 @@ impl Device {
         }
     }
 
+    /// A user's `cudarc` context as a device: launches, tensors and streams of this device use
+    /// that context (which stays owned by `cudarc`).
+    #[cfg(feature = "cuda")]
+    pub fn from_cudarc(context: &Arc<cudarc::driver::CudaContext>) -> Result<Device, LaunchError> {
+        let context = gpu::GpuContext::from_cudarc(context)?;
+        Ok(Device {
+            id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
+            backend: Backend::Gpu(context),
+            registry: Arc::default(),
+            selection_note: "Device::from_cudarc".to_string(),
+        })
+    }
+
+    /// The emulator's module of the host builds: launches through it are not checked against
+    /// PTX entries (there are none), only run. An error on a GPU, which needs the PTX.
+    pub fn host_module(&self) -> Result<Module, LaunchError> {
+        match self.backend {
+            Backend::Emulator => Ok(Module {
+                device_id: self.id,
+                entries: Vec::new(),
+                target: None,
+                target_name: None,
+                selection: Some("the host builds (no PTX)".to_string()),
+                host_only: true,
+                backend: ModuleBackend::Emulator,
+            }),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(_) => Err(LaunchError::WrongDevice {
+                what: "the host-build module (emulator only; load the PTX)".to_string(),
+            }),
+        }
+    }
+
     /// GPU or emulator.
     pub fn kind(&self) -> DeviceKind {
         match self.backend {
@@ -246,6 +285,7 @@ impl Device {
             target,
             target_name: ptx::target_name(ptx).map(str::to_string),
             selection: None,
+            host_only: false,
             backend,
         })
     }
@@ -460,6 +500,8 @@ pub struct Module {
     target: Option<(u32, u32, bool)>,
     target_name: Option<String>,
     selection: Option<String>,
+    /// Made by [`Device::host_module`]: no PTX entries to check launches against.
+    host_only: bool,
     backend: ModuleBackend,
 }
 
@@ -498,6 +540,9 @@ impl Module {
     /// many parameters as `params` with the same sizes. [`Device::launch`] makes this check
     /// before every launch; a test harness that runs a kernel another way can make it too.
     pub fn check_args(&self, name: &str, params: &[KernelParam]) -> Result<(), LaunchError> {
+        if self.host_only {
+            return Ok(());
+        }
         let entry = self
             .entries
             .iter()

@@ -229,7 +229,10 @@ fn explain_matches_generated_code_for_every_kernel() {
     assert!(sources.len() > 10, "kernels/src has the tile kernels");
     let mut conversions = 0;
     for source in sources {
-        let kernels = analyze(source.attr.clone(), source.item.clone())
+        // `Tensor` parameters desugared as the macro does before reading the kernel.
+        let (item, _) = crate::expand::tensor_params::desugar(source.item.clone())
+            .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
+        let kernels = analyze(source.attr.clone(), item)
             .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
         for kernel in kernels {
             for (policy, target) in [

@@ -1,0 +1,546 @@
+//! Streams, events and graphs: launches and copies that enqueue and return at once.
+//!
+//! The model: every tensor a launch uses is reference counted ([`Allocation`]); the stream
+//! (or a captured [`Graph`]) holds it until the work is known done — after
+//! [`Stream::synchronize`], or [`Event::synchronize`] of an event recorded after the work — so
+//! dropping a tensor while a kernel uses it never frees its memory early. Each use is recorded
+//! with the stream's position, and the launcher refuses, on both back ends:
+//! - a host read (`to_vec`) of memory that pending work writes, and a host write of memory that
+//!   pending work uses ([`LaunchError::Unsynchronized`]);
+//! - work on one stream using memory that another stream's pending work writes (or, for a
+//!   write, uses), unless the first stream waited for an event recorded after that work.
+//!
+//! On the GPU a stream is a CUDA stream (blocking: ordered with the legacy default stream, which
+//! the synchronous copies use); on the emulator work runs on the calling thread when enqueued,
+//! and the positions above still decide what the host may touch, so a missing synchronisation
+//! is an error there even though the data is already written.
+//!
+//! A graph is captured from one stream ([`Stream::begin_capture`] … [`Stream::end_capture`]):
+//! the launches in between are recorded, not run; [`Graph::launch`] replays them on a stream
+//! (a CUDA graph on the GPU).
+//!
+//! A kernel with `Tensor` parameters launched on a stream (the example of the README's "Host
+//! API" section):
+//!
+//! ```
+//! use tessera::launch::Device;
+//! use tessera::tensor::Tensor;
+//! use tessera::tile_kernel;
+//!
+//! #[tile_kernel(num_warps = 4, BLOCK = 1024)]
+//! pub fn add<const BLOCK: usize>(a: Tensor<f32, 1>, b: Tensor<f32, 1>, out: Tensor<f32, 1>) {
+//!     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+//!     let mask = offs < out.size(0);
+//!     let x = load(a + offs * a.stride(0), mask, 0.0) + load(b + offs * b.stride(0), mask, 0.0);
+//!     store(out + offs * out.stride(0), x, mask);
+//! }
+//!
+//! fn main() -> Result<(), tessera::launch::LaunchError> {
+//!     let device = Device::emulator(); // or Device::new() with the kernel crate's PTX loaded
+//!     let module = device.host_module()?; // the emulator's host builds; on a GPU: load_ptx_set
+//!     let stream = device.stream()?;
+//!     let a = Tensor::from_slice(&device, &[1.0f32, 2.0, 3.0], &[3])?;
+//!     let mut out = Tensor::<f32>::zeros(&device, &[3])?;
+//!     add::launch(&stream, &module, add::Consts { BLOCK: 1024 }, 1, &a, &a, &mut out)?;
+//!     assert!(out.to_vec().is_err()); // pending work writes `out`: synchronise first
+//!     stream.synchronize()?;
+//!     assert_eq!(out.to_vec()?, [2.0, 4.0, 6.0]);
+//!     Ok(())
+//! }
+//! ```
+
+use super::args::KernelArgs;
+use super::config::LaunchConfig;
+use super::memory::Allocation;
+use super::{Backend, Device, LaunchError, Module, ModuleBackend};
+use crate::Kernel;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+static NEXT_STREAM_ID: AtomicU64 = AtomicU64::new(1);
+
+/// What the launcher knows of a stream: how much work was enqueued, how much is known done,
+/// and which positions of other streams its later work is ordered after.
+pub(crate) struct StreamState {
+    id: u64,
+    enqueued: AtomicU64,
+    done: AtomicU64,
+    waited: Mutex<HashMap<u64, u64>>,
+}
+
+impl StreamState {
+    fn new() -> Arc<Self> {
+        Arc::new(StreamState {
+            id: NEXT_STREAM_ID.fetch_add(1, Ordering::Relaxed),
+            enqueued: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            waited: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The position up to which the host knows the work is done.
+    pub(crate) fn known_done(&self) -> u64 {
+        self.done.load(Ordering::Acquire)
+    }
+
+    fn waited_map(&self) -> std::sync::MutexGuard<'_, HashMap<u64, u64>> {
+        self.waited.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The position of stream `other` that this stream's new work is ordered after (0: none).
+    pub(crate) fn waited_for(&self, other: u64) -> u64 {
+        self.waited_map().get(&other).copied().unwrap_or(0)
+    }
+}
+
+/// A tensor argument of a launch as the stream tracks it: its memory and whether the kernel
+/// writes it. Made by [`TensorRef::use_read`](crate::tensor::TensorRef::use_read) and
+/// [`TensorMut::use_write`](crate::tensor::TensorMut::use_write).
+#[derive(Clone, Copy, Debug)]
+pub struct TensorUse<'a> {
+    pub(crate) allocation: &'a Arc<Allocation>,
+    pub(crate) write: bool,
+}
+
+enum StreamBackend {
+    Emulator,
+    #[cfg(feature = "cuda")]
+    Gpu(super::gpu_stream::GpuStream),
+}
+
+/// Launches recorded while capturing (emulator) and the memory they use (both back ends).
+struct Capture {
+    #[allow(clippy::type_complexity)]
+    launches: Vec<Box<dyn Fn() -> Result<(), LaunchError> + Send + Sync>>,
+    uses: Vec<(Arc<Allocation>, bool)>,
+}
+
+/// A queue of work on a device. See the [module docs](self).
+pub struct Stream<'d> {
+    device: &'d Device,
+    state: Arc<StreamState>,
+    backend: StreamBackend,
+    /// Memory used by enqueued work, held until the work is known done.
+    held: Mutex<Vec<Arc<Allocation>>>,
+    capture: Mutex<Option<Capture>>,
+}
+
+impl std::fmt::Debug for Stream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Stream({} on {})", self.state.id, self.device.name())
+    }
+}
+
+impl Device {
+    /// A new stream on this device.
+    pub fn stream(&self) -> Result<Stream<'_>, LaunchError> {
+        let backend = match &self.backend {
+            Backend::Emulator => StreamBackend::Emulator,
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(context) => {
+                StreamBackend::Gpu(super::gpu_stream::GpuStream::create(context)?)
+            }
+        };
+        Ok(Stream::with_backend(self, backend))
+    }
+}
+
+impl<'d> Stream<'d> {
+    fn with_backend(device: &'d Device, backend: StreamBackend) -> Stream<'d> {
+        Stream {
+            device,
+            state: StreamState::new(),
+            backend,
+            held: Mutex::new(Vec::new()),
+            capture: Mutex::new(None),
+        }
+    }
+
+    /// A user's `cudarc` stream as a Tessera stream of `device` (which must have been made from
+    /// the stream's context, [`Device::from_cudarc`]); the stream is not destroyed on drop.
+    #[cfg(feature = "cuda")]
+    pub fn from_cudarc(
+        device: &'d Device,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    ) -> Result<Stream<'d>, LaunchError> {
+        let Backend::Gpu(context) = &device.backend else {
+            return Err(LaunchError::WrongDevice {
+                what: "a cudarc stream".to_string(),
+            });
+        };
+        if stream.context().cu_ctx() != context.raw_context() {
+            return Err(LaunchError::WrongDevice {
+                what: "the cudarc stream's context".to_string(),
+            });
+        }
+        let gpu = super::gpu_stream::GpuStream::borrowed(context, stream.cu_stream());
+        Ok(Stream::with_backend(device, StreamBackend::Gpu(gpu)))
+    }
+
+    /// The device the stream belongs to.
+    pub fn device(&self) -> &'d Device {
+        self.device
+    }
+
+    /// This stream's number (in error messages).
+    pub fn id(&self) -> u64 {
+        self.state.id
+    }
+
+    fn capture(&self) -> std::sync::MutexGuard<'_, Option<Capture>> {
+        self.capture.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Allocation>>> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn not_capturing(&self, what: &str) -> Result<(), LaunchError> {
+        if self.capture().is_some() {
+            return Err(LaunchError::Stream {
+                what: what.to_string(),
+                reason: format!("stream {} is capturing a graph", self.state.id),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks `tensors` against this stream's device and pending work, then takes the next
+    /// position and records the uses at it.
+    fn enqueue_uses(
+        &self,
+        tensors: &[TensorUse<'_>],
+        what: &dyn Fn() -> String,
+    ) -> Result<u64, LaunchError> {
+        for tensor in tensors {
+            if tensor.allocation.device_id != self.device.id {
+                return Err(LaunchError::WrongDevice {
+                    what: format!("a tensor of {}", what()),
+                });
+            }
+            tensor
+                .allocation
+                .check_stream_use(&self.state, tensor.write, what)?;
+        }
+        let position = self.state.enqueued.fetch_add(1, Ordering::AcqRel) + 1;
+        let mut held = self.held();
+        for tensor in tensors {
+            tensor
+                .allocation
+                .record_use(&self.state, position, tensor.write);
+            held.push(Arc::clone(tensor.allocation));
+        }
+        Ok(position)
+    }
+
+    /// Enqueues `kernel` over the grid of `config` with `args` and returns at once; `tensors`
+    /// are the tensors the arguments point into (checked and held as the [module docs](self)
+    /// say). While capturing, the launch is recorded in the graph instead.
+    pub fn launch<A: KernelArgs>(
+        &self,
+        module: &Module,
+        kernel: Kernel<A>,
+        config: LaunchConfig,
+        args: A,
+        tensors: &[TensorUse<'_>],
+    ) -> Result<(), LaunchError> {
+        let what = || {
+            format!(
+                "launching kernel `{}` on stream {}",
+                kernel.name, self.state.id
+            )
+        };
+        if tensors
+            .iter()
+            .any(|tensor| tensor.allocation.device_id != self.device.id)
+        {
+            return Err(LaunchError::WrongDevice {
+                what: format!("a tensor argument of {}", what()),
+            });
+        }
+        let params = args.kernel_params();
+        self.device
+            .check_launch(module, kernel.name, &config, &params)?;
+        let mut capture = self.capture();
+        if let Some(capture) = capture.as_mut() {
+            for tensor in tensors {
+                capture
+                    .uses
+                    .push((Arc::clone(tensor.allocation), tensor.write));
+            }
+            match (&self.backend, &module.backend) {
+                (StreamBackend::Emulator, ModuleBackend::Emulator) => {
+                    capture.launches.push(Box::new(move || {
+                        super::emulated::launch(kernel, &config, args).map(|_| ())
+                    }));
+                    return Ok(());
+                }
+                #[cfg(feature = "cuda")]
+                (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
+                    return stream.launch(gpu_module, kernel.name, &config, &params);
+                }
+                #[cfg(feature = "cuda")]
+                _ => return Err(LaunchError::WrongDevice { what: what() }),
+            }
+        }
+        drop(capture);
+        self.enqueue_uses(tensors, &what)?;
+        match (&self.backend, &module.backend) {
+            (StreamBackend::Emulator, ModuleBackend::Emulator) => {
+                super::emulated::launch(kernel, &config, args).map(|_| ())
+            }
+            #[cfg(feature = "cuda")]
+            (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
+                stream.launch(gpu_module, kernel.name, &config, &params)
+            }
+            #[cfg(feature = "cuda")]
+            _ => Err(LaunchError::WrongDevice { what: what() }),
+        }
+    }
+
+    /// Enqueues a copy of `data` into the contiguous tensor view `target` and returns at once
+    /// (the data is copied aside first, so `data` may be reused at once).
+    pub fn upload<T: super::DeviceElement>(
+        &self,
+        target: &mut crate::tensor::TensorMut<'_, T>,
+        data: &[T],
+    ) -> Result<(), LaunchError> {
+        self.not_capturing("uploading on a stream")?;
+        let (offset, bytes) = target.contiguous_bytes(data.len(), "uploading to a tensor")?;
+        // SAFETY: `data` is plain data (`DeviceElement`) of `bytes` bytes (checked above).
+        let source = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), bytes) };
+        let what = || format!("uploading on stream {}", self.state.id);
+        let allocation = target.allocation();
+        self.enqueue_uses(
+            &[TensorUse {
+                allocation,
+                write: true,
+            }],
+            &what,
+        )?;
+        match &self.backend {
+            StreamBackend::Emulator => allocation.write_at(offset, source),
+            #[cfg(feature = "cuda")]
+            StreamBackend::Gpu(stream) => stream.upload(allocation.addr + offset as u64, source),
+        }
+    }
+
+    /// Records an event after the work enqueued so far.
+    pub fn record_event(&self) -> Result<Event, LaunchError> {
+        self.not_capturing("recording an event")?;
+        let position = self.state.enqueued.load(Ordering::Acquire);
+        let mut waited = self.state.waited_map().clone();
+        waited.insert(self.state.id, position);
+        let backend = match &self.backend {
+            StreamBackend::Emulator => EventBackend::Emulator(Instant::now()),
+            #[cfg(feature = "cuda")]
+            StreamBackend::Gpu(stream) => EventBackend::Gpu(stream.record()?),
+        };
+        Ok(Event {
+            stream: Arc::clone(&self.state),
+            position,
+            waited,
+            backend,
+        })
+    }
+
+    /// Orders this stream's later work after the work `event` follows (on its stream, and
+    /// whatever that stream had waited for).
+    pub fn wait_event(&self, event: &Event) -> Result<(), LaunchError> {
+        self.not_capturing("waiting for an event")?;
+        match (&self.backend, &event.backend) {
+            (StreamBackend::Emulator, EventBackend::Emulator(_)) => {}
+            #[cfg(feature = "cuda")]
+            (StreamBackend::Gpu(stream), EventBackend::Gpu(gpu_event)) => stream.wait(gpu_event)?,
+            #[cfg(feature = "cuda")]
+            _ => {
+                return Err(LaunchError::WrongDevice {
+                    what: "an event".to_string(),
+                })
+            }
+        }
+        let mut waited = self.state.waited_map();
+        for (&stream, &position) in &event.waited {
+            let entry = waited.entry(stream).or_insert(0);
+            *entry = (*entry).max(position);
+        }
+        Ok(())
+    }
+
+    /// Waits until all work enqueued on the stream is done; the memory it used is released.
+    pub fn synchronize(&self) -> Result<(), LaunchError> {
+        self.not_capturing("synchronising a stream")?;
+        let position = self.state.enqueued.load(Ordering::Acquire);
+        match &self.backend {
+            StreamBackend::Emulator => {}
+            #[cfg(feature = "cuda")]
+            StreamBackend::Gpu(stream) => stream.synchronize()?,
+        }
+        self.state.done.fetch_max(position, Ordering::AcqRel);
+        self.held().clear();
+        Ok(())
+    }
+
+    /// Starts capturing: launches until [`end_capture`](Self::end_capture) are recorded into a
+    /// graph instead of run.
+    pub fn begin_capture(&self) -> Result<(), LaunchError> {
+        self.not_capturing("beginning a capture")?;
+        #[cfg(feature = "cuda")]
+        if let StreamBackend::Gpu(stream) = &self.backend {
+            stream.begin_capture()?;
+        }
+        *self.capture() = Some(Capture {
+            launches: Vec::new(),
+            uses: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Ends the capture begun by [`begin_capture`](Self::begin_capture): the graph of the
+    /// launches recorded since.
+    pub fn end_capture(&self) -> Result<Graph, LaunchError> {
+        let Some(capture) = self.capture().take() else {
+            return Err(LaunchError::Stream {
+                what: "ending a capture".to_string(),
+                reason: format!("stream {} is not capturing", self.state.id),
+            });
+        };
+        let backend = match &self.backend {
+            StreamBackend::Emulator => GraphBackend::Emulator(capture.launches),
+            #[cfg(feature = "cuda")]
+            StreamBackend::Gpu(stream) => GraphBackend::Gpu(stream.end_capture()?),
+        };
+        Ok(Graph {
+            device_id: self.device.id,
+            backend,
+            uses: capture.uses,
+        })
+    }
+}
+
+impl Drop for Stream<'_> {
+    fn drop(&mut self) {
+        // Work still running keeps its memory alive until it ends.
+        if !self.held().is_empty() {
+            let _: Result<(), LaunchError> = match &self.backend {
+                StreamBackend::Emulator => Ok(()),
+                #[cfg(feature = "cuda")]
+                StreamBackend::Gpu(stream) => stream.synchronize(),
+            };
+        }
+    }
+}
+
+enum EventBackend {
+    Emulator(Instant),
+    #[cfg(feature = "cuda")]
+    Gpu(super::gpu_stream::GpuEvent),
+}
+
+/// A point in a stream's work ([`Stream::record_event`]).
+pub struct Event {
+    stream: Arc<StreamState>,
+    position: u64,
+    /// The positions of every stream the event's work is ordered after (its own included).
+    waited: HashMap<u64, u64>,
+    backend: EventBackend,
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Event(stream {} at {})", self.stream.id, self.position)
+    }
+}
+
+impl Event {
+    /// Waits until the work before the event is done (on its stream and those it waited for).
+    pub fn synchronize(&self) -> Result<(), LaunchError> {
+        match &self.backend {
+            EventBackend::Emulator(_) => {}
+            #[cfg(feature = "cuda")]
+            EventBackend::Gpu(event) => event.synchronize()?,
+        }
+        self.stream.done.fetch_max(self.position, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Milliseconds from this event to `later` (both synchronised first): GPU time by CUDA
+    /// events, host wall time on the emulator (where work runs when enqueued).
+    pub fn elapsed_ms(&self, later: &Event) -> Result<f64, LaunchError> {
+        self.synchronize()?;
+        later.synchronize()?;
+        match (&self.backend, &later.backend) {
+            (EventBackend::Emulator(start), EventBackend::Emulator(end)) => {
+                Ok(end.saturating_duration_since(*start).as_secs_f64() * 1e3)
+            }
+            #[cfg(feature = "cuda")]
+            (EventBackend::Gpu(start), EventBackend::Gpu(end)) => start.elapsed_ms(end),
+            #[cfg(feature = "cuda")]
+            _ => Err(LaunchError::WrongDevice {
+                what: "an event".to_string(),
+            }),
+        }
+    }
+}
+
+enum GraphBackend {
+    #[allow(clippy::type_complexity)]
+    Emulator(Vec<Box<dyn Fn() -> Result<(), LaunchError> + Send + Sync>>),
+    #[cfg(feature = "cuda")]
+    Gpu(super::gpu_stream::GpuGraph),
+}
+
+/// A captured sequence of launches ([`Stream::end_capture`]), replayed by [`Graph::launch`].
+/// It holds the memory its launches use.
+pub struct Graph {
+    device_id: u64,
+    backend: GraphBackend,
+    uses: Vec<(Arc<Allocation>, bool)>,
+}
+
+impl std::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Graph({} tensor uses)", self.uses.len())
+    }
+}
+
+impl Graph {
+    /// Enqueues the captured launches on `stream`, in order, and returns at once.
+    pub fn launch(&self, stream: &Stream<'_>) -> Result<(), LaunchError> {
+        stream.not_capturing("launching a graph")?;
+        if self.device_id != stream.device.id {
+            return Err(LaunchError::WrongDevice {
+                what: "a graph".to_string(),
+            });
+        }
+        let uses: Vec<TensorUse<'_>> = self
+            .uses
+            .iter()
+            .map(|(allocation, write)| TensorUse {
+                allocation,
+                write: *write,
+            })
+            .collect();
+        let what = || format!("launching a graph on stream {}", stream.state.id);
+        stream.enqueue_uses(&uses, &what)?;
+        match (&self.backend, &stream.backend) {
+            (GraphBackend::Emulator(launches), StreamBackend::Emulator) => {
+                launches.iter().try_for_each(|launch| launch())
+            }
+            #[cfg(feature = "cuda")]
+            (GraphBackend::Gpu(graph), StreamBackend::Gpu(gpu_stream)) => {
+                gpu_stream.launch_graph(graph)
+            }
+            #[cfg(feature = "cuda")]
+            _ => Err(LaunchError::WrongDevice {
+                what: "a graph".to_string(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Kernels taking `Tensor<T, R>` parameters: the kernel reads each tensor's sizes and strides
+//! (`x.size(0)`, `x.stride(1)`) and uses the tensor as its base pointer; the generated `launch`
+//! takes inputs by `&` and outputs (the tensors stored to) by `&mut`, on a
+//! `tessera::launch::Stream`. Strided views (slices, transposes) work without copies.
+
+use tessera::{f16, tile_kernel};
+
+/// `out[i] = a[i] + b[i]`, `BLOCK` elements per program (any strides).
+#[tile_kernel(num_warps = 4, BLOCK = [1024])]
+pub fn tensor_vec_add<const BLOCK: usize>(
+    a: Tensor<f32, 1>,
+    b: Tensor<f32, 1>,
+    out: Tensor<f32, 1>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < out.size(0);
+    let x = load(a + offs * a.stride(0), mask, 0.0);
+    let y = load(b + offs * b.stride(0), mask, 0.0);
+    store(out + offs * out.stride(0), x + y, mask);
+}
+
+/// Row softmax of `inp` into `out` (both `[rows, cols]`), one program per row.
+#[tile_kernel(num_warps = 4, BLOCK = [256, 1024])]
+pub fn tensor_softmax<const BLOCK: usize>(out: Tensor<f32, 2>, inp: Tensor<f32, 2>) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mask = cols < inp.size(1);
+    let x = load(
+        inp + row * inp.stride(0) + cols * inp.stride(1),
+        mask,
+        f32::NEG_INFINITY,
+    );
+    let num = exp(x - x.max(0));
+    store(
+        out.ptr() + row * out.stride(0) + cols * out.stride(1),
+        num / num.sum(0),
+        mask,
+    );
+}
+
+/// `c = a · b` (f16 in, f32 accumulation, f16 out) for `a: [m, k]`, `b: [k, n]`, `c: [m, n]`
+/// of any strides (a transposed view of `b` is `b` column-major).
+#[tile_kernel(num_warps = 4, BM = 64, BN = 64, BK = 32)]
+pub fn tensor_matmul<const BM: usize, const BN: usize, const BK: usize>(
+    a: Tensor<f16, 2>,
+    b: Tensor<f16, 2>,
+    c: Tensor<f16, 2>,
+) {
+    let m = a.size(0);
+    let k = a.size(1);
+    let n = b.size(1);
+    let rm = program_id(0) * BM + arange(0, BM);
+    let rn = program_id(1) * BN + arange(0, BN);
+    let rk = arange(0, BK);
+    let mut a_ptrs = a + rm.expand_dims(1) * a.stride(0) + rk.expand_dims(0) * a.stride(1);
+    let mut b_ptrs = b + rk.expand_dims(1) * b.stride(0) + rn.expand_dims(0) * b.stride(1);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(k, BK) {
+        let k_left = k - kk * BK;
+        let a_tile = load(
+            a_ptrs,
+            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
+            0.0,
+        );
+        let b_tile = load(
+            b_ptrs,
+            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
+            0.0,
+        );
+        acc = dot(a_tile, b_tile, acc);
+        a_ptrs += BK * a.stride(1);
+        b_ptrs += BK * b.stride(0);
+    }
+    let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
+    store(
+        c + rm.expand_dims(1) * c.stride(0) + rn.expand_dims(0) * c.stride(1),
+        acc.to::<f16>(),
+        c_mask,
+    );
+}

@@ -1,0 +1,385 @@
+//! Kernel parameters `x: Tensor<T, R>`: a tensor's base pointer, sizes and strides.
+//!
+//! Before the kernel is read, [`desugar`] replaces each such parameter by the scalars the PTX
+//! entry receives — `x: Ptr<T>`, `x__size0: i32`, …, `x__stride0: i32`, … (`R` of each) — and
+//! rewrites `x.size(d)` / `x.stride(d)` in the body to those scalars and `x.ptr()` to `x`, so
+//! the rest of the pipeline sees an ordinary kernel. The generated `launch` takes the tensor
+//! (an output — a parameter the kernel stores through, [`stored_params`] — by `&mut`, an input
+//! by `&`) and passes its pointer, sizes and strides after checking rank and extent.
+
+use crate::ir::{Kernel, OpKind, Region};
+use crate::types::DType;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::visit_mut::VisitMut;
+
+/// One `Tensor<T, R>` parameter of a kernel.
+#[derive(Clone)]
+pub struct TensorParam {
+    pub name: Ident,
+    /// The element type as written.
+    pub elem: syn::Type,
+    pub rank: usize,
+    /// The index of its pointer among the desugared parameters (sizes and strides follow).
+    pub first: usize,
+}
+
+impl TensorParam {
+    pub fn sizes(&self) -> Vec<Ident> {
+        (0..self.rank)
+            .map(|d| format_ident!("{}__size{}", self.name, d))
+            .collect()
+    }
+
+    pub fn strides(&self) -> Vec<Ident> {
+        (0..self.rank)
+            .map(|d| format_ident!("{}__stride{}", self.name, d))
+            .collect()
+    }
+
+    /// Whether desugared parameter `index` belongs to this tensor.
+    pub fn covers(&self, index: usize) -> bool {
+        (self.first..self.first + 1 + 2 * self.rank).contains(&index)
+    }
+}
+
+/// The element type and rank of `Tensor<T, R>`; `None` for another type; an error for a
+/// `Tensor` written without its rank or with a rank that is not `1..=4`.
+fn tensor_type(ty: &syn::Type) -> Result<Option<(syn::Type, usize)>, syn::Error> {
+    let syn::Type::Path(path) = ty else {
+        return Ok(None);
+    };
+    let Some(last) = path.path.segments.last() else {
+        return Ok(None);
+    };
+    if last.ident != "Tensor" {
+        return Ok(None);
+    }
+    let usage = "a tensor parameter is `Tensor<T, R>` with its element type and rank, e.g. \
+                 `x: Tensor<f32, 2>`";
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return Err(syn::Error::new_spanned(ty, usage));
+    };
+    let args: Vec<&syn::GenericArgument> = args.args.iter().collect();
+    let [syn::GenericArgument::Type(elem), rank] = args.as_slice() else {
+        return Err(syn::Error::new_spanned(ty, usage));
+    };
+    let rank_lit = match rank {
+        syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        })) => Some(i),
+        syn::GenericArgument::Type(syn::Type::Verbatim(_)) => None,
+        _ => None,
+    };
+    let rank = rank_lit
+        .and_then(|i| i.base10_parse::<usize>().ok())
+        .filter(|r| (1..=4).contains(r))
+        .ok_or_else(|| {
+            syn::Error::new_spanned(
+                rank,
+                "the rank of a `Tensor` parameter is an integer literal from 1 to 4",
+            )
+        })?;
+    Ok(Some((elem.clone(), rank)))
+}
+
+/// Rewrites `x.size(d)`, `x.stride(d)` and `x.ptr()` of the tensor parameters in a body.
+struct Rewrite<'a> {
+    tensors: &'a [TensorParam],
+    errors: Option<syn::Error>,
+}
+
+impl Rewrite<'_> {
+    fn error(&mut self, error: syn::Error) {
+        match &mut self.errors {
+            Some(errors) => errors.combine(error),
+            None => self.errors = Some(error),
+        }
+    }
+
+    fn replacement(&mut self, call: &syn::ExprMethodCall) -> Option<syn::Expr> {
+        let syn::Expr::Path(receiver) = &*call.receiver else {
+            return None;
+        };
+        let name = receiver.path.get_ident()?;
+        let tensor = self.tensors.iter().find(|t| t.name == *name)?.clone();
+        let method = call.method.to_string();
+        let span = call.method.span();
+        if method == "ptr" && call.args.is_empty() {
+            return Some(syn::Expr::Path(receiver.clone()));
+        }
+        if method != "size" && method != "stride" {
+            self.error(syn::Error::new(
+                span,
+                format!(
+                    "a tensor parameter has `{name}.size(d)`, `{name}.stride(d)` and \
+                     `{name}.ptr()` (or `{name}` itself as its base pointer)"
+                ),
+            ));
+            return None;
+        }
+        let dim = match call.args.iter().collect::<Vec<_>>().as_slice() {
+            [syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            })] => i.base10_parse::<usize>().ok(),
+            _ => None,
+        };
+        let Some(dim) = dim else {
+            self.error(syn::Error::new_spanned(
+                call,
+                format!("`{name}.{method}(d)` takes the dimension as an integer literal"),
+            ));
+            return None;
+        };
+        if dim >= tensor.rank {
+            self.error(syn::Error::new_spanned(
+                &call.args,
+                format!(
+                    "`{name}` is a tensor of rank {}: it has no dimension {dim}",
+                    tensor.rank
+                ),
+            ));
+            return None;
+        }
+        let ident = if method == "size" {
+            &tensor.sizes()[dim]
+        } else {
+            &tensor.strides()[dim]
+        };
+        let ident = Ident::new(&ident.to_string(), span);
+        Some(syn::parse_quote!(#ident))
+    }
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+        if let syn::Expr::MethodCall(call) = expr {
+            if let Some(replacement) = self.replacement(call) {
+                *expr = replacement;
+                return;
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+/// The kernel with its `Tensor<T, R>` parameters desugared (see the module docs), and those
+/// parameters; the item unchanged when it is no function (the frontend reports that).
+pub fn desugar(item: TokenStream) -> Result<(TokenStream, Vec<TensorParam>), syn::Error> {
+    let Ok(mut function) = syn::parse2::<syn::ItemFn>(item.clone()) else {
+        return Ok((item, Vec::new()));
+    };
+    let mut tensors = Vec::new();
+    let mut inputs = syn::punctuated::Punctuated::<syn::FnArg, syn::Token![,]>::new();
+    let mut errors: Option<syn::Error> = None;
+    for input in std::mem::take(&mut function.sig.inputs) {
+        let syn::FnArg::Typed(typed) = &input else {
+            inputs.push(input);
+            continue;
+        };
+        match tensor_type(&typed.ty) {
+            Ok(None) => inputs.push(input),
+            Ok(Some((elem, rank))) => {
+                let syn::Pat::Ident(pat) = &*typed.pat else {
+                    inputs.push(input);
+                    continue;
+                };
+                let tensor = TensorParam {
+                    name: pat.ident.clone(),
+                    elem: elem.clone(),
+                    rank,
+                    first: inputs.len(),
+                };
+                let name = &tensor.name;
+                let span = syn::spanned::Spanned::span(&*typed.ty);
+                let ptr = quote::quote_spanned!(span=> ::tessera::Ptr<#elem>);
+                inputs.push(syn::parse_quote!(#name: #ptr));
+                for scalar in tensor.sizes().into_iter().chain(tensor.strides()) {
+                    inputs.push(syn::parse_quote!(#scalar: i32));
+                }
+                tensors.push(tensor);
+            }
+            Err(e) => match &mut errors {
+                Some(errors) => errors.combine(e),
+                None => errors = Some(e),
+            },
+        }
+    }
+    function.sig.inputs = inputs;
+    if let Some(errors) = errors {
+        return Err(errors);
+    }
+    if tensors.is_empty() {
+        return Ok((item, tensors));
+    }
+    if let Some(generic) = function.sig.generics.type_params().next() {
+        return Err(syn::Error::new_spanned(
+            generic,
+            "`Tensor` parameters are not supported yet in kernels with type parameters: take \
+             `Ptr<T>` with sizes and strides",
+        ));
+    }
+    let mut rewrite = Rewrite {
+        tensors: &tensors,
+        errors: None,
+    };
+    rewrite.visit_block_mut(&mut function.block);
+    if let Some(errors) = rewrite.errors {
+        return Err(errors);
+    }
+    Ok((quote!(#function), tensors))
+}
+
+/// For each parameter, whether the kernel writes memory through it: a `store` whose pointers
+/// derive from it (through pointer arithmetic, broadcasts, selects and values carried by loops
+/// and `if`s — where several pointers merge, each counts).
+pub fn stored_params(kernel: &Kernel) -> Vec<bool> {
+    let n = kernel.params.len().min(128);
+    let mut from: Vec<u128> = vec![0; kernel.values.len()];
+    for (i, param) in kernel.params.iter().take(n).enumerate() {
+        from[param.value.0 as usize] |= 1 << i;
+    }
+    let is_ptr = |v: crate::ir::ValueId| matches!(kernel.ty(v).dtype, DType::Ptr(_));
+    let mut stored: u128 = 0;
+    loop {
+        let mut changed = false;
+        propagate(&kernel.body, &mut from, &mut stored, &mut changed, &is_ptr);
+        if !changed {
+            break;
+        }
+    }
+    (0..kernel.params.len())
+        .map(|i| i >= 128 || stored & (1 << i) != 0)
+        .collect()
+}
+
+fn propagate(
+    region: &Region,
+    from: &mut [u128],
+    stored: &mut u128,
+    changed: &mut bool,
+    is_ptr: &dyn Fn(crate::ir::ValueId) -> bool,
+) {
+    for op in &region.ops {
+        let mut mask: u128 = op
+            .operands
+            .iter()
+            .filter(|v| is_ptr(**v))
+            .fold(0, |m, v| m | from[v.0 as usize]);
+        for inner in &op.regions {
+            mask |= inner
+                .yields
+                .iter()
+                .filter(|v| is_ptr(**v))
+                .fold(0, |m, v| m | from[v.0 as usize]);
+        }
+        if let OpKind::Store { .. } = op.kind {
+            if let Some(ptr) = op.operands.first() {
+                *stored |= from[ptr.0 as usize];
+            }
+        }
+        let targets = op
+            .results
+            .iter()
+            .chain(op.regions.iter().flat_map(|r| r.args.iter()));
+        for v in targets {
+            if is_ptr(*v) && from[v.0 as usize] | mask != from[v.0 as usize] {
+                from[v.0 as usize] |= mask;
+                *changed = true;
+            }
+        }
+        for inner in &op.regions {
+            propagate(inner, from, stored, changed, is_ptr);
+        }
+    }
+}
+
+/// The `launch` of a kernel with tensor parameters: on a stream, tensors by `&`/`&mut`.
+/// `params` are the desugared parameters with their types, `stored` from [`stored_params`].
+pub struct TensorLauncher<'a> {
+    pub kernel: &'a str,
+    pub tensors: &'a [TensorParam],
+    pub params: &'a [(&'a Ident, &'a TokenStream)],
+    pub stored: &'a [bool],
+    pub consts_param: TokenStream,
+    pub consts_value: TokenStream,
+    pub args_value: TokenStream,
+}
+
+pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
+    let own = |name: &str| Ident::new(name, Span::mixed_site());
+    let (stream, module, consts, grid, args, spec) = (
+        own("stream"),
+        own("module"),
+        own("consts"),
+        own("grid"),
+        own("args"),
+        own("spec"),
+    );
+    let mut signature = Vec::new();
+    let mut unpack = Vec::new();
+    let mut uses = Vec::new();
+    for (index, (name, ty)) in l.params.iter().enumerate() {
+        match l.tensors.iter().find(|t| t.covers(index)) {
+            Some(tensor) if tensor.first == index => {
+                let elem = &tensor.elem;
+                let view = format_ident!("{}__view", name, span = Span::mixed_site());
+                let (sizes, strides) = (tensor.sizes(), tensor.strides());
+                let rank = tensor.rank;
+                let pstr = name.to_string();
+                let kernel = l.kernel;
+                if l.stored[index] {
+                    signature.push(quote!(#name: &mut impl ::tessera::tensor::AsTensorMut<#elem>));
+                    unpack.push(quote! {
+                        let #view = ::tessera::tensor::AsTensorMut::tensor_mut(#name);
+                    });
+                    uses.push(quote!(#view.use_write()));
+                } else {
+                    signature.push(quote!(#name: &impl ::tessera::tensor::AsTensorRef<#elem>));
+                    unpack.push(quote! {
+                        let #view = ::tessera::tensor::AsTensorRef::tensor_ref(#name);
+                    });
+                    uses.push(quote!(#view.use_read()));
+                }
+                unpack.push(quote! {
+                    let (#name, [#(#sizes),*], [#(#strides),*]) =
+                        #view.kernel_parts::<#rank>(#kernel, #pstr)?;
+                });
+            }
+            Some(_) => {}
+            None => signature.push(quote!(#name: #ty)),
+        }
+    }
+    let (consts_param, consts_value, args_value) =
+        (&l.consts_param, &l.consts_value, &l.args_value);
+    quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// Enqueues the kernel on `stream` from `module` (the PTX of the kernel crate, or the
+        /// emulator's `Device::host_module`) and returns at once: tensors the kernel stores to
+        /// are taken by `&mut`, the others by `&`; each tensor's rank and extent are checked,
+        /// and its pointer, sizes and strides passed. Picks the specialisation (and alignment
+        /// variant), block `32 × NUM_WARPS` threads, the kernel's dynamic shared memory.
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #(#signature),*
+        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+            #consts_value
+            #(#unpack)*
+            let #args: Args = #args_value;
+            let #spec = specialisation(&#consts, &#args)?;
+            #stream.launch(
+                #module,
+                #spec.kernel,
+                ::tessera::tile::launch_config(#spec, #grid.grid(&#consts)),
+                #args,
+                &[#(#uses),*],
+            )
+        }
+    }
+}
