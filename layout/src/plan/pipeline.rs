@@ -12,9 +12,16 @@
 //! only, as Triton), smaller ones `cp.async.ca`. A masked-off run is zero-filled through the
 //! copy's source size, so the load's `other` must be zero (the caller checks) and its mask must
 //! be uniform over each run (the access plan's `mask_uniform`).
+//!
+//! [`plan_wgmma_operand_copy`] targets a `wgmma` operand's NVMMA shared layout instead (the
+//! operand's planned [`StoreStep`], swizzle included): the copies write what the dot's stores
+//! would, and the `wgmma` descriptors read the slot directly (no read steps). Under the 32-, 64-
+//! and 128-byte swizzles a 16-byte chunk stays contiguous (the swizzle permutes 16-byte units),
+//! so the store step's vectors are whole chunks.
 
 use super::access::AccessPlan;
-use super::movement::{Affine, Movement, Step};
+use super::movement::{Affine, Movement, Step, StoreStep};
+use super::wgmma_dot::WgmmaOperand;
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -26,12 +33,15 @@ pub struct AsyncCopyPlan {
     pub bytes: u32,
     /// `cp.async.cg` (16 bytes, L2 only) rather than `cp.async.ca`.
     pub bypass_l1: bool,
-    /// Bytes of one slot (the movement's shared memory).
+    /// Bytes of one slot (the movement's shared memory, or the `wgmma` operand).
     pub slot_bytes: u32,
+    /// Alignment of a slot in bytes: 16, or the NVMMA swizzle period of a `wgmma` operand.
+    pub slot_alignment: u32,
     /// One group per store step of the movement.
     pub groups: Vec<CopyGroup>,
     /// The movement's steps after its stores and their barrier: the reads of the slot
-    /// (`ldmatrix`, vector loads, duplicates), run once the copies are waited for.
+    /// (`ldmatrix`, vector loads, duplicates), run once the copies are waited for; empty for a
+    /// `wgmma` operand (its descriptors read the slot).
     pub reads: Vec<Step>,
     /// Registers of the destination (the reads' result).
     pub dst_registers: u32,
@@ -114,6 +124,58 @@ pub fn plan_async_copy(
             "the conversion does more than read shared memory after its stores ({other:?})"
         ));
     }
+    let (elements, groups) = copies_for_stores(access, &stores, bits)?;
+    let bytes = elements * bits / 8;
+    Ok(AsyncCopyPlan {
+        bytes,
+        bypass_l1: bytes == 16,
+        slot_bytes: movement.shared_bytes.div_ceil(16) * 16,
+        slot_alignment: 16,
+        groups,
+        reads,
+        dst_registers: movement.dst_registers,
+        element_bits: bits,
+        elements,
+    })
+}
+
+/// The async copies that write `operand`'s NVMMA shared layout (what the `wgmma` dot's store
+/// step writes) from a load planned as `access` (16-bit elements), into slots of `alignment`
+/// bytes (the dot plan's alignment). `Err` says why the load cannot be copied asynchronously.
+pub fn plan_wgmma_operand_copy(
+    access: &AccessPlan,
+    operand: &WgmmaOperand,
+    alignment: u32,
+    masked: bool,
+) -> Result<AsyncCopyPlan, String> {
+    if masked && !access.mask_uniform {
+        return Err(format!(
+            "the mask is not proven constant over each vector of {} elements",
+            access.elements
+        ));
+    }
+    let (elements, groups) = copies_for_stores(access, &[&operand.store], 16)?;
+    let bytes = elements * 2;
+    Ok(AsyncCopyPlan {
+        bytes,
+        bypass_l1: bytes == 16,
+        slot_bytes: operand.bytes.div_ceil(alignment) * alignment,
+        slot_alignment: alignment,
+        groups,
+        reads: Vec::new(),
+        dst_registers: 0,
+        element_bits: 16,
+        elements,
+    })
+}
+
+/// The copies that write what `stores` would (elements of `bits`): the elements per copy and
+/// one group per store step.
+fn copies_for_stores(
+    access: &AccessPlan,
+    stores: &[&StoreStep],
+    bits: u32,
+) -> Result<(u32, Vec<CopyGroup>), String> {
     let vector_bits: u32 = access.registers.iter().map(|&b| 1u32 << b).sum();
     let access_vectors = |r: u32| -> (u32, Option<usize>) {
         let start = r & !vector_bits;
@@ -122,7 +184,7 @@ pub fn plan_async_copy(
     };
     let mut elements = None;
     let mut groups = Vec::new();
-    for s in &stores {
+    for s in stores {
         if s.stride * 8 != bits {
             return Err("the shared layout widens elements to 32-bit words".into());
         }
@@ -168,29 +230,23 @@ pub fn plan_async_copy(
             copies,
         });
     }
-    let elements = elements.unwrap_or(1);
-    let bytes = elements * bits / 8;
-    Ok(AsyncCopyPlan {
-        bytes,
-        bypass_l1: bytes == 16,
-        slot_bytes: movement.shared_bytes.div_ceil(16) * 16,
-        groups,
-        reads,
-        dst_registers: movement.dst_registers,
-        element_bits: bits,
-        elements,
-    })
+    Ok((elements.unwrap_or(1), groups))
 }
 
 /// Bytes of dynamic shared memory one block may use on every target Tessera builds for
 /// (sm_80's opt-in maximum, 163 KiB; sm_90 allows 227 KiB).
 pub const SHARED_BYTES_LIMIT: u32 = 163 * 1024;
 
-/// Bytes of a ring of `stages` slots for each of `slot_bytes` (slots 16-byte aligned).
-pub fn ring_bytes(stages: u32, slot_bytes: &[u32]) -> u64 {
-    slot_bytes
+/// Bytes of a ring of `slots` slots for each `(slot bytes, slot alignment)` of `rings`: the
+/// slots rounded to their alignment, and room to align a ring whose alignment exceeds the 16
+/// bytes of an allocation.
+pub fn ring_bytes(slots: u32, rings: &[(u32, u32)]) -> u64 {
+    rings
         .iter()
-        .map(|&b| u64::from(b.div_ceil(16) * 16) * u64::from(stages))
+        .map(|&(b, align)| {
+            let align = align.max(16);
+            u64::from(b.div_ceil(align) * align) * u64::from(slots) + u64::from(align - 16)
+        })
         .sum()
 }
 

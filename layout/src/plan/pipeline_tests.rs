@@ -115,7 +115,87 @@ fn refusals_say_why() {
 }
 
 #[test]
-fn ring_bytes_round_slots_to_16() {
-    assert_eq!(ring_bytes(3, &[8192, 4000]), 3 * (8192 + 4000));
-    assert_eq!(ring_bytes(2, &[10]), 32);
+fn ring_bytes_round_slots_to_their_alignment() {
+    assert_eq!(ring_bytes(3, &[(8192, 16), (4000, 16)]), 3 * (8192 + 4000));
+    assert_eq!(ring_bytes(2, &[(10, 16)]), 32);
+    // A 1024-byte aligned ring: slots rounded to 1024, and room to align the ring.
+    assert_eq!(ring_bytes(4, &[(1000, 1024)]), 4 * 1024 + 1008);
+}
+
+/// A `wgmma` operand of `[128, 64]` f16 loaded row-major (8 contiguous elements per thread, 8
+/// warps): the copies are 16-byte `cp.async.cg` into the NVMMA layout (128-byte swizzle), and
+/// every thread's every copy puts each of its 8 elements at the byte the layout gives it; the
+/// copies cover the slot exactly once.
+#[test]
+fn wgmma_operands_are_copied_into_their_nvmma_layout() {
+    use crate::families::Blocked;
+    use crate::plan::wgmma_dot::{plan_wgmma_dot, wgmma_shape, WgmmaInput};
+    use crate::{Label, LinearLayout};
+    let row_major = |shape: [u32; 2]| -> LinearLayout {
+        let lanes_1 = (shape[1] / 8).min(32);
+        Blocked::new(&[1, 8], &[32 / lanes_1, lanes_1], &[8, 1], &[1, 0])
+            .to_linear_layout(&shape)
+            .unwrap()
+    };
+    let shape = wgmma_shape(WgmmaInput::F16, [128, 128, 64], 8).unwrap();
+    let (a, b) = (row_major([128, 64]), row_major([64, 128]));
+    let plan = plan_wgmma_dot(shape, &a, &b, &shape.accumulator_layout().unwrap()).unwrap();
+    for (operand, src, dims) in [(&plan.a, &a, [128u32, 64]), (&plan.b, &b, [64, 128])] {
+        let copy =
+            plan_wgmma_operand_copy(&access(8, true), operand, plan.alignment, true).unwrap();
+        assert_eq!((copy.bytes, copy.bypass_l1, copy.elements), (16, true, 8));
+        assert!(copy.reads.is_empty());
+        assert_eq!(copy.slot_alignment, plan.alignment);
+        assert_eq!(copy.slot_bytes % plan.alignment, 0);
+        // Element (row, col) → byte offset in the NVMMA layout.
+        let memory = operand.shared.to_linear_layout(&dims).unwrap();
+        let mut byte_of = std::collections::HashMap::new();
+        for o in 0..dims[0] * dims[1] {
+            let c = memory.apply(&[(Label::Offset, o)]).unwrap();
+            byte_of.insert((c[0], c[1]), 2 * o);
+        }
+        let mut written = vec![0u32; (operand.bytes / 16) as usize];
+        for warp in 0..8 {
+            for lane in 0..32 {
+                for g in &copy.groups {
+                    if lane & g.lane_guard != 0 || warp & g.warp_guard != 0 {
+                        continue;
+                    }
+                    let thread = g.thread_offset.eval(lane, warp);
+                    for &(first, off) in &g.copies {
+                        let dst = off ^ thread;
+                        assert_eq!(dst % 16, 0);
+                        written[(dst / 16) as usize] += 1;
+                        for j in 0..8 {
+                            let c = src
+                                .apply(&[
+                                    (Label::Register, first + j),
+                                    (Label::Lane, lane),
+                                    (Label::Warp, warp),
+                                ])
+                                .unwrap();
+                            assert_eq!(byte_of[&(c[0], c[1])], dst + 2 * j);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(written.iter().all(|&w| w == 1), "{written:?}");
+    }
+}
+
+#[test]
+fn wgmma_operand_copies_need_a_uniform_mask() {
+    use crate::families::Blocked;
+    use crate::plan::wgmma_dot::{plan_wgmma_dot, wgmma_shape, WgmmaInput};
+    let l = Blocked::new(&[1, 8], &[4, 8], &[4, 1], &[1, 0])
+        .to_linear_layout(&[64, 64])
+        .unwrap();
+    let shape = wgmma_shape(WgmmaInput::F16, [64, 64, 64], 4).unwrap();
+    let plan = plan_wgmma_dot(shape, &l, &l, &shape.accumulator_layout().unwrap()).unwrap();
+    let why =
+        plan_wgmma_operand_copy(&access(8, false), &plan.a, plan.alignment, true).unwrap_err();
+    assert!(why.contains("mask"), "{why}");
+    // Unmasked, the same load is copied.
+    assert!(plan_wgmma_operand_copy(&access(8, false), &plan.a, plan.alignment, false).is_ok());
 }

@@ -18,11 +18,24 @@
 //! `S` slots per load, the prologue issuing iterations `0..S-1`, and the steady state. A loop with
 //! a `dot` where no load qualifies gets a plan without loads, and the reasons (EXPLAIN prints
 //! them).
+//!
+//! **`wgmma` dots** (sm_90a bodies: the dot's plan is `DotCode::Wgmma`) read their operands from
+//! shared memory through descriptors. A load whose only use is operand `a` or `b` of the loop's
+//! one `wgmma` dot qualifies as above, its copies writing the operand's NVMMA shared layout
+//! (`plan_wgmma_operand_copy`); both operands must qualify, and the dot then reads ring slot
+//! `i mod slots` in iteration `i` ([`WgmmaPipeline`]). When the dot's accumulator is a carried
+//! value that nothing else in the loop reads or writes (`acc = dot(a, b, acc)` yielded as is), one
+//! `wgmma` group stays in flight across iterations (`wgmma.wait_group 1`; the accumulator is
+//! retired by `wait_group 0` after the loop) and the ring has `S + 1` slots; otherwise each
+//! iteration waits for its group (`wait_group 0`, the reason in EXPLAIN) and the ring has `S`.
+//! `lower::pipeline` states the slot invariant.
 
+use crate::ir::DotCode;
 use crate::ir::{ConstValue, Kernel, Op, OpKind, Region, ValueId};
 use std::collections::{HashMap, HashSet};
+use tessera_layout::plan::access::AccessPlan;
 use tessera_layout::plan::pipeline::{
-    plan_async_copy, ring_bytes, AsyncCopyPlan, SHARED_BYTES_LIMIT,
+    plan_async_copy, plan_wgmma_operand_copy, ring_bytes, AsyncCopyPlan, SHARED_BYTES_LIMIT,
 };
 
 use super::access::{self, Access};
@@ -44,6 +57,33 @@ pub struct LoopPipeline {
     /// Carried values the issue ops read (index `j`: body argument `1 + j`, yield `j`), each
     /// advanced by its yield, which issue ops compute.
     pub carried: Vec<usize>,
+    /// The loop's `wgmma` dot reading its operands from the rings, when the loads are copied
+    /// into its NVMMA layouts.
+    pub wgmma: Option<WgmmaPipeline>,
+}
+
+/// A `wgmma` dot fed by the rings of a pipelined loop.
+#[derive(Clone, Debug)]
+pub struct WgmmaPipeline {
+    /// Index of the dot in the loop body.
+    pub dot: usize,
+    /// `wgmma` groups left in flight at the end of an iteration: 1 (`wait_group 1`), or 0.
+    pub in_flight: u32,
+    /// With one group in flight: the carried value (index `j`) that is the accumulator.
+    pub accumulator: Option<usize>,
+    /// With no group in flight: why.
+    pub synchronous: Option<String>,
+    /// The instruction, for explain text.
+    pub instruction: String,
+}
+
+/// Where a pipelined load's copies go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyTarget {
+    /// The shared layout of the conversion of the loaded value (read back by its read steps).
+    Conversion,
+    /// Operand `0` (`a`) or `1` (`b`) of the loop's `wgmma` dot, in its NVMMA layout.
+    WgmmaOperand(usize),
 }
 
 /// One load turned into asynchronous copies.
@@ -56,13 +96,24 @@ pub struct PipelinedLoad {
     /// `a_tile f16[128, 32]`, for explain text.
     pub what: String,
     pub copy: AsyncCopyPlan,
+    pub target: CopyTarget,
 }
 
 impl LoopPipeline {
+    /// Slots of each ring: the stages, and one more for the slot a `wgmma` group left in
+    /// flight still reads.
+    pub fn slots(&self) -> u32 {
+        self.stages + self.wgmma.as_ref().map_or(0, |w| w.in_flight)
+    }
+
     /// Bytes of shared memory of all rings.
     pub fn ring_bytes(&self) -> u64 {
-        let slots: Vec<u32> = self.loads.iter().map(|l| l.copy.slot_bytes).collect();
-        ring_bytes(self.stages, &slots)
+        let rings: Vec<(u32, u32)> = self
+            .loads
+            .iter()
+            .map(|l| (l.copy.slot_bytes, l.copy.slot_alignment))
+            .collect();
+        ring_bytes(self.slots(), &rings)
     }
 
     /// The explain text, e.g. `loop for kk: 3 stages, cp.async.cg 16 B; a_tile f16[64, 32] into a
@@ -76,7 +127,7 @@ impl LoopPipeline {
                     "; {} by {} into a shared ring of {} × {} B ({} cop{} per thread, then {})",
                     l.what,
                     l.copy.instruction(),
-                    self.stages,
+                    self.slots(),
                     l.copy.slot_bytes,
                     l.copy.copies_per_thread(),
                     if l.copy.copies_per_thread() == 1 {
@@ -95,6 +146,20 @@ impl LoopPipeline {
                 self.stages - 2,
                 self.stages - 1
             ));
+            if let Some(w) = &self.wgmma {
+                t.push_str(&format!(
+                    "; {} reads ring slot i mod {} by descriptors after fence.proxy.async",
+                    w.instruction,
+                    self.slots()
+                ));
+                match &w.synchronous {
+                    None => t.push_str(
+                        ", one wgmma group in flight (wgmma.wait_group 1 per iteration, the \
+                         accumulator retired by wgmma.wait_group 0 after the loop)",
+                    ),
+                    Some(why) => t.push_str(&format!(", wgmma.wait_group 0 per iteration ({why})")),
+                }
+            }
         }
         let refusals: Vec<String> = self
             .refusals
@@ -113,6 +178,12 @@ impl LoopPipeline {
 
 fn read_text(copy: &AsyncCopyPlan) -> String {
     use tessera_layout::plan::movement::Step;
+    if copy.reads.is_empty() {
+        return format!(
+            "wgmma descriptors, NVMMA layout aligned to {} B",
+            copy.slot_alignment
+        );
+    }
     let reads: Vec<String> = copy
         .reads
         .iter()
@@ -261,6 +332,103 @@ fn collect_loops<'k>(region: &'k Region, out: &mut Vec<&'k Op>) {
     }
 }
 
+/// The loop body and what is known of it while its loads are qualified.
+struct Body<'a, 'k> {
+    kernel: &'k Kernel,
+    defs: &'a Defs<'k>,
+    accesses: &'a [Access],
+    body: &'k Region,
+    index_of: HashMap<ValueId, usize>,
+}
+
+impl Body<'_, '_> {
+    /// The load in the body defining `value`, with its explain name.
+    fn load_of(&self, value: ValueId) -> Option<(&Op, String)> {
+        let &li = self.index_of.get(&value)?;
+        let load = &self.body.ops[li];
+        if !matches!(load.kind, OpKind::Load { .. }) {
+            return None;
+        }
+        let what = format!(
+            "{} {}",
+            self.kernel
+                .value(value)
+                .name
+                .clone()
+                .unwrap_or_else(|| value.to_string()),
+            self.kernel.ty(value)
+        );
+        Some((load, what))
+    }
+
+    /// Whether the load `load` of `value` can be issued ahead as copies planned by `plan`
+    /// (given the load's access plan and whether it is masked): the load, with the issue ops
+    /// and carried values added to `p`'s, or why not.
+    fn qualify(
+        &self,
+        p: &LoopPipeline,
+        load: &Op,
+        value: ValueId,
+        plan: impl FnOnce(&AccessPlan, bool) -> Result<AsyncCopyPlan, String>,
+    ) -> Result<(AsyncCopyPlan, Vec<usize>, Vec<usize>), String> {
+        let OpKind::Load { mask, other } = load.kind else {
+            return Err("not a load".into());
+        };
+        if self.defs.uses.get(&value).copied() != Some(1) {
+            return Err("the loaded value has other uses than the conversion".into());
+        }
+        if other {
+            let o = load.operands[1 + usize::from(mask)];
+            if !self.defs.is_zero(o) {
+                return Err(
+                    "masked-off elements read a value other than zero (copies zero-fill)".into(),
+                );
+            }
+        }
+        let Some(access) = access::find(self.accesses, load) else {
+            return Err("the load has no access plan".into());
+        };
+        let copy = plan(&access.plan, mask)?;
+        // The issue ops: the backward slice of the load's operands inside the body.
+        let body = self.body;
+        let iv = body.args[0];
+        let carried_arg = |v: ValueId| body.args[1..].iter().position(|&a| a == v);
+        let mut slice: HashSet<usize> = p.issue_ops.iter().copied().collect();
+        let mut carried: HashSet<usize> = p.carried.iter().copied().collect();
+        let mut work: Vec<ValueId> = load.operands.clone();
+        while let Some(v) = work.pop() {
+            if v == iv {
+                continue;
+            }
+            if let Some(j) = carried_arg(v) {
+                if carried.insert(j) {
+                    work.push(body.yields[j]);
+                }
+                continue;
+            }
+            let Some(&i) = self.index_of.get(&v) else {
+                continue; // defined outside the loop
+            };
+            if !slice.insert(i) {
+                continue;
+            }
+            if !reissuable(&body.ops[i]) {
+                return Err(format!(
+                    "its address, mask or loop-carried pointers depend on a `{}` in the loop, \
+                     which cannot be issued ahead of its iteration",
+                    body.ops[i].kind.name()
+                ));
+            }
+            work.extend(body.ops[i].operands.iter().copied());
+        }
+        let mut issue: Vec<usize> = slice.into_iter().collect();
+        issue.sort_unstable();
+        let mut carried: Vec<usize> = carried.into_iter().collect();
+        carried.sort_unstable();
+        Ok((copy, issue, carried))
+    }
+}
+
 fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> LoopPipeline {
     let body = &op.regions[0];
     let iv = body.args[0];
@@ -276,20 +444,43 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
         refusals: Vec::new(),
         issue_ops: Vec::new(),
         carried: Vec::new(),
+        wgmma: None,
     };
-    let index_of: HashMap<ValueId, usize> = body
-        .ops
-        .iter()
-        .enumerate()
-        .flat_map(|(i, o)| o.results.iter().map(move |&r| (r, i)))
+    let cx = Body {
+        kernel,
+        defs,
+        accesses,
+        body,
+        index_of: body
+            .ops
+            .iter()
+            .enumerate()
+            .flat_map(|(i, o)| o.results.iter().map(move |&r| (r, i)))
+            .collect(),
+    };
+    let dots: Vec<usize> = (0..body.ops.len())
+        .filter(|&i| matches!(body.ops[i].kind, OpKind::Dot { .. }))
         .collect();
-    let dot_operands: HashSet<ValueId> = body
-        .ops
+    let wgmma_dot = |i: usize| match &body.ops[i].kind {
+        OpKind::Dot { plan: Some(code) } => match &**code {
+            DotCode::Wgmma(plan) => Some(plan),
+            DotCode::MmaSync { .. } => None,
+        },
+        _ => None,
+    };
+    if let ([d], Some(plan)) = (dots.as_slice(), dots.first().and_then(|&d| wgmma_dot(d))) {
+        plan_wgmma_loads(&cx, &mut p, *d, plan);
+    } else if dots.iter().any(|&d| wgmma_dot(d).is_some()) {
+        p.refusals.push(
+            "the loop has more than one dot; only a loop with one wgmma dot reads its operands \
+             from rings"
+                .into(),
+        );
+    }
+    let dot_operands: HashSet<ValueId> = dots
         .iter()
-        .filter(|o| matches!(o.kind, OpKind::Dot { .. }))
-        .flat_map(|o| o.operands.iter().take(2).copied())
+        .flat_map(|&d| body.ops[d].operands.iter().take(2).copied())
         .collect();
-    let carried_arg = |v: ValueId| body.args[1..].iter().position(|&a| a == v);
     for convert in &body.ops {
         let OpKind::Convert {
             conversion: Some(code),
@@ -304,108 +495,105 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
         if !dot_operands.contains(&converted) || code.movement.shared_bytes == 0 {
             continue;
         }
-        let Some(&li) = index_of.get(&value) else {
+        let Some((load, what)) = cx.load_of(value) else {
             continue;
         };
-        let load = &body.ops[li];
-        let OpKind::Load { mask, other } = load.kind else {
-            continue;
-        };
-        let ty = kernel.ty(value);
-        let what = format!(
-            "{} {}",
-            kernel
-                .value(value)
-                .name
-                .clone()
-                .unwrap_or_else(|| value.to_string()),
-            ty
-        );
-        let refuse = |p: &mut LoopPipeline, why: String| p.refusals.push(format!("{what}: {why}"));
-        if defs.uses.get(&value).copied() != Some(1) {
-            refuse(
-                &mut p,
-                "the loaded value has other uses than the conversion".into(),
-            );
-            continue;
+        match cx.qualify(&p, load, value, |access, masked| {
+            plan_async_copy(access, &code.movement, masked)
+        }) {
+            Ok((copy, issue, carried)) => {
+                p.issue_ops = issue;
+                p.carried = carried;
+                p.loads.push(PipelinedLoad {
+                    pointer: load.operands[0],
+                    mask: matches!(load.kind, OpKind::Load { mask: true, .. })
+                        .then(|| load.operands[1]),
+                    value,
+                    what,
+                    copy,
+                    target: CopyTarget::Conversion,
+                });
+            }
+            Err(why) => p.refusals.push(format!("{what}: {why}")),
         }
-        let pointer = load.operands[0];
-        let mask_v = mask.then(|| load.operands[1]);
-        if other {
-            let o = load.operands[1 + usize::from(mask)];
-            if !defs.is_zero(o) {
-                refuse(
-                    &mut p,
-                    "masked-off elements read a value other than zero (copies zero-fill)".into(),
-                );
-                continue;
-            }
-        }
-        let Some(access) = access::find(accesses, load) else {
-            refuse(&mut p, "the load has no access plan".into());
-            continue;
-        };
-        let copy = match plan_async_copy(&access.plan, &code.movement, mask) {
-            Ok(c) => c,
-            Err(why) => {
-                refuse(&mut p, why);
-                continue;
-            }
-        };
-        // The issue ops: the backward slice of the load's operands inside the body.
-        let mut slice: HashSet<usize> = p.issue_ops.iter().copied().collect();
-        let mut carried: HashSet<usize> = p.carried.iter().copied().collect();
-        let mut work: Vec<ValueId> = load.operands.clone();
-        let mut failed = None;
-        while let Some(v) = work.pop() {
-            if v == iv {
-                continue;
-            }
-            if let Some(j) = carried_arg(v) {
-                if carried.insert(j) {
-                    work.push(body.yields[j]);
-                }
-                continue;
-            }
-            let Some(&i) = index_of.get(&v) else {
-                continue; // defined outside the loop
-            };
-            if !slice.insert(i) {
-                continue;
-            }
-            if !reissuable(&body.ops[i]) {
-                failed = Some(format!(
-                    "its address, mask or loop-carried pointers depend on a `{}` in the loop, \
-                     which cannot be issued ahead of its iteration",
-                    body.ops[i].kind.name()
-                ));
-                break;
-            }
-            work.extend(body.ops[i].operands.iter().copied());
-        }
-        if let Some(why) = failed {
-            refuse(&mut p, why);
-            continue;
-        }
-        let mut issue: Vec<usize> = slice.into_iter().collect();
-        issue.sort_unstable();
-        let mut carried: Vec<usize> = carried.into_iter().collect();
-        carried.sort_unstable();
-        p.issue_ops = issue;
-        p.carried = carried;
-        p.loads.push(PipelinedLoad {
-            pointer,
-            mask: mask_v,
-            value,
-            what,
-            copy,
-        });
     }
     if p.loads.is_empty() && p.refusals.is_empty() {
         p.refusals
             .push("no load in the loop feeds the `dot` through shared memory".into());
     }
     p
+}
+
+/// The loads of operands `a` and `b` of the loop's one `wgmma` dot (body op `d`), copied into
+/// its NVMMA layouts: both or neither (the reasons in `p.refusals`).
+fn plan_wgmma_loads(
+    cx: &Body<'_, '_>,
+    p: &mut LoopPipeline,
+    d: usize,
+    plan: &tessera_layout::plan::wgmma_dot::WgmmaDotPlan,
+) {
+    let body = cx.body;
+    let dot = &body.ops[d];
+    let mut planned = Vec::new();
+    let mut trial = p.clone();
+    for (k, operand) in [&plan.a, &plan.b].into_iter().enumerate() {
+        let value = dot.operands[k];
+        let Some((load, what)) = cx.load_of(value) else {
+            p.refusals.push(format!(
+                "wgmma operand {}: not a load in the loop",
+                ["a", "b"][k]
+            ));
+            return;
+        };
+        match cx.qualify(&trial, load, value, |access, masked| {
+            plan_wgmma_operand_copy(access, operand, plan.alignment, masked)
+        }) {
+            Ok((copy, issue, carried)) => {
+                trial.issue_ops = issue;
+                trial.carried = carried;
+                planned.push(PipelinedLoad {
+                    pointer: load.operands[0],
+                    mask: matches!(load.kind, OpKind::Load { mask: true, .. })
+                        .then(|| load.operands[1]),
+                    value,
+                    what,
+                    copy,
+                    target: CopyTarget::WgmmaOperand(k),
+                });
+            }
+            Err(why) => {
+                p.refusals.push(format!("{what} (wgmma operand): {why}"));
+                return;
+            }
+        }
+    }
+    // One group in flight when the accumulator is a carried value only the dot reads and
+    // whose next value is the dot's result, read by nothing else.
+    let acc = dot.operands[2];
+    let result = dot.results[0];
+    let carried = body.args[1..].iter().position(|&a| a == acc);
+    let uses = |v: ValueId| cx.defs.uses.get(&v).copied().unwrap_or(0);
+    let synchronous = match carried {
+        None => Some("the accumulator is not a value carried by the loop".to_string()),
+        Some(j) if body.yields[j] != result => {
+            Some("the loop does not carry the dot's result as its accumulator".to_string())
+        }
+        Some(_) if uses(acc) != 1 || uses(result) != 1 => Some(
+            "other ops in the loop read the accumulator, which a wgmma group in flight owns"
+                .to_string(),
+        ),
+        Some(_) => None,
+    };
+    p.issue_ops = trial.issue_ops;
+    p.carried = trial.carried;
+    p.loads.extend(planned);
+    p.wgmma = Some(WgmmaPipeline {
+        dot: d,
+        in_flight: u32::from(synchronous.is_none()),
+        accumulator: carried.filter(|_| synchronous.is_none()),
+        synchronous,
+        instruction: format!("wgmma.m64n{}k16", plan.shape.instr_n),
+    });
 }
 
 /// The plan of the loop whose induction variable is `iv`, if it has one.

@@ -70,6 +70,7 @@ pub fn lower_for(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
     let mut bind_args = TokenStream::new();
     let mut assign = TokenStream::new();
     let mut results = TokenStream::new();
+    let mut cells = Vec::new();
     for i in 0..inits.len() {
         let ty = same_type(
             ctx,
@@ -77,6 +78,7 @@ pub fn lower_for(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             &[inits[i], carried_args[i], body.yields[i], op.results[i]],
         )?;
         let cell = ctx.fresh("carried");
+        cells.push(cell.clone());
         let (iv, arg, y, res) = (
             ctx.name(inits[i]),
             ctx.name(carried_args[i]),
@@ -102,6 +104,7 @@ pub fn lower_for(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             upper: hi,
             step: st,
             iv_arg,
+            cells,
         };
         return super::pipeline::lower_pipelined_for(ctx, op, &plan, parts);
     }

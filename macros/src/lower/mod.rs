@@ -125,6 +125,8 @@ pub struct Ctx<'k> {
     shared_high: u32,
     /// The pipelined loads of the loops being lowered (`pipeline.rs`).
     pipeline_reads: Vec<pipeline::PipelineRead>,
+    /// The `wgmma` dot of the pipelined loop being lowered that reads its ring slots.
+    ring_wgmma: Option<wgmma::RingWgmma>,
 }
 
 impl<'k> Ctx<'k> {
@@ -145,6 +147,7 @@ impl<'k> Ctx<'k> {
             shared_top: 0,
             shared_high: 0,
             pipeline_reads: Vec::new(),
+            ring_wgmma: None,
         }
     }
 
@@ -550,6 +553,15 @@ impl<'k> Ctx<'k> {
             return Err(internal(loc, "a dot without its operands or result"));
         };
         let (cl, rl) = (self.layout(c, loc)?, self.layout(r, loc)?);
+        if let (Some(ring), DotCode::Wgmma(plan)) = (self.ring_wgmma.clone(), code) {
+            if ring.result == r {
+                let cr = self.regs(c, loc)?;
+                let cn = self.fresh("dot_acc");
+                let (code, out) = wgmma::lower_wgmma_from_ring(self, op, plan, &ring, &cn)?;
+                let bind = self.bind(r, quote!(#out), loc)?;
+                return Ok(quote!(let #cn = #cr; #code #bind));
+            }
+        }
         let (ar, br, cr) = (self.regs(a, loc)?, self.regs(b, loc)?, self.regs(c, loc)?);
         let (an, bn, cn) = (
             self.fresh("dot_a"),

@@ -23,10 +23,28 @@
 //! The prologue's and the steady state's range checks make trip counts below `S - 1` (and
 //! empty loops) issue nothing past the end. The conditions are uniform over the program, so
 //! the barriers are reached by every thread.
+//!
+//! **A `wgmma` dot fed by the rings** (`WgmmaPipeline` in the plan): the copies write the
+//! operands' NVMMA layouts (each ring aligned to the swizzle period), and the wait at the top of
+//! iteration `i` becomes `cp.async.wait_group S-2; fence.proxy.async.shared::cta; bar.sync` (each
+//! thread's landed generic-proxy writes ordered before the async proxy's reads, then every
+//! thread's). The dot issues its `wgmma`s on descriptors of slot `i mod slots` and commits.
+//!
+//! - *No group in flight* (`wait_group 0` in the iteration, `slots = S`): as for `ldmatrix`
+//!   reads, slot `(i-1) mod S`, which iteration `i` overwrites, was read by a group retired in
+//!   iteration `i-1`, before the barrier of iteration `i`.
+//! - *One group in flight* (`slots = S + 1`): the loop's accumulators are created before the
+//!   loop from the carried accumulator; iteration `i` issues group `i` and `wgmma.wait_group 1`
+//!   retires group `i-1`; after the loop `wgmma.wait_group 0` retires the last group and its
+//!   registers become the carried accumulator. **Invariant**: iteration `i` copies iteration
+//!   `i+S-1` into slot `(i+S-1) mod (S+1) = (i-2) mod (S+1)`, last read by group `i-2`, which
+//!   every thread retired (`wait_group 1` in iteration `i-1`) before the barrier of iteration
+//!   `i` that precedes the copies; group `i-1`, possibly still reading slot `(i-1) mod (S+1)`,
+//!   and the copies in flight (iterations `i+1 .. i+S-1`) use the other `S` slots.
 
 use super::convert::{render_step, Render};
 use super::{elem_type, internal, Ctx};
-use crate::infer::pipeline::LoopPipeline;
+use crate::infer::pipeline::{CopyTarget, LoopPipeline};
 use crate::ir::Op;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -52,6 +70,8 @@ pub struct LoopParts {
     pub upper: Ident,
     pub step: Ident,
     pub iv_arg: Ident,
+    /// The cells of the carried values (index `j`), assigned by `assign`.
+    pub cells: Vec<Ident>,
 }
 
 /// The loop `op` pipelined as `plan` says (see the module docs).
@@ -77,11 +97,13 @@ pub fn lower_pipelined_for(
         upper,
         step,
         iv_arg,
+        cells,
     } = parts;
     let (cur, end, stride) = (ctx.fresh("iv"), ctx.fresh("end"), ctx.fresh("step"));
     let (ahead_iv, ahead_live) = (ctx.fresh("ahead_iv"), ctx.fresh("ahead_live"));
     let (issue_slot, read_slot) = (ctx.fresh("issue_slot"), ctx.fresh("read_slot"));
-    let stages_lit = Literal::u32_suffixed(stages);
+    let slots = plan.slots();
+    let slots_lit = Literal::u32_suffixed(slots);
     let wait_depth = Literal::u32_suffixed(stages - 2);
     let prologue_issues = Literal::u32_suffixed(stages - 1);
 
@@ -110,19 +132,86 @@ pub fn lower_pipelined_for(
     // The rings, and each load's copies into the issue slot.
     let mut copies = TokenStream::new();
     let mut reads = Vec::new();
+    let mut ring_bases = TokenStream::new();
+    let mut operand_slots: [Option<TokenStream>; 2] = [None, None];
     for l in &plan.loads {
-        let slot_bytes = l.copy.slot_bytes;
-        let ring = ctx.alloc_shared(slot_bytes * stages, 16);
-        let (ring, slot_bytes) = (
+        let (slot_bytes, align) = (l.copy.slot_bytes, l.copy.slot_alignment.max(16));
+        let ring = ctx.alloc_shared(slot_bytes * slots + (align - 16), 16);
+        let base = ctx.fresh("ring");
+        let (ring, slot_bytes, align_mask) = (
             Literal::u32_suffixed(ring),
             Literal::u32_suffixed(slot_bytes),
+            Literal::u32_suffixed(align - 1),
         );
-        let slot_at = |slot: &Ident| quote!(::tessera::device::dynamic_shared_base() + #ring + #slot * #slot_bytes);
+        ring_bases.extend(quote! {
+            let #base: u32 =
+                (::tessera::device::dynamic_shared_base() + #ring + #align_mask) & !#align_mask;
+        });
+        let slot_at = |slot: &Ident| quote!(#base + #slot * #slot_bytes);
         copies.extend(render_copies(ctx, op, l, slot_at(&issue_slot))?);
+        if let CopyTarget::WgmmaOperand(k) = l.target {
+            operand_slots[k] = Some(slot_at(&read_slot));
+        }
         reads.push(PipelineRead {
             value: l.value,
             slot: slot_at(&read_slot),
             copy: l.copy.clone(),
+        });
+    }
+    // The wgmma dot reading the rings, and with a group in flight the loop's accumulators.
+    let mut ring_wgmma = None;
+    let (mut before, mut after, mut fence) =
+        (TokenStream::new(), TokenStream::new(), TokenStream::new());
+    if let Some(w) = &plan.wgmma {
+        let dot = body
+            .ops
+            .get(w.dot)
+            .ok_or_else(|| internal(loc, "a pipeline's dot is not in the loop"))?;
+        let (crate::ir::OpKind::Dot { plan: Some(code) }, [a_slot, b_slot]) =
+            (&dot.kind, operand_slots)
+        else {
+            return Err(internal(
+                loc,
+                "a pipelined wgmma without its plan or operand rings",
+            ));
+        };
+        let (crate::ir::DotCode::Wgmma(dot_plan), Some(a_slot), Some(b_slot)) =
+            (&**code, a_slot, b_slot)
+        else {
+            return Err(internal(
+                loc,
+                "a pipelined wgmma without its plan or operand rings",
+            ));
+        };
+        fence = quote!(::tessera::device::fence_proxy_async_shared_cta(););
+        let accumulators = match w.accumulator {
+            Some(j) => {
+                let cell = cells.get(j).ok_or_else(|| {
+                    internal(loc, "a pipelined wgmma's accumulator is not carried")
+                })?;
+                let accs: Vec<Ident> = (0..dot_plan.acc_registers.len())
+                    .map(|_| ctx.fresh("ring_acc"))
+                    .collect();
+                let loads = super::wgmma::render_ring_accumulators(dot_plan, &accs);
+                let retire = super::wgmma::render_retire(dot_plan, 0, &accs);
+                before = quote! {
+                    #[allow(unused_mut)]
+                    let mut __tessera_out = #cell;
+                    #loads
+                };
+                after = quote! {
+                    #retire
+                    #cell = __tessera_out;
+                };
+                Some(accs)
+            }
+            None => None,
+        };
+        ring_wgmma = Some(super::wgmma::RingWgmma {
+            result: dot.results[0],
+            a_slot,
+            b_slot,
+            accumulators,
         });
     }
     let issue = quote! {
@@ -134,7 +223,7 @@ pub fn lower_pipelined_for(
             #ahead_advance
         }
         ::tessera::device::cp_async_commit_group();
-        #issue_slot = if #issue_slot + 1 == #stages_lit { 0 } else { #issue_slot + 1 };
+        #issue_slot = if #issue_slot + 1 == #slots_lit { 0 } else { #issue_slot + 1 };
         match #ahead_iv.checked_add(#stride) {
             ::core::option::Option::Some(next) => #ahead_iv = next,
             ::core::option::Option::None => #ahead_live = false,
@@ -143,7 +232,9 @@ pub fn lower_pipelined_for(
 
     let depth = ctx.pipeline_reads.len();
     ctx.pipeline_reads.extend(reads);
+    let outer_wgmma = std::mem::replace(&mut ctx.ring_wgmma, ring_wgmma);
     let inner = ctx.lower_region(body);
+    ctx.ring_wgmma = outer_wgmma;
     ctx.pipeline_reads.truncate(depth);
     let inner = inner?;
     Ok(quote! {
@@ -159,6 +250,8 @@ pub fn lower_pipelined_for(
             #ahead_init
             let mut #issue_slot: u32 = 0;
             let mut #read_slot: u32 = 0;
+            #ring_bases
+            #before
             ::tessera::device::sync_threads();
             for _ in 0..#prologue_issues {
                 #issue
@@ -168,11 +261,12 @@ pub fn lower_pipelined_for(
                     let #iv_arg: #iv_ty = #cur;
                     #bind_args
                     ::tessera::device::cp_async_wait_group::<#wait_depth>();
+                    #fence
                     ::tessera::device::sync_threads();
                     #issue
                     #inner
                     #assign
-                    #read_slot = if #read_slot + 1 == #stages_lit { 0 } else { #read_slot + 1 };
+                    #read_slot = if #read_slot + 1 == #slots_lit { 0 } else { #read_slot + 1 };
                     match #cur.checked_add(#stride) {
                         ::core::option::Option::Some(next) => #cur = next,
                         ::core::option::Option::None => break,
@@ -180,6 +274,7 @@ pub fn lower_pipelined_for(
                 }
             }
             ::tessera::device::cp_async_wait_all();
+            #after
         }
         #results
     })

@@ -100,8 +100,33 @@ pub(crate) fn render_issue(
     let store_a = render_operand_store(&plan.a.store, a, rc, &a_smem);
     let store_b = render_operand_store(&plan.b.store, b, rc, &b_smem);
     let warp = &rc.warp;
-    let half = plan.shape.instr_n / 2;
-    let half_lit = index_lit(half);
+    let loads = render_fragment_loads(plan, accumulators);
+    let calls = render_calls(plan, &a_smem, &b_smem, accumulators, span);
+    quote! {
+        let __tessera_wgmma_base: u32 =
+            (::tessera::device::dynamic_shared_base() + #offset + #align_mask) & !#align_mask;
+        let #a_smem: u32 = __tessera_wgmma_base + #a_at;
+        let #b_smem: u32 = __tessera_wgmma_base + #b_at;
+        #[allow(unused)]
+        let __tessera_warpgroup: usize = (#warp / 4) as usize;
+        #barrier
+        #store_a
+        #store_b
+        ::tessera::device::fence_proxy_async_shared_cta();
+        ::tessera::device::sync_threads();
+        #loads
+        ::tessera::device::wgmma_fence();
+        // SAFETY: every thread of each warpgroup issues the same wgmmas on the operands it just
+        // stored (fenced to the async proxy, behind a barrier); the wait below retires them
+        // before the region is written again.
+        unsafe { #calls }
+        ::tessera::device::wgmma_commit_group();
+    }
+}
+
+/// One `WgmmaAccumulator` per block (`accumulators`), from the registers of `__tessera_out`.
+fn render_fragment_loads(plan: &WgmmaDotPlan, accumulators: &[Ident]) -> TokenStream {
+    let half_lit = index_lit(plan.shape.instr_n / 2);
     let loads = plan
         .acc_registers
         .iter()
@@ -113,6 +138,18 @@ pub(crate) fn render_issue(
                     [#(__tessera_out[#regs]),*]);
             }
         });
+    quote!(#(#loads)*)
+}
+
+/// The `wgmma` instructions of every block and K step, on the operands at the shared
+/// addresses `a_smem` and `b_smem` (`u32`s in scope), into `accumulators`.
+fn render_calls(
+    plan: &WgmmaDotPlan,
+    a_smem: &TokenStream,
+    b_smem: &TokenStream,
+    accumulators: &[Ident],
+    span: Span,
+) -> TokenStream {
     let instruction = format_ident!(
         "wgmma_m64n{}k16_{}",
         plan.shape.instr_n,
@@ -129,33 +166,105 @@ pub(crate) fn render_issue(
     let mut calls = TokenStream::new();
     for (block, acc) in accumulators.iter().enumerate() {
         for step in 0..plan.k_steps() as usize {
-            let da = descriptor(&plan.a, &a_smem, block, step, groups, span);
-            let db = descriptor(&plan.b, &b_smem, block, step, groups, span);
+            let da = descriptor(&plan.a, a_smem, block, step, groups, span);
+            let db = descriptor(&plan.b, b_smem, block, step, groups, span);
             calls.extend(quote_spanned! {span=>
                 ::tessera::device::#instruction::<#ta, #tb>(&mut #acc, #da, #db, true);
             });
         }
     }
-    quote! {
-        let __tessera_wgmma_base: u32 =
-            (::tessera::device::dynamic_shared_base() + #offset + #align_mask) & !#align_mask;
-        let #a_smem: u32 = __tessera_wgmma_base + #a_at;
-        let #b_smem: u32 = __tessera_wgmma_base + #b_at;
+    calls
+}
+
+/// A `wgmma` dot whose operands a software-pipelined loop copies into ring slots
+/// (`super::pipeline`): the shared addresses of this iteration's slots and, with one group in
+/// flight, the loop's accumulators (live across iterations; the loop retires them).
+#[derive(Clone)]
+pub struct RingWgmma {
+    /// The dot's result.
+    pub result: crate::ir::ValueId,
+    pub a_slot: TokenStream,
+    pub b_slot: TokenStream,
+    pub accumulators: Option<Vec<Ident>>,
+}
+
+/// The accumulators of a pipelined loop's `wgmma` with a group in flight, made from the
+/// registers of `__tessera_out` (the loop's initial accumulator) before the loop.
+pub(crate) fn render_ring_accumulators(plan: &WgmmaDotPlan, accumulators: &[Ident]) -> TokenStream {
+    render_fragment_loads(plan, accumulators)
+}
+
+/// `dot(a, b, acc)` planned as `wgmma` with its operands in the ring slots of `ring` (the loop
+/// has waited for their copies, fenced them to the async proxy and synchronised): the
+/// instructions, the commit, and `wait_group 0` with the registers back, or with a group in
+/// flight `wait_group 1` (retiring the previous iteration's group) and the result left in the
+/// loop's accumulators (the value bound here is the unchanged `acc`, which nothing reads).
+pub fn lower_wgmma_from_ring(
+    ctx: &mut Ctx,
+    op: &Op,
+    plan: &WgmmaDotPlan,
+    ring: &RingWgmma,
+    acc: &Ident,
+) -> Result<(TokenStream, Ident), syn::Error> {
+    let registers = plan.acc_registers.iter().map(Vec::len).sum::<usize>() as u32;
+    let n = index_lit(registers);
+    let out = ctx.fresh("wgmma");
+    let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
+    let (a_slot, b_slot) = (&ring.a_slot, &ring.b_slot);
+    let warp = ctx.warp();
+    let span = op.loc.first;
+    let prelude = quote! {
+        let #a_smem: u32 = #a_slot;
+        let #b_smem: u32 = #b_slot;
         #[allow(unused)]
         let __tessera_warpgroup: usize = (#warp / 4) as usize;
-        #barrier
-        #store_a
-        #store_b
-        ::tessera::device::fence_proxy_async_shared_cta();
-        ::tessera::device::sync_threads();
-        #(#loads)*
-        ::tessera::device::wgmma_fence();
-        // SAFETY: every thread of each warpgroup issues the same wgmmas on the operands it just
-        // stored (fenced to the async proxy, behind a barrier); the wait below retires them
-        // before the region is written again.
-        unsafe { #calls }
-        ::tessera::device::wgmma_commit_group();
-    }
+    };
+    let code = match &ring.accumulators {
+        Some(accumulators) => {
+            let calls = render_calls(plan, &a_smem, &b_smem, accumulators, span);
+            let waits = accumulators
+                .iter()
+                .map(|a| quote!(::tessera::device::wgmma_wait_group::<1, _>(&mut #a);));
+            quote! {
+                let #out: [f32; #n] = #acc;
+                {
+                    #prelude
+                    ::tessera::device::wgmma_fence();
+                    // SAFETY: every thread of each warpgroup issues the same wgmmas on the ring
+                    // slot its loop waited for, fenced and synchronised; the slot is not written
+                    // again before the group is retired (`super::pipeline`'s invariant).
+                    unsafe { #calls }
+                    ::tessera::device::wgmma_commit_group();
+                    #(#waits)*
+                }
+            }
+        }
+        None => {
+            let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
+                .map(|b| format_ident!("__tessera_acc{}", b))
+                .collect();
+            let loads = render_fragment_loads(plan, &accumulators);
+            let calls = render_calls(plan, &a_smem, &b_smem, &accumulators, span);
+            let retire = render_retire(plan, 0, &accumulators);
+            quote! {
+                let #out: [f32; #n] = {
+                    #[allow(unused_mut)]
+                    let mut __tessera_out: [f32; #n] = #acc;
+                    #prelude
+                    #loads
+                    ::tessera::device::wgmma_fence();
+                    // SAFETY: every thread of each warpgroup issues the same wgmmas on the ring
+                    // slot its loop waited for, fenced and synchronised; the wait below retires
+                    // them before the slot is written again.
+                    unsafe { #calls }
+                    ::tessera::device::wgmma_commit_group();
+                    #retire
+                    __tessera_out
+                };
+            }
+        }
+    };
+    Ok((code, out))
 }
 
 /// The stores of one operand (16-bit elements): the conversion renderer's vector stores, or

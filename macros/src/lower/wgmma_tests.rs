@@ -118,3 +118,96 @@ fn ampere_and_small_hopper_dots_use_mma_sync() {
         "{calls:?}"
     );
 }
+
+/// A `num_stages = 3` matmul on Hopper (4 warps, 64 × 64 × 32), `epilogue` applied to the
+/// accumulator in the loop: its pipeline's explain text and the lowered body's device calls
+/// (and the body's tokens as text).
+fn pipelined(epilogue: TokenStream) -> (String, Vec<String>, String) {
+    let attr: TokenStream = "num_warps = 4, num_stages = 3, BM = 64, BN = 64, BK = 32"
+        .parse()
+        .unwrap();
+    let item = quote! {
+        fn mm<const BM: usize, const BN: usize, const BK: usize>(
+            a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, k: i32,
+        ) {
+            let rm = arange(0, BM);
+            let rn = arange(0, BN);
+            let rk = arange(0, BK);
+            let mut a_ptrs = a + rm.expand_dims(1) * BK + rk.expand_dims(0);
+            let mut b_ptrs = b + rk.expand_dims(1) * BN + rn.expand_dims(0);
+            let mut acc = zeros::<f32>([BM, BN]);
+            for kk in 0..k {
+                acc = dot(load(a_ptrs), load(b_ptrs), acc);
+                #epilogue
+                a_ptrs += BK;
+                b_ptrs += BK * BN;
+            }
+            store(c + rm.expand_dims(1) * BN + rn.expand_dims(0), acc);
+        }
+    };
+    let mut kernel = analyze(attr, item).unwrap().remove(0);
+    kernel.target = Target::Hopper;
+    let inference = infer_with(&mut kernel, AlignmentPolicy::Aligned).unwrap();
+    let [p] = inference.pipelines.as_slice() else {
+        panic!("one pipelined loop: {:?}", inference.pipelines);
+    };
+    let facts = Facts {
+        pipelines: inference.pipelines.clone(),
+        accesses: inference.accesses.clone(),
+        ..Facts::default()
+    };
+    let body = lower_kernel(&inference.kernel, &facts).unwrap().body;
+    let mut calls = Vec::new();
+    device_calls(&body, &mut calls);
+    (p.text(), calls, body.to_string())
+}
+
+#[test]
+fn pipelined_hopper_dot_reads_ring_slots_with_one_group_in_flight() {
+    let (text, calls, body) = pipelined(quote!());
+    assert!(text.contains("3 stages"), "{text}");
+    assert!(
+        text.contains("cp.async.cg 16 B into a shared ring of 4 ×"),
+        "{text}"
+    );
+    assert!(text.contains("one wgmma group in flight"), "{text}");
+    // No stores of the operands in the loop: the copies write the NVMMA layouts (the epilogue
+    // after `cp_async_wait_all` converts the accumulator through shared memory).
+    let end = calls.iter().position(|c| c == "cp_async_wait_all").unwrap();
+    assert!(
+        calls[..end].iter().all(|c| !c.starts_with("st_shared")),
+        "{calls:?}"
+    );
+    // The steady state: wait, fence, barrier, the copies of i+2, then the wgmmas.
+    let wait = calls
+        .iter()
+        .position(|c| c == "cp_async_wait_group")
+        .unwrap();
+    assert_eq!(
+        &calls[wait..wait + 3],
+        [
+            "cp_async_wait_group",
+            "fence_proxy_async_shared_cta",
+            "sync_threads"
+        ]
+    );
+    let after: Vec<&String> = calls[wait..].iter().collect();
+    let at = |name: &str| after.iter().position(|c| c.starts_with(name)).unwrap();
+    assert!(at("cp_async_cg_zfill") < at("wgmma_fence"));
+    assert!(at("wgmma_fence") < at("wgmma_m64n64k16_f16"));
+    assert!(at("wgmma_m64n64k16_f16") < at("wgmma_commit_group"));
+    assert!(at("wgmma_commit_group") < at("wgmma_wait_group"));
+    // wait_group 1 in the loop, wait_group 0 after it (after the copies' wait_all).
+    assert!(body.contains("wgmma_wait_group :: < 1"), "{body}");
+    let all = body.find("cp_async_wait_all").unwrap();
+    assert!(body[all..].contains("wgmma_wait_group :: < 0"));
+}
+
+#[test]
+fn pipelined_hopper_dot_with_ops_on_the_accumulator_waits_for_each_group() {
+    let (text, _, body) = pipelined(quote!(acc = acc * 0.5;));
+    assert!(text.contains("wgmma.wait_group 0 per iteration"), "{text}");
+    assert!(text.contains("does not carry the dot's result"), "{text}");
+    assert!(text.contains("into a shared ring of 3 ×"), "{text}");
+    assert!(!body.contains("wgmma_wait_group :: < 1"));
+}
