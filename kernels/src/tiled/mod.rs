@@ -15,4 +15,5 @@ pub mod norm;
 pub mod ops;
 pub mod random;
 pub mod reduce;
+pub mod scan;
 pub mod transpose;
