@@ -263,6 +263,15 @@ pub enum ReduceKind {
     Argmin,
 }
 
+/// The combining operation of a scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanKind {
+    /// `cumsum`.
+    Sum,
+    /// `cumprod`.
+    Prod,
+}
+
 /// What an op computes. `operands: […]` lists [`Op::operands`] in order; `results: […]` lists
 /// [`Op::results`]. "`T[S]`" means dtype `T` and shape `S`.
 #[derive(Clone, Debug)]
@@ -313,6 +322,15 @@ pub enum OpKind {
     /// Reduces dimension `axis` away. operands: [T[S]]; results: [T[S without axis]]
     /// (i32 for `Argmax`/`Argmin`).
     Reduce { kind: ReduceKind, axis: usize },
+    /// The inclusive prefix sum or product along `axis` (from the end of the axis when
+    /// `reverse`). operands: [T[S]]; results: [T[S]], in the operand's layout. `plan` is set by
+    /// layout inference (`tessera_layout::plan::scan`), which the lowering renders.
+    Scan {
+        kind: ScanKind,
+        axis: usize,
+        reverse: bool,
+        plan: Option<Box<tessera_layout::plan::scan::ScanPlan>>,
+    },
     /// `a × b + acc`. operands: [A[M, K], A[M, K] × A[K, N], acc: C[M, N]]; results: [C[M, N]],
     /// A ∈ {f16, bf16, f8e4m3, f8e5m2} with C = f32, or A = i8 with C = i32.
     /// `plan` is set by layout inference: the `mma.sync` instructions on the operands' layouts
@@ -403,6 +421,7 @@ impl OpKind {
             OpKind::Load { .. } => "load".into(),
             OpKind::Store { .. } => "store".into(),
             OpKind::Reduce { kind, .. } => format!("reduce.{}", format!("{kind:?}").to_lowercase()),
+            OpKind::Scan { kind, .. } => format!("scan.{}", format!("{kind:?}").to_lowercase()),
             OpKind::Dot { .. } => "dot".into(),
             OpKind::Gather { .. } => "gather".into(),
             OpKind::ConvertLayout { .. } => "convert_layout".into(),
@@ -424,6 +443,9 @@ impl OpKind {
             | OpKind::Gather { axis, .. }
             | OpKind::Reduce { axis, .. } => {
                 format!(" axis={axis}")
+            }
+            OpKind::Scan { axis, reverse, .. } => {
+                format!(" axis={axis}{}", if *reverse { " reverse" } else { "" })
             }
             OpKind::Trans { perm } => format!(" perm={perm:?}"),
             OpKind::Cast { to } => format!(" to {to}"),

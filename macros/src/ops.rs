@@ -6,7 +6,7 @@
 //! `arange`, `full`, `zeros`) and those whose first argument is a seed (`randint`, `rand`,
 //! `randn`) are free functions only.
 
-use crate::ir::{ReduceKind, UnaryOp};
+use crate::ir::{ReduceKind, ScanKind, UnaryOp};
 
 /// An operation of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,6 +35,8 @@ pub enum Op {
     BroadcastTo,
     /// The reductions along an axis: `sum`, `max`, `min`, `argmax`, `argmin`.
     Reduce(ReduceKind),
+    /// The inclusive scans along an axis: `cumsum`, `cumprod`.
+    Scan(ScanKind),
     Dot,
     Trans,
     Reshape,
@@ -349,6 +351,22 @@ pub const OPS: &[OpInfo] = &[
         "argmin",
         "x.argmin(axis)",
         (2, 2),
+        true,
+        NoType,
+    ),
+    info(
+        Op::Scan(ScanKind::Sum),
+        "cumsum",
+        "x.cumsum(axis) / x.cumsum(axis, reverse)",
+        (2, 3),
+        true,
+        NoType,
+    ),
+    info(
+        Op::Scan(ScanKind::Prod),
+        "cumprod",
+        "x.cumprod(axis) / x.cumprod(axis, reverse)",
+        (2, 3),
         true,
         NoType,
     ),

@@ -15,5 +15,6 @@ pub mod norm;
 pub mod ops;
 pub mod random;
 pub mod reduce;
+pub mod scan;
 pub mod tensors;
 pub mod transpose;

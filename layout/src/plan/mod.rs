@@ -19,6 +19,8 @@
 //! - [`wgmma`]: the `wgmma` matrix descriptor of an NVMMA shared operand tile.
 //! - [`pipeline`]: a load into a conversion's shared layout as `cp.async` copies (software
 //!   pipelining of loops).
+//! - [`scan`]: `cumsum`/`cumprod` along an axis: per axis bit, where the partner element is
+//!   (registers, a lane shuffle, or shared memory across warps).
 //! - [`wgmma_dot`]: `dot` as `wgmma.mma_async` (shape, warpgroups, operand stores, descriptors).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
@@ -37,6 +39,7 @@ pub mod ldmatrix;
 pub mod mma;
 pub mod movement;
 pub mod pipeline;
+pub mod scan;
 pub mod shared_steps;
 pub mod space;
 pub mod swizzle;

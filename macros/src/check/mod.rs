@@ -23,6 +23,7 @@ mod gather;
 mod memory;
 mod random;
 mod reduce;
+mod scan;
 mod shape;
 mod values;
 
@@ -561,6 +562,7 @@ impl Checker<'_> {
             Op::ExpandDims => self.expand_dims(args, loc),
             Op::BroadcastTo => self.broadcast_to(args, loc),
             Op::Reduce(kind) => one(self.reduce(kind, args, loc)),
+            Op::Scan(kind) => one(self.scan(kind, args, loc)),
             Op::Dot => one(self.dot(args, loc)),
             Op::Trans => one(self.trans(args, loc)),
             Op::Reshape => self.reshape(args, loc),

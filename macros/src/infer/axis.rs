@@ -385,6 +385,7 @@ pub fn assumed_params(kernel: &Kernel, graph: &Graph, policy: AlignmentPolicy) -
                     // Loaded, reduced, multiplied-out values carry no facts from parameters.
                     OpKind::Load { .. }
                     | OpKind::Reduce { .. }
+                    | OpKind::Scan { .. }
                     | OpKind::Dot { .. }
                     | OpKind::Gather { .. } => {}
                     OpKind::For => {
@@ -649,6 +650,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
         OpKind::Load { .. }
         | OpKind::Store { .. }
         | OpKind::Reduce { .. }
+        | OpKind::Scan { .. }
         | OpKind::Dot { .. }
         | OpKind::Gather { .. } => (0..node.results.len()).map(unknown).collect(),
     }

@@ -155,6 +155,12 @@ impl Inference {
                 }
             }
             (OpKind::Gather { code: Some(g), .. }, _) => format!("[{}; cost {}]", g.kind, g.cost),
+            (
+                OpKind::Scan {
+                    plan: Some(plan), ..
+                },
+                _,
+            ) => format!("[{plan}]"),
             (OpKind::Dot { plan: Some(code) }, _) => {
                 let layout_of = |v: ValueId, n: &mut Numbering| match &self.kernel.value(v).layout {
                     LayoutSlot::Inferred(l) => format!("#{}", n.of(l)),
@@ -267,6 +273,9 @@ fn op_attributes(kind: &OpKind) -> String {
         OpKind::Arange { start, end } => format!(" {start}..{end}"),
         OpKind::ExpandDims { axis } | OpKind::Gather { axis, .. } | OpKind::Reduce { axis, .. } => {
             format!(" axis={axis}")
+        }
+        OpKind::Scan { axis, reverse, .. } => {
+            format!(" axis={axis}{}", if *reverse { " reverse" } else { "" })
         }
         OpKind::Trans { perm } => format!(" perm={perm:?}"),
         OpKind::Cast { to } => format!(" to {to}"),

@@ -141,6 +141,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     let (target, num_warps) = (kernel.target, kernel.num_warps);
     let Kernel { body, values, .. } = kernel;
     attach_gather_code(body, values, &chosen)?;
+    attach_scan_plans(body, values)?;
     dot::attach_dot_plans(body, values, target, num_warps)?;
     // The facts of the final kernel, under the fewest assumptions that give every access the
     // plan (width, mask predicate) the candidates gave it: the launcher checks only what matters.
@@ -219,6 +220,30 @@ fn attach_gather_code(
                     .error(&format!("#[tile_kernel] internal error: gather: {e}"))
             })?;
         *code = Some(Box::new(planned));
+    }
+    Ok(())
+}
+
+/// Stores on every scan of `region` its plan on the operand's layout
+/// (`tessera_layout::plan::scan`).
+fn attach_scan_plans(region: &mut Region, values: &[Value]) -> Result<(), syn::Error> {
+    for op in &mut region.ops {
+        for r in &mut op.regions {
+            attach_scan_plans(r, values)?;
+        }
+        let OpKind::Scan { axis, plan, .. } = &mut op.kind else {
+            continue;
+        };
+        let LayoutSlot::Inferred(layout) = &values[op.operands[0].0 as usize].layout else {
+            return Err(op.loc.error(
+                "#[tile_kernel] internal error: a scan of a tile without an inferred layout",
+            ));
+        };
+        let planned = tessera_layout::plan::scan::plan_scan(layout, *axis).map_err(|e| {
+            op.loc
+                .error(&format!("#[tile_kernel] internal error: scan: {e}"))
+        })?;
+        *plan = Some(Box::new(planned));
     }
     Ok(())
 }

@@ -504,7 +504,7 @@ impl Rewrite<'_, '_> {
                 self.require(id, 1, &o.index)?;
                 self.produce(id, 0, &o.index)?;
             }
-            k if super::solve::is_elementwise(k) => {
+            k if super::solve::keeps_layout(k) => {
                 if result_grouped {
                     let l = self
                         .current(node.results[0])

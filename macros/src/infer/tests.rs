@@ -356,7 +356,7 @@ fn check_region(k: &Kernel, region: &Region) -> Result<(), String> {
             Ok(())
         };
         match &op.kind {
-            kind if solve::is_elementwise(kind) => {
+            kind if solve::keeps_layout(kind) => {
                 if tile(op.results[0]) {
                     let mut all = tiles.clone();
                     all.push(op.results[0]);

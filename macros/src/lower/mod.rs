@@ -67,6 +67,9 @@ pub mod kernel;
 mod memory;
 mod pipeline;
 mod reduce;
+mod scan;
+#[cfg(test)]
+mod scan_tests;
 mod shape;
 #[cfg(test)]
 mod tests;
@@ -484,6 +487,7 @@ impl<'k> Ctx<'k> {
             | OpKind::Split => shape::lower(self, op),
             OpKind::AddPtr | OpKind::Load { .. } | OpKind::Store { .. } => memory::lower(self, op),
             OpKind::Reduce { .. } => reduce::lower(self, op),
+            OpKind::Scan { .. } => scan::lower(self, op),
             OpKind::For => control::lower_for(self, op),
             OpKind::If => control::lower_if(self, op),
             OpKind::Convert {

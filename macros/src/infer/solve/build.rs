@@ -1,6 +1,6 @@
 //! Building the problem: classes of values, groups, anchors, edges and first candidates.
 
-use super::{is_cheap_kind, is_elementwise, loop_weight, Class, Problem};
+use super::{is_cheap_kind, keeps_layout, loop_weight, Class, Problem};
 use crate::infer::anchors::{axis_in_warp, blocked_layout};
 use crate::infer::axis::AxisAnalysis;
 use crate::infer::graph::{Def, Graph, OpId};
@@ -80,7 +80,7 @@ impl<'a> Problem<'a> {
                 .filter(|&r| grouped(&class, r))
                 .collect();
             match &node.kind {
-                k if is_elementwise(k) || matches!(k, OpKind::Join) => {
+                k if keeps_layout(k) || matches!(k, OpKind::Join) => {
                     if let Some(&r) = tile_results.first() {
                         let join = matches!(k, OpKind::Join);
                         for &o in &node.operands {

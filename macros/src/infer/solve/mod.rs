@@ -246,6 +246,12 @@ pub fn is_elementwise(kind: &OpKind) -> bool {
     )
 }
 
+/// Ops whose result has the layout of their tile operands: the elementwise ops and the scans
+/// (`cumsum`, `cumprod`, which work in any layout: `tessera_layout::plan::scan`).
+pub fn keeps_layout(kind: &OpKind) -> bool {
+    is_elementwise(kind) || matches!(kind, OpKind::Scan { .. })
+}
+
 /// Ops whose result is cheap when their tile operands are.
 fn is_cheap_kind(kind: &OpKind) -> bool {
     is_elementwise(kind)

@@ -1,0 +1,86 @@
+//! Scans (`cumsum`, `cumprod`) of `i32` and `f32` tiles: along the rows and the columns of an
+//! `m × n` matrix (row stride `stride`), forward and reversed, and along ragged 1-D blocks, at
+//! several `num_warps` so that the scanned axis runs over registers, lanes and warps.
+
+use tessera::{tile_kernel, Ptr};
+
+/// `out[r, c] = Σ_{c' ≤ c} x[r, c']` for `c < n ≤ BLOCK_N`, `BLOCK_M` rows per program.
+#[tile_kernel(T = [i32, f32], num_warps = [1, 4, 8], BLOCK_M = [2], BLOCK_N = [256])]
+pub fn tile_cumsum_rows<T, const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<T>,
+    x: Ptr<T>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
+    let cols = arange(0, BLOCK_N);
+    let offs = rows.expand_dims(1) * stride + cols.expand_dims(0);
+    let mask = (rows.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+    let tile = load(x + offs, mask, 0);
+    store(out + offs, tile.cumsum(1), mask);
+}
+
+/// `out[r, c] = Σ_{r' ≤ r} x[r', c]` for `r < m ≤ BLOCK_M`, `BLOCK_N` columns per program.
+#[tile_kernel(T = [i32, f32], num_warps = [1, 4, 8], BLOCK_M = [256], BLOCK_N = [4])]
+pub fn tile_cumsum_cols<T, const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<T>,
+    x: Ptr<T>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let rows = arange(0, BLOCK_M);
+    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
+    let offs = rows.expand_dims(1) * stride + cols.expand_dims(0);
+    let mask = (rows.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+    let tile = load(x + offs, mask, 0);
+    store(out + offs, cumsum(tile, 0), mask);
+}
+
+/// `out[r, c] = Σ_{r' ≥ r} x[r', c]` for `r < m ≤ BLOCK_M` (the reversed scan of
+/// [`tile_cumsum_cols`]), `BLOCK_N` columns per program.
+#[tile_kernel(T = [i32, f32], num_warps = [2, 8], BLOCK_M = [128], BLOCK_N = [8])]
+pub fn tile_cumsum_cols_reverse<T, const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<T>,
+    x: Ptr<T>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let rows = arange(0, BLOCK_M);
+    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
+    let offs = rows.expand_dims(1) * stride + cols.expand_dims(0);
+    let mask = (rows.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+    let tile = load(x + offs, mask, 0);
+    store(out + offs, tile.cumsum(0, true), mask);
+}
+
+/// For each block of `BLOCK` elements of `x[..n]`: `out` its running sum, `rev` its running
+/// sum from the end of the block (masked-off elements count as 0).
+#[tile_kernel(T = [i32, f32], num_warps = [1, 4], BLOCK = [1024])]
+pub fn tile_cumsum_blocks<T, const BLOCK: usize>(out: Ptr<T>, rev: Ptr<T>, x: Ptr<T>, n: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let v = load(x + offs, mask, 0);
+    store(out + offs, v.cumsum(0), mask);
+    store(rev + offs, v.cumsum(0, true), mask);
+}
+
+/// `out[r, c] = Π_{c' ≤ c} x[r, c']` for `c < n ≤ BLOCK_N` (integers wrap), `BLOCK_M` rows per
+/// program.
+#[tile_kernel(T = [i32, f32], num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
+pub fn tile_cumprod_rows<T, const BLOCK_M: usize, const BLOCK_N: usize>(
+    out: Ptr<T>,
+    x: Ptr<T>,
+    m: i32,
+    n: i32,
+    stride: i32,
+) {
+    let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
+    let cols = arange(0, BLOCK_N);
+    let offs = rows.expand_dims(1) * stride + cols.expand_dims(0);
+    let mask = (rows.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+    let tile = load(x + offs, mask, 1);
+    store(out + offs, tile.cumprod(1), mask);
+}

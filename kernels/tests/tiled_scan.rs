@@ -1,0 +1,290 @@
+//! Scans written with `#[tile_kernel]` (`cumsum`, `cumprod`, forward and reversed) on `i32`
+//! and `f32`, against CPU references on the test device (the GPU when present, else the
+//! emulator; see `support`), over ragged shapes and at 1 to 8 warps, so that the scanned axis
+//! runs over registers, lanes and warps. The values make every result exact in any order of
+//! combination: multiples of 1/64 in [-8, 8) for sums (exact in f32 below 2^17 terms), ±1, ±2
+//! and ±1/2 for products (powers of two), wrapping integers.
+
+mod support;
+
+use support::{device, launch_tile};
+use tessera_kernels::tiled::scan::{
+    tile_cumprod_rows, tile_cumsum_blocks, tile_cumsum_cols, tile_cumsum_cols_reverse,
+    tile_cumsum_rows,
+};
+
+/// An element type of the scan kernels, with its CPU arithmetic.
+trait Element:
+    tile_cumsum_rows::Listed_T
+    + tile_cumsum_cols::Listed_T
+    + tile_cumsum_cols_reverse::Listed_T
+    + tile_cumsum_blocks::Listed_T
+    + tile_cumprod_rows::Listed_T
+    + tessera::launch::DeviceElement
+    + Copy
+    + PartialEq
+    + std::fmt::Debug
+{
+    const NAME: &'static str;
+    const GUARD: Self;
+    /// A summand from 64 random bits.
+    fn summand(bits: u64) -> Self;
+    /// A factor from 64 random bits.
+    fn factor(bits: u64) -> Self;
+    fn add(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    fn zero() -> Self;
+    fn one() -> Self;
+}
+
+impl Element for i32 {
+    const NAME: &'static str = "i32";
+    const GUARD: Self = -77;
+    fn summand(bits: u64) -> Self {
+        (bits >> 32) as i32 // wraps
+    }
+    fn factor(bits: u64) -> Self {
+        [1, -1, 3, 1, -2, 5, 1, 7][(bits >> 61) as usize]
+    }
+    fn add(a: Self, b: Self) -> Self {
+        a.wrapping_add(b)
+    }
+    fn mul(a: Self, b: Self) -> Self {
+        a.wrapping_mul(b)
+    }
+    fn zero() -> Self {
+        0
+    }
+    fn one() -> Self {
+        1
+    }
+}
+
+impl Element for f32 {
+    const NAME: &'static str = "f32";
+    const GUARD: Self = -77.25;
+    fn summand(bits: u64) -> Self {
+        ((bits >> 54) as f32 - 512.0) / 64.0
+    }
+    fn factor(bits: u64) -> Self {
+        [1.0, -1.0, 2.0, 0.5, 1.0, -2.0, -0.5, 1.0][(bits >> 61) as usize]
+    }
+    fn add(a: Self, b: Self) -> Self {
+        a + b
+    }
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+    fn zero() -> Self {
+        0.0
+    }
+    fn one() -> Self {
+        1.0
+    }
+}
+
+fn random<T: Element>(seed: u64, n: usize, draw: fn(u64) -> T) -> Vec<T> {
+    let mut rng = tessera_test_support::Rng::new(seed);
+    (0..n).map(|_| draw(rng.next_u64())).collect()
+}
+
+/// The inclusive scan of `line` by `op` (from its end when `reverse`).
+fn scan<T: Element>(line: &[T], op: fn(T, T) -> T, start: T, reverse: bool) -> Vec<T> {
+    let mut out = vec![start; line.len()];
+    let mut acc = start;
+    let order: Vec<usize> = if reverse {
+        (0..line.len()).rev().collect()
+    } else {
+        (0..line.len()).collect()
+    };
+    for i in order {
+        acc = op(acc, line[i]);
+        out[i] = acc;
+    }
+    out
+}
+
+/// The `m × n` matrix (row stride `stride`) `x` scanned along its rows (`axis = 1`) or columns
+/// (`axis = 0`); elements off the matrix (padding) keep the guard.
+fn scan_matrix<T: Element>(
+    x: &[T],
+    (m, n, stride): (usize, usize, usize),
+    axis: usize,
+    (op, start): (fn(T, T) -> T, T),
+    reverse: bool,
+) -> Vec<T> {
+    let mut out = vec![T::GUARD; x.len()];
+    if axis == 1 {
+        for r in 0..m {
+            let row = &x[r * stride..r * stride + n];
+            out[r * stride..r * stride + n].copy_from_slice(&scan(row, op, start, reverse));
+        }
+    } else {
+        for c in 0..n {
+            let col: Vec<T> = (0..m).map(|r| x[r * stride + c]).collect();
+            for (r, v) in scan(&col, op, start, reverse).into_iter().enumerate() {
+                out[r * stride + c] = v;
+            }
+        }
+    }
+    out
+}
+
+/// (m, n, stride) within the kernels' blocks (n ≤ 256 for rows, m ≤ 128 for columns).
+const SHAPES: [(usize, usize, usize); 6] = [
+    (1, 1, 1),
+    (3, 5, 7),
+    (2, 128, 128),
+    (7, 33, 40),
+    (128, 9, 9),
+    (100, 128, 130),
+];
+
+/// Launches `$kernel` (`$consts`, `$grid` programs) on `x` and returns the output (initially
+/// the guard).
+macro_rules! run {
+    ($kernel:ident, $consts:expr, $grid:expr, $x:expr, $($arg:expr),*) => {{
+        let gpu = device();
+        let dx = gpu.device().upload($x).unwrap();
+        let dout = gpu.device().upload(&vec![T::GUARD; $x.len()]).unwrap();
+        launch_tile!(gpu, $kernel, $consts, $grid, dout.ptr(), dx.ptr(), $($arg),*).unwrap();
+        dout.download().unwrap()
+    }};
+}
+
+fn cumsum_rows_and_columns<T: Element>() {
+    for (case, &(m, n, stride)) in SHAPES.iter().enumerate() {
+        let x = random::<T>(case as u64 + 1, m * stride, T::summand);
+        let sum = (T::add as fn(T, T) -> T, T::zero());
+        let dims = (m as i32, n as i32, stride as i32);
+        for num_warps in [1u32, 4, 8] {
+            let what = format!(
+                "{} m {m} n {n} stride {stride} num_warps {num_warps}",
+                T::NAME
+            );
+            let consts = tile_cumsum_rows::Consts {
+                BLOCK_M: 2,
+                BLOCK_N: 256,
+                num_warps,
+            };
+            let grid = (m.div_ceil(2) as u32,);
+            let got = run!(tile_cumsum_rows, consts, grid, &x, dims.0, dims.1, dims.2);
+            let want = scan_matrix(&x, (m, n, stride), 1, sum, false);
+            assert_eq!(got, want, "cumsum rows: {what}");
+
+            let consts = tile_cumsum_cols::Consts {
+                BLOCK_M: 256,
+                BLOCK_N: 4,
+                num_warps,
+            };
+            let grid = (n.div_ceil(4) as u32,);
+            let got = run!(tile_cumsum_cols, consts, grid, &x, dims.0, dims.1, dims.2);
+            let want = scan_matrix(&x, (m, n, stride), 0, sum, false);
+            assert_eq!(got, want, "cumsum columns: {what}");
+        }
+        for num_warps in [2u32, 8] {
+            let what = format!(
+                "{} m {m} n {n} stride {stride} num_warps {num_warps}",
+                T::NAME
+            );
+            let consts = tile_cumsum_cols_reverse::Consts {
+                BLOCK_M: 128,
+                BLOCK_N: 8,
+                num_warps,
+            };
+            let grid = (n.div_ceil(8) as u32,);
+            let got = run!(
+                tile_cumsum_cols_reverse,
+                consts,
+                grid,
+                &x,
+                dims.0,
+                dims.1,
+                dims.2
+            );
+            let want = scan_matrix(&x, (m, n, stride), 0, sum, true);
+            assert_eq!(got, want, "reversed cumsum columns: {what}");
+        }
+    }
+}
+
+#[test]
+fn cumsum_rows_and_columns_match_cpu() {
+    cumsum_rows_and_columns::<i32>();
+    cumsum_rows_and_columns::<f32>();
+}
+
+fn cumsum_blocks<T: Element>() {
+    let gpu = device();
+    for n in [1usize, 7, 1000, 1024, 2500] {
+        let x = random::<T>(n as u64, n, T::summand);
+        for num_warps in [1u32, 4] {
+            let dx = gpu.device().upload(&x).unwrap();
+            let dout = gpu.device().upload(&vec![T::GUARD; n + 4]).unwrap();
+            let drev = gpu.device().upload(&vec![T::GUARD; n + 4]).unwrap();
+            let consts = tile_cumsum_blocks::Consts {
+                BLOCK: 1024,
+                num_warps,
+            };
+            let grid = (n.div_ceil(1024) as u32,);
+            launch_tile!(
+                gpu,
+                tile_cumsum_blocks,
+                consts,
+                grid,
+                dout.ptr(),
+                drev.ptr(),
+                dx.ptr(),
+                n as i32
+            )
+            .unwrap();
+            let (got, got_rev) = (dout.download().unwrap(), drev.download().unwrap());
+            let mut want = Vec::new();
+            let mut want_rev = Vec::new();
+            for block in x.chunks(1024) {
+                want.extend(scan(block, T::add, T::zero(), false));
+                want_rev.extend(scan(block, T::add, T::zero(), true));
+            }
+            want.extend([T::GUARD; 4]);
+            want_rev.extend([T::GUARD; 4]);
+            let what = format!("{} n {n} num_warps {num_warps}", T::NAME);
+            assert_eq!(got, want, "cumsum blocks: {what}");
+            assert_eq!(got_rev, want_rev, "reversed cumsum blocks: {what}");
+        }
+    }
+}
+
+#[test]
+fn cumsum_of_ragged_blocks_matches_cpu() {
+    cumsum_blocks::<i32>();
+    cumsum_blocks::<f32>();
+}
+
+fn cumprod_rows<T: Element>() {
+    for (case, &(m, n, stride)) in SHAPES.iter().enumerate() {
+        let n = n.min(128);
+        let x = random::<T>(case as u64 + 100, m * stride, T::factor);
+        let consts = tile_cumprod_rows::Consts {
+            BLOCK_M: 4,
+            BLOCK_N: 128,
+        };
+        let grid = (m.div_ceil(4) as u32,);
+        let got = run!(
+            tile_cumprod_rows,
+            consts,
+            grid,
+            &x,
+            m as i32,
+            n as i32,
+            stride as i32
+        );
+        let want = scan_matrix(&x, (m, n, stride), 1, (T::mul, T::one()), false);
+        assert_eq!(got, want, "cumprod rows: {} m {m} n {n}", T::NAME);
+    }
+}
+
+#[test]
+fn cumprod_rows_match_cpu() {
+    cumprod_rows::<i32>();
+    cumprod_rows::<f32>();
+}

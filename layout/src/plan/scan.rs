@@ -1,0 +1,221 @@
+//! Scans (`cumsum`, `cumprod`) along one axis of a distributed layout: which hardware holds the
+//! partner of each element, one level per bit of the axis.
+//!
+//! The scan is the butterfly form of an inclusive prefix over the axis index `i`: every element
+//! keeps a prefix `p` (of its aligned block of `2^k` elements along the axis) and the block's
+//! total `t`. Level `k` pairs each element with the one whose axis index differs in bit `k`
+//! (its *partner*, holding the other half of the next block): both take `t ← t ⊕ t'`, and the
+//! element of the upper half (bit `k` set) takes `p ← t' ⊕ p` (a reverse scan: the lower half
+//! takes `p ← p ⊕ t'`). After the top level `p` is the inclusive prefix. Floats are therefore
+//! summed as a balanced tree over aligned blocks of the axis.
+//!
+//! Since a layout `L` is linear, the partner of the element at hardware index `h` is at
+//! `h ⊕ L⁻¹(e_k)` for every `h` (`e_k`: the unit vector of axis bit `k`). The planner finds that
+//! hardware vector once per level, preferring registers, then lanes, then warps:
+//! - registers only: the partner is another register of the same thread;
+//! - lanes (and registers): one `shfl.sync.bfly` with the lane part as its mask, each thread
+//!   sending the register that its partner lane needs;
+//! - warps: through shared memory, every element's total stored at its tile index and the
+//!   partner's read back after a barrier.
+
+use super::PlanError;
+use crate::{Label, LinearLayout};
+use core::fmt;
+use std::format;
+use std::vec::Vec;
+
+/// Where the partners of one level of a scan are.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ScanLevel {
+    /// The bit of the axis index this level pairs on.
+    pub axis_bit: u32,
+    /// `L⁻¹(e_axis_bit)`: the register, lane and warp parts of the partner's hardware offset.
+    pub registers: u32,
+    pub lanes: u32,
+    pub warps: u32,
+}
+
+impl ScanLevel {
+    /// How the partner's value is fetched.
+    pub fn route(&self) -> ScanRoute {
+        if self.warps != 0 {
+            ScanRoute::Shared
+        } else if self.lanes != 0 {
+            ScanRoute::Shuffle
+        } else {
+            ScanRoute::Registers
+        }
+    }
+}
+
+/// The movement of one level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanRoute {
+    Registers,
+    Shuffle,
+    Shared,
+}
+
+/// A scan along `axis`, one level per bit of the axis, lowest bit first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ScanPlan {
+    pub axis: usize,
+    pub levels: Vec<ScanLevel>,
+}
+
+impl ScanPlan {
+    /// The number of levels of each route: (registers, shuffles, shared memory).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let count = |r: ScanRoute| self.levels.iter().filter(|l| l.route() == r).count();
+        (
+            count(ScanRoute::Registers),
+            count(ScanRoute::Shuffle),
+            count(ScanRoute::Shared),
+        )
+    }
+}
+
+impl fmt::Display for ScanPlan {
+    /// E.g. `scan axis=1: 2 register level(s), 5 shuffle level(s), 1 shared-memory level(s)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (r, s, m) = self.counts();
+        write!(
+            f,
+            "scan axis={}: {r} register level(s), {s} shuffle level(s), {m} shared-memory level(s)",
+            self.axis
+        )
+    }
+}
+
+/// Plans a scan of a distributed `layout` (inputs among register, lane, warp; block bases, if
+/// any, all zero) along `axis`.
+pub fn plan_scan(layout: &LinearLayout, axis: usize) -> Result<ScanPlan, PlanError> {
+    if axis >= layout.num_out_dims() {
+        return Err(PlanError::new(format!(
+            "scan axis {axis} of a layout with {} output dimension(s)",
+            layout.num_out_dims()
+        )));
+    }
+    for i in 0..layout.num_in_dims() {
+        let label = layout.in_label(i);
+        let in_one_cta = label == Label::Block
+            && (0..layout.in_bits_at(i)).all(|k| layout.packed_basis(i, k as usize) == 0);
+        if !matches!(label, Label::Register | Label::Lane | Label::Warp) && !in_one_cta {
+            return Err(PlanError::NotDistributed {
+                role: "scanned",
+                label,
+            });
+        }
+    }
+    // Columns in preference order: registers, lanes, warps.
+    let mut columns: Vec<(Label, u32, u64)> = Vec::new();
+    for label in [Label::Register, Label::Lane, Label::Warp] {
+        if let Some(i) = layout.in_index(label) {
+            for k in 0..layout.in_bits(label) {
+                columns.push((label, k, layout.packed_basis(i, k as usize)));
+            }
+        }
+    }
+    let offset = layout.out_offset(axis);
+    let mut levels = Vec::new();
+    for bit in 0..layout.out_bits(Label::Dim(axis as u8)) {
+        let target = 1u64 << (offset + bit);
+        let choice = solve(&columns, target).ok_or_else(|| {
+            PlanError::new(format!(
+                "axis bit {bit} of dimension {axis} is not covered by the layout"
+            ))
+        })?;
+        let mut level = ScanLevel {
+            axis_bit: bit,
+            registers: 0,
+            lanes: 0,
+            warps: 0,
+        };
+        for (j, (label, k, _)) in columns.iter().enumerate() {
+            if choice >> j & 1 == 1 {
+                match label {
+                    Label::Register => level.registers |= 1 << k,
+                    Label::Lane => level.lanes |= 1 << k,
+                    _ => level.warps |= 1 << k,
+                }
+            }
+        }
+        levels.push(level);
+    }
+    Ok(ScanPlan { axis, levels })
+}
+
+/// A set of columns (bit `j` = column `j`) whose XOR is `target`, using the shortest prefix of
+/// the columns that can (so registers before lanes before warps), or `None`.
+fn solve(columns: &[(Label, u32, u64)], target: u64) -> Option<u64> {
+    // Reduced rows: (vector, the columns combined into it), pivot = highest set bit.
+    let mut rows: Vec<(u64, u64)> = Vec::new();
+    for (j, &(_, _, v)) in columns.iter().enumerate() {
+        let (mut v, mut combo) = (v, 1u64 << j);
+        for &(r, c) in &rows {
+            if v ^ r < v {
+                v ^= r;
+                combo ^= c;
+            }
+        }
+        if v != 0 {
+            rows.push((v, combo));
+            rows.sort_by(|a, b| b.0.cmp(&a.0));
+        }
+        let (mut t, mut combo_t) = (target, 0u64);
+        for &(r, c) in &rows {
+            if t ^ r < t {
+                t ^= r;
+                combo_t ^= c;
+            }
+        }
+        if t == 0 {
+            return Some(combo_t);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::families::blocked::blocked;
+
+    fn check(layout: &LinearLayout, axis: usize) -> ScanPlan {
+        let plan = plan_scan(layout, axis).unwrap();
+        let off = layout.out_offset(axis);
+        for level in &plan.levels {
+            let image = layout.apply_packed(&[level.registers, level.lanes, level.warps]);
+            assert_eq!(image, 1u64 << (off + level.axis_bit), "{level:?}");
+        }
+        plan
+    }
+
+    #[test]
+    fn blocked_rows_and_columns() {
+        // [64, 64] over 4 warps: 4 registers × 8 lanes along dim 1, 4 lanes × 4 warps along dim 0.
+        let l = blocked(&[1, 4], &[4, 8], &[4, 1], &[1, 0], &[64, 64]).unwrap();
+        let rows = check(&l, 1);
+        assert_eq!(rows.counts(), (3, 3, 0));
+        let cols = check(&l, 0);
+        assert_eq!(cols.counts(), (2, 2, 2));
+        assert!(format!("{cols}").contains("2 shared-memory level(s)"));
+    }
+
+    #[test]
+    fn lowest_hardware_first() {
+        let l = blocked(&[4], &[32], &[4], &[0], &[1024]).unwrap();
+        let plan = check(&l, 0);
+        let routes: Vec<ScanRoute> = plan.levels.iter().map(ScanLevel::route).collect();
+        assert_eq!(&routes[..2], &[ScanRoute::Registers, ScanRoute::Registers]);
+        assert!(routes[2..7].iter().all(|&r| r == ScanRoute::Shuffle));
+        assert!(routes[7..9].iter().all(|&r| r == ScanRoute::Shared));
+        assert_eq!(routes[9], ScanRoute::Registers);
+    }
+
+    #[test]
+    fn axis_out_of_range_is_an_error() {
+        let l = blocked(&[1], &[32], &[4], &[0], &[128]).unwrap();
+        assert!(plan_scan(&l, 1).is_err());
+    }
+}
