@@ -6,7 +6,7 @@ mod emulator_support;
 
 use emulator_support::{run_warp_with_output, run_with_output, Buffer};
 use tessera::device::*;
-use tessera::emulator::{run_grid, EmulatorError, SharedAccessKind};
+use tessera::emulator::{run_grid, EmulatorError, EmulatorReport, SharedAccessKind};
 use tessera::Ptr;
 
 #[test]
@@ -55,15 +55,23 @@ fn async_message(err: EmulatorError) -> String {
     }
 }
 
-#[test]
-fn reading_a_copy_before_its_wait_is_an_error() {
+/// Runs one warp in which lane `l` copies words `4l..4l + 4` of `0..128` with one 16-byte
+/// `cp.async.cg` to shared memory at byte `16l`, then runs `after(shared base, lane)`.
+fn copy_then(after: &(dyn Fn(u32, u32) + Sync)) -> Result<EmulatorReport, EmulatorError> {
     let mut input = Buffer::from_u32(&(0..128).collect::<Vec<u32>>());
     let in_ptr: Ptr<u32> = input.ptr();
-    // The copy is issued and committed, but the read comes before any wait_group.
-    let err = run_grid([1, 1, 1], [32, 1, 1], 512, &|| unsafe {
+    run_grid([1, 1, 1], [32, 1, 1], 512, &|| unsafe {
         let lane = lane_id();
         let base = dynamic_shared_base();
         cp_async_cg(base + 16 * lane, in_ptr.offset(4 * lane as isize));
+        after(base, lane);
+    })
+}
+
+#[test]
+fn reading_a_copy_before_its_wait_is_an_error() {
+    // The copy is issued and committed, but the read comes before any wait_group.
+    let err = copy_then(&|base, lane| unsafe {
         cp_async_commit_group();
         let _: [u32; 4] = ld_shared_v4(base + 16 * lane);
     })
@@ -71,10 +79,7 @@ fn reading_a_copy_before_its_wait_is_an_error() {
     let message = async_message(err);
     assert!(message.contains("still writing"), "{message}");
     // wait_group 1 leaves the newest group pending: reading it is an error too.
-    let err = run_grid([1, 1, 1], [32, 1, 1], 512, &|| unsafe {
-        let lane = lane_id();
-        let base = dynamic_shared_base();
-        cp_async_cg(base + 16 * lane, in_ptr.offset(4 * lane as isize));
+    let err = copy_then(&|base, lane| unsafe {
         cp_async_commit_group();
         cp_async_wait_group::<1>();
         sync_threads();
@@ -86,13 +91,8 @@ fn reading_a_copy_before_its_wait_is_an_error() {
 
 #[test]
 fn reading_another_threads_copy_needs_a_barrier_after_the_wait() {
-    let mut input = Buffer::from_u32(&(0..128).collect::<Vec<u32>>());
-    let in_ptr: Ptr<u32> = input.ptr();
     // ldmatrix reads rows copied by other lanes: waited for, but no barrier.
-    let err = run_grid([1, 1, 1], [32, 1, 1], 512, &|| unsafe {
-        let lane = lane_id();
-        let base = dynamic_shared_base();
-        cp_async_cg(base + 16 * lane, in_ptr.offset(4 * lane as isize));
+    let err = copy_then(&|base, lane| unsafe {
         cp_async_wait_all();
         let _ = ldmatrix_x4(base + 16 * ((lane + 1) % 32));
     })
@@ -100,10 +100,7 @@ fn reading_another_threads_copy_needs_a_barrier_after_the_wait() {
     let message = async_message(err);
     assert!(message.contains("no bar.sync"), "{message}");
     // With the barrier the same reads are clean.
-    run_grid([1, 1, 1], [32, 1, 1], 512, &|| unsafe {
-        let lane = lane_id();
-        let base = dynamic_shared_base();
-        cp_async_cg(base + 16 * lane, in_ptr.offset(4 * lane as isize));
+    copy_then(&|base, lane| unsafe {
         cp_async_wait_all();
         sync_threads();
         let _ = ldmatrix_x4(base + 16 * ((lane + 1) % 32));

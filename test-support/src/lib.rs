@@ -7,7 +7,9 @@
 //!   planners, and the brute-force bank-conflict count.
 //! - [`simulate`]: a warp-level machine that executes conversion and gather plans on data.
 //! - [`oracle`]: the Triton oracle files shipped in `test-support/oracle/` and their checkers.
+//! - [`attention`]: softmax attention in f64, per query row (the attention tests' reference).
 
+pub mod attention;
 pub mod oracle;
 pub mod plan_gen;
 pub mod random;

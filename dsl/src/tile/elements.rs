@@ -104,46 +104,27 @@ pub trait NarrowFloat: Elem {
     fn narrow(x: f32) -> Self;
 }
 
-impl NarrowFloat for f16 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        device::f16_to_f32(self)
-    }
-    #[inline(always)]
-    fn narrow(x: f32) -> Self {
-        device::f32_to_f16(x)
-    }
+/// `impl NarrowFloat` for each `type: widen, narrow` (the [`crate::device`] conversions).
+macro_rules! narrow_float {
+    ($($t:ident: $widen:ident, $narrow:ident);* $(;)?) => {$(
+        impl NarrowFloat for $t {
+            #[inline(always)]
+            fn widen(self) -> f32 {
+                device::$widen(self)
+            }
+            #[inline(always)]
+            fn narrow(x: f32) -> Self {
+                device::$narrow(x)
+            }
+        }
+    )*};
 }
-impl NarrowFloat for bf16 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        device::bf16_to_f32(self)
-    }
-    #[inline(always)]
-    fn narrow(x: f32) -> Self {
-        device::f32_to_bf16(x)
-    }
-}
-impl NarrowFloat for f8e4m3 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        device::f8e4m3_to_f32(self)
-    }
-    #[inline(always)]
-    fn narrow(x: f32) -> Self {
-        device::f32_to_f8e4m3(x)
-    }
-}
-impl NarrowFloat for f8e5m2 {
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        device::f8e5m2_to_f32(self)
-    }
-    #[inline(always)]
-    fn narrow(x: f32) -> Self {
-        device::f32_to_f8e5m2(x)
-    }
-}
+narrow_float!(
+    f16: f16_to_f32, f32_to_f16;
+    bf16: bf16_to_f32, f32_to_bf16;
+    f8e4m3: f8e4m3_to_f32, f32_to_f8e4m3;
+    f8e5m2: f8e5m2_to_f32, f32_to_f8e5m2;
+);
 
 /// Bitwise operations (integers) and logical ones (`bool`). Shifts follow PTX `shl`/`shr`:
 /// an amount of at least the bit width (or negative) gives 0, or the sign fill for `shr` of a

@@ -345,20 +345,29 @@ impl MulHi for i32 {
     }
 }
 
-impl FloatMath for f32 {
-    #[inline(always)]
-    fn sqrt(a: Self) -> Self {
-        device::sqrt_rn_f32(a)
-    }
-    #[inline(always)]
-    fn rsqrt(a: Self) -> Self {
-        device::rsqrt_approx_f32(a)
-    }
-    #[inline(always)]
-    fn fma(a: Self, b: Self, c: Self) -> Self {
-        device::fma_rn_f32(a, b, c)
-    }
+/// `impl FloatMath` on the [`crate::device`] instructions of each `type: sqrt, rsqrt, fma`.
+macro_rules! float_math {
+    ($($t:ident: $sqrt:ident, $rsqrt:ident, $fma:ident);* $(;)?) => {$(
+        impl FloatMath for $t {
+            #[inline(always)]
+            fn sqrt(a: Self) -> Self {
+                device::$sqrt(a)
+            }
+            #[inline(always)]
+            fn rsqrt(a: Self) -> Self {
+                device::$rsqrt(a)
+            }
+            #[inline(always)]
+            fn fma(a: Self, b: Self, c: Self) -> Self {
+                device::$fma(a, b, c)
+            }
+        }
+    )*};
 }
+float_math!(
+    f32: sqrt_rn_f32, rsqrt_approx_f32, fma_rn_f32;
+    f64: sqrt_rn_f64, rsqrt_approx_f64, fma_rn_f64;
+);
 
 impl Transcendental for f32 {
     #[inline(always)]
@@ -398,21 +407,6 @@ impl Transcendental for f32 {
         // 1 / (1 + e^-x)
         let e = <f32 as Transcendental>::exp(device::neg_f32(a));
         device::div_f32(1.0, device::add_f32(1.0, e))
-    }
-}
-
-impl FloatMath for f64 {
-    #[inline(always)]
-    fn sqrt(a: Self) -> Self {
-        device::sqrt_rn_f64(a)
-    }
-    #[inline(always)]
-    fn rsqrt(a: Self) -> Self {
-        device::rsqrt_approx_f64(a)
-    }
-    #[inline(always)]
-    fn fma(a: Self, b: Self, c: Self) -> Self {
-        device::fma_rn_f64(a, b, c)
     }
 }
 
