@@ -50,8 +50,8 @@ fn documented_kernels_pass_the_checks() {
         }
     }
     assert_eq!(
-        kernels, 3,
-        "the README shows softmax, matmul and the element-type generic axpy"
+        kernels, 4,
+        "the README shows softmax, matmul, the element-type generic axpy and a row cumsum"
     );
 }
 
