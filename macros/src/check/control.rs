@@ -554,6 +554,7 @@ pub(super) fn assigned_in_expr(e: &Expr, declared: &[String], out: &mut Vec<Stri
         ExprKind::Int { .. }
         | ExprKind::Float { .. }
         | ExprKind::Bool(_)
+        | ExprKind::Str(_)
         | ExprKind::Special { .. }
         | ExprKind::Var(_)
         | ExprKind::Invalid => {}

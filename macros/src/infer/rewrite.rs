@@ -467,8 +467,9 @@ impl Rewrite<'_, '_> {
             .is_some_and(|&r| matches!(self.class(r), Class::Group(_)));
         match &node.kind {
             // A scalar access (rank-0 pointers) has no layout: every thread holds its value.
-            OpKind::Load { .. } | OpKind::Store { .. } if !self.is_tile(node.operands[0]) => {}
-            OpKind::Load { .. } | OpKind::Store { .. } => {
+            OpKind::Load { .. } | OpKind::Store { .. } | OpKind::Atomic { .. }
+                if !self.is_tile(node.operands[0]) => {}
+            OpKind::Load { .. } | OpKind::Store { .. } | OpKind::Atomic { .. } => {
                 let m = self
                     .p
                     .memory
