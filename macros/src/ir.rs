@@ -272,6 +272,70 @@ pub enum ScanKind {
     Prod,
 }
 
+/// The read-modify-write of an atomic (`atomic_add`, …, `atomic_cas`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    Xchg,
+    /// Compare-and-swap: stores the value where memory equals the comparand.
+    Cas,
+}
+
+impl AtomicOp {
+    /// The name users write (`atomic_add`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::Min => "atomic_min",
+            AtomicOp::And => "atomic_and",
+            AtomicOp::Or => "atomic_or",
+            AtomicOp::Xor => "atomic_xor",
+            AtomicOp::Xchg => "atomic_xchg",
+            AtomicOp::Cas => "atomic_cas",
+        }
+    }
+}
+
+/// The memory order of an atomic (Triton's `sem`, PTX `.sem`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemSem {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+impl MemSem {
+    pub const ALL: [(&'static str, MemSem); 4] = [
+        ("relaxed", MemSem::Relaxed),
+        ("acquire", MemSem::Acquire),
+        ("release", MemSem::Release),
+        ("acq_rel", MemSem::AcqRel),
+    ];
+}
+
+/// The scope of an atomic (Triton's `scope`, PTX `.scope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemScope {
+    Cta,
+    Gpu,
+    Sys,
+}
+
+impl MemScope {
+    pub const ALL: [(&'static str, MemScope); 3] = [
+        ("cta", MemScope::Cta),
+        ("gpu", MemScope::Gpu),
+        ("sys", MemScope::Sys),
+    ];
+}
+
 /// What an op computes. `operands: […]` lists [`Op::operands`] in order; `results: […]` lists
 /// [`Op::results`]. "`T[S]`" means dtype `T` and shape `S`.
 #[derive(Clone, Debug)]
@@ -319,6 +383,16 @@ pub enum OpKind {
     /// Writes global memory. operands: [Ptr<T>[S], value: T[S], (mask: bool[S] if `mask`)];
     /// results: [].
     Store { mask: bool },
+    /// An atomic read-modify-write of global memory, each element once (duplicates in the
+    /// layout skip it and receive the owner's old value). operands: [Ptr<T>[S], value: T[S],
+    /// (mask: bool[S] if `mask`)], for `Cas` [Ptr<T>[S], compare: T[S], value: T[S]];
+    /// results: [the old values T[S]] (masked-off elements: zero).
+    Atomic {
+        op: AtomicOp,
+        mask: bool,
+        sem: MemSem,
+        scope: MemScope,
+    },
     /// Reduces dimension `axis` away. operands: [T[S]]; results: [T[S without axis]]
     /// (i32 for `Argmax`/`Argmin`).
     Reduce { kind: ReduceKind, axis: usize },
@@ -420,6 +494,7 @@ impl OpKind {
             OpKind::AddPtr => "addptr".into(),
             OpKind::Load { .. } => "load".into(),
             OpKind::Store { .. } => "store".into(),
+            OpKind::Atomic { op, .. } => op.name().into(),
             OpKind::Reduce { kind, .. } => format!("reduce.{}", format!("{kind:?}").to_lowercase()),
             OpKind::Scan { kind, .. } => format!("scan.{}", format!("{kind:?}").to_lowercase()),
             OpKind::Dot { .. } => "dot".into(),
@@ -457,6 +532,9 @@ impl OpKind {
                 )
             }
             OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),
+            OpKind::Atomic {
+                mask, sem, scope, ..
+            } => format!("{} {sem:?} {scope:?}", if *mask { " masked" } else { "" }),
             OpKind::ConvertLayout { layout } => {
                 let segments: Vec<String> = layout
                     .segments

@@ -6,7 +6,7 @@
 //! `arange`, `full`, `zeros`) and those whose first argument is a seed (`randint`, `rand`,
 //! `randn`) are free functions only.
 
-use crate::ir::{ReduceKind, ScanKind, UnaryOp};
+use crate::ir::{AtomicOp, ReduceKind, ScanKind, UnaryOp};
 
 /// An operation of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -19,6 +19,8 @@ pub enum Op {
     Cdiv,
     Load,
     Store,
+    /// The atomics: `atomic_add`, …, `atomic_xchg`, `atomic_cas`.
+    Atomic(AtomicOp),
     Where,
     /// The elementwise math functions of one operand: `exp`, `log`, `sqrt`, `abs`, `sin`, ….
     Math(UnaryOp),
@@ -421,14 +423,73 @@ pub const OPS: &[OpInfo] = &[
     ),
 ];
 
+/// The atomics: `(ptrs, value, mask)` (`atomic_cas`: `(ptrs, cmp, value)`), then the optional
+/// memory order and scope as string literals.
+const fn atomic(op: AtomicOp, name: &'static str, usage: &'static str) -> OpInfo {
+    let args = match op {
+        AtomicOp::Cas => (3, 5),
+        _ => (2, 5),
+    };
+    info(Op::Atomic(op), name, usage, args, true, NoType)
+}
+
+/// The atomics, listed with [`OPS`].
+pub const ATOMIC_OPS: &[OpInfo] = &[
+    atomic(
+        AtomicOp::Add,
+        "atomic_add",
+        "atomic_add(ptrs, value, mask, \"acq_rel\", \"gpu\") (mask, order and scope optional)",
+    ),
+    atomic(
+        AtomicOp::Max,
+        "atomic_max",
+        "atomic_max(ptrs, value, mask, \"acq_rel\", \"gpu\") (mask, order and scope optional)",
+    ),
+    atomic(
+        AtomicOp::Min,
+        "atomic_min",
+        "atomic_min(ptrs, value, mask, \"acq_rel\", \"gpu\") (mask, order and scope optional)",
+    ),
+    atomic(
+        AtomicOp::And,
+        "atomic_and",
+        "atomic_and(ptrs, value, mask, \"acq_rel\", \"gpu\") (mask, order and scope optional)",
+    ),
+    atomic(
+        AtomicOp::Or,
+        "atomic_or",
+        "atomic_or(ptrs, value, mask, \"acq_rel\", \"gpu\") (mask, order and scope optional)",
+    ),
+    atomic(
+        AtomicOp::Xor,
+        "atomic_xor",
+        "atomic_xor(ptrs, value, mask, \"acq_rel\", \"gpu\") (mask, order and scope optional)",
+    ),
+    atomic(
+        AtomicOp::Xchg,
+        "atomic_xchg",
+        "atomic_xchg(ptrs, value, mask, \"acq_rel\", \"gpu\") (mask, order and scope optional)",
+    ),
+    atomic(
+        AtomicOp::Cas,
+        "atomic_cas",
+        "atomic_cas(ptrs, cmp, value, \"acq_rel\", \"gpu\") (order and scope optional)",
+    ),
+];
+
 /// The operation called `name`.
 pub fn lookup(name: &str) -> Option<&'static OpInfo> {
-    OPS.iter().find(|o| o.name == name)
+    all().find(|o| o.name == name)
+}
+
+/// Every operation: [`OPS`] and [`ATOMIC_OPS`].
+pub fn all() -> impl Iterator<Item = &'static OpInfo> {
+    OPS.iter().chain(ATOMIC_OPS)
 }
 
 /// The description of `op`.
 pub fn info_of(op: Op) -> &'static OpInfo {
-    OPS.iter()
+    all()
         .find(|o| o.op == op)
         .expect("every Op has an entry in OPS")
 }
@@ -466,8 +527,9 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_complete() {
-        for (i, a) in OPS.iter().enumerate() {
-            for b in &OPS[i + 1..] {
+        let every: Vec<&OpInfo> = all().collect();
+        for (i, a) in every.iter().enumerate() {
+            for b in &every[i + 1..] {
                 assert_ne!(a.name, b.name);
                 assert_ne!(a.op, b.op);
             }

@@ -12,6 +12,7 @@
 //! | special registers | [`thread_idx_x`], [`block_idx_x`], [`block_dim_x`], [`grid_dim_x`] (and y, z), [`lane_id`], [`warp_id`], [`linear_thread_id`] |
 //! | barriers | [`sync_threads`], [`barrier_sync`], [`barrier_sync_count`], [`sync_warp`] |
 //! | shuffles | [`shfl_idx`], [`shfl_bfly`], [`shfl_up`], [`shfl_down`] (32- and 64-bit values), `*_b32` forms |
+//! | atomics | [`atom`] (`atom.<sem>.<scope>.global.<op>.<type>`, predicated, returns the old value; [`AtomicElem`] lists the types) |
 //! | global memory | [`ld_global_v1`]/`v2`/`v4` (predicated, `other` on masked lanes), [`st_global_v1`]/`v2`/`v4`, sub-word [`ld_global_u8`]/`u16`, [`st_global_u8`]/`u16` |
 //! | shared memory | [`dynamic_shared_base`], [`ld_shared_v1`]/`v2`/`v4`, [`st_shared_v1`]/`v2`/`v4`, [`ldmatrix_x1`]/`x2`/`x4` (+`_trans`), `stmatrix_*` (sm_90) |
 //! | async copies | [`cp_async_ca`], [`cp_async_ca_zfill`], [`cp_async_cg`], [`cp_async_cg_zfill`], [`cp_async_commit_group`], [`cp_async_wait_group`], [`cp_async_wait_all`] |
@@ -106,6 +107,7 @@ macro_rules! operandless_op {
     };
 }
 
+mod atomic;
 mod cp_async;
 mod cvt;
 pub(crate) mod float;
@@ -122,6 +124,7 @@ mod tma;
 mod wgmma;
 mod word;
 
+pub use atomic::*;
 pub use cp_async::*;
 pub use cvt::*;
 pub use float::*;

@@ -110,6 +110,51 @@ fn check_global(
     }
 }
 
+/// `@p atom.global` of `bytes` (2, 4 or 8) bytes at `addr`: replaces the value `old` there by
+/// `update(old)` as one indivisible step and returns `old` (`0` when `pred` is false, with no
+/// memory access). The emulator's threads are OS threads and up to 32 blocks run at once, so
+/// the step is a compare-and-swap loop on the host word: every atomic of every simulated thread
+/// and program is sequentially consistent, at least as strong as any `.sem`/`.scope` asked for.
+///
+/// # Safety
+/// When `pred` is true, `addr .. addr + bytes` must be valid, `bytes`-aligned, writable host
+/// memory that is only accessed atomically or by this launch's loads and stores.
+#[track_caller]
+pub(crate) unsafe fn atom_global(
+    addr: u64,
+    bytes: u32,
+    pred: bool,
+    update: impl Fn(u64) -> u64,
+    op: &'static str,
+) -> u64 {
+    use std::sync::atomic::{AtomicU16, AtomicU64};
+    if !pred {
+        return 0;
+    }
+    let site = Site(Location::caller());
+    with_thread(|t| check_global(t, addr, bytes, bytes, op, site));
+    let order = Ordering::SeqCst;
+    // SAFETY (each arm): the caller guarantees validity; alignment was checked.
+    match bytes {
+        2 => {
+            let a = unsafe { AtomicU16::from_ptr(addr as usize as *mut u16) };
+            let f = |old: u16| Some(update(u64::from(old)) as u16);
+            u64::from(a.fetch_update(order, order, f).unwrap_or_else(|old| old))
+        }
+        4 => {
+            let a = unsafe { AtomicU32::from_ptr(addr as usize as *mut u32) };
+            let f = |old: u32| Some(update(u64::from(old)) as u32);
+            u64::from(a.fetch_update(order, order, f).unwrap_or_else(|old| old))
+        }
+        8 => {
+            let a = unsafe { AtomicU64::from_ptr(addr as usize as *mut u64) };
+            let f = |old: u64| Some(update(old));
+            a.fetch_update(order, order, f).unwrap_or_else(|old| old)
+        }
+        _ => unreachable!("atomics are 2, 4 or 8 bytes"),
+    }
+}
+
 /// `@p ld.global.v{N}.b32`: `other` when `pred` is false (no memory access then).
 ///
 /// # Safety

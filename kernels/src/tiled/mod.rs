@@ -3,6 +3,7 @@
 //! named after it with its PTX entries, host builds and typed launcher (`launch` on a
 //! `tessera::launch::Device`, `emulate` directly on the emulator).
 
+pub mod atomics;
 pub mod attention;
 pub mod autotuned;
 pub mod bench_triton;

@@ -284,10 +284,11 @@ impl AstBuilder<'_> {
                 }
             }
             syn::Lit::Bool(b) => ExprKind::Bool(b.value),
+            syn::Lit::Str(s) => ExprKind::Str(s.value()),
             other => {
                 return self.invalid(
                     other,
-                    "only numbers and `true`/`false` are values of the tile language",
+                    "only numbers and `true`/`false` are values of the tile language (and strings, as the memory order and scope of an atomic)",
                 )
             }
         };

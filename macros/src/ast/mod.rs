@@ -106,6 +106,8 @@ pub enum ExprKind {
         suffix: Option<Scalar>,
     },
     Bool(bool),
+    /// A string literal: only the memory order and scope of an atomic (`"relaxed"`, `"cta"`).
+    Str(String),
     /// `f32::INFINITY`, `i32::MAX`, …
     Special {
         ty: Scalar,
@@ -223,6 +225,7 @@ impl std::fmt::Display for Expr {
                 write!(f, "{value:?}{}", suffix.map_or("", Scalar::name))
             }
             ExprKind::Bool(b) => write!(f, "{b}"),
+            ExprKind::Str(s) => write!(f, "{s:?}"),
             ExprKind::Special { ty, which } => {
                 let name = match which {
                     Special::Max => "MAX",

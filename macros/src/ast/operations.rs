@@ -4,7 +4,7 @@
 use super::build::{strip_groups, AstBuilder};
 use super::{Expr, ExprKind};
 use crate::diag::{did_you_mean, Loc};
-use crate::ops::{self, Op, TypeArg, OPS, OTHER_NAMES};
+use crate::ops::{self, Op, TypeArg, OTHER_NAMES};
 use crate::parse::scalar_type;
 use syn::ext::IdentExt;
 
@@ -58,7 +58,7 @@ impl AstBuilder<'_> {
                 .iter()
                 .find(|(other, _)| *other == name_str)
                 .map(|(_, ours)| *ours)
-                .or_else(|| did_you_mean(&name_str, OPS.iter().map(|o| o.name)))
+                .or_else(|| did_you_mean(&name_str, ops::all().map(|o| o.name)))
                 .map(|ours| format!(" (did you mean `{ours}`?)"))
                 .unwrap_or_default();
             let how = if receiver.is_some() {

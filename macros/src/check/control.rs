@@ -548,6 +548,7 @@ pub(super) fn assigned_in_expr(e: &Expr, declared: &[String], out: &mut Vec<Stri
         ExprKind::Int { .. }
         | ExprKind::Float { .. }
         | ExprKind::Bool(_)
+        | ExprKind::Str(_)
         | ExprKind::Special { .. }
         | ExprKind::Var(_)
         | ExprKind::Invalid => {}

@@ -92,13 +92,6 @@ impl Checker<'_> {
             );
             return None;
         };
-        if ptr_ty.is_scalar() {
-            self.error(
-                args[0].loc,
-                scalar_pointer("load", "load(ptr + arange(0, 1)).sum(0)"),
-            );
-            return None;
-        }
         let mut operands = vec![ptrs];
         let mut roles = vec!["the pointers"];
         if let Some((m, mloc)) = mask {
@@ -228,13 +221,6 @@ impl Checker<'_> {
             };
             values.push(m);
         }
-        if ptr_ty.is_scalar() {
-            self.error(
-                args[0].loc,
-                scalar_pointer("store", "store(ptr + arange(0, 1), value.expand_dims(0))"),
-            );
-            return;
-        }
         self.emit_op(
             OpKind::Store {
                 mask: mask.is_some(),
@@ -245,12 +231,4 @@ impl Checker<'_> {
             loc,
         );
     }
-}
-
-/// Why `op` through a rank-0 pointer is refused, with the one-element-tile form to write instead.
-fn scalar_pointer(op: &str, instead: &str) -> String {
-    format!(
-        "loads/stores through a scalar pointer are not supported yet (this `{op}`): use a \
-         one-element tile, e.g. `{instead}`"
-    )
 }

@@ -14,6 +14,7 @@
 //! (integers known at expansion time), `control` (statements, loops, `if`), `elementwise`,
 //! `creation`, `memory`, `reduce`, `dot`, `shape` and `gather`.
 
+mod atomic;
 mod consts;
 pub(crate) mod control;
 mod creation;
@@ -429,6 +430,14 @@ impl Checker<'_> {
                 suffix: Some(s),
             } => one(self.literal(ConstValue::Float(*value), *s, loc)),
             ExprKind::Bool(b) => one(self.constant(ConstValue::Bool(*b), Scalar::Bool, loc)),
+            ExprKind::Str(_) => {
+                self.error(
+                    loc,
+                    "a string is not a value of the tile language: strings are only the memory \
+                     order and scope of an atomic, e.g. `atomic_add(ptrs, v, mask, \"relaxed\", \"gpu\")`",
+                );
+                Val::One(Operand::Poison)
+            }
             ExprKind::Special { ty, which } => one(self.special(*ty, *which, loc)),
             ExprKind::Var(name) => match self.lookup(name) {
                 Some(slot) => Val::One(self.binding(slot).operand),
@@ -539,6 +548,7 @@ impl Checker<'_> {
                 self.store(args, loc);
                 Val::Unit
             }
+            Op::Atomic(kind) => one(self.atomic(kind, args, loc)),
             Op::Where => one(self.select(args, loc)),
             Op::Math(kind) => {
                 let x = self.operand(&args[0]);

@@ -384,6 +384,7 @@ pub fn assumed_params(kernel: &Kernel, graph: &Graph, policy: AlignmentPolicy) -
                 match node.kind {
                     // Loaded, reduced, multiplied-out values carry no facts from parameters.
                     OpKind::Load { .. }
+                    | OpKind::Atomic { .. }
                     | OpKind::Reduce { .. }
                     | OpKind::Scan { .. }
                     | OpKind::Dot { .. }
@@ -649,6 +650,7 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
         }
         OpKind::Load { .. }
         | OpKind::Store { .. }
+        | OpKind::Atomic { .. }
         | OpKind::Reduce { .. }
         | OpKind::Scan { .. }
         | OpKind::Dot { .. }

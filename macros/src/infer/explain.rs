@@ -85,6 +85,12 @@ impl Inference {
     fn note(&self, op: &Op, n: &mut Numbering) -> String {
         let key = op.results.first().copied();
         match (&op.kind, key.and_then(|k| self.notes.get(&k))) {
+            (OpKind::Load { .. }, _) if self.kernel.ty(op.operands[0]).is_scalar() => {
+                "[scalar: every thread reads the element, its value held by all]".into()
+            }
+            (OpKind::Store { .. }, _) if self.kernel.ty(op.operands[0]).is_scalar() => {
+                "[scalar: stored once per program, by thread 0 (lane 0 of warp 0)]".into()
+            }
             (OpKind::Load { .. } | OpKind::Store { .. }, _) => match self.access(op) {
                 Some(a) => {
                     let p = &a.plan;

@@ -466,7 +466,10 @@ impl Rewrite<'_, '_> {
             .first()
             .is_some_and(|&r| matches!(self.class(r), Class::Group(_)));
         match &node.kind {
-            OpKind::Load { .. } | OpKind::Store { .. } => {
+            // A scalar access (rank-0 pointers) has no layout: every thread holds its value.
+            OpKind::Load { .. } | OpKind::Store { .. } | OpKind::Atomic { .. }
+                if !self.is_tile(node.operands[0]) => {}
+            OpKind::Load { .. } | OpKind::Store { .. } | OpKind::Atomic { .. } => {
                 let m = self
                     .p
                     .memory

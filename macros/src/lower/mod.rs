@@ -58,6 +58,7 @@
 //! ([`LayoutSlot::Fixed`], known only to rustc) are lowered here, by
 //! `::tessera::tile`-generic code, not by `lower_convert`.
 
+mod atomic;
 mod control;
 mod convert;
 mod dot;
@@ -486,6 +487,7 @@ impl<'k> Ctx<'k> {
             | OpKind::Join
             | OpKind::Split => shape::lower(self, op),
             OpKind::AddPtr | OpKind::Load { .. } | OpKind::Store { .. } => memory::lower(self, op),
+            OpKind::Atomic { .. } => atomic::lower(self, op),
             OpKind::Reduce { .. } => reduce::lower(self, op),
             OpKind::Scan { .. } => scan::lower(self, op),
             OpKind::For => control::lower_for(self, op),

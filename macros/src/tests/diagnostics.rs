@@ -800,17 +800,13 @@ fn stores_broadcast_to_the_pointers() {
 }
 
 #[test]
-fn scalar_pointers_are_refused() {
-    body_error(
-        quote!(let v = load(x);),
-        "loads/stores through a scalar pointer are not supported yet (this `load`)",
-        "x",
-    );
-    body_error(
-        quote!(store(x + program_id(0), s);),
-        "loads/stores through a scalar pointer are not supported yet (this `store`)",
-        "x + program_id (0)",
-    );
+fn scalar_pointers_load_and_store() {
+    body_expands(quote!(
+        let v = load(x);
+        let w = load(x + program_id(0), program_id(0) < n, 0.0);
+        store(x + program_id(0), v + w);
+        store(x + 1, v, v > 0.0);
+    ));
 }
 
 #[test]

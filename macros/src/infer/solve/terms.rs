@@ -56,7 +56,9 @@ impl Problem<'_> {
         let mut accesses = Vec::new();
         for (i, node) in self.graph.ops.iter().enumerate() {
             let is_load = matches!(node.kind, OpKind::Load { .. });
-            if !is_load && !matches!(node.kind, OpKind::Store { .. }) {
+            // An atomic is anchored as a store: each element once, its old values in that layout.
+            let is_store = matches!(node.kind, OpKind::Store { .. } | OpKind::Atomic { .. });
+            if !is_load && !is_store {
                 continue;
             }
             let ptr = node.operands[0];
@@ -119,6 +121,7 @@ impl Problem<'_> {
             let mask_position = match node.kind {
                 OpKind::Load { mask: true, .. } => Some(1),
                 OpKind::Store { mask: true } => Some(2),
+                OpKind::Atomic { mask: true, .. } => Some(2),
                 _ => None,
             };
             let mask_info = mask_position.map(|p| axis.info[node.operands[p].0 as usize].clone());

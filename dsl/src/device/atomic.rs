@@ -1,0 +1,299 @@
+//! Atomic read-modify-write on global memory: `atom{.sem}{.scope}.global.<op>.<type>`.
+//!
+//! [`atom`] performs one predicated atomic and returns the value memory held before it (`0`
+//! where the predicate is false: no memory access then):
+//!
+//! ```text
+//! { .reg .pred p; setp.ne.b32 p, pred, 0;
+//!   @p atom.acq_rel.gpu.global.add.f32 d, [addr], v; }
+//! ```
+//!
+//! The operation, memory order and scope are const parameters ([`ATOM_ADD`] …, [`SEM_RELAXED`]
+//! …, [`SCOPE_CTA`] …), so each call is one instruction. Which element types take which
+//! operation ([`AtomicElem`]):
+//!
+//! | type | operations |
+//! |---|---|
+//! | `i32`, `u32`, `i64`, `u64` | add, max, min (signed for `i32`/`i64`), and, or, xor, xchg, cas |
+//! | `f32`, `f64` | add (`f32`: subnormals flushed to zero, as `atom.add.f32`), xchg, cas |
+//! | `f16` | add (`atom.add.noftz.f16`, sm_70+) |
+//!
+//! `.sem` and `.scope` need sm_70 and PTX 6.0. On the host the
+//! [emulator](crate::emulator) performs the read-modify-write as one sequentially consistent
+//! step over all simulated threads and programs.
+
+use crate::{f16, Ptr};
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+/// `atom.add`.
+pub const ATOM_ADD: u32 = 0;
+/// `atom.max`.
+pub const ATOM_MAX: u32 = 1;
+/// `atom.min`.
+pub const ATOM_MIN: u32 = 2;
+/// `atom.and`.
+pub const ATOM_AND: u32 = 3;
+/// `atom.or`.
+pub const ATOM_OR: u32 = 4;
+/// `atom.xor`.
+pub const ATOM_XOR: u32 = 5;
+/// `atom.exch`: stores the value, returns the old one.
+pub const ATOM_XCHG: u32 = 6;
+/// `atom.cas`: stores the value where memory equals `compare`, returns the old value.
+pub const ATOM_CAS: u32 = 7;
+
+/// `.relaxed`.
+pub const SEM_RELAXED: u32 = 0;
+/// `.acquire`.
+pub const SEM_ACQUIRE: u32 = 1;
+/// `.release`.
+pub const SEM_RELEASE: u32 = 2;
+/// `.acq_rel`.
+pub const SEM_ACQ_REL: u32 = 3;
+
+/// `.cta`.
+pub const SCOPE_CTA: u32 = 0;
+/// `.gpu`.
+pub const SCOPE_GPU: u32 = 1;
+/// `.sys`.
+pub const SCOPE_SYS: u32 = 2;
+
+/// An element type with atomics (see the module table).
+pub trait AtomicElem: Copy {
+    /// The atomic `OP` with order `SEM` and scope `SCOPE` (see [`atom`]).
+    ///
+    /// # Safety
+    /// As [`atom`].
+    unsafe fn atom<const OP: u32, const SEM: u32, const SCOPE: u32>(
+        ptr: Ptr<Self>,
+        value: Self,
+        compare: Self,
+        pred: bool,
+    ) -> Self;
+}
+
+/// `@pred atom{SEM}{SCOPE}.global.{OP}.{type} d, [ptr], value` (`cas`: `…, compare, value`):
+/// the old value at `ptr`, `0` where `pred` is false. An operation the type does not have
+/// (module table) panics.
+///
+/// # Safety
+/// When `pred` is true, `ptr` must point to a writable global element aligned to its size.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn atom<T: AtomicElem, const OP: u32, const SEM: u32, const SCOPE: u32>(
+    ptr: Ptr<T>,
+    value: T,
+    compare: T,
+    pred: bool,
+) -> T {
+    unsafe { T::atom::<OP, SEM, SCOPE>(ptr, value, compare, pred) }
+}
+
+/// `$m!(".sem.scope", args…)` for the run-time-constant order `$sem` and scope `$scope`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! with_sem_scope {
+    ($sem:expr, $scope:expr, $m:ident!($($a:tt)*)) => {
+        match ($sem, $scope) {
+            (SEM_RELAXED, SCOPE_CTA) => $m!(".relaxed.cta", $($a)*),
+            (SEM_RELAXED, SCOPE_GPU) => $m!(".relaxed.gpu", $($a)*),
+            (SEM_RELAXED, SCOPE_SYS) => $m!(".relaxed.sys", $($a)*),
+            (SEM_ACQUIRE, SCOPE_CTA) => $m!(".acquire.cta", $($a)*),
+            (SEM_ACQUIRE, SCOPE_GPU) => $m!(".acquire.gpu", $($a)*),
+            (SEM_ACQUIRE, SCOPE_SYS) => $m!(".acquire.sys", $($a)*),
+            (SEM_RELEASE, SCOPE_CTA) => $m!(".release.cta", $($a)*),
+            (SEM_RELEASE, SCOPE_GPU) => $m!(".release.gpu", $($a)*),
+            (SEM_RELEASE, SCOPE_SYS) => $m!(".release.sys", $($a)*),
+            (SEM_ACQ_REL, SCOPE_CTA) => $m!(".acq_rel.cta", $($a)*),
+            (SEM_ACQ_REL, SCOPE_GPU) => $m!(".acq_rel.gpu", $($a)*),
+            (SEM_ACQ_REL, SCOPE_SYS) => $m!(".acq_rel.sys", $($a)*),
+            _ => panic!("atom: unknown memory order or scope"),
+        }
+    };
+}
+
+/// One predicated `atom` of two operands (`rmw`) or three (`cas`) on registers of class `$reg`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! atom_asm {
+    ($ss:literal, rmw, $instr:literal, $reg:ident, $addr:expr, $v:expr, $c:expr, $pred:expr) => {{
+        let mut d = 0;
+        asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {pred}, 0;",
+            concat!("@p atom", $ss, ".global.", $instr, " {d}, [{addr}], {v};"),
+            "}}",
+            d = inout($reg) d,
+            addr = in(reg64) $addr,
+            v = in($reg) $v,
+            pred = in(reg32) $pred as u32,
+            options(nostack)
+        );
+        d
+    }};
+    ($ss:literal, cas, $instr:literal, $reg:ident, $addr:expr, $v:expr, $c:expr, $pred:expr) => {{
+        let mut d = 0;
+        asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {pred}, 0;",
+            concat!("@p atom", $ss, ".global.", $instr, " {d}, [{addr}], {c}, {v};"),
+            "}}",
+            d = inout($reg) d,
+            addr = in(reg64) $addr,
+            c = in($reg) $c,
+            v = in($reg) $v,
+            pred = in(reg32) $pred as u32,
+            options(nostack)
+        );
+        d
+    }};
+}
+
+/// `impl AtomicElem for $t`: on nvptx64 one `atom` per `OP` listed (`$kind` `rmw` or `cas`, the
+/// PTX `op.type` `$instr`) on its bits (`$bits`, register class `$reg`); on the host the
+/// emulator's atomic step with `$host(op, old, value, compare) -> new`.
+macro_rules! atomic_elem {
+    ($t:ty, $bits:ty, $reg:ident, $to:expr, $from:expr, $host:expr,
+     [$($op:ident $kind:ident $instr:literal),* $(,)?]) => {
+        impl AtomicElem for $t {
+            #[inline(always)]
+            #[track_caller]
+            unsafe fn atom<const OP: u32, const SEM: u32, const SCOPE: u32>(
+                ptr: Ptr<Self>,
+                value: Self,
+                compare: Self,
+                pred: bool,
+            ) -> Self {
+                let to: fn($t) -> $bits = $to;
+                let from: fn($bits) -> $t = $from;
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let (v, c) = (to(value), to(compare));
+                    let addr = ptr.addr();
+                    let d: $bits = match OP {
+                        $($op => unsafe {
+                            with_sem_scope!(SEM, SCOPE, atom_asm!($kind, $instr, $reg, addr, v, c, pred))
+                        },)*
+                        _ => panic!("atom: an operation this element type does not have"),
+                    };
+                    from(d)
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let _ = (SEM, SCOPE);
+                    if !matches!(OP, $($op)|*) {
+                        panic!("atom: an operation this element type does not have");
+                    }
+                    let host: fn(u32, $t, $t, $t) -> $t = $host;
+                    let bytes = core::mem::size_of::<$bits>() as u32;
+                    let update = |old: u64| {
+                        to(host(OP, from(old as $bits), value, compare)) as u64
+                    };
+                    let old = unsafe {
+                        crate::emulator::ops::atom_global(ptr.addr(), bytes, pred, update, "atom.global")
+                    };
+                    from(old as $bits)
+                }
+            }
+        }
+    };
+}
+
+/// The new value of integer atomic `op` on `old` (host model).
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! int_update {
+    ($t:ty) => {
+        |op: u32, old: $t, v: $t, c: $t| -> $t {
+            match op {
+                ATOM_ADD => old.wrapping_add(v),
+                ATOM_MAX => old.max(v),
+                ATOM_MIN => old.min(v),
+                ATOM_AND => old & v,
+                ATOM_OR => old | v,
+                ATOM_XOR => old ^ v,
+                ATOM_XCHG => v,
+                _ => {
+                    if old == c {
+                        v
+                    } else {
+                        old
+                    }
+                }
+            }
+        }
+    };
+}
+/// `x` with a subnormal flushed to zero of its sign (`atom.add.f32`).
+#[cfg(not(target_arch = "nvptx64"))]
+fn flush_subnormal(x: f32) -> f32 {
+    if x.is_subnormal() {
+        f32::from_bits(x.to_bits() & 0x8000_0000)
+    } else {
+        x
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+fn f32_update(op: u32, old: f32, v: f32, c: f32) -> f32 {
+    match op {
+        ATOM_ADD => {
+            let sum = flush_subnormal(flush_subnormal(old) + flush_subnormal(v));
+            if sum.is_nan() {
+                f32::from_bits(0x7fff_ffff)
+            } else {
+                sum
+            }
+        }
+        ATOM_XCHG => v,
+        _ if old.to_bits() == c.to_bits() => v,
+        _ => old,
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+fn f64_update(op: u32, old: f64, v: f64, c: f64) -> f64 {
+    match op {
+        ATOM_ADD => old + v,
+        ATOM_XCHG => v,
+        _ if old.to_bits() == c.to_bits() => v,
+        _ => old,
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+fn f16_update(_: u32, old: f16, v: f16, _: f16) -> f16 {
+    // The f32 sum of two f16 rounds once more to f16 without double-rounding error (24 ≥ 2·11 + 2).
+    f16::from_f32(old.to_f32() + v.to_f32())
+}
+
+atomic_elem!(u32, u32, reg32, |x| x, |b| b, int_update!(u32), [
+    ATOM_ADD rmw "add.u32", ATOM_MAX rmw "max.u32", ATOM_MIN rmw "min.u32",
+    ATOM_AND rmw "and.b32", ATOM_OR rmw "or.b32", ATOM_XOR rmw "xor.b32",
+    ATOM_XCHG rmw "exch.b32", ATOM_CAS cas "cas.b32",
+]);
+atomic_elem!(i32, u32, reg32, |x| x as u32, |b| b as i32, int_update!(i32), [
+    ATOM_ADD rmw "add.s32", ATOM_MAX rmw "max.s32", ATOM_MIN rmw "min.s32",
+    ATOM_AND rmw "and.b32", ATOM_OR rmw "or.b32", ATOM_XOR rmw "xor.b32",
+    ATOM_XCHG rmw "exch.b32", ATOM_CAS cas "cas.b32",
+]);
+atomic_elem!(u64, u64, reg64, |x| x, |b| b, int_update!(u64), [
+    ATOM_ADD rmw "add.u64", ATOM_MAX rmw "max.u64", ATOM_MIN rmw "min.u64",
+    ATOM_AND rmw "and.b64", ATOM_OR rmw "or.b64", ATOM_XOR rmw "xor.b64",
+    ATOM_XCHG rmw "exch.b64", ATOM_CAS cas "cas.b64",
+]);
+atomic_elem!(i64, u64, reg64, |x| x as u64, |b| b as i64, int_update!(i64), [
+    ATOM_ADD rmw "add.u64", ATOM_MAX rmw "max.s64", ATOM_MIN rmw "min.s64",
+    ATOM_AND rmw "and.b64", ATOM_OR rmw "or.b64", ATOM_XOR rmw "xor.b64",
+    ATOM_XCHG rmw "exch.b64", ATOM_CAS cas "cas.b64",
+]);
+atomic_elem!(f32, u32, reg32, f32::to_bits, f32::from_bits, f32_update, [
+    ATOM_ADD rmw "add.f32", ATOM_XCHG rmw "exch.b32", ATOM_CAS cas "cas.b32",
+]);
+atomic_elem!(f64, u64, reg64, f64::to_bits, f64::from_bits, f64_update, [
+    ATOM_ADD rmw "add.f64", ATOM_XCHG rmw "exch.b64", ATOM_CAS cas "cas.b64",
+]);
+atomic_elem!(f16, u16, reg16, f16::to_bits, f16::from_bits, f16_update, [
+    ATOM_ADD rmw "add.noftz.f16",
+]);
