@@ -1,0 +1,10 @@
+use tessera::{tile_kernel, Ptr};
+
+#[tile_kernel]
+fn running_total(out: Ptr<f32>, x: Ptr<f32>, backwards: bool) {
+    let offs = arange(0, 128);
+    let row = load(x + offs);
+    store(out + offs, row.cumsum(0, backwards));
+}
+
+fn main() {}
