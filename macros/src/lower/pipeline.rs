@@ -196,12 +196,12 @@ pub fn lower_pipelined_for(
                 let retire = super::wgmma::render_retire(dot_plan, 0, &accs);
                 before = quote! {
                     #[allow(unused_mut)]
-                    let mut __tessera_out = #cell;
+                    let mut __tessera_out = #cell.regs();
                     #loads
                 };
                 after = quote! {
                     #retire
-                    #cell = __tessera_out;
+                    #cell = ::tessera::tile::Tile::from_regs(__tessera_out);
                 };
                 Some(accs)
             }
