@@ -12,7 +12,8 @@
 # below the PTX's `.target` are skipped with a note. PTX built for sm_90 or sm_90a gets the
 # sm_90-only checks too (stmatrix, hardware f8 conversions), and PTX built for sm_90a the Hopper
 # matmul's (wgmma as HGMMA, TMA loads as UTMALDG, no local memory) and the #[tile_kernel]
-# matmuls' (their sm_90a bodies: HGMMA, no HMMA, no local memory).
+# matmuls' (their sm_90a bodies: HGMMA, no HMMA, no local memory; the num_stages ones also
+# LDGSTS, the cp.async copies into the rings wgmma reads).
 # Exit status: 0 when every check passes; 1 with a message naming the kernel, the architecture
 # and the missing instruction otherwise; 2 on usage or tool errors.
 set -euo pipefail
@@ -130,15 +131,29 @@ if [[ $ptx_target == *a ]]; then
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32:HGMMA\.64x64x16\.F32\.BF16"
         "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32"
         "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32"
-        # num_stages kernels: their sm_90a body is the wgmma one (not pipelined yet).
+        # num_stages kernels on sm_90a (macros/src/lower/pipeline.rs): cp.async (16 bytes, L2
+        # only) into the NVMMA layouts, read by wgmma with one group in flight.
         "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:HGMMA\.64x64x16\.F32"
+        "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:LDGSTS\.E\.BYPASS\.128"
+        "tile_matmul_stages3__T_f16__BM_64__BN_64__BK_32:LDGDEPBAR"
         "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:HGMMA\.64x128x16\.F32"
+        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        "bench_matmul_w8_s3__T_f16__BM_128__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32"
+        "bench_matmul_w8_s3__T_f16__BM_128__BN_128__BK_64__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        "bench_matmul_w8_s4__T_bf16__BM_128__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32\.BF16"
+        "bench_matmul_w8_s4__T_bf16__BM_128__BN_128__BK_64__GROUP_8:LDGSTS\.E\.BYPASS\.128"
     )
     forbidden+=(
         "hopper_matmul_f16:(LDL|STL)( |\.)"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32:HMMA( |\.)"
         "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
         "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
+        "bench_matmul_w8_s3__T_f16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
+        "bench_matmul_w8_s3__T_bf16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
+        "bench_matmul_w8_s4__T_f16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
+        "bench_matmul_w8_s4__T_bf16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
+        # The pipelined sm_90a body uses wgmma only (no mma.sync).
+        "bench_matmul_w8_s3__T_f16__BM_128__BN_128__BK_64__GROUP_8:HMMA( |\.)"
     )
 else
     default_archs="sm_80 sm_90"

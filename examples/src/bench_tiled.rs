@@ -10,10 +10,12 @@
 //! * transpose: 64 × 64 tiles, 4 warps, grid `(⌈M/64⌉, ⌈N/64⌉)`.
 //! * gather: `4096 / N` rows per program, 4 warps; indices uniform in `0..N`.
 //! * matmul: the two of the script's configurations our register budget allows, `(BM, BN, BK,
-//!   warps) = (64, 128, 64, 4)` and `(128, 128, 64, 8)`, `GROUP = 8`; each is timed and
-//!   verified, the row reports the faster (as the script reports its best). `(128, 128, 64, 4)`
-//!   and `(128, 256, 64, 8)` need 256 registers per thread for the output pointer tile, past
-//!   the tile language's 128 per tile.
+//!   warps) = (64, 128, 64, 4)` and `(128, 128, 64, 8)`, `GROUP = 8`, and the latter
+//!   software-pipelined with 3 and 4 stages (`bench_matmul_w8_s3`, `_s4`: on sm_90a `cp.async`
+//!   rings read by `wgmma` with one group in flight); each is timed and verified, the row
+//!   reports the fastest (as the script reports its best). `(128, 128, 64, 4)` and
+//!   `(128, 256, 64, 8)` need 256 registers per thread for the output pointer tile, past the
+//!   tile language's 128 per tile.
 //!
 //! Verification, against f64 references from the same rounded inputs:
 //! * softmax f32 `|y − ref| ≤ 2e-5·ref + 1e-10`, f16 `≤ 1e-3·ref + 6e-8`; layernorm
@@ -198,20 +200,33 @@ macro_rules! timed_softmax {
     };
 }
 
-/// Times the matmul on elements `$types` (`T_f16`, `T_bf16`) on Triton's configuration:
-/// `bench_matmul_w8` (8 warps, 128 × 128 × 64) for `wide` problems, else `bench_matmul_w4`
-/// (4 warps, 64 × 128 × 64); `GROUP = 8` both.
+/// Times the matmul on elements `$types` (`T_f16`, `T_bf16`) in configuration `$config` (an
+/// index into [`MATMUL_CONFIGS`]): `bench_matmul_w4` (4 warps, 64 × 128 × 64),
+/// `bench_matmul_w8` (8 warps, 128 × 128 × 64), and the latter pipelined over 3 and 4 stages
+/// (`bench_matmul_w8_s3`, `bench_matmul_w8_s4`); `GROUP = 8` all.
 macro_rules! timed_matmul {
-    ($device:expr, $module:expr, $wide:expr, $grid:expr, $args:expr => $types:ident) => {
-        if $wide {
-            timed!($device, $module,
-                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args)
-        } else {
-            timed!($device, $module,
-                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8>, $grid, $args)
+    ($device:expr, $module:expr, $config:expr, $grid:expr, $args:expr => $types:ident) => {
+        match $config {
+            0 => timed!($device, $module,
+                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
+            1 => timed!($device, $module,
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
+            2 => timed!($device, $module,
+                bench_matmul_w8_s3::$types<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
+            _ => timed!($device, $module,
+                bench_matmul_w8_s4::$types<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
         }
     };
 }
+
+/// The matmul configurations `(BM, BN, BK, warps)` and stages, in the order of
+/// `timed_matmul!`'s index.
+const MATMUL_CONFIGS: [([usize; 4], u32); 4] = [
+    ([64, 128, 64, 4], 1),
+    ([128, 128, 64, 8], 1),
+    ([128, 128, 64, 8], 3),
+    ([128, 128, 64, 8], 4),
+];
 
 /// Runs one case of a tile-kernel family.
 pub fn run(
@@ -256,12 +271,12 @@ pub fn run(
         (Family::Matmul, "float16", &[m, n, k]) => matmul::<f16>(
             device,
             [m, n, k],
-            |args, wide, grid| timed_matmul!(device, module, wide, grid, args => T_f16),
+            |args, config, grid| timed_matmul!(device, module, config, grid, args => T_f16),
         ),
         (Family::Matmul, "bfloat16", &[m, n, k]) => matmul::<bf16>(
             device,
             [m, n, k],
-            |args, wide, grid| timed_matmul!(device, module, wide, grid, args => T_bf16),
+            |args, config, grid| timed_matmul!(device, module, config, grid, args => T_bf16),
         ),
         _ => Err(invalid(format!(
             "no {} benchmark for {dtype} {shape:?}",
@@ -440,12 +455,12 @@ fn gather<T: Float>(
 /// The matmul kernels' arguments: `a`, `b`, `c`, `m`, `n`, `k`.
 type MatmulArgs<T> = (Ptr<T>, Ptr<T>, Ptr<T>, i32, i32, i32);
 
-/// `c = a · b` with `a: [m, k]`, `b: [k, n]` of `T`; `time(args, wide, grid)` times the
-/// 128 × 128 × 64 (8 warps) configuration when `wide`, else 64 × 128 × 64 (4 warps).
+/// `c = a · b` with `a: [m, k]`, `b: [k, n]` of `T`; `time(args, config, grid)` times
+/// configuration `config` of [`MATMUL_CONFIGS`].
 fn matmul<T: Float>(
     device: &Device,
     [m, n, k]: [usize; 3],
-    time: impl Fn(MatmulArgs<T>, bool, [u32; 3]) -> TimedEntry,
+    time: impl Fn(MatmulArgs<T>, usize, [u32; 3]) -> TimedEntry,
 ) -> Result<BenchRow, LaunchError> {
     let a: Vec<T> = float_vec(141, m * k, 1.0);
     let b: Vec<T> = float_vec(142, k * n, 1.0);
@@ -464,11 +479,11 @@ fn matmul<T: Float>(
     };
     let mut best: Option<(Timed, &'static str, [usize; 4])> = None;
     let mut checks = Vec::new();
-    for (wide, config) in [(false, [64, 128, 64, 4]), (true, [128, 128, 64, 8])] {
+    for (index, &(config, stages)) in MATMUL_CONFIGS.iter().enumerate() {
         let c = device.zeros::<T>(m * n)?;
         let tiles = m.div_ceil(config[0]) * n.div_ceil(config[1]);
         let args = (da.ptr(), db.ptr(), c.ptr(), int(m)?, int(n)?, int(k)?);
-        let (timed, entry) = time(args, wide, [programs(tiles)?, 1, 1])?;
+        let (timed, entry) = time(args, index, [programs(tiles)?, 1, 1])?;
         let got = c.download()?;
         let verdict = check_items(rows.len(), |x| {
             let i = rows[x];
@@ -490,7 +505,7 @@ fn matmul<T: Float>(
             }
             Ok(worst)
         });
-        checks.push((config, verdict));
+        checks.push((config, stages, verdict));
         if best.as_ref().is_none_or(|b| timed.ms < b.0.ms) {
             best = Some((timed, entry, config));
         }
@@ -511,11 +526,11 @@ fn matmul<T: Float>(
     };
     let mut failures = Vec::new();
     let mut worst = 0f64;
-    for (config, verdict) in &checks {
+    for (config, stages, verdict) in &checks {
         worst = worst.max(verdict.worst);
         if let Some(f) = &verdict.failure {
             failures.push(format!(
-                "config {config:?} FAILED at row {}: {}",
+                "config {config:?} ({stages} stages) FAILED at row {}: {}",
                 f.item, f.detail
             ));
         }

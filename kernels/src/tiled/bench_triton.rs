@@ -11,7 +11,8 @@
 //!   warps.
 //! * matmul (f16, bf16 in; f32 accumulate; f16, bf16 out): Triton's tile configurations
 //!   (`BM × BN × BK`, warps) and its grouped program order (`GROUP = 8` rows of tiles share their
-//!   `b` columns in L2); no software pipelining (Triton's `num_stages`).
+//!   `b` columns in L2); `bench_matmul_w8_s3`/`_s4` add software pipelining (Triton's
+//!   `num_stages`), on sm_90a into `wgmma`'s NVMMA layouts with one `wgmma` group in flight.
 
 use tessera::{f16, tile_kernel, Ptr};
 
@@ -133,8 +134,22 @@ pub fn bench_gather<T, const N: usize>(src: Ptr<T>, index: Ptr<i32>, out: Ptr<T>
 /// groups of `GROUP` tile rows (Triton's L2-friendly order).
 macro_rules! bench_matmul {
     ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BM = $bm:tt) => {
+        bench_matmul! {
+            $(#[doc = $doc])*
+            $name,
+            #[tile_kernel(T = [f16, bf16], num_warps = $warps, BM = $bm, BN = 128, BK = 64, GROUP = 8)]
+        }
+    };
+    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, num_stages = $stages:tt, BM = $bm:tt) => {
+        bench_matmul! {
+            $(#[doc = $doc])*
+            $name,
+            #[tile_kernel(T = [f16, bf16], num_warps = $warps, num_stages = $stages, BM = $bm, BN = 128, BK = 64, GROUP = 8)]
+        }
+    };
+    ($(#[doc = $doc:tt])* $name:ident, #[$attr:meta]) => {
         $(#[doc = $doc])*
-        #[tile_kernel(T = [f16, bf16], num_warps = $warps, BM = $bm, BN = 128, BK = 64, GROUP = 8)]
+        #[$attr]
         pub fn $name<T, const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
             a: Ptr<T>,
             b: Ptr<T>,
@@ -192,6 +207,16 @@ bench_matmul! {
 bench_matmul! {
     /// [`bench_matmul_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`).
     bench_matmul_w8, num_warps = 8, BM = 128
+}
+bench_matmul! {
+    /// [`bench_matmul_w8`] software-pipelined over 3 stages (Triton's H100 configuration
+    /// `(128, 128, 64, 8)` with `num_stages = 3`): `cp.async` rings; on sm_90a the rings hold
+    /// the NVMMA layouts the two warpgroups' `wgmma`s read, with one `wgmma` group in flight.
+    bench_matmul_w8_s3, num_warps = 8, num_stages = 3, BM = 128
+}
+bench_matmul! {
+    /// [`bench_matmul_w8_s3`] over 4 stages.
+    bench_matmul_w8_s4, num_warps = 8, num_stages = 4, BM = 128
 }
 
 /// [`bench_matmul_w8`] software-pipelined: 8 warps, 128 × 128 × 32 tiles, the operand tiles of
