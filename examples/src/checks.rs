@@ -37,6 +37,8 @@ pub struct Checks<'a> {
     pub reports: BTreeMap<String, EmulatorReport>,
     /// The `#[tile_kernel]`s run, in order.
     pub tile_runs: Vec<TileRun>,
+    /// Print every outcome as it is checked (else only the failures).
+    pub verbose: bool,
 }
 
 /// A `#[tile_kernel]` the example ran.
@@ -75,6 +77,7 @@ impl<'a> Checks<'a> {
             outcomes: Vec::new(),
             reports: BTreeMap::new(),
             tile_runs: Vec::new(),
+            verbose: false,
         }
     }
 
@@ -94,12 +97,14 @@ impl<'a> Checks<'a> {
 
     pub(crate) fn push(&mut self, label: String, ok: bool, detail: String) {
         let outcome = Outcome { label, ok, detail };
-        println!(
-            "  {:<44} {}  {}",
-            outcome.label,
-            if outcome.ok { "ok  " } else { "FAIL" },
-            outcome.detail
-        );
+        if self.verbose || !outcome.ok {
+            println!(
+                "  {:<44} {}  {}",
+                outcome.label,
+                if outcome.ok { "ok  " } else { "FAIL" },
+                outcome.detail
+            );
+        }
         self.outcomes.push(outcome);
     }
 

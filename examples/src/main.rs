@@ -22,7 +22,10 @@ use tessera::launch::{Device, DeviceKind, Module, PtxSet, DEVICE_ENV};
 const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
 
 const USAGE: &str = "\
-usage: tessera-examples                      run every kernel on the device, verify, report
+usage: tessera-examples [--verbose]          run every kernel on the device, verify, report
+                                             (one line per kernel; --verbose: every check,
+                                             the inferred layouts, every kernel's
+                                             shared-memory wavefronts on the emulator)
        tessera-examples --bench NAME [--json] [--sizes SHAPE[,SHAPE...] | --small]
                                              benchmark family NAME (copy, add, softmax,
                                              layernorm, matmul, transpose, gather,
@@ -52,7 +55,9 @@ environment: TESSERA_DEVICE=gpu|emulator|auto (default auto: the GPU when a driv
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
 enum Command {
-    Run,
+    Run {
+        verbose: bool,
+    },
     Bench {
         name: String,
         json: bool,
@@ -102,8 +107,10 @@ fn parse_shapes(list: &str) -> Result<Vec<Vec<usize>>, String> {
 }
 
 fn parse_args(args: &[String]) -> Result<Command, String> {
-    if args.is_empty() {
-        return Ok(Command::Run);
+    match args {
+        [] => return Ok(Command::Run { verbose: false }),
+        [flag] if flag == "--verbose" || flag == "-v" => return Ok(Command::Run { verbose: true }),
+        _ => {}
     }
     let mut name = None;
     let mut autotune_demo = false;
@@ -142,6 +149,7 @@ fn parse_args(args: &[String]) -> Result<Command, String> {
                 shapes = Shapes::Given(parse_shapes(list)?);
             }
             "--small" => shapes = Shapes::Small,
+            "--verbose" | "-v" => return Err("--verbose goes alone (the main example)".to_string()),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -172,9 +180,8 @@ fn open(log: &mut dyn FnMut(String)) -> Result<(Device, Module), String> {
         .load_ptx_set(&PTX)
         .map_err(|err| format!("loading the embedded PTX: {err}"))?;
     log(format!(
-        "kernels: tessera_kernels ({} entries: {})",
-        module.entry_names().len(),
-        module.entry_names().join(", ")
+        "kernels: tessera_kernels ({} entries)",
+        module.entry_names().len()
     ));
     log(format!(
         "         PTX loaded: {}",
@@ -183,8 +190,19 @@ fn open(log: &mut dyn FnMut(String)) -> Result<(Device, Module), String> {
     Ok((device, module))
 }
 
-fn run_examples() -> ExitCode {
-    println!("Tessera examples");
+/// The hand-written kernel whose shared-memory tile has row stride 32, run on purpose beside
+/// its padded twin (stride 33) to show what the emulator's bank report measures.
+const DELIBERATE_CONFLICTS: &str = "transpose32 stride 32";
+
+fn run_examples(verbose: bool) -> ExitCode {
+    println!(
+        "Tessera examples{}",
+        if verbose {
+            ""
+        } else {
+            " (--verbose for every check and layout)"
+        }
+    );
     let (device, module) = match open(&mut |line| println!("{line}")) {
         Ok(opened) => opened,
         Err(err) => {
@@ -192,12 +210,28 @@ fn run_examples() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if verbose {
+        println!("         entries: {}", module.entry_names().join(", "));
+    }
     let mut checks = checks::Checks::new(&device, &module);
+    checks.verbose = verbose;
     println!(
         "checks (outputs compared with a CPU reference: bit for bit, or within the stated \
-         tolerance; canaries after each output):"
+         tolerance; canaries after each output){}",
+        if verbose { ":" } else { ", per kernel:" }
     );
-    if let Err(err) = checks.run_all() {
+    let run = checks.run_all();
+    if !verbose {
+        for (kernel, passed, failed) in per_kernel(&checks.outcomes) {
+            let failed = if failed > 0 {
+                format!(", {failed} FAILED")
+            } else {
+                String::new()
+            };
+            println!("  {kernel:<32} {passed:>3} passed{failed}");
+        }
+    }
+    if let Err(err) = run {
         eprintln!("error: {err}");
         println!(
             "result: {} passed, {} failed (stopped by the error above)",
@@ -206,18 +240,11 @@ fn run_examples() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    print_layouts(&checks);
+    if verbose {
+        print_layouts(&checks);
+    }
     if device.kind() == DeviceKind::Emulator {
-        println!("emulator shared-memory report (per warp access: 32 banks x 4 bytes; ideal = conflict free):");
-        for (kernel, report) in &checks.reports {
-            println!(
-                "  {kernel:<24} {:>7} accesses {:>8} wavefronts (ideal {:>7}): {:.1}x",
-                report.shared_accesses,
-                report.shared_wavefronts,
-                report.shared_ideal_wavefronts,
-                report.bank_conflict_factor()
-            );
-        }
+        print_bank_report(&checks, verbose);
     }
     let failed = checks.failures();
     println!(
@@ -228,6 +255,65 @@ fn run_examples() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Passed and failed checks per kernel (the first word of each label), in the order run.
+fn per_kernel(outcomes: &[checks::Outcome]) -> Vec<(&str, usize, usize)> {
+    let mut rows: Vec<(&str, usize, usize)> = Vec::new();
+    for outcome in outcomes {
+        let kernel = outcome.label.split_whitespace().next().unwrap_or("");
+        let index = match rows.iter().position(|row| row.0 == kernel) {
+            Some(index) => index,
+            None => {
+                rows.push((kernel, 0, 0));
+                rows.len() - 1
+            }
+        };
+        if outcome.ok {
+            rows[index].1 += 1;
+        } else {
+            rows[index].2 += 1;
+        }
+    }
+    rows
+}
+
+/// The emulator's shared-memory wavefronts: per kernel with `verbose`, else one line for the
+/// kernels at the ideal and one per kernel above it. [`DELIBERATE_CONFLICTS`] is labelled.
+fn print_bank_report(checks: &checks::Checks, verbose: bool) {
+    let label = |kernel: &str| {
+        if kernel == DELIBERATE_CONFLICTS {
+            "  <- deliberate: a 32-float row stride puts a column in one bank (stride 33 is its fix)"
+        } else {
+            ""
+        }
+    };
+    println!(
+        "emulator shared-memory report (per warp access: 32 banks x 4 bytes; ideal = conflict free):"
+    );
+    let mut at_ideal = Vec::new();
+    for (kernel, report) in &checks.reports {
+        let conflicted = report.shared_wavefronts != report.shared_ideal_wavefronts;
+        if verbose || conflicted {
+            println!(
+                "  {kernel:<24} {:>7} accesses {:>8} wavefronts (ideal {:>7}): {:.1}x{}",
+                report.shared_accesses,
+                report.shared_wavefronts,
+                report.shared_ideal_wavefronts,
+                report.bank_conflict_factor(),
+                label(kernel)
+            );
+        } else if report.shared_accesses > 0 {
+            at_ideal.push(kernel.as_str());
+        }
+    }
+    if !verbose {
+        println!(
+            "  at the ideal (1.0x): {} kernels using shared memory ({})",
+            at_ideal.len(),
+            at_ideal.join(", ")
+        );
     }
 }
 
@@ -352,7 +438,7 @@ fn run_autotune_demo(shapes: Shapes) -> ExitCode {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse_args(&args) {
-        Ok(Command::Run) => run_examples(),
+        Ok(Command::Run { verbose }) => run_examples(verbose),
         Ok(Command::Bench { name, json, shapes }) => run_bench(&name, json, shapes),
         Ok(Command::AutotuneDemo { shapes }) => run_autotune_demo(shapes),
         Ok(Command::RandomDump { seed, n, out }) => {
@@ -387,7 +473,12 @@ mod tests {
 
     #[test]
     fn command_line() {
-        assert_eq!(parse_args(&[]), Ok(Command::Run));
+        assert_eq!(parse_args(&[]), Ok(Command::Run { verbose: false }));
+        assert_eq!(
+            parse_args(&args(&["--verbose"])),
+            Ok(Command::Run { verbose: true })
+        );
+        assert!(parse_args(&args(&["--bench", "add", "--verbose"])).is_err());
         assert_eq!(
             parse_args(&args(&["--bench", "add", "--json"])),
             Ok(Command::Bench {

@@ -1,10 +1,11 @@
 //! The `#[tile_kernel]` part of the main example: softmax (f32, f16), LayerNorm (f16), 2-D
-//! transpose (f32), gather along axis 1 (f32), matmul (f16, bf16) and flash attention (f16,
+//! transpose (f32), gather along axis 1 (f32), scans (`cumsum` along columns and 1-D blocks,
+//! forward and reversed, f32 and i32), matmul (f16, bf16) and flash attention (f16,
 //! causal and not, head dimensions 64 and 128) from the kernel library
 //! (`tessera_kernels::tiled`), each over shapes with ragged tails (masked lanes), on the GPU or
 //! the emulator, compared with a CPU reference computed in f64:
 //!
-//! * transpose, gather: exact.
+//! * transpose, gather, scans (`cumsum` of multiples of 1/64 in f32, wrapping in i32): exact.
 //! * softmax f32: `|y − ref| ≤ 2e-5·ref + 1e-10` (f32 math with `ex2.approx`).
 //! * softmax f16: `|y − ref| ≤ 1e-3·ref + 6e-8` (one f16 rounding: 2⁻¹¹ relative, 2⁻²⁴ absolute
 //!   below the normal range).
@@ -30,6 +31,7 @@ use tessera_kernels::tiled::attention::{tile_attention_d128_w4, tile_attention_d
 use tessera_kernels::tiled::gather::tile_gather_cols;
 use tessera_kernels::tiled::matmul::tile_matmul;
 use tessera_kernels::tiled::norm::{tile_layernorm, tile_softmax};
+use tessera_kernels::tiled::scan::{tile_cumsum_blocks, tile_cumsum_cols};
 use tessera_kernels::tiled::transpose::tile_transpose;
 
 /// Elements of canary after each output.
@@ -470,6 +472,97 @@ impl Checks<'_> {
         Ok(())
     }
 
+    /// `tile_cumsum_cols` (f32, 256 rows × 4 columns per program, at 1, 4 and 8 warps) of an
+    /// `m × n` matrix (`m ≤ 256`), and `tile_cumsum_blocks` (i32, blocks of 1024, running sums
+    /// from both ends) of `len` elements: exact (multiples of 1/64; wrapping integers).
+    pub fn scans(&mut self, m: usize, n: usize, len: usize) -> Result<(), LaunchError> {
+        let x: Vec<f32> = parallel_vec(m * n, |i| {
+            (uniform_below(81, i as u64, 1024) as f32 - 512.0) / 64.0
+        });
+        let dx = self.device.upload(&x)?;
+        let canary = -12345.5f32;
+        for num_warps in [1u32, 4, 8] {
+            let out = self.padded(m * n, 0f32, canary)?;
+            let args = (out.ptr(), dx.ptr(), int(m)?, int(n)?, int(n)?);
+            let grid = [dim(n.div_ceil(4))?, 1, 1];
+            launch_tiled!(
+                self,
+                tile_cumsum_cols::T_f32<BLOCK_M = 256, BLOCK_N = 4, num_warps = num_warps>,
+                grid,
+                args
+            )?;
+            let got = out.download()?;
+            let verdict = check_items(n, |c| {
+                let mut sum = 0f32;
+                for r in 0..m {
+                    sum += x[r * n + c];
+                    same_bits(got[r * n + c], sum, || format!("out[{r}, {c}]"))?;
+                }
+                Ok(0.0)
+            });
+            let label = format!("tile_cumsum_cols f32 {m}x{n} num_warps {num_warps}");
+            self.conclude(label, verdict, "column", &got, m * n, canary);
+        }
+        let v: Vec<i32> = parallel_vec(len, |i| uniform_below(82, i as u64, u32::MAX) as i32);
+        let dv = self.device.upload(&v)?;
+        let canary = -77i32;
+        for num_warps in [1u32, 4] {
+            let (out, rev) = (
+                self.padded(len, 0i32, canary)?,
+                self.padded(len, 0i32, canary)?,
+            );
+            let args = (out.ptr(), rev.ptr(), dv.ptr(), int(len)?);
+            let grid = [dim(len.div_ceil(1024))?, 1, 1];
+            launch_tiled!(
+                self,
+                tile_cumsum_blocks::T_i32<BLOCK = 1024, num_warps = num_warps>,
+                grid,
+                args
+            )?;
+            let (got, got_rev) = (out.download()?, rev.download()?);
+            let verdict = check_items(len.div_ceil(1024), |b| {
+                let block = &v[b * 1024..len.min(b * 1024 + 1024)];
+                let (mut sum, mut sum_rev) = (0i32, 0i32);
+                for (k, &value) in block.iter().enumerate() {
+                    sum = sum.wrapping_add(value);
+                    let i = b * 1024 + k;
+                    if got[i] != sum {
+                        return Err(format!(
+                            "out[{i}] = {} but the running sum is {sum}",
+                            got[i]
+                        ));
+                    }
+                }
+                for (k, &value) in block.iter().enumerate().rev() {
+                    sum_rev = sum_rev.wrapping_add(value);
+                    let i = b * 1024 + k;
+                    if got_rev[i] != sum_rev {
+                        return Err(format!(
+                            "rev[{i}] = {} but the sum from the end is {sum_rev}",
+                            got_rev[i]
+                        ));
+                    }
+                }
+                Ok(0.0)
+            });
+            let label = format!("tile_cumsum_blocks i32 {len} num_warps {num_warps}");
+            let rev_ok = got_rev[len..].iter().all(|&r| r == canary);
+            let verdict = if rev_ok {
+                verdict
+            } else {
+                Verdict {
+                    failure: Some(crate::data::Mismatch {
+                        item: len,
+                        detail: "wrote past the end of rev".into(),
+                    }),
+                    ..verdict
+                }
+            };
+            self.conclude(label, verdict, "block", &got, len, canary);
+        }
+        Ok(())
+    }
+
     /// Every `#[tile_kernel]` case, sized for the device.
     pub fn run_tiled(&mut self) -> Result<(), LaunchError> {
         let gpu = self.device.kind() == DeviceKind::Gpu;
@@ -504,6 +597,10 @@ impl Checks<'_> {
         }
         for &(m, n, k) in &gathers {
             self.gather(m, n, k)?;
+        }
+        self.scans(100, 37, 2500)?;
+        if gpu {
+            self.scans(256, 100_003, 3_000_017)?;
         }
         let mut products = vec![(64, 64, 32), (70, 33, 45), (128, 96, 100)];
         if gpu {
