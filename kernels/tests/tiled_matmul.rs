@@ -292,8 +292,11 @@ fn copied_async(report: &EmulatorReport) -> bool {
         .any(|s| s.kind == SharedAccessKind::CpAsync)
 }
 
+/// The pipelined kernel `$kernel` against the CPU reference in the body of `$target`: on sm_80
+/// `cp.async` rings read by `ldmatrix`, on sm_90a rings in the NVMMA layouts read by `wgmma`
+/// (one group in flight).
 macro_rules! pipelined_matmul_test {
-    ($test:ident, $kernel:ident) => {
+    ($test:ident, $kernel:ident, $target:expr) => {
         #[test]
         fn $test() {
             let gpu = device();
@@ -301,7 +304,9 @@ macro_rules! pipelined_matmul_test {
                 let a: Vec<f16> = values(7, m * k).into_iter().map(f16::from_f32).collect();
                 let b: Vec<f16> = values(8, k * n).into_iter().map(f16::from_f32).collect();
                 let guarded = vec![f16::from_f32(99.0); m * n + 8];
-                let (c, report) = run_matmul!(gpu, $kernel, &a, &b, &guarded, (m, n, k));
+                let (c, report) = with_target($target, || {
+                    run_matmul!(gpu, $kernel, &a, &b, &guarded, (m, n, k))
+                });
                 let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
                 let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
                 check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
@@ -317,16 +322,45 @@ macro_rules! pipelined_matmul_test {
                         aligned,
                         "{m}x{n}x{k}: the aligned variant copies with cp.async, the other not\n{report}"
                     );
-                    check_ldmatrix(report, &format!("{} {m}x{n}x{k}", stringify!($kernel)));
+                    if $target == EmulatedTarget::Sm80 {
+                        check_ldmatrix(report, &format!("{} {m}x{n}x{k}", stringify!($kernel)));
+                    }
                 }
             }
         }
     };
 }
 
-pipelined_matmul_test!(matmul_f16_two_stages_matches_cpu, tile_matmul_stages2);
-pipelined_matmul_test!(matmul_f16_three_stages_matches_cpu, tile_matmul_stages3);
-pipelined_matmul_test!(matmul_f16_four_stages_matches_cpu, tile_matmul_stages4);
+pipelined_matmul_test!(
+    matmul_f16_two_stages_matches_cpu,
+    tile_matmul_stages2,
+    EmulatedTarget::Sm80
+);
+pipelined_matmul_test!(
+    matmul_f16_three_stages_matches_cpu,
+    tile_matmul_stages3,
+    EmulatedTarget::Sm80
+);
+pipelined_matmul_test!(
+    matmul_f16_four_stages_matches_cpu,
+    tile_matmul_stages4,
+    EmulatedTarget::Sm80
+);
+pipelined_matmul_test!(
+    matmul_f16_two_stages_sm90a_matches_cpu,
+    tile_matmul_stages2,
+    EmulatedTarget::Sm90a
+);
+pipelined_matmul_test!(
+    matmul_f16_three_stages_sm90a_matches_cpu,
+    tile_matmul_stages3,
+    EmulatedTarget::Sm90a
+);
+pipelined_matmul_test!(
+    matmul_f16_four_stages_sm90a_matches_cpu,
+    tile_matmul_stages4,
+    EmulatedTarget::Sm90a
+);
 
 #[test]
 fn matmul_bf16_three_stages_matches_cpu() {
@@ -346,6 +380,16 @@ fn matmul_bf16_three_stages_matches_cpu() {
 /// order) against the CPU reference: several programs, K loops of 1 to 5 iterations, ragged M.
 #[test]
 fn bench_matmul_pipelined_matches_cpu() {
+    bench_matmul_pipelined_on(EmulatedTarget::Sm80);
+}
+
+/// The same in the sm_90a body: two warpgroups of `wgmma` fed by the rings.
+#[test]
+fn bench_matmul_pipelined_sm90a_matches_cpu() {
+    bench_matmul_pipelined_on(EmulatedTarget::Sm90a);
+}
+
+fn bench_matmul_pipelined_on(target: EmulatedTarget) {
     let gpu = device();
     for (m, n, k) in gpu.cases(
         &[(130, 256, 160), (64, 128, 32), (200, 144, 48)],
@@ -361,25 +405,27 @@ fn bench_matmul_pipelined_matches_cpu() {
             .device()
             .upload(&vec![f16::from_f32(0.0); m * n])
             .unwrap();
-        let report = launch_tile!(
-            gpu,
-            bench_matmul_pipelined,
-            bench_matmul_pipelined::Consts {
-                BM: 128,
-                BN: 128,
-                BK: 32,
-                GROUP: 8,
-            },
-            |c: &bench_matmul_pipelined::Consts| {
-                ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32, 1)
-            },
-            da.ptr(),
-            db.ptr(),
-            dc.ptr(),
-            m as i32,
-            n as i32,
-            k as i32,
-        )
+        let report = with_target(target, || {
+            launch_tile!(
+                gpu,
+                bench_matmul_pipelined,
+                bench_matmul_pipelined::Consts {
+                    BM: 128,
+                    BN: 128,
+                    BK: 32,
+                    GROUP: 8,
+                },
+                |c: &bench_matmul_pipelined::Consts| {
+                    ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32, 1)
+                },
+                da.ptr(),
+                db.ptr(),
+                dc.ptr(),
+                m as i32,
+                n as i32,
+                k as i32,
+            )
+        })
         .unwrap();
         let c = dc.download().unwrap();
         let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
