@@ -160,7 +160,7 @@ fn solve(columns: &[(Label, u32, u64)], target: u64) -> Option<u64> {
         }
         if v != 0 {
             rows.push((v, combo));
-            rows.sort_by(|a, b| b.0.cmp(&a.0));
+            rows.sort_by_key(|r| core::cmp::Reverse(r.0));
         }
         let (mut t, mut combo_t) = (target, 0u64);
         for &(r, c) in &rows {
