@@ -22,7 +22,7 @@ fn histogram_counts_every_value_once() {
     let gpu = device();
     for (n, num_bins) in gpu.cases(
         &[(1, 1), (31, 7), (1000, 64), (4099, 13)],
-        &[(1 << 20, 256)],
+        &[(1 << 20, 256), (1 << 19, 1024)],
     ) {
         let x = ints(n as u64, n, -2, num_bins as i32 + 2);
         let mut want = vec![0i32; num_bins];
@@ -50,7 +50,9 @@ fn histogram_counts_every_value_once() {
                 want
             );
         }
-        if num_bins > 1 {
+        // f16 counts are exact only up to 2048 (2048 + 1 rounds back to 2048 in f16), so the f16
+        // histogram is checked where every bin stays within that range.
+        if num_bins > 1 && want.iter().all(|&c| c <= 2048) {
             let bins = Guarded::new(gpu, num_bins, f16::ZERO);
             launch_over!(
                 gpu,

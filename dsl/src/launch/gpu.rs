@@ -479,6 +479,7 @@ impl GpuAllocation {
             check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, || {
                 format!("zeroing {bytes} bytes")
             })?;
+            settle_legacy_stream()?;
         }
         Ok(allocation)
     }
@@ -507,7 +508,8 @@ impl GpuAllocation {
         check(
             unsafe { sys::cuMemcpyHtoD_v2(self.ptr, source.as_ptr().cast(), source.len()) },
             || format!("copying {} bytes to the device", source.len()),
-        )
+        )?;
+        settle_legacy_stream()
     }
 
     /// Copies the allocation into `target` (exactly its size), after all prior work.
@@ -741,5 +743,18 @@ pub(super) fn write_device(
     check(
         unsafe { sys::cuMemcpyHtoD_v2(addr, source.as_ptr().cast(), source.len()) },
         || format!("copying {} bytes to the device", source.len()),
+    )?;
+    settle_legacy_stream()
+}
+
+/// Waits until the synchronous memsets and host-to-device copies on the legacy default stream
+/// have landed (a pageable copy may return before its DMA ends), so that work on the
+/// non-blocking [`super::gpu_stream::GpuStream`]s, which is not ordered after the legacy
+/// stream, sees them.
+fn settle_legacy_stream() -> Result<(), LaunchError> {
+    // SAFETY: plain driver call on the legacy stream of the current context.
+    check(
+        unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) },
+        || "waiting for a copy to the device to land".into(),
     )
 }

@@ -22,12 +22,15 @@ unsafe impl Send for GpuStream {}
 unsafe impl Sync for GpuStream {}
 
 impl GpuStream {
-    /// A new blocking stream (ordered with the legacy default stream).
+    /// A new non-blocking stream: not ordered with the legacy default stream, so a graph
+    /// captured on it is not invalidated by another thread's synchronous copies (which go to the
+    /// legacy stream and wait there until they land: `gpu::settle_legacy_stream`).
     pub(super) fn create(context: &Arc<GpuContext>) -> Result<GpuStream, LaunchError> {
         context.bind()?;
         let mut stream = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; flags 0 is `CU_STREAM_DEFAULT`.
-        check(unsafe { sys::cuStreamCreate(&mut stream, 0) }, || {
+        let flags = sys::CUstream_flags_enum::CU_STREAM_NON_BLOCKING as u32;
+        // SAFETY: valid out-pointer and flags.
+        check(unsafe { sys::cuStreamCreate(&mut stream, flags) }, || {
             "creating a stream".into()
         })?;
         Ok(GpuStream {
