@@ -23,9 +23,10 @@ fn device_calls(tokens: &TokenStream, out: &mut Vec<String>) {
     }
 }
 
-fn matmul(num_warps: u32, bm: u32, bn: u32, bk: u32) -> (TokenStream, TokenStream) {
-    let attr = format!("num_warps = {num_warps}, BM = {bm}, BN = {bn}, BK = {bk}");
-    let item = quote! {
+/// The test matmul: `acc = dot(a, b, acc)` over `k` steps of `BK`, `epilogue` applied to the
+/// accumulator in the loop after the `dot`.
+fn matmul_item(epilogue: TokenStream) -> TokenStream {
+    quote! {
         fn mm<const BM: usize, const BN: usize, const BK: usize>(
             a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, k: i32,
         ) {
@@ -37,12 +38,18 @@ fn matmul(num_warps: u32, bm: u32, bn: u32, bk: u32) -> (TokenStream, TokenStrea
             let mut acc = zeros::<f32>([BM, BN]);
             for kk in 0..k {
                 acc = dot(load(a_ptrs), load(b_ptrs), acc);
+                #epilogue
                 a_ptrs += BK;
                 b_ptrs += BK * BN;
             }
             store(c + rm.expand_dims(1) * BN + rn.expand_dims(0), acc);
         }
-    };
+    }
+}
+
+fn matmul(num_warps: u32, bm: u32, bn: u32, bk: u32) -> (TokenStream, TokenStream) {
+    let attr = format!("num_warps = {num_warps}, BM = {bm}, BN = {bn}, BK = {bk}");
+    let item = matmul_item(TokenStream::new());
     (attr.parse().unwrap(), item)
 }
 
@@ -126,25 +133,7 @@ fn pipelined(epilogue: TokenStream) -> (String, Vec<String>, String) {
     let attr: TokenStream = "num_warps = 4, num_stages = 3, BM = 64, BN = 64, BK = 32"
         .parse()
         .unwrap();
-    let item = quote! {
-        fn mm<const BM: usize, const BN: usize, const BK: usize>(
-            a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, k: i32,
-        ) {
-            let rm = arange(0, BM);
-            let rn = arange(0, BN);
-            let rk = arange(0, BK);
-            let mut a_ptrs = a + rm.expand_dims(1) * BK + rk.expand_dims(0);
-            let mut b_ptrs = b + rk.expand_dims(1) * BN + rn.expand_dims(0);
-            let mut acc = zeros::<f32>([BM, BN]);
-            for kk in 0..k {
-                acc = dot(load(a_ptrs), load(b_ptrs), acc);
-                #epilogue
-                a_ptrs += BK;
-                b_ptrs += BK * BN;
-            }
-            store(c + rm.expand_dims(1) * BN + rn.expand_dims(0), acc);
-        }
-    };
+    let item = matmul_item(epilogue);
     let mut kernel = analyze(attr, item).unwrap().remove(0);
     kernel.target = Target::Hopper;
     let inference = infer_with(&mut kernel, AlignmentPolicy::Aligned).unwrap();
