@@ -579,6 +579,8 @@ mod tests {
                 "tile_layernorm",
                 "tile_transpose",
                 "tile_gather_cols",
+                "tile_cumsum_cols::T_f32",
+                "tile_cumsum_blocks::T_i32",
                 "tile_matmul::T_f16",
                 "tile_matmul::T_bf16",
                 "tile_attention_d64::T_f16",

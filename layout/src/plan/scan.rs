@@ -15,8 +15,10 @@
 //! - registers only: the partner is another register of the same thread;
 //! - lanes (and registers): one `shfl.sync.bfly` with the lane part as its mask, each thread
 //!   sending the register that its partner lane needs;
-//! - warps: through shared memory, every element's total stored at its tile index and the
-//!   partner's read back after a barrier.
+//! - warps: through shared memory, every element's total stored in its slot and the partner's
+//!   read back after a barrier. The slot of tile index `i` is `S·i`, `S` the change of basis to
+//!   (the lanes' images, the registers', the warps', unit vectors): the lanes of one access
+//!   write and read distinct consecutive slots, so no access has a bank conflict.
 
 use super::PlanError;
 use crate::{Label, LinearLayout};
@@ -61,9 +63,19 @@ pub enum ScanRoute {
 pub struct ScanPlan {
     pub axis: usize,
     pub levels: Vec<ScanLevel>,
+    /// `S·e_j` for every bit `j` of the packed tile index when a level goes through shared
+    /// memory (empty otherwise): the slot of tile index `i` is [`ScanPlan::slot`]`(i)`.
+    pub slot_columns: Vec<u64>,
 }
 
 impl ScanPlan {
+    /// The shared-memory slot of packed tile index `index`: `S·index`.
+    pub fn slot(&self, index: u64) -> u64 {
+        let bits = self.slot_columns.iter().enumerate();
+        bits.filter(|(j, _)| index >> j & 1 == 1)
+            .fold(0, |slot, (_, column)| slot ^ column)
+    }
+
     /// The number of levels of each route: (registers, shuffles, shared memory).
     pub fn counts(&self) -> (usize, usize, usize) {
         let count = |r: ScanRoute| self.levels.iter().filter(|l| l.route() == r).count();
@@ -142,7 +154,58 @@ pub fn plan_scan(layout: &LinearLayout, axis: usize) -> Result<ScanPlan, PlanErr
         }
         levels.push(level);
     }
-    Ok(ScanPlan { axis, levels })
+    let shared = levels.iter().any(|l| l.route() == ScanRoute::Shared);
+    let slot_columns = if shared {
+        slot_columns(layout)
+    } else {
+        Vec::new()
+    };
+    Ok(ScanPlan {
+        axis,
+        levels,
+        slot_columns,
+    })
+}
+
+/// `S·e_j` for each bit `j` of the packed tile index, where `S` is the inverse of the basis
+/// made of the independent images of the lanes, then the registers, then the warps, completed
+/// by unit vectors: lane `k`'s element lands in slot bit `k`.
+fn slot_columns(layout: &LinearLayout) -> Vec<u64> {
+    let bits: u32 = (0..layout.num_out_dims())
+        .map(|d| layout.out_bits(Label::Dim(d as u8)))
+        .sum();
+    let mut candidates = Vec::new();
+    for label in [Label::Lane, Label::Register, Label::Warp] {
+        if let Some(i) = layout.in_index(label) {
+            candidates
+                .extend((0..layout.in_bits(label)).map(|k| layout.packed_basis(i, k as usize)));
+        }
+    }
+    candidates.extend((0..bits).map(|j| 1u64 << j));
+    // Reduced rows (vector, its combination of kept basis vectors), leading bits distinct.
+    let mut rows: Vec<(u64, u64)> = Vec::new();
+    let mut kept = 0u32;
+    for v in candidates {
+        let (v, combo) = reduce(&rows, v, 1u64 << kept);
+        if v != 0 {
+            rows.push((v, combo));
+            rows.sort_by_key(|r| core::cmp::Reverse(r.0));
+            kept += 1;
+        }
+    }
+    (0..bits).map(|j| reduce(&rows, 1u64 << j, 0).1).collect()
+}
+
+/// `v` reduced by `rows` (sorted by leading bit, highest first), and `combo` XORed with the
+/// combinations of the rows used.
+fn reduce(rows: &[(u64, u64)], mut v: u64, mut combo: u64) -> (u64, u64) {
+    for &(r, c) in rows {
+        if v ^ r < v {
+            v ^= r;
+            combo ^= c;
+        }
+    }
+    (v, combo)
 }
 
 /// A set of columns (bit `j` = column `j`) whose XOR is `target`, using the shortest prefix of
@@ -151,24 +214,12 @@ fn solve(columns: &[(Label, u32, u64)], target: u64) -> Option<u64> {
     // Reduced rows: (vector, the columns combined into it), pivot = highest set bit.
     let mut rows: Vec<(u64, u64)> = Vec::new();
     for (j, &(_, _, v)) in columns.iter().enumerate() {
-        let (mut v, mut combo) = (v, 1u64 << j);
-        for &(r, c) in &rows {
-            if v ^ r < v {
-                v ^= r;
-                combo ^= c;
-            }
-        }
+        let (v, combo) = reduce(&rows, v, 1u64 << j);
         if v != 0 {
             rows.push((v, combo));
             rows.sort_by_key(|r| core::cmp::Reverse(r.0));
         }
-        let (mut t, mut combo_t) = (target, 0u64);
-        for &(r, c) in &rows {
-            if t ^ r < t {
-                t ^= r;
-                combo_t ^= c;
-            }
-        }
+        let (t, combo_t) = reduce(&rows, target, 0);
         if t == 0 {
             return Some(combo_t);
         }
@@ -200,6 +251,25 @@ mod tests {
         let cols = check(&l, 0);
         assert_eq!(cols.counts(), (2, 2, 2));
         assert!(format!("{cols}").contains("2 shared-memory level(s)"));
+        assert!(rows.slot_columns.is_empty());
+        slots_are_a_bijection_with_lanes_consecutive(&l, &cols);
+    }
+
+    /// Law: `slot` is a bijection of the tile, and the lanes of a warp hold slots that differ
+    /// only in their lowest bits (one slot per lane: no bank conflict).
+    fn slots_are_a_bijection_with_lanes_consecutive(l: &LinearLayout, plan: &ScanPlan) {
+        let bits = plan.slot_columns.len();
+        let mut seen = std::vec![false; 1 << bits];
+        for i in 0..1u64 << bits {
+            let s = plan.slot(i) as usize;
+            assert!(!seen[s], "slot {s} twice");
+            seen[s] = true;
+        }
+        let lanes = l.in_bits(Label::Lane);
+        for k in 0..lanes {
+            let image = l.apply_packed(&[0, 1 << k, 0]);
+            assert_eq!(plan.slot(image), 1 << k);
+        }
     }
 
     #[test]

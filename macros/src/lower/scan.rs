@@ -6,7 +6,7 @@
 //! partner total `t'_r` (the element whose axis index differs in bit `k`): from register
 //! `r ^ registers` of this thread, by `shfl.sync.bfly` over the level's lane mask (each thread
 //! sending register `r ^ registers`), or through shared memory (every distinct element's total
-//! stored at its packed tile index by the thread that owns it, a barrier, the partner's index
+//! stored in its slot `plan.slot(index)` by the thread that owns it, a barrier, the partner's slot
 //! read back). Then, with `upper` = bit `k` of the element's axis index:
 //! `t_r ← upper ? t'_r ⊕ t_r : t_r ⊕ t'_r`; forward: `p_r ← upper ? t'_r ⊕ p_r : p_r`;
 //! reverse: `p_r ← upper ? p_r : p_r ⊕ t'_r`. The result is `p`, in the operand's layout.
@@ -79,21 +79,23 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
     }
     let t_axis = ctx.thread_coord(&src, axis);
 
-    // Shared memory for the levels across warps: one slot per element of the tile.
+    // Shared memory for the levels across warps: one slot per element of the tile, the
+    // element at tile index `i` in slot `plan.slot(i)` (the thread's part of it is `key`).
     let shared = plan.levels.iter().any(|l| l.route() == ScanRoute::Shared);
     let mut scratch = None;
     if shared {
         let slot_bytes: u32 = if acc_scalar.bits() > 32 { 8 } else { 4 };
-        let elements: u32 = 1
-            << (0..src.num_out_dims())
-                .map(|d| src.out_bits(Label::Dim(d as u8)))
-                .sum::<u32>();
+        let elements: u32 = 1 << plan.slot_columns.len();
         let at = ctx.alloc_shared(elements * slot_bytes, 8);
         let mut thread_part = Vec::new();
-        for d in 0..src.num_out_dims() {
-            let tc = ctx.thread_coord(&src, d);
-            let off = Literal::u32_unsuffixed(src.out_offset(d));
-            thread_part.push(quote!((#tc << #off)));
+        for (label, var) in [(Label::Lane, ctx.lane()), (Label::Warp, ctx.warp())] {
+            for k in 0..src.in_bits(label) {
+                let slot = plan.slot(src.apply_packed(&hardware_unit(label, k)));
+                if slot != 0 {
+                    let (k, slot) = (Literal::u32_unsuffixed(k), Literal::u64_unsuffixed(slot));
+                    thread_part.push(quote!((((#var >> #k) & 1) * (#slot as u32))));
+                }
+            }
         }
         let (key, base) = (ctx.fresh("scan_key"), ctx.fresh("scan_smem"));
         out.extend(quote! {
@@ -137,7 +139,7 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
                     if canonical[r] as usize != r {
                         continue;
                     }
-                    let img = Literal::u64_unsuffixed(images[r]);
+                    let img = Literal::u64_unsuffixed(plan.slot(images[r]));
                     let tr = &t[r];
                     writes.extend(quote! {
                         unsafe {
@@ -148,14 +150,14 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
                 }
                 out.extend(quote!(if #owner { #writes }));
                 out.extend(quote!(::tessera::device::sync_threads();));
-                let flip = Literal::u64_unsuffixed(1u64 << (src.out_offset(axis) + level.axis_bit));
+                let flip = plan.slot(1u64 << (src.out_offset(axis) + level.axis_bit));
                 for r in 0..n {
-                    let img = Literal::u64_unsuffixed(images[r]);
+                    let img = Literal::u64_unsuffixed(plan.slot(images[r]) ^ flip);
                     let tp = &partner[r];
                     out.extend(quote! {
                         let #tp: #acc_t = unsafe {
                             ::tessera::tile::ld_shared_elem::<#acc_t>(
-                                #base + ((#img as u32) ^ #key ^ (#flip as u32)) * #sb)
+                                #base + ((#img as u32) ^ #key) * #sb)
                         };
                     });
                 }
@@ -193,4 +195,11 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
         .collect();
     out.extend(ctx.bind(result, quote!([#(#elems),*]), loc)?);
     Ok(out)
+}
+
+/// The hardware vector `[register, lane, warp]` with only bit `k` of `label` set.
+fn hardware_unit(label: Label, k: u32) -> [u32; 3] {
+    let mut unit = [0; 3];
+    unit[if label == Label::Lane { 1 } else { 2 }] = 1 << k;
+    unit
 }
