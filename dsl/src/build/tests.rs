@@ -128,6 +128,10 @@ fn nested_build_gets_device_rustflags_and_no_host_settings() {
             "-Cdebuginfo=0"
         ]
     );
+    let units = env
+        .iter()
+        .find(|(key, _)| *key == "CARGO_PROFILE_RELEASE_CODEGEN_UNITS");
+    assert_eq!(units.and_then(|(_, v)| v.as_deref()), Some("1".as_ref()));
     for removed in [
         "RUSTFLAGS",
         "RUSTC_WORKSPACE_WRAPPER",
