@@ -293,9 +293,7 @@ impl LinearLayout {
     /// Input dimension `label` without its basis `k` (the others keep their order).
     /// M' = M with column k of `label`'s block deleted.
     pub const fn without_basis(&self, label: Label, k: usize) -> Result<LinearLayout, LayoutError> {
-        let Some(at) = self.in_index(label) else {
-            return Err(LayoutError::UnknownDim { dim: label });
-        };
+        let at = tri!(self.in_index_or_err(label));
         let mut result = *self;
         // Shift the later bases down one place, then drop the last by shrinking the dimension.
         let mut j = k;
