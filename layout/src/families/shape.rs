@@ -199,19 +199,10 @@ pub const fn ensure_layout_not_larger_than(
 ) -> Result<LinearLayout, LayoutError> {
     let num_out = layout.num_out_dims();
     let num_in = layout.num_in_dims();
-    // coords[i][k][o]: coordinate in output o of basis k of input i.
-    let mut coords = [[[0u32; MAX_DIMS]; MAX_BASES]; MAX_DIMS];
-    let mut i = 0;
-    while i < num_in {
-        let mut k = 0;
-        while k < layout.in_bits_at(i) as usize {
-            coords[i][k] = layout.unpack(layout.packed_basis(i, k));
-            k += 1;
-        }
-        i += 1;
-    }
+    let mut coords = basis_coords(layout);
     let register = layout.in_index(Label::Register);
-    let mut removed_registers = 0u64; // bit k: register basis k is dropped
+    // dropped[i] bit k: basis k of input i is removed (only register bases are).
+    let mut dropped = [0u64; MAX_DIMS];
     let mut o = 0;
     while o < num_out {
         let desired = tri!(requested(layout, o, shape));
@@ -251,7 +242,7 @@ pub const fn ensure_layout_not_larger_than(
                     None => false,
                 };
                 if !broadcast_registers && is_register {
-                    removed_registers |= 1 << best_k;
+                    dropped[best_i] |= 1 << best_k;
                 } else {
                     coords[best_i][best_k][o] = 0;
                 }
@@ -270,11 +261,7 @@ pub const fn ensure_layout_not_larger_than(
             let mut k = 0;
             while k < layout.in_bits_at(i) as usize {
                 let c = coords[i][k][o];
-                let removed = match register {
-                    Some(r) => r == i && removed_registers & (1 << k) != 0,
-                    None => false,
-                };
-                if !removed && c >= size {
+                if dropped[i] & (1 << k) == 0 && c >= size {
                     size = (c + 1).next_power_of_two();
                 }
                 k += 1;
@@ -284,16 +271,44 @@ pub const fn ensure_layout_not_larger_than(
         result = tri!(result.with_out_dim(layout.out_label(o), size));
         o += 1;
     }
-    i = 0;
-    while i < num_in {
+    with_inputs_at(result, layout, &coords, &dropped)
+}
+
+/// `coords[i][k][o]`: the coordinate in output `o` of basis `k` of input `i` of `layout`.
+type BasisCoords = [[[u32; MAX_DIMS]; MAX_BASES]; MAX_DIMS];
+
+/// The coordinates of every basis of `layout` (see [`BasisCoords`]).
+const fn basis_coords(layout: &LinearLayout) -> BasisCoords {
+    let mut coords = [[[0u32; MAX_DIMS]; MAX_BASES]; MAX_DIMS];
+    let mut i = 0;
+    while i < layout.num_in_dims() {
+        let mut k = 0;
+        while k < layout.in_bits_at(i) as usize {
+            coords[i][k] = layout.unpack(layout.packed_basis(i, k));
+            k += 1;
+        }
+        i += 1;
+    }
+    coords
+}
+
+/// `outputs` (a layout with only its output dimensions) given the input dimensions of `layout`,
+/// basis `k` of input `i` at `coords[i][k]`, leaving out the bases with bit `k` of `dropped[i]`
+/// set.
+const fn with_inputs_at(
+    outputs: LinearLayout,
+    layout: &LinearLayout,
+    coords: &BasisCoords,
+    dropped: &[u64; MAX_DIMS],
+) -> Result<LinearLayout, LayoutError> {
+    let mut result = outputs;
+    let num_out = result.num_out_dims();
+    let mut i = 0;
+    while i < layout.num_in_dims() {
         result = tri!(result.with_in_dim(layout.in_label(i)));
         let mut k = 0;
         while k < layout.in_bits_at(i) as usize {
-            let removed = match register {
-                Some(r) => r == i && removed_registers & (1 << k) != 0,
-                None => false,
-            };
-            if !removed {
+            if dropped[i] & (1 << k) == 0 {
                 let packed = result.pack(prefix(&coords[i][k], num_out));
                 tri!(result.push_packed_basis(i, packed));
             }
@@ -363,24 +378,22 @@ pub const fn permute_out_coords(
         ));
         o += 1;
     }
+    let mut coords = basis_coords(layout);
     let mut i = 0;
     while i < layout.num_in_dims() {
-        result = tri!(result.with_in_dim(layout.in_label(i)));
         let mut k = 0;
         while k < layout.in_bits_at(i) as usize {
-            let c = layout.unpack(layout.packed_basis(i, k));
-            let mut permuted = [0u32; MAX_DIMS];
+            let c = coords[i][k];
             let mut o = 0;
             while o < n {
-                permuted[o] = c[order[o] as usize];
+                coords[i][k][o] = c[order[o] as usize];
                 o += 1;
             }
-            tri!(result.push_packed_basis(i, result.pack(prefix(&permuted, n))));
             k += 1;
         }
         i += 1;
     }
-    Ok(result)
+    with_inputs_at(result, layout, &coords, &[0; MAX_DIMS])
 }
 
 /// Triton `reshapeLayout(layout, shape)`: the outputs reshaped row-major (last dimension most
