@@ -28,31 +28,28 @@ pub const fn check_shape(shape: &[u32]) -> Result<(), LayoutError> {
     super::params::check_pow2_list("tensor", "shape", shape)
 }
 
-/// `x ↦ x` from `in_dim` to `out_dim` on `size` elements; `size == 0` is the empty layout
-/// (Triton's `identity1D(0, …)`, which arises from integer division of sizes).
-pub const fn identity_1d_or_empty(
-    size: u32,
-    in_dim: Label,
-    out_dim: Label,
-) -> Result<LinearLayout, LayoutError> {
-    if size == 0 {
-        Ok(LinearLayout::empty())
-    } else {
-        LinearLayout::identity_1d(size, in_dim, out_dim)
-    }
+/// How a one-dimensional factor maps its input: `x ↦ x` or `x ↦ 0`.
+#[derive(Clone, Copy)]
+enum Map1d {
+    Identity,
+    Zeros,
 }
 
-/// `x ↦ 0` from `in_dim` to `out_dim` on `size` elements; `size == 0` is the empty layout.
-pub const fn zeros_1d_or_empty(
+/// `layout × map1D(size, in_dim, out_dim)`; `size == 0` multiplies by the empty layout
+/// (Triton's `identity1D(0, …)`, which arises from integer division of sizes).
+const fn times_1d(
+    layout: &LinearLayout,
+    map: Map1d,
     size: u32,
     in_dim: Label,
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
-    if size == 0 {
-        Ok(LinearLayout::empty())
-    } else {
-        LinearLayout::zeros_1d(size, in_dim, out_dim)
-    }
+    let factor = match (size, map) {
+        (0, _) => LinearLayout::empty(),
+        (_, Map1d::Identity) => tri!(LinearLayout::identity_1d(size, in_dim, out_dim)),
+        (_, Map1d::Zeros) => tri!(LinearLayout::zeros_1d(size, in_dim, out_dim)),
+    };
+    layout.product(&factor)
 }
 
 /// `layout × identity1D(size, in_dim, out_dim)` (Triton `layout *= identity1D(…)`).
@@ -62,8 +59,7 @@ pub const fn times_identity(
     in_dim: Label,
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
-    let factor = tri!(identity_1d_or_empty(size, in_dim, out_dim));
-    layout.product(&factor)
+    times_1d(layout, Map1d::Identity, size, in_dim, out_dim)
 }
 
 /// `layout × zeros1D(size, in_dim, out_dim)`.
@@ -73,8 +69,7 @@ pub const fn times_zeros(
     in_dim: Label,
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
-    let factor = tri!(zeros_1d_or_empty(size, in_dim, out_dim));
-    layout.product(&factor)
+    times_1d(layout, Map1d::Zeros, size, in_dim, out_dim)
 }
 
 /// `layout` with `log2(count)` more bases of `in_dim` on its two outputs: `step·1, step·2,
