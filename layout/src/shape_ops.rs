@@ -8,13 +8,10 @@
 //! slice, the family helpers that implement Triton's (`permute_out_coords`,
 //! `reshape_row_major`, `slice_of`).
 
+use crate::error::incompatible;
 use crate::families::shape::{permute_out_coords, reshape_row_major};
 use crate::families::slice::slice_of;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
-
-const fn incompatible(what: &'static str) -> LayoutError {
-    LayoutError::Incompatible { what }
-}
 
 /// `dim0 … dim(n-1)` with `sizes`, as the `(label, size)` list the algebra takes.
 const fn dims(sizes: &[u32]) -> [(Label, u32); MAX_DIMS] {

@@ -12,6 +12,7 @@
 //!   `dim0, dim1, …` of the outputs.
 
 use super::params::{bad, dim, prefix};
+use crate::error::incompatible;
 use crate::{log2_exact, Label, LayoutError, LinearLayout, MAX_BASES, MAX_DIMS};
 
 /// Every entry of the tensor shape is a power of two, and there are at most [`MAX_DIMS`].
@@ -160,9 +161,9 @@ pub const fn ensure_layout_not_smaller_than(
     shape: &[u32],
 ) -> Result<LinearLayout, LayoutError> {
     if layout.num_in_dims() == 0 {
-        return Err(LayoutError::Incompatible {
-            what: "ensure_layout_not_smaller_than: the layout has no input dimension",
-        });
+        return Err(incompatible(
+            "ensure_layout_not_smaller_than: the layout has no input dimension",
+        ));
     }
     let k_dim = layout.in_label(0);
     let mut result = *layout;
@@ -227,9 +228,9 @@ pub const fn ensure_layout_not_larger_than(
                     break; // nothing left to zero; the sizes below tell the caller
                 }
                 if log2_exact(best_value).is_none() {
-                    return Err(LayoutError::Incompatible {
-                        what: "ensure_layout_not_larger_than: a basis coordinate is not a power of two",
-                    });
+                    return Err(incompatible(
+                        "ensure_layout_not_larger_than: a basis coordinate is not a power of two",
+                    ));
                 }
                 taken[best_i] |= 1 << best_k;
                 let is_register = match register {
@@ -324,10 +325,9 @@ pub const fn combine_cta_with_shape(
 ) -> Result<LinearLayout, LayoutError> {
     tri!(check_shape(shape));
     if cta.num_out_dims() != shape.len() {
-        return Err(LayoutError::Incompatible {
-            what:
-                "combine_cta_with_shape: the CTA layout's outputs are not the tensor's dimensions",
-        });
+        return Err(incompatible(
+            "combine_cta_with_shape: the CTA layout's outputs are not the tensor's dimensions",
+        ));
     }
     let grown = tri!(ensure_layout_not_smaller_than(cta, shape));
     let mut fitted = tri!(ensure_layout_not_larger_than(&grown, shape, true));
@@ -338,9 +338,7 @@ pub const fn combine_cta_with_shape(
     let mut d = 0;
     while d < shape.len() {
         if result.out_size(dim(d)) != shape[d] {
-            return Err(LayoutError::Incompatible {
-                what: "combine_cta_with_shape: the layout does not fit the tensor shape (Triton asserts here)",
-            });
+            return Err(incompatible("combine_cta_with_shape: the layout does not fit the tensor shape (Triton asserts here)"));
         }
         d += 1;
     }
@@ -355,17 +353,17 @@ pub const fn permute_out_coords(
 ) -> Result<LinearLayout, LayoutError> {
     let n = layout.num_out_dims();
     if order.len() != n {
-        return Err(LayoutError::Incompatible {
-            what: "permute_out_coords: the order must list every output dimension",
-        });
+        return Err(incompatible(
+            "permute_out_coords: the order must list every output dimension",
+        ));
     }
     let mut result = LinearLayout::empty();
     let mut o = 0;
     while o < n {
         if order[o] as usize >= n {
-            return Err(LayoutError::Incompatible {
-                what: "permute_out_coords: the order names a missing output dimension",
-            });
+            return Err(incompatible(
+                "permute_out_coords: the order names a missing output dimension",
+            ));
         }
         result = tri!(result.with_out_dim(
             layout.out_label(o),
