@@ -120,6 +120,12 @@ impl ErrorMessage {
     }
 }
 
+/// [`LayoutError::Incompatible`]: the operands of an operation do not fit together (`what`
+/// says how).
+pub(crate) const fn incompatible(what: &'static str) -> LayoutError {
+    LayoutError::Incompatible { what }
+}
+
 impl LayoutError {
     /// The message, rendered in `const` context.
     pub const fn message(&self) -> ErrorMessage {

@@ -101,9 +101,7 @@ impl LinearLayout {
     /// Appends one basis to input dimension `in_dim` (which must exist), given by its coordinates
     /// in every output dimension, in order.
     pub const fn with_basis(mut self, in_dim: Label, coords: &[u32]) -> Result<Self, LayoutError> {
-        let Some(i) = self.in_index(in_dim) else {
-            return Err(LayoutError::UnknownDim { dim: in_dim });
-        };
+        let i = tri!(self.in_index_or_err(in_dim));
         let k = self.in_bits[i];
         if k as usize == MAX_BASES {
             return Err(LayoutError::TooManyBases {
@@ -286,6 +284,22 @@ impl LinearLayout {
         position(self.out_labels.split_at(self.num_out as usize).0, label)
     }
 
+    /// Position of input dimension `label`, or [`LayoutError::UnknownDim`].
+    pub(crate) const fn in_index_or_err(&self, label: Label) -> Result<usize, LayoutError> {
+        match self.in_index(label) {
+            Some(i) => Ok(i),
+            None => Err(LayoutError::UnknownDim { dim: label }),
+        }
+    }
+
+    /// Position of output dimension `label`, or [`LayoutError::UnknownDim`].
+    pub(crate) const fn out_index_or_err(&self, label: Label) -> Result<usize, LayoutError> {
+        match self.out_index(label) {
+            Some(o) => Ok(o),
+            None => Err(LayoutError::UnknownDim { dim: label }),
+        }
+    }
+
     /// log2 of the size of input dimension `i` (its number of bases).
     pub const fn in_bits_at(&self, i: usize) -> u32 {
         self.in_bits[i] as u32
@@ -458,9 +472,7 @@ impl LinearLayout {
         let mut n = 0;
         while n < inputs.len() {
             let (label, value) = inputs[n];
-            let Some(i) = self.in_index(label) else {
-                return Err(LayoutError::UnknownDim { dim: label });
-            };
+            let i = tri!(self.in_index_or_err(label));
             if (value as u64) >> self.in_bits[i] != 0 {
                 return Err(LayoutError::Incompatible {
                     what: "an input value is outside its dimension",

@@ -8,13 +8,10 @@
 //! slice, the family helpers that implement Triton's (`permute_out_coords`,
 //! `reshape_row_major`, `slice_of`).
 
+use crate::error::incompatible;
 use crate::families::shape::{permute_out_coords, reshape_row_major};
 use crate::families::slice::slice_of;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
-
-const fn incompatible(what: &'static str) -> LayoutError {
-    LayoutError::Incompatible { what }
-}
 
 /// `dim0 … dim(n-1)` with `sizes`, as the `(label, size)` list the algebra takes.
 const fn dims(sizes: &[u32]) -> [(Label, u32); MAX_DIMS] {
@@ -293,9 +290,7 @@ impl LinearLayout {
     /// Input dimension `label` without its basis `k` (the others keep their order).
     /// M' = M with column k of `label`'s block deleted.
     pub const fn without_basis(&self, label: Label, k: usize) -> Result<LinearLayout, LayoutError> {
-        let Some(at) = self.in_index(label) else {
-            return Err(LayoutError::UnknownDim { dim: label });
-        };
+        let at = tri!(self.in_index_or_err(label));
         let mut result = *self;
         // Shift the later bases down one place, then drop the last by shrinking the dimension.
         let mut j = k;

@@ -12,6 +12,7 @@
 //! resizing (`reorder.rs`), reshapes (`reshape.rs`), and properties read off the matrix
 //! (`properties.rs`). This file holds the helpers they share.
 
+use crate::error::incompatible;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// `?` for `const fn` returning `Option`: unwraps `Ok` or returns `None`.
@@ -33,10 +34,6 @@ const fn contains(labels: &[Label], label: Label) -> bool {
         n += 1;
     }
     false
-}
-
-const fn incompatible(what: &'static str) -> LayoutError {
-    LayoutError::Incompatible { what }
 }
 
 /// A layout with `src`'s output dimensions (same order and sizes) and no input dimensions.

@@ -29,9 +29,7 @@ impl LinearLayout {
         let mut result = tri!(with_out_dims_of(self));
         let mut n = 0;
         while n < order.len() {
-            let Some(i) = self.in_index(order[n]) else {
-                return Err(LayoutError::UnknownDim { dim: order[n] });
-            };
+            let i = tri!(self.in_index_or_err(order[n]));
             result = tri!(append_in_dim(result, self, i, false));
             n += 1;
         }
@@ -48,16 +46,12 @@ impl LinearLayout {
     ) -> Result<LinearLayout, LayoutError> {
         let mut n = 0;
         while n < in_dims.len() {
-            if self.in_index(in_dims[n]).is_none() {
-                return Err(LayoutError::UnknownDim { dim: in_dims[n] });
-            }
+            tri!(self.in_index_or_err(in_dims[n]));
             n += 1;
         }
         n = 0;
         while n < out_dims.len() {
-            if self.out_index(out_dims[n]).is_none() {
-                return Err(LayoutError::UnknownDim { dim: out_dims[n] });
-            }
+            tri!(self.out_index_or_err(out_dims[n]));
             n += 1;
         }
         let mut result = LinearLayout::empty();
@@ -159,9 +153,7 @@ impl LinearLayout {
         label: Label,
         new_size: u32,
     ) -> Result<LinearLayout, LayoutError> {
-        let Some(at) = self.in_index(label) else {
-            return Err(LayoutError::UnknownDim { dim: label });
-        };
+        let at = tri!(self.in_index_or_err(label));
         let Some(bits) = log2_exact(new_size) else {
             return Err(LayoutError::SizeNotPowerOfTwo {
                 dim: label,
@@ -200,9 +192,7 @@ impl LinearLayout {
         label: Label,
         new_size: u32,
     ) -> Result<LinearLayout, LayoutError> {
-        let Some(at) = self.out_index(label) else {
-            return Err(LayoutError::UnknownDim { dim: label });
-        };
+        let at = tri!(self.out_index_or_err(label));
         let mut result = LinearLayout::empty();
         let mut o = 0;
         while o < self.num_out_dims() {
@@ -235,9 +225,7 @@ impl LinearLayout {
     /// Input dimension `label` without its zero bases (Triton `removeZeroBasesAlongDim`): the
     /// broadcast bits dropped, the other bases keep their order.
     pub const fn remove_zero_bases(&self, label: Label) -> Result<LinearLayout, LayoutError> {
-        let Some(at) = self.in_index(label) else {
-            return Err(LayoutError::UnknownDim { dim: label });
-        };
+        let at = tri!(self.in_index_or_err(label));
         let mut result = tri!(with_out_dims_of(self));
         let mut i = 0;
         while i < self.num_in_dims() {

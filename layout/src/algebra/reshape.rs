@@ -113,9 +113,7 @@ impl LinearLayout {
         low: (Label, u32),
         high: (Label, u32),
     ) -> Result<LinearLayout, LayoutError> {
-        let Some(at) = self.in_index(label) else {
-            return Err(LayoutError::UnknownDim { dim: label });
-        };
+        let at = tri!(self.in_index_or_err(label));
         let Some(low_bits) = log2_exact(low.1) else {
             return Err(LayoutError::SizeNotPowerOfTwo {
                 dim: low.0,

@@ -56,6 +56,7 @@ pub use nvidia_mma::NvidiaMma;
 pub use shared::{NvmmaShared, SwizzledShared};
 pub use slice::Slice;
 
+use crate::error::incompatible;
 use crate::{Label, LayoutError, LinearLayout};
 
 /// A distributed (register) layout of any family: what a [`Slice`] can take as its parent.
@@ -95,18 +96,16 @@ pub const fn linear_with_shape(
 ) -> Result<LinearLayout, LayoutError> {
     tri!(shape::check_shape(shape));
     if layout.num_out_dims() != shape.len() {
-        return Err(LayoutError::Incompatible {
-            what: "linear layout: its output dimensions are not those of the tensor shape",
-        });
+        return Err(incompatible(
+            "linear layout: its output dimensions are not those of the tensor shape",
+        ));
     }
     let mut d = 0;
     while d < shape.len() {
         if !layout.out_label(d).same(Label::Dim(d as u8))
             || (1u32 << layout.out_bits_at(d)) != shape[d]
         {
-            return Err(LayoutError::Incompatible {
-                what: "linear layout: its output dimensions are not dim0, dim1, … with the sizes of the tensor shape",
-            });
+            return Err(incompatible("linear layout: its output dimensions are not dim0, dim1, … with the sizes of the tensor shape"));
         }
         d += 1;
     }

@@ -16,6 +16,7 @@ use super::shape::{
     check_shape, combine_cta_with_shape, identity_standard_nd, matrix_order, times_identity,
 };
 use crate::algebra::labels;
+use crate::error::incompatible;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 family_params! {
@@ -53,10 +54,9 @@ pub const fn nvidia_mma_tile(
     let m = tile_shape[order[1] as usize];
     let n = tile_shape[order[0] as usize];
     if !m.is_multiple_of(8) || !n.is_multiple_of(k_width * 4) {
-        return Err(LayoutError::Incompatible {
-            what:
-                "nvidia mma tile: the tile must have a multiple of 8 rows and of 4·k_width columns",
-        });
+        return Err(incompatible(
+            "nvidia mma tile: the tile must have a multiple of 8 rows and of 4·k_width columns",
+        ));
     }
     tile = tri!(times_identity(&tile, k_width, Label::Register, inner));
     tile = tri!(times_identity(&tile, 4, Label::Lane, inner));

@@ -12,6 +12,7 @@
 //!   `dim0, dim1, …` of the outputs.
 
 use super::params::{bad, dim, prefix};
+use crate::error::incompatible;
 use crate::{log2_exact, Label, LayoutError, LinearLayout, MAX_BASES, MAX_DIMS};
 
 /// Every entry of the tensor shape is a power of two, and there are at most [`MAX_DIMS`].
@@ -28,31 +29,28 @@ pub const fn check_shape(shape: &[u32]) -> Result<(), LayoutError> {
     super::params::check_pow2_list("tensor", "shape", shape)
 }
 
-/// `x ↦ x` from `in_dim` to `out_dim` on `size` elements; `size == 0` is the empty layout
-/// (Triton's `identity1D(0, …)`, which arises from integer division of sizes).
-pub const fn identity_1d_or_empty(
-    size: u32,
-    in_dim: Label,
-    out_dim: Label,
-) -> Result<LinearLayout, LayoutError> {
-    if size == 0 {
-        Ok(LinearLayout::empty())
-    } else {
-        LinearLayout::identity_1d(size, in_dim, out_dim)
-    }
+/// How a one-dimensional factor maps its input: `x ↦ x` or `x ↦ 0`.
+#[derive(Clone, Copy)]
+enum Map1d {
+    Identity,
+    Zeros,
 }
 
-/// `x ↦ 0` from `in_dim` to `out_dim` on `size` elements; `size == 0` is the empty layout.
-pub const fn zeros_1d_or_empty(
+/// `layout × map1D(size, in_dim, out_dim)`; `size == 0` multiplies by the empty layout
+/// (Triton's `identity1D(0, …)`, which arises from integer division of sizes).
+const fn times_1d(
+    layout: &LinearLayout,
+    map: Map1d,
     size: u32,
     in_dim: Label,
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
-    if size == 0 {
-        Ok(LinearLayout::empty())
-    } else {
-        LinearLayout::zeros_1d(size, in_dim, out_dim)
-    }
+    let factor = match (size, map) {
+        (0, _) => LinearLayout::empty(),
+        (_, Map1d::Identity) => tri!(LinearLayout::identity_1d(size, in_dim, out_dim)),
+        (_, Map1d::Zeros) => tri!(LinearLayout::zeros_1d(size, in_dim, out_dim)),
+    };
+    layout.product(&factor)
 }
 
 /// `layout × identity1D(size, in_dim, out_dim)` (Triton `layout *= identity1D(…)`).
@@ -62,8 +60,7 @@ pub const fn times_identity(
     in_dim: Label,
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
-    let factor = tri!(identity_1d_or_empty(size, in_dim, out_dim));
-    layout.product(&factor)
+    times_1d(layout, Map1d::Identity, size, in_dim, out_dim)
 }
 
 /// `layout × zeros1D(size, in_dim, out_dim)`.
@@ -73,8 +70,7 @@ pub const fn times_zeros(
     in_dim: Label,
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
-    let factor = tri!(zeros_1d_or_empty(size, in_dim, out_dim));
-    layout.product(&factor)
+    times_1d(layout, Map1d::Zeros, size, in_dim, out_dim)
 }
 
 /// `layout` with `log2(count)` more bases of `in_dim` on its two outputs: `step·1, step·2,
@@ -165,9 +161,9 @@ pub const fn ensure_layout_not_smaller_than(
     shape: &[u32],
 ) -> Result<LinearLayout, LayoutError> {
     if layout.num_in_dims() == 0 {
-        return Err(LayoutError::Incompatible {
-            what: "ensure_layout_not_smaller_than: the layout has no input dimension",
-        });
+        return Err(incompatible(
+            "ensure_layout_not_smaller_than: the layout has no input dimension",
+        ));
     }
     let k_dim = layout.in_label(0);
     let mut result = *layout;
@@ -199,19 +195,10 @@ pub const fn ensure_layout_not_larger_than(
 ) -> Result<LinearLayout, LayoutError> {
     let num_out = layout.num_out_dims();
     let num_in = layout.num_in_dims();
-    // coords[i][k][o]: coordinate in output o of basis k of input i.
-    let mut coords = [[[0u32; MAX_DIMS]; MAX_BASES]; MAX_DIMS];
-    let mut i = 0;
-    while i < num_in {
-        let mut k = 0;
-        while k < layout.in_bits_at(i) as usize {
-            coords[i][k] = layout.unpack(layout.packed_basis(i, k));
-            k += 1;
-        }
-        i += 1;
-    }
+    let mut coords = basis_coords(layout);
     let register = layout.in_index(Label::Register);
-    let mut removed_registers = 0u64; // bit k: register basis k is dropped
+    // dropped[i] bit k: basis k of input i is removed (only register bases are).
+    let mut dropped = [0u64; MAX_DIMS];
     let mut o = 0;
     while o < num_out {
         let desired = tri!(requested(layout, o, shape));
@@ -241,9 +228,9 @@ pub const fn ensure_layout_not_larger_than(
                     break; // nothing left to zero; the sizes below tell the caller
                 }
                 if log2_exact(best_value).is_none() {
-                    return Err(LayoutError::Incompatible {
-                        what: "ensure_layout_not_larger_than: a basis coordinate is not a power of two",
-                    });
+                    return Err(incompatible(
+                        "ensure_layout_not_larger_than: a basis coordinate is not a power of two",
+                    ));
                 }
                 taken[best_i] |= 1 << best_k;
                 let is_register = match register {
@@ -251,7 +238,7 @@ pub const fn ensure_layout_not_larger_than(
                     None => false,
                 };
                 if !broadcast_registers && is_register {
-                    removed_registers |= 1 << best_k;
+                    dropped[best_i] |= 1 << best_k;
                 } else {
                     coords[best_i][best_k][o] = 0;
                 }
@@ -270,11 +257,7 @@ pub const fn ensure_layout_not_larger_than(
             let mut k = 0;
             while k < layout.in_bits_at(i) as usize {
                 let c = coords[i][k][o];
-                let removed = match register {
-                    Some(r) => r == i && removed_registers & (1 << k) != 0,
-                    None => false,
-                };
-                if !removed && c >= size {
+                if dropped[i] & (1 << k) == 0 && c >= size {
                     size = (c + 1).next_power_of_two();
                 }
                 k += 1;
@@ -284,16 +267,44 @@ pub const fn ensure_layout_not_larger_than(
         result = tri!(result.with_out_dim(layout.out_label(o), size));
         o += 1;
     }
-    i = 0;
-    while i < num_in {
+    with_inputs_at(result, layout, &coords, &dropped)
+}
+
+/// `coords[i][k][o]`: the coordinate in output `o` of basis `k` of input `i` of `layout`.
+type BasisCoords = [[[u32; MAX_DIMS]; MAX_BASES]; MAX_DIMS];
+
+/// The coordinates of every basis of `layout` (see [`BasisCoords`]).
+const fn basis_coords(layout: &LinearLayout) -> BasisCoords {
+    let mut coords = [[[0u32; MAX_DIMS]; MAX_BASES]; MAX_DIMS];
+    let mut i = 0;
+    while i < layout.num_in_dims() {
+        let mut k = 0;
+        while k < layout.in_bits_at(i) as usize {
+            coords[i][k] = layout.unpack(layout.packed_basis(i, k));
+            k += 1;
+        }
+        i += 1;
+    }
+    coords
+}
+
+/// `outputs` (a layout with only its output dimensions) given the input dimensions of `layout`,
+/// basis `k` of input `i` at `coords[i][k]`, leaving out the bases with bit `k` of `dropped[i]`
+/// set.
+const fn with_inputs_at(
+    outputs: LinearLayout,
+    layout: &LinearLayout,
+    coords: &BasisCoords,
+    dropped: &[u64; MAX_DIMS],
+) -> Result<LinearLayout, LayoutError> {
+    let mut result = outputs;
+    let num_out = result.num_out_dims();
+    let mut i = 0;
+    while i < layout.num_in_dims() {
         result = tri!(result.with_in_dim(layout.in_label(i)));
         let mut k = 0;
         while k < layout.in_bits_at(i) as usize {
-            let removed = match register {
-                Some(r) => r == i && removed_registers & (1 << k) != 0,
-                None => false,
-            };
-            if !removed {
+            if dropped[i] & (1 << k) == 0 {
                 let packed = result.pack(prefix(&coords[i][k], num_out));
                 tri!(result.push_packed_basis(i, packed));
             }
@@ -314,10 +325,9 @@ pub const fn combine_cta_with_shape(
 ) -> Result<LinearLayout, LayoutError> {
     tri!(check_shape(shape));
     if cta.num_out_dims() != shape.len() {
-        return Err(LayoutError::Incompatible {
-            what:
-                "combine_cta_with_shape: the CTA layout's outputs are not the tensor's dimensions",
-        });
+        return Err(incompatible(
+            "combine_cta_with_shape: the CTA layout's outputs are not the tensor's dimensions",
+        ));
     }
     let grown = tri!(ensure_layout_not_smaller_than(cta, shape));
     let mut fitted = tri!(ensure_layout_not_larger_than(&grown, shape, true));
@@ -328,9 +338,7 @@ pub const fn combine_cta_with_shape(
     let mut d = 0;
     while d < shape.len() {
         if result.out_size(dim(d)) != shape[d] {
-            return Err(LayoutError::Incompatible {
-                what: "combine_cta_with_shape: the layout does not fit the tensor shape (Triton asserts here)",
-            });
+            return Err(incompatible("combine_cta_with_shape: the layout does not fit the tensor shape (Triton asserts here)"));
         }
         d += 1;
     }
@@ -345,17 +353,17 @@ pub const fn permute_out_coords(
 ) -> Result<LinearLayout, LayoutError> {
     let n = layout.num_out_dims();
     if order.len() != n {
-        return Err(LayoutError::Incompatible {
-            what: "permute_out_coords: the order must list every output dimension",
-        });
+        return Err(incompatible(
+            "permute_out_coords: the order must list every output dimension",
+        ));
     }
     let mut result = LinearLayout::empty();
     let mut o = 0;
     while o < n {
         if order[o] as usize >= n {
-            return Err(LayoutError::Incompatible {
-                what: "permute_out_coords: the order names a missing output dimension",
-            });
+            return Err(incompatible(
+                "permute_out_coords: the order names a missing output dimension",
+            ));
         }
         result = tri!(result.with_out_dim(
             layout.out_label(o),
@@ -363,24 +371,22 @@ pub const fn permute_out_coords(
         ));
         o += 1;
     }
+    let mut coords = basis_coords(layout);
     let mut i = 0;
     while i < layout.num_in_dims() {
-        result = tri!(result.with_in_dim(layout.in_label(i)));
         let mut k = 0;
         while k < layout.in_bits_at(i) as usize {
-            let c = layout.unpack(layout.packed_basis(i, k));
-            let mut permuted = [0u32; MAX_DIMS];
+            let c = coords[i][k];
             let mut o = 0;
             while o < n {
-                permuted[o] = c[order[o] as usize];
+                coords[i][k][o] = c[order[o] as usize];
                 o += 1;
             }
-            tri!(result.push_packed_basis(i, result.pack(prefix(&permuted, n))));
             k += 1;
         }
         i += 1;
     }
-    Ok(result)
+    with_inputs_at(result, layout, &coords, &[0; MAX_DIMS])
 }
 
 /// Triton `reshapeLayout(layout, shape)`: the outputs reshaped row-major (last dimension most

@@ -10,6 +10,7 @@
 use super::params::{bad, dim};
 use super::shape::{check_shape, times_identity, times_zeros};
 use super::Distributed;
+use crate::error::incompatible;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
 /// The parameters of a slice layout.
@@ -79,9 +80,9 @@ pub const fn slice_of(parent: &LinearLayout, removed: u32) -> Result<LinearLayou
     while o < n {
         let label = parent.out_label(o);
         if !label.same(dim(o)) {
-            return Err(LayoutError::Incompatible {
-                what: "slice: the parent's outputs must be dim0, dim1, … in order",
-            });
+            return Err(incompatible(
+                "slice: the parent's outputs must be dim0, dim1, … in order",
+            ));
         }
         let size = 1u32 << parent.out_bits_at(o);
         projection = if o == removed as usize {

@@ -80,17 +80,7 @@ impl Checker<'_> {
             .map(|a| (self.operand(a), a.loc))
             .collect();
         let ptrs = ptrs?;
-        let ptr_ty = self.ty(ptrs).clone();
-        let DType::Ptr(elem) = ptr_ty.dtype else {
-            self.error(
-                positional[0].loc,
-                format!(
-                    "`{name}` updates memory through pointers: its first argument must be a \
-                     `Ptr<T>` or a tile of them (`ptr + offsets`), found {ptr_ty}"
-                ),
-            );
-            return None;
-        };
+        let elem = self.pointee(ptrs, positional[0].loc, &format!("`{name}` updates memory"))?;
         let allowed = atomic_types(op);
         if !allowed.contains(&elem) {
             let list: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();

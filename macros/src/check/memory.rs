@@ -76,22 +76,29 @@ impl Checker<'_> {
             .map_or(Operand::Poison, Operand::Value)
     }
 
-    pub(super) fn load(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
-        let ptrs = self.tile(&args[0], "load");
-        let mask = args.get(1).map(|m| (self.operand(m), m.loc));
-        let other = args.get(2).map(|o| (self.operand(o), o.loc));
-        let ptrs = ptrs?;
+    /// The element type the pointer tile `ptrs` points to; an error at `at` when it holds no
+    /// pointers (`access`: what the op does through them, "`load` reads").
+    pub(super) fn pointee(&mut self, ptrs: ValueId, at: Loc, access: &str) -> Option<Scalar> {
         let ptr_ty = self.ty(ptrs).clone();
         let DType::Ptr(elem) = ptr_ty.dtype else {
             self.error(
-                args[0].loc,
+                at,
                 format!(
-                    "`load` reads through pointers: its first argument must be a `Ptr<T>` or a tile \
+                    "{access} through pointers: its first argument must be a `Ptr<T>` or a tile \
                      of them (`ptr + offsets`), found {ptr_ty}"
                 ),
             );
             return None;
         };
+        Some(elem)
+    }
+
+    pub(super) fn load(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
+        let ptrs = self.tile(&args[0], "load");
+        let mask = args.get(1).map(|m| (self.operand(m), m.loc));
+        let other = args.get(2).map(|o| (self.operand(o), o.loc));
+        let ptrs = ptrs?;
+        let elem = self.pointee(ptrs, args[0].loc, "`load` reads")?;
         let mut operands = vec![ptrs];
         let mut roles = vec!["the pointers"];
         if let Some((m, mloc)) = mask {
@@ -181,17 +188,10 @@ impl Checker<'_> {
         let value = self.operand(&args[1]);
         let mask = args.get(2).map(|m| (self.operand(m), m.loc));
         let Some(ptrs) = ptrs else { return };
-        let ptr_ty = self.ty(ptrs).clone();
-        let DType::Ptr(elem) = ptr_ty.dtype else {
-            self.error(
-                args[0].loc,
-                format!(
-                    "`store` writes through pointers: its first argument must be a `Ptr<T>` or a \
-                     tile of them (`ptr + offsets`), found {ptr_ty}"
-                ),
-            );
+        let Some(elem) = self.pointee(ptrs, args[0].loc, "`store` writes") else {
             return;
         };
+        let ptr_shape = self.shape(ptrs);
         let Some(value) = self.materialize(value, Some(DType::Scalar(elem)), args[1].loc) else {
             return;
         };
@@ -207,7 +207,7 @@ impl Checker<'_> {
             return;
         }
         let mut values = vec![ptrs];
-        let Some(value) = self.broadcast_to_pointers(value, "value", &ptr_ty.shape, args[1].loc)
+        let Some(value) = self.broadcast_to_pointers(value, "value", &ptr_shape, args[1].loc)
         else {
             return;
         };
@@ -216,7 +216,7 @@ impl Checker<'_> {
             let Some(m) = self.mask(m, mloc, "store") else {
                 return;
             };
-            let Some(m) = self.broadcast_to_pointers(m, "mask", &ptr_ty.shape, mloc) else {
+            let Some(m) = self.broadcast_to_pointers(m, "mask", &ptr_shape, mloc) else {
                 return;
             };
             values.push(m);

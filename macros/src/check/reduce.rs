@@ -25,6 +25,32 @@ impl Checker<'_> {
         }
     }
 
+    /// The tile `x` of an op that works along one of its axes (`reduce`, `scan`), its type, and
+    /// the axis `axis` names; an error at `loc` when `x` is a scalar (`verb`: what `name` does
+    /// to a tile, "reduces").
+    pub(super) fn tile_and_axis(
+        &mut self,
+        x: ValueId,
+        axis: &Expr,
+        name: &str,
+        verb: &str,
+        loc: Loc,
+    ) -> Option<(ValueId, TileType, usize)> {
+        let ty = self.ty(x).clone();
+        if ty.is_scalar() {
+            self.error(
+                loc,
+                format!(
+                    "`{name}` {verb} a tile along an axis, but this is a scalar {}",
+                    ty.dtype
+                ),
+            );
+            return None;
+        }
+        let axis = self.axis_arg(axis, ty.rank(), name, &ty.shape, false)?;
+        Some((x, ty, axis))
+    }
+
     pub(super) fn reduce(&mut self, kind: ReduceKind, args: &[Expr], loc: Loc) -> Option<ValueId> {
         let name = crate::ops::info_of(Op::Reduce(kind)).name;
         let x = self.tile(&args[0], name);
@@ -44,19 +70,7 @@ impl Checker<'_> {
             );
             return None;
         }
-        let x = x?;
-        let ty = self.ty(x).clone();
-        if ty.is_scalar() {
-            self.error(
-                loc,
-                format!(
-                    "`{name}` reduces a tile along an axis, but this is a scalar {}",
-                    ty.dtype
-                ),
-            );
-            return None;
-        }
-        let axis = self.axis_arg(&args[1], ty.rank(), name, &ty.shape, false)?;
+        let (x, ty, axis) = self.tile_and_axis(x?, &args[1], name, "reduces", loc)?;
         if !ty.dtype.is_numeric() {
             self.error(loc, format!("`{name}` needs a tile of numbers, found {ty}"));
             return None;

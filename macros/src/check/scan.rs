@@ -28,19 +28,7 @@ impl Checker<'_> {
                 None
             }
         };
-        let x = x?;
-        let ty = self.ty(x).clone();
-        if ty.is_scalar() {
-            self.error(
-                loc,
-                format!(
-                    "`{name}` scans a tile along an axis, but this is a scalar {}",
-                    ty.dtype
-                ),
-            );
-            return None;
-        }
-        let axis = self.axis_arg(&args[1], ty.rank(), name, &ty.shape, false)?;
+        let (x, ty, axis) = self.tile_and_axis(x?, &args[1], name, "scans", loc)?;
         let reverse = reverse?;
         if !ty.dtype.is_numeric() || ty.dtype.is_bool() {
             self.error(

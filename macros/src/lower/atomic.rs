@@ -13,6 +13,7 @@
 //!
 //! Masked-off elements do not touch memory; their old value is zero.
 
+use super::memory::bind_registers;
 use super::{canonical_registers, internal, Ctx};
 use crate::ir::{AtomicOp, MemScope, MemSem, Op, OpKind};
 use proc_macro2::{Literal, TokenStream};
@@ -128,17 +129,16 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
         ctx.fresh("m"),
         ctx.fresh("old"),
     );
-    let mut body = TokenStream::new();
-    let (rp, rx) = (ctx.regs(ptr, loc)?, ctx.regs(value, loc)?);
-    body.extend(quote!(let #p = #rp; let #x = #rx;));
-    if let Some(cv) = compare {
-        let rc = ctx.regs(cv, loc)?;
-        body.extend(quote!(let #c = #rc;));
-    }
-    if let Some(mv) = mask {
-        let rm = ctx.regs(mv, loc)?;
-        body.extend(quote!(let #m = #rm;));
-    }
+    let mut body = bind_registers(
+        ctx,
+        [
+            (Some(ptr), &p),
+            (Some(value), &x),
+            (compare, &c),
+            (mask, &m),
+        ],
+        loc,
+    )?;
     let idx = |r: u32| Literal::usize_unsuffixed(r as usize);
     let registers_lit = Literal::usize_unsuffixed(registers as usize);
     let mut elems = Vec::new();

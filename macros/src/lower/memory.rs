@@ -128,17 +128,7 @@ fn lower_load(
     let registers = layout.in_size(Label::Register);
     let canonical = canonical_registers(&layout);
     let (p, m, o) = (ctx.fresh("p"), ctx.fresh("m"), ctx.fresh("o"));
-    let mut body = TokenStream::new();
-    let rp = ctx.regs(ptr, loc)?;
-    body.extend(quote!(let #p = #rp;));
-    if let Some(mv) = mask {
-        let rm = ctx.regs(mv, loc)?;
-        body.extend(quote!(let #m = #rm;));
-    }
-    if let Some(ov) = other {
-        let ro = ctx.regs(ov, loc)?;
-        body.extend(quote!(let #o = #ro;));
-    }
+    let mut body = bind_registers(ctx, [(Some(ptr), &p), (mask, &m), (other, &o)], loc)?;
     let idx = |r: u32| Literal::usize_unsuffixed(r as usize);
     let mask_of = |r: u32| register_or(mask.map(|_| &m), r, quote!(true));
     let other_of = |r: u32| {
@@ -215,14 +205,7 @@ fn lower_store(
     let free_registers = layout.free_variable_mask(Label::Register);
     let owner = ctx.owner(&layout);
     let (p, m, x) = (ctx.fresh("p"), ctx.fresh("m"), ctx.fresh("x"));
-    let mut body = TokenStream::new();
-    let rp = ctx.regs(ptr, loc)?;
-    let rx = ctx.regs(value, loc)?;
-    body.extend(quote!(let #p = #rp; let #x = #rx;));
-    if let Some(mv) = mask {
-        let rm = ctx.regs(mv, loc)?;
-        body.extend(quote!(let #m = #rm;));
-    }
+    let mut body = bind_registers(ctx, [(Some(ptr), &p), (Some(value), &x), (mask, &m)], loc)?;
     let idx = |r: u32| Literal::usize_unsuffixed(r as usize);
     let mask_of = |r: u32| register_or(mask.map(|_| &m), r, quote!(true));
     let v = Literal::usize_unsuffixed(plan.elements as usize);
@@ -282,6 +265,22 @@ fn pointee(
 }
 
 /// The predicate of a scalar access: the mask's name, or `true` without one.
+/// `let name = [registers of value];` for each present operand, in order.
+pub(super) fn bind_registers<const N: usize>(
+    ctx: &mut Ctx,
+    operands: [(Option<ValueId>, &Ident); N],
+    loc: &Loc,
+) -> Result<TokenStream, syn::Error> {
+    let mut bound = TokenStream::new();
+    for (value, name) in operands {
+        if let Some(v) = value {
+            let regs = ctx.regs(v, loc)?;
+            bound.extend(quote!(let #name = #regs;));
+        }
+    }
+    Ok(bound)
+}
+
 fn scalar_mask(ctx: &mut Ctx, mask: Option<ValueId>) -> TokenStream {
     mask.map_or(quote!(true), |m| {
         let n = ctx.name(m);

@@ -92,8 +92,8 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
             return out;
         }
     };
-    let mut seen_num_warps = false;
-    let mut seen_num_stages = false;
+    // The names given so far: each may be given once.
+    let mut given: Vec<String> = Vec::new();
     for meta in entries {
         let entry = match meta {
             syn::Meta::NameValue(entry) => entry,
@@ -133,26 +133,17 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
             );
             continue;
         };
+        if given.contains(&key) {
+            diags.error(key_loc, format!("`{key}` is given twice"));
+            continue;
+        }
+        given.push(key.clone());
         if key == "num_warps" {
-            if seen_num_warps {
-                diags.error(key_loc, "`num_warps` is given twice");
-                continue;
-            }
-            seen_num_warps = true;
             out.num_warps = num_warps_values(&entry.value, ids, diags);
             continue;
         }
         if key == "num_stages" {
-            if seen_num_stages {
-                diags.error(key_loc, "`num_stages` is given twice");
-                continue;
-            }
-            seen_num_stages = true;
             out.num_stages = num_stages_value(&entry.value, ids, diags).map(|s| (s, key_loc));
-            continue;
-        }
-        if out.consts.iter().any(|c| c.name == key) {
-            diags.error(key_loc, format!("`{key}` is given twice"));
             continue;
         }
         let mut values = Vec::new();
@@ -299,8 +290,8 @@ fn type_value(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Sca
     }
 }
 
-/// An integer literal, possibly negated (suffixes allowed).
-fn int_value(e: &Expr) -> Option<i128> {
+/// An integer literal, possibly negated or parenthesised (suffixes allowed).
+pub(super) fn int_value(e: &Expr) -> Option<i128> {
     match e {
         Expr::Lit(lit) => match &lit.lit {
             Lit::Int(i) => i.base10_parse::<i128>().ok(),

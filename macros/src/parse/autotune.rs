@@ -11,14 +11,14 @@
 //!
 //! Every assignment of element types must keep at least two candidates: one is nothing to tune.
 
-use super::attr::{AttrValue, KernelAttr};
+use super::attr::{int_value, AttrValue, KernelAttr};
 use super::signature::Signature;
 use super::specialisation::Specialisation;
 use crate::diag::{did_you_mean, Diagnostics, Loc, LocIds};
 use crate::types::{DType, Scalar};
 use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
-use syn::{Expr, Lit, UnOp};
+use syn::Expr;
 
 /// `autotune(…)` as written.
 #[derive(Debug)]
@@ -205,19 +205,6 @@ fn configs(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Vec<AutotuneC
         out.push(AutotuneConfig { values, valid });
     }
     out
-}
-
-/// An integer literal, possibly negated.
-fn int_value(e: &Expr) -> Option<i128> {
-    match e {
-        Expr::Lit(lit) => match &lit.lit {
-            Lit::Int(i) => i.base10_parse::<i128>().ok(),
-            _ => None,
-        },
-        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => int_value(&u.expr)?.checked_neg(),
-        Expr::Group(g) => int_value(&g.expr),
-        _ => None,
-    }
 }
 
 /// Scalar types a key parameter may have (those the launcher passes).

@@ -668,42 +668,19 @@ fn attribute_names() {
     let item = quote!(
         fn k(x: Ptr<f32>) {}
     );
-    one_error(
-        quote!(num_warp = 4),
-        item.clone(),
-        "unknown attribute `num_warp` (did you mean `num_warps`?)",
-        "num_warp",
-    );
-    one_error(
-        quote!(NUM_WARPS = 4),
-        item.clone(),
-        "unknown attribute `NUM_WARPS` (did you mean `num_warps`?)",
-        "NUM_WARPS",
-    );
-    one_error(
-        quote!(num_stages = 3),
-        item.clone(),
-        "num_stages = 3, but no `for` loop of",
-        "num_stages",
-    );
-    one_error(
-        quote!(num_stages = 0),
-        item.clone(),
-        "num_stages = 0 is not allowed: it must be 1 (no pipelining) to 8",
-        "0",
-    );
-    one_error(
-        quote!(num_stages = STAGES),
-        item.clone(),
-        "num_stages takes an integer literal",
-        "STAGES",
-    );
-    one_error(
-        quote!(num_stages = [2, 3]),
-        item,
-        "`num_stages` takes one value",
-        "[2 , 3]",
-    );
+    // (attribute, a part of the message, the underlined code)
+    #[rustfmt::skip]
+    let cases = [
+        (quote!(num_warp = 4), "unknown attribute `num_warp` (did you mean `num_warps`?)", "num_warp"),
+        (quote!(NUM_WARPS = 4), "unknown attribute `NUM_WARPS` (did you mean `num_warps`?)", "NUM_WARPS"),
+        (quote!(num_stages = 3), "num_stages = 3, but no `for` loop of", "num_stages"),
+        (quote!(num_stages = 0), "num_stages = 0 is not allowed: it must be 1 (no pipelining) to 8", "0"),
+        (quote!(num_stages = STAGES), "num_stages takes an integer literal", "STAGES"),
+        (quote!(num_stages = [2, 3]), "`num_stages` takes one value", "[2 , 3]"),
+    ];
+    for (attr, needle, underlined) in cases {
+        one_error(attr, item.clone(), needle, underlined);
+    }
     // A const parameter of a non-integer type: one error, on the type; its uses stay silent.
     one_error(
         quote!(BLOCK = [1]),
