@@ -5,6 +5,7 @@
 //! emulator), the CPU [`emulator`], the host [`launch`]er and the [`build`] helper for `build.rs`.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
+#![warn(missing_docs)]
 
 mod ptr;
 pub use ptr::Ptr;

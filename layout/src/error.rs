@@ -11,47 +11,100 @@ use core::fmt;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum LayoutError {
     /// A dimension size is not a power of two.
-    SizeNotPowerOfTwo { dim: Label, size: u32 },
+    SizeNotPowerOfTwo {
+        /// The dimension.
+        dim: Label,
+        /// Its size.
+        size: u32,
+    },
     /// Basis `basis` of input dimension `in_dim` has coordinate `value` in `out_dim`, whose size is `size`.
     BasisOutOfRange {
+        /// The input dimension of the basis.
         in_dim: Label,
+        /// The basis's index in `in_dim`.
         basis: u8,
+        /// The output dimension whose coordinate is out of range.
         out_dim: Label,
+        /// The coordinate.
         value: u32,
+        /// The size of `out_dim`.
         size: u32,
     },
     /// Basis `basis` of `in_dim` lists `got` coordinates; the layout has `expected` output dimensions.
     BasisWrongArity {
+        /// The input dimension of the basis.
         in_dim: Label,
+        /// The basis's index in `in_dim`.
         basis: u8,
+        /// The number of output dimensions.
         expected: u8,
+        /// The number of coordinates the basis lists.
         got: u8,
     },
     /// Basis `basis` of `in_dim` is zero or a sum of earlier bases, so two inputs share one element
     /// (a memory layout must be injective).
-    NotInjective { in_dim: Label, basis: u8 },
+    NotInjective {
+        /// The input dimension of the basis.
+        in_dim: Label,
+        /// The basis's index in `in_dim`.
+        basis: u8,
+    },
     /// Bit `bit` of output dimension `out_dim` is reached by no basis (a distributed layout must
     /// cover every element of its tile).
-    NotSurjective { out_dim: Label, bit: u8 },
+    NotSurjective {
+        /// The output dimension.
+        out_dim: Label,
+        /// The bit of its coordinate that no basis reaches.
+        bit: u8,
+    },
     /// The same label appears twice among the input or among the output dimensions.
-    DuplicateDim { dim: Label },
+    DuplicateDim {
+        /// The repeated label.
+        dim: Label,
+    },
     /// An operation named a dimension the layout does not have.
-    UnknownDim { dim: Label },
+    UnknownDim {
+        /// The label named.
+        dim: Label,
+    },
     /// More dimensions than the fixed capacity (`max`) allows.
-    TooManyDims { max: u8 },
+    TooManyDims {
+        /// The capacity.
+        max: u8,
+    },
     /// Input dimension `dim` has `count` bases; at most `max` are stored.
-    TooManyBases { dim: Label, count: u8, max: u8 },
+    TooManyBases {
+        /// The input dimension.
+        dim: Label,
+        /// Its number of bases.
+        count: u8,
+        /// The capacity.
+        max: u8,
+    },
     /// The output dimensions need `bits` bits in all; at most `max` are stored.
-    TooManyOutBits { bits: u8, max: u8 },
+    TooManyOutBits {
+        /// The bits needed.
+        bits: u8,
+        /// The capacity.
+        max: u8,
+    },
     /// Two layouts were combined whose dimensions do not fit together (`what` says how).
-    Incompatible { what: &'static str },
+    Incompatible {
+        /// How the dimensions do not fit.
+        what: &'static str,
+    },
     /// A parameter of a hardware layout family is invalid: `family`'s `param` (entry `index` of a
     /// list parameter) has `value`, and `reason` says what is wrong with it.
     InvalidParameter {
+        /// The family's name.
         family: &'static str,
+        /// The parameter's name.
         param: &'static str,
+        /// The entry of a list parameter, if the parameter is a list.
         index: Option<u8>,
+        /// The invalid value.
         value: u32,
+        /// What is wrong with it.
         reason: &'static str,
     },
 }

@@ -16,6 +16,7 @@
 //! The core is `no_std` and `const fn`: an invalid `const` layout is a compile error carrying the
 //! layout's own message (see [`expect_layout`]).
 #![no_std]
+#![warn(missing_docs)]
 
 #[cfg(any(test, feature = "std"))]
 extern crate std;

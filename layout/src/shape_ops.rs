@@ -51,7 +51,7 @@ impl LinearLayout {
     }
 
     /// `trans(perm)`: result dimension `i` is dimension `perm[i]` (Triton `tt.trans`,
-    /// `transposeLinearLayout`). L'(x)_i = L(x)_{perm[i]}: rows permuted by dimension.
+    /// `transposeLinearLayout`). `L'(x)_i = L(x)_{perm[i]}`: rows permuted by dimension.
     pub const fn trans(&self, perm: &[usize]) -> Result<LinearLayout, LayoutError> {
         tri!(self.check_tile_outs());
         let rank = self.num_out_dims();

@@ -349,10 +349,16 @@ pub fn generate_kernel(
     let const_params = const_params(function);
     let mut const_fields: Vec<TokenStream> = const_params
         .iter()
-        .map(|(n, t)| quote!(pub #n: #t))
+        .map(|(n, t)| {
+            let doc = format!("The value of the const parameter `{n}`.");
+            quote!(#[doc = #doc] pub #n: #t)
+        })
         .collect();
     if axes.num_warps_varies {
-        const_fields.push(quote!(pub num_warps: u32));
+        const_fields.push(quote!(
+            /// Warps per program: one of the attribute's `num_warps` values.
+            pub num_warps: u32
+        ));
     }
 
     let mut explain = String::new();

@@ -9,6 +9,8 @@
 //! (Rust tokens calling `tessera::device`) → `expand` (entry points, host launcher). Errors are collected and
 //! emitted together as `syn::Error`s on the user's code; nothing panics on bad input.
 
+#![warn(missing_docs)]
+
 mod ast;
 mod autotune;
 mod check;

@@ -8,41 +8,77 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub enum BuildError {
     /// `TESSERA_SM` or [`Sm::parse`] got a name that is not a supported SM.
-    UnknownSm { given: String },
+    UnknownSm {
+        /// The name given.
+        given: String,
+    },
     /// The toolchain is not nightly (`-Zbuild-std` is unstable).
-    NotNightly { rustc: String, version: String },
+    NotNightly {
+        /// The `rustc` run.
+        rustc: String,
+        /// What its `--version` printed.
+        version: String,
+    },
     /// rustup could not install the device toolchain.
-    ToolchainInstall { toolchain: String, detail: String },
+    ToolchainInstall {
+        /// The toolchain being installed.
+        toolchain: String,
+        /// What rustup said.
+        detail: String,
+    },
     /// The `rust-src` component is missing (`-Zbuild-std` compiles `core` from it).
-    MissingRustSrc { sysroot: PathBuf, toolchain: String },
+    MissingRustSrc {
+        /// The toolchain's sysroot.
+        sysroot: PathBuf,
+        /// The toolchain.
+        toolchain: String,
+    },
     /// A path the build needs is missing or not what it should be.
     BadPath {
+        /// What the path is for.
         what: &'static str,
+        /// The path.
         path: PathBuf,
+        /// What is wrong with it.
         reason: String,
     },
     /// A tool could not be started.
     Spawn {
+        /// The program.
         program: String,
+        /// Why it could not start.
         error: std::io::Error,
     },
     /// The nested `cargo build` failed; `stderr` holds its diagnostics.
     CargoFailed {
+        /// Its exit status.
         status: String,
+        /// The command line.
         command: String,
+        /// Its diagnostics.
         stderr: String,
     },
     /// The nested build succeeded but its output did not name the kernel crate's PTX.
-    PtxNotFound { crate_dir: PathBuf, detail: String },
+    PtxNotFound {
+        /// The kernel crate's directory.
+        crate_dir: PathBuf,
+        /// What the build's output named instead.
+        detail: String,
+    },
     /// The PTX is not for the requested SM (rustflags did not apply).
     WrongTarget {
+        /// The PTX file.
         ptx: PathBuf,
+        /// The SM it was built for.
         expected: Sm,
+        /// Its `.target` line.
         found: String,
     },
     /// Reading, writing or copying a file failed.
     Io {
+        /// The file.
         path: PathBuf,
+        /// The error.
         error: std::io::Error,
     },
 }

@@ -12,10 +12,15 @@ use crate::Ptr;
 pub enum KernelParam {
     /// A global-memory pointer (`Ptr<T>`): its 64-bit address.
     Ptr(u64),
+    /// A `u32` scalar.
     U32(u32),
+    /// An `i32` scalar.
     I32(i32),
+    /// A `u64` scalar.
     U64(u64),
+    /// An `i64` scalar.
     I64(i64),
+    /// An `f32` scalar.
     F32(f32),
 }
 

@@ -7,64 +7,131 @@ use std::fmt;
 #[derive(Debug)]
 pub enum LaunchError {
     /// `TESSERA_DEVICE` holds something other than `gpu`, `emulator` or `auto`.
-    BadDeviceSetting { value: String },
+    BadDeviceSetting {
+        /// The value found.
+        value: String,
+    },
     /// A GPU was asked for but cannot be used.
-    GpuUnavailable { reason: String },
+    GpuUnavailable {
+        /// Why.
+        reason: String,
+    },
     /// A CUDA driver call failed.
     Driver {
+        /// What was being done.
         action: String,
+        /// The `CUresult` name.
         code: String,
+        /// The driver's description of it.
         message: String,
     },
     /// The driver rejected the PTX (JIT compilation failed); `log` is the JIT's error log.
-    PtxRejected { code: String, log: String },
+    PtxRejected {
+        /// The `CUresult` name.
+        code: String,
+        /// The JIT's error log.
+        log: String,
+    },
     /// The PTX text could not be read.
-    PtxMalformed { reason: String },
+    PtxMalformed {
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The PTX targets an architecture the device cannot run.
     PtxArchitecture {
+        /// The PTX's `.target`.
         ptx_target: String,
+        /// The device's compute capability (major, minor).
         device: (u32, u32),
     },
     /// No PTX of a set runs on the device (or the set is empty).
     NoPtxForDevice {
+        /// The device.
         device: String,
+        /// The set's targets.
         targets: Vec<String>,
     },
     /// The kernel is not an `.entry` of the module.
     KernelNotFound {
+        /// The entry asked for.
         kernel: String,
+        /// The module's entries.
         entries: Vec<String>,
     },
     /// The argument tuple does not match the PTX entry's parameters.
-    ArgumentMismatch { kernel: String, detail: String },
+    ArgumentMismatch {
+        /// The kernel.
+        kernel: String,
+        /// How they differ.
+        detail: String,
+    },
     /// A `Ptr` argument is neither null nor inside a live buffer of this device.
     ForeignPointer {
+        /// The kernel.
         kernel: String,
+        /// The argument's index.
         index: usize,
+        /// The pointer's address.
         addr: u64,
     },
     /// The grid, block or shared-memory size cannot be launched.
-    InvalidConfig { kernel: String, reason: String },
+    InvalidConfig {
+        /// The kernel.
+        kernel: String,
+        /// What cannot be launched.
+        reason: String,
+    },
     /// A module or buffer of another device was passed.
-    WrongDevice { what: String },
+    WrongDevice {
+        /// What was passed.
+        what: String,
+    },
     /// Host data and device buffer lengths differ.
     LengthMismatch {
+        /// The operation.
         what: String,
+        /// The buffer's length.
         expected: usize,
+        /// The host data's length.
         got: usize,
     },
     /// A buffer of this many bytes cannot be allocated.
-    Allocation { bytes: usize, reason: String },
+    Allocation {
+        /// The size asked for.
+        bytes: usize,
+        /// Why it failed.
+        reason: String,
+    },
     /// The emulator could not run the kernel.
-    Emulator { kernel: String, message: String },
+    Emulator {
+        /// The kernel.
+        kernel: String,
+        /// The emulator's error (naming the block and thread).
+        message: String,
+    },
     /// A tensor argument does not fit what the kernel or the operation expects (rank, shape,
     /// extent, device).
-    Tensor { what: String, reason: String },
+    Tensor {
+        /// The tensor or operation.
+        what: String,
+        /// What does not fit.
+        reason: String,
+    },
     /// Host access to a tensor, or work on a stream, that is not ordered after pending stream
     /// work using the same memory (a missing `synchronize` or event wait).
-    Unsynchronized { what: String, reason: String },
+    Unsynchronized {
+        /// The access or the work.
+        what: String,
+        /// The pending work it is not ordered after.
+        reason: String,
+    },
     /// A stream operation used in the wrong state (capturing, not capturing, …).
-    Stream { what: String, reason: String },
+    Stream {
+        /// The operation.
+        what: String,
+        /// The state that forbids it.
+        reason: String,
+    },
 }
 
 impl fmt::Display for LaunchError {

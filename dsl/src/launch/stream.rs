@@ -121,7 +121,11 @@ struct Capture {
     uses: Vec<(Arc<Allocation>, bool)>,
 }
 
-/// A queue of work on a device. See the [module docs](self).
+/// A queue of work on a device: launches and copies enqueue and return at once. The stream
+/// holds every tensor its pending work uses until the work is known done ([`Stream::synchronize`],
+/// or [`Event::synchronize`] of an event recorded after it), and the launcher refuses a host
+/// access or another stream's work that is not ordered after pending work using the same memory
+/// ([`LaunchError::Unsynchronized`]).
 pub struct Stream<'d> {
     device: &'d Device,
     state: Arc<StreamState>,
@@ -240,8 +244,8 @@ impl<'d> Stream<'d> {
     }
 
     /// Enqueues `kernel` over the grid of `config` with `args` and returns at once; `tensors`
-    /// are the tensors the arguments point into (checked and held as the [module docs](self)
-    /// say). While capturing, the launch is recorded in the graph instead.
+    /// are the tensors the arguments point into (checked, and held until the work is known done,
+    /// as [`Stream`] says). While capturing, the launch is recorded in the graph instead.
     pub fn launch<A: KernelArgs>(
         &self,
         module: &Module,

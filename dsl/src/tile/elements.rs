@@ -130,11 +130,17 @@ narrow_float!(
 /// an amount of at least the bit width (or negative) gives 0, or the sign fill for `shr` of a
 /// negative signed value.
 pub trait Bits: Elem {
+    /// `a & b`.
     fn and(a: Self, b: Self) -> Self;
+    /// `a | b`.
     fn or(a: Self, b: Self) -> Self;
+    /// `a ^ b`.
     fn xor(a: Self, b: Self) -> Self;
+    /// `!a` (every bit flipped; logical not for `bool`).
     fn not(a: Self) -> Self;
+    /// `a << b`, as PTX `shl`.
     fn shl(a: Self, b: Self) -> Self;
+    /// `a >> b`, as PTX `shr` (arithmetic for signed types).
     fn shr(a: Self, b: Self) -> Self;
 }
 
@@ -194,17 +200,23 @@ impl Bits for bool {
 /// Comparisons: integers and `bool` (`false < true`) by value; floats IEEE (NaN compares unequal
 /// to everything, `-0 == +0`); narrow floats by their f32 value.
 pub trait Cmp: Elem {
+    /// `a < b`.
     fn lt(a: Self, b: Self) -> bool;
+    /// `a <= b`.
     fn le(a: Self, b: Self) -> bool;
+    /// `a == b`.
     fn eq(a: Self, b: Self) -> bool;
+    /// `a != b`.
     #[inline(always)]
     fn ne(a: Self, b: Self) -> bool {
         !Self::eq(a, b)
     }
+    /// `a > b`.
     #[inline(always)]
     fn gt(a: Self, b: Self) -> bool {
         Self::lt(b, a)
     }
+    /// `a >= b`.
     #[inline(always)]
     fn ge(a: Self, b: Self) -> bool {
         Self::le(b, a)

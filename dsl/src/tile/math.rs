@@ -20,14 +20,23 @@ use crate::dtype::{bf16, f16, f8e4m3, f8e5m2};
 /// host). f64 arithmetic is the host's IEEE arithmetic (the PTX ISA: double-precision
 /// instructions support NaN payloads; not measured).
 pub trait Num: Elem {
+    /// `a + b` (integers wrap).
     fn add(a: Self, b: Self) -> Self;
+    /// `a - b` (integers wrap).
     fn sub(a: Self, b: Self) -> Self;
+    /// `a * b` (integers wrap).
     fn mul(a: Self, b: Self) -> Self;
+    /// `a / b` (integers truncate toward zero).
     fn div(a: Self, b: Self) -> Self;
+    /// `a % b` (the sign of `a`, as Rust's `%`).
     fn rem(a: Self, b: Self) -> Self;
+    /// `-a`.
     fn neg(a: Self) -> Self;
+    /// `|a|`.
     fn abs(a: Self) -> Self;
+    /// The larger of `a` and `b`.
     fn max(a: Self, b: Self) -> Self;
+    /// The smaller of `a` and `b`.
     fn min(a: Self, b: Self) -> Self;
     /// The additive identity.
     const ZERO: Self;
@@ -267,8 +276,11 @@ num_narrow!(f16, bf16, f8e4m3, f8e5m2);
 /// `FADD` or `MUFU.RSQ -QNAN`; `ex2`/`lg2`/`rsqrt.approx` are single `MUFU`s, taken to return
 /// the same canonical NaN (not measured bit for bit).
 pub trait FloatMath: Num {
+    /// The square root.
     fn sqrt(a: Self) -> Self;
+    /// `1 / sqrt(a)`.
     fn rsqrt(a: Self) -> Self;
+    /// `a * b + c`, rounded once.
     fn fma(a: Self, b: Self, c: Self) -> Self;
 }
 
@@ -281,14 +293,23 @@ pub trait FloatMath: Num {
 /// above), `erf` = [`erf_f32`] (software, the same bits on the GPU and the host, within 1 ulp).
 /// On the host the approximations are the exact functions rounded to f32.
 pub trait Transcendental: FloatMath {
+    /// `e^a`.
     fn exp(a: Self) -> Self;
+    /// `2^a`.
     fn exp2(a: Self) -> Self;
+    /// The natural logarithm.
     fn log(a: Self) -> Self;
+    /// The base-2 logarithm.
     fn log2(a: Self) -> Self;
+    /// The hyperbolic tangent.
     fn tanh(a: Self) -> Self;
+    /// The error function.
     fn erf(a: Self) -> Self;
+    /// The sine.
     fn sin(a: Self) -> Self;
+    /// The cosine.
     fn cos(a: Self) -> Self;
+    /// `1 / (1 + e^-a)`.
     fn sigmoid(a: Self) -> Self;
 }
 
@@ -328,6 +349,7 @@ pub fn erf_f32(x: f32) -> f32 {
 /// The high 32 bits of the 64-bit product of two 32-bit integers (`mul.hi.u32`): Triton's
 /// `tl.umulhi`, unsigned on the bits also for `i32`.
 pub trait MulHi: Elem {
+    /// The high 32 bits of `a · b`, both taken unsigned.
     fn umulhi(a: Self, b: Self) -> Self;
 }
 

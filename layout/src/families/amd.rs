@@ -32,7 +32,9 @@ pub struct AmdMfma<'a> {
     pub version: u32,
     /// `[M, N, K]`; M×N one of 32×32, 16×16, 64×4 (transposed), 4×64.
     pub instr_shape: &'a [u32],
+    /// Whether the accumulator is transposed (each lane holds consecutive elements of a row instead of a column).
     pub transposed: bool,
+    /// Warps along each tensor dimension.
     pub warps_per_cta: &'a [u32],
     /// Tiles of one warp per dimension (Triton's default: all 1).
     pub tiles_per_warp: &'a [u32],
@@ -232,7 +234,9 @@ family_params! {
     pub struct AmdWmma<'a> {
         /// 1 (RDNA3), 2 (RDNA4) or 3.
         pub version: u32,
+        /// Whether the accumulator is transposed (lanes along rows instead of columns).
         pub transposed: bool,
+        /// Warps along each tensor dimension.
         pub warps_per_cta: &'a [u32],
         /// `[M, N, K]`, M = N = 16.
         pub instr_shape: &'a [u32],

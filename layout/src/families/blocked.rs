@@ -18,9 +18,13 @@ family_params! {
     /// The parameters of a blocked layout (one entry per tensor dimension; `order[0]` fastest).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Blocked<'a> {
+        /// Consecutive elements each thread holds, per dimension.
         pub size_per_thread: &'a [u32],
+        /// Threads of a warp along each dimension (their product is the warp size).
         pub threads_per_warp: &'a [u32],
+        /// Warps along each dimension.
         pub warps_per_cta: &'a [u32],
+        /// The dimensions from fastest to slowest varying.
         pub order: &'a [u32],
     }
 }

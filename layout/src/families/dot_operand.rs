@@ -21,9 +21,13 @@ pub const MAX_K_WIDTH: u32 = 256;
 /// for an FMA dot on CUDA cores).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmaParent<'a> {
+    /// A blocked layout (an FMA dot on CUDA cores).
     Blocked(Blocked<'a>),
+    /// An NVIDIA `mma` accumulator (v2: `mma.sync`, v3: `wgmma`).
     Nvidia(NvidiaMma<'a>),
+    /// An AMD MFMA accumulator.
     Mfma(AmdMfma<'a>),
+    /// An AMD WMMA accumulator.
     Wmma(AmdWmma<'a>),
 }
 
@@ -33,8 +37,11 @@ family_params! {
     /// elements along K.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct DotOperand<'a> {
+        /// 0 for the A operand, 1 for B.
         pub op_idx: u32,
+        /// Consecutive elements along K each thread holds.
         pub k_width: u32,
+        /// The accumulator layout of the instruction.
         pub parent: MmaParent<'a>,
     }
 }

@@ -62,11 +62,17 @@ use crate::{Label, LayoutError, LinearLayout};
 /// A distributed (register) layout of any family: what a [`Slice`] can take as its parent.
 #[derive(Clone, Copy, Debug)]
 pub enum Distributed<'a> {
+    /// A blocked layout.
     Blocked(Blocked<'a>),
+    /// A slice of another distributed layout (one dimension removed).
     Slice(Slice<'a>),
+    /// An NVIDIA `mma` accumulator.
     NvidiaMma(NvidiaMma<'a>),
+    /// An operand of a dot, derived from its accumulator layout.
     DotOperand(DotOperand<'a>),
+    /// An AMD MFMA accumulator.
     AmdMfma(AmdMfma<'a>),
+    /// An AMD WMMA accumulator.
     AmdWmma(AmdWmma<'a>),
     /// An explicit layout (Triton's `LinearEncodingAttr`); its output sizes must equal the shape.
     Linear(&'a LinearLayout),
@@ -115,7 +121,9 @@ pub const fn linear_with_shape(
 /// A memory (shared) layout of any family.
 #[derive(Clone, Copy, Debug)]
 pub enum Shared<'a> {
+    /// A swizzled shared layout (`vec`, `per_phase`, `max_phase`, order).
     Swizzled(SwizzledShared<'a>),
+    /// An NVMMA shared layout (the swizzles `wgmma` and TMA use).
     Nvmma(NvmmaShared),
     /// An explicit memory layout (`offset` → `dim*`); its output sizes must equal the shape.
     Linear(&'a LinearLayout),

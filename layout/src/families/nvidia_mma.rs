@@ -25,7 +25,9 @@ family_params! {
     pub struct NvidiaMma<'a> {
         /// 2 (Ampere/Turing `mma.sync`) or 3 (Hopper `wgmma`).
         pub version_major: u32,
+        /// The minor version (does not change the layout).
         pub version_minor: u32,
+        /// Warps along each tensor dimension.
         pub warps_per_cta: &'a [u32],
         /// `[16, 8]` for v2 (`[1, 16, 8]` with a batch dimension); `[16, N, 16]` for v3.
         pub instr_shape: &'a [u32],
@@ -66,10 +68,12 @@ pub const fn nvidia_mma_tile(
 }
 
 impl<'a> NvidiaMma<'a> {
+    /// Whether this is an mma v2 layout (`mma.sync`, Ampere and later).
     pub const fn is_ampere(&self) -> bool {
         self.version_major == 2
     }
 
+    /// Whether this is an mma v3 layout (`wgmma`, Hopper).
     pub const fn is_hopper(&self) -> bool {
         self.version_major == 3
     }

@@ -28,8 +28,11 @@ family_params! {
     /// The parameters of a swizzled shared layout.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct SwizzledShared<'a> {
+        /// Consecutive elements of a row that move together (the swizzle's unit).
         pub vec: u32,
+        /// Consecutive rows that share one phase (one XOR pattern).
         pub per_phase: u32,
+        /// The number of distinct phases.
         pub max_phase: u32,
         /// Dimensions from most minor (`order[0]`, the columns) to most major.
         pub order: &'a [u32],
@@ -88,12 +91,14 @@ impl<'a> SwizzledShared<'a> {
 pub struct NvmmaShared {
     /// 0, 32, 64 or 128.
     pub swizzle_byte_width: u32,
+    /// Bits per element (8, 16 or 32).
     pub element_bitwidth: u32,
     /// The contiguous dimension is the first (K-major operand B) instead of the last.
     pub transposed: bool,
 }
 
 impl NvmmaShared {
+    /// The parameters, in the order of the fields.
     pub const fn new(swizzle_byte_width: u32, element_bitwidth: u32, transposed: bool) -> Self {
         Self {
             swizzle_byte_width,

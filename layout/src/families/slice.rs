@@ -18,10 +18,12 @@ use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 pub struct Slice<'a> {
     /// The removed tensor dimension (of the parent's rank).
     pub dim: u32,
+    /// The layout the slice is taken from.
     pub parent: &'a Distributed<'a>,
 }
 
 impl<'a> Slice<'a> {
+    /// The parameters, in the order of the fields.
     pub const fn new(dim: u32, parent: &'a Distributed<'a>) -> Self {
         Self { dim, parent }
     }

@@ -79,12 +79,14 @@ pub fn gather_cost(plan: &GatherPlan, index: &LinearLayout, bits: u32) -> u64 {
 /// register-dependent constant kept by the user of this struct.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IndexAffine {
+    /// The part that depends on the thread (lane and warp).
     pub thread: Affine,
     /// Per bit of the index value.
     pub axis: Vec<u32>,
 }
 
 impl IndexAffine {
+    /// The quantity for thread (`lane`, `warp`) and index value `value`.
     pub fn eval(&self, lane: u32, warp: u32, value: u32) -> u32 {
         self.thread.eval(lane, warp) ^ xor_bits(&self.axis, value)
     }
@@ -93,15 +95,21 @@ impl IndexAffine {
 /// The steps of a gather (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GatherSteps {
+    /// The source is in the same warp: shuffle rounds, one per candidate source register.
     Shuffle {
         /// Per index register: (source register constant, source lane constant, candidate
         /// registers, one shuffle round each).
         rounds: Vec<(u32, u32, Vec<u32>)>,
+        /// The source register, as a function of the thread and the index value.
         register: IndexAffine,
+        /// The source lane, as a function of the thread and the index value.
         lane: IndexAffine,
     },
+    /// Through shared memory: the source is stored, then each index reads its element.
     Shared {
+        /// How the source is stored.
         store: StoreStep,
+        /// The shared memory the store uses, in bytes.
         shared_bytes: u32,
         /// Per index register: the byte-offset constant.
         offsets: Vec<u32>,
@@ -119,7 +127,9 @@ pub struct GatherCode {
     pub kind: GatherKind,
     /// The cost the plan was chosen on ([`gather_cost`]).
     pub cost: u64,
+    /// The steps.
     pub steps: GatherSteps,
+    /// Bits per element of the source.
     pub element_bits: u32,
     /// Registers of the index layout (= of the result).
     pub registers: u32,

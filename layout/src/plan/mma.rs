@@ -33,8 +33,11 @@ use std::vec::Vec;
 /// The shape of an `mma` instruction: `m × n` outputs, `k` products each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MmaShape {
+    /// Rows of the output.
     pub m: u32,
+    /// Columns of the output.
     pub n: u32,
+    /// Products summed per output (the reduction depth).
     pub k: u32,
 }
 
@@ -48,33 +51,60 @@ impl fmt::Display for MmaShape {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DotError {
     /// An operand is not a rank-2 tile on 32 lanes.
-    NotRank2 { operand: &'static str },
+    NotRank2 {
+        /// `"a"`, `"b"` or `"accumulator"`.
+        operand: &'static str,
+    },
     /// Lane bit `lane` (0 or 1) is not the same K direction of `a` and `b` (coordinates given).
     LaneNotSharedK {
+        /// The lane bit.
         lane: u32,
+        /// Its coordinates in `a`.
         a: (u32, u32),
+        /// Its coordinates in `b`.
         b: (u32, u32),
     },
     /// Lane bit `lane` of the accumulator is not column `column`.
-    AccumulatorLaneNotColumn { lane: u32, column: u32 },
+    AccumulatorLaneNotColumn {
+        /// The lane bit.
+        lane: u32,
+        /// The column it should be.
+        column: u32,
+    },
     /// Lane bit `lane` (2 to 4) is not row `row` of `a` and the accumulator, column `row` of `b`.
-    LaneNotRow { lane: u32, row: u32 },
+    LaneNotRow {
+        /// The lane bit.
+        lane: u32,
+        /// The row it should be.
+        row: u32,
+    },
     /// `a`, `b` and the accumulator use different numbers of warps.
     WarpCounts,
     /// Warp bit `warp` covers `accumulator` but not the matching rows of `a` / columns of `b`.
     WarpTiling {
+        /// The warp bit.
         warp: u32,
+        /// Its coordinates in the accumulator.
         accumulator: (u32, u32),
+        /// Its coordinates in `a`.
         a: (u32, u32),
+        /// Its coordinates in `b`.
         b: (u32, u32),
     },
     /// `a` and `b` hold different K directions in registers.
-    DifferentKRegisters { a: Vec<u32>, b: Vec<u32> },
+    DifferentKRegisters {
+        /// The K coordinates of `a`'s register bits.
+        a: Vec<u32>,
+        /// The K coordinates of `b`'s register bits.
+        b: Vec<u32>,
+    },
     /// `a` holds too few K directions in registers for one instruction.
     TooFewKRegisters,
     /// `operand` holds no register for the element at `at` (and the fragment from there).
     NoRegister {
+        /// `"a"` or `"b"`.
         operand: &'static str,
+        /// The element's coordinates.
         at: (u32, u32),
     },
 }
@@ -128,12 +158,16 @@ impl fmt::Display for DotError {
 /// Which `mma.sync` a dot uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmaKind {
+    /// f16 operands, `m16n8k16`.
     F16,
+    /// bf16 operands, `m16n8k16`.
     Bf16,
     /// f8 operands converted to f16 (exact), then the f16 instruction.
     F8 {
+        /// `e4m3` (true) or `e5m2` (false).
         e4m3: bool,
     },
+    /// i8 operands with an i32 accumulator, `m16n8k32`.
     S8,
 }
 
@@ -170,8 +204,11 @@ impl MmaKind {
 /// accumulator registers of `d0..d3`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MmaStep {
+    /// The registers of `a` holding the fragment's elements, in fragment order.
     pub a: Vec<u32>,
+    /// The registers of `b` holding the fragment's elements, in fragment order.
     pub b: Vec<u32>,
+    /// The accumulator registers of `d0..d3`.
     pub c: [u32; 4],
 }
 
@@ -179,9 +216,13 @@ pub struct MmaStep {
 /// `out[dst] = out[src]` for the accumulator's broadcast registers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DotPlan {
+    /// The instruction.
     pub kind: MmaKind,
+    /// The `mma`s in order.
     pub steps: Vec<MmaStep>,
+    /// `(dst, src)`: accumulator registers that copy another after the steps (broadcast).
     pub duplicates: Vec<(u32, u32)>,
+    /// Registers of the accumulator.
     pub acc_registers: u32,
 }
 

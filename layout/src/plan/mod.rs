@@ -65,41 +65,82 @@ pub enum PlanError {
     Layout(LayoutError),
     /// `role` (e.g. "source") fails a layout check.
     LayoutOf {
+        /// Which layout.
         role: &'static str,
+        /// The check that failed.
         error: LayoutError,
     },
     /// Two layouts planned together cover different tiles.
     DifferentTiles {
+        /// The first layout.
         a: Box<LinearLayout>,
+        /// The second layout.
         b: Box<LinearLayout>,
     },
     /// A distributed layout with another input dimension.
-    NotDistributed { role: &'static str, label: Label },
+    NotDistributed {
+        /// Which layout.
+        role: &'static str,
+        /// The unexpected input dimension.
+        label: Label,
+    },
     /// An element width other than a power of two from 8 to 128 bits.
-    ElementBits { bits: u32 },
+    ElementBits {
+        /// The width given.
+        bits: u32,
+    },
     /// A memory layout with an input other than offset and block.
-    NotMemory { label: Label },
+    NotMemory {
+        /// The unexpected input dimension.
+        label: Label,
+    },
     /// A memory layout without an `offset` dimension.
     NoOffset,
     /// A memory layout that does not hold exactly the tile's elements.
-    MemorySize { memory: Box<LinearLayout> },
+    MemorySize {
+        /// The memory layout.
+        memory: Box<LinearLayout>,
+    },
     /// A layout lacks the dimension the plan needs (`role`: which layout).
-    MissingDimension { role: &'static str, label: Label },
+    MissingDimension {
+        /// Which layout.
+        role: &'static str,
+        /// The missing dimension.
+        label: Label,
+    },
     /// A conversion between layouts with different numbers of `label` (lanes or warps).
-    DifferentHardware { label: Label, src: u32, dst: u32 },
+    DifferentHardware {
+        /// `lane` or `warp`.
+        label: Label,
+        /// Their number in the source.
+        src: u32,
+        /// Their number in the destination.
+        dst: u32,
+    },
     /// A conversion whose layouts place the tile differently on the CTAs (`block` bases differ).
     CrossCtaBlocks,
     /// A conversion where a CTA of the destination needs elements another CTA holds.
     CrossCtaElements,
     /// A no-op plan that cannot fill the destination's registers from the source's.
-    NoOpRegisters { src: u32, dst: u32 },
+    NoOpRegisters {
+        /// Registers of the source.
+        src: u32,
+        /// Registers of the destination.
+        dst: u32,
+    },
     /// No store narrower than a word fits a race-free shared-memory movement (`widened`: even
     /// with one element per word).
-    SharedStores { widened: bool },
+    SharedStores {
+        /// Whether one element per 32-bit word was tried too.
+        widened: bool,
+    },
     /// A gather whose source and index disagree on a dimension other than the axis.
     GatherTiles {
+        /// The source's layout.
         src: Box<LinearLayout>,
+        /// The index's layout.
         index: Box<LinearLayout>,
+        /// The gather's axis.
         axis: Label,
     },
     /// A gather across CTAs (non-zero block bases).

@@ -29,12 +29,16 @@ pub fn xor_bits(terms: &[u32], x: u32) -> u32 {
 /// the bits of the lane and warp ids), e.g. a shared-memory byte offset or a source lane.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Affine {
+    /// The value at lane 0, warp 0.
     pub constant: u32,
+    /// What each bit of the lane id XORs in (`lane[k]` for bit `k`).
     pub lane: Vec<u32>,
+    /// What each bit of the warp id XORs in.
     pub warp: Vec<u32>,
 }
 
 impl Affine {
+    /// The same value on every thread.
     pub fn constant(constant: u32) -> Self {
         Affine {
             constant,
@@ -42,10 +46,12 @@ impl Affine {
         }
     }
 
+    /// The value on thread (`lane`, `warp`).
     pub fn eval(&self, lane: u32, warp: u32) -> u32 {
         self.constant ^ xor_bits(&self.lane, lane) ^ xor_bits(&self.warp, warp)
     }
 
+    /// Whether every thread has the same value.
     pub fn is_constant(&self) -> bool {
         self.lane.iter().chain(&self.warp).all(|&t| t == 0)
     }
@@ -88,6 +94,7 @@ impl Affine {
 /// A per-lane value: XOR-affine in the lane bits when the plan's table is, else the table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LaneFn {
+    /// XOR-affine in the lane and warp bits.
     Affine(Affine),
     /// `table[lane]`.
     Table(Vec<u32>),
@@ -142,6 +149,7 @@ impl LaneFn {
         }
     }
 
+    /// The value on thread (`lane`, `warp`).
     pub fn eval(&self, lane: u32, warp: u32) -> u32 {
         match self {
             LaneFn::Affine(a) => a.eval(lane, warp),
@@ -171,8 +179,11 @@ pub struct ShuffleStep {
     pub send_offsets: Vec<u32>,
     /// Element `j` of a received vector goes to `B` register `receive ⊕ receive_offsets[j]`.
     pub receive_offsets: Vec<u32>,
+    /// The first `A` register of the vector each lane sends.
     pub send: LaneFn,
+    /// The lane each lane reads from.
     pub source_lane: LaneFn,
+    /// The first `B` register of the vector each lane receives.
     pub receive: LaneFn,
     /// Lanes that keep what they receive (bit per lane).
     pub active: u32,
@@ -184,6 +195,7 @@ pub struct StoreStep {
     /// Only threads with `lane & lane_guard == 0 && warp & warp_guard == 0` store (the others
     /// hold broadcast copies).
     pub lane_guard: u32,
+    /// See `lane_guard`.
     pub warp_guard: u32,
     /// The thread's byte offset (⊕ each chunk's register part).
     pub thread_offset: Affine,
@@ -198,18 +210,22 @@ pub struct StoreStep {
 /// Vectorized shared-memory loads into a destination layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadStep {
+    /// The thread's byte offset (⊕ each chunk's register part).
     pub thread_offset: Affine,
     /// One instruction per chunk: (first destination register, register byte offset).
     pub chunks: Vec<(u32, u32)>,
     /// Element `j` goes to register `first ⊕ elements[j]`, read at byte `+ j·stride`.
     pub elements: Vec<u32>,
+    /// Bytes between consecutive elements in memory: the element size, or 4 when widened.
     pub stride: u32,
 }
 
 /// `ldmatrix.sync.aligned.m8n8.x{matrices}[.trans].shared.b16` loads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LdmatrixStep {
+    /// 8×8 matrices per instruction (1, 2 or 4).
     pub matrices: u32,
+    /// Whether the `.trans` form is used.
     pub transposed: bool,
     /// Byte offset of the row this thread addresses (as addressing lane `l`, warp `w`).
     pub row_offset: Affine,
@@ -223,34 +239,49 @@ pub struct LdmatrixStep {
 pub enum Step {
     /// `out[dst] = src[src]`.
     Copy {
+        /// The destination register.
         dst: u32,
+        /// The source register.
         src: u32,
     },
     /// `out[dst] = src[base ⊕ select(lane, warp)]`.
     Select {
+        /// The destination register.
         dst: u32,
+        /// The source register before the thread's part.
         base: u32,
+        /// The thread's part of the source register.
         select: Affine,
     },
     /// `out[dst] = out[src]` (a broadcast register of the destination).
     Duplicate {
+        /// The destination register written.
         dst: u32,
+        /// The destination register copied.
         src: u32,
     },
+    /// One round of warp shuffles.
     Shuffle(ShuffleStep),
     /// `bar.sync 0`.
     Barrier,
+    /// Stores to shared memory.
     Store(StoreStep),
+    /// Loads from shared memory.
     Load(LoadStep),
+    /// `ldmatrix` loads from shared memory.
     Ldmatrix(LdmatrixStep),
 }
 
 /// A conversion (or the data movement of a gather), resolved to steps.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Movement {
+    /// The steps, in order.
     pub steps: Vec<Step>,
+    /// Registers of the source layout.
     pub src_registers: u32,
+    /// Registers of the destination layout.
     pub dst_registers: u32,
+    /// Bits per element.
     pub element_bits: u32,
     /// Shared memory used (0: none), allocated 16-byte aligned.
     pub shared_bytes: u32,

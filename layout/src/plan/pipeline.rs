@@ -55,7 +55,9 @@ pub struct AsyncCopyPlan {
 /// warp_guard == 0` copy (the others hold broadcast copies of the same elements).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CopyGroup {
+    /// Lane bits that must be zero for a thread to copy.
     pub lane_guard: u32,
+    /// Warp bits that must be zero for a thread to copy.
     pub warp_guard: u32,
     /// The thread's byte offset (⊕ each copy's offset).
     pub thread_offset: Affine,

@@ -33,7 +33,9 @@ pub struct ScanLevel {
     pub axis_bit: u32,
     /// `L⁻¹(e_axis_bit)`: the register, lane and warp parts of the partner's hardware offset.
     pub registers: u32,
+    /// The lane part of the partner's offset (non-zero: the partner is in another lane).
     pub lanes: u32,
+    /// The warp part of the partner's offset (non-zero: the partner is in another warp).
     pub warps: u32,
 }
 
@@ -53,15 +55,20 @@ impl ScanLevel {
 /// The movement of one level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScanRoute {
+    /// Another register of the same thread.
     Registers,
+    /// A `shfl.sync.bfly` from another lane.
     Shuffle,
+    /// Through shared memory (another warp), with a barrier.
     Shared,
 }
 
 /// A scan along `axis`, one level per bit of the axis, lowest bit first.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ScanPlan {
+    /// The scanned axis.
     pub axis: usize,
+    /// The levels, lowest bit of the axis first.
     pub levels: Vec<ScanLevel>,
     /// `S·e_j` for every bit `j` of the packed tile index when a level goes through shared
     /// memory (empty otherwise): the slot of tile index `i` is [`ScanPlan::slot`]`(i)`.

@@ -1,7 +1,7 @@
 //! Subspaces of F₂ⁿ given by lists of packed vectors: the few set operations the planners share
 //! (span membership, intersection, extension to a basis, complements of unit vectors).
 //!
-//! Vectors are packed logical coordinates (a [`LinearLayout`](crate::LinearLayout)'s output
+//! Vectors are packed logical coordinates (a [`LinearLayout`]'s output
 //! packing: `dim0` in the low bits), i.e. the flattened tile index with `dim0` most minor.
 
 use super::nonzero_bases;

@@ -41,11 +41,14 @@ pub const WGMMA_K: u32 = 16;
 /// The element type of the operands (the accumulator is f32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WgmmaInput {
+    /// f16 operands.
     F16,
+    /// bf16 operands.
     Bf16,
 }
 
 impl WgmmaInput {
+    /// The PTX type name, `f16` or `bf16`.
     pub fn name(self) -> &'static str {
         match self {
             WgmmaInput::F16 => "f16",
@@ -57,6 +60,7 @@ impl WgmmaInput {
 /// A dot's `wgmma` instruction and warpgroups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WgmmaShape {
+    /// The operands' element type.
     pub input: WgmmaInput,
     /// The dot's `[M, N, K]`.
     pub mnk: [u32; 3],
@@ -159,8 +163,11 @@ impl WgmmaOperand {
 /// instructions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WgmmaDotPlan {
+    /// The instruction and the warpgroups.
     pub shape: WgmmaShape,
+    /// How `a` reaches shared memory and its descriptor.
     pub a: WgmmaOperand,
+    /// How `b` reaches shared memory and its descriptor.
     pub b: WgmmaOperand,
     /// `acc_registers[b][i]`: the accumulator tile register that is register `i` of the
     /// fragment of block `b` (`N / 2` per block).

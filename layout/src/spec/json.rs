@@ -12,14 +12,19 @@ use std::vec::Vec;
 /// A JSON value. Object members keep their order; duplicate keys are rejected by the reader.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Json {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// A number written without fraction or exponent that fits an `i64`.
     Int(i64),
     /// Any other number.
     Float(f64),
+    /// A string, unescaped.
     String(String),
+    /// An array.
     Array(Vec<Json>),
+    /// An object's members in the order written.
     Object(Vec<(String, Json)>),
 }
 
@@ -30,6 +35,7 @@ pub struct JsonError {
     pub line: usize,
     /// 1-based column.
     pub column: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -139,6 +145,7 @@ impl Json {
         }
     }
 
+    /// The elements, if this is an array.
     pub fn as_array(&self) -> Option<&[Json]> {
         match self {
             Json::Array(items) => Some(items),
@@ -146,6 +153,7 @@ impl Json {
         }
     }
 
+    /// The members, if this is an object.
     pub fn as_object(&self) -> Option<&[(String, Json)]> {
         match self {
             Json::Object(members) => Some(members),
@@ -153,6 +161,7 @@ impl Json {
         }
     }
 
+    /// The text, if this is a string.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Json::String(s) => Some(s),
@@ -160,6 +169,7 @@ impl Json {
         }
     }
 
+    /// The value, if this is a boolean.
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Json::Bool(b) => Some(*b),
@@ -181,6 +191,7 @@ impl Json {
         self.as_i64().and_then(|v| u32::try_from(v).ok())
     }
 
+    /// The value of a number (integer or not) as `f64`.
     pub fn as_f64(&self) -> Option<f64> {
         match *self {
             Json::Int(v) => Some(v as f64),

@@ -22,33 +22,53 @@ use std::vec::Vec;
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum LayoutSpec {
+    /// A blocked layout ([`crate::families::Blocked`]).
     Blocked {
+        /// Consecutive elements per thread, per dimension.
         size_per_thread: Vec<u32>,
+        /// Threads of a warp along each dimension.
         threads_per_warp: Vec<u32>,
+        /// Warps along each dimension.
         warps_per_cta: Vec<u32>,
+        /// The dimensions from fastest to slowest varying.
         order: Vec<u32>,
     },
+    /// A slice of a distributed layout ([`crate::families::Slice`]).
     Slice {
+        /// The removed dimension (of the parent's rank).
         dim: u32,
+        /// The layout sliced.
         parent: Box<LayoutSpec>,
     },
+    /// An NVIDIA mma accumulator ([`crate::families::NvidiaMma`]).
     NvidiaMma {
         /// `[major, minor]`: `[2, 0]` Ampere, `[3, 0]` Hopper (`[major]` reads as `[major, 0]`).
         #[serde(deserialize_with = "mma_version", serialize_with = "list")]
         version: [u32; 2],
+        /// Warps along each dimension.
         warps_per_cta: Vec<u32>,
+        /// The instruction's shape (`[16, 8]` for v2, `[16, N, 16]` for v3).
         instr_shape: Vec<u32>,
     },
+    /// A dot operand ([`crate::families::DotOperand`]).
     DotOperand {
+        /// 0 for A, 1 for B.
         operand_index: u32,
+        /// The accumulator layout.
         #[serde(deserialize_with = "dot_parent")]
         parent: Box<LayoutSpec>,
+        /// Consecutive elements along K per thread.
         k_width: u32,
     },
+    /// An AMD MFMA accumulator ([`crate::families::AmdMfma`]).
     AmdMfma {
+        /// 1 to 4.
         version: u32,
+        /// `[M, N, K]`.
         instr_shape: Vec<u32>,
+        /// Whether the accumulator is transposed.
         transposed: bool,
+        /// Warps along each dimension.
         warps_per_cta: Vec<u32>,
         /// Absent: one tile per warp in every dimension.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,16 +77,24 @@ pub enum LayoutSpec {
         #[serde(skip_serializing_if = "Option::is_none")]
         element_bitwidth: Option<u32>,
     },
+    /// An AMD WMMA accumulator ([`crate::families::AmdWmma`]).
     AmdWmma {
+        /// 1 to 3.
         version: u32,
+        /// Whether the accumulator is transposed.
         transposed: bool,
+        /// Warps along each dimension.
         warps_per_cta: Vec<u32>,
+        /// `[M, N, K]`, M = N = 16.
         instr_shape: Vec<u32>,
     },
     /// Explicit register/lane/warp(/block) bases over a tensor of `shape`.
     Linear {
+        /// The register bases, one coordinate per dimension each.
         register: Vec<Vec<u32>>,
+        /// The lane bases.
         lane: Vec<Vec<u32>>,
+        /// The warp bases.
         warp: Vec<Vec<u32>>,
         /// Absent: none.
         #[serde(
@@ -75,21 +103,32 @@ pub enum LayoutSpec {
             skip_serializing_if = "Vec::is_empty"
         )]
         block: Vec<Vec<u32>>,
+        /// The tensor's shape.
         shape: Vec<u32>,
     },
+    /// A swizzled shared layout ([`crate::families::SwizzledShared`]).
     SwizzledShared {
+        /// Consecutive elements of a row that move together.
         vec: u32,
+        /// Consecutive rows sharing one phase.
         per_phase: u32,
+        /// The number of distinct phases.
         max_phase: u32,
+        /// Dimensions from most minor to most major.
         order: Vec<u32>,
     },
+    /// An NVMMA shared layout ([`crate::families::NvmmaShared`]).
     NvmmaShared {
+        /// 0, 32, 64 or 128.
         swizzle_byte_width: u32,
+        /// Bits per element.
         element_bitwidth: u32,
+        /// Whether the contiguous dimension is the first.
         transposed: bool,
     },
     /// Explicit offset(/block) bases (a memory layout); `shape` absent: the tensor's shape.
     SharedLinear {
+        /// The offset bases, one coordinate per dimension each.
         offset: Vec<Vec<u32>>,
         /// Absent: none.
         #[serde(
@@ -98,6 +137,7 @@ pub enum LayoutSpec {
             skip_serializing_if = "Vec::is_empty"
         )]
         block: Vec<Vec<u32>>,
+        /// The tensor's shape (absent: the shape it is used with).
         #[serde(skip_serializing_if = "Option::is_none")]
         shape: Option<Vec<u32>>,
     },

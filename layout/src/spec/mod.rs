@@ -32,9 +32,19 @@ pub enum SpecError {
     /// The text is not JSON.
     Json(JsonError),
     /// A field is missing or malformed; `path` is where (`params.order[2]`).
-    Field { path: String, message: String },
+    Field {
+        /// Where, e.g. `params.order[2]`.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The fields were read, but the layout they describe is invalid.
-    Layout { path: String, error: LayoutError },
+    Layout {
+        /// Where.
+        path: String,
+        /// Why the layout is invalid.
+        error: LayoutError,
+    },
 }
 
 impl SpecError {

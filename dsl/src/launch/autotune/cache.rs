@@ -49,17 +49,30 @@ impl CacheEntry {
 pub enum CacheError {
     /// The file could not be read or written.
     Io {
+        /// The file.
         path: PathBuf,
+        /// The error.
         error: std::io::Error,
     },
     /// The first line is not a cache header: not a Tessera autotuning cache.
-    NotACache { path: PathBuf },
+    NotACache {
+        /// The file.
+        path: PathBuf,
+    },
     /// A cache of another format version.
-    Version { path: PathBuf, header: String },
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// Its first line.
+        header: String,
+    },
     /// A line does not have the format.
     Line {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line number.
         line: usize,
+        /// What is wrong with it.
         reason: String,
     },
 }
@@ -91,6 +104,7 @@ impl std::error::Error for CacheError {}
 /// The entries of a cache file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CacheFile {
+    /// The entries, in file order.
     pub entries: Vec<CacheEntry>,
 }
 

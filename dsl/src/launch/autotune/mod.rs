@@ -50,6 +50,7 @@ pub const TUNING_TIMING: TimingOptions = TimingOptions {
 /// Where a tuning happens: the emulator (never timed), or a GPU named by its identity.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TuneTarget {
+    /// The emulator.
     Emulator,
     /// `NVIDIA H100 80GB HBM3 (sm_90, PTX sm_90a)`: the device and the PTX target loaded, both
     /// of which change what is fastest.
@@ -88,6 +89,7 @@ pub enum ChoiceSource {
 pub struct CandidateResult {
     /// The candidate's const values: `BM = 64, num_warps = 4`.
     pub candidate: &'static str,
+    /// Its median time in milliseconds, or why it did not run.
     pub outcome: Result<f64, String>,
 }
 
@@ -98,6 +100,7 @@ pub struct Choice {
     pub index: usize,
     /// Its const values: `BM = 64, num_warps = 4`.
     pub candidate: &'static str,
+    /// How it was chosen.
     pub source: ChoiceSource,
     /// Every candidate's outcome when the choice was [`Timed`](ChoiceSource::Timed) now, else
     /// empty.
@@ -107,7 +110,9 @@ pub struct Choice {
 /// What a generated `launch_tuned` reports: the launch of the chosen candidate, and the choice.
 #[derive(Debug)]
 pub struct TunedLaunch {
+    /// The launch of the chosen candidate.
     pub report: LaunchReport,
+    /// The choice.
     pub choice: Choice,
 }
 
