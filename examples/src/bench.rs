@@ -336,6 +336,38 @@ fn f32_elements_row(
     }
 }
 
+/// The row of a tensor-core benchmark timed at its fastest tile configuration: `timed` of PTX
+/// entry `entry` at `config`, `flops` per launch; `checked` and `ok` from the check of every
+/// configuration (`what` says what each compared, `worst` the largest |err|/tol, `failures` the
+/// configurations that failed).
+pub fn best_config_row(
+    device: &Device,
+    (name, shape, dtype): (&'static str, Vec<usize>, &'static str),
+    (timed, entry, config): (&Timed, &str, [usize; 4]),
+    flops: f64,
+    (what, worst, failures): (&str, f64, &[String]),
+) -> BenchRow {
+    let checked = if failures.is_empty() {
+        format!("{what}, worst |err|/tol {worst:.2}")
+    } else {
+        format!("{what}: {}", failures.join("; "))
+    };
+    BenchRow {
+        name,
+        shape,
+        dtype,
+        ms: timed.ms,
+        figure: Figure::tflops(flops, timed.ms),
+        ok: failures.is_empty(),
+        clock: timed.clock,
+        repetitions: timed.repetitions,
+        device: device.name(),
+        entry: entry.to_string(),
+        checked,
+        config: Some(config),
+    }
+}
+
 /// A benchmark family of `triton_ref.py`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {

@@ -16,13 +16,14 @@
 //! `kernels/tests/tiled_attention.rs`); the `2⁻¹⁶` term covers the tensor cores' truncation of
 //! the f32 scores and sums.
 
-use crate::bench::{time_tile, BenchRow, Figure, Timed};
+use crate::bench::{best_config_row, time_tile, BenchRow, Timed};
 use crate::data::{check_items, float_vec, spread, within, Verdict};
 use tessera::f16;
 use tessera::launch::{Device, LaunchError, Module};
 use tessera_kernels::tiled::attention::{
     tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
 };
+use tessera_test_support::attention::attention_row;
 
 /// Heads verified per case (spread evenly).
 const CHECKED_HEADS: usize = 8;
@@ -83,6 +84,20 @@ fn time_config(
 ) -> Result<(Timed, &'static str), LaunchError> {
     let c = usize::from(causal);
     let [bm, bn, warps, _] = config;
+    // The d = 128 kernels differ only in their (fixed) warp count.
+    macro_rules! d128_specialisation {
+        ($kernel:ident) => {
+            $kernel::T_f16::specialisation(
+                &$kernel::Consts {
+                    BM: bm,
+                    BN: bn,
+                    D: 128,
+                    CAUSAL: c,
+                },
+                &args,
+            )?
+        };
+    }
     let spec = match (d, warps) {
         (64, _) => tile_attention_d64::T_f16::specialisation(
             &tile_attention_d64::Consts {
@@ -94,24 +109,8 @@ fn time_config(
             },
             &args,
         )?,
-        (128, 4) => tile_attention_d128_w4::T_f16::specialisation(
-            &tile_attention_d128_w4::Consts {
-                BM: bm,
-                BN: bn,
-                D: 128,
-                CAUSAL: c,
-            },
-            &args,
-        )?,
-        _ => tile_attention_d128_w8::T_f16::specialisation(
-            &tile_attention_d128_w8::Consts {
-                BM: bm,
-                BN: bn,
-                D: 128,
-                CAUSAL: c,
-            },
-            &args,
-        )?,
+        (128, 4) => d128_specialisation!(tile_attention_d128_w4),
+        _ => d128_specialisation!(tile_attention_d128_w8),
     };
     let timed = time_tile(device, module, spec, grid, args)?;
     Ok((timed, spec.kernel.name))
@@ -175,30 +174,19 @@ pub fn run(
         heads.len(),
         rows.len()
     );
-    let checked = if failures.is_empty() {
-        format!("{what}, worst |err|/tol {worst:.2}")
-    } else {
-        format!("{what}: {}", failures.join("; "))
-    };
     let flops = 4.0 * (bh * d) as f64 * (n as f64) * (n as f64) * if causal { 0.5 } else { 1.0 };
-    Ok(BenchRow {
-        name: if causal {
-            "attention_causal"
-        } else {
-            "attention"
-        },
-        shape: vec![bh, n, d],
-        dtype: "float16",
-        ms: timed.ms,
-        figure: Figure::tflops(flops, timed.ms),
-        ok: failures.is_empty(),
-        clock: timed.clock,
-        repetitions: timed.repetitions,
-        device: device.name(),
-        entry: entry.to_string(),
-        checked,
-        config: Some(config),
-    })
+    let name = if causal {
+        "attention_causal"
+    } else {
+        "attention"
+    };
+    Ok(best_config_row(
+        device,
+        (name, vec![bh, n, d], "float16"),
+        (&timed, entry, config),
+        flops,
+        (&what, worst, &failures),
+    ))
 }
 
 /// Checks query row `i` of head `h` of the output `o` against softmax attention in f64 (see the
@@ -210,19 +198,11 @@ pub fn check_row(
     causal: bool,
 ) -> Result<f64, String> {
     let at = |x: &[f16], row: usize, col: usize| f64::from(x[(h * n + row) * d + col].to_f32());
-    let scale = 1.0 / (d as f64).sqrt();
     let keys = if causal { i + 1 } else { n };
-    let scores: Vec<f64> = (0..keys)
-        .map(|j| (0..d).map(|c| at(q, i, c) * at(k, j, c)).sum::<f64>() * scale)
-        .collect();
-    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let p: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
-    let l: f64 = p.iter().sum();
     let u = 2f64.powi(-11);
     let mut worst = 0f64;
-    for c in 0..d {
-        let want = (0..keys).map(|j| p[j] * at(v, j, c)).sum::<f64>() / l;
-        let spread = (0..keys).map(|j| p[j] * at(v, j, c).abs()).sum::<f64>() / l;
+    let exact = attention_row(|x, row, col| at([q, k, v][x], row, col), i, keys, d);
+    for (c, (want, spread)) in exact.into_iter().enumerate() {
         let tol = u * want.abs() + (2.0 * u + 2f64.powi(-16)) * spread + 1e-5;
         let got = at(o, i, c);
         worst = worst.max(within(got, want, tol, &format!("o[{h}, {i}, {c}]"))?);

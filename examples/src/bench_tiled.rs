@@ -25,10 +25,10 @@
 //! * matmul `|c − ref| ≤ u·|ref| + 2⁻¹⁶·Σₖ|a·b|`, `u = 2⁻¹⁰` (f16) or `2⁻⁷` (bf16): every
 //!   element when `M·N·K ≤ 2²⁷`, else a 64 × 64 grid of rows × columns spread evenly.
 
-use crate::bench::{time_tile, BenchRow, Family, Figure, Timed};
+use crate::bench::{best_config_row, time_tile, BenchRow, Family, Figure, Timed};
 use crate::data::{
-    check_items, float_vec, layernorm_stats, parallel_vec, spread, uniform_below, within, Float,
-    Verdict,
+    check_items, float_vec, layernorm_stats, parallel_vec, row_f64, spread, uniform_below, within,
+    Float, Verdict,
 };
 use tessera::launch::{Device, DeviceElement, LaunchError, Module};
 use tessera::{bf16, f16, Ptr};
@@ -307,10 +307,7 @@ fn softmax<T: Float>(
     let f16_out = T::DTYPE_NAME == f16::DTYPE_NAME;
     let verdict = check_items(rows.len(), |k| {
         let r = rows[k];
-        let row: Vec<f64> = x[r * n..(r + 1) * n]
-            .iter()
-            .map(|v| v.wide() as f64)
-            .collect();
+        let row = row_f64(&x, r, n);
         let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let e: Vec<f64> = row.iter().map(|v| (v - max).exp()).collect();
         let sum: f64 = e.iter().sum();
@@ -374,10 +371,7 @@ fn layernorm(
     let rows = rows_to_check(m, n);
     let verdict = check_items(rows.len(), |k| {
         let r = rows[k];
-        let row: Vec<f64> = x[r * n..(r + 1) * n]
-            .iter()
-            .map(|v| v.to_f32() as f64)
-            .collect();
+        let row = row_f64(&x, r, n);
         let (mean, rstd) = layernorm_stats(&row, eps);
         let mut worst = 0f64;
         for c in 0..n {
@@ -535,26 +529,15 @@ fn matmul<T: Float>(
             ));
         }
     }
-    let checked = if failures.is_empty() {
-        format!("{entries} of each config, worst |err|/tol {worst:.2}")
-    } else {
-        format!("{entries} of each config: {}", failures.join("; "))
-    };
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
-    Ok(BenchRow {
-        name: "matmul",
-        shape: vec![m, n, k],
-        dtype: T::DTYPE_NAME,
-        ms: timed.ms,
-        figure: Figure::tflops(flops, timed.ms),
-        ok: failures.is_empty(),
-        clock: timed.clock,
-        repetitions: timed.repetitions,
-        device: device.name(),
-        entry: entry.to_string(),
-        checked,
-        config: Some(config),
-    })
+    let what = format!("{entries} of each config");
+    Ok(best_config_row(
+        device,
+        ("matmul", vec![m, n, k], T::DTYPE_NAME),
+        (&timed, entry, config),
+        flops,
+        (&what, worst, &failures),
+    ))
 }
 
 #[cfg(test)]

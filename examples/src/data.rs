@@ -88,6 +88,14 @@ impl Float for tessera::bf16 {
     }
 }
 
+/// Row `r` of the row-major matrix `x` of `n` columns, as f64.
+pub fn row_f64<T: Float>(x: &[T], r: usize, n: usize) -> Vec<f64> {
+    x[r * n..(r + 1) * n]
+        .iter()
+        .map(|v| f64::from(v.wide()))
+        .collect()
+}
+
 /// `scale · uniform(seed, i)` rounded to `T`.
 pub fn float_vec<T: Float>(seed: u64, len: usize, scale: f32) -> Vec<T> {
     parallel_vec(len, |i| T::narrow(scale * uniform(seed, i as u64)))

@@ -21,6 +21,7 @@ use tessera::{bf16, f16};
 use tessera_kernels::tiled::attention::{
     tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
 };
+use tessera_test_support::attention::attention_row;
 
 /// Heads (`BH`) of every case.
 const HEADS: usize = 2;
@@ -38,25 +39,22 @@ trait Element: DeviceElement + Copy {
     fn to_f64(self) -> f64;
 }
 
-impl Element for f16 {
-    const UNIT_ROUNDOFF: f64 = 1.0 / 2048.0;
-    fn from_f32(v: f32) -> Self {
-        f16::from_f32(v)
-    }
-    fn to_f64(self) -> f64 {
-        self.to_f32() as f64
-    }
+/// `impl Element` for a 16-bit float type of `tessera` with its unit roundoff.
+macro_rules! element {
+    ($($t:ident: $unit_roundoff:expr),*) => {$(
+        impl Element for $t {
+            const UNIT_ROUNDOFF: f64 = $unit_roundoff;
+            fn from_f32(v: f32) -> Self {
+                $t::from_f32(v)
+            }
+            fn to_f64(self) -> f64 {
+                self.to_f32() as f64
+            }
+        }
+    )*};
 }
 
-impl Element for bf16 {
-    const UNIT_ROUNDOFF: f64 = 1.0 / 256.0;
-    fn from_f32(v: f32) -> Self {
-        bf16::from_f32(v)
-    }
-    fn to_f64(self) -> f64 {
-        self.to_f32() as f64
-    }
-}
+element!(f16: 1.0 / 2048.0, bf16: 1.0 / 256.0);
 
 /// `n` values uniform in `[-scale, scale)` from the seeded test RNG, rounded to `T`.
 fn values<T: Element>(seed: u64, n: usize, scale: f32) -> Vec<T> {
@@ -71,22 +69,15 @@ fn reference<T: Element>(
     d: usize,
     causal: bool,
 ) -> (Vec<f64>, Vec<f64>) {
-    let scale = 1.0 / (d as f64).sqrt();
     let (mut out, mut spread) = (vec![0f64; q.len()], vec![0f64; q.len()]);
     for h in 0..HEADS {
-        let at = |x: &[T], row: usize, col: usize| x[(h * seq + row) * d + col].to_f64();
+        let at =
+            |x: usize, row: usize, col: usize| [q, k, v][x][(h * seq + row) * d + col].to_f64();
         for i in 0..seq {
             let keys = if causal { i + 1 } else { seq };
-            let scores: Vec<f64> = (0..keys)
-                .map(|j| (0..d).map(|c| at(q, i, c) * at(k, j, c)).sum::<f64>() * scale)
-                .collect();
-            let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let p: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
-            let l: f64 = p.iter().sum();
-            for c in 0..d {
+            for (c, (want, bound)) in attention_row(at, i, keys, d).into_iter().enumerate() {
                 let o = (h * seq + i) * d + c;
-                out[o] = (0..keys).map(|j| p[j] * at(v, j, c)).sum::<f64>() / l;
-                spread[o] = (0..keys).map(|j| p[j] * at(v, j, c).abs()).sum::<f64>() / l;
+                (out[o], spread[o]) = (want, bound);
             }
         }
     }
@@ -94,11 +85,24 @@ fn reference<T: Element>(
 }
 
 /// Runs one case: `$kernel` at `$consts` (a `Consts` value with `BM`) on random `[HEADS, seq, d]`
-/// tensors of `$t`, checked against [`reference`] and the guards.
+/// tensors of `$t` (`$case` is `(seq, d, causal)`), checked against [`reference`] and the
+/// guards. `[f16, bf16]` runs it on both element types; `bf16 if COND` on bf16 where `COND`
+/// holds, else on f16.
 macro_rules! check_case {
-    ($gpu:expr, $kernel:ident, $t:ty, $consts:expr, seq = $seq:expr, d = $d:expr, causal = $causal:expr) => {{
+    ($gpu:expr, $kernel:ident, [f16, bf16], $($case:tt)*) => {{
+        check_case!($gpu, $kernel, f16, $($case)*);
+        check_case!($gpu, $kernel, bf16, $($case)*);
+    }};
+    ($gpu:expr, $kernel:ident, bf16 if $bf16:expr, $($case:tt)*) => {{
+        if $bf16 {
+            check_case!($gpu, $kernel, bf16, $($case)*);
+        } else {
+            check_case!($gpu, $kernel, f16, $($case)*);
+        }
+    }};
+    ($gpu:expr, $kernel:ident, $t:ty, $consts:expr, $case:expr) => {{
         let gpu: &TestDevice = $gpu;
-        let (seq, d, causal): (usize, usize, bool) = ($seq, $d, $causal);
+        let (seq, d, causal): (usize, usize, bool) = $case;
         let n = HEADS * seq * d;
         let q: Vec<$t> = values(11 + seq as u64, n, 2.0);
         let k: Vec<$t> = values(12 + seq as u64, n, 2.0);
@@ -169,49 +173,12 @@ fn attention_d64_matches_f64_reference() {
     for seq in SEQS {
         for causal in [false, true] {
             let c = consts(causal, 4);
-            check_case!(
-                gpu,
-                tile_attention_d64,
-                f16,
-                c,
-                seq = seq,
-                d = 64,
-                causal = causal
-            );
-            check_case!(
-                gpu,
-                tile_attention_d64,
-                bf16,
-                c,
-                seq = seq,
-                d = 64,
-                causal = causal
-            );
+            check_case!(gpu, tile_attention_d64, [f16, bf16], c, (seq, 64, causal));
         }
     }
     for (seq, causal, bf16_data) in SECOND_WARPS {
         let c = consts(causal, 8);
-        if bf16_data {
-            check_case!(
-                gpu,
-                tile_attention_d64,
-                bf16,
-                c,
-                seq = seq,
-                d = 64,
-                causal = causal
-            );
-        } else {
-            check_case!(
-                gpu,
-                tile_attention_d64,
-                f16,
-                c,
-                seq = seq,
-                d = 64,
-                causal = causal
-            );
-        }
+        check_case!(gpu, tile_attention_d64, bf16 if bf16_data, c, (seq, 64, causal));
     }
 }
 
@@ -229,20 +196,9 @@ fn attention_d128_matches_f64_reference() {
             check_case!(
                 gpu,
                 tile_attention_d128_w4,
-                f16,
+                [f16, bf16],
                 w4,
-                seq = seq,
-                d = 128,
-                causal = causal
-            );
-            check_case!(
-                gpu,
-                tile_attention_d128_w4,
-                bf16,
-                w4,
-                seq = seq,
-                d = 128,
-                causal = causal
+                (seq, 128, causal)
             );
         }
     }
@@ -253,26 +209,6 @@ fn attention_d128_matches_f64_reference() {
             D: 128,
             CAUSAL: usize::from(causal),
         };
-        if bf16_data {
-            check_case!(
-                gpu,
-                tile_attention_d128_w8,
-                bf16,
-                w8,
-                seq = seq,
-                d = 128,
-                causal = causal
-            );
-        } else {
-            check_case!(
-                gpu,
-                tile_attention_d128_w8,
-                f16,
-                w8,
-                seq = seq,
-                d = 128,
-                causal = causal
-            );
-        }
+        check_case!(gpu, tile_attention_d128_w8, bf16 if bf16_data, w8, (seq, 128, causal));
     }
 }

@@ -134,6 +134,23 @@ fn check_close(
     }
 }
 
+/// An f16 product `c` of `a · b` against the reference (f32 accumulation, one rounding to f16:
+/// 2^-11 relative), and the guard elements past its `m × n` (written as 99.0) untouched.
+fn check_f16_product(
+    gpu: &TestDevice,
+    c: &[f16],
+    (a, b): (&[f16], &[f16]),
+    (m, n, k): (usize, usize, usize),
+) {
+    let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
+    let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
+    check_close(gpu, &got, &wide(a), &wide(b), (m, n, k), 1.0e-3);
+    assert!(
+        c[m * n..].iter().all(|x| x.to_f32() == 99.0),
+        "{m}x{n}x{k}: wrote past the end"
+    );
+}
+
 /// On the emulator, the operands reached the tensor cores as the target's body does it:
 /// conflict-free `ldmatrix` reads on sm_80; on sm_90a another body ran (its shared-memory
 /// accesses differ from the sm_80 body's on the same problem, `sm80`: operands stored for
@@ -171,14 +188,7 @@ fn matmul_f16(target: EmulatedTarget) {
         let (c, report) = with_target(target, || {
             run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k))
         });
-        let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
-        let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
-        // f32 accumulation, one rounding to f16 (2^-11 relative) at the end.
-        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
-        assert!(
-            c[m * n..].iter().all(|x| x.to_f32() == 99.0),
-            "{m}x{n}x{k}: wrote past the end"
-        );
+        check_f16_product(gpu, &c, (&a, &b), (m, n, k));
         let sm80 = || {
             let run = || run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k));
             with_target(EmulatedTarget::Sm80, run).1
@@ -215,26 +225,25 @@ fn matmul_bf16(target: EmulatedTarget) {
     }
 }
 
-/// The sm_80 body (`mma.sync`); on a GPU, the body of the PTX the device loaded.
-#[test]
-fn matmul_f16_matches_cpu() {
-    matmul_f16(EmulatedTarget::Sm80);
+/// Two `#[test]`s per check: the sm_80 body (`mma.sync`; on a GPU, the body of the PTX the
+/// device loaded) and the sm_90a body (`wgmma`) on the emulator.
+macro_rules! sm80_and_sm90a_tests {
+    ($($check:ident: $sm80:ident, $sm90a:ident;)*) => {$(
+        #[test]
+        fn $sm80() {
+            $check(EmulatedTarget::Sm80);
+        }
+
+        #[test]
+        fn $sm90a() {
+            $check(EmulatedTarget::Sm90a);
+        }
+    )*};
 }
 
-/// The sm_90a body (`wgmma`) on the emulator.
-#[test]
-fn matmul_f16_sm90a_matches_cpu() {
-    matmul_f16(EmulatedTarget::Sm90a);
-}
-
-#[test]
-fn matmul_bf16_matches_cpu() {
-    matmul_bf16(EmulatedTarget::Sm80);
-}
-
-#[test]
-fn matmul_bf16_sm90a_matches_cpu() {
-    matmul_bf16(EmulatedTarget::Sm90a);
+sm80_and_sm90a_tests! {
+    matmul_f16: matmul_f16_matches_cpu, matmul_f16_sm90a_matches_cpu;
+    matmul_bf16: matmul_bf16_matches_cpu, matmul_bf16_sm90a_matches_cpu;
 }
 
 #[test]
@@ -307,13 +316,7 @@ macro_rules! pipelined_matmul_test {
                 let (c, report) = with_target($target, || {
                     run_matmul!(gpu, $kernel, &a, &b, &guarded, (m, n, k))
                 });
-                let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
-                let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
-                check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
-                assert!(
-                    c[m * n..].iter().all(|x| x.to_f32() == 99.0),
-                    "{m}x{n}x{k}: wrote past the end"
-                );
+                check_f16_product(gpu, &c, (&a, &b), (m, n, k));
                 let what = concat!(stringify!($kernel), ": cp.async copies and ldmatrix reads");
                 if let Some(report) = gpu.emulator_only(&report, what) {
                     let aligned = k % 16 == 0 && n % 16 == 0;
@@ -427,10 +430,7 @@ fn bench_matmul_pipelined_on(target: EmulatedTarget) {
             )
         })
         .unwrap();
-        let c = dc.download().unwrap();
-        let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
-        let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
-        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 1.0e-3);
+        check_f16_product(gpu, &dc.download().unwrap(), (&a, &b), (m, n, k));
         if let Some(report) = gpu.emulator_only(&report, "bench_matmul_pipelined: cp.async copies")
         {
             assert!(copied_async(report), "{m}x{n}x{k}: no cp.async\n{report}");

@@ -4,9 +4,10 @@
 
 mod support;
 
+use std::sync::OnceLock;
 use support::{device, draws, Rng};
 use tessera::f16;
-use tessera::launch::Module;
+use tessera::launch::{Device, Module};
 use tessera::tensor::Tensor;
 use tessera_kernels::tiled::tensors::{tensor_matmul, tensor_softmax, tensor_vec_add};
 
@@ -14,28 +15,26 @@ fn values(seed: u64, n: usize) -> Vec<f32> {
     draws(seed, n, Rng::next_f32)
 }
 
-/// The emulator's module of the host builds when the test device has no PTX module (a build
-/// without PTX); `None` when it has one.
-fn host_module() -> Option<Module> {
+/// The test device and the module the kernels launch from: the device's PTX module, or in a
+/// build without PTX the emulator's module of the host builds (loaded once).
+fn device_and_module() -> (&'static Device, &'static Module) {
+    static HOST: OnceLock<Module> = OnceLock::new();
     let gpu = device();
-    match gpu.module() {
-        Some(_) => None,
-        None => Some(
+    let module = gpu.module().unwrap_or_else(|| {
+        HOST.get_or_init(|| {
             gpu.device()
                 .host_module()
-                .expect("the emulator's host module"),
-        ),
-    }
+                .expect("the emulator's host module")
+        })
+    });
+    (gpu.device(), module)
 }
 
 const VEC: tensor_vec_add::Consts = tensor_vec_add::Consts { BLOCK: 1024 };
 
 #[test]
 fn vec_add_on_contiguous_and_strided_tensors() {
-    let gpu = device();
-    let device = gpu.device();
-    let host = host_module();
-    let module = host.as_ref().or(gpu.module()).unwrap();
+    let (device, module) = device_and_module();
     let stream = device.stream().unwrap();
     for n in [1usize, 5, 1024, 3000] {
         let (a, b) = (values(1, n), values(2, n));
@@ -69,10 +68,7 @@ fn vec_add_on_contiguous_and_strided_tensors() {
 
 #[test]
 fn the_launcher_rejects_rank_extent_and_unsynchronised_reads() {
-    let gpu = device();
-    let device = gpu.device();
-    let host = host_module();
-    let module = host.as_ref().or(gpu.module()).unwrap();
+    let (device, module) = device_and_module();
     let stream = device.stream().unwrap();
     let ta = Tensor::from_slice(device, &[1.0f32; 8], &[2, 4]).unwrap();
     let tb = Tensor::from_slice(device, &[1.0f32; 8], &[8]).unwrap();
@@ -105,10 +101,7 @@ fn the_launcher_rejects_rank_extent_and_unsynchronised_reads() {
 
 #[test]
 fn softmax_of_a_transposed_view() {
-    let gpu = device();
-    let device = gpu.device();
-    let host = host_module();
-    let module = host.as_ref().or(gpu.module()).unwrap();
+    let (device, module) = device_and_module();
     let stream = device.stream().unwrap();
     let (rows, cols) = (37, 300);
     let x = values(4, rows * cols);
@@ -145,9 +138,7 @@ fn softmax_of_a_transposed_view() {
 #[test]
 fn matmul_with_a_transposed_operand_on_two_streams_and_a_graph() {
     let gpu = device();
-    let device = gpu.device();
-    let host = host_module();
-    let module = host.as_ref().or(gpu.module()).unwrap();
+    let (device, module) = device_and_module();
     let (m, n, k) = (70, 50, 40);
     let a: Vec<f16> = values(5, m * k).into_iter().map(f16::from_f32).collect();
     let bt: Vec<f16> = values(6, n * k).into_iter().map(f16::from_f32).collect(); // b stored [n, k]
