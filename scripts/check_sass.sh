@@ -14,6 +14,8 @@
 # matmul's (wgmma as HGMMA, TMA loads as UTMALDG, no local memory) and the #[tile_kernel]
 # matmuls' (their sm_90a bodies: HGMMA, no HMMA, no local memory; the num_stages ones also
 # LDGSTS, the cp.async copies into the rings wgmma reads).
+# Every function ptxas reports (`ptxas -v`) with spill stores or spill loads fails the check,
+# named with its spilled bytes: the crate's kernels keep their values in registers.
 # Exit status: 0 when every check passes; 1 with a message naming the kernel, the architecture
 # and the missing instruction otherwise; 2 on usage or tool errors.
 set -euo pipefail
@@ -211,6 +213,23 @@ check_kernel() {
     fi
 }
 
+# spilled_functions LOG: one line per function whose `ptxas -v` report in LOG has spill stores
+# or spill loads ("kernel NAME spills N bytes (stores) / M bytes (loads)").
+spilled_functions() {
+    awk '
+        /Function properties for / { name = $NF; next }
+        /bytes spill stores/ {
+            stores = 0; loads = 0
+            for (i = 1; i <= NF; i++) {
+                if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) ~ /^stores/) stores = $i
+                if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) ~ /^loads/) loads = $i
+            }
+            if (stores + 0 > 0 || loads + 0 > 0)
+                printf "kernel %s spills %s bytes (stores) / %s bytes (loads)\n", name, stores, loads
+        }
+    ' "$1"
+}
+
 failures=0
 for arch in ${ARCHS:-$default_archs}; do
     arch_sm=$(grep -oE '[0-9]+' <<<"$arch")
@@ -219,11 +238,20 @@ for arch in ${ARCHS:-$default_archs}; do
         continue
     fi
     cubin=$work/$arch.cubin
-    if ! "$ptxas" -arch="$arch" "$ptx" -o "$cubin" 2>"$work/ptxas.log"; then
+    if ! "$ptxas" -v -arch="$arch" "$ptx" -o "$cubin" >"$work/ptxas.log" 2>&1; then
         echo "check_sass: FAIL: ptxas -arch=$arch rejected $ptx:" >&2
         cat "$work/ptxas.log" >&2
         failures=$((failures + 1))
         continue
+    fi
+    # Register spills: ptxas -v reports, per function, "N bytes spill stores, M bytes spill
+    # loads"; any function of the crate with N or M above zero fails, named with its bytes.
+    spills=$(spilled_functions "$work/ptxas.log")
+    if [[ -n $spills ]]; then
+        while IFS= read -r line; do
+            echo "check_sass: FAIL: $line on $arch (ptxas -v): its values do not fit in registers" >&2
+            failures=$((failures + 1))
+        done <<<"$spills"
     fi
     # One file per kernel with its SASS instructions.
     "$cuobjdump" -sass "$cubin" | awk -v dir="$work/$arch" '

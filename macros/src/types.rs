@@ -279,7 +279,8 @@ pub fn broadcast_shapes(left: &[u64], right: &[u64]) -> Result<Shape, BroadcastC
 /// `ceil(n / threads)` elements per thread, i.e. `ceil(ceil(n / threads) × b / 32)` registers.
 /// The hardware gives a thread at most 255 registers; one tile may take half of them, leaving the
 /// rest for the other live tiles, addresses and indices. At `num_warps = 4` that is 16384 `f32`
-/// elements (a 128×128 `f32` accumulator) or 32768 `f16` elements.
+/// elements (a 128×128 `f32` accumulator) or 32768 `f16` elements; at `num_warps = 8` a
+/// 128×256 `f32` accumulator.
 pub const MAX_TILE_REGISTERS_PER_THREAD: u128 = 128;
 
 /// Threads in one program (one CUDA block): 32 per warp.
@@ -287,17 +288,31 @@ pub fn threads(num_warps: u32) -> u128 {
     32 * u128::from(num_warps)
 }
 
-/// 32-bit registers each thread needs to hold `ty` (see [`MAX_TILE_REGISTERS_PER_THREAD`]).
+/// Bits one element of `dtype` counts in the register budget: its width, except a pointer,
+/// which counts 32. A pointer tile is a uniform base (a scalar pointer) plus per-element
+/// offsets, and the compiled code derives each address from the base at its use rather than
+/// keeping 64-bit addresses live: ptxas gives `bench_matmul_w8_s4` (8 warps, an f32
+/// `128 × 128` accumulator of 64 registers and pointer tiles of 128 registers at 64 bits an
+/// element) 119 registers in all.
+pub fn budget_bits(dtype: DType) -> u32 {
+    match dtype {
+        DType::Scalar(s) => s.bits(),
+        DType::Ptr(_) => 32,
+    }
+}
+
+/// 32-bit registers each thread needs to hold `ty` (see [`MAX_TILE_REGISTERS_PER_THREAD`] and
+/// [`budget_bits`]).
 pub fn registers_per_thread(ty: &TileType, num_warps: u32) -> u128 {
     let per_thread = ty.numel().div_ceil(threads(num_warps));
     per_thread
-        .saturating_mul(u128::from(ty.dtype.bits()))
+        .saturating_mul(u128::from(budget_bits(ty.dtype)))
         .div_ceil(32)
 }
 
-/// The largest element count of a tile of `bits`-bit elements within the budget.
-pub fn max_elements(bits: u32, num_warps: u32) -> u128 {
-    MAX_TILE_REGISTERS_PER_THREAD * 32 / u128::from(bits) * threads(num_warps)
+/// The largest element count of a tile of `dtype` within the budget.
+pub fn max_elements(dtype: DType, num_warps: u32) -> u128 {
+    MAX_TILE_REGISTERS_PER_THREAD * 32 / u128::from(budget_bits(dtype)) * threads(num_warps)
 }
 
 #[cfg(test)]
@@ -352,9 +367,15 @@ mod tests {
         let halves = TileType::new(vec![256, 128], DType::Scalar(Scalar::F16));
         assert_eq!(registers_per_thread(&halves, 4), 128);
         let ptrs = TileType::new(vec![128, 64], DType::Ptr(Scalar::F16));
-        assert_eq!(registers_per_thread(&ptrs, 4), 128);
-        assert_eq!(max_elements(32, 4), 16384);
-        assert_eq!(max_elements(16, 8), 65536);
+        assert_eq!(registers_per_thread(&ptrs, 4), 64);
+        // The store's pointer tile of a 128 × 256 matmul at 8 warps fits, as its accumulator.
+        let c_ptrs = TileType::new(vec![128, 256], DType::Ptr(Scalar::F16));
+        assert_eq!(registers_per_thread(&c_ptrs, 8), 128);
+        let i64s = TileType::new(vec![128, 64], DType::Scalar(Scalar::I64));
+        assert_eq!(registers_per_thread(&i64s, 4), 128);
+        assert_eq!(max_elements(DType::Scalar(Scalar::F32), 4), 16384);
+        assert_eq!(max_elements(DType::Scalar(Scalar::F16), 8), 65536);
+        assert_eq!(max_elements(DType::Ptr(Scalar::F16), 4), 16384);
         let huge = TileType::new(vec![u64::MAX, u64::MAX, u64::MAX], DType::Ptr(Scalar::F32));
         assert!(registers_per_thread(&huge, 1) > MAX_TILE_REGISTERS_PER_THREAD);
     }

@@ -223,7 +223,7 @@ impl Checker<'_> {
         }
         let threads = threads(num_warps);
         let per_thread = ty.numel().div_ceil(threads);
-        let limit = max_elements(ty.dtype.bits(), num_warps);
+        let limit = max_elements(ty.dtype, num_warps);
         self.error(
             loc,
             format!(
