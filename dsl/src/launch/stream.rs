@@ -45,6 +45,15 @@
 //!     assert!(out.to_vec().is_err()); // pending work writes `out`: synchronise first
 //!     stream.synchronize()?;
 //!     assert_eq!(out.to_vec()?, [2.0, 4.0, 6.0]);
+//!     // The grid from the tensors' sizes: one program per BLOCK elements of `out`.
+//!     let mut twice = Tensor::<f32>::zeros(&device, &[3])?;
+//!     let grid = |c: &add::Consts, s: &add::Sizes| {
+//!         assert_eq!(*s, add::Sizes { a: [3], b: [3], out: [3] });
+//!         (s.out[0].div_ceil(c.BLOCK) as u32,)
+//!     };
+//!     add::launch_sized(&stream, &module, add::Consts { BLOCK: 1024 }, grid, &out, &out, &mut twice)?;
+//!     stream.synchronize()?;
+//!     assert_eq!(twice.to_vec()?, [4.0, 8.0, 12.0]);
 //!     Ok(())
 //! }
 //! ```
