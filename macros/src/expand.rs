@@ -628,6 +628,7 @@ fn specialisation_items(
                 consts: &[#(#cs),*],
                 num_warps: #nw,
                 shared_bytes: #shared,
+                entry: ::tessera::launch::EntryCache::new(),
             }
         }
     });
@@ -687,8 +688,10 @@ fn specialisation_items(
             quote! {
                 #[cfg(not(target_arch = "nvptx64"))]
                 impl ::tessera::launch::KernelArgs for Args {
-                    fn kernel_params(&self) -> ::std::vec::Vec<::tessera::launch::KernelParam> {
-                        ::std::vec![#(::tessera::launch::KernelArg::kernel_param(&self.#param_names)),*]
+                    fn kernel_params(&self) -> ::tessera::launch::KernelParams {
+                        let mut params = ::tessera::launch::KernelParams::new();
+                        #(params.push(::tessera::launch::KernelArg::kernel_param(&self.#param_names));)*
+                        params
                     }
                 }
             }
@@ -803,17 +806,17 @@ fn specialisation_items(
         ) -> ::core::result::Result<&'static ::tessera::tile::Specialisation<Args>, ::tessera::launch::LaunchError> {
             let checks: [fn(&Args) -> ::core::result::Result<(), ::tessera::launch::LaunchError>; #n_lit] = [#(#checks),*];
             let pick = |indices: &[usize]| {
-                let mut last = ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
-                    kernel: #kernel_str.to_string(),
-                    reason: "no variant".to_string(),
-                });
+                let mut last = ::core::option::Option::None;
                 for &i in indices {
                     match checks[i](#args) {
                         Ok(()) => return Ok(&SPECIALISATIONS[i]),
-                        Err(e) => last = Err(e),
+                        Err(e) => last = ::core::option::Option::Some(e),
                     }
                 }
-                last
+                Err(last.unwrap_or_else(|| ::tessera::launch::LaunchError::InvalidConfig {
+                    kernel: #kernel_str.to_string(),
+                    reason: "no variant".to_string(),
+                }))
             };
             #(#group_arms)*
             let wanted: &[(&str, i128)] = &[#(#wanted),*];

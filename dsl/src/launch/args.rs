@@ -60,6 +60,72 @@ impl KernelParam {
     }
 }
 
+/// Most parameters one launch passes (a kernel's PTX entry may take no more): the packed
+/// parameters live in a fixed array on the stack, so packing a launch does not allocate.
+pub const MAX_KERNEL_PARAMS: usize = 64;
+
+/// The parameters of one launch, in order, in a fixed-size array (see [`MAX_KERNEL_PARAMS`]).
+/// Dereferences to the slice of the parameters pushed; a push beyond the capacity is recorded
+/// and reported by [`overflowed`](Self::overflowed) (the launcher refuses such a launch).
+#[derive(Clone, Copy)]
+pub struct KernelParams {
+    len: usize,
+    overflowed: bool,
+    items: [KernelParam; MAX_KERNEL_PARAMS],
+}
+
+impl KernelParams {
+    /// No parameters.
+    pub const fn new() -> KernelParams {
+        KernelParams {
+            len: 0,
+            overflowed: false,
+            items: [KernelParam::U32(0); MAX_KERNEL_PARAMS],
+        }
+    }
+
+    /// Appends `param` (recorded as an overflow beyond [`MAX_KERNEL_PARAMS`]).
+    pub fn push(&mut self, param: KernelParam) {
+        match self.items.get_mut(self.len) {
+            Some(slot) => {
+                *slot = param;
+                self.len += 1;
+            }
+            None => self.overflowed = true,
+        }
+    }
+
+    /// Whether more than [`MAX_KERNEL_PARAMS`] parameters were pushed.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+}
+
+impl Default for KernelParams {
+    fn default() -> Self {
+        KernelParams::new()
+    }
+}
+
+impl std::ops::Deref for KernelParams {
+    type Target = [KernelParam];
+    fn deref(&self) -> &[KernelParam] {
+        &self.items[..self.len]
+    }
+}
+
+impl std::fmt::Debug for KernelParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq<Vec<KernelParam>> for KernelParams {
+    fn eq(&self, other: &Vec<KernelParam>) -> bool {
+        **self == other[..]
+    }
+}
+
 /// A type that can be one kernel argument.
 pub trait KernelArg: Copy + Send + Sync + 'static {
     /// The value as the launcher passes it.
@@ -86,12 +152,12 @@ scalar_args!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32);
 /// The whole parameter tuple of a kernel: `()`, `(A,)`, `(A, B)`, … up to 12 elements.
 pub trait KernelArgs: Copy + Send + Sync + 'static {
     /// The arguments in order.
-    fn kernel_params(&self) -> Vec<KernelParam>;
+    fn kernel_params(&self) -> KernelParams;
 }
 
 impl KernelArgs for () {
-    fn kernel_params(&self) -> Vec<KernelParam> {
-        Vec::new()
+    fn kernel_params(&self) -> KernelParams {
+        KernelParams::new()
     }
 }
 
@@ -99,9 +165,11 @@ macro_rules! tuple_args {
     ($($name:ident),+) => {
         impl<$($name: KernelArg),+> KernelArgs for ($($name,)+) {
             #[allow(non_snake_case)]
-            fn kernel_params(&self) -> Vec<KernelParam> {
+            fn kernel_params(&self) -> KernelParams {
                 let ($($name,)+) = *self;
-                vec![$($name.kernel_param()),+]
+                let mut params = KernelParams::new();
+                $(params.push($name.kernel_param());)+
+                params
             }
         }
     };
@@ -144,10 +212,18 @@ mod tests {
             [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]
         );
         assert_eq!(KernelParam::F32(1.0).bytes()[..4], 1.0f32.to_le_bytes());
-        assert_eq!(().kernel_params(), vec![]);
+        assert!(().kernel_params().is_empty());
         let twelve = (
             1u32, 2u32, 3u32, 4u32, 5u32, 6u32, 7u32, 8u32, 9u32, 10u32, 11u32, 12u32,
         );
         assert_eq!(twelve.kernel_params().len(), 12);
+        let mut full = KernelParams::new();
+        for i in 0..MAX_KERNEL_PARAMS as u32 {
+            full.push(KernelParam::U32(i));
+        }
+        assert!(!full.overflowed());
+        full.push(KernelParam::U32(0));
+        assert!(full.overflowed());
+        assert_eq!(full.len(), MAX_KERNEL_PARAMS);
     }
 }

@@ -5,11 +5,10 @@
 //! One primary context per device, made current on the calling thread by every entry point;
 //! all work goes to the legacy default stream, so copies and launches are ordered.
 
-use super::args::KernelParam;
+use super::args::{KernelParam, MAX_KERNEL_PARAMS};
 use super::config::{LaunchConfig, TimingOptions};
 use super::error::LaunchError;
 use cudarc::driver::sys;
-use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::{Arc, Mutex};
 
@@ -265,10 +264,11 @@ impl GpuContext {
         &self,
         module: &GpuModule,
         name: &str,
+        index: u32,
         config: &LaunchConfig,
         params: &[KernelParam],
     ) -> Result<(), LaunchError> {
-        self.launch_on(module, name, config, params, std::ptr::null_mut())
+        self.launch_on(module, name, index, config, params, std::ptr::null_mut())
     }
 
     /// [`launch`](Self::launch) on `stream` (null: the legacy default stream).
@@ -276,20 +276,28 @@ impl GpuContext {
         &self,
         module: &GpuModule,
         name: &str,
+        index: u32,
         config: &LaunchConfig,
         params: &[KernelParam],
         stream: sys::CUstream,
     ) -> Result<(), LaunchError> {
         self.bind()?;
-        let function = module.function(self, name, config)?;
-        let mut values: Vec<u64> = params
-            .iter()
-            .map(|p| u64::from_le_bytes(p.bytes()))
-            .collect();
-        let mut pointers: Vec<*mut c_void> = values
-            .iter_mut()
-            .map(|value| value as *mut u64 as *mut c_void)
-            .collect();
+        let function = module.function(self, name, index, config)?;
+        // The parameter values and the pointers to them, on the stack (`MAX_KERNEL_PARAMS`).
+        let mut values = [0u64; MAX_KERNEL_PARAMS];
+        let mut pointers = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_PARAMS];
+        if params.len() > MAX_KERNEL_PARAMS {
+            return Err(LaunchError::ArgumentMismatch {
+                kernel: name.to_string(),
+                detail: format!("a launch passes at most {MAX_KERNEL_PARAMS} parameters"),
+            });
+        }
+        for (value, param) in values.iter_mut().zip(params) {
+            *value = u64::from_le_bytes(param.bytes());
+        }
+        for (pointer, value) in pointers.iter_mut().zip(values.iter_mut()) {
+            *pointer = value as *mut u64 as *mut c_void;
+        }
         // SAFETY: `function` belongs to the current context; `pointers` has one pointer per PTX
         // parameter (checked against the entry), each to at least as many bytes as the parameter.
         let result = unsafe {
@@ -321,12 +329,13 @@ impl GpuContext {
         &self,
         module: &GpuModule,
         name: &str,
+        index: u32,
         config: &LaunchConfig,
         params: &[KernelParam],
         options: TimingOptions,
     ) -> Result<Vec<f64>, LaunchError> {
         for _ in 0..options.warmup {
-            self.launch(module, name, config, params)?;
+            self.launch(module, name, index, config, params)?;
         }
         self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
         let flush = if options.l2_flush_bytes > 0 {
@@ -355,7 +364,7 @@ impl GpuContext {
                 unsafe { sys::cuEventRecord(*start, std::ptr::null_mut()) },
                 || "recording an event".into(),
             )?;
-            self.launch(module, name, config, params)?;
+            self.launch(module, name, index, config, params)?;
             // SAFETY: as above.
             check(
                 unsafe { sys::cuEventRecord(*end, std::ptr::null_mut()) },
@@ -553,7 +562,8 @@ struct GpuFunction {
 pub(super) struct GpuModule {
     context: Arc<GpuContext>,
     module: sys::CUmodule,
-    functions: Mutex<HashMap<String, GpuFunction>>,
+    /// The entries' functions by entry index, each looked up at its first launch.
+    functions: Mutex<Vec<Option<GpuFunction>>>,
 }
 
 // SAFETY: module and function handles may be used from any thread with the context current.
@@ -608,24 +618,30 @@ impl GpuModule {
         Ok(GpuModule {
             context: Arc::clone(context),
             module,
-            functions: Mutex::new(HashMap::new()),
+            functions: Mutex::new(Vec::new()),
         })
     }
 
-    /// The kernel `name`, looked up once, with its dynamic shared-memory limit raised to what
-    /// `config` asks when that is above 48 KiB (static + dynamic must fit the device's opt-in
-    /// limit), and the block checked against the kernel's thread limit.
+    /// The kernel `name` (PTX entry number `index`), looked up at its first launch, with its
+    /// dynamic shared-memory limit raised to what `config` asks when that is above 48 KiB
+    /// (static + dynamic must fit the device's opt-in limit), and the block checked against the
+    /// kernel's thread limit.
     fn function(
         &self,
         context: &GpuContext,
         name: &str,
+        index: u32,
         config: &LaunchConfig,
     ) -> Result<sys::CUfunction, LaunchError> {
         let mut functions = self
             .functions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !functions.contains_key(name) {
+        let index = index as usize;
+        if functions.len() <= index {
+            functions.resize_with(index + 1, || None);
+        }
+        if functions[index].is_none() {
             let c_name = CString::new(name).map_err(|_| LaunchError::KernelNotFound {
                 kernel: name.to_string(),
                 entries: Vec::new(),
@@ -661,9 +677,14 @@ impl GpuModule {
                     "dynamic shared-memory limit",
                 )?,
             };
-            functions.insert(name.to_string(), function);
+            functions[index] = Some(function);
         }
-        let function = functions.get_mut(name).expect("inserted above");
+        let Some(function) = functions[index].as_mut() else {
+            return Err(LaunchError::KernelNotFound {
+                kernel: name.to_string(),
+                entries: Vec::new(),
+            });
+        };
         let invalid = |reason: String| LaunchError::InvalidConfig {
             kernel: name.to_string(),
             reason,

@@ -55,11 +55,12 @@ impl GpuStream {
         &self,
         module: &GpuModule,
         name: &str,
+        index: u32,
         config: &LaunchConfig,
         params: &[KernelParam],
     ) -> Result<(), LaunchError> {
         self.context
-            .launch_on(module, name, config, params, self.stream)
+            .launch_on(module, name, index, config, params, self.stream)
     }
 
     /// Enqueues a copy of `source` to device address `addr`.

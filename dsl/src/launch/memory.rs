@@ -173,7 +173,17 @@ impl Allocation {
 
     /// Records a use by `stream` at `position`.
     pub(crate) fn record_use(&self, stream: &Arc<StreamState>, position: u64, write: bool) {
-        self.uses().push(PendingUse {
+        let mut uses = self.uses();
+        // One pending read and one pending write per stream suffice: a stream's work completes
+        // in order, so its latest use of a kind is pending while any earlier one is.
+        if let Some(same) = uses
+            .iter_mut()
+            .find(|u| u.stream.id() == stream.id() && u.write == write)
+        {
+            same.position = same.position.max(position);
+            return;
+        }
+        uses.push(PendingUse {
             stream: Arc::clone(stream),
             position,
             write,

@@ -38,15 +38,17 @@ mod gpu_stream;
 mod kind;
 mod memory;
 pub mod ptx;
+mod resolved;
 mod stream;
 
-pub use args::{KernelArg, KernelArgs, KernelParam};
+pub use args::{KernelArg, KernelArgs, KernelParam, KernelParams, MAX_KERNEL_PARAMS};
 pub use autotune::Autotuner;
 pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions};
 pub use element::DeviceElement;
 pub use error::LaunchError;
 pub use kind::{DeviceKind, DEVICE_ENV};
 pub use memory::Allocation;
+pub use resolved::{EntryCache, ResolvedKernel};
 pub use stream::{Event, Graph, Stream, TensorUse};
 
 pub use crate::build::{PtxSet, Sm};
@@ -92,6 +94,7 @@ impl Registry {
 }
 
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
 
 enum Backend {
     Emulator,
@@ -204,6 +207,7 @@ impl Device {
     pub fn host_module(&self) -> Result<Module, LaunchError> {
         match self.backend {
             Backend::Emulator => Ok(Module {
+                id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
                 device_id: self.id,
                 entries: Vec::new(),
                 target: None,
@@ -280,6 +284,7 @@ impl Device {
             }
         };
         Ok(Module {
+            id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
             device_id: self.id,
             entries,
             target,
@@ -384,21 +389,36 @@ impl Device {
         })
     }
 
-    /// Checks a launch against the module and this device (see the [module docs](self)).
-    fn check_launch(
+    /// Checks a launch of a resolved kernel against the module and this device (see the
+    /// [module docs](self)). Allocates nothing unless it fails.
+    fn check_launch<A>(
         &self,
         module: &Module,
-        name: &str,
+        kernel: &ResolvedKernel<A>,
         config: &LaunchConfig,
-        params: &[KernelParam],
+        params: &KernelParams,
     ) -> Result<(), LaunchError> {
+        let name = kernel.kernel.name;
         if module.device_id != self.id {
             return Err(LaunchError::WrongDevice {
                 what: format!("the module of kernel `{name}`"),
             });
         }
+        if kernel.module_id != module.id {
+            return Err(LaunchError::WrongDevice {
+                what: format!("kernel `{name}`, resolved in another module,"),
+            });
+        }
         config.validate(name)?;
-        module.check_args(name, params)?;
+        if params.overflowed() {
+            return Err(LaunchError::ArgumentMismatch {
+                kernel: name.to_string(),
+                detail: format!("a launch passes at most {MAX_KERNEL_PARAMS} parameters"),
+            });
+        }
+        if let Some(entry) = module.entries.get(kernel.index as usize) {
+            check_entry_args(entry, name, params)?;
+        }
         for (index, param) in params.iter().enumerate() {
             if let KernelParam::Ptr(addr) = *param {
                 if addr != 0 && !self.registry.contains(addr) {
@@ -422,15 +442,16 @@ impl Device {
         config: LaunchConfig,
         args: A,
     ) -> Result<LaunchReport, LaunchError> {
+        let resolved = module.resolve(kernel)?;
         let params = args.kernel_params();
-        self.check_launch(module, kernel.name, &config, &params)?;
+        self.check_launch(module, &resolved, &config, &params)?;
         match (&self.backend, &module.backend) {
             (Backend::Emulator, ModuleBackend::Emulator) => {
                 emulated::launch(kernel, &config, args).map(LaunchReport::Emulator)
             }
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
-                context.launch(gpu_module, kernel.name, &config, &params)?;
+                context.launch(gpu_module, kernel.name, resolved.index, &config, &params)?;
                 context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
                 Ok(LaunchReport::Gpu)
             }
@@ -458,8 +479,9 @@ impl Device {
                 reason: "timing needs at least one repetition".to_string(),
             });
         }
+        let resolved = module.resolve(kernel)?;
         let params = args.kernel_params();
-        self.check_launch(module, kernel.name, &config, &params)?;
+        self.check_launch(module, &resolved, &config, &params)?;
         match (&self.backend, &module.backend) {
             (Backend::Emulator, ModuleBackend::Emulator) => {
                 let samples = emulated::time(kernel, &config, args, options)?;
@@ -467,7 +489,14 @@ impl Device {
             }
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
-                let samples = context.time(gpu_module, kernel.name, &config, &params, options)?;
+                let samples = context.time(
+                    gpu_module,
+                    kernel.name,
+                    resolved.index,
+                    &config,
+                    &params,
+                    options,
+                )?;
                 Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
             }
             #[cfg(feature = "cuda")]
@@ -495,6 +524,8 @@ enum ModuleBackend {
 
 /// A loaded PTX module (see [`Device::load_ptx`]).
 pub struct Module {
+    /// Unique among the modules of this process (kernels resolve against it).
+    id: u64,
     device_id: u64,
     entries: Vec<ptx::PtxEntry>,
     target: Option<(u32, u32, bool)>,
@@ -551,31 +582,40 @@ impl Module {
                 kernel: name.to_string(),
                 entries: self.entry_names(),
             })?;
-        let mismatch = |detail: String| LaunchError::ArgumentMismatch {
-            kernel: name.to_string(),
-            detail,
-        };
-        if entry.param_sizes.len() != params.len() {
-            return Err(mismatch(format!(
-                "the PTX entry takes {} parameters, the Rust handle passes {}",
-                entry.param_sizes.len(),
-                params.len()
-            )));
-        }
-        for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
-            if let Some(size) = size {
-                if *size != param.size() {
-                    return Err(mismatch(format!(
-                        "parameter {index} is {size} bytes in the PTX, but the Rust argument is a \
-                             {} ({} bytes)",
-                        param.type_name(),
-                        param.size()
-                    )));
-                }
+        check_entry_args(entry, name, params)
+    }
+}
+
+/// Checks `params` against the parameter sizes of PTX `entry` (of kernel `name`).
+fn check_entry_args(
+    entry: &ptx::PtxEntry,
+    name: &str,
+    params: &[KernelParam],
+) -> Result<(), LaunchError> {
+    let mismatch = |detail: String| LaunchError::ArgumentMismatch {
+        kernel: name.to_string(),
+        detail,
+    };
+    if entry.param_sizes.len() != params.len() {
+        return Err(mismatch(format!(
+            "the PTX entry takes {} parameters, the Rust handle passes {}",
+            entry.param_sizes.len(),
+            params.len()
+        )));
+    }
+    for (index, (size, param)) in entry.param_sizes.iter().zip(params).enumerate() {
+        if let Some(size) = size {
+            if *size != param.size() {
+                return Err(mismatch(format!(
+                    "parameter {index} is {size} bytes in the PTX, but the Rust argument is a \
+                     {} ({} bytes)",
+                    param.type_name(),
+                    param.size()
+                )));
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 impl fmt::Debug for Module {
@@ -721,5 +761,7 @@ impl<T: DeviceElement> Drop for DeviceBuffer<T> {
     }
 }
 
+#[cfg(test)]
+mod alloc_tests;
 #[cfg(test)]
 mod tests;

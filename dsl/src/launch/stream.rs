@@ -45,6 +45,15 @@
 //!     assert!(out.to_vec().is_err()); // pending work writes `out`: synchronise first
 //!     stream.synchronize()?;
 //!     assert_eq!(out.to_vec()?, [2.0, 4.0, 6.0]);
+//!     // The grid from the tensors' sizes: one program per BLOCK elements of `out`.
+//!     let mut twice = Tensor::<f32>::zeros(&device, &[3])?;
+//!     let grid = |c: &add::Consts, s: &add::Sizes| {
+//!         assert_eq!(*s, add::Sizes { a: [3], b: [3], out: [3] });
+//!         (s.out[0].div_ceil(c.BLOCK) as u32,)
+//!     };
+//!     add::launch_sized(&stream, &module, add::Consts { BLOCK: 1024 }, grid, &out, &out, &mut twice)?;
+//!     stream.synchronize()?;
+//!     assert_eq!(twice.to_vec()?, [4.0, 8.0, 12.0]);
 //!     Ok(())
 //! }
 //! ```
@@ -52,6 +61,7 @@
 use super::args::KernelArgs;
 use super::config::LaunchConfig;
 use super::memory::Allocation;
+use super::resolved::ResolvedKernel;
 use super::{Backend, Device, LaunchError, Module, ModuleBackend};
 use crate::Kernel;
 use std::collections::HashMap;
@@ -217,7 +227,7 @@ impl<'d> Stream<'d> {
 
     /// Checks `tensors` against this stream's device and pending work, then takes the next
     /// position and records the uses at it.
-    fn enqueue_uses(
+    pub(super) fn enqueue_uses(
         &self,
         tensors: &[TensorUse<'_>],
         what: &dyn Fn() -> String,
@@ -238,14 +248,21 @@ impl<'d> Stream<'d> {
             tensor
                 .allocation
                 .record_use(&self.state, position, tensor.write);
-            held.push(Arc::clone(tensor.allocation));
+            // Held once until the stream is synchronised, however often it is used.
+            if !held
+                .iter()
+                .any(|allocation| Arc::ptr_eq(allocation, tensor.allocation))
+            {
+                held.push(Arc::clone(tensor.allocation));
+            }
         }
         Ok(position)
     }
 
     /// Enqueues `kernel` over the grid of `config` with `args` and returns at once; `tensors`
-    /// are the tensors the arguments point into (checked, and held until the work is known done,
-    /// as [`Stream`] says). While capturing, the launch is recorded in the graph instead.
+    /// are the tensors the arguments point into (checked and held as [`Stream`] says). While
+    /// capturing, the launch is recorded in the graph instead. Looks the kernel up in `module`
+    /// by name; [`launch_resolved`](Self::launch_resolved) skips that.
     pub fn launch<A: KernelArgs>(
         &self,
         module: &Module,
@@ -254,12 +271,23 @@ impl<'d> Stream<'d> {
         args: A,
         tensors: &[TensorUse<'_>],
     ) -> Result<(), LaunchError> {
-        let what = || {
-            format!(
-                "launching kernel `{}` on stream {}",
-                kernel.name, self.state.id
-            )
-        };
+        let resolved = module.resolve(kernel)?;
+        self.launch_resolved(module, &resolved, config, args, tensors)
+    }
+
+    /// [`launch`](Self::launch) of a kernel resolved in `module` ([`Module::resolve`] or an
+    /// [`EntryCache`](super::EntryCache)): the checks (device, entry parameter sizes, pointers,
+    /// tensor uses) and the packing allocate nothing once the stream holds the tensors.
+    pub fn launch_resolved<A: KernelArgs>(
+        &self,
+        module: &Module,
+        kernel: &ResolvedKernel<A>,
+        config: LaunchConfig,
+        args: A,
+        tensors: &[TensorUse<'_>],
+    ) -> Result<(), LaunchError> {
+        let name = kernel.kernel.name;
+        let what = || format!("launching kernel `{name}` on stream {}", self.state.id);
         if tensors
             .iter()
             .any(|tensor| tensor.allocation.device_id != self.device.id)
@@ -269,8 +297,7 @@ impl<'d> Stream<'d> {
             });
         }
         let params = args.kernel_params();
-        self.device
-            .check_launch(module, kernel.name, &config, &params)?;
+        self.device.check_launch(module, kernel, &config, &params)?;
         let mut capture = self.capture();
         if let Some(capture) = capture.as_mut() {
             for tensor in tensors {
@@ -280,14 +307,15 @@ impl<'d> Stream<'d> {
             }
             match (&self.backend, &module.backend) {
                 (StreamBackend::Emulator, ModuleBackend::Emulator) => {
+                    let emulated = kernel.kernel;
                     capture.launches.push(Box::new(move || {
-                        super::emulated::launch(kernel, &config, args).map(|_| ())
+                        super::emulated::launch(emulated, &config, args).map(|_| ())
                     }));
                     return Ok(());
                 }
                 #[cfg(feature = "cuda")]
                 (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
-                    return stream.launch(gpu_module, kernel.name, &config, &params);
+                    return stream.launch(gpu_module, name, kernel.index, &config, &params);
                 }
                 #[cfg(feature = "cuda")]
                 _ => return Err(LaunchError::WrongDevice { what: what() }),
@@ -295,13 +323,30 @@ impl<'d> Stream<'d> {
         }
         drop(capture);
         self.enqueue_uses(tensors, &what)?;
+        self.run_enqueued(module, kernel, &config, args, &params, &what)
+    }
+
+    /// The back end's launch of work whose checks and uses [`launch_resolved`] has made.
+    ///
+    /// [`launch_resolved`]: Self::launch_resolved
+    fn run_enqueued<A: KernelArgs>(
+        &self,
+        module: &Module,
+        kernel: &ResolvedKernel<A>,
+        config: &LaunchConfig,
+        args: A,
+        params: &[super::KernelParam],
+        what: &dyn Fn() -> String,
+    ) -> Result<(), LaunchError> {
+        #[cfg(not(feature = "cuda"))]
+        let _ = (params, what);
         match (&self.backend, &module.backend) {
             (StreamBackend::Emulator, ModuleBackend::Emulator) => {
-                super::emulated::launch(kernel, &config, args).map(|_| ())
+                super::emulated::launch(kernel.kernel, config, args).map(|_| ())
             }
             #[cfg(feature = "cuda")]
             (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
-                stream.launch(gpu_module, kernel.name, &config, &params)
+                stream.launch(gpu_module, kernel.kernel.name, kernel.index, config, params)
             }
             #[cfg(feature = "cuda")]
             _ => Err(LaunchError::WrongDevice { what: what() }),

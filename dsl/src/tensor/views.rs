@@ -114,7 +114,9 @@ impl View {
                 ),
             });
         }
-        self.layout.check_within(self.elements::<T>(), &what())?;
+        if self.layout.extent()? > self.elements::<T>() {
+            self.layout.check_within(self.elements::<T>(), &what())?;
+        }
         let small = |value: usize, name: &str| {
             i32::try_from(value).map_err(|_| LaunchError::Tensor {
                 what: what(),

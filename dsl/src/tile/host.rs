@@ -17,6 +17,8 @@ pub struct Specialisation<A: 'static> {
     pub num_warps: u32,
     /// Dynamic shared memory per program (bytes), from the code generator's allocator.
     pub shared_bytes: u32,
+    /// The kernel's entry in the module it was last launched from (launches skip the lookup).
+    pub entry: crate::launch::EntryCache,
 }
 
 impl<A> Specialisation<A> {

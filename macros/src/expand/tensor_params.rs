@@ -321,6 +321,9 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
     let mut signature = Vec::new();
     let mut unpack = Vec::new();
     let mut uses = Vec::new();
+    let mut forward = Vec::new();
+    let mut size_fields = Vec::new();
+    let mut size_values = Vec::new();
     for (index, (name, ty)) in l.params.iter().enumerate() {
         match l.tensors.iter().find(|t| t.covers(index)) {
             Some(tensor) if tensor.first == index => {
@@ -347,20 +350,41 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
                     let (#name, [#(#sizes),*], [#(#strides),*]) =
                         #view.kernel_parts::<#rank>(#kernel, #pstr)?;
                 });
+                forward.push(quote!(#name));
+                size_fields.push(quote!(pub #name: [usize; #rank]));
+                // The sizes are non-negative `i32`s (`kernel_parts` checked them).
+                size_values.push(quote!(#name: [#(#sizes as usize),*]));
             }
             Some(_) => {}
-            None => signature.push(quote!(#name: #ty)),
+            None => {
+                signature.push(quote!(#name: #ty));
+                forward.push(quote!(#name));
+            }
         }
     }
+    let consts_arg = if l.consts_param.is_empty() {
+        quote!()
+    } else {
+        quote!(#consts,)
+    };
+    let sizes = own("sizes");
     let (consts_param, consts_value, args_value) =
         (&l.consts_param, &l.consts_value, &l.args_value);
     quote! {
+        /// The sizes of a launch's tensor arguments, one field per tensor parameter (what the
+        /// grid of `launch_sized` is computed from).
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Sizes { #(#size_fields),* }
+
         #[cfg(not(target_arch = "nvptx64"))]
         /// Enqueues the kernel on `stream` from `module` (the PTX of the kernel crate, or the
         /// emulator's `Device::host_module`) and returns at once: tensors the kernel stores to
         /// are taken by `&mut`, the others by `&`; each tensor's rank and extent are checked,
         /// and its pointer, sizes and strides passed. Picks the specialisation (and alignment
-        /// variant), block `32 × NUM_WARPS` threads, the kernel's dynamic shared memory.
+        /// variant), block `32 × NUM_WARPS` threads, the kernel's dynamic shared memory. The
+        /// grid is a value or a closure of the const values; `launch_sized` derives it from the
+        /// tensors' sizes too.
         #[allow(clippy::too_many_arguments)]
         pub fn launch(
             #stream: &::tessera::launch::Stream<'_>,
@@ -369,14 +393,37 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
             #grid: impl ::tessera::tile::Grid<Consts>,
             #(#signature),*
         ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+            launch_sized(
+                #stream,
+                #module,
+                #consts_arg
+                move |#consts: &Consts, _: &Sizes| ::tessera::tile::Grid::grid(#grid, #consts),
+                #(#forward),*
+            )
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// `launch` with the grid computed by `grid` from the const values and the sizes of the
+        /// tensor arguments (`Sizes`, one field per tensor parameter), e.g.
+        /// `|c: &Consts, s: &Sizes| (s.out[0].div_ceil(c.BLOCK) as u32,)`.
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch_sized<G: ::tessera::tile::GridDims>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::core::ops::FnOnce(&Consts, &Sizes) -> G,
+            #(#signature),*
+        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
             #consts_value
             #(#unpack)*
+            let #sizes = Sizes { #(#size_values),* };
             let #args: Args = #args_value;
             let #spec = specialisation(&#consts, &#args)?;
-            #stream.launch(
+            let #grid = ::tessera::tile::GridDims::dims(#grid(&#consts, &#sizes));
+            #stream.launch_resolved(
                 #module,
-                #spec.kernel,
-                ::tessera::tile::launch_config(#spec, #grid.grid(&#consts)),
+                &#spec.entry.resolve(#module, #spec.kernel)?,
+                ::tessera::tile::launch_config(#spec, #grid),
                 #args,
                 &[#(#uses),*],
             )

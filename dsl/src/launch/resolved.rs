@@ -1,0 +1,120 @@
+//! Kernels resolved once against a module: the entry's index, so a launch neither looks the
+//! kernel up by name nor allocates.
+//!
+//! [`Module::resolve`] checks that the kernel is an entry of the module and gives a
+//! [`ResolvedKernel`] (the user may keep it); [`EntryCache`] is the same resolution cached in a
+//! `static` (every `#[tile_kernel]` specialisation holds one), valid for the last module it was
+//! resolved against. On the GPU the entry's `CUfunction` and attributes are read at its first
+//! launch and kept by the module, by entry index.
+
+use super::{LaunchError, Module};
+use crate::Kernel;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Entry index of a host-build module (no PTX entries to index).
+pub(crate) const HOST_BUILD_ENTRY: u32 = u32::MAX;
+
+/// A kernel checked to be entry `index` of the module with id `module_id`.
+pub struct ResolvedKernel<A> {
+    pub(crate) kernel: Kernel<A>,
+    pub(crate) module_id: u64,
+    pub(crate) index: u32,
+}
+
+impl<A> Clone for ResolvedKernel<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for ResolvedKernel<A> {}
+
+impl<A> std::fmt::Debug for ResolvedKernel<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ResolvedKernel({} = entry {} of module {})",
+            self.kernel.name, self.index, self.module_id
+        )
+    }
+}
+
+impl<A> ResolvedKernel<A> {
+    /// The kernel handle.
+    pub fn kernel(&self) -> Kernel<A> {
+        self.kernel
+    }
+}
+
+impl Module {
+    /// `kernel` as an entry of this module (an error names the module's entries if it is not
+    /// one). Launching the result skips the name lookup.
+    pub fn resolve<A>(&self, kernel: Kernel<A>) -> Result<ResolvedKernel<A>, LaunchError> {
+        let index = if self.host_only {
+            HOST_BUILD_ENTRY
+        } else {
+            self.entries
+                .iter()
+                .position(|entry| entry.name == kernel.name)
+                .ok_or_else(|| LaunchError::KernelNotFound {
+                    kernel: kernel.name.to_string(),
+                    entries: self.entry_names(),
+                })? as u32
+        };
+        Ok(ResolvedKernel {
+            kernel,
+            module_id: self.id,
+            index,
+        })
+    }
+}
+
+/// A kernel's resolution against the last module it was resolved in, cached without locks:
+/// module id and entry index packed in one atomic word (0: none yet). One cache serves one
+/// kernel (a `static` next to it): the entry index it holds is that kernel's.
+#[derive(Debug)]
+pub struct EntryCache {
+    packed: AtomicU64,
+}
+
+/// Bits of the packed word holding the entry index (plus one); the module id is above.
+const INDEX_BITS: u32 = 32;
+
+impl EntryCache {
+    /// An empty cache (for a `static`).
+    pub const fn new() -> EntryCache {
+        EntryCache {
+            packed: AtomicU64::new(0),
+        }
+    }
+
+    /// `kernel` resolved in `module`: from the cache when it was last resolved there, else by
+    /// [`Module::resolve`] (and cached).
+    pub fn resolve<A>(
+        &self,
+        module: &Module,
+        kernel: Kernel<A>,
+    ) -> Result<ResolvedKernel<A>, LaunchError> {
+        let packed = self.packed.load(Ordering::Relaxed);
+        if packed != 0 && packed >> INDEX_BITS == module.id {
+            let index = ((packed & ((1 << INDEX_BITS) - 1)) as u32).wrapping_sub(1);
+            return Ok(ResolvedKernel {
+                kernel,
+                module_id: module.id,
+                index,
+            });
+        }
+        let resolved = module.resolve(kernel)?;
+        // Module ids stay below 2^32 (one per loaded module); a larger one is not cached.
+        if module.id < 1 << (64 - INDEX_BITS) {
+            let word = (module.id << INDEX_BITS) | u64::from(resolved.index.wrapping_add(1));
+            self.packed.store(word, Ordering::Relaxed);
+        }
+        Ok(resolved)
+    }
+}
+
+impl Default for EntryCache {
+    fn default() -> Self {
+        EntryCache::new()
+    }
+}
