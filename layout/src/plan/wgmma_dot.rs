@@ -172,6 +172,13 @@ pub struct WgmmaDotPlan {
     /// `acc_registers[b][i]`: the accumulator tile register that is register `i` of the
     /// fragment of block `b` (`N / 2` per block).
     pub acc_registers: Vec<Vec<u32>>,
+    /// When `a`'s layout holds the `wgmma` A fragments in registers (as the accumulator of an
+    /// earlier `wgmma` does, e.g. attention's `p`): `a_registers[b][s]`, the 8 tile registers
+    /// of `a` forming the fragment of accumulator block `b`, K step `s` (`a0` = the first
+    /// two, … `a3` = the last two, each pair one 32-bit register, the lower element in the low
+    /// half); the dot then reads A from registers (`wgmma … {a0, a1, a2, a3}, b-desc`) and
+    /// does not store it.
+    pub a_registers: Option<Vec<Vec<[u32; 8]>>>,
     /// Bytes of shared memory the operands take.
     pub shared_bytes: u32,
     /// Alignment the region needs (one swizzle period of the wider swizzle).
@@ -236,6 +243,55 @@ pub fn fragment_element(i: u32, lane: u32, warp: u32) -> (u32, u32) {
         16 * warp + lane / 4 + 8 * ((i / 2) % 2),
         8 * (i / 4) + 2 * (lane % 4) + i % 2,
     )
+}
+
+/// The registers of `a` (`[M, K]`) forming each `wgmma` A fragment (`a_registers` of
+/// [`WgmmaDotPlan`]), when every thread holds its fragments: element `j` of the fragment of
+/// K step `s` in warp `w` of a warpgroup, lane `l`, is `(16w + l/4 + 8·(j/2 mod 2), 16s + 8·(j/4)
+/// + 2·(l mod 4) + j mod 2)` ([`fragment_element`] shifted by `16s`), rows offset by the
+/// accumulator block's and the warpgroup's origin (`origins`, `group_origin`).
+fn a_fragments(
+    a: &LinearLayout,
+    origins: &[(u32, u32)],
+    group_origin: &[(u32, u32)],
+    k_steps: u32,
+) -> Option<Vec<Vec<[u32; 8]>>> {
+    if a.in_size(Label::Lane) != 32 || a.in_size(Label::Warp) != 4 * group_origin.len() as u32 {
+        return None;
+    }
+    let coords: Vec<(u32, u32)> = (0..a.in_size(Label::Register))
+        .map(|r| at(a, r, 0, 0))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    origins
+        .iter()
+        .map(|&(br, _)| {
+            (0..k_steps)
+                .map(|s| {
+                    let mut fragment = [0u32; 8];
+                    for (j, slot) in fragment.iter_mut().enumerate() {
+                        let (fr, fc) = fragment_element(j as u32, 0, 0);
+                        let want = (br + fr, WGMMA_K * s + fc);
+                        *slot = coords.iter().position(|&c| c == want)? as u32;
+                    }
+                    for (g, &(gr, _)) in group_origin.iter().enumerate() {
+                        for warp in 0..4 {
+                            for lane in 0..32 {
+                                for (j, &r) in fragment.iter().enumerate() {
+                                    let (fr, fc) = fragment_element(j as u32, lane, warp);
+                                    let want = (br + gr + fr, WGMMA_K * s + fc);
+                                    if at(a, r, lane, 4 * g as u32 + warp).ok()? != want {
+                                        return None;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Some(fragment)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Plans the dot of `shape` on operands in the layouts `a` (`[M, K]`), `b` (`[K, N]`) and the
@@ -321,6 +377,7 @@ pub fn plan_wgmma_dot(
             }
         }
     }
+    let a_registers = a_fragments(a, &origins, &group_origin, k / WGMMA_K);
     let (a_shared, a_desc, a_store) = operand(a, [m, k], 1, WGMMA_M, "a")?;
     let (b_shared, b_desc, b_store) = operand(b, [k, n], 0, instr_n, "b")?;
     let a_blocks = origins
@@ -364,6 +421,7 @@ pub fn plan_wgmma_dot(
             block_offsets: b_blocks,
         },
         acc_registers,
+        a_registers,
         shared_bytes: b_offset + b_bytes,
         alignment,
     })

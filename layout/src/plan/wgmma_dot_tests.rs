@@ -214,3 +214,49 @@ fn an_accumulator_in_another_layout_is_refused() {
     .unwrap_err();
     assert!(format!("{err}").contains("wgmma"), "{err}");
 }
+
+/// A chained dot's `a` in the accumulator layout of an earlier `wgmma` (attention's `p`, `[M,
+/// K]` with `K` the first dot's N) is read from registers: each fragment element of every thread
+/// is the planned register; a blocked `a` is not.
+#[test]
+fn a_in_an_accumulator_layout_is_read_from_registers() {
+    for (m, k, n, nw) in [
+        (64, 64, 64, 4),
+        (128, 64, 128, 8),
+        (128, 128, 64, 8),
+        (64, 64, 128, 4),
+    ] {
+        let first = wgmma_shape(WgmmaInput::F16, [m, k, 16], nw).unwrap();
+        let a = first.accumulator_layout().unwrap();
+        let shape = wgmma_shape(WgmmaInput::F16, [m, n, k], nw).unwrap();
+        let acc = shape.accumulator_layout().unwrap();
+        let plan = plan_wgmma_dot(shape, &a, &row_major([k, n], nw), &acc).unwrap();
+        let fragments = plan.a_registers.as_ref().expect("a from registers");
+        assert_eq!(fragments.len(), plan.acc_registers.len());
+        for (b, steps) in fragments.iter().enumerate() {
+            assert_eq!(steps.len() as u32, k / WGMMA_K);
+            // The block's rows: those of its accumulator fragment register 0 at lane 0, warp 0.
+            let (row0, _) = at(&acc, plan.acc_registers[b][0], 0, 0).unwrap();
+            for (s, fragment) in steps.iter().enumerate() {
+                for warp in 0..nw {
+                    for lane in 0..32 {
+                        for (j, &r) in fragment.iter().enumerate() {
+                            let (fr, fc) = fragment_element(j as u32, lane, warp % 4);
+                            let (gr, _) = at(&acc, 0, 0, warp / 4 * 4).unwrap();
+                            assert_eq!(
+                                at(&a, r, lane, warp).unwrap(),
+                                (row0 + gr + fr, 16 * s as u32 + fc),
+                                "[{m}, {k}] × [{k}, {n}] at {nw} warps: block {b} step {s} \
+                                 warp {warp} lane {lane} element {j}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // A loaded (blocked) `a` is stored to shared memory.
+    assert!(planned(WgmmaInput::F16, [64, 64, 64], 4)
+        .a_registers
+        .is_none());
+}

@@ -207,7 +207,11 @@ impl Inference {
                             plan.acc_registers.len(),
                             plan.shape.instr_n,
                             plan.k_steps(),
-                            operand(&plan.a, "M"),
+                            match plan.a_registers {
+                                Some(_) =>
+                                    "from registers (its layout holds the A fragments)".to_string(),
+                                None => operand(&plan.a, "M"),
+                            },
                             operand(&plan.b, "N"),
                             plan.shared_bytes
                         )

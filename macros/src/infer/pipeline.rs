@@ -20,15 +20,20 @@
 //! them).
 //!
 //! **`wgmma` dots** (sm_90a bodies: the dot's plan is `DotCode::Wgmma`) read their operands from
-//! shared memory through descriptors. A load whose only use is operand `a` or `b` of the loop's
-//! one `wgmma` dot qualifies as above, its copies writing the operand's NVMMA shared layout
-//! (`plan_wgmma_operand_copy`); both operands must qualify, and the dot then reads ring slot
-//! `i mod slots` in iteration `i` ([`WgmmaPipeline`]). When the dot's accumulator is a carried
-//! value that nothing else in the loop reads or writes (`acc = dot(a, b, acc)` yielded as is), one
-//! `wgmma` group stays in flight across iterations (`wgmma.wait_group 1`; the accumulator is
-//! retired by `wait_group 0` after the loop) and the ring has `S + 1` slots; otherwise each
-//! iteration waits for its group (`wait_group 0`, the reason in EXPLAIN) and the ring has `S`.
-//! `lower::pipeline` states the slot invariant.
+//! shared memory through descriptors. Every `wgmma` dot of the loop is planned on its own
+//! ([`WgmmaPipeline`], one per dot): an operand whose value is a load of the body, or the
+//! transpose of one (`k_tile.trans()`, the registers unchanged), used by nothing else, qualifies
+//! as above with copies writing the operand's NVMMA shared layout (`plan_wgmma_operand_copy`)
+//! and is read from ring slot `i mod slots` in iteration `i`; any other operand (a value from
+//! before the loop, a computed tile such as attention's `p`) is stored from registers in each
+//! iteration as without pipelining. All loads of an iteration are one `cp.async` group, so the
+//! waits count iterations whatever the number of rings. When the loop has one `wgmma` dot, both
+//! its operands come from rings and its accumulator is a carried value that nothing else in the
+//! loop reads or writes (`acc = dot(a, b, acc)` yielded as is), one `wgmma` group stays in flight
+//! across iterations (`wgmma.wait_group 1`; the accumulator is retired by `wait_group 0` after
+//! the loop) and the rings have `S + 1` slots; otherwise each dot waits for its group
+//! (`wait_group 0`, the reason in EXPLAIN) and the rings have `S`. `lower::pipeline` states the
+//! slot invariant.
 
 use crate::ir::DotCode;
 use crate::ir::{ConstValue, Kernel, Op, OpKind, Region, ValueId};
@@ -57,9 +62,9 @@ pub struct LoopPipeline {
     /// Carried values the issue ops read (index `j`: body argument `1 + j`, yield `j`), each
     /// advanced by its yield, which issue ops compute.
     pub carried: Vec<usize>,
-    /// The loop's `wgmma` dot reading its operands from the rings, when the loads are copied
-    /// into its NVMMA layouts.
-    pub wgmma: Option<WgmmaPipeline>,
+    /// The loop's `wgmma` dots with at least one operand copied into a ring in its NVMMA
+    /// layout, in body order.
+    pub wgmma: Vec<WgmmaPipeline>,
 }
 
 /// A `wgmma` dot fed by the rings of a pipelined loop.
@@ -67,6 +72,12 @@ pub struct LoopPipeline {
 pub struct WgmmaPipeline {
     /// Index of the dot in the loop body.
     pub dot: usize,
+    /// Per operand (`a`, `b`): the index into the plan's `loads` of its ring, or `None` when the
+    /// operand is stored from registers in each iteration.
+    pub rings: [Option<usize>; 2],
+    /// Operand `a` without a ring is read from its registers (they hold the `wgmma` A
+    /// fragments) rather than stored.
+    pub a_in_registers: bool,
     /// `wgmma` groups left in flight at the end of an iteration: 1 (`wait_group 1`), or 0.
     pub in_flight: u32,
     /// With one group in flight: the carried value (index `j`) that is the accumulator.
@@ -77,15 +88,6 @@ pub struct WgmmaPipeline {
     pub instruction: String,
 }
 
-/// Where a pipelined load's copies go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyTarget {
-    /// The shared layout of the conversion of the loaded value (read back by its read steps).
-    Conversion,
-    /// Operand `0` (`a`) or `1` (`b`) of the loop's `wgmma` dot, in its NVMMA layout.
-    WgmmaOperand(usize),
-}
-
 /// One load turned into asynchronous copies.
 #[derive(Clone, Debug)]
 pub struct PipelinedLoad {
@@ -93,17 +95,19 @@ pub struct PipelinedLoad {
     pub mask: Option<ValueId>,
     /// The loaded value.
     pub value: ValueId,
+    /// The transpose of the loaded value that is the `wgmma` operand (same registers), if the
+    /// operand is not the loaded value itself; lowering skips it with the load.
+    pub transposed: Option<ValueId>,
     /// `a_tile f16[128, 32]`, for explain text.
     pub what: String,
     pub copy: AsyncCopyPlan,
-    pub target: CopyTarget,
 }
 
 impl LoopPipeline {
     /// Slots of each ring: the stages, and one more for the slot a `wgmma` group left in
     /// flight still reads.
     pub fn slots(&self) -> u32 {
-        self.stages + self.wgmma.as_ref().map_or(0, |w| w.in_flight)
+        self.stages + self.wgmma.iter().map(|w| w.in_flight).max().unwrap_or(0)
     }
 
     /// Bytes of shared memory of all rings.
@@ -146,11 +150,18 @@ impl LoopPipeline {
                 self.stages - 2,
                 self.stages - 1
             ));
-            if let Some(w) = &self.wgmma {
+            for w in &self.wgmma {
+                let from = |k: usize| match w.rings[k] {
+                    Some(l) => format!("{} from its ring", self.loads[l].what),
+                    None if k == 0 && w.a_in_registers => "a from registers".to_string(),
+                    None => format!("{} stored from registers", ["a", "b"][k]),
+                };
                 t.push_str(&format!(
-                    "; {} reads ring slot i mod {} by descriptors after fence.proxy.async",
+                    "; {} reads ring slot i mod {} by descriptors after fence.proxy.async ({}, {})",
                     w.instruction,
-                    self.slots()
+                    self.slots(),
+                    from(0),
+                    from(1)
                 ));
                 match &w.synchronous {
                     None => t.push_str(
@@ -369,13 +380,18 @@ impl Body<'_, '_> {
         p: &LoopPipeline,
         load: &Op,
         value: ValueId,
+        transposed: bool,
         plan: impl FnOnce(&AccessPlan, bool) -> Result<AsyncCopyPlan, String>,
     ) -> Result<(AsyncCopyPlan, Vec<usize>, Vec<usize>), String> {
         let OpKind::Load { mask, other } = load.kind else {
             return Err("not a load".into());
         };
         if self.defs.uses.get(&value).copied() != Some(1) {
-            return Err("the loaded value has other uses than the conversion".into());
+            return Err(if transposed {
+                "the loaded value has other uses than its transpose".into()
+            } else {
+                "the loaded value has other uses than the conversion".into()
+            });
         }
         if other {
             let o = load.operands[1 + usize::from(mask)];
@@ -444,7 +460,7 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
         refusals: Vec::new(),
         issue_ops: Vec::new(),
         carried: Vec::new(),
-        wgmma: None,
+        wgmma: Vec::new(),
     };
     let cx = Body {
         kernel,
@@ -468,14 +484,15 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
         },
         _ => None,
     };
-    if let ([d], Some(plan)) = (dots.as_slice(), dots.first().and_then(|&d| wgmma_dot(d))) {
-        plan_wgmma_loads(&cx, &mut p, *d, plan);
-    } else if dots.iter().any(|&d| wgmma_dot(d).is_some()) {
-        p.refusals.push(
-            "the loop has more than one dot; only a loop with one wgmma dot reads its operands \
-             from rings"
-                .into(),
-        );
+    let wgmma_dots: Vec<usize> = dots
+        .iter()
+        .copied()
+        .filter(|&d| wgmma_dot(d).is_some())
+        .collect();
+    for &d in &wgmma_dots {
+        if let Some(plan) = wgmma_dot(d) {
+            plan_wgmma_loads(&cx, &mut p, d, plan, wgmma_dots.len());
+        }
     }
     let dot_operands: HashSet<ValueId> = dots
         .iter()
@@ -498,7 +515,7 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
         let Some((load, what)) = cx.load_of(value) else {
             continue;
         };
-        match cx.qualify(&p, load, value, |access, masked| {
+        match cx.qualify(&p, load, value, false, |access, masked| {
             plan_async_copy(access, &code.movement, masked)
         }) {
             Ok((copy, issue, carried)) => {
@@ -509,9 +526,9 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
                     mask: matches!(load.kind, OpKind::Load { mask: true, .. })
                         .then(|| load.operands[1]),
                     value,
+                    transposed: None,
                     what,
                     copy,
-                    target: CopyTarget::Conversion,
                 });
             }
             Err(why) => p.refusals.push(format!("{what}: {why}")),
@@ -524,56 +541,124 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
     p
 }
 
-/// The loads of operands `a` and `b` of the loop's one `wgmma` dot (body op `d`), copied into
-/// its NVMMA layouts: both or neither (the reasons in `p.refusals`).
+/// The load whose value is `operand`, or whose transpose (same registers) is: the load, its
+/// explain name and the transpose's value.
+fn operand_load<'a>(
+    cx: &'a Body<'_, '_>,
+    operand: ValueId,
+) -> Result<(&'a Op, String, ValueId, Option<ValueId>), String> {
+    if let Some((load, what)) = cx.load_of(operand) {
+        return Ok((load, what, operand, None));
+    }
+    let trans = cx
+        .index_of
+        .get(&operand)
+        .map(|&i| &cx.body.ops[i])
+        .filter(|o| matches!(o.kind, OpKind::Trans { .. }))
+        .ok_or("not a load in the loop (stored from registers in each iteration)")?;
+    let loaded = trans.operands[0];
+    let (load, what) = cx
+        .load_of(loaded)
+        .ok_or("not a load in the loop (stored from registers in each iteration)")?;
+    if cx.defs.uses.get(&operand).copied() != Some(1) {
+        return Err(format!("{what}: its transpose has other uses than the dot"));
+    }
+    let layout = |v: ValueId| match &cx.kernel.value(v).layout {
+        crate::ir::LayoutSlot::Inferred(l) => Some(*l),
+        _ => None,
+    };
+    let (Some(src), Some(dst)) = (layout(loaded), layout(operand)) else {
+        return Err(format!("{what}: no layouts"));
+    };
+    if !same_registers_transposed(&src, &dst) {
+        return Err(format!(
+            "{what}: its transpose moves elements between registers"
+        ));
+    }
+    Ok((load, what, loaded, Some(operand)))
+}
+
+/// Whether rank-2 `dst` is `src` with its two dimensions swapped, register for register (each
+/// register, lane and warp basis holds the swapped coordinates).
+fn same_registers_transposed(
+    src: &tessera_layout::LinearLayout,
+    dst: &tessera_layout::LinearLayout,
+) -> bool {
+    use tessera_layout::Label;
+    if src.num_out_dims() != 2 || dst.num_out_dims() != 2 {
+        return false;
+    }
+    [Label::Register, Label::Lane, Label::Warp]
+        .iter()
+        .all(|&label| {
+            src.in_bits(label) == dst.in_bits(label)
+                && (0..src.in_bits(label) as usize).all(|k| {
+                    match (src.basis(label, k), dst.basis(label, k)) {
+                        (Some(s), Some(d)) => s[0] == d[1] && s[1] == d[0],
+                        _ => false,
+                    }
+                })
+        })
+}
+
+/// The loads of operands `a` and `b` of the `wgmma` dot at body op `d` (one of `dots` `wgmma`
+/// dots in the loop) copied into its NVMMA layouts: each operand that qualifies gets a ring, the
+/// others are stored from registers (the reasons in `p.refusals`). A dot with no ring operand
+/// gets no [`WgmmaPipeline`].
 fn plan_wgmma_loads(
     cx: &Body<'_, '_>,
     p: &mut LoopPipeline,
     d: usize,
     plan: &tessera_layout::plan::wgmma_dot::WgmmaDotPlan,
+    dots: usize,
 ) {
     let body = cx.body;
     let dot = &body.ops[d];
-    let mut planned = Vec::new();
-    let mut trial = p.clone();
+    let mut rings = [None, None];
     for (k, operand) in [&plan.a, &plan.b].into_iter().enumerate() {
-        let value = dot.operands[k];
-        let Some((load, what)) = cx.load_of(value) else {
-            p.refusals.push(format!(
-                "wgmma operand {}: not a load in the loop",
-                ["a", "b"][k]
-            ));
-            return;
+        let name = format!("wgmma operand {} of `{}`", ["a", "b"][k], dot_name(cx, d));
+        let (load, what, value, transposed) = match operand_load(cx, dot.operands[k]) {
+            Ok(found) => found,
+            Err(why) => {
+                p.refusals.push(format!("{name}: {why}"));
+                continue;
+            }
         };
-        match cx.qualify(&trial, load, value, |access, masked| {
+        match cx.qualify(p, load, value, transposed.is_some(), |access, masked| {
             plan_wgmma_operand_copy(access, operand, plan.alignment, masked)
         }) {
             Ok((copy, issue, carried)) => {
-                trial.issue_ops = issue;
-                trial.carried = carried;
-                planned.push(PipelinedLoad {
+                p.issue_ops = issue;
+                p.carried = carried;
+                rings[k] = Some(p.loads.len());
+                p.loads.push(PipelinedLoad {
                     pointer: load.operands[0],
                     mask: matches!(load.kind, OpKind::Load { mask: true, .. })
                         .then(|| load.operands[1]),
                     value,
+                    transposed,
                     what,
                     copy,
-                    target: CopyTarget::WgmmaOperand(k),
                 });
             }
-            Err(why) => {
-                p.refusals.push(format!("{what} (wgmma operand): {why}"));
-                return;
-            }
+            Err(why) => p.refusals.push(format!("{what} ({name}): {why}")),
         }
     }
-    // One group in flight when the accumulator is a carried value only the dot reads and
-    // whose next value is the dot's result, read by nothing else.
+    if rings == [None, None] {
+        return;
+    }
+    // One group in flight when the loop's one wgmma dot reads both operands from rings and its
+    // accumulator is a carried value only the dot reads, whose next value is the dot's result,
+    // read by nothing else.
     let acc = dot.operands[2];
     let result = dot.results[0];
     let carried = body.args[1..].iter().position(|&a| a == acc);
     let uses = |v: ValueId| cx.defs.uses.get(&v).copied().unwrap_or(0);
     let synchronous = match carried {
+        _ if dots > 1 => Some(format!(
+            "the loop has {dots} wgmma dots; each waits for its group"
+        )),
+        _ if rings.contains(&None) => Some("an operand is not in a ring".to_string()),
         None => Some("the accumulator is not a value carried by the loop".to_string()),
         Some(j) if body.yields[j] != result => {
             Some("the loop does not carry the dot's result as its accumulator".to_string())
@@ -584,16 +669,25 @@ fn plan_wgmma_loads(
         ),
         Some(_) => None,
     };
-    p.issue_ops = trial.issue_ops;
-    p.carried = trial.carried;
-    p.loads.extend(planned);
-    p.wgmma = Some(WgmmaPipeline {
+    p.wgmma.push(WgmmaPipeline {
         dot: d,
+        rings,
+        a_in_registers: rings[0].is_none() && plan.a_registers.is_some(),
         in_flight: u32::from(synchronous.is_none()),
         accumulator: carried.filter(|_| synchronous.is_none()),
         synchronous,
         instruction: format!("wgmma.m64n{}k16", plan.shape.instr_n),
     });
+}
+
+/// The dot's result name for explain text (`s`, `acc`), or its value id.
+fn dot_name(cx: &Body<'_, '_>, d: usize) -> String {
+    let r = cx.body.ops[d].results[0];
+    cx.kernel
+        .value(r)
+        .name
+        .clone()
+        .unwrap_or_else(|| r.to_string())
 }
 
 /// The plan of the loop whose induction variable is `iv`, if it has one.

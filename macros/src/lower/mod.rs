@@ -129,8 +129,8 @@ pub struct Ctx<'k> {
     shared_high: u32,
     /// The pipelined loads of the loops being lowered (`pipeline.rs`).
     pipeline_reads: Vec<pipeline::PipelineRead>,
-    /// The `wgmma` dot of the pipelined loop being lowered that reads its ring slots.
-    ring_wgmma: Option<wgmma::RingWgmma>,
+    /// The `wgmma` dots of the pipelined loop being lowered that read ring slots.
+    ring_wgmma: Vec<wgmma::RingWgmma>,
 }
 
 impl<'k> Ctx<'k> {
@@ -151,7 +151,7 @@ impl<'k> Ctx<'k> {
             shared_top: 0,
             shared_high: 0,
             pipeline_reads: Vec::new(),
-            ring_wgmma: None,
+            ring_wgmma: Vec::new(),
         }
     }
 
@@ -461,6 +461,14 @@ impl<'k> Ctx<'k> {
             OpKind::Load { .. } if pipelined(op.results.first()).is_some() => {
                 return Ok(TokenStream::new())
             }
+            // The transpose of a load copied into a `wgmma` operand's ring: the slot is the
+            // operand.
+            OpKind::Trans { .. }
+                if pipelined(op.operands.first())
+                    .is_some_and(|r| r.transposed.as_ref() == op.results.first()) =>
+            {
+                return Ok(TokenStream::new())
+            }
             OpKind::Convert { .. } => {
                 if let Some(read) = pipelined(op.operands.first()).cloned() {
                     return pipeline::lower_read(self, op, &read);
@@ -559,14 +567,32 @@ impl<'k> Ctx<'k> {
             return Err(internal(loc, "a dot without its operands or result"));
         };
         let (cl, rl) = (self.layout(c, loc)?, self.layout(r, loc)?);
-        if let (Some(ring), DotCode::Wgmma(plan)) = (self.ring_wgmma.clone(), code) {
-            if ring.result == r {
-                let cr = self.regs(c, loc)?;
-                let cn = self.fresh("dot_acc");
-                let (code, out) = wgmma::lower_wgmma_from_ring(self, op, plan, &ring, &cn)?;
-                let bind = self.bind(r, quote!(#out), loc)?;
-                return Ok(quote!(let #cn = #cr; #code #bind));
+        let ring = self.ring_wgmma.iter().find(|w| w.result == r).cloned();
+        if let (Some(ring), DotCode::Wgmma(plan)) = (ring, code) {
+            // Operands in ring slots have no registers (their loads were issued ahead).
+            let mut bound = TokenStream::new();
+            let mut names = Vec::new();
+            for (v, slot, name) in [(a, &ring.a_slot, "dot_a"), (b, &ring.b_slot, "dot_b")] {
+                let n = self.fresh(name);
+                if slot.is_none() {
+                    let regs = self.regs(v, loc)?;
+                    bound.extend(quote!(let #n = #regs;));
+                }
+                names.push(n);
             }
+            let cr = self.regs(c, loc)?;
+            let cn = self.fresh("dot_acc");
+            let da = self.dtype(a);
+            let (code, out) = wgmma::lower_wgmma_from_ring(
+                self,
+                op,
+                plan,
+                &ring,
+                [&names[0], &names[1], &cn],
+                da,
+            )?;
+            let bind = self.bind(r, quote!(#out), loc)?;
+            return Ok(quote!(#bound let #cn = #cr; #code #bind));
         }
         let (ar, br, cr) = (self.regs(a, loc)?, self.regs(b, loc)?, self.regs(c, loc)?);
         let (an, bn, cn) = (

@@ -24,14 +24,19 @@
 //! empty loops) issue nothing past the end. The conditions are uniform over the program, so
 //! the barriers are reached by every thread.
 //!
-//! **A `wgmma` dot fed by the rings** (`WgmmaPipeline` in the plan): the copies write the
-//! operands' NVMMA layouts (each ring aligned to the swizzle period), and the wait at the top of
-//! iteration `i` becomes `cp.async.wait_group S-2; fence.proxy.async.shared::cta; bar.sync` (each
-//! thread's landed generic-proxy writes ordered before the async proxy's reads, then every
-//! thread's). The dot issues its `wgmma`s on descriptors of slot `i mod slots` and commits.
+//! **`wgmma` dots fed by the rings** (one `WgmmaPipeline` per dot in the plan): the copies write
+//! the operands' NVMMA layouts (each ring aligned to the swizzle period), and the wait at the top
+//! of iteration `i` becomes `cp.async.wait_group S-2; fence.proxy.async.shared::cta; bar.sync`
+//! (each thread's landed generic-proxy writes ordered before the async proxy's reads, then every
+//! thread's). All rings are filled by one commit group per iteration, so `wait_group S-2` has
+//! landed every ring's slot `i mod slots` whatever the number of rings. Each dot issues its
+//! `wgmma`s on descriptors of its ring operands' slot `i mod slots`; an operand without a ring
+//! (a value from before the loop, a computed tile) is stored to the dot's own region first
+//! (barrier, stores, `fence.proxy.async`, barrier), and commits. The transpose of a ring load
+//! (`k.trans()` as operand `b`) is the same registers, so its copies are the load's.
 //!
-//! - *No group in flight* (`wait_group 0` in the iteration, `slots = S`): as for `ldmatrix`
-//!   reads, slot `(i-1) mod S`, which iteration `i` overwrites, was read by a group retired in
+//! - *No group in flight* (`wait_group 0` after each dot, `slots = S`): as for `ldmatrix`
+//!   reads, slot `(i-1) mod S`, which iteration `i` overwrites, was read by groups retired in
 //!   iteration `i-1`, before the barrier of iteration `i`.
 //! - *One group in flight* (`slots = S + 1`): the loop's accumulators are created before the
 //!   loop from the carried accumulator; iteration `i` issues group `i` and `wgmma.wait_group 1`
@@ -44,7 +49,7 @@
 
 use super::convert::{render_step, Render};
 use super::{elem_type, internal, Ctx};
-use crate::infer::pipeline::{CopyTarget, LoopPipeline};
+use crate::infer::pipeline::LoopPipeline;
 use crate::ir::Op;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -55,6 +60,8 @@ use tessera_layout::plan::pipeline::AsyncCopyPlan;
 #[derive(Clone)]
 pub struct PipelineRead {
     pub value: crate::ir::ValueId,
+    /// The transpose of `value` that is a `wgmma` operand read from the slot (skipped too).
+    pub transposed: Option<crate::ir::ValueId>,
     pub slot: TokenStream,
     pub copy: AsyncCopyPlan,
 }
@@ -133,7 +140,7 @@ pub fn lower_pipelined_for(
     let mut copies = TokenStream::new();
     let mut reads = Vec::new();
     let mut ring_bases = TokenStream::new();
-    let mut operand_slots: [Option<TokenStream>; 2] = [None, None];
+    let mut load_slots = Vec::new();
     for l in &plan.loads {
         let (slot_bytes, align) = (l.copy.slot_bytes, l.copy.slot_alignment.max(16));
         let ring = ctx.alloc_shared(slot_bytes * slots + (align - 16), 16);
@@ -149,40 +156,40 @@ pub fn lower_pipelined_for(
         });
         let slot_at = |slot: &Ident| quote!(#base + #slot * #slot_bytes);
         copies.extend(render_copies(ctx, op, l, slot_at(&issue_slot))?);
-        if let CopyTarget::WgmmaOperand(k) = l.target {
-            operand_slots[k] = Some(slot_at(&read_slot));
-        }
+        load_slots.push(slot_at(&read_slot));
         reads.push(PipelineRead {
             value: l.value,
+            transposed: l.transposed,
             slot: slot_at(&read_slot),
             copy: l.copy.clone(),
         });
     }
-    // The wgmma dot reading the rings, and with a group in flight the loop's accumulators.
-    let mut ring_wgmma = None;
+    // The wgmma dots reading the rings, and with a group in flight the loop's accumulators.
+    let mut ring_wgmma = Vec::new();
     let (mut before, mut after, mut fence) =
         (TokenStream::new(), TokenStream::new(), TokenStream::new());
-    if let Some(w) = &plan.wgmma {
+    for w in &plan.wgmma {
         let dot = body
             .ops
             .get(w.dot)
             .ok_or_else(|| internal(loc, "a pipeline's dot is not in the loop"))?;
-        let (crate::ir::OpKind::Dot { plan: Some(code) }, [a_slot, b_slot]) =
-            (&dot.kind, operand_slots)
-        else {
-            return Err(internal(
-                loc,
-                "a pipelined wgmma without its plan or operand rings",
-            ));
+        let crate::ir::OpKind::Dot { plan: Some(code) } = &dot.kind else {
+            return Err(internal(loc, "a pipelined wgmma without its plan"));
         };
-        let (crate::ir::DotCode::Wgmma(dot_plan), Some(a_slot), Some(b_slot)) =
-            (&**code, a_slot, b_slot)
-        else {
-            return Err(internal(
-                loc,
-                "a pipelined wgmma without its plan or operand rings",
-            ));
+        let crate::ir::DotCode::Wgmma(dot_plan) = &**code else {
+            return Err(internal(loc, "a pipelined wgmma without its plan"));
         };
+        let slot_of = |k: usize| -> Result<Option<TokenStream>, syn::Error> {
+            w.rings[k]
+                .map(|l| {
+                    load_slots
+                        .get(l)
+                        .cloned()
+                        .ok_or_else(|| internal(loc, "a wgmma operand's ring is not planned"))
+                })
+                .transpose()
+        };
+        let (a_slot, b_slot) = (slot_of(0)?, slot_of(1)?);
         fence = quote!(::tessera::device::fence_proxy_async_shared_cta(););
         let accumulators = match w.accumulator {
             Some(j) => {
@@ -194,20 +201,20 @@ pub fn lower_pipelined_for(
                     .collect();
                 let loads = super::wgmma::render_ring_accumulators(dot_plan, &accs);
                 let retire = super::wgmma::render_retire(dot_plan, 0, &accs);
-                before = quote! {
+                before.extend(quote! {
                     #[allow(unused_mut)]
                     let mut __tessera_out = #cell.regs();
                     #loads
-                };
-                after = quote! {
+                });
+                after.extend(quote! {
                     #retire
                     #cell = ::tessera::tile::Tile::from_regs(__tessera_out);
-                };
+                });
                 Some(accs)
             }
             None => None,
         };
-        ring_wgmma = Some(super::wgmma::RingWgmma {
+        ring_wgmma.push(super::wgmma::RingWgmma {
             result: dot.results[0],
             a_slot,
             b_slot,
@@ -365,3 +372,7 @@ pub fn lower_read(ctx: &mut Ctx, op: &Op, read: &PipelineRead) -> Result<TokenSt
     }};
     ctx.bind(result, value, loc)
 }
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

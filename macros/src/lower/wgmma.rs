@@ -58,7 +58,8 @@ pub fn lower_wgmma(
     let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
         .map(|b| format_ident!("__tessera_acc{}", b))
         .collect();
-    let issue = render_issue(plan, offset, a, b, &rc, &barrier, &accumulators);
+    let operands = [OperandAt::Registers(a), OperandAt::Registers(b)];
+    let issue = render_issue(plan, offset, operands, &rc, &barrier, &accumulators);
     let retire = render_retire(plan, 0, &accumulators);
     let n = index_lit(registers);
     Ok((
@@ -75,14 +76,21 @@ pub fn lower_wgmma(
     ))
 }
 
-/// From the operands' registers to the committed group: the stores, the fences, one
-/// accumulator per block (`accumulators`, from `__tessera_out`), the instructions, the commit.
-/// `offset`: the dot's region in dynamic shared memory (`shared_bytes + alignment` bytes).
+/// Where an operand of a `wgmma` is: registers stored to the dot's region, or a ring slot a
+/// pipelined loop has copied, waited for and fenced (a `u32` shared-window address).
+pub(crate) enum OperandAt<'a> {
+    Registers(&'a Ident),
+    Slot(TokenStream),
+}
+
+/// From the operands to the committed group: the stores of the operands in registers, the
+/// fences, one accumulator per block (`accumulators`, from `__tessera_out`), the instructions,
+/// the commit. `offset`: the dot's region in dynamic shared memory (`shared_bytes + alignment`
+/// bytes), used when an operand is in registers.
 pub(crate) fn render_issue(
     plan: &WgmmaDotPlan,
     offset: u32,
-    a: &Ident,
-    b: &Ident,
+    [a, b]: [OperandAt<'_>; 2],
     rc: &Render,
     barrier: &TokenStream,
     accumulators: &[Ident],
@@ -92,33 +100,59 @@ pub(crate) fn render_issue(
         Literal::u32_suffixed(offset),
         Literal::u32_suffixed(plan.alignment - 1),
     );
-    let (a_at, b_at) = (
-        Literal::u32_suffixed(plan.a.region_offset),
-        Literal::u32_suffixed(plan.b.region_offset),
-    );
     let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
-    let store_a = render_operand_store(&plan.a.store, a, rc, &a_smem);
-    let store_b = render_operand_store(&plan.b.store, b, rc, &b_smem);
+    let mut stores = TokenStream::new();
+    let mut addresses = TokenStream::new();
+    let mut stored = false;
+    // A in registers that hold its fragments is read from them (no store).
+    let a_registers = match (&a, &plan.a_registers) {
+        (OperandAt::Registers(src), Some(_)) => Some(*src),
+        _ => None,
+    };
+    let operands = [(a, &plan.a, &a_smem), (b, &plan.b, &b_smem)];
+    for (k, (at, operand, smem)) in operands.into_iter().enumerate() {
+        match at {
+            OperandAt::Registers(_) if k == 0 && a_registers.is_some() => {}
+            OperandAt::Registers(src) => {
+                let region_offset = Literal::u32_suffixed(operand.region_offset);
+                addresses.extend(quote!(let #smem: u32 = __tessera_wgmma_base + #region_offset;));
+                stores.extend(render_operand_store(&operand.store, src, rc, smem));
+                stored = true;
+            }
+            OperandAt::Slot(slot) => addresses.extend(quote!(let #smem: u32 = #slot;)),
+        }
+    }
     let warp = &rc.warp;
     let loads = render_fragment_loads(plan, accumulators);
-    let calls = render_calls(plan, &a_smem, &b_smem, accumulators, span);
+    let calls = render_calls(plan, &a_smem, &b_smem, a_registers, accumulators, span);
+    let (base, stores) = if stored {
+        (
+            quote! {
+                let __tessera_wgmma_base: u32 =
+                    (::tessera::device::dynamic_shared_base() + #offset + #align_mask) & !#align_mask;
+            },
+            quote! {
+                #barrier
+                #stores
+                ::tessera::device::fence_proxy_async_shared_cta();
+                ::tessera::device::sync_threads();
+            },
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
     quote! {
-        let __tessera_wgmma_base: u32 =
-            (::tessera::device::dynamic_shared_base() + #offset + #align_mask) & !#align_mask;
-        let #a_smem: u32 = __tessera_wgmma_base + #a_at;
-        let #b_smem: u32 = __tessera_wgmma_base + #b_at;
+        #base
+        #addresses
         #[allow(unused)]
         let __tessera_warpgroup: usize = (#warp / 4) as usize;
-        #barrier
-        #store_a
-        #store_b
-        ::tessera::device::fence_proxy_async_shared_cta();
-        ::tessera::device::sync_threads();
+        #stores
         #loads
         ::tessera::device::wgmma_fence();
-        // SAFETY: every thread of each warpgroup issues the same wgmmas on the operands it just
-        // stored (fenced to the async proxy, behind a barrier); the wait below retires them
-        // before the region is written again.
+        // SAFETY: every thread of each warpgroup issues the same wgmmas on operands in shared
+        // memory that are complete and visible to the async proxy (stored and fenced behind a
+        // barrier, or a ring slot its loop waited for and fenced); the wait below retires them
+        // before the memory is written again.
         unsafe { #calls }
         ::tessera::device::wgmma_commit_group();
     }
@@ -142,21 +176,26 @@ fn render_fragment_loads(plan: &WgmmaDotPlan, accumulators: &[Ident]) -> TokenSt
 }
 
 /// The `wgmma` instructions of every block and K step, on the operands at the shared
-/// addresses `a_smem` and `b_smem` (`u32`s in scope), into `accumulators`.
+/// addresses `a_smem` and `b_smem` (`u32`s in scope), into `accumulators`; with `a_registers`
+/// (the `a` tile's registers, holding the plan's `a_registers` fragments) A comes from them
+/// (the `_rs` instructions), pairs of 16-bit elements packed into 32-bit registers.
 fn render_calls(
     plan: &WgmmaDotPlan,
     a_smem: &TokenStream,
     b_smem: &TokenStream,
+    a_registers: Option<&Ident>,
     accumulators: &[Ident],
     span: Span,
 ) -> TokenStream {
+    let fragments = a_registers.zip(plan.a_registers.as_ref());
     let instruction = format_ident!(
-        "wgmma_m64n{}k16_{}",
+        "wgmma_m64n{}k16_{}{}",
         plan.shape.instr_n,
         match plan.shape.input {
             WgmmaInput::F16 => "f16",
             WgmmaInput::Bf16 => "bf16",
-        }
+        },
+        if fragments.is_some() { "_rs" } else { "" }
     );
     let (ta, tb) = (
         Literal::u32_unsuffixed(plan.a.trans()),
@@ -166,10 +205,27 @@ fn render_calls(
     let mut calls = TokenStream::new();
     for (block, acc) in accumulators.iter().enumerate() {
         for step in 0..plan.k_steps() as usize {
-            let da = descriptor(&plan.a, a_smem, block, step, groups, span);
             let db = descriptor(&plan.b, b_smem, block, step, groups, span);
-            calls.extend(quote_spanned! {span=>
-                ::tessera::device::#instruction::<#ta, #tb>(&mut #acc, #da, #db, true);
+            calls.extend(match fragments {
+                Some((src, f)) => {
+                    let f = &f[block][step];
+                    let pairs = (0..4).map(|p| {
+                        let (lo, hi) = (index_lit(f[2 * p]), index_lit(f[2 * p + 1]));
+                        quote! {
+                            (::tessera::tile::Elem::to_bits(#src[#lo]) as u32)
+                                | ((::tessera::tile::Elem::to_bits(#src[#hi]) as u32) << 16)
+                        }
+                    });
+                    quote_spanned! {span=>
+                        ::tessera::device::#instruction::<#tb>(&mut #acc, [#(#pairs),*], #db, true);
+                    }
+                }
+                None => {
+                    let da = descriptor(&plan.a, a_smem, block, step, groups, span);
+                    quote_spanned! {span=>
+                        ::tessera::device::#instruction::<#ta, #tb>(&mut #acc, #da, #db, true);
+                    }
+                }
             });
         }
     }
@@ -177,14 +233,15 @@ fn render_calls(
 }
 
 /// A `wgmma` dot whose operands a software-pipelined loop copies into ring slots
-/// (`super::pipeline`): the shared addresses of this iteration's slots and, with one group in
-/// flight, the loop's accumulators (live across iterations; the loop retires them).
+/// (`super::pipeline`): the shared addresses of this iteration's slots (`None`: the operand is
+/// stored from registers) and, with one group in flight, the loop's accumulators (live across
+/// iterations; the loop retires them).
 #[derive(Clone)]
 pub struct RingWgmma {
     /// The dot's result.
     pub result: crate::ir::ValueId,
-    pub a_slot: TokenStream,
-    pub b_slot: TokenStream,
+    pub a_slot: Option<TokenStream>,
+    pub b_slot: Option<TokenStream>,
     pub accumulators: Option<Vec<Ident>>,
 }
 
@@ -194,41 +251,39 @@ pub(crate) fn render_ring_accumulators(plan: &WgmmaDotPlan, accumulators: &[Iden
     render_fragment_loads(plan, accumulators)
 }
 
-/// `dot(a, b, acc)` planned as `wgmma` with its operands in the ring slots of `ring` (the loop
-/// has waited for their copies, fenced them to the async proxy and synchronised): the
-/// instructions, the commit, and `wait_group 0` with the registers back, or with a group in
-/// flight `wait_group 1` (retiring the previous iteration's group) and the result left in the
-/// loop's accumulators (the value bound here is the unchanged `acc`, which nothing reads).
+/// `dot(a, b, acc)` planned as `wgmma` with operands in the ring slots of `ring` (the loop has
+/// waited for their copies, fenced them to the async proxy and synchronised; an operand without
+/// a slot is stored from its registers, `operands`): the instructions, the commit, and
+/// `wait_group 0` with the registers back, or with a group in flight (both operands in slots)
+/// `wait_group 1` (retiring the previous iteration's group) and the result left in the loop's
+/// accumulators (the value bound here is the unchanged `acc`, which nothing reads).
 pub fn lower_wgmma_from_ring(
     ctx: &mut Ctx,
     op: &Op,
     plan: &WgmmaDotPlan,
     ring: &RingWgmma,
-    acc: &Ident,
+    [a, b, acc]: [&Ident; 3],
+    in_dtype: DType,
 ) -> Result<(TokenStream, Ident), syn::Error> {
     let registers = plan.acc_registers.iter().map(Vec::len).sum::<usize>() as u32;
     let n = index_lit(registers);
     let out = ctx.fresh("wgmma");
     let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
-    let (a_slot, b_slot) = (&ring.a_slot, &ring.b_slot);
     let warp = ctx.warp();
     let span = op.loc.first;
-    let prelude = quote! {
-        let #a_smem: u32 = #a_slot;
-        let #b_smem: u32 = #b_slot;
-        #[allow(unused)]
-        let __tessera_warpgroup: usize = (#warp / 4) as usize;
-    };
-    let code = match &ring.accumulators {
-        Some(accumulators) => {
-            let calls = render_calls(plan, &a_smem, &b_smem, accumulators, span);
+    let code = match (&ring.accumulators, &ring.a_slot, &ring.b_slot) {
+        (Some(accumulators), Some(a_slot), Some(b_slot)) => {
+            let calls = render_calls(plan, &a_smem, &b_smem, None, accumulators, span);
             let waits = accumulators
                 .iter()
                 .map(|a| quote!(::tessera::device::wgmma_wait_group::<1, _>(&mut #a);));
             quote! {
                 let #out: [f32; #n] = #acc;
                 {
-                    #prelude
+                    let #a_smem: u32 = #a_slot;
+                    let #b_smem: u32 = #b_slot;
+                    #[allow(unused)]
+                    let __tessera_warpgroup: usize = (#warp / 4) as usize;
                     ::tessera::device::wgmma_fence();
                     // SAFETY: every thread of each warpgroup issues the same wgmmas on the ring
                     // slot its loop waited for, fenced and synchronised; the slot is not written
@@ -239,25 +294,35 @@ pub fn lower_wgmma_from_ring(
                 }
             }
         }
-        None => {
+        (Some(_), ..) => {
+            return Err(internal(
+                &op.loc,
+                "a wgmma group in flight with an operand outside the rings",
+            ))
+        }
+        (None, a_slot, b_slot) => {
+            let at = |slot: &Option<TokenStream>, regs| match slot {
+                Some(s) => OperandAt::Slot(s.clone()),
+                None => OperandAt::Registers(regs),
+            };
+            let operands = [at(a_slot, a), at(b_slot, b)];
+            let offset = if a_slot.is_none() || b_slot.is_none() {
+                ctx.alloc_shared(plan.shared_bytes + plan.alignment, 16)
+            } else {
+                0
+            };
+            let barrier = ctx.shared_write_barrier();
+            let rc = Render::for_op(ctx, op, in_dtype, None);
             let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
                 .map(|b| format_ident!("__tessera_acc{}", b))
                 .collect();
-            let loads = render_fragment_loads(plan, &accumulators);
-            let calls = render_calls(plan, &a_smem, &b_smem, &accumulators, span);
+            let issue = render_issue(plan, offset, operands, &rc, &barrier, &accumulators);
             let retire = render_retire(plan, 0, &accumulators);
             quote! {
                 let #out: [f32; #n] = {
                     #[allow(unused_mut)]
                     let mut __tessera_out: [f32; #n] = #acc;
-                    #prelude
-                    #loads
-                    ::tessera::device::wgmma_fence();
-                    // SAFETY: every thread of each warpgroup issues the same wgmmas on the ring
-                    // slot its loop waited for, fenced and synchronised; the wait below retires
-                    // them before the slot is written again.
-                    unsafe { #calls }
-                    ::tessera::device::wgmma_commit_group();
+                    #issue
                     #retire
                     __tessera_out
                 };

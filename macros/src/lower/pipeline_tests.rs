@@ -1,0 +1,198 @@
+//! Pipelined loops with several dots: flash attention's `s = q · kᵀ` and `acc = dot(p, v, acc)`
+//! on sm_90a, `k` and `v` copied into rings of their own.
+
+use crate::frontend::analyze;
+use crate::infer::{infer_with, AlignmentPolicy, Inference};
+use crate::ir::Target;
+use crate::lower::{lower_kernel, Facts};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::quote;
+
+/// The device-call names of `tokens` in order (identifiers after `::tessera::device::`).
+fn device_calls(tokens: &TokenStream, out: &mut Vec<String>) {
+    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => device_calls(&g.stream(), out),
+            TokenTree::Ident(d) if d == "device" => {
+                if let Some(TokenTree::Ident(name)) = tts.get(i + 3) {
+                    out.push(name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The attention body of `kernels/src/tiled/attention.rs` (not causal), f16.
+fn attention_item() -> TokenStream {
+    quote! {
+        fn attn<const BM: usize, const BN: usize, const D: usize>(
+            q: Ptr<f16>, k: Ptr<f16>, v: Ptr<f16>, o: Ptr<f16>, seq: i32, scale: f32,
+        ) {
+            let pm = program_id(0);
+            let base = program_id(1) * seq * D;
+            let rm = pm * BM + arange(0, BM);
+            let rd = arange(0, D);
+            let q_offs = base + rm.expand_dims(1) * D + rd.expand_dims(0);
+            let row_ok = rm.expand_dims(1) < seq;
+            let q_tile = load(q + q_offs, row_ok, 0.0);
+            let mut m_i = full::<f32>([BM], f32::NEG_INFINITY);
+            let mut l_i = zeros::<f32>([BM]);
+            let mut acc = zeros::<f32>([BM, D]);
+            let qk_scale = scale * 1.44269504;
+            for j in 0..cdiv(seq, BN) {
+                let rn = j * BN + arange(0, BN);
+                let kv_offs = base + rn.expand_dims(1) * D + rd.expand_dims(0);
+                let key_ok = rn.expand_dims(1) < seq;
+                let k_tile = load(k + kv_offs, key_ok, 0.0);
+                let v_tile = load(v + kv_offs, key_ok, 0.0);
+                let s = dot(q_tile, k_tile.trans()) * qk_scale;
+                let keep = rn.expand_dims(0) < seq;
+                let s = where_(keep, s, f32::NEG_INFINITY);
+                let m_new = maximum(m_i, s.max(1));
+                let p = exp2(s - m_new.expand_dims(1));
+                let alpha = exp2(m_i - m_new);
+                l_i = l_i * alpha + p.sum(1);
+                acc = acc * alpha.expand_dims(1);
+                acc = dot(p.to::<f16>(), v_tile, acc);
+                m_i = m_new;
+            }
+            store(o + q_offs, (acc / l_i.expand_dims(1)).to::<f16>(), row_ok);
+        }
+    }
+}
+
+/// The attention kernel inferred for `target` with `attr`.
+fn attention(attr: &str, target: Target) -> Inference {
+    let mut kernel = analyze(attr.parse().unwrap(), attention_item())
+        .unwrap()
+        .remove(0);
+    kernel.target = target;
+    infer_with(&mut kernel, AlignmentPolicy::Aligned).unwrap()
+}
+
+/// The lowered body's device calls and the body as text.
+fn lowered(inference: &Inference) -> (Vec<String>, String) {
+    let facts = Facts {
+        pipelines: inference.pipelines.clone(),
+        accesses: inference.accesses.clone(),
+        ..Facts::default()
+    };
+    let body = lower_kernel(&inference.kernel, &facts).unwrap().body;
+    let mut calls = Vec::new();
+    device_calls(&body, &mut calls);
+    (calls, body.to_string())
+}
+
+/// `k` and `v` get rings of their own (`k` through its transpose), `q` is stored from registers
+/// and `p` read from registers (`_rs`: its layout, the first dot's accumulator, holds the A
+/// fragments); one `cp.async` group per iteration holds both rings' copies, and each dot waits
+/// for its own `wgmma` group.
+#[test]
+fn attention_pipelines_k_and_v_into_rings_of_their_own() {
+    let inf = attention(
+        "num_warps = 4, num_stages = 3, BM = 64, BN = 64, D = 64",
+        Target::Hopper,
+    );
+    let [p] = inf.pipelines.as_slice() else {
+        panic!("one pipelined loop: {:?}", inf.pipelines);
+    };
+    let loads: Vec<&str> = p.loads.iter().map(|l| l.what.as_str()).collect();
+    assert_eq!(
+        loads,
+        ["k_tile f16[64, 64]", "v_tile f16[64, 64]"],
+        "{}",
+        p.text()
+    );
+    assert!(p.loads[0].transposed.is_some() && p.loads[1].transposed.is_none());
+    assert_eq!(p.wgmma.len(), 2, "{}", p.text());
+    assert_eq!(p.wgmma[0].rings, [None, Some(0)]);
+    assert_eq!(p.wgmma[1].rings, [None, Some(1)]);
+    assert!(p
+        .wgmma
+        .iter()
+        .all(|w| w.in_flight == 0 && w.synchronous.is_some()));
+    assert_eq!(p.slots(), 3);
+    let text = p.text();
+    assert!(text.contains("k_tile f16[64, 64] from its ring"), "{text}");
+    assert!(text.contains("(a stored from registers, k_tile"), "{text}");
+    assert!(text.contains("(a from registers, v_tile"), "{text}");
+
+    let (calls, body) = lowered(&inf);
+    let count = |name: &str| calls.iter().filter(|c| *c == name).count();
+    // 4 copies per thread per ring, issued in the prologue and in the steady state.
+    assert_eq!(count("cp_async_cg_zfill"), 2 * (4 + 4), "{calls:?}");
+    assert_eq!(count("cp_async_commit_group"), 2, "{calls:?}");
+    assert_eq!(count("cp_async_wait_group"), 1, "{calls:?}");
+    assert!(body.contains("cp_async_wait_group :: < 1u32 >"), "{body}");
+    // The loop: wait, fence, barrier, issue ahead, then the first dot stores its `a` (q: 4
+    // vector stores), fences, issues 4 wgmmas and waits for its group; the second issues 4
+    // wgmmas with A from p's registers and waits.
+    let wait = calls
+        .iter()
+        .position(|c| c == "cp_async_wait_group")
+        .unwrap();
+    assert_eq!(
+        calls[wait..wait + 3],
+        [
+            "cp_async_wait_group",
+            "fence_proxy_async_shared_cta",
+            "sync_threads"
+        ]
+    );
+    assert_eq!(count("wgmma_m64n64k16_f16"), 4, "{calls:?}");
+    assert_eq!(count("wgmma_m64n64k16_f16_rs"), 4, "{calls:?}");
+    assert_eq!(count("wgmma_wait_group"), 2, "{calls:?}");
+    assert!(body.contains("wgmma_wait_group :: < 0"), "{body}");
+    assert!(!body.contains("wgmma_wait_group :: < 1"), "{body}");
+    assert_eq!(
+        count("st_shared_v4"),
+        4 + 4,
+        "q in the loop and the output conversion"
+    );
+    assert_eq!(count("st_shared_v1"), 0, "p is not stored");
+    let first_dot = calls.iter().position(|c| c == "wgmma_fence").unwrap();
+    let stores = calls[..first_dot]
+        .iter()
+        .rposition(|c| c == "st_shared_v4")
+        .unwrap();
+    assert_eq!(
+        calls[stores + 1..first_dot],
+        [
+            "fence_proxy_async_shared_cta",
+            "sync_threads",
+            "WgmmaAccumulator"
+        ]
+    );
+    assert!(
+        calls.iter().position(|c| c == "cp_async_wait_all").unwrap()
+            > calls.iter().rposition(|c| c == "wgmma_wait_group").unwrap()
+    );
+}
+
+/// Without `num_stages` nothing is planned, and on sm_80 (`mma.sync`) the loop still pipelines
+/// `v` (its conversion to the dot operand goes through shared memory).
+#[test]
+fn attention_on_sm80_pipelines_through_conversions() {
+    let off = attention("num_warps = 4, BM = 64, BN = 64, D = 64", Target::Hopper);
+    assert!(off.pipelines.is_empty());
+    let inf = attention(
+        "num_warps = 4, num_stages = 2, BM = 64, BN = 64, D = 64",
+        Target::Ampere,
+    );
+    let [p] = inf.pipelines.as_slice() else {
+        panic!("one pipelined loop: {:?}", inf.pipelines);
+    };
+    assert!(p.wgmma.is_empty(), "{}", p.text());
+    assert!(
+        p.loads.iter().any(|l| l.what.starts_with("v_tile")),
+        "{}",
+        p.text()
+    );
+    let (calls, _) = lowered(&inf);
+    assert!(
+        calls.iter().any(|c| c == "cp_async_wait_group"),
+        "{calls:?}"
+    );
+}
