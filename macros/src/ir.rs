@@ -6,8 +6,8 @@
 //! - Code is a tree of [`Region`]s: a region has arguments (the kernel's parameters; a loop's
 //!   induction variable and carried values), a list of [`Op`]s, and the values it yields to its
 //!   parent op (a loop's next carried values; an `if` branch's results).
-//! - An [`Op`] has a kind, operands, results and nested regions (only `For` and `If` have
-//!   regions). The operand order of each kind is documented on [`OpKind`].
+//! - An [`Op`] has a kind, operands, results and nested regions (only `For`, `While` and `If`
+//!   have regions). The operand order of each kind is documented on [`OpKind`].
 //!
 //! Everything implicit in the source is explicit here: broadcasting is `Splat`/`ExpandDims`/
 //! `Broadcast` ops, literals are `Constant`s of a definite dtype, `dot(a, b)` has a zero
@@ -438,6 +438,11 @@ pub enum OpKind {
     /// scalar type), init₀, init₁, …]; regions: [body with args [iv: I, carried₀, …] yielding the
     /// next carried values]; results: [the carried values after the last iteration].
     For,
+    /// `while cond { … }`. operands: [init₀, init₁, …]; regions: [the condition with args
+    /// [carried₀, …] yielding [cond: bool scalar], the body with args [carried₀, …] yielding the
+    /// next carried values]; results: [the carried values when the condition is false]. Each
+    /// iteration evaluates the condition on the carried values, then (while it holds) the body.
+    While,
     /// operands: [cond: bool scalar]; regions: [then, else], each yielding the results;
     /// results: [values of the taken branch].
     If,
@@ -471,6 +476,20 @@ impl Region {
 }
 
 impl OpKind {
+    /// `for` and `while`: ops whose regions run repeatedly.
+    pub fn is_loop(&self) -> bool {
+        matches!(self, OpKind::For | OpKind::While)
+    }
+
+    /// What listings print between two regions of the op: `while (…) { cond } do (…) { body }`,
+    /// `if … { then } else { else }`.
+    pub fn region_separator(&self) -> &'static str {
+        match self {
+            OpKind::While => " do",
+            _ => " else",
+        }
+    }
+
     /// The op's name in the printed IR.
     pub fn name(&self) -> String {
         match self {
@@ -502,6 +521,7 @@ impl OpKind {
             OpKind::ConvertLayout { .. } => "convert_layout".into(),
             OpKind::Convert { .. } => "convert".into(),
             OpKind::For => "for".into(),
+            OpKind::While => "while".into(),
             OpKind::If => "if".into(),
         }
     }
@@ -598,7 +618,7 @@ impl Kernel {
                     .map(|&a| format!("{a}: {}", self.ty(a)))
                     .collect();
                 if i > 0 {
-                    write!(out, " else")?;
+                    out.push_str(op.kind.region_separator());
                 }
                 if args.is_empty() {
                     writeln!(out, " {{")?;

@@ -10,6 +10,7 @@ pub mod bench_triton;
 pub mod convert_layout;
 pub mod elementwise;
 pub mod gather;
+pub mod loops;
 pub mod many_params;
 pub mod matmul;
 pub mod norm;

@@ -230,6 +230,7 @@ impl AstBuilder<'_> {
             syn::Expr::MethodCall(m) => return self.method_call(m, loc),
             syn::Expr::If(i) => return self.if_expr(i, loc),
             syn::Expr::ForLoop(f) => return self.for_loop(f, loc),
+            syn::Expr::While(w) => return self.while_loop(w, loc),
             syn::Expr::Block(b) => {
                 if let Some(label) = &b.label {
                     return self.invalid(label, "labels are not supported in a tile kernel");
@@ -367,6 +368,24 @@ impl AstBuilder<'_> {
         let els = i.else_branch.as_ref().map(|(_, e)| Box::new(self.expr(e)));
         Expr {
             kind: ExprKind::If { cond, then, els },
+            loc,
+        }
+    }
+
+    fn while_loop(&mut self, w: &syn::ExprWhile, loc: Loc) -> Expr {
+        if let Some(label) = &w.label {
+            return self.invalid(label, "labels are not supported in a tile kernel");
+        }
+        if let syn::Expr::Let(l) = strip_groups(&w.cond) {
+            return self.invalid(
+                l,
+                "`while let` is not supported: tiles have no patterns to match",
+            );
+        }
+        let cond = Box::new(self.expr(&w.cond));
+        let body = self.block(&w.body);
+        Expr {
+            kind: ExprKind::While { cond, body },
             loc,
         }
     }
@@ -521,8 +540,10 @@ fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
 /// The message for Rust syntax the tile language does not have.
 fn unsupported_expr(e: &syn::Expr) -> String {
     let (what, instead) = match e {
-        syn::Expr::While(_) => ("`while` loops are", "use `for i in start..end`"),
-        syn::Expr::Loop(_) => ("`loop` is", "use `for i in start..end`"),
+        syn::Expr::Loop(_) => (
+            "`loop` is",
+            "use `while condition { … }` or `for i in start..end`",
+        ),
         syn::Expr::Match(_) => (
             "`match` is",
             "use `if` on a scalar or `where_(c, a, b)` on tiles",
@@ -538,9 +559,11 @@ fn unsupported_expr(e: &syn::Expr) -> String {
         syn::Expr::Field(_) => ("field access is", "tiles have no fields"),
         syn::Expr::Reference(_) => ("references are", "tiles are passed by value"),
         syn::Expr::Return(_) => ("`return` is", "mask the work instead of leaving early"),
-        syn::Expr::Break(_) | syn::Expr::Continue(_) => {
-            ("`break` and `continue` are", "loops run over a fixed range")
-        }
+        syn::Expr::Break(_) | syn::Expr::Continue(_) => (
+            "`break` and `continue` are",
+            "a `for` loop runs over its whole range; put the exit test in the condition of \
+                 a `while` loop",
+        ),
         syn::Expr::Macro(_) => (
             "macros are",
             "the body is compiled to GPU code by #[tile_kernel], not by rustc",

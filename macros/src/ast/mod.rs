@@ -152,6 +152,11 @@ pub enum ExprKind {
         els: Option<Box<Expr>>,
     },
     For(ForLoop),
+    /// `while cond { … }`: `cond` is evaluated before each iteration.
+    While {
+        cond: Box<Expr>,
+        body: Block,
+    },
     Block(Block),
     /// Syntax the language does not have; an error was reported.
     Invalid,
@@ -277,6 +282,7 @@ impl std::fmt::Display for Expr {
             }
             ExprKind::If { .. } => f.write_str("if …"),
             ExprKind::For(_) => f.write_str("for …"),
+            ExprKind::While { .. } => f.write_str("while …"),
             ExprKind::Block(_) => f.write_str("{ … }"),
             ExprKind::Invalid => f.write_str("…"),
         }

@@ -1,4 +1,4 @@
-//! Statements and control flow: `let`, assignment, blocks, `for` loops and `if`.
+//! Statements and control flow: `let`, assignment, blocks, `for` and `while` loops and `if`.
 
 use super::{Checker, Operand, Slot, Val};
 use crate::ast::{BinOp, Block, Expr, ExprKind, ForLoop, Pat, Stmt};
@@ -329,6 +329,114 @@ impl Checker<'_> {
         }
     }
 
+    /// `while cond { body }`: the variables the body assigns are carried; the condition reads
+    /// them at the top of each iteration.
+    pub(super) fn while_loop(&mut self, cond: &Expr, body: &Block, loc: Loc) {
+        let mut assigned_by_cond = Vec::new();
+        assigned_in_expr(cond, &[], &mut assigned_by_cond);
+        if let Some(name) = assigned_by_cond.first() {
+            self.error(
+                cond.loc,
+                format!(
+                    "the condition of `while` assigns `{name}`: assign variables in the loop's \
+                     body, and only test them in the condition"
+                ),
+            );
+        }
+        let carried = self.carried_variables(&[body], &[], &[], loc);
+        let mut saved = Vec::new();
+        for &(slot, _) in &carried {
+            let b = self.binding(slot);
+            saved.push(b.carried_by);
+            b.carried_by = Some(loc);
+        }
+        // The condition, on the carried values at the top of an iteration.
+        let cond_args = self.bind_carried_args(&carried, loc);
+        self.regions.push(Region::default());
+        self.push_scope();
+        let c = self.operand(cond);
+        self.pop_scope();
+        let cond_value = match c {
+            Operand::Poison => None,
+            Operand::Value(v) if self.ty(v).is_scalar() && self.dtype(v).is_bool() => Some(v),
+            other => {
+                let found = self.describe(other);
+                let hint = match other {
+                    Operand::Value(v) if !self.ty(v).is_scalar() => {
+                        " (the loop runs the whole program, so its condition is one value: \
+                         reduce the tile to a scalar first, e.g. `x.max(0) > limit`)"
+                    }
+                    _ => "",
+                };
+                self.error(
+                    cond.loc,
+                    format!("the condition of `while` must be a scalar bool, found {found}{hint}"),
+                );
+                None
+            }
+        };
+        let mut cond_region = self.regions.pop().unwrap_or_default();
+        cond_region.args = cond_args;
+        cond_region.yields = cond_value.into_iter().collect();
+
+        // The body, on the same carried values.
+        let body_args = self.bind_carried_args(&carried, loc);
+        self.regions.push(Region::default());
+        self.push_scope();
+        self.stmts(&body.stmts);
+        if let Some(tail) = &body.tail {
+            if let Val::One(Operand::Value(_) | Operand::Int(_) | Operand::Float(_))
+            | Val::Pair(..) = self.expr(tail)
+            {
+                self.error(
+                    tail.loc,
+                    "the body of a `while` loop has no value: end this expression with `;`",
+                );
+            }
+        }
+        self.pop_scope();
+        let yields = self.branch_yields(&carried);
+        let mut body_region = self.regions.pop().unwrap_or_default();
+        body_region.args = body_args;
+        body_region.yields = yields;
+
+        let results = match cond_value {
+            Some(_) => {
+                let operands: Vec<ValueId> = carried.iter().map(|&(_, init)| init).collect();
+                let types: Vec<TileType> = operands.iter().map(|&v| self.ty(v).clone()).collect();
+                self.emit_op(
+                    OpKind::While,
+                    operands,
+                    types,
+                    vec![cond_region, body_region],
+                    loc,
+                )
+            }
+            None => None,
+        };
+        for (i, &(slot, _)) in carried.iter().enumerate() {
+            let operand = results
+                .as_ref()
+                .map_or(Operand::Poison, |r| Operand::Value(r[i]));
+            self.rebind(slot, operand);
+            self.binding(slot).carried_by = saved[i];
+        }
+    }
+
+    /// New region arguments for the carried variables (named after them), bound to them.
+    fn bind_carried_args(&mut self, carried: &[(Slot, ValueId)], loc: Loc) -> Vec<ValueId> {
+        let mut args = Vec::new();
+        for &(slot, init) in carried {
+            let ty = self.ty(init).clone();
+            let arg = self.new_value(ty, loc);
+            let name = self.binding(slot).name.clone();
+            self.values[arg.0 as usize].name = Some(name);
+            args.push(arg);
+            self.binding(slot).operand = Operand::Value(arg);
+        }
+        args
+    }
+
     pub(super) fn if_expr(
         &mut self,
         cond: &Expr,
@@ -531,6 +639,10 @@ pub(super) fn assigned_in_expr(e: &Expr, declared: &[String], out: &mut Vec<Stri
             let mut inner = declared.to_vec();
             pattern_names(&l.var, &mut inner);
             assigned_outer_names(&l.body, &inner, out);
+        }
+        ExprKind::While { cond, body } => {
+            assigned_in_expr(cond, declared, out);
+            assigned_outer_names(body, declared, out);
         }
         ExprKind::Call { args, .. } | ExprKind::Array(args) => {
             for a in args {

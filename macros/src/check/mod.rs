@@ -503,6 +503,10 @@ impl Checker<'_> {
                 self.for_loop(l, loc);
                 Val::Unit
             }
+            ExprKind::While { cond, body } => {
+                self.while_loop(cond, body, loc);
+                Val::Unit
+            }
             ExprKind::Block(b) => self.block(b),
             ExprKind::Invalid => Val::One(Operand::Poison),
         }

@@ -253,12 +253,9 @@ pub fn analyze_assuming(kernel: &Kernel, graph: &Graph, assumed: &BTreeSet<usize
         // Meet each carried value with what the body yields.
         let mut changed = false;
         for node in &graph.ops {
-            if let (OpKind::For, Some((args, yields))) = (&node.kind, node.regions.first()) {
-                for (k, &arg) in args.iter().enumerate().skip(1) {
-                    let Some(&y) = yields.get(k - 1) else {
-                        continue;
-                    };
-                    let met = info[arg.0 as usize].meet(&info[y.0 as usize]);
+            for c in node.carried() {
+                for &arg in &c.args {
+                    let met = info[arg.0 as usize].meet(&info[c.yielded.0 as usize]);
                     if met != info[arg.0 as usize] {
                         changed = true;
                     }
@@ -272,11 +269,9 @@ pub fn analyze_assuming(kernel: &Kernel, graph: &Graph, assumed: &BTreeSet<usize
         if round == 63 {
             // Not settled (cannot happen: facts only shrink): assume nothing of carried values.
             for node in &graph.ops {
-                if let (OpKind::For, Some((args, _))) = (&node.kind, node.regions.first()) {
-                    for &arg in args.iter().skip(1) {
-                        let rank = kernel.ty(arg).rank();
-                        carried[arg.0 as usize] = Some(AxisInfo::unknown(rank));
-                    }
+                for &arg in node.carried().iter().flat_map(|c| &c.args) {
+                    let rank = kernel.ty(arg).rank();
+                    carried[arg.0 as usize] = Some(AxisInfo::unknown(rank));
                 }
             }
             pass(kernel, graph, &mut info, &carried);
@@ -320,10 +315,12 @@ fn pass(kernel: &Kernel, graph: &Graph, info: &mut [AxisInfo], carried: &[Option
                     ..AxisInfo::scalar(gcd(lower, step), None)
                 };
             }
-            for (k, &arg) in args.iter().enumerate().skip(1) {
-                let init = &info[node.operands[2 + k].0 as usize];
+        }
+        for c in node.carried() {
+            for &arg in &c.args {
+                let init = &info[c.init.0 as usize];
                 info[arg.0 as usize] = match &carried[arg.0 as usize] {
-                    Some(c) => c.meet(init),
+                    Some(fact) => fact.meet(init),
                     None => init.clone(),
                 };
             }
@@ -389,11 +386,11 @@ pub fn assumed_params(kernel: &Kernel, graph: &Graph, policy: AlignmentPolicy) -
                     | OpKind::Scan { .. }
                     | OpKind::Dot { .. }
                     | OpKind::Gather { .. } => {}
-                    OpKind::For => {
+                    OpKind::For | OpKind::While => {
                         // The loop's result: its initial value and what the body yields.
-                        stack.push(node.operands[3 + pos]);
-                        if let Some((_, yields)) = node.regions.first() {
-                            stack.push(yields[pos]);
+                        if let Some(c) = node.carried().get(pos) {
+                            stack.push(c.init);
+                            stack.push(c.yielded);
                         }
                     }
                     OpKind::If => {
@@ -408,15 +405,15 @@ pub fn assumed_params(kernel: &Kernel, graph: &Graph, policy: AlignmentPolicy) -
             }
             Def::RegionArg(id, region, arg) => {
                 let node = graph.op(id);
-                if let OpKind::For = node.kind {
-                    if arg == 0 {
-                        stack.push(node.operands[0]);
-                        stack.push(node.operands[2]);
-                    } else {
-                        stack.push(node.operands[2 + arg]);
-                        if let Some(&y) = node.regions[region].1.get(arg - 1) {
-                            stack.push(y);
-                        }
+                if let (OpKind::For, 0) = (&node.kind, arg) {
+                    stack.push(node.operands[0]);
+                    stack.push(node.operands[2]);
+                }
+                let arg_value = node.regions[region].0[arg];
+                for c in node.carried() {
+                    if c.args.contains(&arg_value) {
+                        stack.push(c.init);
+                        stack.push(c.yielded);
                     }
                 }
             }
@@ -636,14 +633,12 @@ fn transfer(kernel: &Kernel, graph: &Graph, info: &[AxisInfo], id: OpId) -> Vec<
             }
             out
         }
-        OpKind::For => {
+        OpKind::For | OpKind::While => {
             // The carried values after the loop: what holds of the region arguments.
             let mut out: Vec<AxisInfo> = (0..node.results.len()).map(unknown).collect();
-            if let Some((args, yields)) = node.regions.first() {
-                for (k, fact) in out.iter_mut().enumerate() {
-                    if let (Some(&a), Some(&y)) = (args.get(k + 1), yields.get(k)) {
-                        *fact = info[a.0 as usize].meet(&info[y.0 as usize]);
-                    }
+            for (fact, c) in out.iter_mut().zip(node.carried()) {
+                if let Some(&a) = c.args.first() {
+                    *fact = info[a.0 as usize].meet(&info[c.yielded.0 as usize]);
                 }
             }
             out

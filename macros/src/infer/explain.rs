@@ -243,7 +243,7 @@ impl Inference {
             for (i, r) in op.regions.iter().enumerate() {
                 let args: Vec<String> = r.args.iter().map(|&a| self.value_text(a, n)).collect();
                 if i > 0 {
-                    out.push_str(" else");
+                    out.push_str(op.kind.region_separator());
                 }
                 if args.is_empty() {
                     out.push_str(" {\n");

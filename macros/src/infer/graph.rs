@@ -17,7 +17,7 @@ pub struct OpNode {
     pub loc: crate::diag::Loc,
     /// Arguments and yields of each nested region.
     pub regions: Vec<(Vec<ValueId>, Vec<ValueId>)>,
-    /// Number of enclosing `for` loops.
+    /// Number of enclosing `for` and `while` loops.
     pub loop_depth: u32,
     /// One past the id of the last op nested in this op's regions (`id + 1` without regions).
     pub subtree_end: usize,
@@ -43,6 +43,55 @@ pub enum Use {
     Operand(OpId, usize),
     /// Yield `pos` of region `region` of an op.
     Yield(OpId, usize, usize),
+}
+
+/// One loop-carried value of a `for` or `while` op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Carried {
+    /// The position of its initial value among the op's operands.
+    pub init_pos: usize,
+    pub init: ValueId,
+    /// The region arguments holding it during an iteration (the body's; a `while` also has the
+    /// condition's).
+    pub args: Vec<ValueId>,
+    /// The region whose yield `yield_pos` is its next value.
+    pub yield_region: usize,
+    pub yield_pos: usize,
+    pub yielded: ValueId,
+    /// The op's result holding its value after the loop.
+    pub result: ValueId,
+}
+
+impl OpNode {
+    /// The loop-carried values of a `for` or `while` op, in order (none for other ops).
+    pub fn carried(&self) -> Vec<Carried> {
+        let mut out = Vec::new();
+        for (k, &result) in self.results.iter().enumerate() {
+            let c = match (&self.kind, self.regions.as_slice()) {
+                (OpKind::For, [(args, yields)]) => Carried {
+                    init_pos: 3 + k,
+                    init: self.operands[3 + k],
+                    args: vec![args[k + 1]],
+                    yield_region: 0,
+                    yield_pos: k,
+                    yielded: yields[k],
+                    result,
+                },
+                (OpKind::While, [(cond_args, _), (body_args, yields)]) => Carried {
+                    init_pos: k,
+                    init: self.operands[k],
+                    args: vec![cond_args[k], body_args[k]],
+                    yield_region: 1,
+                    yield_pos: k,
+                    yielded: yields[k],
+                    result,
+                },
+                _ => return Vec::new(),
+            };
+            out.push(c);
+        }
+        out
+    }
 }
 
 /// The flat view (see the module docs).
@@ -92,7 +141,7 @@ impl Graph {
             for (pos, &v) in op.results.iter().enumerate() {
                 self.def[v.0 as usize] = Def::Op(id, pos);
             }
-            let inner = depth + u32::from(matches!(op.kind, OpKind::For));
+            let inner = depth + u32::from(op.kind.is_loop());
             for (ri, r) in op.regions.iter().enumerate() {
                 for (ai, &a) in r.args.iter().enumerate() {
                     self.def[a.0 as usize] = Def::RegionArg(id, ri, ai);

@@ -541,10 +541,21 @@ impl Rewrite<'_, '_> {
                     }
                 }
             }
-            OpKind::For | OpKind::If => {
-                // A loop's carried tile `k` is also its operand `3 + k`; every region (the loop
-                // body, each branch) yields it.
-                let carried_operands = matches!(node.kind, OpKind::For);
+            OpKind::For | OpKind::While => {
+                // A loop's carried tile enters as an operand and the body yields it.
+                for c in node.carried() {
+                    if !self.is_tile(c.result) {
+                        continue;
+                    }
+                    let l = self
+                        .current(c.result)
+                        .ok_or_else(|| self.internal(id, "no layout"))?;
+                    self.require(id, c.init_pos, &l)?;
+                    self.require_yield(id, c.yield_region, c.yield_pos, &l)?;
+                }
+            }
+            OpKind::If => {
+                // Each branch yields each result.
                 for (k, &r) in node.results.iter().enumerate() {
                     if !self.is_tile(r) {
                         continue;
@@ -552,9 +563,6 @@ impl Rewrite<'_, '_> {
                     let l = self
                         .current(r)
                         .ok_or_else(|| self.internal(id, "no layout"))?;
-                    if carried_operands {
-                        self.require(id, 3 + k, &l)?;
-                    }
                     for region in 0..node.regions.len() {
                         self.require_yield(id, region, k, &l)?;
                     }

@@ -445,6 +445,20 @@ fn check_region(k: &Kernel, region: &Region) -> Result<(), String> {
                     }
                 }
             }
+            OpKind::While => {
+                let (cond, body) = (&op.regions[0], &op.regions[1]);
+                for (j, &r) in op.results.iter().enumerate() {
+                    if tile(r) {
+                        same(&[
+                            op.operands[j],
+                            cond.args[j],
+                            body.args[j],
+                            body.yields[j],
+                            r,
+                        ])?;
+                    }
+                }
+            }
             OpKind::If => {
                 for (j, &r) in op.results.iter().enumerate() {
                     if tile(r) {
@@ -626,6 +640,42 @@ fn loop_invariant_conversions_run_once_before_the_loop() {
     let mut inside = 0;
     for_op.regions[0].walk(&mut |op| inside += usize::from(op.kind.name() == "convert"));
     assert_eq!(inside, 0, "{inf}");
+}
+
+#[test]
+fn while_carries_tiles_in_one_layout() {
+    // The carried tile `acc` is loaded in one layout and reduced inside the loop (a slice
+    // layout); it keeps one layout from init to result, and the condition is a scalar.
+    let inf = &infer_all(
+        "num_warps = 4",
+        "fn halve_until_small(x: Ptr<f32>, out: Ptr<f32>, limit: f32) {
+            let offs = arange(0, 16).expand_dims(1) * 64 + arange(0, 64).expand_dims(0);
+            let mut acc = load(x + offs);
+            let mut steps = 0;
+            while acc.abs().max(1).max(0) > limit && steps < 100 {
+                acc = acc * 0.5;
+                steps += 1;
+            }
+            store(out + offs, acc + steps as f32);
+        }",
+    )[0];
+    check_consistent(&inf.kernel).unwrap();
+    let while_op = &ops_of(&inf.kernel, "while")[0];
+    assert_eq!(while_op.regions.len(), 2);
+    assert_eq!(
+        while_op.operands.len(),
+        2,
+        "acc and steps are carried\n{inf}"
+    );
+    assert_eq!(while_op.regions[0].yields.len(), 1);
+    assert!(inf.kernel.ty(while_op.regions[0].yields[0]).is_scalar());
+    let mut inside = 0;
+    for r in &while_op.regions {
+        r.walk(&mut |op| inside += usize::from(op.kind.name() == "convert"));
+    }
+    assert_eq!(inside, 0, "nothing converts inside the loop\n{inf}");
+    let text = inf.to_string();
+    assert!(text.contains("while") && text.contains(" do ("), "{text}");
 }
 
 /// The axis facts of every value of an inferred kernel, under the assumptions it reports.

@@ -1,9 +1,13 @@
-//! Control flow: `for` loops with loop-carried values and `if` on scalars.
+//! Control flow: `for` and `while` loops with loop-carried values and `if` on scalars.
 //!
 //! - `for iv in (lower..upper).step_by(step)`: the carried values live in `let mut` locals of
 //!   their typed tile type; each iteration binds the region's arguments from them, runs the body
 //!   and assigns the yielded values back. The loop runs while `iv < upper`; a step ≤ 0 runs no
 //!   iteration, and an `iv + step` that would overflow ends the loop (no wrap-around).
+//! - `while cond { … }`: the carried values live in `let mut` locals as for `for`; each
+//!   iteration binds the condition region's arguments, evaluates the condition (a scalar, the
+//!   same in every thread of the program, so every thread leaves the loop together), leaves the
+//!   loop when it is false, else binds the body's arguments, runs the body and assigns the yields.
 //! - `if cond { … } else { … }`: a Rust `if` on the scalar (the same in every thread of the
 //!   program, so barriers inside are safe) whose branches evaluate to the tuple of their yields.
 //!
@@ -130,6 +134,80 @@ pub fn lower_for(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
                     }
                 }
             }
+        }
+        #results
+    })
+}
+
+pub fn lower_while(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
+    let loc = &op.loc;
+    let [cond, body] = op.regions.as_slice() else {
+        return Err(internal(
+            loc,
+            "a `while` without a condition and a body region",
+        ));
+    };
+    let n = op.operands.len();
+    if cond.args.len() != n || body.args.len() != n || body.yields.len() != n {
+        return Err(internal(
+            loc,
+            "a `while` whose carried values do not match up",
+        ));
+    }
+    if op.results.len() != n {
+        return Err(internal(loc, "a `while` whose results do not match up"));
+    }
+    let [c] = cond.yields.as_slice() else {
+        return Err(internal(loc, "a `while` condition without one value"));
+    };
+    if !ctx.is_scalar(*c) {
+        return Err(internal(loc, "a `while` on a tile"));
+    }
+    let mut init = TokenStream::new();
+    let mut bind_cond = TokenStream::new();
+    let mut bind_body = TokenStream::new();
+    let mut assign = TokenStream::new();
+    let mut results = TokenStream::new();
+    for i in 0..n {
+        let ty = same_type(
+            ctx,
+            op,
+            &[
+                op.operands[i],
+                cond.args[i],
+                body.args[i],
+                body.yields[i],
+                op.results[i],
+            ],
+        )?;
+        let cell = ctx.fresh("carried");
+        let (iv, ca, ba, y, res) = (
+            ctx.name(op.operands[i]),
+            ctx.name(cond.args[i]),
+            ctx.name(body.args[i]),
+            ctx.name(body.yields[i]),
+            ctx.name(op.results[i]),
+        );
+        init.extend(quote!(let mut #cell: #ty = #iv;));
+        bind_cond.extend(quote!(let #ca: #ty = #cell;));
+        bind_body.extend(quote!(let #ba: #ty = #cell;));
+        assign.extend(quote!(#cell = #y;));
+        results.extend(quote!(let #res: #ty = #cell;));
+    }
+    let cond_ops = ctx.lower_region(cond)?;
+    let c = ctx.name(*c);
+    let body_ops = ctx.lower_region(body)?;
+    Ok(quote! {
+        #init
+        loop {
+            #bind_cond
+            #cond_ops
+            if !#c {
+                break;
+            }
+            #bind_body
+            #body_ops
+            #assign
         }
         #results
     })

@@ -499,6 +499,7 @@ impl<'k> Ctx<'k> {
             OpKind::Reduce { .. } => reduce::lower(self, op),
             OpKind::Scan { .. } => scan::lower(self, op),
             OpKind::For => control::lower_for(self, op),
+            OpKind::While => control::lower_while(self, op),
             OpKind::If => control::lower_if(self, op),
             OpKind::Convert {
                 conversion: Some(conversion),

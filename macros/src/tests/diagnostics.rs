@@ -451,14 +451,40 @@ fn control_flow() {
         "`step_by` needs a positive step, found 0",
         "0",
     );
+    body_error(
+        quote!(let mut v = load(x + arange(0, 128)); while v > 0.0 { v = v - 1.0; }),
+        "the condition of `while` must be a scalar bool, found a tile",
+        "v > 0.0",
+    );
+    body_error(
+        quote!(let mut m = n; while m { m = m - 1; }),
+        "the condition of `while` must be a scalar bool, found a scalar i32",
+        "m",
+    );
+    body_error(
+        quote!(let mut m = n; while m > 0 { m = m - 1; m }),
+        "the body of a `while` loop has no value",
+        "m",
+    );
+    body_error(
+        quote!(let mut m = n; while m > 0 { if m > 4 { break; } m = m - 1; }),
+        "`break` and `continue` are not supported in a tile kernel",
+        "break",
+    );
+    body_error(
+        quote!(let mut m = n; while m > 0 { m = load(x + arange(0, 128)); }),
+        "loop-carried variable `m` changes type in the loop body",
+        "m = load (x + arange (0 , 128))",
+    );
 }
 
 #[test]
 fn unsupported_syntax() {
     body_error(
-        quote!(while n > 0 {}),
-        "`while` loops are not supported in a tile kernel: use `for i in start..end`",
-        "while n > 0 { }",
+        quote!(loop {}),
+        "`loop` is not supported in a tile kernel: use `while condition { … }` or `for i in \
+         start..end`",
+        "loop { }",
     );
     body_error(
         quote!(let v = load(x + arange(0, 128)); let e = v[3];),

@@ -50,9 +50,10 @@ fn documented_kernels_pass_the_checks() {
         }
     }
     assert_eq!(
-        kernels, 7,
+        kernels, 9,
         "the README shows softmax, matmul, the element-type generic axpy, a row cumsum, the \
-         scalar-memory row_loss, and the atomic histogram and tickets"
+         scalar-memory row_loss, the atomic histogram and tickets, and the `while` loops \
+         search_sorted and collatz_steps"
     );
 }
 

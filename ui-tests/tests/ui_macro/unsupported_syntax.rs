@@ -4,7 +4,7 @@ use tessera::tile_kernel;
 fn countdown(out: Ptr<i32>, n: i32) {
     let v = arange(0, 128);
     let first = v[0];
-    while n > 0 {
+    loop {
         store(out, n);
     }
     println!("done");

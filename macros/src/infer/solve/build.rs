@@ -100,19 +100,15 @@ impl<'a> Problem<'a> {
                         uf.union(a.0 as usize, b.0 as usize);
                     }
                 }
-                OpKind::For => {
-                    if let Some((args, yields)) = node.regions.first() {
-                        for (k, &res) in node.results.iter().enumerate() {
-                            if !grouped(&class, res) {
-                                continue;
-                            }
-                            let mut members = vec![res, args[k + 1]];
-                            members.push(node.operands[3 + k]);
-                            members.push(yields[k]);
-                            for m in members {
-                                if grouped(&class, m) {
-                                    uf.union(m.0 as usize, res.0 as usize);
-                                }
+                OpKind::For | OpKind::While => {
+                    for c in node.carried() {
+                        if !grouped(&class, c.result) {
+                            continue;
+                        }
+                        let members = c.args.iter().copied().chain([c.init, c.yielded]);
+                        for m in members {
+                            if grouped(&class, m) {
+                                uf.union(m.0 as usize, c.result.0 as usize);
                             }
                         }
                     }
@@ -154,7 +150,7 @@ impl<'a> Problem<'a> {
                 Def::Op(id, _) => loop_weight(graph.op(id).loop_depth),
                 Def::RegionArg(id, _, _) => {
                     let node = graph.op(id);
-                    loop_weight(node.loop_depth + u32::from(matches!(node.kind, OpKind::For)))
+                    loop_weight(node.loop_depth + u32::from(node.kind.is_loop()))
                 }
                 Def::Param(_) | Def::Nowhere => 1,
             })
