@@ -8,6 +8,7 @@
 mod autotune_demo;
 mod bench;
 mod bench_attention;
+mod bench_launch;
 mod bench_tiled;
 mod checks;
 mod data;
@@ -29,7 +30,7 @@ usage: tessera-examples [--verbose]          run every kernel on the device, ver
        tessera-examples --bench NAME [--json] [--sizes SHAPE[,SHAPE...] | --small]
                                              benchmark family NAME (copy, add, softmax,
                                              layernorm, matmul, transpose, gather,
-                                             attention, attention_causal) in the
+                                             attention, attention_causal, launch) in the
                                              protocol of shared/bench/triton_ref.py, with its
                                              shapes and dtypes (--json: one JSON object per
                                              line). --sizes replaces the shapes: N for copy and
@@ -355,10 +356,14 @@ fn print_layouts(checks: &checks::Checks) {
 }
 
 fn run_bench(name: &str, json: bool, shapes: Shapes) -> ExitCode {
+    if name == bench_launch::NAME {
+        return run_bench_launch(json, shapes);
+    }
     let Some(family) = bench::Family::parse(name) else {
         eprintln!(
-            "error: unknown benchmark family `{name}` (known: {})\n{USAGE}",
-            bench::FAMILIES.join(", ")
+            "error: unknown benchmark family `{name}` (known: {}, {})\n{USAGE}",
+            bench::FAMILIES.join(", "),
+            bench_launch::NAME
         );
         return ExitCode::from(2);
     };
@@ -403,6 +408,39 @@ fn run_bench(name: &str, json: bool, shapes: Shapes) -> ExitCode {
             ExitCode::FAILURE
         }
         Ok(()) => ExitCode::SUCCESS,
+    }
+}
+
+/// `--bench launch`: see [`bench_launch`] (one shape, `[1024]`; `--sizes` is refused).
+fn run_bench_launch(json: bool, shapes: Shapes) -> ExitCode {
+    if let Shapes::Given(_) = shapes {
+        eprintln!("error: `--bench launch` has one shape ([1024]); --sizes does not apply");
+        return ExitCode::from(2);
+    }
+    let result = open(&mut |line| eprintln!("{line}")).and_then(|(device, module)| {
+        let counts = bench_launch::Counts::for_device(&device);
+        bench_launch::run(&device, &module, counts).map_err(|err| err.to_string())
+    });
+    match result {
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+        Ok(rows) => {
+            for row in &rows {
+                if json {
+                    println!("{}", row.to_json());
+                } else {
+                    println!("{}", row.to_text());
+                }
+            }
+            if rows.iter().all(|row| row.ok) {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("error: a launch benchmark's tensor did not hold its launch count");
+                ExitCode::FAILURE
+            }
+        }
     }
 }
 

@@ -188,3 +188,52 @@ fn matmul_with_a_transposed_operand_on_two_streams_and_a_graph() {
         }
     }
 }
+
+#[test]
+fn launch_sized_takes_the_grid_from_the_tensor_sizes() {
+    let (device, module) = device_and_module();
+    let stream = device.stream().unwrap();
+    for n in [1usize, 1024, 1025, 5000] {
+        let (a, b) = (values(6, n), values(7, n));
+        let ta = Tensor::from_slice(device, &a, &[n]).unwrap();
+        let tb = Tensor::from_slice(device, &b, &[n]).unwrap();
+        let mut out = Tensor::<f32>::zeros(device, &[n]).unwrap();
+        let mut seen = None;
+        let grid = |c: &tensor_vec_add::Consts, s: &tensor_vec_add::Sizes| {
+            seen = Some(*s);
+            (s.out[0].div_ceil(c.BLOCK) as u32,)
+        };
+        tensor_vec_add::launch_sized(&stream, module, VEC, grid, &ta, &tb, &mut out).unwrap();
+        let sizes = tensor_vec_add::Sizes {
+            a: [n],
+            b: [n],
+            out: [n],
+        };
+        assert_eq!(seen, Some(sizes));
+        stream.synchronize().unwrap();
+        let got = out.to_vec().unwrap();
+        assert!((0..n).all(|i| got[i] == a[i] + b[i]), "n {n}");
+    }
+    // A view's sizes, not its allocation's: the second half of a [2, n] tensor's rows.
+    let n = 3000;
+    let data = values(8, 2 * n);
+    let t = Tensor::from_slice(device, &data, &[2, n]).unwrap();
+    let row = t.view().slice(0, 1..2).unwrap().reshape(&[n]).unwrap();
+    let mut out = Tensor::<f32>::zeros(device, &[n]).unwrap();
+    tensor_vec_add::launch_sized(
+        &stream,
+        module,
+        VEC,
+        |c: &tensor_vec_add::Consts, s: &tensor_vec_add::Sizes| {
+            assert_eq!(s.a, [n]);
+            [s.out[0].div_ceil(c.BLOCK) as u32, 1, 1]
+        },
+        &row,
+        &row,
+        &mut out,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    let got = out.to_vec().unwrap();
+    assert!((0..n).all(|i| got[i] == 2.0 * data[n + i]));
+}

@@ -19,6 +19,16 @@ pub fn tensor_vec_add<const BLOCK: usize>(
     store(out + offs * out.stride(0), x + y, mask);
 }
 
+/// `x[i] += 1`, `BLOCK` elements per program: the trivial kernel of the launch benchmark
+/// (`triton_ref.py`'s `add_one_kernel`).
+#[tile_kernel(num_warps = 4, BLOCK = [1024])]
+pub fn tensor_add_one<const BLOCK: usize>(x: Tensor<f32, 1>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < x.size(0);
+    let at = x + offs * x.stride(0);
+    store(at, load(at, mask, 0.0) + 1.0, mask);
+}
+
 /// Row softmax of `inp` into `out` (both `[rows, cols]`), one program per row.
 #[tile_kernel(num_warps = 4, BLOCK = [256, 1024])]
 pub fn tensor_softmax<const BLOCK: usize>(out: Tensor<f32, 2>, inp: Tensor<f32, 2>) {
