@@ -12,8 +12,8 @@
 # below the PTX's `.target` are skipped with a note. PTX built for sm_90 or sm_90a gets the
 # sm_90-only checks too (stmatrix, hardware f8 conversions), and PTX built for sm_90a the Hopper
 # matmul's (wgmma as HGMMA, TMA loads as UTMALDG, no local memory) and the #[tile_kernel]
-# matmuls' (their sm_90a bodies: HGMMA, no HMMA, no local memory; the num_stages ones also
-# LDGSTS, the cp.async copies into the rings wgmma reads).
+# matmuls' and pipelined attentions' (their sm_90a bodies: HGMMA, no HMMA, no local memory; the
+# num_stages ones also LDGSTS, the cp.async copies into the rings wgmma reads).
 # Every function ptxas reports (`ptxas -v`) with spill stores or spill loads fails the check,
 # named with its spilled bytes: the crate's kernels keep their values in registers.
 # Exit status: 0 when every check passes; 1 with a message naming the kernel, the architecture
@@ -144,6 +144,16 @@ if [[ $ptx_target == *a ]]; then
         "bench_matmul_w8_s3__T_f16__BM_128__BN_128__BK_64__GROUP_8:LDGSTS\.E\.BYPASS\.128"
         "bench_matmul_w8_s4__T_bf16__BM_128__BN_128__BK_64__GROUP_8:HGMMA\.64x128x16\.F32\.BF16"
         "bench_matmul_w8_s4__T_bf16__BM_128__BN_128__BK_64__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        # Pipelined flash attention on sm_90a (kernels/src/tiled/attention.rs, num_stages = 3):
+        # K and V by cp.async into their rings, both dots on wgmma (p · v with A from registers).
+        "tile_attention_d64_s3__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4:HGMMA\.64x64x16\.F32"
+        "tile_attention_d64_s3__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d64_s3__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8:HGMMA\.64x64x16\.F32"
+        "tile_attention_d64_s3__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d128_w4_s3__T_f16__BM_64__BN_64__D_128__CAUSAL_0:HGMMA\.64x128x16\.F32"
+        "tile_attention_d128_w4_s3__T_f16__BM_64__BN_64__D_128__CAUSAL_0:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d128_w8_s3__T_f16__BM_128__BN_64__D_128__CAUSAL_1:HGMMA\.64x128x16\.F32"
+        "tile_attention_d128_w8_s3__T_f16__BM_128__BN_64__D_128__CAUSAL_1:LDGSTS\.E\.BYPASS\.128"
     )
     forbidden+=(
         "hopper_matmul_f16:(LDL|STL)( |\.)"
@@ -154,6 +164,11 @@ if [[ $ptx_target == *a ]]; then
         "bench_matmul_w8_s3__T_bf16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
         "bench_matmul_w8_s4__T_f16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
         "bench_matmul_w8_s4__T_bf16__BM_128__BN_128__BK_64__GROUP_8:(LDL|STL)( |\.)"
+        "tile_attention_d64_s3__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4:(LDL|STL)( |\.)"
+        "tile_attention_d64_s3__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8:(LDL|STL)( |\.)"
+        "tile_attention_d128_w4_s3__T_f16__BM_64__BN_64__D_128__CAUSAL_0:(LDL|STL)( |\.)"
+        "tile_attention_d128_w8_s3__T_f16__BM_128__BN_64__D_128__CAUSAL_1:(LDL|STL)( |\.)"
+        "tile_attention_d128_w8_s3__T_f16__BM_128__BN_64__D_128__CAUSAL_1:HMMA( |\.)"
         # The pipelined sm_90a body uses wgmma only (no mma.sync).
         "bench_matmul_w8_s3__T_f16__BM_128__BN_128__BK_64__GROUP_8:HMMA( |\.)"
     )

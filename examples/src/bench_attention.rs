@@ -4,10 +4,10 @@
 //!
 //! Every compiled configuration of the head dimension is timed and verified, and the row
 //! reports the fastest (as the script reports its autotuned best) with its `config`
-//! `[BM, BN, num_warps, num_stages]` (the script's order; no software pipelining, so 1 stage):
-//! * `D = 64`: `(128, 64, 4)` and `(128, 64, 8)`;
-//! * `D = 128`: `(64, 64, 4)` and `(128, 64, 8)` (`BM = 128` at 4 warps would need 256
-//!   registers per thread for a `[128, 128]` pointer tile).
+//! `[BM, BN, num_warps, num_stages]` (the script's order):
+//! * `D = 64`: `(128, 64, 4)` and `(128, 64, 8)`, each unpipelined (1 stage) and with 3 stages;
+//! * `D = 128`: `(64, 64, 4)` and `(128, 64, 8)`, each with 1 and 3 stages (`BM = 128` at 4
+//!   warps would need 256 registers per thread for a `[128, 128]` pointer tile).
 //!
 //! Verification against softmax attention in f64 of the same rounded inputs, over up to 8 heads
 //! and 32 query rows of each (spread evenly, first and last included), every column:
@@ -21,7 +21,8 @@ use crate::data::{check_items, float_vec, spread, within, Verdict};
 use tessera::f16;
 use tessera::launch::{Device, LaunchError, Module};
 use tessera_kernels::tiled::attention::{
-    tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
+    tile_attention_d128_w4, tile_attention_d128_w4_s3, tile_attention_d128_w8,
+    tile_attention_d128_w8_s3, tile_attention_d64, tile_attention_d64_s3,
 };
 use tessera_test_support::attention::attention_row;
 
@@ -39,8 +40,18 @@ type Config = [usize; 4];
 /// The configurations timed for head dimension `d`.
 fn configs(d: usize) -> &'static [Config] {
     match d {
-        64 => &[[128, 64, 4, 1], [128, 64, 8, 1]],
-        _ => &[[64, 64, 4, 1], [128, 64, 8, 1]],
+        64 => &[
+            [128, 64, 4, 1],
+            [128, 64, 8, 1],
+            [128, 64, 4, 3],
+            [128, 64, 8, 3],
+        ],
+        _ => &[
+            [64, 64, 4, 1],
+            [128, 64, 8, 1],
+            [64, 64, 4, 3],
+            [128, 64, 8, 3],
+        ],
     }
 }
 
@@ -83,23 +94,9 @@ fn time_config(
     args: tile_attention_d64::T_f16::Args,
 ) -> Result<(Timed, &'static str), LaunchError> {
     let c = usize::from(causal);
-    let [bm, bn, warps, _] = config;
-    // The d = 128 kernels differ only in their (fixed) warp count.
-    macro_rules! d128_specialisation {
-        ($kernel:ident) => {
-            $kernel::T_f16::specialisation(
-                &$kernel::Consts {
-                    BM: bm,
-                    BN: bn,
-                    D: 128,
-                    CAUSAL: c,
-                },
-                &args,
-            )?
-        };
-    }
-    let spec = match (d, warps) {
-        (64, _) => tile_attention_d64::T_f16::specialisation(
+    let [bm, bn, warps, stages] = config;
+    let spec = match (d, warps, stages) {
+        (64, _, 1) => tile_attention_d64::T_f16::specialisation(
             &tile_attention_d64::Consts {
                 BM: bm,
                 BN: bn,
@@ -109,8 +106,52 @@ fn time_config(
             },
             &args,
         )?,
-        (128, 4) => d128_specialisation!(tile_attention_d128_w4),
-        _ => d128_specialisation!(tile_attention_d128_w8),
+        (64, _, _) => tile_attention_d64_s3::T_f16::specialisation(
+            &tile_attention_d64_s3::Consts {
+                BM: bm,
+                BN: bn,
+                D: 64,
+                CAUSAL: c,
+                num_warps: warps as u32,
+            },
+            &args,
+        )?,
+        (128, 4, 1) => tile_attention_d128_w4::T_f16::specialisation(
+            &tile_attention_d128_w4::Consts {
+                BM: bm,
+                BN: bn,
+                D: 128,
+                CAUSAL: c,
+            },
+            &args,
+        )?,
+        (128, 4, _) => tile_attention_d128_w4_s3::T_f16::specialisation(
+            &tile_attention_d128_w4_s3::Consts {
+                BM: bm,
+                BN: bn,
+                D: 128,
+                CAUSAL: c,
+            },
+            &args,
+        )?,
+        (_, _, 1) => tile_attention_d128_w8::T_f16::specialisation(
+            &tile_attention_d128_w8::Consts {
+                BM: bm,
+                BN: bn,
+                D: 128,
+                CAUSAL: c,
+            },
+            &args,
+        )?,
+        _ => tile_attention_d128_w8_s3::T_f16::specialisation(
+            &tile_attention_d128_w8_s3::Consts {
+                BM: bm,
+                BN: bn,
+                D: 128,
+                CAUSAL: c,
+            },
+            &args,
+        )?,
     };
     let timed = time_tile(device, module, spec, grid, args)?;
     Ok((timed, spec.kernel.name))
@@ -222,7 +263,8 @@ mod tests {
         assert!(check_shape(0, 130, 64).is_err());
         assert!(check_shape(1 << 16, 1 << 16, 64).is_err());
         for d in HEAD_DIMS {
-            assert_eq!(configs(d).len(), 2);
+            assert_eq!(configs(d).len(), 4);
+            assert!(configs(d).iter().any(|c| c[3] == 3));
         }
     }
 }

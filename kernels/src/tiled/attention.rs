@@ -11,6 +11,11 @@
 //! mma's `a` operand). A causal program stops at the block holding its last row. Rows and keys
 //! past `SEQ` are masked (keys as `−∞` scores, rows not stored).
 //!
+//! The `_s3` kernels pipeline the loop (`num_stages = 3`): on sm_90a `k` (through its
+//! transpose) and `v` are copied by `cp.async` into rings of their own in the `wgmma` operands'
+//! NVMMA layouts, `q` and `p` are stored to shared memory in each iteration, and each dot waits
+//! for its `wgmma` group.
+//!
 //! Offsets are `i32`: `BH · SEQ · D` must be below 2³¹.
 //!
 //! Tiles and registers (per thread, `32 · num_warps` threads): the `[BM, D]` pointer tiles of `q`
@@ -24,9 +29,9 @@ use tessera::{tile_kernel, Ptr};
 /// The body of the attention kernels (one `#[tile_kernel]` per set of specialisations whose
 /// tiles fit the register budget).
 macro_rules! attention_kernel {
-    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BM = $bm:tt, BN = $bn:tt, D = $d:tt) => {
+    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, num_stages = $stages:tt, BM = $bm:tt, BN = $bn:tt, D = $d:tt) => {
         $(#[doc = $doc])*
-        #[tile_kernel(T = [f16, bf16], num_warps = $warps, BM = $bm, BN = $bn, D = $d, CAUSAL = [0, 1])]
+        #[tile_kernel(T = [f16, bf16], num_warps = $warps, num_stages = $stages, BM = $bm, BN = $bn, D = $d, CAUSAL = [0, 1])]
         pub fn $name<T, const BM: usize, const BN: usize, const D: usize, const CAUSAL: usize>(
             q: Ptr<T>,
             k: Ptr<T>,
@@ -85,16 +90,33 @@ macro_rules! attention_kernel {
 attention_kernel! {
     /// Flash attention forward at head dimension 64 (see the [module docs](self)): 128 query
     /// rows and 64 keys per step, 4 or 8 warps.
-    tile_attention_d64, num_warps = [4, 8], BM = 128, BN = 64, D = 64
+    tile_attention_d64, num_warps = [4, 8], num_stages = 1, BM = 128, BN = 64, D = 64
 }
 attention_kernel! {
     /// Flash attention forward at head dimension 128 (see the [module docs](self)): 64 query
     /// rows and 64 keys per step on 4 warps (a `[128, 128]` pointer tile would need 256
     /// registers per thread at 4 warps).
-    tile_attention_d128_w4, num_warps = 4, BM = 64, BN = 64, D = 128
+    tile_attention_d128_w4, num_warps = 4, num_stages = 1, BM = 64, BN = 64, D = 128
 }
 attention_kernel! {
     /// Flash attention forward at head dimension 128 (see the [module docs](self)): 128 query
     /// rows and 64 keys per step on 8 warps.
-    tile_attention_d128_w8, num_warps = 8, BM = 128, BN = 64, D = 128
+    tile_attention_d128_w8, num_warps = 8, num_stages = 1, BM = 128, BN = 64, D = 128
+}
+attention_kernel! {
+    /// Flash attention forward at head dimension 64, software-pipelined (`num_stages = 3`): the
+    /// `k` and `v` blocks of iteration `j + 2` are copied with `cp.async` while iteration `j`
+    /// computes (on sm_90a into the `wgmma` operands' NVMMA layouts; see `EXPLAIN`). 128 query
+    /// rows and 64 keys per step, 4 or 8 warps.
+    tile_attention_d64_s3, num_warps = [4, 8], num_stages = 3, BM = 128, BN = 64, D = 64
+}
+attention_kernel! {
+    /// Flash attention forward at head dimension 128, software-pipelined (`num_stages = 3`, as
+    /// [`tile_attention_d64_s3`]): 64 query rows and 64 keys per step on 4 warps.
+    tile_attention_d128_w4_s3, num_warps = 4, num_stages = 3, BM = 64, BN = 64, D = 128
+}
+attention_kernel! {
+    /// Flash attention forward at head dimension 128, software-pipelined (`num_stages = 3`, as
+    /// [`tile_attention_d64_s3`]): 128 query rows and 64 keys per step on 8 warps.
+    tile_attention_d128_w8_s3, num_warps = 8, num_stages = 3, BM = 128, BN = 64, D = 128
 }
