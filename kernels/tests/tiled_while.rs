@@ -35,7 +35,6 @@ fn search_sorted_finds_the_lower_bound() {
         launch_tile!(
             gpu,
             search_sorted,
-            search_sorted::Consts {},
             |_: &search_sorted::Consts| (queries as u32,),
             ds.ptr(),
             n as i32,
