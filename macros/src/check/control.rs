@@ -284,17 +284,7 @@ impl Checker<'_> {
         if let Pat::Bind { name, .. } = var {
             self.bind(name, Operand::Value(iv), false);
         }
-        self.stmts(&body.stmts);
-        if let Some(tail) = &body.tail {
-            if let Val::One(Operand::Value(_) | Operand::Int(_) | Operand::Float(_))
-            | Val::Pair(..) = self.expr(tail)
-            {
-                self.error(
-                    tail.loc,
-                    "the body of a `for` loop has no value: end this expression with `;`",
-                );
-            }
-        }
+        self.loop_body(body, "for");
         self.pop_scope();
         let mut yields = Vec::new();
         for (i, &(slot, _)) in carried.iter().enumerate() {
@@ -383,17 +373,7 @@ impl Checker<'_> {
         let body_args = self.bind_carried_args(&carried, loc);
         self.regions.push(Region::default());
         self.push_scope();
-        self.stmts(&body.stmts);
-        if let Some(tail) = &body.tail {
-            if let Val::One(Operand::Value(_) | Operand::Int(_) | Operand::Float(_))
-            | Val::Pair(..) = self.expr(tail)
-            {
-                self.error(
-                    tail.loc,
-                    "the body of a `while` loop has no value: end this expression with `;`",
-                );
-            }
-        }
+        self.loop_body(body, "while");
         self.pop_scope();
         let yields = self.branch_yields(&carried);
         let mut body_region = self.regions.pop().unwrap_or_default();
@@ -585,6 +565,24 @@ impl Checker<'_> {
     }
 
     /// The current values of the carried variables at the end of a branch.
+    /// The statements of a loop's body; a value left at its end (the body of a `kind` loop has
+    /// none) is an error.
+    fn loop_body(&mut self, body: &Block, kind: &str) {
+        self.stmts(&body.stmts);
+        if let Some(tail) = &body.tail {
+            if let Val::One(Operand::Value(_) | Operand::Int(_) | Operand::Float(_))
+            | Val::Pair(..) = self.expr(tail)
+            {
+                self.error(
+                    tail.loc,
+                    format!(
+                        "the body of a `{kind}` loop has no value: end this expression with `;`"
+                    ),
+                );
+            }
+        }
+    }
+
     pub(super) fn branch_yields(&mut self, carried: &[(Slot, ValueId)]) -> Vec<ValueId> {
         carried
             .iter()
