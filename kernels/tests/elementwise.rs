@@ -6,6 +6,7 @@ mod support;
 
 use support::{device, run_in_buffers, Buffer, Rng};
 use tessera::launch::{Device, LaunchConfig};
+use tessera::Ptr;
 use tessera_kernels::{COPY, VEC_ADD};
 
 const SENTINEL: u32 = 0xdead_beef;
@@ -169,4 +170,43 @@ fn handles_name_their_ptx_entry_points() {
             None => device().skip("the handles' names are entries of the PTX (no PTX built)"),
         }
     }
+}
+
+#[repr(C, align(16))]
+struct Aligned([f32; 8]);
+
+/// NaN sums are the GPU's canonical `0x7fffffff` on the emulator too, in the 128-bit path
+/// (elements 0..4) and the predicated tail (4..7), whatever the operands' NaN payloads.
+#[test]
+fn nan_sums_are_canonical_on_the_emulator() {
+    let nan = |bits: u32| f32::from_bits(bits);
+    let inf = f32::INFINITY;
+    let a = Aligned([
+        nan(0x7f80_0001),
+        nan(0xffc0_0000),
+        inf,
+        1.0,
+        nan(0x7fd0_0001),
+        inf,
+        -0.0,
+        0.0,
+    ]);
+    let b = Aligned([1.0, nan(0x7fc1_2345), -inf, 2.0, 3.0, -inf, -0.0, 0.0]);
+    let mut out = Aligned([f32::from_bits(0xdead_beef); 8]); // element 7: not written
+    let (ap, bp) = (
+        Ptr::from_raw(a.0.as_ptr() as *mut f32),
+        Ptr::from_raw(b.0.as_ptr() as *mut f32),
+    );
+    let op = Ptr::from_raw(out.0.as_mut_ptr());
+    tessera::emulator::run_grid([1, 1, 1], [2, 1, 1], 0, &|| {
+        (VEC_ADD.emulate)((ap, bp, op, 7))
+    })
+    .unwrap();
+    let got: Vec<u32> = out.0.iter().map(|x| x.to_bits()).collect();
+    let c = 0x7fff_ffff;
+    assert_eq!(
+        got,
+        [c, c, c, 3.0f32.to_bits(), c, c, 0x8000_0000, 0xdead_beef],
+        "{got:#010x?}"
+    );
 }
