@@ -12,8 +12,9 @@
 //!     tl.store(nor + offs, tl.randn(seed, offs), m)
 //! ```
 //!
-//! `randint` and `rand` must agree bit for bit; `randn` too when both use `lg2.approx` and
-//! `cos.approx` (compare with a tolerance of a few 10^-6 otherwise).
+//! All three must agree bit for bit: `randn`'s `log` and `cos` are libdevice's `__nv_logf` and
+//! `__nv_cosf` (ported in `tessera::tile::libdevice`) and its `sqrt` is `sqrt.approx.ftz.f32`,
+//! as in Triton's PTX.
 
 use std::path::Path;
 use tessera::launch::{Device, Module};

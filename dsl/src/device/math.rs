@@ -1,5 +1,6 @@
 //! Register-only float instructions: `max.NaN`/`min.NaN`, the approximations `ex2`, `lg2`,
-//! `rsqrt`, and the correctly rounded `sqrt.rn`, `fma.rn` (f32 and f64).
+//! `rsqrt`, `sqrt.approx.ftz`, the correctly rounded `sqrt.rn`, `fma.rn` (f32 and f64) and the
+//! flush-to-zero `fma.rn.ftz`/`mul.rn.ftz`.
 //!
 //! On the host each function computes the exact function; an f32 NaN result is the GPU's
 //! [`CANONICAL_NAN_F32`] (see [`crate::device::add_f32`]), so the approximations may differ from
@@ -61,6 +62,39 @@ register_op!(
     /// `lg2.approx.f32`: log₂ x.
     lg2_approx_f32(x): f32, reg32, "lg2.approx.f32 {d}, {x};", host canonicalize_nan_f32(x.log2())
 );
+register_op!(
+    /// `sqrt.approx.ftz.f32`: √x, approximate (Triton's `tl.sqrt`; a subnormal `x` counts as
+    /// zero). The host computes the correctly rounded root of the flushed `x`, which the GPU's
+    /// approximation may miss by its last bit.
+    sqrt_approx_ftz_f32(x): f32, reg32, "sqrt.approx.ftz.f32 {d}, {x};",
+    host canonicalize_nan_f32(flush_subnormal_f32(x).sqrt())
+);
+register_op!(
+    /// `fma.rn.ftz.f32`: `a·b + c` rounded once, subnormal operands and results flushed to
+    /// zero of their sign (NaN results canonical). Bit for bit the same on the host.
+    fma_rn_ftz_f32(a, b, c): f32, reg32, "fma.rn.ftz.f32 {d}, {a}, {b}, {c};",
+    host canonicalize_nan_f32(flush_subnormal_f32(
+        flush_subnormal_f32(a).mul_add(flush_subnormal_f32(b), flush_subnormal_f32(c))
+    ))
+);
+register_op!(
+    /// `mul.rn.ftz.f32`: `a·b` rounded, subnormal operands and results flushed to zero of their
+    /// sign (NaN results canonical). Bit for bit the same on the host.
+    mul_rn_ftz_f32(a, b): f32, reg32, "mul.rn.ftz.f32 {d}, {a}, {b};",
+    host canonicalize_nan_f32(flush_subnormal_f32(flush_subnormal_f32(a) * flush_subnormal_f32(b)))
+);
+
+/// `x`, or the zero of its sign if `x` is subnormal: what `.ftz` instructions do to their
+/// operands and results.
+#[inline(always)]
+pub const fn flush_subnormal_f32(x: f32) -> f32 {
+    if x.is_subnormal() {
+        f32::from_bits(x.to_bits() & 0x8000_0000)
+    } else {
+        x
+    }
+}
+
 register_op!(
     /// `sqrt.rn.f32`: √x, correctly rounded.
     sqrt_rn_f32(x): f32, reg32, "sqrt.rn.f32 {d}, {x};", host canonicalize_nan_f32(x.sqrt())

@@ -262,19 +262,16 @@ macro_rules! num_narrow {
 }
 num_narrow!(f16, bf16, f8e4m3, f8e5m2);
 
-/// Float math. On the GPU (f32): `exp(x) = ex2.approx.f32(x · log₂e)`, `exp2 = ex2.approx.f32`,
-/// `log(x) = lg2.approx.f32(x) · ln 2`, `log2 = lg2.approx.f32`, `sqrt = sqrt.rn.f32`,
-/// `rsqrt = rsqrt.approx.f32`, `fma = fma.rn.f32` (Triton's choices for `tl.exp` & co.; the
-/// approximations are within 2 ulp). On the host the same formulas with exact `exp2`/`log2`/
-/// `sqrt`, so results may differ from the GPU in the last bits. f64: `sqrt.rn.f64`,
-/// `rsqrt.approx.f64`, `fma.rn.f64`; f64 `exp`/`log` are not provided (no PTX instruction).
-/// Narrow floats compute in f32.
+/// Float math, as Triton lowers it on NVIDIA GPUs. f32: `sqrt = sqrt.approx.ftz.f32` (Triton's
+/// `tl.sqrt`), `rsqrt = rsqrt.approx.f32`, `fma = fma.rn.f32`; on the host the correctly rounded
+/// root, which the GPU's approximation may miss by its last bit. f64: `sqrt.rn.f64`,
+/// `rsqrt.approx.f64`, `fma.rn.f64`; f64 `exp`/`log` are not provided. Narrow floats compute in
+/// f32 (their `sqrt` is `sqrt.rn.f32`, then rounded).
 ///
 /// f32 NaN results are the canonical `0x7fffffff` on the host as on the GPU (see [`Num`]):
-/// `fma.rn.f32` is `FFMA` (the FMA pipe, measured canonical through `FADD`); ptxas builds
-/// `sqrt.rn.f32` and `div.rn.f32` from `MUFU` and `FFMA` with slow paths whose NaNs come from
-/// `FADD` or `MUFU.RSQ -QNAN`; `ex2`/`lg2`/`rsqrt.approx` are single `MUFU`s, taken to return
-/// the same canonical NaN (not measured bit for bit).
+/// `fma.rn.f32` is `FFMA` (the FMA pipe, measured canonical through `FADD`); `ex2`/`lg2`/`sqrt`/
+/// `rsqrt.approx` are single `MUFU`s, taken to return the same canonical NaN (not measured bit
+/// for bit).
 pub trait FloatMath: Num {
     /// The square root.
     fn sqrt(a: Self) -> Self;
@@ -284,14 +281,16 @@ pub trait FloatMath: Num {
     fn fma(a: Self, b: Self, c: Self) -> Self;
 }
 
-/// `exp`, `exp2`, `log`, `log2` (see [`FloatMath`]) and `tanh`, `erf`, `sin`, `cos`, `sigmoid`:
-/// f32 and the narrow floats.
+/// `exp`, `exp2`, `log`, `log2`, `tanh`, `erf`, `sin`, `cos`, `sigmoid`: f32 and the narrow
+/// floats (which compute in f32 and round).
 ///
-/// On the GPU (f32): `sin = sin.approx.f32`, `cos = cos.approx.f32` (Triton's `tl.sin`/`tl.cos`;
-/// absolute error ≤ 2^-20.5 for |x| ≤ 100π, larger beyond), `tanh = tanh.approx.f32` (relative
-/// error ≤ 2^-11), `sigmoid(x) = 1 / (1 + exp(-x))` (Triton's `tl.sigmoid`, with `exp` as
-/// above), `erf` = [`erf_f32`] (software, the same bits on the GPU and the host, within 1 ulp).
-/// On the host the approximations are the exact functions rounded to f32.
+/// f32, as Triton lowers `tl.exp` & co. on NVIDIA GPUs: `exp(x) = ex2.approx.f32(x · log₂e)`,
+/// `exp2 = ex2.approx.f32`, `log2 = lg2.approx.f32`, `tanh = tanh.approx.f32` (relative error
+/// ≤ 2^-11), `sigmoid(x) = 1 / (1 + exp(-x))`; on the host the exact functions rounded to f32,
+/// so these may differ from the GPU in the last bits. `log`, `sin` and `cos` are libdevice's
+/// `__nv_logf`/`__nv_sinf`/`__nv_cosf` ([`super::libdevice`]: within 1, 2 and 2 ulp), and `erf`
+/// is [`erf_f32`] (within 1 ulp): software built from exact instructions, the same bits on the
+/// GPU and the host.
 pub trait Transcendental: FloatMath {
     /// `e^a`.
     fn exp(a: Self) -> Self;
@@ -387,7 +386,7 @@ macro_rules! float_math {
     )*};
 }
 float_math!(
-    f32: sqrt_rn_f32, rsqrt_approx_f32, fma_rn_f32;
+    f32: sqrt_approx_ftz_f32, rsqrt_approx_f32, fma_rn_f32;
     f64: sqrt_rn_f64, rsqrt_approx_f64, fma_rn_f64;
 );
 
@@ -402,7 +401,7 @@ impl Transcendental for f32 {
     }
     #[inline(always)]
     fn log(a: Self) -> Self {
-        device::mul_f32(device::lg2_approx_f32(a), core::f32::consts::LN_2)
+        super::libdevice::logf(a)
     }
     #[inline(always)]
     fn log2(a: Self) -> Self {
@@ -418,11 +417,11 @@ impl Transcendental for f32 {
     }
     #[inline(always)]
     fn sin(a: Self) -> Self {
-        device::sin_approx_f32(a)
+        super::libdevice::sinf(a)
     }
     #[inline(always)]
     fn cos(a: Self) -> Self {
-        device::cos_approx_f32(a)
+        super::libdevice::cosf(a)
     }
     #[inline(always)]
     fn sigmoid(a: Self) -> Self {
@@ -449,8 +448,8 @@ macro_rules! math_narrow {
             #[inline(always)] fn log2(a: Self) -> Self { Self::narrow(device::lg2_approx_f32(a.widen())) }
             #[inline(always)] fn tanh(a: Self) -> Self { Self::narrow(device::tanh_approx_f32(a.widen())) }
             #[inline(always)] fn erf(a: Self) -> Self { Self::narrow(erf_f32(a.widen())) }
-            #[inline(always)] fn sin(a: Self) -> Self { Self::narrow(device::sin_approx_f32(a.widen())) }
-            #[inline(always)] fn cos(a: Self) -> Self { Self::narrow(device::cos_approx_f32(a.widen())) }
+            #[inline(always)] fn sin(a: Self) -> Self { Self::narrow(super::libdevice::sinf(a.widen())) }
+            #[inline(always)] fn cos(a: Self) -> Self { Self::narrow(super::libdevice::cosf(a.widen())) }
             #[inline(always)] fn sigmoid(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::sigmoid(a.widen())) }
         }
     )*};

@@ -9,8 +9,9 @@
 //!   layout is expected is a type error.
 //! * **Element arithmetic** with the semantics the tile language documents: [`Elem`] (bits),
 //!   [`Num`] (wrapping integer arithmetic, IEEE floats; `f16`/`bf16`/`f8` compute in `f32` and
-//!   round back after every operation), [`Bits`], [`Cmp`], [`FloatMath`] (`ex2.approx`,
-//!   `lg2.approx`, `sqrt.rn`, `rsqrt.approx`, `fma.rn` on the GPU).
+//!   round back after every operation), [`Bits`], [`Cmp`], [`FloatMath`] and [`Transcendental`]
+//!   (Triton's choices: `ex2.approx`, `sqrt.approx.ftz`, `rsqrt.approx`, `fma.rn`, and
+//!   libdevice's `log`, `sin`, `cos` in [`libdevice`], the same bits on the GPU and the host).
 //! * **Global memory**: [`load`] / [`store`] of a vector of `V` consecutive elements, any element
 //!   width, as one predicated `ld/st.global` of 8, 16, 32, 64 or 128 bits (the 32-bit words of
 //!   [`crate::device`], plus `u8`/`u16` accesses for sub-word vectors).
@@ -24,6 +25,7 @@
 
 mod elements;
 mod layout;
+pub mod libdevice;
 mod math;
 mod memory;
 mod reduce;
