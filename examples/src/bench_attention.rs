@@ -21,8 +21,7 @@ use crate::data::{check_items, float_vec, spread, within, Verdict};
 use tessera::f16;
 use tessera::launch::{Device, LaunchError, Module};
 use tessera_kernels::tiled::attention::{
-    tile_attention_d128_w4, tile_attention_d128_w4_s3, tile_attention_d128_w8,
-    tile_attention_d128_w8_s3, tile_attention_d64, tile_attention_d64_s3,
+    tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
 };
 use tessera_test_support::attention::attention_row;
 
@@ -95,63 +94,29 @@ fn time_config(
 ) -> Result<(Timed, &'static str), LaunchError> {
     let c = usize::from(causal);
     let [bm, bn, warps, stages] = config;
-    let spec = match (d, warps, stages) {
-        (64, _, 1) => tile_attention_d64::T_f16::specialisation(
-            &tile_attention_d64::Consts {
-                BM: bm,
-                BN: bn,
-                D: 64,
-                CAUSAL: c,
-                num_warps: warps as u32,
-            },
-            &args,
-        )?,
-        (64, _, _) => tile_attention_d64_s3::T_f16::specialisation(
-            &tile_attention_d64_s3::Consts {
-                BM: bm,
-                BN: bn,
-                D: 64,
-                CAUSAL: c,
-                num_warps: warps as u32,
-            },
-            &args,
-        )?,
-        (128, 4, 1) => tile_attention_d128_w4::T_f16::specialisation(
-            &tile_attention_d128_w4::Consts {
-                BM: bm,
-                BN: bn,
-                D: 128,
-                CAUSAL: c,
-            },
-            &args,
-        )?,
-        (128, 4, _) => tile_attention_d128_w4_s3::T_f16::specialisation(
-            &tile_attention_d128_w4_s3::Consts {
-                BM: bm,
-                BN: bn,
-                D: 128,
-                CAUSAL: c,
-            },
-            &args,
-        )?,
-        (_, _, 1) => tile_attention_d128_w8::T_f16::specialisation(
-            &tile_attention_d128_w8::Consts {
-                BM: bm,
-                BN: bn,
-                D: 128,
-                CAUSAL: c,
-            },
-            &args,
-        )?,
-        _ => tile_attention_d128_w8_s3::T_f16::specialisation(
-            &tile_attention_d128_w8_s3::Consts {
-                BM: bm,
-                BN: bn,
-                D: 128,
-                CAUSAL: c,
-            },
-            &args,
-        )?,
+    // The specialisation of one of the three attention kernels: `BM`, `BN`, `CAUSAL`,
+    // `num_stages` and `fields`.
+    macro_rules! spec {
+        ($kernel:ident { $($field:ident: $value:expr),* }) => {
+            $kernel::T_f16::specialisation(
+                &$kernel::Consts {
+                    BM: bm,
+                    BN: bn,
+                    CAUSAL: c,
+                    num_stages: stages as u32,
+                    $($field: $value),*
+                },
+                &args,
+            )?
+        };
+    }
+    let spec = match (d, warps) {
+        (64, _) => spec!(tile_attention_d64 {
+            D: 64,
+            num_warps: warps as u32
+        }),
+        (128, 4) => spec!(tile_attention_d128_w4 { D: 128 }),
+        _ => spec!(tile_attention_d128_w8 { D: 128 }),
     };
     let timed = time_tile(device, module, spec, grid, args)?;
     Ok((timed, spec.kernel.name))

@@ -11,7 +11,7 @@
 //! * gather: `4096 / N` rows per program, 4 warps; indices uniform in `0..N`.
 //! * matmul: the two of the script's configurations our register budget allows, `(BM, BN, BK,
 //!   warps) = (64, 128, 64, 4)` and `(128, 128, 64, 8)`, `GROUP = 8`, and the latter
-//!   software-pipelined with 3 and 4 stages (`bench_matmul_w8_s3`, `_s4`: on sm_90a `cp.async`
+//!   software-pipelined with 3 and 4 stages (`bench_matmul_w8`'s `num_stages`: on sm_90a `cp.async`
 //!   rings read by `wgmma` with one group in flight); each is timed and verified, the row
 //!   reports the fastest (as the script reports its best). `(128, 128, 64, 4)` and
 //!   `(128, 256, 64, 8)` need 256 registers per thread for the output pointer tile, past the
@@ -202,19 +202,19 @@ macro_rules! timed_softmax {
 
 /// Times the matmul on elements `$types` (`T_f16`, `T_bf16`) in configuration `$config` (an
 /// index into [`MATMUL_CONFIGS`]): `bench_matmul_w4` (4 warps, 64 × 128 × 64),
-/// `bench_matmul_w8` (8 warps, 128 × 128 × 64), and the latter pipelined over 3 and 4 stages
-/// (`bench_matmul_w8_s3`, `bench_matmul_w8_s4`); `GROUP = 8` all.
+/// `bench_matmul_w8` (8 warps, 128 × 128 × 64) unpipelined and pipelined over 3 and 4 stages;
+/// `GROUP = 8` all.
 macro_rules! timed_matmul {
     ($device:expr, $module:expr, $config:expr, $grid:expr, $args:expr => $types:ident) => {
         match $config {
             0 => timed!($device, $module,
                 bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
             1 => timed!($device, $module,
-                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 1>, $grid, $args),
             2 => timed!($device, $module,
-                bench_matmul_w8_s3::$types<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 3>, $grid, $args),
             _ => timed!($device, $module,
-                bench_matmul_w8_s4::$types<BM = 128, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 4>, $grid, $args),
         }
     };
 }

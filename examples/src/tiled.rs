@@ -608,12 +608,12 @@ impl Checks<'_> {
         }
         for &(m, n, k) in &products {
             self.matmul::<f16>(m, n, k, |checks, args, grid| {
-                launch_tiled!(checks, tile_matmul::T_f16<BM = 64, BN = 64, BK = 32>, grid, args)
+                launch_tiled!(checks, tile_matmul::T_f16<BM = 64, BN = 64, BK = 32, num_stages = 1>, grid, args)
             })?;
         }
         for &(m, n, k) in &products {
             self.matmul::<bf16>(m, n, k, |checks, args, grid| {
-                launch_tiled!(checks, tile_matmul::T_bf16<BM = 64, BN = 64, BK = 32>, grid, args)
+                launch_tiled!(checks, tile_matmul::T_bf16<BM = 64, BN = 64, BK = 32, num_stages = 1>, grid, args)
             })?;
         }
         let mut heads = vec![[2, 130, 64], [1, 70, 128]];
@@ -627,7 +627,8 @@ impl Checks<'_> {
                         launch_tiled!(
                             checks,
                             tile_attention_d64::T_f16<
-                                BM = 128, BN = 64, D = 64, CAUSAL = causal, num_warps = 4
+                                BM = 128, BN = 64, D = 64, CAUSAL = causal, num_warps = 4,
+                                num_stages = 1
                             >,
                             grid,
                             args
@@ -639,7 +640,7 @@ impl Checks<'_> {
                         launch_tiled!(
                             checks,
                             tile_attention_d128_w4::T_f16<
-                                BM = 64, BN = 64, D = 128, CAUSAL = causal
+                                BM = 64, BN = 64, D = 128, CAUSAL = causal, num_stages = 1
                             >,
                             grid,
                             args

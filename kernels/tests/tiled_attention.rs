@@ -20,8 +20,7 @@ use tessera::emulator::{with_target, EmulatedTarget};
 use tessera::launch::DeviceElement;
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::attention::{
-    tile_attention_d128_w4, tile_attention_d128_w4_s3, tile_attention_d128_w8,
-    tile_attention_d128_w8_s3, tile_attention_d64, tile_attention_d64_s3,
+    tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
 };
 use tessera_test_support::attention::attention_row;
 
@@ -171,6 +170,7 @@ fn attention_d64_matches_f64_reference() {
         D: 64,
         CAUSAL: usize::from(causal),
         num_warps,
+        num_stages: 1,
     };
     for seq in SEQS {
         for causal in [false, true] {
@@ -194,6 +194,7 @@ fn attention_d128_matches_f64_reference() {
                 BN: 64,
                 D: 128,
                 CAUSAL: usize::from(causal),
+                num_stages: 1,
             };
             check_case!(
                 gpu,
@@ -210,12 +211,13 @@ fn attention_d128_matches_f64_reference() {
             BN: 64,
             D: 128,
             CAUSAL: usize::from(causal),
+            num_stages: 1,
         };
         check_case!(gpu, tile_attention_d128_w8, bf16 if bf16_data, w8, (seq, 128, causal));
     }
 }
 
-/// The software-pipelined kernels (`num_stages = 3`) on both emulated bodies: sm_90a (`k` and
+/// The software-pipelined specialisations (`num_stages = 3`) on both emulated bodies: sm_90a (`k` and
 /// `v` copied by `cp.async` into rings read by `wgmma`) and sm_80 (`mma.sync`). Trip counts 1
 /// (`seq` 17: below the stages) and 3 (`seq` 130: ragged, past the prologue), causal and not.
 #[test]
@@ -224,31 +226,34 @@ fn pipelined_attention_matches_f64_reference() {
     for target in [EmulatedTarget::Sm90a, EmulatedTarget::Sm80] {
         with_target(target, || {
             for (seq, causal) in [(17, false), (130, true), (130, false)] {
-                let d64 = |num_warps| tile_attention_d64_s3::Consts {
+                let d64 = |num_warps| tile_attention_d64::Consts {
                     BM: 128,
                     BN: 64,
                     D: 64,
                     CAUSAL: usize::from(causal),
                     num_warps,
+                    num_stages: 3,
                 };
                 let c = d64(4);
-                check_case!(gpu, tile_attention_d64_s3, f16, c, (seq, 64, causal));
+                check_case!(gpu, tile_attention_d64, f16, c, (seq, 64, causal));
                 let c = d64(8);
-                check_case!(gpu, tile_attention_d64_s3, bf16, c, (seq, 64, causal));
-                let w4 = tile_attention_d128_w4_s3::Consts {
+                check_case!(gpu, tile_attention_d64, bf16, c, (seq, 64, causal));
+                let w4 = tile_attention_d128_w4::Consts {
                     BM: 64,
                     BN: 64,
                     D: 128,
                     CAUSAL: usize::from(causal),
+                    num_stages: 3,
                 };
-                check_case!(gpu, tile_attention_d128_w4_s3, bf16, w4, (seq, 128, causal));
-                let w8 = tile_attention_d128_w8_s3::Consts {
+                check_case!(gpu, tile_attention_d128_w4, bf16, w4, (seq, 128, causal));
+                let w8 = tile_attention_d128_w8::Consts {
                     BM: 128,
                     BN: 64,
                     D: 128,
                     CAUSAL: usize::from(causal),
+                    num_stages: 3,
                 };
-                check_case!(gpu, tile_attention_d128_w8_s3, f16, w8, (seq, 128, causal));
+                check_case!(gpu, tile_attention_d128_w8, f16, w8, (seq, 128, causal));
             }
         });
     }

@@ -11,9 +11,7 @@ use support::{device, launch_tile, TestDevice};
 use tessera::emulator::{with_target, EmulatedTarget, EmulatorReport, SharedAccessKind};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::bench_triton::bench_matmul_pipelined;
-use tessera_kernels::tiled::matmul::{
-    tile_matmul, tile_matmul_i8, tile_matmul_stages2, tile_matmul_stages3, tile_matmul_stages4,
-};
+use tessera_kernels::tiled::matmul::{tile_matmul, tile_matmul_i8};
 
 /// Values in [-1, 1) from a seeded LCG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -78,10 +76,10 @@ fn check_ldmatrix(report: &EmulatorReport, ctx: &str) {
     }
 }
 
-/// Runs the matmul `$kernel` (64 × 64 × 32 tiles) on `$a: [m, k]`, `$b: [k, n]` into `$c`
+/// Runs the matmul `$kernel` (64 × 64 × 32 tiles, and the `Consts` fields given in braces) on `$a: [m, k]`, `$b: [k, n]` into `$c`
 /// (the initial output, guard elements included); gives the output and the launch report.
 macro_rules! run_matmul {
-    ($gpu:expr, $kernel:ident, $a:expr, $b:expr, $c:expr, ($m:expr, $n:expr, $k:expr)) => {{
+    ($gpu:expr, $kernel:ident $({ $($field:ident: $value:expr),* })?, $a:expr, $b:expr, $c:expr, ($m:expr, $n:expr, $k:expr)) => {{
         let gpu: &TestDevice = $gpu;
         let (da, db) = (
             gpu.device().upload($a).unwrap(),
@@ -96,6 +94,7 @@ macro_rules! run_matmul {
                 BM: 64,
                 BN: 64,
                 BK: 32,
+                $($($field: $value,)*)?
             },
             |c: &$kernel::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
             da.ptr(),
@@ -186,11 +185,27 @@ fn matmul_f16(target: EmulatedTarget) {
         let b: Vec<f16> = values(2, k * n).into_iter().map(f16::from_f32).collect();
         let guarded = vec![f16::from_f32(99.0); m * n + 8];
         let (c, report) = with_target(target, || {
-            run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k))
+            run_matmul!(
+                gpu,
+                tile_matmul { num_stages: 1 },
+                &a,
+                &b,
+                &guarded,
+                (m, n, k)
+            )
         });
         check_f16_product(gpu, &c, (&a, &b), (m, n, k));
         let sm80 = || {
-            let run = || run_matmul!(gpu, tile_matmul, &a, &b, &guarded, (m, n, k));
+            let run = || {
+                run_matmul!(
+                    gpu,
+                    tile_matmul { num_stages: 1 },
+                    &a,
+                    &b,
+                    &guarded,
+                    (m, n, k)
+                )
+            };
             with_target(EmulatedTarget::Sm80, run).1
         };
         check_path(
@@ -210,14 +225,30 @@ fn matmul_bf16(target: EmulatedTarget) {
         let b: Vec<bf16> = values(4, k * n).into_iter().map(bf16::from_f32).collect();
         let zeros = vec![bf16::from_f32(0.0); m * n];
         let (c, report) = with_target(target, || {
-            run_matmul!(gpu, tile_matmul, &a, &b, &zeros, (m, n, k))
+            run_matmul!(
+                gpu,
+                tile_matmul { num_stages: 1 },
+                &a,
+                &b,
+                &zeros,
+                (m, n, k)
+            )
         });
         let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
         let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
         // One rounding to bf16 (2^-8 relative) at the end.
         check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);
         let sm80 = || {
-            let run = || run_matmul!(gpu, tile_matmul, &a, &b, &zeros, (m, n, k));
+            let run = || {
+                run_matmul!(
+                    gpu,
+                    tile_matmul { num_stages: 1 },
+                    &a,
+                    &b,
+                    &zeros,
+                    (m, n, k)
+                )
+            };
             with_target(EmulatedTarget::Sm80, run).1
         };
         let ctx = format!("bf16 {target:?} {m}x{n}x{k}");
@@ -301,11 +332,12 @@ fn copied_async(report: &EmulatorReport) -> bool {
         .any(|s| s.kind == SharedAccessKind::CpAsync)
 }
 
-/// The pipelined kernel `$kernel` against the CPU reference in the body of `$target`: on sm_80
+/// `tile_matmul` pipelined over `$stages` stages against the CPU reference in the body of
+/// `$target`: on sm_80
 /// `cp.async` rings read by `ldmatrix`, on sm_90a rings in the NVMMA layouts read by `wgmma`
 /// (one group in flight).
 macro_rules! pipelined_matmul_test {
-    ($test:ident, $kernel:ident, $target:expr) => {
+    ($test:ident, $stages:literal, $target:expr) => {
         #[test]
         fn $test() {
             let gpu = device();
@@ -314,10 +346,10 @@ macro_rules! pipelined_matmul_test {
                 let b: Vec<f16> = values(8, k * n).into_iter().map(f16::from_f32).collect();
                 let guarded = vec![f16::from_f32(99.0); m * n + 8];
                 let (c, report) = with_target($target, || {
-                    run_matmul!(gpu, $kernel, &a, &b, &guarded, (m, n, k))
+                    run_matmul!(gpu, tile_matmul { num_stages: $stages }, &a, &b, &guarded, (m, n, k))
                 });
                 check_f16_product(gpu, &c, (&a, &b), (m, n, k));
-                let what = concat!(stringify!($kernel), ": cp.async copies and ldmatrix reads");
+                let what = concat!("tile_matmul at ", $stages, " stages: cp.async copies and ldmatrix reads");
                 if let Some(report) = gpu.emulator_only(&report, what) {
                     let aligned = k % 16 == 0 && n % 16 == 0;
                     assert_eq!(
@@ -326,7 +358,7 @@ macro_rules! pipelined_matmul_test {
                         "{m}x{n}x{k}: the aligned variant copies with cp.async, the other not\n{report}"
                     );
                     if $target == EmulatedTarget::Sm80 {
-                        check_ldmatrix(report, &format!("{} {m}x{n}x{k}", stringify!($kernel)));
+                        check_ldmatrix(report, &format!("tile_matmul at {} stages {m}x{n}x{k}", $stages));
                     }
                 }
             }
@@ -334,34 +366,22 @@ macro_rules! pipelined_matmul_test {
     };
 }
 
-pipelined_matmul_test!(
-    matmul_f16_two_stages_matches_cpu,
-    tile_matmul_stages2,
-    EmulatedTarget::Sm80
-);
-pipelined_matmul_test!(
-    matmul_f16_three_stages_matches_cpu,
-    tile_matmul_stages3,
-    EmulatedTarget::Sm80
-);
-pipelined_matmul_test!(
-    matmul_f16_four_stages_matches_cpu,
-    tile_matmul_stages4,
-    EmulatedTarget::Sm80
-);
+pipelined_matmul_test!(matmul_f16_two_stages_matches_cpu, 2, EmulatedTarget::Sm80);
+pipelined_matmul_test!(matmul_f16_three_stages_matches_cpu, 3, EmulatedTarget::Sm80);
+pipelined_matmul_test!(matmul_f16_four_stages_matches_cpu, 4, EmulatedTarget::Sm80);
 pipelined_matmul_test!(
     matmul_f16_two_stages_sm90a_matches_cpu,
-    tile_matmul_stages2,
+    2,
     EmulatedTarget::Sm90a
 );
 pipelined_matmul_test!(
     matmul_f16_three_stages_sm90a_matches_cpu,
-    tile_matmul_stages3,
+    3,
     EmulatedTarget::Sm90a
 );
 pipelined_matmul_test!(
     matmul_f16_four_stages_sm90a_matches_cpu,
-    tile_matmul_stages4,
+    4,
     EmulatedTarget::Sm90a
 );
 
@@ -372,7 +392,14 @@ fn matmul_bf16_three_stages_matches_cpu() {
         let a: Vec<bf16> = values(9, m * k).into_iter().map(bf16::from_f32).collect();
         let b: Vec<bf16> = values(10, k * n).into_iter().map(bf16::from_f32).collect();
         let zeros = vec![bf16::from_f32(0.0); m * n];
-        let (c, _) = run_matmul!(gpu, tile_matmul_stages3, &a, &b, &zeros, (m, n, k));
+        let (c, _) = run_matmul!(
+            gpu,
+            tile_matmul { num_stages: 3 },
+            &a,
+            &b,
+            &zeros,
+            (m, n, k)
+        );
         let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
         let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
         check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);

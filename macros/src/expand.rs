@@ -31,7 +31,8 @@
 //! `Consts`, `EXPLAIN`, a trait `Listed_T` per type parameter (implemented by its listed types)
 //! and `launch`/`emulate` generic over the type parameters at the top: they call the submodule
 //! of the arguments' element types. When the attribute lists several `num_warps`, `Consts` has a
-//! field `num_warps` that selects like a const value, and `NUM_WARPS` is omitted.
+//! field `num_warps` that selects like a const value, and `NUM_WARPS` is omitted; several
+//! `num_stages` likewise give `Consts` a field `num_stages`.
 //!
 //! With `autotune(…)` in the attribute, [`crate::autotune`] adds `TUNER`, `CANDIDATES`,
 //! `launch_tuned` and `launch_tuned_with` beside `launch` (and generic ones at the top).
@@ -228,8 +229,9 @@ fn add_errors(errors: &mut Option<syn::Error>, new: syn::Error) {
 type SpecGroup = (Vec<(String, i128)>, Vec<usize>);
 
 /// The entry name of a specialisation's variant: the kernel's name, then (when it has several
-/// specialisations) `__T_f16` per type parameter, `__BLOCK_1024` per const parameter and
-/// `__num_warps_8` when `num_warps` varies, then `__unaligned` for the fallback variant.
+/// specialisations) `__T_f16` per type parameter, `__BLOCK_1024` per const parameter,
+/// `__num_warps_8` when `num_warps` varies and `__num_stages_3` when `num_stages` varies, then
+/// `__unaligned` for the fallback variant.
 fn entry_name(kernel: &Kernel, axes: &Axes, suffix: &str) -> Ident {
     let mut name = kernel.name.to_string();
     if axes.several_specs {
@@ -241,6 +243,9 @@ fn entry_name(kernel: &Kernel, axes: &Axes, suffix: &str) -> Ident {
         }
         if axes.num_warps_varies {
             name.push_str(&format!("__num_warps_{}", kernel.num_warps));
+        }
+        if axes.num_stages_varies {
+            name.push_str(&format!("__num_stages_{}", kernel.num_stages));
         }
     }
     if !suffix.is_empty() {
@@ -267,17 +272,21 @@ fn launchable(dtype: DType) -> bool {
 struct Axes {
     several_specs: bool,
     num_warps_varies: bool,
+    num_stages_varies: bool,
     autotune: Option<Autotune>,
     /// The kernel's `Tensor` parameters (desugared).
     tensors: Vec<TensorParam>,
 }
 
 /// The const values that select a specialisation: the const parameters' values, then
-/// `num_warps` when it varies (a field of `Consts` then).
+/// `num_warps` and `num_stages` when they vary (fields of `Consts` then).
 fn selecting_values(kernel: &Kernel, axes: &Axes) -> Vec<(String, i128)> {
     let mut values = kernel.consts.clone();
     if axes.num_warps_varies {
         values.push(("num_warps".to_string(), i128::from(kernel.num_warps)));
+    }
+    if axes.num_stages_varies {
+        values.push(("num_stages".to_string(), i128::from(kernel.num_stages)));
     }
     values
 }
@@ -337,6 +346,7 @@ pub fn generate_kernel(
     let axes = Axes {
         several_specs: kernels.len() > 1,
         num_warps_varies: kernels.iter().any(|k| k.num_warps != num_warps),
+        num_stages_varies: kernels.iter().any(|k| k.num_stages != first.num_stages),
         autotune,
         tensors,
     };
@@ -358,6 +368,12 @@ pub fn generate_kernel(
         const_fields.push(quote!(
             /// Warps per program: one of the attribute's `num_warps` values.
             pub num_warps: u32
+        ));
+    }
+    if axes.num_stages_varies {
+        const_fields.push(quote!(
+            /// Software-pipelining depth: one of the attribute's `num_stages` values.
+            pub num_stages: u32
         ));
     }
 
@@ -636,6 +652,9 @@ fn specialisation_items(
     let mut selecting: Vec<Ident> = const_params.iter().map(|(n, _)| n.clone()).collect();
     if axes.num_warps_varies {
         selecting.push(Ident::new("num_warps", Span::call_site()));
+    }
+    if axes.num_stages_varies {
+        selecting.push(Ident::new("num_stages", Span::call_site()));
     }
     let wanted = selecting.iter().map(|n| {
         let s = n.to_string();

@@ -101,7 +101,10 @@ pub fn analyze_kernel(
         let mut spec_diags = Diagnostics::default();
         let input = Input { sig, body, spec };
         let mut kernel = check(&input, &mut spec_diags);
-        crate::check::control::check_num_stages(&mut kernel, attr.num_stages, &mut spec_diags);
+        let stages = spec
+            .num_stages
+            .zip(attr.num_stages.as_ref().map(|(_, loc)| *loc));
+        crate::check::control::check_num_stages(&mut kernel, stages, &mut spec_diags);
         kernels.push(kernel);
         for d in spec_diags.into_vec() {
             merge(&mut found, d, index);

@@ -291,7 +291,7 @@ pub fn threads(num_warps: u32) -> u128 {
 /// Bits one element of `dtype` counts in the register budget: its width, except a pointer,
 /// which counts 32. A pointer tile is a uniform base (a scalar pointer) plus per-element
 /// offsets, and the compiled code derives each address from the base at its use rather than
-/// keeping 64-bit addresses live: ptxas gives `bench_matmul_w8_s4` (8 warps, an f32
+/// keeping 64-bit addresses live: ptxas gives `bench_matmul_w8` at 4 stages (8 warps, an f32
 /// `128 × 128` accumulator of 64 registers and pointer tiles of 128 registers at 64 bits an
 /// element) 119 registers in all.
 pub fn budget_bits(dtype: DType) -> u32 {

@@ -11,7 +11,7 @@
 //! mma's `a` operand). A causal program stops at the block holding its last row. Rows and keys
 //! past `SEQ` are masked (keys as `−∞` scores, rows not stored).
 //!
-//! The `_s3` kernels pipeline the loop (`num_stages = 3`): on sm_90a `k` (through its
+//! At `num_stages = 3` the loop is software-pipelined: on sm_90a `k` (through its
 //! transpose) and `v` are copied by `cp.async` into rings of their own in the `wgmma` operands'
 //! NVMMA layouts, `q` and `p` are stored to shared memory in each iteration, and each dot waits
 //! for its `wgmma` group.
@@ -89,34 +89,17 @@ macro_rules! attention_kernel {
 
 attention_kernel! {
     /// Flash attention forward at head dimension 64 (see the [module docs](self)): 128 query
-    /// rows and 64 keys per step, 4 or 8 warps.
-    tile_attention_d64, num_warps = [4, 8], num_stages = 1, BM = 128, BN = 64, D = 64
+    /// rows and 64 keys per step, 4 or 8 warps, 1 or 3 stages.
+    tile_attention_d64, num_warps = [4, 8], num_stages = [1, 3], BM = 128, BN = 64, D = 64
 }
 attention_kernel! {
     /// Flash attention forward at head dimension 128 (see the [module docs](self)): 64 query
     /// rows and 64 keys per step on 4 warps (a `[128, 128]` pointer tile would need 256
-    /// registers per thread at 4 warps).
-    tile_attention_d128_w4, num_warps = 4, num_stages = 1, BM = 64, BN = 64, D = 128
+    /// registers per thread at 4 warps), 1 or 3 stages.
+    tile_attention_d128_w4, num_warps = 4, num_stages = [1, 3], BM = 64, BN = 64, D = 128
 }
 attention_kernel! {
     /// Flash attention forward at head dimension 128 (see the [module docs](self)): 128 query
-    /// rows and 64 keys per step on 8 warps.
-    tile_attention_d128_w8, num_warps = 8, num_stages = 1, BM = 128, BN = 64, D = 128
-}
-attention_kernel! {
-    /// Flash attention forward at head dimension 64, software-pipelined (`num_stages = 3`): the
-    /// `k` and `v` blocks of iteration `j + 2` are copied with `cp.async` while iteration `j`
-    /// computes (on sm_90a into the `wgmma` operands' NVMMA layouts; see `EXPLAIN`). 128 query
-    /// rows and 64 keys per step, 4 or 8 warps.
-    tile_attention_d64_s3, num_warps = [4, 8], num_stages = 3, BM = 128, BN = 64, D = 64
-}
-attention_kernel! {
-    /// Flash attention forward at head dimension 128, software-pipelined (`num_stages = 3`, as
-    /// [`tile_attention_d64_s3`]): 64 query rows and 64 keys per step on 4 warps.
-    tile_attention_d128_w4_s3, num_warps = 4, num_stages = 3, BM = 64, BN = 64, D = 128
-}
-attention_kernel! {
-    /// Flash attention forward at head dimension 128, software-pipelined (`num_stages = 3`, as
-    /// [`tile_attention_d64_s3`]): 128 query rows and 64 keys per step on 8 warps.
-    tile_attention_d128_w8_s3, num_warps = 8, num_stages = 3, BM = 128, BN = 64, D = 128
+    /// rows and 64 keys per step on 8 warps, 1 or 3 stages.
+    tile_attention_d128_w8, num_warps = 8, num_stages = [1, 3], BM = 128, BN = 64, D = 128
 }

@@ -11,7 +11,7 @@
 //!   warps.
 //! * matmul (f16, bf16 in; f32 accumulate; f16, bf16 out): Triton's tile configurations
 //!   (`BM × BN × BK`, warps) and its grouped program order (`GROUP = 8` rows of tiles share their
-//!   `b` columns in L2); `bench_matmul_w8_s3`/`_s4` add software pipelining (Triton's
+//!   `b` columns in L2); `bench_matmul_w8` at 3 and 4 stages adds software pipelining (Triton's
 //!   `num_stages`), on sm_90a into `wgmma`'s NVMMA layouts with one `wgmma` group in flight.
 
 use tessera::{f16, tile_kernel, Ptr};
@@ -205,18 +205,11 @@ bench_matmul! {
     bench_matmul_w4, num_warps = 4, BM = 64
 }
 bench_matmul! {
-    /// [`bench_matmul_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`).
-    bench_matmul_w8, num_warps = 8, BM = 128
-}
-bench_matmul! {
-    /// [`bench_matmul_w8`] software-pipelined over 3 stages (Triton's H100 configuration
-    /// `(128, 128, 64, 8)` with `num_stages = 3`): `cp.async` rings; on sm_90a the rings hold
-    /// the NVMMA layouts the two warpgroups' `wgmma`s read, with one `wgmma` group in flight.
-    bench_matmul_w8_s3, num_warps = 8, num_stages = 3, BM = 128
-}
-bench_matmul! {
-    /// [`bench_matmul_w8_s3`] over 4 stages.
-    bench_matmul_w8_s4, num_warps = 8, num_stages = 4, BM = 128
+    /// [`bench_matmul_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`),
+    /// unpipelined or software-pipelined over 3 or 4 stages (Triton's H100 configuration uses
+    /// 3): `cp.async` rings; on sm_90a the rings hold the NVMMA layouts the two warpgroups'
+    /// `wgmma`s read, with one `wgmma` group in flight.
+    bench_matmul_w8, num_warps = 8, num_stages = [1, 3, 4], BM = 128
 }
 
 /// [`bench_matmul_w8`] software-pipelined: 8 warps, 128 × 128 × 32 tiles, the operand tiles of

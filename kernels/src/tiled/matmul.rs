@@ -8,7 +8,11 @@
 use tessera::{tile_kernel, Ptr};
 
 /// `c = a · b` on `T` inputs (f16 or bf16) with an f32 accumulator, rounded to `T`.
-#[tile_kernel(T = [f16, bf16], num_warps = 4, BM = 64, BN = 64, BK = 32)]
+///
+/// `num_stages` 2 to 4 software-pipeline the K loop: the tiles of `a` and `b` for iteration
+/// `i + S - 1` are copied by `cp.async` straight into the swizzled shared layouts that
+/// `ldmatrix` (sm_80) or `wgmma` (sm_90a) reads, while iteration `i` computes.
+#[tile_kernel(T = [f16, bf16], num_warps = 4, num_stages = [1, 2, 3, 4], BM = 64, BN = 64, BK = 32)]
 pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
     a: Ptr<T>,
     b: Ptr<T>,
@@ -46,104 +50,6 @@ pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
         c_mask,
     );
 }
-
-/// `tile_matmul` with its K loop software-pipelined over 3 stages (`num_stages = 3`): the tiles
-/// of `a` and `b` for iteration `i + 2` are copied by `cp.async` straight into the swizzled
-/// shared layouts that `ldmatrix` reads, while iteration `i` computes.
-#[tile_kernel(T = [f16, bf16], num_warps = 4, num_stages = 3, BM = 64, BN = 64, BK = 32)]
-pub fn tile_matmul_stages3<T, const BM: usize, const BN: usize, const BK: usize>(
-    a: Ptr<T>,
-    b: Ptr<T>,
-    c: Ptr<T>,
-    m: i32,
-    n: i32,
-    k: i32,
-) {
-    let rm = program_id(0) * BM + arange(0, BM);
-    let rn = program_id(1) * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
-    }
-    let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
-    store(
-        c + rm.expand_dims(1) * n + rn.expand_dims(0),
-        acc.to::<T>(),
-        c_mask,
-    );
-}
-
-/// [`tile_matmul_stages3`] at another number of stages (the same body).
-macro_rules! pipelined_matmul {
-    ($(#[doc = $doc:tt])* $name:ident, num_stages = $stages:tt) => {
-        $(#[doc = $doc])*
-        #[tile_kernel(T = [f16, bf16], num_warps = 4, num_stages = $stages, BM = 64, BN = 64, BK = 32)]
-        pub fn $name<T, const BM: usize, const BN: usize, const BK: usize>(
-            a: Ptr<T>,
-            b: Ptr<T>,
-            c: Ptr<T>,
-            m: i32,
-            n: i32,
-            k: i32,
-        ) {
-            let rm = program_id(0) * BM + arange(0, BM);
-            let rn = program_id(1) * BN + arange(0, BN);
-            let rk = arange(0, BK);
-            let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-            let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-            let mut acc = zeros::<f32>([BM, BN]);
-            for kk in 0..cdiv(k, BK) {
-                let k_left = k - kk * BK;
-                let a_tile = load(
-                    a_ptrs,
-                    (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-                    0.0,
-                );
-                let b_tile = load(
-                    b_ptrs,
-                    (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-                    0.0,
-                );
-                acc = dot(a_tile, b_tile, acc);
-                a_ptrs += BK;
-                b_ptrs += BK * n;
-            }
-            let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
-            store(
-                c + rm.expand_dims(1) * n + rn.expand_dims(0),
-                acc.to::<T>(),
-                c_mask,
-            );
-        }
-    };
-}
-
-pipelined_matmul!(
-    /// [`tile_matmul_stages3`] over 2 stages.
-    tile_matmul_stages2,
-    num_stages = 2
-);
-pipelined_matmul!(
-    /// [`tile_matmul_stages3`] over 4 stages.
-    tile_matmul_stages4,
-    num_stages = 4
-);
 
 /// `c = a · b` on i8 inputs with an i32 accumulator (`mma.sync` m16n8k32; wrapping, as the
 /// instruction without `.satfinite`).

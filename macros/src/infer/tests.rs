@@ -511,7 +511,8 @@ fn every_layout_of_every_example_is_valid_and_consistent() {
             kernels += 1;
         }
     }
-    assert_eq!(kernels, 21);
+    // The corpus' specialisations: the project's matmul counts 8 (f16 and bf16 at 1 to 4 stages).
+    assert_eq!(kernels, 27);
 }
 
 #[test]

@@ -15,7 +15,7 @@ pub const DEFAULT_NUM_WARPS: u32 = 4;
 /// Most specialisations one kernel may have (the product of the lengths of its value lists).
 pub const MAX_SPECIALISATIONS: usize = 64;
 
-/// `#[tile_kernel(num_warps = [4, 8], T = [f16, f32], BLOCK = [256, 1024])]`.
+/// `#[tile_kernel(num_warps = [4, 8], num_stages = [1, 3], T = [f16, f32], BLOCK = [256, 1024])]`.
 #[derive(Debug)]
 pub struct KernelAttr {
     /// Warps per program, one specialisation per value; `None` when the attribute's value is
@@ -23,9 +23,10 @@ pub struct KernelAttr {
     pub num_warps: Option<Vec<u32>>,
     /// The value lists, one per `NAME = …` entry, in order.
     pub consts: Vec<ConstValues>,
-    /// `num_stages = S`: the depth of software pipelining of the loops whose loads feed a `dot`
-    /// (1: none), with the location of the attribute's key; `None` when not given or invalid.
-    pub num_stages: Option<(u32, Loc)>,
+    /// `num_stages = S` or `num_stages = [1, 3]`: the depth of software pipelining of the loops
+    /// whose loads feed a `dot` (1: none), one specialisation per value, with the location of
+    /// the attribute's key; `None` when not given or invalid.
+    pub num_stages: Option<(Vec<u32>, Loc)>,
     /// `autotune(…)`, if given.
     pub autotune: Option<AutotuneAttr>,
 }
@@ -143,7 +144,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
             continue;
         }
         if key == "num_stages" {
-            out.num_stages = num_stages_value(&entry.value, ids, diags).map(|s| (s, key_loc));
+            out.num_stages = num_stages_values(&entry.value, ids, diags).map(|s| (s, key_loc));
             continue;
         }
         let mut values = Vec::new();
@@ -240,37 +241,49 @@ fn num_warps_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Opti
     (valid && !out.is_empty()).then_some(out)
 }
 
-/// `num_stages = S`: one integer literal from 1 to [`MAX_NUM_STAGES`].
-fn num_stages_value(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<u32> {
-    if let Expr::Array(_) = e {
+/// `num_stages = 3` or `num_stages = [1, 3]`: integer literals from 1 to [`MAX_NUM_STAGES`],
+/// each listed once.
+fn num_stages_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    let mut valid = true;
+    for element in list_elements(e) {
+        let loc = ids.of(element);
+        match int_value(element) {
+            Some(s) if (1..=MAX_NUM_STAGES).contains(&s) => {
+                if out.contains(&(s as u32)) {
+                    diags.error(loc, format!("num_stages = {s} is listed twice"));
+                } else {
+                    out.push(s as u32);
+                }
+            }
+            Some(s) => {
+                valid = false;
+                diags.error(
+                    loc,
+                    format!(
+                        "num_stages = {s} is not allowed: it must be 1 (no pipelining) to \
+                         {MAX_NUM_STAGES}, the number of loop iterations whose loads are in \
+                         flight at once"
+                    ),
+                );
+            }
+            None => {
+                valid = false;
+                diags.error(
+                    loc,
+                    "num_stages takes integer literals, e.g. `num_stages = 3` or \
+                     `num_stages = [1, 3]`",
+                );
+            }
+        }
+    }
+    if out.is_empty() && valid {
         diags.error(
             ids.of(e),
-            "`num_stages` takes one value, e.g. `num_stages = 3`: a list of stages is not a \
-             specialisation axis",
+            "`num_stages` needs at least one value, e.g. `num_stages = [1, 3]`",
         );
-        return None;
     }
-    match int_value(e) {
-        Some(s) if (1..=MAX_NUM_STAGES).contains(&s) => Some(s as u32),
-        Some(s) => {
-            diags.error(
-                ids.of(e),
-                format!(
-                    "num_stages = {s} is not allowed: it must be 1 (no pipelining) to \
-                     {MAX_NUM_STAGES}, the number of loop iterations whose loads are in flight \
-                     at once"
-                ),
-            );
-            None
-        }
-        None => {
-            diags.error(
-                ids.of(e),
-                "num_stages takes an integer literal, e.g. `num_stages = 3`",
-            );
-            None
-        }
-    }
+    (valid && !out.is_empty()).then_some(out)
 }
 
 /// An element type named in an attribute list (`f16`), or an error at it.

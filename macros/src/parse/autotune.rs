@@ -5,7 +5,7 @@
 //! - `key` names runtime scalar parameters (`i32`, `u32`, `i64`, `u64`, `f32`): one tuning per
 //!   value of the key (`key = []`: one per device).
 //! - `configs` (optional) lists the specialisations compiled and tuned, each a tuple of
-//!   `NAME = value` for const parameters and `num_warps`; a specialisation is kept when some
+//!   `NAME = value` for const parameters, `num_warps` and `num_stages`; a specialisation is kept when some
 //!   config matches all the values it names (an axis a config does not name is free). Without
 //!   `configs` every specialisation of the attribute's lists is a candidate.
 //!
@@ -314,6 +314,12 @@ fn restrict(
                 attr.num_warps
                     .as_ref()
                     .map(|w| w.iter().map(|&w| i128::from(w)).collect())
+            } else if name == "num_stages" {
+                // Without `num_stages` in the attribute, every specialisation has one stage.
+                Some(match &attr.num_stages {
+                    Some((list, _)) => list.iter().map(|&s| i128::from(s)).collect(),
+                    None => vec![1],
+                })
             } else if sig.consts.iter().any(|c| c.name == *name) {
                 attr.consts.iter().find(|c| c.name == *name).map(|c| {
                     c.values
@@ -329,7 +335,7 @@ fn restrict(
                     .consts
                     .iter()
                     .map(|c| c.name.as_str())
-                    .chain(["num_warps"]);
+                    .chain(["num_warps", "num_stages"]);
                 let hint = match did_you_mean(name, names) {
                     Some(n) => format!(" (did you mean `{n}`?)"),
                     None => String::new(),
@@ -338,7 +344,7 @@ fn restrict(
                     *loc,
                     format!(
                         "`{name}` in an autotune config is neither a const parameter of `{}` nor \
-                         `num_warps`{hint}",
+                         `num_warps` or `num_stages`{hint}",
                         sig.name
                     ),
                 );
@@ -365,6 +371,8 @@ fn restrict(
         config.values.iter().all(|(name, value, _)| {
             if name == "num_warps" {
                 spec.num_warps.map(i128::from) == Some(*value)
+            } else if name == "num_stages" {
+                i128::from(spec.num_stages.unwrap_or(1)) == *value
             } else {
                 spec.consts
                     .iter()

@@ -6,7 +6,8 @@ use crate::diag::{did_you_mean, Diagnostics};
 use crate::types::Scalar;
 
 /// One specialisation: an element type for every type parameter, a value for every const
-/// parameter (`None` where its list had an error), and its warps per program.
+/// parameter (`None` where its list had an error), its warps per program and its pipelining
+/// depth.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Specialisation {
     pub types: Vec<(String, Option<Scalar>)>,
@@ -15,6 +16,10 @@ pub struct Specialisation {
     pub num_warps: Option<u32>,
     /// Whether the attribute lists several `num_warps` (then they tell specialisations apart).
     pub num_warps_varies: bool,
+    /// `num_stages` (`None` when the attribute does not give it or its value was invalid).
+    pub num_stages: Option<u32>,
+    /// Whether the attribute lists several `num_stages`.
+    pub num_stages_varies: bool,
 }
 
 impl Specialisation {
@@ -32,9 +37,14 @@ impl Specialisation {
             .num_warps
             .filter(|_| self.num_warps_varies)
             .map(|w| format!("num_warps = {w}"));
+        let stages = self
+            .num_stages
+            .filter(|_| self.num_stages_varies)
+            .map(|s| format!("num_stages = {s}"));
         types
             .chain(consts)
             .chain(warps)
+            .chain(stages)
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -46,7 +56,7 @@ type Axis<V> = (String, Vec<Option<V>>);
 
 /// Matches the attribute's lists with the signature's type and const parameters and returns
 /// every specialisation (the Cartesian product of the lists: type parameters, then const
-/// parameters, then `num_warps`; the first varying slowest).
+/// parameters, then `num_warps`, then `num_stages`; the first varying slowest).
 pub fn specialisations(
     attr: &KernelAttr,
     sig: &Signature,
@@ -120,16 +130,22 @@ pub fn specialisations(
         Some(list) => list.iter().copied().map(Some).collect(),
         None => vec![None],
     };
+    let stages: Vec<Option<u32>> = match &attr.num_stages {
+        Some((list, _)) => list.iter().copied().map(Some).collect(),
+        None => vec![None],
+    };
     let count = types
         .iter()
         .map(|(_, vs)| vs.len())
         .chain(consts.iter().map(|(_, vs)| vs.len()))
-        .fold(warps.len(), usize::saturating_mul);
+        .fold(warps.len() * stages.len(), usize::saturating_mul);
     let unknown = Specialisation {
         types: types.iter().map(|(n, _)| (n.clone(), None)).collect(),
         consts: consts.iter().map(|(n, _)| (n.clone(), None)).collect(),
         num_warps: None,
         num_warps_varies: false,
+        num_stages: None,
+        num_stages_varies: false,
     };
     if count > MAX_SPECIALISATIONS {
         if let Some(first) = attr.consts.first() {
@@ -158,6 +174,11 @@ pub fn specialisations(
     specs = product(specs, &warps, |s, w| {
         s.num_warps = *w;
         s.num_warps_varies = num_warps_varies;
+    });
+    let num_stages_varies = stages.len() > 1;
+    specs = product(specs, &stages, |s, v| {
+        s.num_stages = *v;
+        s.num_stages_varies = num_stages_varies;
     });
     specs
 }

@@ -701,8 +701,8 @@ fn attribute_names() {
         (quote!(NUM_WARPS = 4), "unknown attribute `NUM_WARPS` (did you mean `num_warps`?)", "NUM_WARPS"),
         (quote!(num_stages = 3), "num_stages = 3, but no `for` loop of", "num_stages"),
         (quote!(num_stages = 0), "num_stages = 0 is not allowed: it must be 1 (no pipelining) to 8", "0"),
-        (quote!(num_stages = STAGES), "num_stages takes an integer literal", "STAGES"),
-        (quote!(num_stages = [2, 3]), "`num_stages` takes one value", "[2 , 3]"),
+        (quote!(num_stages = STAGES), "num_stages takes integer literals", "STAGES"),
+        (quote!(num_stages = [1, 1]), "num_stages = 1 is listed twice", "1"),
     ];
     for (attr, needle, underlined) in cases {
         one_error(attr, item.clone(), needle, underlined);

@@ -10,6 +10,11 @@ fn named_stages(out: Ptr<f32>) {
     store(out + arange(0, 128), 1.0);
 }
 
+#[tile_kernel(num_stages = [1, 3, 3])]
+fn stages_twice(out: Ptr<f32>) {
+    store(out + arange(0, 128), 1.0);
+}
+
 #[tile_kernel(num_stages = 3)]
 fn nothing_to_pipeline(out: Ptr<f32>) {
     store(out + arange(0, 128), 1.0);
