@@ -24,11 +24,12 @@
 //! ([`WgmmaPipeline`], one per dot): an operand whose value is a load of the body, or the
 //! transpose of one (`k_tile.trans()`, the registers unchanged), used by nothing else, qualifies
 //! as above with copies writing the operand's NVMMA shared layout (`plan_wgmma_operand_copy`)
-//! and is read from ring slot `i mod slots` in iteration `i`; any other operand (a value from
-//! before the loop, a computed tile such as attention's `p`) is stored from registers in each
-//! iteration as without pipelining. All loads of an iteration are one `cp.async` group, so the
+//! and is read from ring slot `i mod slots` in iteration `i`; an operand from before the loop
+//! (attention's `q`) is stored once before the loop into a region of its own (`hoisted`); any
+//! other operand (a computed tile such as attention's `p`) is stored from registers in each
+//! iteration as without pipelining, or read from its registers when they hold the A fragments. All loads of an iteration are one `cp.async` group, so the
 //! waits count iterations whatever the number of rings. When the loop has one `wgmma` dot, both
-//! its operands come from rings and its accumulator is a carried value that nothing else in the
+//! its operands come from rings (or were stored before the loop) and its accumulator is a carried value that nothing else in the
 //! loop reads or writes (`acc = dot(a, b, acc)` yielded as is), one `wgmma` group stays in flight
 //! across iterations (`wgmma.wait_group 1`; the accumulator is retired by `wait_group 0` after
 //! the loop) and the rings have `S + 1` slots; otherwise each dot waits for its group
@@ -78,6 +79,9 @@ pub struct WgmmaPipeline {
     /// Operand `a` without a ring is read from its registers (they hold the `wgmma` A
     /// fragments) rather than stored.
     pub a_in_registers: bool,
+    /// Per operand: a value from before the loop (loop-invariant), stored to shared memory once
+    /// before the loop and read from there in every iteration.
+    pub hoisted: [bool; 2],
     /// `wgmma` groups left in flight at the end of an iteration: 1 (`wait_group 1`), or 0.
     pub in_flight: u32,
     /// With one group in flight: the carried value (index `j`) that is the accumulator.
@@ -154,6 +158,9 @@ impl LoopPipeline {
                 let from = |k: usize| match w.rings[k] {
                     Some(l) => format!("{} from its ring", self.loads[l].what),
                     None if k == 0 && w.a_in_registers => "a from registers".to_string(),
+                    None if w.hoisted[k] => {
+                        format!("{} stored once before the loop", ["a", "b"][k])
+                    }
                     None => format!("{} stored from registers", ["a", "b"][k]),
                 };
                 t.push_str(&format!(
@@ -615,9 +622,19 @@ fn plan_wgmma_loads(
     let body = cx.body;
     let dot = &body.ops[d];
     let mut rings = [None, None];
+    let mut hoisted = [false, false];
     for (k, operand) in [&plan.a, &plan.b].into_iter().enumerate() {
         let name = format!("wgmma operand {} of `{}`", ["a", "b"][k], dot_name(cx, d));
-        let (load, what, value, transposed) = match operand_load(cx, dot.operands[k]) {
+        // A value from before the loop (not an op of the body, not a carried value) is the
+        // same in every iteration: stored once before the loop, unless `a` is read from
+        // registers anyway.
+        let value = dot.operands[k];
+        let from_registers = k == 0 && plan.a_registers.is_some();
+        if !cx.index_of.contains_key(&value) && !body.args.contains(&value) && !from_registers {
+            hoisted[k] = true;
+            continue;
+        }
+        let (load, what, value, transposed) = match operand_load(cx, value) {
             Ok(found) => found,
             Err(why) => {
                 p.refusals.push(format!("{name}: {why}"));
@@ -644,7 +661,7 @@ fn plan_wgmma_loads(
             Err(why) => p.refusals.push(format!("{what} ({name}): {why}")),
         }
     }
-    if rings == [None, None] {
+    if rings == [None, None] && hoisted == [false, false] {
         return;
     }
     // One group in flight when the loop's one wgmma dot reads both operands from rings and its
@@ -658,7 +675,9 @@ fn plan_wgmma_loads(
         _ if dots > 1 => Some(format!(
             "the loop has {dots} wgmma dots; each waits for its group"
         )),
-        _ if rings.contains(&None) => Some("an operand is not in a ring".to_string()),
+        _ if (0..2).any(|k| rings[k].is_none() && !hoisted[k]) => {
+            Some("an operand is neither in a ring nor stored before the loop".to_string())
+        }
         None => Some("the accumulator is not a value carried by the loop".to_string()),
         Some(j) if body.yields[j] != result => {
             Some("the loop does not carry the dot's result as its accumulator".to_string())
@@ -673,6 +692,7 @@ fn plan_wgmma_loads(
         dot: d,
         rings,
         a_in_registers: rings[0].is_none() && plan.a_registers.is_some(),
+        hoisted,
         in_flight: u32::from(synchronous.is_none()),
         accumulator: carried.filter(|_| synchronous.is_none()),
         synchronous,

@@ -30,9 +30,11 @@
 //! (each thread's landed generic-proxy writes ordered before the async proxy's reads, then every
 //! thread's). All rings are filled by one commit group per iteration, so `wait_group S-2` has
 //! landed every ring's slot `i mod slots` whatever the number of rings. Each dot issues its
-//! `wgmma`s on descriptors of its ring operands' slot `i mod slots`; an operand without a ring
-//! (a value from before the loop, a computed tile) is stored to the dot's own region first
-//! (barrier, stores, `fence.proxy.async`, barrier), and commits. The transpose of a ring load
+//! `wgmma`s on descriptors of its ring operands' slot `i mod slots`; an operand from before the
+//! loop was stored once before the loop into a region of its own (barrier, stores,
+//! `fence.proxy.async`; the barrier before the prologue publishes them), which nothing in the
+//! loop writes; any other operand without a ring (a computed tile) is stored to the dot's own
+//! region first (barrier, stores, `fence.proxy.async`, barrier), and commits. The transpose of a ring load
 //! (`k.trans()` as operand `b`) is the same registers, so its copies are the load's.
 //!
 //! - *No group in flight* (`wait_group 0` after each dot, `slots = S`): as for `ldmatrix`
@@ -189,7 +191,15 @@ pub fn lower_pipelined_for(
                 })
                 .transpose()
         };
-        let (a_slot, b_slot) = (slot_of(0)?, slot_of(1)?);
+        let (mut a_slot, mut b_slot) = (slot_of(0)?, slot_of(1)?);
+        // Operands from before the loop: stored once, here, into a region of their own.
+        for (k, slot) in [&mut a_slot, &mut b_slot].into_iter().enumerate() {
+            if w.hoisted[k] {
+                let (address, store) = super::wgmma::render_hoisted_operand(ctx, dot, dot_plan, k)?;
+                before.extend(store);
+                *slot = Some(address);
+            }
+        }
         fence = quote!(::tessera::device::fence_proxy_async_shared_cta(););
         let accumulators = match w.accumulator {
             Some(j) => {

@@ -116,7 +116,15 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     assert_eq!(p.slots(), 3);
     let text = p.text();
     assert!(text.contains("k_tile f16[64, 64] from its ring"), "{text}");
-    assert!(text.contains("(a stored from registers, k_tile"), "{text}");
+    assert!(
+        text.contains("(a stored once before the loop, k_tile"),
+        "{text}"
+    );
+    assert_eq!(
+        p.wgmma[0].hoisted,
+        [true, false],
+        "q is from before the loop"
+    );
     assert!(text.contains("(a from registers, v_tile"), "{text}");
 
     let (calls, body) = lowered(&inf);
@@ -126,9 +134,10 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     assert_eq!(count("cp_async_commit_group"), 2, "{calls:?}");
     assert_eq!(count("cp_async_wait_group"), 1, "{calls:?}");
     assert!(body.contains("cp_async_wait_group :: < 1u32 >"), "{body}");
-    // The loop: wait, fence, barrier, issue ahead, then the first dot stores its `a` (q: 4
-    // vector stores), fences, issues 4 wgmmas and waits for its group; the second issues 4
-    // wgmmas with A from p's registers and waits.
+    // Before the loop the first dot's `a` (q: 4 vector stores) is stored once and fenced. The
+    // loop: wait, fence, barrier, issue ahead, then the first dot issues 4 wgmmas on q's region
+    // and k's slot and waits for its group; the second issues 4 wgmmas with A from p's
+    // registers and waits.
     let wait = calls
         .iter()
         .position(|c| c == "cp_async_wait_group")
@@ -149,21 +158,24 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     assert_eq!(
         count("st_shared_v4"),
         4 + 4,
-        "q in the loop and the output conversion"
+        "q once before the loop and the output conversion"
     );
     assert_eq!(count("st_shared_v1"), 0, "p is not stored");
-    let first_dot = calls.iter().position(|c| c == "wgmma_fence").unwrap();
-    let stores = calls[..first_dot]
+    // q's stores come before the loop's wait, followed by their fence; in the loop nothing is
+    // stored before the first dot's wgmmas.
+    let q_stores = calls[..wait]
         .iter()
         .rposition(|c| c == "st_shared_v4")
-        .unwrap();
-    assert_eq!(
-        calls[stores + 1..first_dot],
-        [
-            "fence_proxy_async_shared_cta",
-            "sync_threads",
-            "WgmmaAccumulator"
-        ]
+        .expect("q stored before the loop");
+    assert_eq!(calls[q_stores + 1], "fence_proxy_async_shared_cta");
+    let first_dot = calls.iter().position(|c| c == "wgmma_fence").unwrap();
+    assert!(first_dot > wait);
+    assert!(
+        !calls[wait..first_dot]
+            .iter()
+            .any(|c| c.starts_with("st_shared")),
+        "{:?}",
+        &calls[wait..first_dot]
     );
     assert!(
         calls.iter().position(|c| c == "cp_async_wait_all").unwrap()

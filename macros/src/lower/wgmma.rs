@@ -245,6 +245,47 @@ pub struct RingWgmma {
     pub accumulators: Option<Vec<Ident>>,
 }
 
+/// Operand `k` (0: `a`, 1: `b`) of the `wgmma` `dot`, a value from before its pipelined loop,
+/// stored once before the loop into a region of its own (the dot's region layout, aligned to
+/// the swizzle period): the operand's `u32` shared-window address, and the statements (a
+/// barrier, since earlier ops may still read this memory, the plan's stores, and
+/// `fence.proxy.async`; the loop's barrier before its prologue makes them visible to every
+/// thread's `wgmma`s).
+pub(crate) fn render_hoisted_operand(
+    ctx: &mut Ctx,
+    dot: &Op,
+    plan: &WgmmaDotPlan,
+    k: usize,
+) -> Result<(TokenStream, TokenStream), syn::Error> {
+    let value = dot.operands[k];
+    let regs = ctx.regs(value, &dot.loc)?;
+    let dtype = ctx.dtype(dot.operands[0]);
+    let operand = if k == 0 { &plan.a } else { &plan.b };
+    let region = ctx.alloc_shared(plan.shared_bytes + plan.alignment, 16);
+    let barrier = ctx.shared_write_barrier();
+    let rc = Render::for_op(ctx, dot, dtype, None);
+    let (src, address) = (ctx.fresh("hoisted_regs"), ctx.fresh("hoisted"));
+    let (region, align_mask, region_offset) = (
+        Literal::u32_suffixed(region),
+        Literal::u32_suffixed(plan.alignment - 1),
+        Literal::u32_suffixed(operand.region_offset),
+    );
+    let smem = quote!(#address);
+    let stores = render_operand_store(&operand.store, &src, &rc, &smem);
+    let statements = quote! {
+        let #address: u32 = ((::tessera::device::dynamic_shared_base() + #region + #align_mask)
+            & !#align_mask)
+            + #region_offset;
+        {
+            let #src = #regs;
+            #barrier
+            #stores
+            ::tessera::device::fence_proxy_async_shared_cta();
+        }
+    };
+    Ok((quote!(#address), statements))
+}
+
 /// The accumulators of a pipelined loop's `wgmma` with a group in flight, made from the
 /// registers of `__tessera_out` (the loop's initial accumulator) before the loop.
 pub(crate) fn render_ring_accumulators(plan: &WgmmaDotPlan, accumulators: &[Ident]) -> TokenStream {
