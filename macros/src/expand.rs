@@ -58,7 +58,7 @@ use crate::lower::{elem_type, lower_kernel, Facts};
 use crate::parse::{substitute_types, Autotune};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::quote;
+use quote::{quote, ToTokens};
 
 mod generic_launcher;
 pub(crate) mod tensor_params;
@@ -739,14 +739,29 @@ fn specialisation_items(
             .copied()
             .zip(param_types.iter())
             .collect();
+        // In an element-type submodule a tensor of `T` is a tensor of the submodule's type.
+        let tensors: Vec<TensorParam> = axes
+            .tensors
+            .iter()
+            .map(|t| {
+                let mut t = t.clone();
+                let written = t.elem.to_token_stream().to_string();
+                if let Some((_, s)) = types.iter().find(|(name, _)| *name == written) {
+                    let spelled = elem_type(DType::Scalar(*s));
+                    t.elem = syn::parse_quote!(#spelled);
+                }
+                t
+            })
+            .collect();
         tensor_launcher(&TensorLauncher {
             kernel: &kernel_str,
-            tensors: &axes.tensors,
+            tensors: &tensors,
             params: &typed,
             stored: &stored,
             consts_param: consts_param.clone(),
             consts_value: consts_value.clone(),
             args_value: args_value.clone(),
+            define_sizes: types.is_empty(),
         })
     } else if launchable_params {
         quote! {

@@ -148,6 +148,15 @@ macro_rules! view_methods {
                 $view::new(self.view.allocation, layout)
             }
 
+            /// This view typed as `U` when `U` is `T`, `None` otherwise: how a launcher generic
+            /// over the element type hands the view to the specialisation of its type.
+            pub fn into_element<U: DeviceElement>(self) -> Option<$view<'a, U>> {
+                (core::any::TypeId::of::<T>() == core::any::TypeId::of::<U>()).then(|| $view {
+                    view: self.view,
+                    _borrow: PhantomData,
+                })
+            }
+
             /// The layout (sizes, strides, offset in elements).
             pub fn layout(&self) -> &TensorLayout {
                 &self.view.layout

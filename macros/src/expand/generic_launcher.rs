@@ -62,6 +62,37 @@ pub(super) fn generic_launcher(
         let param = Ident::new(param, Span::call_site());
         bounds.push(quote!(#param: #trait_name));
     }
+    if !axes.tensors.is_empty() {
+        let typed: Vec<(Ident, &syn::Type)> = first_group[0]
+            .params
+            .iter()
+            .map(|p| Ident::new(&p.name, Span::call_site()))
+            .zip(function.sig.inputs.iter().filter_map(|input| match input {
+                syn::FnArg::Typed(t) => Some(&*t.ty),
+                syn::FnArg::Receiver(_) => None,
+            }))
+            .collect();
+        let typed: Vec<(&Ident, &syn::Type)> = typed.iter().map(|(n, t)| (n, *t)).collect();
+        // A tensor's element type is a `DeviceElement` (the views' bound).
+        let bounds: Vec<TokenStream> = bounds
+            .iter()
+            .map(|b| quote!(#b + ::tessera::launch::DeviceElement))
+            .collect();
+        let submodules: Vec<(Ident, Vec<TokenStream>)> = groups
+            .iter()
+            .map(|(types, _)| (types_module(types), same_types(types)))
+            .collect();
+        let tensor_launch = super::tensor_params::generic_tensor_launcher(
+            &kernel_str,
+            &axes.tensors,
+            &typed,
+            &super::tensor_params::stored_params(&first_group[0]),
+            &bounds,
+            &submodules,
+            has_consts,
+        );
+        return quote!(#traits #tensor_launch);
+    }
     let params: Vec<(&syn::Pat, &syn::Type)> = function
         .sig
         .inputs
@@ -86,17 +117,6 @@ pub(super) fn generic_launcher(
         quote!(#consts,)
     } else {
         quote!()
-    };
-    // `T == f16 && …`: the type parameters are this group's element types.
-    let same_types = |types: &[(String, Scalar)]| -> Vec<TokenStream> {
-        types
-            .iter()
-            .map(|(param, s)| {
-                let param = Ident::new(param, Span::call_site());
-                let t = elem_type(DType::Scalar(*s));
-                quote!(::core::any::TypeId::of::<#param>() == ::core::any::TypeId::of::<#t>())
-            })
-            .collect()
     };
     let launch_arms = {
         let arms = groups.iter().map(|(types, _)| {
@@ -194,4 +214,16 @@ pub(super) fn generic_launcher(
             #no_types
         }
     }
+}
+
+/// `T == f16 && …` as `TypeId` comparisons: the type parameters are `types`' element types.
+fn same_types(types: &[(String, Scalar)]) -> Vec<TokenStream> {
+    types
+        .iter()
+        .map(|(param, s)| {
+            let param = Ident::new(param, Span::call_site());
+            let t = elem_type(DType::Scalar(*s));
+            quote!(::core::any::TypeId::of::<#param>() == ::core::any::TypeId::of::<#t>())
+        })
+        .collect()
 }

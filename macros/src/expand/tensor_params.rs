@@ -214,13 +214,6 @@ pub fn desugar(item: TokenStream) -> Result<(TokenStream, Vec<TensorParam>), syn
     if tensors.is_empty() {
         return Ok((item, tensors));
     }
-    if let Some(generic) = function.sig.generics.type_params().next() {
-        return Err(syn::Error::new_spanned(
-            generic,
-            "`Tensor` parameters are not supported yet in kernels with type parameters: take \
-             `Ptr<T>` with sizes and strides",
-        ));
-    }
     let mut rewrite = Rewrite {
         tensors: &tensors,
         errors: None,
@@ -306,6 +299,9 @@ pub struct TensorLauncher<'a> {
     pub consts_param: TokenStream,
     pub consts_value: TokenStream,
     pub args_value: TokenStream,
+    /// Whether to define `Sizes` here (a kernel with type parameters defines it once, beside
+    /// its generic launcher, for every element-type submodule).
+    pub define_sizes: bool,
 }
 
 pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
@@ -322,7 +318,6 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
     let mut unpack = Vec::new();
     let mut uses = Vec::new();
     let mut forward = Vec::new();
-    let mut size_fields = Vec::new();
     let mut size_values = Vec::new();
     for (index, (name, ty)) in l.params.iter().enumerate() {
         match l.tensors.iter().find(|t| t.covers(index)) {
@@ -351,7 +346,6 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
                         #view.kernel_parts::<#rank>(#kernel, #pstr)?;
                 });
                 forward.push(quote!(#name));
-                size_fields.push(quote!(pub #name: [usize; #rank]));
                 // The sizes are non-negative `i32`s (`kernel_parts` checked them).
                 size_values.push(quote!(#name: [#(#sizes as usize),*]));
             }
@@ -370,12 +364,13 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
     let sizes = own("sizes");
     let (consts_param, consts_value, args_value) =
         (&l.consts_param, &l.consts_value, &l.args_value);
+    let sizes_struct = if l.define_sizes {
+        sizes_struct(l.tensors)
+    } else {
+        quote!()
+    };
     quote! {
-        /// The sizes of a launch's tensor arguments, one field per tensor parameter (what the
-        /// grid of `launch_sized` is computed from).
-        #[cfg(not(target_arch = "nvptx64"))]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub struct Sizes { #(#size_fields),* }
+        #sizes_struct
 
         #[cfg(not(target_arch = "nvptx64"))]
         /// Enqueues the kernel on `stream` from `module` (the PTX of the kernel crate, or the
@@ -427,6 +422,154 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
                 #args,
                 &[#(#uses),*],
             )
+        }
+    }
+}
+
+/// `Sizes`: the sizes of a launch's tensor arguments, one field per tensor parameter.
+fn sizes_struct(tensors: &[TensorParam]) -> TokenStream {
+    let fields = tensors.iter().map(|t| {
+        let (name, rank) = (&t.name, t.rank);
+        quote!(pub #name: [usize; #rank])
+    });
+    quote! {
+        /// The sizes of a launch's tensor arguments, one field per tensor parameter (what the
+        /// grid of `launch_sized` is computed from).
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Sizes { #(#fields),* }
+    }
+}
+
+/// The launcher of a kernel with type parameters and tensor parameters: `Sizes`, and `launch` /
+/// `launch_sized` generic over the type parameters (`bounds`), which call the submodule of the
+/// tensors' element types (`groups`: per submodule, `TypeId` conditions on the type parameters)
+/// with the views retyped ([`TensorRef::into_element`]) and the other arguments as they are
+/// (`transmute_copy` of a `Ptr<T>` to the submodule's `Ptr<f16>` when `T` is `f16`).
+///
+/// [`TensorRef::into_element`]: ../../tessera/tensor/struct.TensorRef.html#method.into_element
+pub fn generic_tensor_launcher(
+    kernel: &str,
+    tensors: &[TensorParam],
+    params: &[(&Ident, &syn::Type)],
+    stored: &[bool],
+    bounds: &[TokenStream],
+    groups: &[(Ident, Vec<TokenStream>)],
+    has_consts: bool,
+) -> TokenStream {
+    let own = |name: &str| Ident::new(name, Span::mixed_site());
+    let (stream, module, consts, grid) = (own("stream"), own("module"), own("consts"), own("grid"));
+    let mut signature = Vec::new();
+    let mut forward = Vec::new();
+    let mut views = Vec::new();
+    // Per parameter of the desugared signature: how a submodule call receives it.
+    enum Pass<'a> {
+        Ref(&'a Ident),
+        Mut(&'a Ident),
+        Plain(&'a Ident),
+    }
+    let mut passes = Vec::new();
+    for (index, (name, ty)) in params.iter().enumerate() {
+        match tensors.iter().find(|t| t.covers(index)) {
+            Some(tensor) if tensor.first == index => {
+                let elem = &tensor.elem;
+                let view = format_ident!("{}__view", name, span = Span::mixed_site());
+                if stored[index] {
+                    signature.push(quote!(#name: &mut impl ::tessera::tensor::AsTensorMut<#elem>));
+                    views.push(quote! {
+                        let #view = ::tessera::tensor::AsTensorMut::tensor_mut(#name);
+                    });
+                    passes.push(Pass::Mut(name));
+                } else {
+                    signature.push(quote!(#name: &impl ::tessera::tensor::AsTensorRef<#elem>));
+                    views.push(quote! {
+                        let #view = ::tessera::tensor::AsTensorRef::tensor_ref(#name);
+                    });
+                    passes.push(Pass::Ref(name));
+                }
+                forward.push(quote!(#name));
+            }
+            Some(_) => {}
+            None => {
+                signature.push(quote!(#name: #ty));
+                forward.push(quote!(#name));
+                passes.push(Pass::Plain(name));
+            }
+        }
+    }
+    let (consts_param, consts_arg) = if has_consts {
+        (quote!(#consts: Consts,), quote!(#consts,))
+    } else {
+        (quote!(), quote!())
+    };
+    let mismatch = quote! {
+        ::tessera::launch::LaunchError::InvalidConfig {
+            kernel: #kernel.to_string(),
+            reason: "a tensor's element type is not the specialisation's".to_string(),
+        }
+    };
+    let arms = groups.iter().map(|(sub, same)| {
+        let args = passes.iter().map(|pass| match pass {
+            Pass::Ref(name) => {
+                let view = format_ident!("{}__view", name, span = Span::mixed_site());
+                quote!(&#view.clone().into_element().ok_or_else(|| #mismatch)?)
+            }
+            Pass::Mut(name) => {
+                let view = format_ident!("{}__view", name, span = Span::mixed_site());
+                quote!(&mut #view.into_element().ok_or_else(|| #mismatch)?)
+            }
+            // SAFETY (at the call): the type parameters are the submodule's element types, so
+            // the argument already has the type of the submodule's parameter.
+            Pass::Plain(name) => quote!(unsafe { ::core::mem::transmute_copy(&#name) }),
+        });
+        quote! {
+            if true #(&& #same)* {
+                return #sub::launch_sized(#stream, #module, #consts_arg #grid, #(#args),*);
+            }
+        }
+    });
+    let sizes = sizes_struct(tensors);
+    quote! {
+        #sizes
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// Enqueues the specialisation of the tensors' element types (see each submodule's
+        /// `launch`) on `stream`: a type parameter is given by the arguments' types, e.g. a
+        /// `Tensor<f16>`.
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch<#(#bounds),*>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #(#signature),*
+        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+            launch_sized(
+                #stream,
+                #module,
+                #consts_arg
+                move |#consts: &Consts, _: &Sizes| ::tessera::tile::Grid::grid(#grid, #consts),
+                #(#forward),*
+            )
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// `launch` with the grid computed by `grid` from the const values and the sizes of the
+        /// tensor arguments (`Sizes`).
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch_sized<#(#bounds,)* G: ::tessera::tile::GridDims>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::core::ops::FnOnce(&Consts, &Sizes) -> G,
+            #(#signature),*
+        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+            #(#views)*
+            #(#arms)*
+            ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
+                kernel: #kernel.to_string(),
+                reason: "no specialisation for these element types".to_string(),
+            })
         }
     }
 }
