@@ -2,9 +2,9 @@
 //! global allocator (per thread, so other tests running at the same time do not count) around
 //! everything a stream launch does before the back end's call — resolving the entry through an
 //! [`EntryCache`], packing the arguments, checking device, entry, pointers and tensor uses, and
-//! recording the uses on the stream. (On the emulator the back end then runs the kernel on the
-//! host, which allocates; on the GPU it is `cuLaunchKernel` with the packed parameters in
-//! stack arrays.)
+//! recording the uses on the stream; and a graph replay's checks and recorded uses. (On the
+//! emulator the back end then runs the kernel on the host, which allocates; on the GPU it is
+//! `cuLaunchKernel` with the packed parameters in stack arrays, or `cuGraphLaunch`.)
 
 use super::*;
 use crate::tensor::Tensor;
@@ -114,6 +114,36 @@ fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
     assert!(allocations() > before);
     stream.synchronize().expect("synchronize");
     assert_eq!(output.to_vec().expect("synchronised"), vec![0.0f32; 64]);
+}
+
+#[test]
+fn graph_replay_checks_allocate_nothing_after_the_first_replay() {
+    let device = Device::emulator();
+    let module = device.load_ptx(SCALE_PTX).expect("test PTX loads");
+    let stream = device.stream().expect("emulator stream");
+    let input = Tensor::from_slice(&device, &[1.0f32; 64], &[64]).expect("input");
+    let mut output = Tensor::<f32>::zeros(&device, &[64]).expect("output");
+    stream.begin_capture().expect("capture begins");
+    {
+        let read = input.view();
+        let write = output.view_mut();
+        let (out, [n], _) = write.kernel_parts::<1>("scale", "out").expect("rank 1");
+        let (x, _, _) = read.kernel_parts::<1>("scale", "x").expect("rank 1");
+        let args: ScaleArgs = (out, n as u32, x, 2.0);
+        let uses = [read.use_read(), write.use_write()];
+        stream
+            .launch(&module, SCALE, LaunchConfig::linear(1, 64), args, &uses)
+            .expect("captured");
+    }
+    let graph = stream.end_capture().expect("capture ends");
+    graph.enqueue_uses_on(&stream).expect("first replay's uses");
+    let before = allocations();
+    for _ in 0..1000 {
+        graph.enqueue_uses_on(&stream).expect("uses recorded");
+    }
+    assert_eq!(allocations() - before, 0, "allocations in 1000 replays");
+    graph.launch(&stream).expect("replays");
+    stream.synchronize().expect("synchronize");
 }
 
 #[test]

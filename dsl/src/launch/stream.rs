@@ -232,7 +232,17 @@ impl<'d> Stream<'d> {
         tensors: &[TensorUse<'_>],
         what: &dyn Fn() -> String,
     ) -> Result<u64, LaunchError> {
-        for tensor in tensors {
+        self.enqueue_use_list(tensors.iter().copied(), what)
+    }
+
+    /// [`enqueue_uses`](Self::enqueue_uses) of the uses `tensors` yields (walked twice: checks,
+    /// then records), so that a caller holding them otherwise need not collect them.
+    fn enqueue_use_list<'a>(
+        &self,
+        tensors: impl Iterator<Item = TensorUse<'a>> + Clone,
+        what: &dyn Fn() -> String,
+    ) -> Result<u64, LaunchError> {
+        for tensor in tensors.clone() {
             if tensor.allocation.device_id != self.device.id {
                 return Err(LaunchError::WrongDevice {
                     what: format!("a tensor of {}", what()),
@@ -560,6 +570,17 @@ impl std::fmt::Debug for Graph {
 }
 
 impl Graph {
+    /// Checks and records the graph's tensor uses on `stream` (no allocation once the stream
+    /// holds the tensors): what a replay does on the host before the back end's call.
+    pub(super) fn enqueue_uses_on(&self, stream: &Stream<'_>) -> Result<u64, LaunchError> {
+        let uses = self.uses.iter().map(|(allocation, write)| TensorUse {
+            allocation,
+            write: *write,
+        });
+        let what = || format!("launching a graph on stream {}", stream.state.id);
+        stream.enqueue_use_list(uses, &what)
+    }
+
     /// Enqueues the captured launches on `stream`, in order, and returns at once.
     pub fn launch(&self, stream: &Stream<'_>) -> Result<(), LaunchError> {
         stream.not_capturing("launching a graph")?;
@@ -568,16 +589,7 @@ impl Graph {
                 what: "a graph".to_string(),
             });
         }
-        let uses: Vec<TensorUse<'_>> = self
-            .uses
-            .iter()
-            .map(|(allocation, write)| TensorUse {
-                allocation,
-                write: *write,
-            })
-            .collect();
-        let what = || format!("launching a graph on stream {}", stream.state.id);
-        stream.enqueue_uses(&uses, &what)?;
+        self.enqueue_uses_on(stream)?;
         match (&self.backend, &stream.backend) {
             (GraphBackend::Emulator(launches), StreamBackend::Emulator) => {
                 launches.iter().try_for_each(|launch| launch())
