@@ -320,5 +320,31 @@ pub fn eval(node: &Node, inputs: &Inputs) -> Tile {
             }
             acc
         }
+        Op::While(init, body) => {
+            let mut acc = eval(init, inputs);
+            let body = eval(body, inputs).broadcast(shape);
+            let mut k = 0i32;
+            let largest = |t: &Tile| t.data.iter().map(|&v| v as i32).max().unwrap_or(i32::MIN);
+            while k < inputs.t && largest(&acc) % 7 != 3 {
+                acc = map(shape, |index| {
+                    let a = acc.get(index) as i32;
+                    f64::from((a ^ body.get(index) as i32).wrapping_add(k))
+                });
+                k += 1;
+            }
+            acc
+        }
+        Op::Cumsum(axis, x) => {
+            let x = eval(x, inputs);
+            map(shape, |index| {
+                let mut at = index.to_vec();
+                let mut sum = 0i32;
+                for j in 0..=index[*axis] {
+                    at[*axis] = j;
+                    sum = sum.wrapping_add(x.get(&at) as i32);
+                }
+                f64::from(sum)
+            })
+        }
     }
 }

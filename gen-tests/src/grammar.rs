@@ -7,7 +7,8 @@
 //! `(out: Ptr<T>, fa: Ptr<f32>, fb: Ptr<f32>, ia: Ptr<i32>, n: i32, m: i32, t: i32)`, runs as one
 //! program, loads its leaves from `fa`, `fb`, `ia` at an offset (masked: only elements whose last
 //! index is below `n` are read, the others take a literal), and stores the root tile to `out`
-//! row-major (only elements whose last index is below `m`); `t` is the trip count of its loops.
+//! row-major (only elements whose last index is below `m`); `t` is the trip count of its loops
+//! (the most iterations of a `while`).
 //!
 //! Its one dependency is the workspace's seeded RNG (`tessera-test-support`): `build.rs` and the
 //! macro crate's tests include this file by path.
@@ -169,6 +170,11 @@ pub enum Op {
     /// `let mut acc = init; for i in 0..t { acc = acc * 0.5 + body + i as f32 }` (f32) or
     /// `acc = (acc ^ body) + i` (i32).
     Loop(Box<Node>, Box<Node>),
+    /// `let mut acc = init; let mut k = 0; while (k < t) & (max(acc) % 7 != 3) { acc = (acc ^
+    /// body) + k; k += 1; }` (i32; `max(acc)` reduces every axis to a scalar).
+    While(Box<Node>, Box<Node>),
+    /// `x.cumsum(axis)` (i32, wrapping).
+    Cumsum(usize, Box<Node>),
 }
 
 /// A generated kernel: its name, `num_warps`, the root value it stores.
@@ -252,7 +258,7 @@ impl Generator<'_> {
             return self.dot(shape, depth - 1);
         }
         for _ in 0..8 {
-            let choice = self.rng.index(14);
+            let choice = self.rng.index(16);
             let d = depth - 1;
             let made = match choice {
                 0 | 1 => Some(self.unary(shape, dtype, d)),
@@ -302,6 +308,13 @@ impl Generator<'_> {
                         x = self.load(shape, from);
                     }
                     let op = Op::Narrow(narrow, Box::new(x));
+                    Some(node(op, shape.to_vec(), dtype, true))
+                }
+                14 if dtype == DType::I32 => Some(self.while_(shape, d)),
+                15 if dtype == DType::I32 => {
+                    let axis = self.rng.index(rank);
+                    let x = self.exact_shape(shape, dtype, d);
+                    let op = Op::Cumsum(axis, Box::new(x));
                     Some(node(op, shape.to_vec(), dtype, true))
                 }
                 _ => None,
@@ -554,6 +567,17 @@ impl Generator<'_> {
         )
     }
 
+    fn while_(&mut self, shape: &[usize], depth: usize) -> Node {
+        let init = self.exact_shape(shape, DType::I32, depth);
+        let body = self.operand(shape, DType::I32, depth);
+        node(
+            Op::While(Box::new(init), Box::new(body)),
+            shape.to_vec(),
+            DType::I32,
+            true,
+        )
+    }
+
     fn loop_(&mut self, shape: &[usize], dtype: DType, depth: usize) -> Node {
         let init = self.exact_shape(shape, dtype, depth);
         let body = self.operand(shape, dtype, depth);
@@ -735,6 +759,28 @@ impl Renderer {
                 });
                 self.lines.push("    }".to_string());
                 acc
+            }
+            Op::While(init, body) => {
+                let init = self.value(init);
+                let body = self.value(body);
+                let (acc, k) = (self.fresh(), self.fresh());
+                let all: String = (0..node.shape.len())
+                    .rev()
+                    .map(|axis| format!(".max({axis})"))
+                    .collect();
+                self.lines.push(format!("    let mut {acc} = {init};"));
+                self.lines.push(format!("    let mut {k} = 0;"));
+                self.lines
+                    .push(format!("    while ({k} < t) & ({acc}{all} % 7 != 3) {{"));
+                self.lines
+                    .push(format!("        {acc} = ({acc} ^ {body}) + {k};"));
+                self.lines.push(format!("        {k} += 1;"));
+                self.lines.push("    }".to_string());
+                acc
+            }
+            Op::Cumsum(axis, x) => {
+                let x = self.value(x);
+                self.bind(format!("{x}.cumsum({axis})"))
             }
         }
     }
