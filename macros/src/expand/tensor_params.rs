@@ -356,11 +356,6 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
             }
         }
     }
-    let consts_arg = if l.consts_param.is_empty() {
-        quote!()
-    } else {
-        quote!(#consts,)
-    };
     let sizes = own("sizes");
     let (consts_param, consts_value, args_value) =
         (&l.consts_param, &l.consts_value, &l.args_value);
@@ -369,33 +364,22 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
     } else {
         quote!()
     };
+    let launch = launch_via_sized(
+        "Enqueues the kernel on `stream` from `module` (the PTX of the kernel crate, or the \
+         emulator's `Device::host_module`) and returns at once: tensors the kernel stores to are \
+         taken by `&mut`, the others by `&`; each tensor's rank and extent are checked, and its \
+         pointer, sizes and strides passed. Picks the specialisation (and alignment variant), \
+         block `32 × NUM_WARPS` threads, the kernel's dynamic shared memory. The grid is a value \
+         or a closure of the const values; `launch_sized` derives it from the tensors' sizes too.",
+        &[],
+        &signature,
+        &forward,
+        l.consts_param.is_empty(),
+    );
     quote! {
         #sizes_struct
 
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// Enqueues the kernel on `stream` from `module` (the PTX of the kernel crate, or the
-        /// emulator's `Device::host_module`) and returns at once: tensors the kernel stores to
-        /// are taken by `&mut`, the others by `&`; each tensor's rank and extent are checked,
-        /// and its pointer, sizes and strides passed. Picks the specialisation (and alignment
-        /// variant), block `32 × NUM_WARPS` threads, the kernel's dynamic shared memory. The
-        /// grid is a value or a closure of the const values; `launch_sized` derives it from the
-        /// tensors' sizes too.
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch(
-            #stream: &::tessera::launch::Stream<'_>,
-            #module: &::tessera::launch::Module,
-            #consts_param
-            #grid: impl ::tessera::tile::Grid<Consts>,
-            #(#signature),*
-        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
-            launch_sized(
-                #stream,
-                #module,
-                #consts_arg
-                move |#consts: &Consts, _: &Sizes| ::tessera::tile::Grid::grid(#grid, #consts),
-                #(#forward),*
-            )
-        }
+        #launch
 
         #[cfg(not(target_arch = "nvptx64"))]
         /// `launch` with the grid computed by `grid` from the const values and the sizes of the
@@ -529,29 +513,19 @@ pub fn generic_tensor_launcher(
         }
     });
     let sizes = sizes_struct(tensors);
+    let launch = launch_via_sized(
+        "Enqueues the specialisation of the tensors' element types (see each submodule's \
+         `launch`) on `stream`: a type parameter is given by the arguments' types, e.g. a \
+         `Tensor<f16>`.",
+        bounds,
+        &signature,
+        &forward,
+        !has_consts,
+    );
     quote! {
         #sizes
 
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// Enqueues the specialisation of the tensors' element types (see each submodule's
-        /// `launch`) on `stream`: a type parameter is given by the arguments' types, e.g. a
-        /// `Tensor<f16>`.
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch<#(#bounds),*>(
-            #stream: &::tessera::launch::Stream<'_>,
-            #module: &::tessera::launch::Module,
-            #consts_param
-            #grid: impl ::tessera::tile::Grid<Consts>,
-            #(#signature),*
-        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
-            launch_sized(
-                #stream,
-                #module,
-                #consts_arg
-                move |#consts: &Consts, _: &Sizes| ::tessera::tile::Grid::grid(#grid, #consts),
-                #(#forward),*
-            )
-        }
+        #launch
 
         #[cfg(not(target_arch = "nvptx64"))]
         /// `launch` with the grid computed by `grid` from the const values and the sizes of the
@@ -570,6 +544,44 @@ pub fn generic_tensor_launcher(
                 kernel: #kernel.to_string(),
                 reason: "no specialisation for these element types".to_string(),
             })
+        }
+    }
+}
+
+/// `launch`: `launch_sized` with a grid closure that ignores the sizes (`bounds`: the generic
+/// parameters, `signature`/`forward`: the tensor and other parameters and their names).
+fn launch_via_sized(
+    doc: &str,
+    bounds: &[TokenStream],
+    signature: &[TokenStream],
+    forward: &[TokenStream],
+    no_consts: bool,
+) -> TokenStream {
+    let own = |name: &str| Ident::new(name, Span::mixed_site());
+    let (stream, module, consts, grid) = (own("stream"), own("module"), own("consts"), own("grid"));
+    let (consts_param, consts_arg) = if no_consts {
+        (quote!(), quote!())
+    } else {
+        (quote!(#consts: Consts,), quote!(#consts,))
+    };
+    quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #doc]
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch<#(#bounds),*>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #(#signature),*
+        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+            launch_sized(
+                #stream,
+                #module,
+                #consts_arg
+                move |#consts: &Consts, _: &Sizes| ::tessera::tile::Grid::grid(#grid, #consts),
+                #(#forward),*
+            )
         }
     }
 }

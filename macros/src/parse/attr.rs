@@ -200,34 +200,79 @@ fn list_elements(e: &Expr) -> Vec<&Expr> {
 
 /// `num_warps = 4` or `num_warps = [4, 8]`: each a power of two from 1 to 32, listed once.
 fn num_warps_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<u32>> {
+    launch_axis_values(
+        LaunchAxis {
+            name: "num_warps",
+            allowed: |n| [1, 2, 4, 8, 16, 32].contains(&n),
+            rule: "it must be 1, 2, 4, 8, 16 or 32 (a program is one CUDA block of 32 × \
+                   num_warps ≤ 1024 threads)"
+                .to_string(),
+            examples: "`num_warps = 4` or `num_warps = [4, 8]`",
+        },
+        e,
+        ids,
+        diags,
+    )
+}
+
+/// `num_stages = 3` or `num_stages = [1, 3]`: integer literals from 1 to [`MAX_NUM_STAGES`],
+/// each listed once.
+fn num_stages_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<u32>> {
+    launch_axis_values(
+        LaunchAxis {
+            name: "num_stages",
+            allowed: |s| (1..=MAX_NUM_STAGES).contains(&s),
+            rule: format!(
+                "it must be 1 (no pipelining) to {MAX_NUM_STAGES}, the number of loop \
+                 iterations whose loads are in flight at once"
+            ),
+            examples: "`num_stages = 3` or `num_stages = [1, 3]`",
+        },
+        e,
+        ids,
+        diags,
+    )
+}
+
+/// A specialisation axis of the launch (`num_warps`, `num_stages`): its name, which values it
+/// allows and the messages' rule and examples.
+struct LaunchAxis {
+    name: &'static str,
+    allowed: fn(i128) -> bool,
+    rule: String,
+    examples: &'static str,
+}
+
+/// The values of `axis` written as `e` (one literal or a list): each allowed and listed once;
+/// `None` after an error (reported at the value).
+fn launch_axis_values(
+    axis: LaunchAxis,
+    e: &Expr,
+    ids: &mut LocIds,
+    diags: &mut Diagnostics,
+) -> Option<Vec<u32>> {
+    let name = axis.name;
     let mut out = Vec::new();
     let mut valid = true;
     for element in list_elements(e) {
         let loc = ids.of(element);
         match int_value(element) {
-            Some(n) if [1, 2, 4, 8, 16, 32].contains(&n) => {
+            Some(n) if (axis.allowed)(n) => {
                 if out.contains(&(n as u32)) {
-                    diags.error(loc, format!("num_warps = {n} is listed twice"));
+                    diags.error(loc, format!("{name} = {n} is listed twice"));
                 } else {
                     out.push(n as u32);
                 }
             }
             Some(n) => {
                 valid = false;
-                diags.error(
-                    loc,
-                    format!(
-                        "num_warps = {n} is not allowed: it must be 1, 2, 4, 8, 16 or 32 \
-                         (a program is one CUDA block of 32 × num_warps ≤ 1024 threads)"
-                    ),
-                );
+                diags.error(loc, format!("{name} = {n} is not allowed: {}", axis.rule));
             }
             None => {
                 valid = false;
                 diags.error(
                     loc,
-                    "num_warps takes integer literals, e.g. `num_warps = 4` or \
-                     `num_warps = [4, 8]`",
+                    format!("{name} takes integer literals, e.g. {}", axis.examples),
                 );
             }
         }
@@ -235,52 +280,7 @@ fn num_warps_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Opti
     if out.is_empty() && valid {
         diags.error(
             ids.of(e),
-            "`num_warps` needs at least one value, e.g. `num_warps = [4, 8]`",
-        );
-    }
-    (valid && !out.is_empty()).then_some(out)
-}
-
-/// `num_stages = 3` or `num_stages = [1, 3]`: integer literals from 1 to [`MAX_NUM_STAGES`],
-/// each listed once.
-fn num_stages_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<u32>> {
-    let mut out = Vec::new();
-    let mut valid = true;
-    for element in list_elements(e) {
-        let loc = ids.of(element);
-        match int_value(element) {
-            Some(s) if (1..=MAX_NUM_STAGES).contains(&s) => {
-                if out.contains(&(s as u32)) {
-                    diags.error(loc, format!("num_stages = {s} is listed twice"));
-                } else {
-                    out.push(s as u32);
-                }
-            }
-            Some(s) => {
-                valid = false;
-                diags.error(
-                    loc,
-                    format!(
-                        "num_stages = {s} is not allowed: it must be 1 (no pipelining) to \
-                         {MAX_NUM_STAGES}, the number of loop iterations whose loads are in \
-                         flight at once"
-                    ),
-                );
-            }
-            None => {
-                valid = false;
-                diags.error(
-                    loc,
-                    "num_stages takes integer literals, e.g. `num_stages = 3` or \
-                     `num_stages = [1, 3]`",
-                );
-            }
-        }
-    }
-    if out.is_empty() && valid {
-        diags.error(
-            ids.of(e),
-            "`num_stages` needs at least one value, e.g. `num_stages = [1, 3]`",
+            format!("`{name}` needs at least one value, e.g. {}", axis.examples),
         );
     }
     (valid && !out.is_empty()).then_some(out)
