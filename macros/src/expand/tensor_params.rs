@@ -414,7 +414,8 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
 fn sizes_struct(tensors: &[TensorParam]) -> TokenStream {
     let fields = tensors.iter().map(|t| {
         let (name, rank) = (&t.name, t.rank);
-        quote!(pub #name: [usize; #rank])
+        let doc = format!("The sizes of the tensor argument `{name}`.");
+        quote!(#[doc = #doc] pub #name: [usize; #rank])
     });
     quote! {
         /// The sizes of a launch's tensor arguments, one field per tensor parameter (what the
