@@ -67,7 +67,18 @@ register_op!(
     /// zero). The host computes the correctly rounded root of the flushed `x`, which the GPU's
     /// approximation may miss by its last bit.
     sqrt_approx_ftz_f32(x): f32, reg32, "sqrt.approx.ftz.f32 {d}, {x};",
-    host canonicalize_nan_f32(flush_subnormal_f32(x).sqrt())
+    host {
+        // NaN and negative operands give the canonical NaN, decided on the bits before the
+        // root (the host's root keeps a NaN operand's payload, and an optimised build was
+        // seen to let a signalling NaN through a float test here).
+        let x = flush_subnormal_f32(x);
+        let (bits, magnitude) = (x.to_bits(), x.to_bits() & 0x7fff_ffff);
+        if magnitude > 0x7f80_0000 || (bits >> 31 == 1 && magnitude != 0) {
+            CANONICAL_NAN_F32
+        } else {
+            x.sqrt()
+        }
+    }
 );
 register_op!(
     /// `fma.rn.ftz.f32`: `a·b + c` rounded once, subnormal operands and results flushed to
