@@ -21,20 +21,20 @@
 //!
 //! **`wgmma` dots** (sm_90a bodies: the dot's plan is `DotCode::Wgmma`) read their operands from
 //! shared memory through descriptors. Every `wgmma` dot of the loop is planned on its own
-//! ([`WgmmaPipeline`], one per dot): an operand whose value is a load of the body, or the
-//! transpose of one (`k_tile.trans()`, the registers unchanged), used by nothing else, qualifies
-//! as above with copies writing the operand's NVMMA shared layout (`plan_wgmma_operand_copy`)
-//! and is read from ring slot `i mod slots` in iteration `i`; an operand from before the loop
-//! (attention's `q`) is stored once before the loop into a region of its own (`hoisted`); any
-//! other operand (a computed tile such as attention's `p`) is stored from registers in each
-//! iteration as without pipelining, or read from its registers when they hold the A fragments. All loads of an iteration are one `cp.async` group, so the
-//! waits count iterations whatever the number of rings. When the loop has one `wgmma` dot, both
-//! its operands come from rings (or were stored before the loop) and its accumulator is a carried value that nothing else in the
-//! loop reads or writes (`acc = dot(a, b, acc)` yielded as is), one `wgmma` group stays in flight
-//! across iterations (`wgmma.wait_group 1`; the accumulator is retired by `wait_group 0` after
-//! the loop) and the rings have `S + 1` slots; otherwise each dot waits for its group
-//! (`wait_group 0`, the reason in EXPLAIN) and the rings have `S`. `lower::pipeline` states the
-//! slot invariant.
+//! ([`WgmmaPipeline`], one per dot): an operand whose value is a load of the body, or the transpose
+//! of one (`k_tile.trans()`, the registers unchanged), used by nothing else, qualifies as above
+//! with copies writing the operand's NVMMA shared layout (`plan_wgmma_operand_copy`) and is read
+//! from ring slot `i mod slots` in iteration `i`; an operand from before the loop (attention's `q`)
+//! is stored once before the loop into a region of its own (`hoisted`); any other operand (a
+//! computed tile such as attention's `p`) is stored from registers in each iteration as without
+//! pipelining, or read from its registers when they hold the A fragments. All loads of an iteration
+//! are one `cp.async` group, so the waits count iterations whatever the number of rings. When the
+//! loop has one `wgmma` dot, both its operands come from rings (or were stored before the loop) and
+//! its accumulator is a carried value that nothing else in the loop reads or writes (`acc = dot(a,
+//! b, acc)` yielded as is), one `wgmma` group stays in flight across iterations (`wgmma.wait_group
+//! 1`; the accumulator is retired by `wait_group 0` after the loop) and the rings have `S + 1`
+//! slots; otherwise each dot waits for its group (`wait_group 0`, the reason in EXPLAIN) and the
+//! rings have `S`. `lower::pipeline` states the slot invariant.
 
 use crate::ir::DotCode;
 use crate::ir::{ConstValue, Kernel, Op, OpKind, Region, ValueId};

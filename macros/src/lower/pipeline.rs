@@ -32,9 +32,9 @@
 //! landed every ring's slot `i mod slots` whatever the number of rings. Each dot issues its
 //! `wgmma`s on descriptors of its ring operands' slot `i mod slots`; an operand from before the
 //! loop was stored once before the loop into a region of its own (barrier, stores,
-//! `fence.proxy.async`; the barrier before the prologue publishes them), which nothing in the
-//! loop writes; any other operand without a ring (a computed tile) is stored to the dot's own
-//! region first (barrier, stores, `fence.proxy.async`, barrier), and commits. The transpose of a ring load
+//! `fence.proxy.async`; the barrier before the prologue publishes them), which nothing in the loop
+//! writes; any other operand without a ring (a computed tile) is stored to the dot's own region
+//! first (barrier, stores, `fence.proxy.async`, barrier), and commits. The transpose of a ring load
 //! (`k.trans()` as operand `b`) is the same registers, so its copies are the load's.
 //!
 //! - *No group in flight* (`wait_group 0` after each dot, `slots = S`): as for `ldmatrix`
