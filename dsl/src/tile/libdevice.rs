@@ -68,7 +68,7 @@ pub fn logf(x: f32) -> f32 {
     }
 }
 
-/// The sine: `x = q·π/2 + r` ([`reduce_quadrant`]), then ±sin r or ±cos r by the quadrant.
+/// The sine: `x = q·π/2 + r` (`reduce_quadrant`), then ±sin r or ±cos r by the quadrant.
 #[inline]
 pub fn sinf(x: f32) -> f32 {
     let (q, r) = reduce_quadrant(x);
