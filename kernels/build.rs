@@ -5,6 +5,7 @@
 //!   kernels and prints their layout inference.
 //! * Built for `nvptx64` (the nested device build that [`tessera::build::PtxBuild`] starts runs
 //!   this script again, for the device target): nothing to do, the PTX is what that build makes.
+//!   Likewise for `amdgpu` (`scripts/check_amdgcn.sh` builds the code objects).
 //! * `TESSERA_NO_PTX=1`: no device build; the embedded PTX set is empty and the tests see
 //!   `TESSERA_KERNELS_PTX_SKIPPED`, so they run on the emulator only and fail when the GPU is
 //!   demanded (`TESSERA_DEVICE=gpu`).
@@ -24,7 +25,7 @@ fn main() {
     tessera::build::track_explain_env();
     let target_arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let target = std::env::var("TARGET").unwrap_or_default();
-    if target_arch == "nvptx64" || target.starts_with("nvptx64") {
+    if target_arch == "nvptx64" || target.starts_with("nvptx64") || target_arch == "amdgpu" {
         return;
     }
     println!("cargo:rerun-if-env-changed={NO_PTX_ENV}");

@@ -3,8 +3,13 @@
 //! What users import: the kernel parameter types ([`Ptr`]), the device runtime layer
 //! ([`device`]: what generated code calls, on nvptx64 as inline PTX and on the host through the
 //! emulator), the CPU [`emulator`], the host [`launch`]er and the [`build`] helper for `build.rs`.
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(tessera_device, no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
+#![cfg_attr(
+    target_arch = "amdgpu",
+    feature(stdarch_amdgpu, core_intrinsics, gpu_intrinsics)
+)]
+#![cfg_attr(target_arch = "amdgpu", allow(internal_features))]
 #![warn(missing_docs)]
 
 mod ptr;
@@ -13,23 +18,26 @@ pub use ptr::Ptr;
 /// The `#[tile_kernel]` attribute: the tile language (see the `tessera-gpu-macros` crate docs).
 pub use tessera_macros::tile_kernel;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 mod kernel;
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 pub use kernel::Kernel;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 pub mod build;
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 pub mod launch;
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 pub mod tensor;
 
 pub mod device;
 pub mod dtype;
+// Tiles are nvptx64 and host only until the tile compiler plans for amdgpu (wave64 layouts).
+#[cfg(not(target_arch = "amdgpu"))]
 pub mod tile;
+#[cfg(not(target_arch = "amdgpu"))]
 pub mod tile_move;
 pub use dtype::{bf16, f16, f8e4m3, f8e5m2};
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 pub mod emulator;

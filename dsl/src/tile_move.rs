@@ -67,7 +67,7 @@ pub const fn bit_term(value: u32, bit: u32, a: u32) -> u32 {
     ((value >> bit) & 1).wrapping_neg() & a
 }
 
-#[cfg(all(test, not(target_arch = "nvptx64")))]
+#[cfg(all(test, not(tessera_device)))]
 mod tests {
     use super::*;
     use crate::dtype::{bf16, f16};

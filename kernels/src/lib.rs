@@ -16,16 +16,27 @@
 //!   shuffles, `cp.async` + `ldmatrix` + `mma`, shared-memory bank patterns) so that every
 //!   wrapper is assembled by ptxas in CI and checked against CPU references on the emulator
 //!   (and, through the same handles, on a GPU).
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+//!
+//! For `amdgcn-amd-amdhsa` (AMD GPUs, `-Ctarget-cpu=gfx942` or `gfx90a`) the crate builds
+//! [`vec_add`], [`copy`] and [`row_sum`] as `gpu-kernel`s of an HSA code object
+//! (`scripts/check_amdgcn.sh` builds it and checks the ISA); the tile kernels, the probes and
+//! [`hopper`] are not built there yet.
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 pub mod copy;
 // wgmma needs sm_90a: on nvptx64 only in builds with `-C target-cpu=sm_90a`.
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+#[cfg(any(
+    all(not(target_arch = "nvptx64"), not(target_arch = "amdgpu")),
+    target_feature = "sm_90a"
+))]
 pub mod hopper;
+#[cfg(not(target_arch = "amdgpu"))]
 pub mod probes;
 pub mod row_sum;
 pub mod thread_quad;
+#[cfg(not(target_arch = "amdgpu"))]
 pub mod tiled;
 pub mod vec_add;
 

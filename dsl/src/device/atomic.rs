@@ -180,7 +180,7 @@ macro_rules! atomic_elem {
                     };
                     from(d)
                 }
-                #[cfg(not(target_arch = "nvptx64"))]
+                #[cfg(not(tessera_device))]
                 {
                     let _ = (SEM, SCOPE);
                     if !matches!(OP, $($op)|*) {
@@ -202,7 +202,7 @@ macro_rules! atomic_elem {
 }
 
 /// The new value of integer atomic `op` on `old` (host model).
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 macro_rules! int_update {
     ($t:ty) => {
         |op: u32, old: $t, v: $t, c: $t| -> $t {
@@ -226,7 +226,7 @@ macro_rules! int_update {
     };
 }
 /// `x` with a subnormal flushed to zero of its sign (`atom.add.f32`).
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 fn flush_subnormal(x: f32) -> f32 {
     if x.is_subnormal() {
         f32::from_bits(x.to_bits() & 0x8000_0000)
@@ -235,7 +235,7 @@ fn flush_subnormal(x: f32) -> f32 {
     }
 }
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 fn f32_update(op: u32, old: f32, v: f32, c: f32) -> f32 {
     match op {
         ATOM_ADD => {
@@ -252,7 +252,7 @@ fn f32_update(op: u32, old: f32, v: f32, c: f32) -> f32 {
     }
 }
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 fn f64_update(op: u32, old: f64, v: f64, c: f64) -> f64 {
     match op {
         ATOM_ADD => old + v,
@@ -262,7 +262,7 @@ fn f64_update(op: u32, old: f64, v: f64, c: f64) -> f64 {
     }
 }
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 fn f16_update(_: u32, old: f16, v: f16, _: f16) -> f16 {
     // The f32 sum of two f16 rounds once more to f16 without double-rounding error (24 ≥ 2·11 + 2).
     f16::from_f32(old.to_f32() + v.to_f32())

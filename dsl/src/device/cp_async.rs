@@ -20,7 +20,7 @@ use crate::Ptr;
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use crate::emulator::ops;
 
 /// Compile-time check of a `cp.async.ca` size.
@@ -55,7 +55,7 @@ pub unsafe fn cp_async_ca_zfill<const BYTES: u32, T>(dst: u32, src: Ptr<T>, pred
         src_size = in(reg32) src_size,
         options(nostack)
     );
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::cp_async(
         dst,
         src.addr(),
@@ -92,7 +92,7 @@ pub unsafe fn cp_async_cg_zfill<T>(dst: u32, src: Ptr<T>, pred: bool) {
         src_size = in(reg32) src_size,
         options(nostack)
     );
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::cp_async(dst, src.addr(), 16, src_size, "cp.async.cg.shared.global");
 }
 
@@ -120,7 +120,7 @@ pub fn cp_async_wait_group<const N: u32>() {
     unsafe {
         asm!("cp.async.wait_group {n};", n = const N, options(nostack));
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::cp_async_wait_group(N);
 }
 

@@ -33,7 +33,7 @@ macro_rules! cvt_fn {
                 }
                 ($from_asm)(r)
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(tessera_device))]
             {
                 $host
             }

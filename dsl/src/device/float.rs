@@ -51,11 +51,11 @@ macro_rules! f32_binary {
         $(#[$doc])*
         #[inline(always)]
         pub fn $name(a: f32, b: f32) -> f32 {
-            #[cfg(target_arch = "nvptx64")]
+            #[cfg(tessera_device)]
             {
                 a $op b
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(tessera_device))]
             {
                 canonicalize_nan_f32(a $op b)
             }
@@ -87,10 +87,12 @@ f32_binary!(
 register_op!(
     /// `xor.b32 d, a, 0x80000000`: `−a` by flipping the sign bit (NaN payloads kept).
     neg_f32(a): f32, reg32, "xor.b32 {d}, {a}, -2147483648;",
-    host f32::from_bits(a.to_bits() ^ 0x8000_0000)
+    host f32::from_bits(a.to_bits() ^ 0x8000_0000),
+    amdgpu f32::from_bits(a.to_bits() ^ 0x8000_0000)
 );
 register_op!(
     /// `and.b32 d, a, 0x7fffffff`: `|a|` by clearing the sign bit (NaN payloads kept).
     abs_f32(a): f32, reg32, "and.b32 {d}, {a}, 2147483647;",
-    host f32::from_bits(a.to_bits() & 0x7fff_ffff)
+    host f32::from_bits(a.to_bits() & 0x7fff_ffff),
+    amdgpu f32::from_bits(a.to_bits() & 0x7fff_ffff)
 );

@@ -13,6 +13,9 @@
 //! `v2`/`v4` accesses need an address aligned to 8/16 bytes (the emulator checks alignment and
 //! null pointers). With all predicates true and consecutive lanes at consecutive 16 bytes a warp
 //! moves 512 contiguous bytes per `v4` instruction (SASS `LDG.E.128` / `STG.E.128`).
+//!
+//! On amdgpu a load or store is a Rust access of `N` words at the alignment of `N` words
+//! under a branch on the predicate (`global_load_dwordx4` / `global_store_dwordx4` for `v4`).
 
 use super::word::B32;
 use crate::Ptr;
@@ -20,7 +23,10 @@ use crate::Ptr;
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(target_arch = "amdgpu")]
+use super::amdgpu as amd;
+
+#[cfg(not(tessera_device))]
 use crate::emulator::ops;
 
 /// `asm!` of the predicated instruction `$instr` (`@p ...`, its address operand `{addr}`) in a
@@ -62,7 +68,12 @@ pub unsafe fn ld_global_v1<T: B32>(ptr: Ptr<T>, pred: bool, other: T) -> T {
         );
         T::from_b32(d)
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(target_arch = "amdgpu")]
+    {
+        let other = amd::Words1([other.to_b32()]);
+        T::from_b32(amd::load_words(ptr.addr(), pred, other).0[0])
+    }
+    #[cfg(not(tessera_device))]
     {
         let [d] = ops::ld_global::<1>(ptr.addr(), pred, [other.to_b32()], "ld.global.b32");
         T::from_b32(d)
@@ -84,7 +95,9 @@ pub unsafe fn st_global_v1<T: B32>(ptr: Ptr<T>, pred: bool, value: T) {
         [v = in(reg32) value.to_b32(),],
         nostack
     );
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(target_arch = "amdgpu")]
+    amd::store_words(ptr.addr(), pred, amd::Words1([value.to_b32()]));
+    #[cfg(not(tessera_device))]
     ops::st_global::<1>(ptr.addr(), pred, [value.to_b32()], "st.global.b32");
 }
 
@@ -93,7 +106,7 @@ pub unsafe fn st_global_v1<T: B32>(ptr: Ptr<T>, pred: bool, value: T) {
 /// in the emulator's diagnostics.
 macro_rules! vector_access {
     (
-        $n:literal, $align:literal, [$($w:ident),+],
+        $n:literal, $align:literal, $words:ident, [$($w:ident),+],
         $(#[$ld_doc:meta])* $ld:ident, $ld_ptx:literal, $ld_asm:literal,
         $(#[$st_doc:meta])* $st:ident, $st_ptx:literal, $st_asm:literal
     ) => {
@@ -119,7 +132,12 @@ macro_rules! vector_access {
                 );
                 [$(T::from_b32($w)),+]
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(target_arch = "amdgpu")]
+            {
+                let other = amd::$words(other.map(T::to_b32));
+                amd::load_words(ptr.addr(), pred, other).0.map(T::from_b32)
+            }
+            #[cfg(not(tessera_device))]
             {
                 let d = ops::ld_global::<$n>(ptr.addr(), pred, other.map(T::to_b32), $ld_ptx);
                 d.map(T::from_b32)
@@ -147,21 +165,23 @@ macro_rules! vector_access {
                     nostack
                 );
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(target_arch = "amdgpu")]
+            amd::store_words(ptr.addr(), pred, amd::$words(value.map(T::to_b32)));
+            #[cfg(not(tessera_device))]
             ops::st_global::<$n>(ptr.addr(), pred, value.map(T::to_b32), $st_ptx);
         }
     };
 }
 
 vector_access!(
-    2, 8, [w0, w1],
+    2, 8, Words2, [w0, w1],
     /// `@pred ld.global.v2.b32 {d0, d1}, [ptr]`, `other` where `pred` is false.
     ld_global_v2, "ld.global.v2.b32", "@p ld.global.v2.b32 {{{w0}, {w1}}}, [{addr}];",
     /// `@pred st.global.v2.b32 [ptr], {v0, v1}`; nothing where `pred` is false.
     st_global_v2, "st.global.v2.b32", "@p st.global.v2.b32 [{addr}], {{{w0}, {w1}}};"
 );
 vector_access!(
-    4, 16, [w0, w1, w2, w3],
+    4, 16, Words4, [w0, w1, w2, w3],
     /// `@pred ld.global.v4.b32 {d0, d1, d2, d3}, [ptr]`, `other` where `pred` is false.
     ld_global_v4, "ld.global.v4.b32",
     "@p ld.global.v4.b32 {{{w0}, {w1}, {w2}, {w3}}}, [{addr}];",
@@ -194,7 +214,15 @@ macro_rules! sub_word_access {
                 );
                 d
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(target_arch = "amdgpu")]
+            {
+                if pred {
+                    u32::from((ptr.addr() as usize as *const $t).read())
+                } else {
+                    other
+                }
+            }
+            #[cfg(not(tessera_device))]
             {
                 use core::sync::atomic::{$atomic, Ordering};
                 if !pred {
@@ -221,7 +249,11 @@ macro_rules! sub_word_access {
                 [v = in(reg32) value,],
                 nostack
             );
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(target_arch = "amdgpu")]
+            if pred {
+                (ptr.addr() as usize as *mut $t).write(value as $t);
+            }
+            #[cfg(not(tessera_device))]
             {
                 use core::sync::atomic::{$atomic, Ordering};
                 if !pred {
@@ -254,7 +286,7 @@ sub_word_access!(
 );
 
 /// Host checks of a sub-word global access: not null, aligned (as the emulator does for words).
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 #[track_caller]
 fn check_sub_word(addr: u64, bytes: u64, op: &str) {
     assert!(

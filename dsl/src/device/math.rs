@@ -9,7 +9,7 @@
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use super::float::canonicalize_nan_f32;
 use super::float::CANONICAL_NAN_F32;
 

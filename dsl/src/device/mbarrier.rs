@@ -18,7 +18,7 @@
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use crate::emulator::mbarrier;
 
 /// `mbarrier.init.shared::cta.b64 [bar], count`: a barrier expecting `count` arrivals per
@@ -35,7 +35,7 @@ pub unsafe fn mbarrier_init(bar: u32, count: u32) {
         count = in(reg32) count,
         options(nostack)
     );
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     mbarrier::init(bar, count);
 }
 
@@ -51,7 +51,7 @@ pub unsafe fn mbarrier_inval(bar: u32) {
         bar = in(reg32) bar,
         options(nostack)
     );
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     mbarrier::inval(bar);
 }
 
@@ -72,7 +72,7 @@ pub unsafe fn mbarrier_arrive(bar: u32) -> u64 {
         );
         state
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     mbarrier::arrive(bar, 0, "mbarrier.arrive.shared::cta.b64")
 }
 
@@ -95,7 +95,7 @@ pub unsafe fn mbarrier_arrive_expect_tx(bar: u32, tx: u32) -> u64 {
         );
         state
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     mbarrier::arrive(bar, tx, "mbarrier.arrive.expect_tx.shared::cta.b64")
 }
 
@@ -121,7 +121,7 @@ pub unsafe fn mbarrier_try_wait_parity(bar: u32, parity: u32) -> bool {
         );
         done != 0
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     mbarrier::try_wait_parity(bar, parity)
 }
 

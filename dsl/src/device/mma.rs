@@ -22,7 +22,7 @@
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use crate::emulator::ops::{self, MmaKind};
 
 #[cfg(target_arch = "nvptx64")]
@@ -64,7 +64,7 @@ pub fn mma_m16n8k16_f16_f32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
             f32
         )
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     {
         ops::mma(MmaKind::F16F32, a, b, c.map(f32::to_bits)).map(f32::from_bits)
     }
@@ -84,7 +84,7 @@ pub fn mma_m16n8k16_bf16_f32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] 
             f32
         )
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     {
         ops::mma(MmaKind::Bf16F32, a, b, c.map(f32::to_bits)).map(f32::from_bits)
     }
@@ -104,7 +104,7 @@ pub fn mma_m16n8k32_s8_s32(a: [u32; 4], b: [u32; 2], c: [i32; 4]) -> [i32; 4] {
             i32
         )
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     {
         ops::mma(MmaKind::S8S32, a, b, c.map(|x| x as u32)).map(|x| x as i32)
     }

@@ -7,6 +7,11 @@
 //! [`run_grid`](crate::emulator::run_grid). Kernels are written once, against this module, and
 //! built twice (see [`device_kernel!`](crate::device_kernel)).
 //!
+//! A part of the layer also has a third body, for AMD GPUs (`amdgcn-amd-amdhsa`, target arch
+//! `amdgpu`): the special registers, `sync_threads`, global loads and stores, shuffles and f32
+//! arithmetic, with a warp being half of a 64-lane wave (`device/amdgpu.rs` says how). The rest
+//! does not exist in amdgpu builds yet, so a kernel that uses it fails to compile there.
+//!
 //! | area | functions |
 //! |---|---|
 //! | special registers | [`thread_idx_x`], [`block_idx_x`], [`block_dim_x`], [`grid_dim_x`] (and y, z), [`lane_id`], [`warp_id`], [`linear_thread_id`] |
@@ -59,10 +64,26 @@
 
 /// Defines `pub fn $name(args) -> $t`: on nvptx64 the one register-only instruction `$ptx`
 /// (operands `{d}` and the arguments by name, registers of class `$reg`), on the host the
-/// expression `$host` of the same arguments.
+/// expression `$host` of the same arguments, on amdgpu the expression `$amd` (a function without
+/// an `amdgpu` expression does not exist there).
 macro_rules! register_op {
     ($(#[$doc:meta])* $name:ident($($arg:ident),+): $t:ty, $reg:ident, $ptx:literal, host $host:expr) => {
+        register_op!(@define [cfg(not(target_arch = "amdgpu"))] $(#[$doc])*
+            $name($($arg),+): $t, $reg, $ptx, host $host, amdgpu unreachable!());
+    };
+    (
+        $(#[$doc:meta])* $name:ident($($arg:ident),+): $t:ty, $reg:ident, $ptx:literal,
+        host $host:expr, amdgpu $amd:expr
+    ) => {
+        register_op!(@define [cfg(all())] $(#[$doc])*
+            $name($($arg),+): $t, $reg, $ptx, host $host, amdgpu $amd);
+    };
+    (
+        @define [$gate:meta] $(#[$doc:meta])* $name:ident($($arg:ident),+): $t:ty, $reg:ident,
+        $ptx:literal, host $host:expr, amdgpu $amd:expr
+    ) => {
         $(#[$doc])*
+        #[$gate]
         #[inline(always)]
         pub fn $name($($arg: $t),+) -> $t {
             #[cfg(target_arch = "nvptx64")]
@@ -79,7 +100,11 @@ macro_rules! register_op {
                 }
                 d
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(target_arch = "amdgpu")]
+            {
+                $amd
+            }
+            #[cfg(not(tessera_device))]
             {
                 $host
             }
@@ -89,10 +114,19 @@ macro_rules! register_op {
 
 /// Defines `pub fn $name()`: on nvptx64 the operand-free instruction `$ptx` (a barrier, fence
 /// or group operation of this thread; a plain `asm!`, so the compiler keeps memory accesses on
-/// their side of it), on the host the block `$host` (the emulator's model of it).
+/// their side of it), on the host the block `$host` (the emulator's model of it), on amdgpu the
+/// block `$amd` (a function without an `amdgpu` block does not exist there).
 macro_rules! operandless_op {
     ($(#[$doc:meta])* $name:ident, $ptx:literal, host $host:block) => {
+        operandless_op!(@define [cfg(not(target_arch = "amdgpu"))] $(#[$doc])*
+            $name, $ptx, host $host, amdgpu {});
+    };
+    ($(#[$doc:meta])* $name:ident, $ptx:literal, host $host:block, amdgpu $amd:block) => {
+        operandless_op!(@define [cfg(all())] $(#[$doc])* $name, $ptx, host $host, amdgpu $amd);
+    };
+    (@define [$gate:meta] $(#[$doc:meta])* $name:ident, $ptx:literal, host $host:block, amdgpu $amd:block) => {
         $(#[$doc])*
+        #[$gate]
         #[inline(always)]
         pub fn $name() {
             #[cfg(target_arch = "nvptx64")]
@@ -101,43 +135,65 @@ macro_rules! operandless_op {
             unsafe {
                 asm!($ptx, options(nostack));
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(target_arch = "amdgpu")]
+            $amd
+            #[cfg(not(tessera_device))]
             $host
         }
     };
 }
 
+#[cfg(target_arch = "amdgpu")]
+mod amdgpu;
+#[cfg(not(target_arch = "amdgpu"))]
 mod atomic;
+#[cfg(not(target_arch = "amdgpu"))]
 mod cp_async;
+#[cfg(not(target_arch = "amdgpu"))]
 mod cvt;
 pub(crate) mod float;
 mod global;
+#[cfg(not(target_arch = "amdgpu"))]
 mod math;
+#[cfg(not(target_arch = "amdgpu"))]
 mod mbarrier;
+#[cfg(not(target_arch = "amdgpu"))]
 mod mma;
+#[cfg(not(target_arch = "amdgpu"))]
 mod shared;
-mod shfl;
+pub(crate) mod shfl;
 mod special;
 mod sreg;
 mod sync;
+#[cfg(not(target_arch = "amdgpu"))]
 mod tma;
+#[cfg(not(target_arch = "amdgpu"))]
 mod wgmma;
 mod word;
 
+#[cfg(not(target_arch = "amdgpu"))]
 pub use atomic::*;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use cp_async::*;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use cvt::*;
 pub use float::*;
 pub use global::*;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use math::*;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use mbarrier::*;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use mma::*;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use shared::*;
 pub use shfl::*;
 pub use special::*;
 pub use sreg::*;
 pub use sync::*;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use tma::*;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use wgmma::*;
 pub use word::{ShflValue, B32};
 
@@ -146,6 +202,13 @@ pub use word::{ShflValue, B32};
 fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
     // SAFETY: `trap` aborts the kernel; nothing runs after it.
     unsafe { core::arch::nvptx::trap() }
+}
+
+#[cfg(target_arch = "amdgpu")]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
+    // `llvm.trap`: `s_trap 2`, the wave stops and the dispatch reports an error.
+    core::intrinsics::abort()
 }
 
 /// Defines a kernel once and compiles it twice.
@@ -177,6 +240,8 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
 /// * on nvptx64: `#[no_mangle] pub unsafe extern "ptx-kernel" fn double(...)` (the PTX entry
 ///   `double`; the kernel crate needs `#![feature(abi_ptx)]`), plus the module-scope declaration
 ///   of dynamic shared memory ([`declare_dynamic_shared!`](crate::declare_dynamic_shared));
+/// * on amdgpu: `#[no_mangle] pub unsafe extern "gpu-kernel" fn double(...)` (the code object's
+///   kernel `double`; the kernel crate needs `#![feature(abi_gpu_kernel)]`);
 /// * on the host: `pub unsafe fn double(...)` with the same body (its [`crate::device`] calls go
 ///   to the emulator) and `pub const DOUBLE: tessera::Kernel<(Ptr<f32>, Ptr<f32>, u32)>`, the
 ///   handle the launcher uses (`name` = `"double"`, `emulate` = the host function).
@@ -188,6 +253,7 @@ macro_rules! device_kernel {
         $(#[$attr:meta])*
         $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) => $handle:ident $body:block
     ) => {
+        #[cfg(target_arch = "nvptx64")]
         $crate::declare_dynamic_shared!();
 
         $(#[$attr])*
@@ -202,13 +268,24 @@ macro_rules! device_kernel {
         $(#[$attr])*
         ///
         /// # Safety
+        /// A kernel entry point: launch it through its handle with pointers valid for what the
+        /// kernel reads and writes.
+        #[cfg(target_arch = "amdgpu")]
+        #[no_mangle]
+        // `Ptr<T>` is `#[repr(transparent)]` over `*mut T`, which the lint accepts.
+        #[allow(improper_gpu_kernel_arg)]
+        $vis unsafe extern "gpu-kernel" fn $name($($arg: $ty),*) $body
+
+        $(#[$attr])*
+        ///
+        /// # Safety
         /// The host build of a kernel: call it only on a simulated GPU thread (inside
         /// `tessera::emulator::run_grid`, which the launcher does through the handle), with
         /// pointers valid for what the kernel reads and writes.
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         $vis unsafe fn $name($($arg: $ty),*) $body
 
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[doc = concat!(
             "Host handle of the kernel [`", stringify!($name), "`] (PTX entry `",
             stringify!($name), "`; the emulator runs the host build)."

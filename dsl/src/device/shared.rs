@@ -22,7 +22,7 @@ use super::word::B32;
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use crate::emulator::ops;
 
 /// Name of the module-scope `.extern .shared` array that [`dynamic_shared_base`] refers to.
@@ -57,7 +57,7 @@ pub fn dynamic_shared_base() -> u32 {
         }
         r
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     {
         ops::dynamic_shared_base()
     }
@@ -77,7 +77,7 @@ pub unsafe fn ld_shared_v1<T: B32>(addr: u32) -> T {
              options(nostack, readonly));
         T::from_b32(d)
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     {
         T::from_b32(ops::ld_shared::<1>(addr, "ld.shared.b32")[0])
     }
@@ -97,7 +97,7 @@ pub unsafe fn ld_shared_v2<T: B32>(addr: u32) -> [T; 2] {
              a = in(reg32) addr, options(nostack, readonly));
         [T::from_b32(d0), T::from_b32(d1)]
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     {
         ops::ld_shared::<2>(addr, "ld.shared.v2.b32").map(T::from_b32)
     }
@@ -123,7 +123,7 @@ pub unsafe fn ld_shared_v4<T: B32>(addr: u32) -> [T; 4] {
             T::from_b32(d3),
         ]
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     {
         ops::ld_shared::<4>(addr, "ld.shared.v4.b32").map(T::from_b32)
     }
@@ -139,7 +139,7 @@ pub unsafe fn st_shared_v1<T: B32>(addr: u32, value: T) {
     #[cfg(target_arch = "nvptx64")]
     asm!("st.shared.b32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value.to_b32(),
          options(nostack));
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::st_shared::<1>(addr, [value.to_b32()], "st.shared.b32");
 }
 
@@ -153,7 +153,7 @@ pub unsafe fn st_shared_b16(addr: u32, value: u16) {
     #[cfg(target_arch = "nvptx64")]
     asm!("st.shared.b16 [{a}], {v};", a = in(reg32) addr, v = in(reg16) value,
          options(nostack));
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::st_shared_b16(addr, value);
 }
 
@@ -167,7 +167,7 @@ pub unsafe fn st_shared_v2<T: B32>(addr: u32, value: [T; 2]) {
     #[cfg(target_arch = "nvptx64")]
     asm!("st.shared.v2.b32 [{a}], {{{v0}, {v1}}};", a = in(reg32) addr,
          v0 = in(reg32) value[0].to_b32(), v1 = in(reg32) value[1].to_b32(), options(nostack));
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::st_shared::<2>(addr, value.map(T::to_b32), "st.shared.v2.b32");
 }
 
@@ -182,7 +182,7 @@ pub unsafe fn st_shared_v4<T: B32>(addr: u32, value: [T; 4]) {
     asm!("st.shared.v4.b32 [{a}], {{{v0}, {v1}, {v2}, {v3}}};", a = in(reg32) addr,
          v0 = in(reg32) value[0].to_b32(), v1 = in(reg32) value[1].to_b32(),
          v2 = in(reg32) value[2].to_b32(), v3 = in(reg32) value[3].to_b32(), options(nostack));
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::st_shared::<4>(addr, value.map(T::to_b32), "st.shared.v4.b32");
 }
 
@@ -242,7 +242,7 @@ macro_rules! ldmatrix_fn {
                 );
                 [$($d),+]
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(tessera_device))]
             {
                 ops::ldmatrix::<$n>(addr, $trans)
             }
@@ -263,7 +263,7 @@ macro_rules! stmatrix_fn {
         /// # Safety
         /// Every lane of the warp must execute it (`.aligned`); the row addresses must be
         /// 16-byte aligned and inside the block's shared memory.
-        #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+        #[cfg(any(not(tessera_device), target_feature = "sm_90"))]
         #[inline(always)]
         #[track_caller]
         pub unsafe fn $name(addr: u32, regs: [u32; $n]) {
@@ -277,7 +277,7 @@ macro_rules! stmatrix_fn {
                     options(nostack)
                 );
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(tessera_device))]
             {
                 ops::stmatrix::<$n>(addr, regs, $trans)
             }

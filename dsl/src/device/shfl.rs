@@ -13,6 +13,9 @@
 //! d = valid ? a[j] : a[lane]
 //! ```
 //!
+//! On amdgpu a warp is half a wave (see `device/amdgpu.rs`): the source lane is computed by
+//! `shfl_source`, the formula above, and read with `ds_bpermute` within the half.
+//!
 //! For a whole warp use `c = `[`SHFL_C_FULL`] (idx, bfly, down) or [`SHFL_C_UP`] (up); for
 //! segments of `width` lanes use [`shfl_c`]`(width)` / [`shfl_c_up`]`(width)`, as CUDA's
 //! `__shfl_*_sync(mask, v, x, width)` do. 64-bit values are moved as two 32-bit shuffles.
@@ -22,8 +25,53 @@ use super::word::ShflValue;
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
+#[cfg(not(tessera_device))]
+use crate::emulator::ops;
+
+/// `shfl.sync` modes.
 #[cfg(not(target_arch = "nvptx64"))]
-use crate::emulator::ops::{self, ShflMode};
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+/// The lane that `lane` reads in a shuffle of mode `mode` with operands `b` and `c`, and whether
+/// it is valid (when it is not, the lane keeps its own value): the formula of this module's docs.
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+pub(crate) const fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> (u32, bool) {
+    let bval = b & 0x1f;
+    let cval = c & 0x1f;
+    let segmask = (c >> 8) & 0x1f;
+    let max_lane = (lane & segmask) | (cval & !segmask);
+    let min_lane = lane & segmask;
+    let (j, valid) = match mode {
+        ShflMode::Up => {
+            let j = lane as i32 - bval as i32;
+            (j, j >= max_lane as i32)
+        }
+        ShflMode::Down => {
+            let j = (lane + bval) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Bfly => {
+            let j = (lane ^ bval) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Idx => {
+            let j = (min_lane | (bval & !segmask)) as i32;
+            (j, j <= max_lane as i32)
+        }
+    };
+    if valid {
+        (j as u32, true)
+    } else {
+        (lane, false)
+    }
+}
 
 /// All 32 lanes.
 pub const FULL_MASK: u32 = u32::MAX;
@@ -73,7 +121,14 @@ macro_rules! shfl {
                 }
                 d
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(target_arch = "amdgpu")]
+            {
+                // Every lane of the warp (half-wave) executes the shuffle: `mask` names them.
+                let _ = mask;
+                let (src, _) = shfl_source(ShflMode::$mode, super::sreg::lane_id(), b, c);
+                super::amdgpu::warp_read(src, a)
+            }
+            #[cfg(not(tessera_device))]
             {
                 ops::shfl(ShflMode::$mode, mask, a, b, c).0
             }
@@ -111,3 +166,47 @@ shfl!(
     /// Down shuffle of any 32- or 64-bit value: `value` of lane `lane + delta`.
     shfl_down(delta)
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Laws of CUDA's `__shfl_*_sync(mask, v, x, width)`: lane ℓ of a segment of `width` lanes
+    // (base s = ℓ − ℓ mod width) reads idx: s + (x mod width); bfly: ℓ ^ x when below the
+    // segment's end (CUDA: "earlier groups" may be read, later ones not); up: ℓ − x when ≥ s;
+    // down: ℓ + x when < s + width; otherwise its own value.
+    #[test]
+    fn the_source_lane_follows_cudas_width_rules() {
+        for width in [1u32, 2, 4, 8, 16, 32] {
+            for lane in 0..32u32 {
+                let s = lane - lane % width;
+                for x in 0..32u32 {
+                    let idx = shfl_source(ShflMode::Idx, lane, x, shfl_c(width));
+                    assert_eq!(idx, (s + x % width, true), "idx w{width} l{lane} x{x}");
+                    let bfly = shfl_source(ShflMode::Bfly, lane, x, shfl_c(width));
+                    let j = lane ^ x;
+                    let want = if j < s + width {
+                        (j, true)
+                    } else {
+                        (lane, false)
+                    };
+                    assert_eq!(bfly, want, "bfly w{width} l{lane} x{x}");
+                    let up = shfl_source(ShflMode::Up, lane, x, shfl_c_up(width));
+                    let want = if lane >= s + x {
+                        (lane - x, true)
+                    } else {
+                        (lane, false)
+                    };
+                    assert_eq!(up, want, "up w{width} l{lane} x{x}");
+                    let down = shfl_source(ShflMode::Down, lane, x, shfl_c(width));
+                    let want = if lane + x < s + width {
+                        (lane + x, true)
+                    } else {
+                        (lane, false)
+                    };
+                    assert_eq!(down, want, "down w{width} l{lane} x{x}");
+                }
+            }
+        }
+    }
+}

@@ -12,7 +12,7 @@
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use super::float::canonicalize_nan_f32;
 
 register_op!(
@@ -33,5 +33,6 @@ register_op!(
 register_op!(
     /// `mul.hi.u32`: the high 32 bits of the 64-bit product `a · b`.
     mul_hi_u32(a, b): u32, reg32, "mul.hi.u32 {d}, {a}, {b};",
-    host ((u64::from(a) * u64::from(b)) >> 32) as u32
+    host ((u64::from(a) * u64::from(b)) >> 32) as u32,
+    amdgpu ((u64::from(a) * u64::from(b)) >> 32) as u32
 );

@@ -7,15 +7,17 @@
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use crate::emulator::ops;
 
 operandless_op!(
     /// `bar.sync 0;`: waits for all threads of the CTA (`__syncthreads()`).
-    sync_threads, "bar.sync 0;", host { ops::bar_sync(0, None) }
+    sync_threads, "bar.sync 0;", host { ops::bar_sync(0, None) },
+    amdgpu { super::amdgpu::block_barrier() }
 );
 
 /// `bar.sync id;`: waits for all threads of the CTA at named barrier `id` (0..16).
+#[cfg(not(target_arch = "amdgpu"))]
 #[inline(always)]
 pub fn barrier_sync(id: u32) {
     #[cfg(target_arch = "nvptx64")]
@@ -23,12 +25,13 @@ pub fn barrier_sync(id: u32) {
     unsafe {
         asm!("bar.sync {0};", in(reg32) id, options(nostack));
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::bar_sync(id, None);
 }
 
 /// `bar.sync id, threads;`: waits until `threads` threads (a multiple of 32) have arrived at
 /// named barrier `id` (0..16).
+#[cfg(not(target_arch = "amdgpu"))]
 #[inline(always)]
 pub fn barrier_sync_count(id: u32, threads: u32) {
     #[cfg(target_arch = "nvptx64")]
@@ -36,12 +39,13 @@ pub fn barrier_sync_count(id: u32, threads: u32) {
     unsafe {
         asm!("bar.sync {0}, {1};", in(reg32) id, in(reg32) threads, options(nostack));
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::bar_sync(id, Some(threads));
 }
 
 /// `bar.warp.sync mask;`: waits until every lane of `mask` (which must contain this lane) has
 /// arrived (`__syncwarp(mask)`), and orders their memory accesses.
+#[cfg(not(target_arch = "amdgpu"))]
 #[inline(always)]
 #[track_caller]
 pub fn sync_warp(mask: u32) {
@@ -50,6 +54,6 @@ pub fn sync_warp(mask: u32) {
     unsafe {
         asm!("bar.warp.sync {0};", in(reg32) mask, options(nostack));
     }
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     ops::warp_sync(mask);
 }

@@ -100,7 +100,7 @@ pub struct TensorMap {
 impl TensorMap {
     /// The map of a row-major `rows × cols` matrix at `base` with `row_stride_bytes` between
     /// rows, copied in boxes of `box_rows × box_cols`, checked as the driver checks it.
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     pub fn tiled_2d<T>(
         element: TmaElement,
         base: Ptr<T>,
@@ -126,7 +126,7 @@ impl TensorMap {
     }
 
     /// Ok if `cuTensorMapEncodeTiled` accepts the map.
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     pub fn check(&self) -> Result<(), String> {
         let bytes = self.element.bytes() as u64;
         let [cols, rows] = self.global_dim;
@@ -166,7 +166,7 @@ impl TensorMap {
     }
 
     /// The 128-byte `CUtensorMap` of this map, from the driver's `cuTensorMapEncodeTiled`.
-    #[cfg(all(not(target_arch = "nvptx64"), feature = "cuda"))]
+    #[cfg(all(not(tessera_device), feature = "cuda"))]
     pub fn encode(&self) -> Result<[u64; 16], String> {
         use cudarc::driver::sys;
         self.check()?;
@@ -230,7 +230,7 @@ pub unsafe fn tma_load_2d(dst: u32, tensor_map: Ptr<TensorMap>, x: i32, y: i32, 
         bar = in(reg32) mbarrier,
         options(nostack)
     );
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     crate::emulator::tma::load_2d(dst, tensor_map.addr(), x, y, mbarrier);
 }
 
@@ -246,6 +246,6 @@ pub unsafe fn prefetch_tensormap(tensor_map: Ptr<TensorMap>) {
         map = in(reg64) tensor_map.addr(),
         options(nostack)
     );
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     let _ = tensor_map;
 }

@@ -33,15 +33,15 @@
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use crate::emulator::wgmma::{self as emu, AccumulatorState, OperandA, WgmmaInput};
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 use core::cell::Cell;
 
 /// One thread's f32 accumulator fragment of an `m64nNk16` `wgmma`: `R = N / 2` registers.
 pub struct WgmmaAccumulator<const R: usize> {
     regs: [f32; R],
-    #[cfg(not(target_arch = "nvptx64"))]
+    #[cfg(not(tessera_device))]
     state: Cell<AccumulatorState>,
 }
 
@@ -52,7 +52,7 @@ impl<const R: usize> WgmmaAccumulator<R> {
     pub fn zeroed() -> Self {
         WgmmaAccumulator {
             regs: [0.0; R],
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(tessera_device))]
             state: emu::new_accumulator(),
         }
     }
@@ -63,7 +63,7 @@ impl<const R: usize> WgmmaAccumulator<R> {
     pub fn from_registers(regs: [f32; R]) -> Self {
         WgmmaAccumulator {
             regs,
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(tessera_device))]
             state: emu::new_accumulator(),
         }
     }
@@ -73,7 +73,7 @@ impl<const R: usize> WgmmaAccumulator<R> {
     #[inline(always)]
     #[track_caller]
     pub fn registers(&self) -> [f32; R] {
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(tessera_device))]
         emu::access_accumulator(&self.state);
         self.regs
     }
@@ -122,7 +122,7 @@ macro_rules! wgmma_n {
                         options(nostack)
                     );
                 }
-                #[cfg(not(target_arch = "nvptx64"))]
+                #[cfg(not(tessera_device))]
                 emu::wait_group(N);
             }
         }
@@ -195,7 +195,7 @@ macro_rules! wgmma_n {
                     options(nostack)
                 );
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(tessera_device))]
             emu::mma(
                 WgmmaInput::$input,
                 &mut acc.regs,

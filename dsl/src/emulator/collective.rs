@@ -6,14 +6,7 @@ use std::panic::Location;
 /// Words of per-lane input a warp collective carries (mma: 4 A + 2 B + 4 C registers).
 pub(crate) const PAYLOAD_WORDS: usize = 10;
 
-/// `shfl.sync` modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ShflMode {
-    Up,
-    Down,
-    Bfly,
-    Idx,
-}
+pub(crate) use crate::device::shfl::ShflMode;
 
 /// `mma.sync.aligned` variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,11 +6,12 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 use std::sync::PoisonError;
 
-use super::collective::{Collective, MmaKind, PendingCollective, ShflMode, PAYLOAD_WORDS};
+use super::collective::{Collective, MmaKind, PendingCollective, PAYLOAD_WORDS};
 use super::cta::{raise, shared_word_index, Cta, SyncState, ThreadCtx};
 use super::error::{EmulatorError, Site};
 use super::report::SharedAccessKind;
 use crate::device::float::canonicalize_nan_f32;
+use crate::device::shfl::shfl_source;
 use crate::dtype::{bf16, f16};
 
 impl Cta {
@@ -284,30 +285,7 @@ pub(crate) fn complete_collective(
                     continue;
                 }
                 let [_, b, c, ..] = p.payloads[lane as usize];
-                let bval = b & 0x1f;
-                let cval = c & 0x1f;
-                let segmask = (c >> 8) & 0x1f;
-                let max_lane = (lane & segmask) | (cval & !segmask);
-                let min_lane = lane & segmask;
-                let (j, pval) = match mode {
-                    ShflMode::Up => {
-                        let j = lane as i32 - bval as i32;
-                        (j, j >= max_lane as i32)
-                    }
-                    ShflMode::Down => {
-                        let j = (lane + bval) as i32;
-                        (j, j <= max_lane as i32)
-                    }
-                    ShflMode::Bfly => {
-                        let j = (lane ^ bval) as i32;
-                        (j, j <= max_lane as i32)
-                    }
-                    ShflMode::Idx => {
-                        let j = (min_lane | (bval & !segmask)) as i32;
-                        (j, j <= max_lane as i32)
-                    }
-                };
-                let src = if pval { j as u32 } else { lane };
+                let (src, pval) = shfl_source(mode, lane, b, c);
                 if p.mask & (1 << src) == 0 {
                     return Err(collective_error(
                         cta,

@@ -189,7 +189,7 @@ fn reduce_large(x: f32) -> (i32, f32) {
     (q, if r_sign == 0 { r } else { -r })
 }
 
-#[cfg(all(test, not(target_arch = "nvptx64")))]
+#[cfg(all(test, not(tessera_device)))]
 mod tests {
     use super::*;
 

@@ -37,9 +37,9 @@ pub use memory::*;
 pub use reduce::*;
 pub use tessera_layout::{expect_layout, Label, LayoutError, LinearLayout};
 
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 mod host;
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(tessera_device))]
 pub use host::*;
 
 #[cfg(test)]
