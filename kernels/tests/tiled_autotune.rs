@@ -2,14 +2,17 @@
 //! chooses, every candidate is right on its own, the candidates are those `configs` keeps (in
 //! the order of the attribute's lists), and
 //! the choice follows the documented rule — the first candidate on the emulator; on a GPU, timed
-//! on the first launch for a key and remembered for the next.
+//! on the first launch for a key and remembered for the next. `tuned_tensor_matmul` takes
+//! tensors: its `launch_tuned` runs on a stream, with the key read from the tensors' sizes.
 
 mod support;
 
-use support::device;
-use tessera::f16;
-use tessera::launch::autotune::{ChoiceSource, TunedLaunch};
-use tessera_kernels::tiled::autotuned::{tuned_axpy, tuned_matmul};
+use support::{device, device_and_module};
+use tessera::launch::autotune::{Choice, ChoiceSource};
+use tessera::launch::DeviceElement;
+use tessera::tensor::Tensor;
+use tessera::{bf16, f16};
+use tessera_kernels::tiled::autotuned::{tuned_axpy, tuned_matmul, tuned_tensor_matmul};
 
 /// Uniform in [-1, 1) from the seeded test RNG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -18,27 +21,20 @@ fn values(seed: u64, n: usize) -> Vec<f32> {
 }
 
 /// The choice of a first and a second `launch_tuned` with one key follows the device's rule.
-fn check_choice_rule(first: &TunedLaunch, second: &TunedLaunch, what: &str) {
+fn check_choice_rule(first: &Choice, second: &Choice, what: &str) {
     let gpu = device();
     if gpu.is_gpu() {
         assert!(
-            matches!(
-                first.choice.source,
-                ChoiceSource::Timed | ChoiceSource::File
-            ),
-            "{what}: first launch {:?}",
-            first.choice
+            matches!(first.source, ChoiceSource::Timed | ChoiceSource::File),
+            "{what}: first launch {first:?}"
         );
-        if first.choice.source == ChoiceSource::Timed {
-            assert!(
-                first.choice.results.iter().any(|r| r.outcome.is_ok()),
-                "{what}"
-            );
+        if first.source == ChoiceSource::Timed {
+            assert!(first.results.iter().any(|r| r.outcome.is_ok()), "{what}");
         }
-        assert_eq!(second.choice.source, ChoiceSource::Memory, "{what}");
-        assert_eq!(second.choice.index, first.choice.index, "{what}");
+        assert_eq!(second.source, ChoiceSource::Memory, "{what}");
+        assert_eq!(second.index, first.index, "{what}");
     } else {
-        for choice in [&first.choice, &second.choice] {
+        for choice in [first, second] {
             assert_eq!(
                 (choice.index, choice.source),
                 (0, ChoiceSource::Emulator),
@@ -89,11 +85,7 @@ fn tuned_axpy_candidates_are_the_configs_in_order() {
 
 #[test]
 fn tuned_axpy_is_right_whatever_it_chooses() {
-    let gpu = device();
-    let module = gpu
-        .module()
-        .expect("launch_tuned needs the kernels' PTX module (build without TESSERA_NO_PTX)");
-    let device = gpu.device();
+    let (device, module) = device_and_module();
     for n in [1usize, 300, 1024, 3001] {
         let (x, y) = (values(1, n), values(2, n));
         let (xs, ys): (Vec<f16>, Vec<f16>) = (
@@ -127,7 +119,11 @@ fn tuned_axpy_is_right_whatever_it_chooses() {
             );
             launches.push(tuned);
         }
-        check_choice_rule(&launches[0], &launches[1], &format!("axpy n {n}"));
+        check_choice_rule(
+            &launches[0].choice,
+            &launches[1].choice,
+            &format!("axpy n {n}"),
+        );
     }
 }
 
@@ -157,14 +153,19 @@ fn every_tuned_axpy_candidate_is_right() {
     }
 }
 
-/// `a · b` in f64 from the f16 inputs, and the sum of the products' magnitudes.
-fn matmul_reference(a: &[f16], b: &[f16], [m, n, k]: [usize; 3]) -> (Vec<f64>, Vec<f64>) {
+/// `a · b` in f64 from the f16 (or bf16) inputs, and the sum of the products' magnitudes.
+fn matmul_reference<T: Copy>(
+    a: &[T],
+    b: &[T],
+    [m, n, k]: [usize; 3],
+    to: impl Fn(T) -> f32,
+) -> (Vec<f64>, Vec<f64>) {
     let (mut want, mut magnitude) = (vec![0f64; m * n], vec![0f64; m * n]);
     for i in 0..m {
         for p in 0..k {
-            let a_ip = a[i * k + p].to_f32() as f64;
+            let a_ip = to(a[i * k + p]) as f64;
             for j in 0..n {
-                let product = a_ip * b[p * n + j].to_f32() as f64;
+                let product = a_ip * to(b[p * n + j]) as f64;
                 want[i * n + j] += product;
                 magnitude[i * n + j] += product.abs();
             }
@@ -176,14 +177,11 @@ fn matmul_reference(a: &[f16], b: &[f16], [m, n, k]: [usize; 3]) -> (Vec<f64>, V
 #[test]
 fn tuned_matmul_is_right_whatever_it_chooses() {
     let gpu = device();
-    let module = gpu
-        .module()
-        .expect("launch_tuned needs the kernels' PTX module (build without TESSERA_NO_PTX)");
-    let device = gpu.device();
+    let (device, module) = device_and_module();
     let [m, n, k] = [70usize, 130, 72];
     let a: Vec<f16> = values(5, m * k).iter().map(|&v| f16::from_f32(v)).collect();
     let b: Vec<f16> = values(6, k * n).iter().map(|&v| f16::from_f32(v)).collect();
-    let (want, magnitude) = matmul_reference(&a, &b, [m, n, k]);
+    let (want, magnitude) = matmul_reference(&a, &b, [m, n, k], f16::to_f32);
     let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
     let grid = |c: &tuned_matmul::Consts| ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32,);
     let check = |c: &[f16], what: &str| {
@@ -216,7 +214,7 @@ fn tuned_matmul_is_right_whatever_it_chooses() {
         check(&dc.download().unwrap(), tuned.choice.candidate);
         launches.push(tuned);
     }
-    check_choice_rule(&launches[0], &launches[1], "matmul");
+    check_choice_rule(&launches[0].choice, &launches[1].choice, "matmul");
     for consts in tuned_matmul::CANDIDATES {
         let dc = device.zeros::<f16>(m * n).unwrap();
         support::launch_tile!(
@@ -234,4 +232,86 @@ fn tuned_matmul_is_right_whatever_it_chooses() {
         .unwrap();
         check(&dc.download().unwrap(), &format!("{consts:?}"));
     }
+}
+
+/// `tuned_tensor_matmul` of `a: [m, k]` and `b` given transposed (stored `[n, k]`, viewed
+/// `[k, n]`) as `T`, through the generic `launch_tuned` on a stream, twice (the choice rule),
+/// and every candidate through `launch_sized`, against the f64 reference (`T`'s half ulp of
+/// the result, plus the tensor cores' sum error on the GPU).
+fn tensor_matmul_case<T: DeviceElement + tuned_tensor_matmul::Listed_T>(
+    [m, n, k]: [usize; 3],
+    from: impl Fn(f32) -> T,
+    to: impl Fn(T) -> f32 + Copy,
+    ulp: f64,
+) {
+    let gpu = device();
+    let (device, module) = device_and_module();
+    let stream = device.stream().unwrap();
+    let a: Vec<T> = values(7, m * k).into_iter().map(&from).collect();
+    let bt: Vec<T> = values(8, n * k).into_iter().map(&from).collect();
+    let b: Vec<T> = (0..k * n).map(|i| bt[(i % n) * k + i / n]).collect();
+    let (want, magnitude) = matmul_reference(&a, &b, [m, n, k], to);
+    let ta = Tensor::from_slice(device, &a, &[m, k]).unwrap();
+    let tbt = Tensor::from_slice(device, &bt, &[n, k]).unwrap();
+    let tb = tbt.view().transpose(0, 1).unwrap();
+    let grid = |c: &tuned_tensor_matmul::Consts, s: &tuned_tensor_matmul::Sizes| {
+        ((s.c[0].div_ceil(c.BM) * s.c[1].div_ceil(c.BN)) as u32,)
+    };
+    let check = |c: &Tensor<T>, what: &str| {
+        let got = c.to_vec().unwrap();
+        for i in 0..m * n {
+            let tol = ulp / 2.0 * want[i].abs() + gpu.mma_slack(magnitude[i]) + 1e-6;
+            let value = to(got[i]) as f64;
+            assert!(
+                (value - want[i]).abs() <= tol,
+                "{} {what}: c[{i}] = {value}, want {}",
+                T::DTYPE_NAME,
+                want[i]
+            );
+        }
+    };
+    let mut choices = Vec::new();
+    for _ in 0..2 {
+        let mut c = Tensor::<T>::zeros(device, &[m, n]).unwrap();
+        let choice =
+            tuned_tensor_matmul::launch_tuned(&stream, module, grid, &ta, &tb, &mut c).unwrap();
+        stream.synchronize().unwrap();
+        check(&c, choice.candidate);
+        choices.push(choice);
+    }
+    check_choice_rule(&choices[0], &choices[1], "tensor matmul");
+    for consts in tuned_tensor_matmul::CANDIDATES {
+        let mut c = Tensor::<T>::zeros(device, &[m, n]).unwrap();
+        tuned_tensor_matmul::launch_sized(&stream, module, consts, grid, &ta, &tb, &mut c).unwrap();
+        stream.synchronize().unwrap();
+        check(&c, &format!("{consts:?}"));
+    }
+}
+
+#[test]
+fn tuned_tensor_matmul_is_right_whatever_it_chooses() {
+    tensor_matmul_case([70, 130, 72], f16::from_f32, f16::to_f32, 2f64.powi(-10));
+    tensor_matmul_case([33, 129, 40], bf16::from_f32, bf16::to_f32, 2f64.powi(-7));
+}
+
+#[test]
+fn tuned_tensor_matmul_is_keyed_by_the_tensors_and_refuses_a_wrong_rank() {
+    assert_eq!(
+        tuned_tensor_matmul::T_f16::TUNER.key_text(&["64".into(), "32".into(), "16".into()]),
+        "a.size(0)=64 b.size(1)=32 a.size(1)=16"
+    );
+    let (device, module) = device_and_module();
+    let stream = device.stream().unwrap();
+    let a = Tensor::<f16>::zeros(device, &[4, 8]).unwrap();
+    let b = Tensor::<f16>::zeros(device, &[8, 4]).unwrap();
+    let mut flat = Tensor::<f16>::zeros(device, &[16]).unwrap();
+    let grid = |_: &tuned_tensor_matmul::Consts, _: &tuned_tensor_matmul::Sizes| (1u32,);
+    let err = tuned_tensor_matmul::launch_tuned(&stream, module, grid, &a, &b, &mut flat)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "argument `c` of kernel `tuned_tensor_matmul`: the kernel takes a tensor of rank 2, this \
+         one has sizes [16] (rank 1)"
+    );
 }

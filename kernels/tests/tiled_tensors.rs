@@ -4,30 +4,13 @@
 
 mod support;
 
-use std::sync::OnceLock;
-use support::{device, draws, Rng};
+use support::{device, device_and_module, draws, Rng};
 use tessera::f16;
-use tessera::launch::{Device, Module};
 use tessera::tensor::Tensor;
 use tessera_kernels::tiled::tensors::{tensor_matmul, tensor_softmax, tensor_vec_add};
 
 fn values(seed: u64, n: usize) -> Vec<f32> {
     draws(seed, n, Rng::next_f32)
-}
-
-/// The test device and the module the kernels launch from: the device's PTX module, or in a
-/// build without PTX the emulator's module of the host builds (loaded once).
-fn device_and_module() -> (&'static Device, &'static Module) {
-    static HOST: OnceLock<Module> = OnceLock::new();
-    let gpu = device();
-    let module = gpu.module().unwrap_or_else(|| {
-        HOST.get_or_init(|| {
-            gpu.device()
-                .host_module()
-                .expect("the emulator's host module")
-        })
-    });
-    (gpu.device(), module)
 }
 
 const VEC: tensor_vec_add::Consts = tensor_vec_add::Consts { BLOCK: 1024 };

@@ -10,11 +10,18 @@
 //!     -> Result<tessera::launch::autotune::TunedLaunch, LaunchError>;
 //! pub fn launch_tuned_with(device, module, reset: &mut dyn FnMut() -> Result<(), LaunchError>,
 //!     grid, a, b, c, m, n, k) -> …;                       // `reset` before each timing and the launch
+//! // a kernel with `Tensor` parameters (`key = [a.size(0), b.size(1)]`): on a stream, tensors by
+//! // `&`/`&mut` as its `launch_sized` takes them, the grid from `Consts` and `Sizes`
+//! pub fn launch_tuned<G: GridDims>(stream, module, grid: impl FnMut(&Consts, &Sizes) -> G,
+//!     a: &impl AsTensorRef<f16>, b: &impl AsTensorRef<f16>, c: &mut impl AsTensorMut<f16>)
+//!     -> Result<tessera::launch::autotune::Choice, LaunchError>;
+//! pub fn launch_tuned_with<G: GridDims>(stream, module, reset, grid, a, b, c) -> …;
 //! ```
 //!
 //! The candidates are the specialisations `expand` compiled (their const values, `num_warps`
 //! included when it varies); the choice itself is the runtime's (`Autotuner::choose`).
 
+use crate::expand::tensor_params::TensorArgs;
 use crate::parse::Autotune;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -26,11 +33,24 @@ pub struct TunedParts<'a> {
     pub kernel: String,
     /// Per candidate, its const values (the fields of `Consts`).
     pub candidates: Vec<Vec<(String, i128)>>,
-    pub param_names: Vec<&'a Ident>,
-    pub param_types: Vec<TokenStream>,
     /// `(a, b, …)` or `Args { a, b, … }`: the parameters as `Args`.
     pub args_value: TokenStream,
     pub autotune: &'a Autotune,
+    /// What the launcher takes.
+    pub params: TunedParams<'a>,
+}
+
+/// What a tuned launcher takes besides the device or stream, the module and the grid.
+pub enum TunedParams<'a> {
+    /// The kernel's parameters as they are (a kernel without `Tensor` parameters): launched on
+    /// a device.
+    Plain {
+        names: Vec<&'a Ident>,
+        types: Vec<TokenStream>,
+    },
+    /// Tensors by `&` / `&mut` and the other parameters (a kernel with `Tensor` parameters):
+    /// launched on a stream, as the kernel's `launch_sized`.
+    Tensors(&'a TensorArgs),
 }
 
 /// `BM = 64, num_warps = 4`: a candidate as the tuner names it (and as
@@ -56,6 +76,82 @@ fn own(name: &str) -> Ident {
 /// `TUNER`, `CANDIDATES`, `launch_tuned` and `launch_tuned_with` of one assignment of element
 /// types (see the module docs).
 pub fn tuned_items(parts: &TunedParts) -> TokenStream {
+    let tuner = tuner_items(parts);
+    let launchers = match &parts.params {
+        TunedParams::Plain { names, types } => plain_launchers(parts, names, types),
+        TunedParams::Tensors(args) => tensor_launchers(parts, args),
+    };
+    quote!(#tuner #launchers)
+}
+
+/// `TUNER` and `CANDIDATES`.
+fn tuner_items(parts: &TunedParts) -> TokenStream {
+    let descriptions: Vec<String> = parts.candidates.iter().map(|c| describe(c)).collect();
+    let function = parts.function;
+    let key_names: Vec<&str> = parts.autotune.key.iter().map(|k| k.name.as_str()).collect();
+    let fingerprint = fnv1a(&format!(
+        "{}\n{}\n{}",
+        quote!(#function),
+        descriptions.join("\n"),
+        key_names.join(",")
+    ));
+    let fingerprint = Literal::u64_suffixed(fingerprint);
+    let kernel = &parts.kernel;
+    let n = Literal::usize_unsuffixed(parts.candidates.len());
+    let candidate_values = parts.candidates.iter().map(|values| {
+        let fields = values.iter().map(|(c, v)| {
+            let c = Ident::new(c, Span::call_site());
+            let v = Literal::i128_unsuffixed(*v);
+            quote!(#c: #v)
+        });
+        quote!(Consts { #(#fields),* })
+    });
+    quote! {
+        /// The autotuner of these specialisations (see `launch_tuned`).
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub static TUNER: ::tessera::launch::Autotuner = ::tessera::launch::Autotuner::new(
+            #kernel, #fingerprint, &[#(#key_names),*], &[#(#descriptions),*],
+        );
+
+        /// The const values of every candidate `launch_tuned` times, in the order of `TUNER`'s
+        /// candidates (the emulator takes the first).
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub const CANDIDATES: [Consts; #n] = [#(#candidate_values),*];
+    }
+}
+
+/// `let key: [String; N] = [ToString::to_string(&m), …]`: the key's values, from the parameters
+/// (and, with tensors, the sizes and strides `kernel_parts` bound) that hold them.
+fn key_value(parts: &TunedParts) -> TokenStream {
+    let key = own("key");
+    let n_key = Literal::usize_unsuffixed(parts.autotune.key.len());
+    let key_idents = parts
+        .autotune
+        .key
+        .iter()
+        .map(|k| Ident::new(&k.param, Span::call_site()));
+    quote! {
+        let #key: [::std::string::String; #n_key] =
+            [#(::std::string::ToString::to_string(&#key_idents)),*];
+    }
+}
+
+/// `the key (m, n)` or `no key: one choice per device`, for the docs.
+fn key_text(parts: &TunedParts) -> String {
+    let names: Vec<&str> = parts.autotune.key.iter().map(|k| k.name.as_str()).collect();
+    if names.is_empty() {
+        "none: one choice per device".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// `launch_tuned` / `launch_tuned_with` on a device, taking the parameters as they are.
+fn plain_launchers(
+    parts: &TunedParts,
+    param_names: &[&Ident],
+    param_types: &[TokenStream],
+) -> TokenStream {
     let (device, module, grid, args, reset, key, choice, index, consts, spec) = (
         own("device"),
         own("module"),
@@ -74,33 +170,8 @@ pub fn tuned_items(parts: &TunedParts) -> TokenStream {
         own("CANDIDATES"),
         own("launch_tuned_with"),
     );
-    let descriptions: Vec<String> = parts.candidates.iter().map(|c| describe(c)).collect();
-    let function = parts.function;
-    let fingerprint = fnv1a(&format!(
-        "{}\n{}\n{}",
-        quote!(#function),
-        descriptions.join("\n"),
-        parts.autotune.key.join(",")
-    ));
-    let fingerprint = Literal::u64_suffixed(fingerprint);
-    let kernel = &parts.kernel;
-    let key_names = &parts.autotune.key;
-    let key_idents: Vec<Ident> = key_names
-        .iter()
-        .map(|k| Ident::new(k, Span::call_site()))
-        .collect();
-    let n_key = Literal::usize_unsuffixed(key_names.len());
-    let n = Literal::usize_unsuffixed(parts.candidates.len());
-    let candidate_values = parts.candidates.iter().map(|values| {
-        let fields = values.iter().map(|(c, v)| {
-            let c = Ident::new(c, Span::call_site());
-            let v = Literal::i128_unsuffixed(*v);
-            quote!(#c: #v)
-        });
-        quote!(Consts { #(#fields),* })
-    });
-    let (param_names, param_types) = (&parts.param_names, &parts.param_types);
     let args_value = &parts.args_value;
+    let key_value = key_value(parts);
     let doc_tuned = format!(
         "Launches the fastest of the kernel's specialisations for these arguments: the first \
          launch for a value of the key ({}) on a device times every candidate of `CANDIDATES` \
@@ -108,24 +179,9 @@ pub fn tuned_items(parts: &TunedParts) -> TokenStream {
          cache file `TESSERA_AUTOTUNE_CACHE`, if set); the emulator takes the first candidate. \
          `grid` gives the grid for a candidate's `Consts`. Tuning runs the kernel several times \
          on these arguments: a kernel that updates a buffer in place needs `launch_tuned_with`.",
-        if key_names.is_empty() {
-            "none: one choice per device".to_string()
-        } else {
-            key_names.join(", ")
-        }
+        key_text(parts)
     );
     quote! {
-        /// The autotuner of these specialisations (see `launch_tuned`).
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub static TUNER: ::tessera::launch::Autotuner = ::tessera::launch::Autotuner::new(
-            #kernel, #fingerprint, &[#(#key_names),*], &[#(#descriptions),*],
-        );
-
-        /// The const values of every candidate `launch_tuned` times, in the order of `TUNER`'s
-        /// candidates (the emulator takes the first).
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub const CANDIDATES: [Consts; #n] = [#(#candidate_values),*];
-
         #[cfg(not(target_arch = "nvptx64"))]
         #[doc = #doc_tuned]
         #[allow(clippy::too_many_arguments)]
@@ -151,8 +207,7 @@ pub fn tuned_items(parts: &TunedParts) -> TokenStream {
             #(#param_names: #param_types),*
         ) -> ::core::result::Result<::tessera::launch::autotune::TunedLaunch, ::tessera::launch::LaunchError> {
             let #args: Args = #args_value;
-            let #key: [::std::string::String; #n_key] =
-                [#(::std::string::ToString::to_string(&#key_idents)),*];
+            #key_value
             let #choice = #tuner.choose(#device, #module, &#key, |#index: usize| {
                 let #consts = #candidates_item[#index];
                 let #spec = #select(&#consts, &#args)?;
@@ -173,6 +228,141 @@ pub fn tuned_items(parts: &TunedParts) -> TokenStream {
                 #device, #module, #spec, ::tessera::tile::Grid::grid(#grid, &#consts), #args,
             )?;
             Ok(::tessera::launch::autotune::TunedLaunch { report, choice: #choice })
+        }
+    }
+}
+
+/// `launch_tuned` / `launch_tuned_with` on a stream, taking tensors as the kernel's
+/// `launch_sized` does (the same [`TensorArgs`]: the same checks). Timing a candidate waits for
+/// the stream and times on it (`Stream::time_launches`, which checks and records the tensors'
+/// uses); the tensors the kernel updates in place are saved before the first timing and restored
+/// before each later one and before the final launch (`TensorMut::snapshot` / `restore`).
+fn tensor_launchers(parts: &TunedParts, tensor_args: &TensorArgs) -> TokenStream {
+    let (stream, module, grid, args, reset, key, choice, index, consts, spec, sizes) = (
+        own("stream"),
+        own("module"),
+        own("grid"),
+        own("args"),
+        own("reset"),
+        own("key"),
+        own("choice"),
+        own("index"),
+        own("consts"),
+        own("spec"),
+        own("sizes"),
+    );
+    let (select, tuner, candidates_item, tuned_with) = (
+        own("specialisation"),
+        own("TUNER"),
+        own("CANDIDATES"),
+        own("launch_tuned_with"),
+    );
+    let TensorArgs {
+        signature,
+        views,
+        parts: tensor_parts,
+        uses,
+        forward,
+        size_values,
+        updated,
+        ..
+    } = tensor_args;
+    let saved: Vec<Ident> = updated
+        .iter()
+        .map(|view| Ident::new(&format!("{view}__saved"), Span::mixed_site()))
+        .collect();
+    let args_value = &parts.args_value;
+    let key_value = key_value(parts);
+    let doc_tuned = format!(
+        "Enqueues the fastest of the kernel's specialisations for these arguments on `stream` \
+         and returns the choice. The tensors are taken and checked as by `launch_sized` (those \
+         the kernel stores to by `&mut`, the others by `&`; rank and extent checked); `grid` \
+         gives the grid from a candidate's `Consts` and the tensors' `Sizes`. The first launch \
+         for a value of the key ({}) on a device times every candidate of `CANDIDATES` \
+         (`tessera::launch::autotune`), waiting for the stream and for the timed launches; the \
+         tensors the kernel updates in place (reads and writes) are restored before each timing \
+         and before the final launch, so they hold one launch's result. Later launches reuse the \
+         choice (kept in memory and in the cache file `TESSERA_AUTOTUNE_CACHE`, if set) and \
+         return at once; the emulator takes the first candidate.",
+        key_text(parts)
+    );
+    quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #doc_tuned]
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch_tuned<G: ::tessera::tile::GridDims>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #grid: impl ::core::ops::FnMut(&Consts, &Sizes) -> G,
+            #(#signature),*
+        ) -> ::core::result::Result<::tessera::launch::autotune::Choice, ::tessera::launch::LaunchError> {
+            #tuned_with(#stream, #module, &mut || Ok(()), #grid, #(#forward),*)
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// `launch_tuned` with `reset` also run before each candidate's timing and before the
+        /// final launch (for memory the kernel updates in place through a `Ptr` parameter).
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch_tuned_with<G: ::tessera::tile::GridDims>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #reset: &mut dyn FnMut() -> ::core::result::Result<(), ::tessera::launch::LaunchError>,
+            mut #grid: impl ::core::ops::FnMut(&Consts, &Sizes) -> G,
+            #(#signature),*
+        ) -> ::core::result::Result<::tessera::launch::autotune::Choice, ::tessera::launch::LaunchError> {
+            #(#views)*
+            #(#tensor_parts)*
+            #(let mut #updated = #updated;)*
+            let #sizes = Sizes { #(#size_values),* };
+            let #args: Args = #args_value;
+            #key_value
+            #(let mut #saved: ::core::option::Option<::tessera::tensor::Snapshot> = None;)*
+            let #choice = #tuner.choose(#stream.device(), #module, &#key, |#index: usize| {
+                let #consts = #candidates_item[#index];
+                let #spec = #select(&#consts, &#args)?;
+                #stream.synchronize()?;
+                #(
+                    match &#saved {
+                        Some(snapshot) => #updated.restore(snapshot)?,
+                        None => #saved = Some(#updated.snapshot()?),
+                    }
+                )*
+                #reset()?;
+                let config = ::tessera::tile::launch_config(
+                    #spec,
+                    ::tessera::tile::GridDims::dims(#grid(&#consts, &#sizes)),
+                );
+                #stream
+                    .time_launches(
+                        #module,
+                        &#spec.entry.resolve(#module, #spec.kernel)?,
+                        config,
+                        #args,
+                        &[#(#uses),*],
+                        ::tessera::launch::autotune::TUNING_TIMING,
+                    )
+                    .map(|timing| timing.median_ms)
+            })?;
+            let #consts = #candidates_item[#choice.index];
+            let #spec = #select(&#consts, &#args)?;
+            #(
+                if let Some(snapshot) = &#saved {
+                    #updated.restore(snapshot)?;
+                }
+            )*
+            #reset()?;
+            let config = ::tessera::tile::launch_config(
+                #spec,
+                ::tessera::tile::GridDims::dims(#grid(&#consts, &#sizes)),
+            );
+            #stream.launch_resolved(
+                #module,
+                &#spec.entry.resolve(#module, #spec.kernel)?,
+                config,
+                #args,
+                &[#(#uses),*],
+            )?;
+            Ok(#choice)
         }
     }
 }
@@ -226,6 +416,62 @@ pub fn generic_tuned(
             #grid: impl ::tessera::tile::Grid<Consts> + ::core::clone::Clone,
             #(#param_names: #param_types),*
         ) -> #result {
+            #tuned_with_arms
+            #no_types
+        }
+    }
+}
+
+/// The generic `launch_tuned` / `launch_tuned_with` of a kernel with type parameters and
+/// `Tensor` parameters: bind the views (`args`), then call the submodule of their element types
+/// (`arms`, as for the generic `launch_sized`); `no_types` is the error when none matches.
+pub fn generic_tuned_tensor(
+    first_module: &Ident,
+    bounds: &[TokenStream],
+    args: &TensorArgs,
+    arms: &dyn Fn(&Ident, TokenStream) -> TokenStream,
+    no_types: &TokenStream,
+) -> TokenStream {
+    let (stream, module, grid, reset) = (own("stream"), own("module"), own("grid"), own("reset"));
+    let tuned = Ident::new("launch_tuned", Span::call_site());
+    let tuned_with = Ident::new("launch_tuned_with", Span::call_site());
+    let tuned_arms = arms(&tuned, quote!(#stream, #module, &mut #grid,));
+    let tuned_with_arms = arms(&tuned_with, quote!(#stream, #module, #reset, &mut #grid,));
+    let (signature, views) = (&args.signature, &args.views);
+    let result = quote! {
+        ::core::result::Result<::tessera::launch::autotune::Choice, ::tessera::launch::LaunchError>
+    };
+    quote! {
+        /// The candidates' const values (the same for every assignment of element types).
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub use #first_module::CANDIDATES;
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// Autotuned launch on `stream` of the specialisations of the tensors' element types (see
+        /// each submodule's `launch_tuned`).
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch_tuned<#(#bounds,)* G: ::tessera::tile::GridDims>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            mut #grid: impl ::core::ops::FnMut(&Consts, &Sizes) -> G,
+            #(#signature),*
+        ) -> #result {
+            #(#views)*
+            #tuned_arms
+            #no_types
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        /// `launch_tuned` with a reset hook (see each submodule's `launch_tuned_with`).
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch_tuned_with<#(#bounds,)* G: ::tessera::tile::GridDims>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #reset: &mut dyn FnMut() -> ::core::result::Result<(), ::tessera::launch::LaunchError>,
+            mut #grid: impl ::core::ops::FnMut(&Consts, &Sizes) -> G,
+            #(#signature),*
+        ) -> #result {
+            #(#views)*
             #tuned_with_arms
             #no_types
         }

@@ -50,7 +50,7 @@
 //! kernel named like one of them (its single entry would clash), or `Ptr` or `tessera` (the
 //! module would clash with the import or the crate), is rejected at its name.
 
-use crate::autotune::{generic_tuned, tuned_items, TunedParts};
+use crate::autotune::{generic_tuned, tuned_items, TunedParams, TunedParts};
 use crate::frontend::{analyze_kernel, rejected};
 use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::{Kernel, Target};
@@ -63,7 +63,7 @@ use quote::{quote, ToTokens};
 mod generic_launcher;
 pub(crate) mod tensor_params;
 use generic_launcher::generic_launcher;
-use tensor_params::{stored_params, tensor_launcher, TensorLauncher, TensorParam};
+use tensor_params::{param_accesses, tensor_args, tensor_launcher, TensorLauncher, TensorParam};
 
 /// One compiled variant of a specialisation: the kernel after layout inference and the facts of
 /// its analysis (including the assumptions the launcher checks).
@@ -334,13 +334,6 @@ pub fn generate_kernel(
             "#[tile_kernel]: the kernel has no specialisation",
         ));
     };
-    if autotune.is_some() && !tensors.is_empty() {
-        return Err(syn::Error::new(
-            function.sig.ident.span(),
-            "`autotune` is not supported yet for kernels with `Tensor` parameters: take `Ptr<T>` \
-             with sizes and strides",
-        ));
-    }
     let name = first.name.clone();
     let num_warps = first.num_warps;
     let axes = Axes {
@@ -494,7 +487,7 @@ fn specialisation_items(
         })
         .collect();
     let param_names: Vec<&Ident> = params.iter().map(|(n, _)| n).collect();
-    let stored = stored_params(first);
+    let accesses = param_accesses(first);
     // The parameter types as the user wrote them (so the user's imports are used), else ours.
     let written: Vec<TokenStream> = function
         .sig
@@ -733,7 +726,7 @@ fn specialisation_items(
             pub type Args = (#(#param_types,)*);
         }
     };
-    let launcher = if !axes.tensors.is_empty() {
+    let tensor_launch_args = (!axes.tensors.is_empty()).then(|| {
         let typed: Vec<(&Ident, &TokenStream)> = param_names
             .iter()
             .copied()
@@ -753,15 +746,16 @@ fn specialisation_items(
                 t
             })
             .collect();
+        let args = tensor_args(&kernel_str, &tensors, &typed, &accesses);
+        (tensors, args)
+    });
+    let launcher = if let Some((tensors, args)) = &tensor_launch_args {
         tensor_launcher(&TensorLauncher {
-            kernel: &kernel_str,
-            tensors: &tensors,
-            params: &typed,
-            stored: &stored,
+            args,
             consts_param: consts_param.clone(),
             consts_value: consts_value.clone(),
             args_value: args_value.clone(),
-            define_sizes: types.is_empty(),
+            define_sizes: types.is_empty().then_some(tensors.as_slice()),
         })
     } else if launchable_params {
         quote! {
@@ -801,8 +795,16 @@ fn specialisation_items(
     } else {
         quote!()
     };
-    let tuned = match &axes.autotune {
-        Some(autotune) if launchable_params && axes.tensors.is_empty() => {
+    let tuned_params = match &tensor_launch_args {
+        Some((_, args)) => Some(TunedParams::Tensors(args)),
+        None if launchable_params => Some(TunedParams::Plain {
+            names: param_names.clone(),
+            types: param_types.clone(),
+        }),
+        None => None,
+    };
+    let tuned = match (&axes.autotune, tuned_params) {
+        (Some(autotune), Some(params)) => {
             let mut kernel = kernel_str.clone();
             if !types.is_empty() {
                 kernel.push_str(&format!("[{}]", describe_types(&types)));
@@ -811,10 +813,9 @@ fn specialisation_items(
                 function,
                 kernel,
                 candidates: groups.iter().map(|(values, _)| values.clone()).collect(),
-                param_names: param_names.clone(),
-                param_types: param_types.clone(),
                 args_value: args_value.clone(),
                 autotune,
+                params,
             })
         }
         _ => quote!(),

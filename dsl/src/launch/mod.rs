@@ -473,35 +473,46 @@ impl Device {
         args: A,
         options: TimingOptions,
     ) -> Result<Timing, LaunchError> {
-        if options.repetitions == 0 {
-            return Err(LaunchError::InvalidConfig {
-                kernel: kernel.name.to_string(),
-                reason: "timing needs at least one repetition".to_string(),
-            });
-        }
         let resolved = module.resolve(kernel)?;
         let params = args.kernel_params();
         self.check_launch(module, &resolved, &config, &params)?;
+        self.time_checked(module, &resolved, &config, args, &params, options)
+    }
+
+    /// The timing of [`time_launches`](Self::time_launches) and [`Stream::time_launches`] once
+    /// the launch is checked (at least one repetition is asked for here).
+    fn time_checked<A: KernelArgs>(
+        &self,
+        module: &Module,
+        kernel: &ResolvedKernel<A>,
+        config: &LaunchConfig,
+        args: A,
+        params: &KernelParams,
+        options: TimingOptions,
+    ) -> Result<Timing, LaunchError> {
+        let name = kernel.kernel.name;
+        if options.repetitions == 0 {
+            return Err(LaunchError::InvalidConfig {
+                kernel: name.to_string(),
+                reason: "timing needs at least one repetition".to_string(),
+            });
+        }
+        #[cfg(not(feature = "cuda"))]
+        let _ = params;
         match (&self.backend, &module.backend) {
             (Backend::Emulator, ModuleBackend::Emulator) => {
-                let samples = emulated::time(kernel, &config, args, options)?;
+                let samples = emulated::time(kernel.kernel, config, args, options)?;
                 Ok(Timing::from_samples(samples, TimingClock::EmulatorWallTime))
             }
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
-                let samples = context.time(
-                    gpu_module,
-                    kernel.name,
-                    resolved.index,
-                    &config,
-                    &params,
-                    options,
-                )?;
+                let samples =
+                    context.time(gpu_module, name, kernel.index, config, params, options)?;
                 Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
             }
             #[cfg(feature = "cuda")]
             _ => Err(LaunchError::WrongDevice {
-                what: format!("the module of kernel `{}`", kernel.name),
+                what: format!("the module of kernel `{name}`"),
             }),
         }
     }

@@ -336,6 +336,30 @@ impl<'d> Stream<'d> {
         self.run_enqueued(module, kernel, &config, args, &params, &what)
     }
 
+    /// Times `kernel` as [`Device::time_launches`] does, on arguments that point into `tensors`
+    /// (checked and recorded as a launch's, [`launch_resolved`](Self::launch_resolved)): waits
+    /// for the stream's pending work, then runs the warm-up and timed launches and returns when
+    /// they are done (what an autotuned kernel's `launch_tuned` times its candidates with).
+    pub fn time_launches<A: KernelArgs>(
+        &self,
+        module: &Module,
+        kernel: &ResolvedKernel<A>,
+        config: LaunchConfig,
+        args: A,
+        tensors: &[TensorUse<'_>],
+        options: super::TimingOptions,
+    ) -> Result<super::Timing, LaunchError> {
+        let name = kernel.kernel.name;
+        self.not_capturing("timing launches")?;
+        let params = args.kernel_params();
+        self.device.check_launch(module, kernel, &config, &params)?;
+        let what = || format!("timing kernel `{name}` on stream {}", self.state.id);
+        self.enqueue_uses(tensors, &what)?;
+        self.synchronize()?;
+        self.device
+            .time_checked(module, kernel, &config, args, &params, options)
+    }
+
     /// The back end's launch of work whose checks and uses [`launch_resolved`] has made.
     ///
     /// [`launch_resolved`]: Self::launch_resolved

@@ -26,7 +26,7 @@ mod layout;
 mod views;
 
 pub use layout::{TensorLayout, MAX_RANK};
-pub use views::{AsTensorMut, AsTensorRef, KernelParts, TensorMut, TensorRef};
+pub use views::{AsTensorMut, AsTensorRef, KernelParts, Snapshot, TensorMut, TensorRef};
 
 use crate::launch::{Allocation, Device, DeviceElement, LaunchError};
 use std::marker::PhantomData;

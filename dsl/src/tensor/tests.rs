@@ -215,3 +215,70 @@ fn a_stream_holds_memory_and_uploads() {
         .to_string();
     assert!(err.contains("another device"), "{err}");
 }
+
+#[test]
+fn a_snapshot_restores_the_memory_a_view_reaches() {
+    let device = Device::emulator();
+    let module = device.host_module().unwrap();
+    let stream = device.stream().unwrap();
+    let mut t = Tensor::from_slice(&device, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6]).unwrap();
+    let a = Tensor::from_slice(&device, &[10.0f32; 3], &[3]).unwrap();
+    {
+        // Every other element: the snapshot spans elements 0..=4, gaps included.
+        let mut odd = t.view_mut().as_strided(&[3], &[2], 0).unwrap();
+        let saved = odd.snapshot().unwrap();
+        enqueue(&stream, &module, &a, &mut odd, 2.0).unwrap();
+        // Pending work writes the view: restoring is refused until the stream is synchronised.
+        let err = odd.restore(&saved).unwrap_err().to_string();
+        assert!(err.contains("without synchronisation"), "{err}");
+        stream.synchronize().unwrap();
+        // (The test kernel ignores strides: it wrote elements 0, 1 and 2, a gap included.)
+        assert_eq!(odd.to_vec().unwrap(), [21.0, 21.0, 5.0]);
+        odd.restore(&saved).unwrap();
+        // A snapshot of other memory is refused.
+        let mut other = Tensor::<f32>::zeros(&device, &[3]).unwrap();
+        let err = other.view_mut().restore(&saved).unwrap_err().to_string();
+        assert!(
+            err.starts_with("restoring a tensor: the snapshot holds 20 bytes"),
+            "{err}"
+        );
+    }
+    assert_eq!(t.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+}
+
+#[test]
+fn timing_on_a_stream_checks_and_records_the_tensors() {
+    let device = Device::emulator();
+    let module = device.host_module().unwrap();
+    let (stream, other) = (device.stream().unwrap(), device.stream().unwrap());
+    let a = Tensor::from_slice(&device, &[1.0f32; 4], &[4]).unwrap();
+    let mut out = Tensor::<f32>::zeros(&device, &[4]).unwrap();
+    let kernel = module.resolve(KERNEL).unwrap();
+    let options = crate::launch::TimingOptions {
+        warmup: 1,
+        repetitions: 2,
+        l2_flush_bytes: 0,
+    };
+    let time = |stream: &Stream<'_>, out: &mut Tensor<f32>| {
+        let (a, out) = (a.view(), out.view_mut());
+        let (pa, _, _) = a.kernel_parts::<1>("scale_add_one", "a")?;
+        let (po, _, _) = out.kernel_parts::<1>("scale_add_one", "out")?;
+        stream.time_launches(
+            &module,
+            &kernel,
+            LaunchConfig::linear(1, 1),
+            (pa, po, 4u32, 3.0f32),
+            &[a.use_read(), out.use_write()],
+            options,
+        )
+    };
+    // Another stream's pending write of `out` is refused, as for a launch.
+    enqueue(&other, &module, &a, &mut out, 1.0).unwrap();
+    let err = time(&stream, &mut out).unwrap_err().to_string();
+    assert!(err.contains("without synchronisation"), "{err}");
+    other.synchronize().unwrap();
+    let timing = time(&stream, &mut out).unwrap();
+    assert_eq!(timing.samples_ms.len(), 2);
+    // The timed launches are done when it returns: the host may read at once.
+    assert_eq!(out.to_vec().unwrap(), [4.0; 4]);
+}

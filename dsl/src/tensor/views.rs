@@ -95,6 +95,14 @@ impl View {
         Ok(span)
     }
 
+    /// The bytes the view reaches, from its first element to its last (a strided view's gaps
+    /// included): their byte offset in the allocation and their count.
+    fn span_bytes<T>(&self) -> Result<(usize, usize), LaunchError> {
+        let size = std::mem::size_of::<T>();
+        let (start, end) = (self.layout.offset(), self.layout.extent()?);
+        Ok((start * size, (end - start) * size))
+    }
+
     /// The base pointer, sizes and strides a kernel parameter `Tensor<T, R>` receives, after
     /// checking the rank, that the view lies in its allocation, and that sizes and strides fit
     /// the kernel's `i32` scalars.
@@ -305,6 +313,45 @@ impl<'a, T: DeviceElement> TensorMut<'a, T> {
         }
     }
 
+    /// A host copy of the memory the view reaches (from its first element to its last, a
+    /// strided view's gaps included), for [`restore`](Self::restore). Synchronous: an error
+    /// while pending stream work writes the memory.
+    pub fn snapshot(&self) -> Result<Snapshot, LaunchError> {
+        let view = &self.view;
+        view.allocation
+            .check_host_access(false, "taking a snapshot of a tensor")?;
+        let (offset, len) = view.span_bytes::<T>()?;
+        let mut bytes = vec![0u8; len];
+        view.allocation.read_at(offset, &mut bytes)?;
+        Ok(Snapshot {
+            addr: view.allocation.addr + offset as u64,
+            bytes,
+        })
+    }
+
+    /// Writes `snapshot`, taken of this view's memory, back (synchronous: an error while pending
+    /// stream work uses the memory, or for a snapshot of other memory). How an autotuned
+    /// kernel's `launch_tuned` gives each timed run, and the final launch, the tensors it
+    /// updates in place as they were.
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), LaunchError> {
+        let view = &self.view;
+        let (offset, len) = view.span_bytes::<T>()?;
+        if view.allocation.addr + offset as u64 != snapshot.addr || len != snapshot.bytes.len() {
+            return Err(LaunchError::Tensor {
+                what: "restoring a tensor".to_string(),
+                reason: format!(
+                    "the snapshot holds {} bytes at {:#x}, the view reaches {len} bytes at {:#x}",
+                    snapshot.bytes.len(),
+                    snapshot.addr,
+                    view.allocation.addr + offset as u64
+                ),
+            });
+        }
+        view.allocation
+            .check_host_access(true, "restoring a tensor")?;
+        view.allocation.write_at(offset, &snapshot.bytes)
+    }
+
     pub(crate) fn allocation(&self) -> &Arc<Allocation> {
         &self.view.allocation
     }
@@ -336,6 +383,25 @@ impl<'a, T: DeviceElement> TensorMut<'a, T> {
         }
         let size = std::mem::size_of::<T>();
         Ok((layout.offset() * size, len * size))
+    }
+}
+
+/// The memory a [`TensorMut`] reaches, copied to the host by [`TensorMut::snapshot`] and
+/// written back by [`TensorMut::restore`].
+pub struct Snapshot {
+    /// The device address of the first byte.
+    addr: u64,
+    bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Snapshot({} bytes at {:#x})",
+            self.bytes.len(),
+            self.addr
+        )
     }
 }
 

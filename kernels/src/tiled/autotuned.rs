@@ -8,6 +8,15 @@
 //!     a.ptr(), b.ptr(), c.ptr(), m, n, k)?;
 //! println!("{} ({:?})", tuned.choice.candidate, tuned.choice.source);
 //! ```
+//!
+//! A kernel with `Tensor` parameters is tuned on a stream, its key read from the tensors' sizes
+//! (`tuned_tensor_matmul`: `key = [a.size(0), b.size(1), a.size(1)]`):
+//!
+//! ```text
+//! let grid = |c: &tuned_tensor_matmul::Consts, s: &tuned_tensor_matmul::Sizes|
+//!     ((s.c[0].div_ceil(c.BM) * s.c[1].div_ceil(c.BN)) as u32,);
+//! let choice = tuned_tensor_matmul::launch_tuned(&stream, &module, grid, &a, &b, &mut c)?;
+//! ```
 
 use tessera::{tile_kernel, Ptr};
 
@@ -83,6 +92,73 @@ pub fn tuned_matmul<T, const BM: usize, const BN: usize, const BK: usize, const 
     }
     store(
         c + rm.expand_dims(1) * n + rn.expand_dims(0),
+        acc.to::<T>(),
+        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
+    );
+}
+
+/// `c = a · b` on tensors (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, any strides: a transposed
+/// view of `b` is `b` column-major) in f16 or bf16 with an f32 accumulator: `tuned_matmul`'s
+/// program order and candidates, tuned per `(m, n, k)` read from the tensors' sizes. `b`'s rows
+/// are `a`'s columns and `c` is `[m, n]`: the kernel reads `m`, `k` from `a` and `n` from `b`.
+#[tile_kernel(
+    T = [f16, bf16],
+    BM = [64, 128],
+    BN = 128,
+    BK = 64,
+    GROUP = 8,
+    num_warps = [4, 8],
+    autotune(
+        key = [a.size(0), b.size(1), a.size(1)],
+        configs = [(BM = 64, num_warps = 4), (BM = 128, num_warps = 8)]
+    )
+)]
+pub fn tuned_tensor_matmul<
+    T,
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const GROUP: usize,
+>(
+    a: Tensor<T, 2>,
+    b: Tensor<T, 2>,
+    c: Tensor<T, 2>,
+) {
+    let m = a.size(0);
+    let k = a.size(1);
+    let n = b.size(1);
+    let pid = program_id(0);
+    let tiles_m = cdiv(m, BM);
+    let tiles_n = cdiv(n, BN);
+    let in_group = GROUP * tiles_n;
+    let first_m = (pid / in_group) * GROUP;
+    let group_rows = minimum(tiles_m - first_m, GROUP);
+    let pid_m = first_m + (pid % in_group) % group_rows;
+    let pid_n = (pid % in_group) / group_rows;
+    let rm = pid_m * BM + arange(0, BM);
+    let rn = pid_n * BN + arange(0, BN);
+    let rk = arange(0, BK);
+    let mut a_ptrs = a + rm.expand_dims(1) * a.stride(0) + rk.expand_dims(0) * a.stride(1);
+    let mut b_ptrs = b + rk.expand_dims(1) * b.stride(0) + rn.expand_dims(0) * b.stride(1);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for kk in 0..cdiv(k, BK) {
+        let k_left = k - kk * BK;
+        let a_tile = load(
+            a_ptrs,
+            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
+            0.0,
+        );
+        let b_tile = load(
+            b_ptrs,
+            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
+            0.0,
+        );
+        acc = dot(a_tile, b_tile, acc);
+        a_ptrs += BK * a.stride(1);
+        b_ptrs += BK * b.stride(0);
+    }
+    store(
+        c + rm.expand_dims(1) * c.stride(0) + rn.expand_dims(0) * c.stride(1),
         acc.to::<T>(),
         (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
     );

@@ -69,6 +69,21 @@ pub fn device() -> &'static TestDevice {
     TEST_DEVICE.get_or_init(open)
 }
 
+/// The test device and the module kernels launch from on a stream: the device's PTX module, or
+/// in a build without PTX the emulator's module of the host builds (loaded once).
+pub fn device_and_module() -> (&'static Device, &'static Module) {
+    static HOST: OnceLock<Module> = OnceLock::new();
+    let gpu = device();
+    let module = gpu.module().unwrap_or_else(|| {
+        HOST.get_or_init(|| {
+            gpu.device()
+                .host_module()
+                .expect("the emulator's host module")
+        })
+    });
+    (gpu.device(), module)
+}
+
 /// Writes a line to the real stderr (the test harness captures only `print!`/`eprint!`), so it
 /// shows in the output of a passing run.
 pub fn say(line: &str) {

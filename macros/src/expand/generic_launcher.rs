@@ -72,7 +72,9 @@ pub(super) fn generic_launcher(
                 syn::FnArg::Receiver(_) => None,
             }))
             .collect();
-        let typed: Vec<(&Ident, &syn::Type)> = typed.iter().map(|(n, t)| (n, *t)).collect();
+        let types: Vec<TokenStream> = typed.iter().map(|(_, t)| quote!(#t)).collect();
+        let typed: Vec<(&Ident, &TokenStream)> =
+            typed.iter().map(|(n, _)| n).zip(types.iter()).collect();
         // A tensor's element type is a `DeviceElement` (the views' bound).
         let bounds: Vec<TokenStream> = bounds
             .iter()
@@ -82,14 +84,21 @@ pub(super) fn generic_launcher(
             .iter()
             .map(|(types, _)| (types_module(types), same_types(types)))
             .collect();
-        let tensor_launch = super::tensor_params::generic_tensor_launcher(
+        let args = super::tensor_params::tensor_args(
             &kernel_str,
             &axes.tensors,
             &typed,
-            &super::tensor_params::stored_params(&first_group[0]),
+            &super::tensor_params::param_accesses(&first_group[0]),
+        );
+        let first_module = types_module(first_types);
+        let tensor_launch = super::tensor_params::generic_tensor_launcher(
+            &kernel_str,
+            &axes.tensors,
+            &args,
             &bounds,
             &submodules,
             has_consts,
+            axes.autotune.as_ref().map(|_| &first_module),
         );
         return quote!(#traits #tensor_launch);
     }

@@ -4,8 +4,9 @@
 //! entry receives — `x: Ptr<T>`, `x__size0: i32`, …, `x__stride0: i32`, … (`R` of each) — and
 //! rewrites `x.size(d)` / `x.stride(d)` in the body to those scalars and `x.ptr()` to `x`, so
 //! the rest of the pipeline sees an ordinary kernel. The generated `launch` takes the tensor
-//! (an output — a parameter the kernel stores through, [`stored_params`] — by `&mut`, an input
-//! by `&`) and passes its pointer, sizes and strides after checking rank and extent.
+//! (an output — a parameter the kernel stores through, [`param_accesses`] — by `&mut`, an input
+//! by `&`) and passes its pointer, sizes and strides after checking rank and extent
+//! ([`tensor_args`]: what every launcher taking tensors, the tuned ones included, is made of).
 
 use crate::ir::{Kernel, OpKind, Region};
 use crate::types::DType;
@@ -24,16 +25,25 @@ pub struct TensorParam {
     pub first: usize,
 }
 
+/// The desugared scalar parameter holding `tensor.size(dim)` (`what = "size"`) or
+/// `tensor.stride(dim)` (`"stride"`): `x__size0`.
+pub fn scalar_name(tensor: &str, what: &str, dim: usize) -> String {
+    format!("{tensor}__{what}{dim}")
+}
+
 impl TensorParam {
     pub fn sizes(&self) -> Vec<Ident> {
-        (0..self.rank)
-            .map(|d| format_ident!("{}__size{}", self.name, d))
-            .collect()
+        self.scalars("size")
     }
 
     pub fn strides(&self) -> Vec<Ident> {
+        self.scalars("stride")
+    }
+
+    fn scalars(&self, what: &str) -> Vec<Ident> {
+        let name = self.name.to_string();
         (0..self.rank)
-            .map(|d| format_ident!("{}__stride{}", self.name, d))
+            .map(|d| Ident::new(&scalar_name(&name, what, d), self.name.span()))
             .collect()
     }
 
@@ -225,33 +235,68 @@ pub fn desugar(item: TokenStream) -> Result<(TokenStream, Vec<TensorParam>), syn
     Ok((quote!(#function), tensors))
 }
 
-/// For each parameter, whether the kernel writes memory through it: a `store` whose pointers
-/// derive from it (through pointer arithmetic, broadcasts, selects and values carried by loops
-/// and `if`s — where several pointers merge, each counts).
-pub fn stored_params(kernel: &Kernel) -> Vec<bool> {
+/// How a kernel accesses the memory a parameter points to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParamAccess {
+    /// It writes through it (`store`, an atomic): the launcher takes the tensor by `&mut`.
+    pub stored: bool,
+    /// It reads through it (`load`, an atomic).
+    pub loaded: bool,
+}
+
+impl ParamAccess {
+    /// Read and written: the kernel updates the memory in place, so a second run does not
+    /// give the first one's result (a tuned launch restores it between runs).
+    pub fn updated(self) -> bool {
+        self.stored && self.loaded
+    }
+}
+
+/// For each parameter, how the kernel accesses memory through it: the loads, stores and atomics
+/// whose pointers derive from it (through pointer arithmetic, broadcasts, selects and values
+/// carried by loops and `if`s — where several pointers merge, each counts). Beyond 128
+/// parameters, every parameter counts as read and written.
+pub fn param_accesses(kernel: &Kernel) -> Vec<ParamAccess> {
     let n = kernel.params.len().min(128);
     let mut from: Vec<u128> = vec![0; kernel.values.len()];
     for (i, param) in kernel.params.iter().take(n).enumerate() {
         from[param.value.0 as usize] |= 1 << i;
     }
     let is_ptr = |v: crate::ir::ValueId| matches!(kernel.ty(v).dtype, DType::Ptr(_));
-    let mut stored: u128 = 0;
+    let mut accessed = Accessed::default();
     loop {
         let mut changed = false;
-        propagate(&kernel.body, &mut from, &mut stored, &mut changed, &is_ptr);
+        propagate(
+            &kernel.body,
+            &mut from,
+            &mut accessed,
+            &mut changed,
+            &is_ptr,
+        );
         if !changed {
             break;
         }
     }
     (0..kernel.params.len())
-        .map(|i| i >= 128 || stored & (1 << i) != 0)
+        .map(|i| ParamAccess {
+            stored: i >= 128 || accessed.stored & (1 << i) != 0,
+            loaded: i >= 128 || accessed.loaded & (1 << i) != 0,
+        })
         .collect()
+}
+
+/// The parameters (bit `i`: parameter `i`) some store or atomic writes through, and some load or
+/// atomic reads through.
+#[derive(Default)]
+struct Accessed {
+    stored: u128,
+    loaded: u128,
 }
 
 fn propagate(
     region: &Region,
     from: &mut [u128],
-    stored: &mut u128,
+    accessed: &mut Accessed,
     changed: &mut bool,
     is_ptr: &dyn Fn(crate::ir::ValueId) -> bool,
 ) {
@@ -268,10 +313,16 @@ fn propagate(
                 .filter(|v| is_ptr(**v))
                 .fold(0, |m, v| m | from[v.0 as usize]);
         }
-        if let OpKind::Store { .. } = op.kind {
-            if let Some(ptr) = op.operands.first() {
-                *stored |= from[ptr.0 as usize];
+        // The pointer is the first operand of each.
+        let through = op.operands.first().map_or(0, |ptr| from[ptr.0 as usize]);
+        match op.kind {
+            OpKind::Store { .. } => accessed.stored |= through,
+            OpKind::Load { .. } => accessed.loaded |= through,
+            OpKind::Atomic { .. } => {
+                accessed.stored |= through;
+                accessed.loaded |= through;
             }
+            _ => {}
         }
         let targets = op
             .results
@@ -284,24 +335,128 @@ fn propagate(
             }
         }
         for inner in &op.regions {
-            propagate(inner, from, stored, changed, is_ptr);
+            propagate(inner, from, accessed, changed, is_ptr);
         }
     }
 }
 
+/// What a launcher taking tensors is made of, per parameter of the desugared signature (see
+/// [`tensor_args`]).
+pub struct TensorArgs {
+    /// The launcher's parameters: `x: &impl AsTensorRef<T>` (`&mut impl AsTensorMut<T>` for a
+    /// tensor the kernel stores to), the other parameters as they are.
+    pub signature: Vec<TokenStream>,
+    /// Statements binding each tensor's view (`x__view`).
+    pub views: Vec<TokenStream>,
+    /// Statements binding, checked, each tensor's pointer, sizes and strides (`x`, `x__size0`,
+    /// …, `x__stride0`, …: the kernel's desugared parameters) from its view.
+    pub parts: Vec<TokenStream>,
+    /// Per launcher parameter, what a launcher generic over the element types passes to the
+    /// submodule of the tensors' types: each view retyped (`into_element`, an error if the
+    /// type differs), the other arguments as they are (`transmute_copy` of a `Ptr<T>` to the
+    /// submodule's `Ptr<f16>` when `T` is `f16`: the type parameters are the submodule's
+    /// element types there).
+    pub retyped: Vec<TokenStream>,
+    /// Each tensor's use for the stream (`x__view.use_read()` / `use_write()`).
+    pub uses: Vec<TokenStream>,
+    /// The launcher's parameter names, to pass them on.
+    pub forward: Vec<TokenStream>,
+    /// The fields of `Sizes`: `x: [x__size0 as usize, …]`.
+    pub size_values: Vec<TokenStream>,
+    /// The views of the tensors the kernel updates in place ([`ParamAccess::updated`]).
+    pub updated: Vec<Ident>,
+}
+
+/// The view of tensor parameter `name` in a launcher (`x__view`).
+pub fn view_ident(name: &Ident) -> Ident {
+    format_ident!("{}__view", name, span = Span::mixed_site())
+}
+
+/// The pieces of a launcher taking the tensors of `kernel` (named in errors): `params` are the
+/// desugared parameters with their types, `accesses` from [`param_accesses`]. Every check of a
+/// tensor argument (rank, extent, sizes and strides fitting `i32`) is `kernel_parts`'s.
+pub fn tensor_args(
+    kernel: &str,
+    tensors: &[TensorParam],
+    params: &[(&Ident, &TokenStream)],
+    accesses: &[ParamAccess],
+) -> TensorArgs {
+    let mismatch = quote! {
+        ::tessera::launch::LaunchError::InvalidConfig {
+            kernel: #kernel.to_string(),
+            reason: "a tensor's element type is not the specialisation's".to_string(),
+        }
+    };
+    let mut out = TensorArgs {
+        signature: Vec::new(),
+        views: Vec::new(),
+        parts: Vec::new(),
+        retyped: Vec::new(),
+        uses: Vec::new(),
+        forward: Vec::new(),
+        size_values: Vec::new(),
+        updated: Vec::new(),
+    };
+    for (index, (name, ty)) in params.iter().enumerate() {
+        match tensors.iter().find(|t| t.covers(index)) {
+            Some(tensor) if tensor.first == index => {
+                let elem = &tensor.elem;
+                let view = view_ident(name);
+                let (sizes, strides) = (tensor.sizes(), tensor.strides());
+                let rank = tensor.rank;
+                let pstr = name.to_string();
+                if accesses[index].stored {
+                    out.signature
+                        .push(quote!(#name: &mut impl ::tessera::tensor::AsTensorMut<#elem>));
+                    out.views.push(quote! {
+                        let #view = ::tessera::tensor::AsTensorMut::tensor_mut(#name);
+                    });
+                    out.uses.push(quote!(#view.use_write()));
+                    out.retyped
+                        .push(quote!(&mut #view.into_element().ok_or_else(|| #mismatch)?));
+                } else {
+                    out.signature
+                        .push(quote!(#name: &impl ::tessera::tensor::AsTensorRef<#elem>));
+                    out.views.push(quote! {
+                        let #view = ::tessera::tensor::AsTensorRef::tensor_ref(#name);
+                    });
+                    out.uses.push(quote!(#view.use_read()));
+                    out.retyped
+                        .push(quote!(&#view.clone().into_element().ok_or_else(|| #mismatch)?));
+                }
+                if accesses[index].updated() {
+                    out.updated.push(view.clone());
+                }
+                out.parts.push(quote! {
+                    let (#name, [#(#sizes),*], [#(#strides),*]) =
+                        #view.kernel_parts::<#rank>(#kernel, #pstr)?;
+                });
+                out.forward.push(quote!(#name));
+                // The sizes are non-negative `i32`s (`kernel_parts` checked them).
+                out.size_values.push(quote!(#name: [#(#sizes as usize),*]));
+            }
+            Some(_) => {}
+            None => {
+                out.signature.push(quote!(#name: #ty));
+                out.forward.push(quote!(#name));
+                // SAFETY (at the call): see `retyped`.
+                out.retyped
+                    .push(quote!(unsafe { ::core::mem::transmute_copy(&#name) }));
+            }
+        }
+    }
+    out
+}
+
 /// The `launch` of a kernel with tensor parameters: on a stream, tensors by `&`/`&mut`.
-/// `params` are the desugared parameters with their types, `stored` from [`stored_params`].
 pub struct TensorLauncher<'a> {
-    pub kernel: &'a str,
-    pub tensors: &'a [TensorParam],
-    pub params: &'a [(&'a Ident, &'a TokenStream)],
-    pub stored: &'a [bool],
+    pub args: &'a TensorArgs,
     pub consts_param: TokenStream,
     pub consts_value: TokenStream,
     pub args_value: TokenStream,
-    /// Whether to define `Sizes` here (a kernel with type parameters defines it once, beside
-    /// its generic launcher, for every element-type submodule).
-    pub define_sizes: bool,
+    /// The tensor parameters, when `Sizes` is defined here (a kernel with type parameters
+    /// defines it once, beside its generic launcher, for every element-type submodule).
+    pub define_sizes: Option<&'a [TensorParam]>,
 }
 
 pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
@@ -314,56 +469,19 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
         own("args"),
         own("spec"),
     );
-    let mut signature = Vec::new();
-    let mut unpack = Vec::new();
-    let mut uses = Vec::new();
-    let mut forward = Vec::new();
-    let mut size_values = Vec::new();
-    for (index, (name, ty)) in l.params.iter().enumerate() {
-        match l.tensors.iter().find(|t| t.covers(index)) {
-            Some(tensor) if tensor.first == index => {
-                let elem = &tensor.elem;
-                let view = format_ident!("{}__view", name, span = Span::mixed_site());
-                let (sizes, strides) = (tensor.sizes(), tensor.strides());
-                let rank = tensor.rank;
-                let pstr = name.to_string();
-                let kernel = l.kernel;
-                if l.stored[index] {
-                    signature.push(quote!(#name: &mut impl ::tessera::tensor::AsTensorMut<#elem>));
-                    unpack.push(quote! {
-                        let #view = ::tessera::tensor::AsTensorMut::tensor_mut(#name);
-                    });
-                    uses.push(quote!(#view.use_write()));
-                } else {
-                    signature.push(quote!(#name: &impl ::tessera::tensor::AsTensorRef<#elem>));
-                    unpack.push(quote! {
-                        let #view = ::tessera::tensor::AsTensorRef::tensor_ref(#name);
-                    });
-                    uses.push(quote!(#view.use_read()));
-                }
-                unpack.push(quote! {
-                    let (#name, [#(#sizes),*], [#(#strides),*]) =
-                        #view.kernel_parts::<#rank>(#kernel, #pstr)?;
-                });
-                forward.push(quote!(#name));
-                // The sizes are non-negative `i32`s (`kernel_parts` checked them).
-                size_values.push(quote!(#name: [#(#sizes as usize),*]));
-            }
-            Some(_) => {}
-            None => {
-                signature.push(quote!(#name: #ty));
-                forward.push(quote!(#name));
-            }
-        }
-    }
+    let TensorArgs {
+        signature,
+        views,
+        parts,
+        uses,
+        forward,
+        size_values,
+        ..
+    } = l.args;
     let sizes = own("sizes");
     let (consts_param, consts_value, args_value) =
         (&l.consts_param, &l.consts_value, &l.args_value);
-    let sizes_struct = if l.define_sizes {
-        sizes_struct(l.tensors)
-    } else {
-        quote!()
-    };
+    let sizes_struct = l.define_sizes.map(sizes_struct);
     let launch = launch_via_sized(
         "Enqueues the kernel on `stream` from `module` (the PTX of the kernel crate, or the \
          emulator's `Device::host_module`) and returns at once: tensors the kernel stores to are \
@@ -372,8 +490,8 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
          block `32 × NUM_WARPS` threads, the kernel's dynamic shared memory. The grid is a value \
          or a closure of the const values; `launch_sized` derives it from the tensors' sizes too.",
         &[],
-        &signature,
-        &forward,
+        signature,
+        forward,
         l.consts_param.is_empty(),
     );
     quote! {
@@ -394,7 +512,8 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
             #(#signature),*
         ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
             #consts_value
-            #(#unpack)*
+            #(#views)*
+            #(#parts)*
             let #sizes = Sizes { #(#size_values),* };
             let #args: Args = #args_value;
             let #spec = specialisation(&#consts, &#args)?;
@@ -429,98 +548,58 @@ fn sizes_struct(tensors: &[TensorParam]) -> TokenStream {
 /// The launcher of a kernel with type parameters and tensor parameters: `Sizes`, and `launch` /
 /// `launch_sized` generic over the type parameters (`bounds`), which call the submodule of the
 /// tensors' element types (`groups`: per submodule, `TypeId` conditions on the type parameters)
-/// with the views retyped ([`TensorRef::into_element`]) and the other arguments as they are
-/// (`transmute_copy` of a `Ptr<T>` to the submodule's `Ptr<f16>` when `T` is `f16`).
-///
-/// [`TensorRef::into_element`]: ../../tessera/tensor/struct.TensorRef.html#method.into_element
+/// with the arguments retyped ([`TensorArgs::retyped`]); with `tuned` (the first submodule),
+/// `launch_tuned` / `launch_tuned_with` likewise ([`crate::autotune::generic_tuned_tensor`]).
 pub fn generic_tensor_launcher(
     kernel: &str,
     tensors: &[TensorParam],
-    params: &[(&Ident, &syn::Type)],
-    stored: &[bool],
+    args: &TensorArgs,
     bounds: &[TokenStream],
     groups: &[(Ident, Vec<TokenStream>)],
     has_consts: bool,
+    tuned: Option<&Ident>,
 ) -> TokenStream {
     let own = |name: &str| Ident::new(name, Span::mixed_site());
     let (stream, module, consts, grid) = (own("stream"), own("module"), own("consts"), own("grid"));
-    let mut signature = Vec::new();
-    let mut forward = Vec::new();
-    let mut views = Vec::new();
-    // Per parameter of the desugared signature: how a submodule call receives it.
-    enum Pass<'a> {
-        Ref(&'a Ident),
-        Mut(&'a Ident),
-        Plain(&'a Ident),
-    }
-    let mut passes = Vec::new();
-    for (index, (name, ty)) in params.iter().enumerate() {
-        match tensors.iter().find(|t| t.covers(index)) {
-            Some(tensor) if tensor.first == index => {
-                let elem = &tensor.elem;
-                let view = format_ident!("{}__view", name, span = Span::mixed_site());
-                if stored[index] {
-                    signature.push(quote!(#name: &mut impl ::tessera::tensor::AsTensorMut<#elem>));
-                    views.push(quote! {
-                        let #view = ::tessera::tensor::AsTensorMut::tensor_mut(#name);
-                    });
-                    passes.push(Pass::Mut(name));
-                } else {
-                    signature.push(quote!(#name: &impl ::tessera::tensor::AsTensorRef<#elem>));
-                    views.push(quote! {
-                        let #view = ::tessera::tensor::AsTensorRef::tensor_ref(#name);
-                    });
-                    passes.push(Pass::Ref(name));
-                }
-                forward.push(quote!(#name));
-            }
-            Some(_) => {}
-            None => {
-                signature.push(quote!(#name: #ty));
-                forward.push(quote!(#name));
-                passes.push(Pass::Plain(name));
-            }
-        }
-    }
     let (consts_param, consts_arg) = if has_consts {
         (quote!(#consts: Consts,), quote!(#consts,))
     } else {
         (quote!(), quote!())
     };
-    let mismatch = quote! {
-        ::tessera::launch::LaunchError::InvalidConfig {
-            kernel: #kernel.to_string(),
-            reason: "a tensor's element type is not the specialisation's".to_string(),
-        }
-    };
-    let arms = groups.iter().map(|(sub, same)| {
-        let args = passes.iter().map(|pass| match pass {
-            Pass::Ref(name) => {
-                let view = format_ident!("{}__view", name, span = Span::mixed_site());
-                quote!(&#view.clone().into_element().ok_or_else(|| #mismatch)?)
+    let retyped = &args.retyped;
+    // `if <the types are the submodule's> { return sub::function(leading…, retyped…); }`.
+    let arms = |function: &Ident, leading: TokenStream| -> TokenStream {
+        let arms = groups.iter().map(|(sub, same)| {
+            quote! {
+                if true #(&& #same)* {
+                    return #sub::#function(#leading #(#retyped),*);
+                }
             }
-            Pass::Mut(name) => {
-                let view = format_ident!("{}__view", name, span = Span::mixed_site());
-                quote!(&mut #view.into_element().ok_or_else(|| #mismatch)?)
-            }
-            // SAFETY (at the call): the type parameters are the submodule's element types, so
-            // the argument already has the type of the submodule's parameter.
-            Pass::Plain(name) => quote!(unsafe { ::core::mem::transmute_copy(&#name) }),
         });
-        quote! {
-            if true #(&& #same)* {
-                return #sub::launch_sized(#stream, #module, #consts_arg #grid, #(#args),*);
-            }
-        }
+        quote!(#(#arms)*)
+    };
+    let no_types = quote! {
+        ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
+            kernel: #kernel.to_string(),
+            reason: "no specialisation for these element types".to_string(),
+        })
+    };
+    let sized_arms = arms(
+        &Ident::new("launch_sized", Span::call_site()),
+        quote!(#stream, #module, #consts_arg #grid,),
+    );
+    let tuned_items = tuned.map(|first_module| {
+        crate::autotune::generic_tuned_tensor(first_module, bounds, args, &arms, &no_types)
     });
     let sizes = sizes_struct(tensors);
+    let (signature, views) = (&args.signature, &args.views);
     let launch = launch_via_sized(
         "Enqueues the specialisation of the tensors' element types (see each submodule's \
          `launch`) on `stream`: a type parameter is given by the arguments' types, e.g. a \
          `Tensor<f16>`.",
         bounds,
-        &signature,
-        &forward,
+        signature,
+        &args.forward,
         !has_consts,
     );
     quote! {
@@ -540,12 +619,11 @@ pub fn generic_tensor_launcher(
             #(#signature),*
         ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
             #(#views)*
-            #(#arms)*
-            ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
-                kernel: #kernel.to_string(),
-                reason: "no specialisation for these element types".to_string(),
-            })
+            #sized_arms
+            #no_types
         }
+
+        #tuned_items
     }
 }
 
@@ -584,5 +662,54 @@ fn launch_via_sized(
                 #(#forward),*
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    /// The accesses of each parameter of `item` (desugared, one specialisation).
+    fn accesses(item: TokenStream) -> Vec<(String, ParamAccess)> {
+        let (item, _) = desugar(item).unwrap();
+        let (kernels, _) =
+            crate::frontend::analyze_kernel(quote!(num_warps = 4, B = 64), item).unwrap();
+        let kernel = &kernels[0];
+        let names = kernel.params.iter().map(|p| p.name.clone());
+        names.zip(param_accesses(kernel)).collect()
+    }
+
+    #[test]
+    fn loads_stores_and_atomics_decide_each_parameters_access() {
+        let got = accesses(quote! {
+            fn k<const B: usize>(x: Tensor<f32, 1>, out: Tensor<f32, 1>, acc: Tensor<f32, 1>,
+                                 inc: Ptr<i32>, n: i32) {
+                let offs = arange(0, B);
+                let mask = offs < n;
+                let at = x + offs * x.stride(0);
+                store(at, load(at, mask, 0.0) + 1.0, mask);
+                store(out + offs, load(x + offs, mask, 0.0), mask);
+                atomic_add(acc + offs, full::<f32>([B], 1.0), mask);
+                let mut p = inc;
+                for _ in 0..2 {
+                    p = p + 1;
+                }
+                store(p + offs, full::<i32>([B], 0), mask);
+            }
+        });
+        let of = |name: &str| got.iter().find(|(n, _)| n == name).unwrap().1;
+        let access = |stored, loaded| ParamAccess { stored, loaded };
+        // `x` is read and written (in place), `out` only written, `acc` by an atomic (both).
+        assert_eq!(of("x"), access(true, true));
+        assert!(of("x").updated());
+        assert_eq!(of("out"), access(true, false));
+        assert!(!of("out").updated());
+        assert_eq!(of("acc"), access(true, true));
+        // A pointer carried by a loop still counts as written through.
+        assert_eq!(of("inc"), access(true, false));
+        // Sizes and strides, and scalars, are neither.
+        assert_eq!(of("x__size0"), access(false, false));
+        assert_eq!(of("n"), access(false, false));
     }
 }

@@ -2,8 +2,9 @@
 //! attribute: the run-time choice among the kernel's specialisations (the generated
 //! `launch_tuned`, timed by `tessera::launch::autotune`).
 //!
-//! - `key` names runtime scalar parameters (`i32`, `u32`, `i64`, `u64`, `f32`): one tuning per
-//!   value of the key (`key = []`: one per device).
+//! - `key` names runtime scalar parameters (`i32`, `u32`, `i64`, `u64`, `f32`) and the sizes and
+//!   strides of `Tensor` parameters (`x.size(0)`, `x.stride(1)`): one tuning per value of the
+//!   key (`key = []`: one per device).
 //! - `configs` (optional) lists the specialisations compiled and tuned, each a tuple of
 //!   `NAME = value` for const parameters, `num_warps` and `num_stages`; a specialisation is kept when some
 //!   config matches all the values it names (an axis a config does not name is free). Without
@@ -15,6 +16,7 @@ use super::attr::{int_value, AttrValue, KernelAttr};
 use super::signature::Signature;
 use super::specialisation::Specialisation;
 use crate::diag::{did_you_mean, Diagnostics, Loc, LocIds};
+use crate::expand::tensor_params::scalar_name;
 use crate::types::{DType, Scalar};
 use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
@@ -25,8 +27,8 @@ use syn::Expr;
 pub struct AutotuneAttr {
     /// The `autotune` name.
     pub loc: Loc,
-    /// The key's parameter names; `None` when `key` was missing or invalid (reported).
-    pub key: Option<Vec<(String, Loc)>>,
+    /// The key's entries; `None` when `key` was missing or invalid (reported).
+    pub key: Option<Vec<KeyItem>>,
     /// The `configs` restriction, if given.
     pub configs: Option<Vec<AutotuneConfig>>,
 }
@@ -39,10 +41,38 @@ pub struct AutotuneConfig {
     pub valid: bool,
 }
 
-/// What the generated code needs of a checked `autotune(…)`: the key's parameter names, in order.
+/// One entry of `key` as written.
+#[derive(Debug)]
+pub struct KeyItem {
+    pub entry: KeyEntry,
+    pub loc: Loc,
+    /// For `x.size(d)` / `x.stride(d)`: the tensor `x` and the dimension `d`.
+    pub tensor: Option<(String, usize)>,
+}
+
+/// One entry of the key: how the tuner names it and the parameter holding its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyEntry {
+    /// As written: `m`, `x.size(0)` (the tuner's and the cache file's name).
+    pub name: String,
+    /// The (desugared) parameter holding the value: `m`, `x__size0`.
+    pub param: String,
+}
+
+impl KeyEntry {
+    /// A scalar parameter: named as itself.
+    pub fn scalar(name: &str) -> KeyEntry {
+        KeyEntry {
+            name: name.to_string(),
+            param: name.to_string(),
+        }
+    }
+}
+
+/// What the generated code needs of a checked `autotune(…)`: the key's entries, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Autotune {
-    pub key: Vec<String>,
+    pub key: Vec<KeyEntry>,
 }
 
 /// Reads the arguments of `autotune(…)` (`list` is the whole `autotune(…)` entry).
@@ -115,35 +145,84 @@ pub fn parse_autotune(
     out
 }
 
-/// `[m, n, k]`: parameter names, each once.
-fn key_names(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<(String, Loc)>> {
+/// `[m, n, k]` or `[x.size(0), n]`: parameter names and tensor sizes or strides, each once.
+fn key_names(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<KeyItem>> {
+    let usage = "the key lists parameter names and tensor parameters' sizes or strides, e.g. \
+                 `key = [m, n, k]` or `key = [x.size(0), x.size(1)]`";
     let Expr::Array(array) = e else {
-        diags.error(
-            ids.of(e),
-            "`key` takes a list of parameter names, e.g. `key = [m, n, k]`",
-        );
+        diags.error(ids.of(e), format!("`key` takes a list: {usage}"));
         return None;
     };
-    let mut names: Vec<(String, Loc)> = Vec::new();
+    let mut items: Vec<KeyItem> = Vec::new();
     let mut valid = true;
     for element in &array.elems {
         let loc = ids.of(element);
-        match element {
+        let item = match element {
             Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
-                let name = p.path.get_ident()?.unraw().to_string();
-                if names.iter().any(|(n, _)| *n == name) {
-                    diags.error(loc, format!("`{name}` is listed twice in the key"));
-                } else {
-                    names.push((name, loc));
-                }
+                p.path.get_ident().map(|name| KeyItem {
+                    entry: KeyEntry::scalar(&name.unraw().to_string()),
+                    loc,
+                    tensor: None,
+                })
             }
+            Expr::MethodCall(call) => tensor_key(call, loc, diags),
             _ => {
-                valid = false;
-                diags.error(loc, "the key lists parameter names, e.g. `key = [m, n, k]`");
+                diags.error(loc, usage);
+                None
             }
+        };
+        match item {
+            Some(item) if items.iter().any(|i| i.entry == item.entry) => {
+                diags.error(
+                    loc,
+                    format!("`{}` is listed twice in the key", item.entry.name),
+                );
+            }
+            Some(item) => items.push(item),
+            None => valid = false,
         }
     }
-    valid.then_some(names)
+    valid.then_some(items)
+}
+
+/// `x.size(d)` / `x.stride(d)` in the key (whether `x` is a tensor of rank above `d` is checked
+/// against the signature); `None` after reporting anything else.
+fn tensor_key(call: &syn::ExprMethodCall, loc: Loc, diags: &mut Diagnostics) -> Option<KeyItem> {
+    let tensor = match &*call.receiver {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.unraw().to_string()),
+        _ => None,
+    };
+    let method = call.method.to_string();
+    let (Some(tensor), "size" | "stride") = (tensor, method.as_str()) else {
+        diags.error(
+            loc,
+            "the key takes a tensor parameter's sizes and strides as `x.size(d)` and \
+             `x.stride(d)`, e.g. `key = [x.size(0), x.size(1)]`",
+        );
+        return None;
+    };
+    let dim = match call.args.iter().collect::<Vec<_>>().as_slice() {
+        [Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        })] => i.base10_parse::<usize>().ok(),
+        _ => None,
+    };
+    let Some(dim) = dim else {
+        diags.error(
+            loc,
+            format!("`{tensor}.{method}(d)` takes the dimension as an integer literal"),
+        );
+        return None;
+    };
+    Some(KeyItem {
+        entry: KeyEntry {
+            name: format!("{tensor}.{method}({dim})"),
+            param: scalar_name(&tensor, &method, dim),
+        },
+        loc,
+        tensor: Some((tensor, dim)),
+    })
 }
 
 /// `[(BM = 64, num_warps = 4), …]`.
@@ -229,7 +308,12 @@ pub fn tuned_specialisations(
         return (specs, None);
     };
     let mut valid = tune.key.is_some();
-    for (name, loc) in tune.key.iter().flatten() {
+    for item in tune.key.iter().flatten() {
+        if !key_param_exists(item, sig, diags) {
+            valid = false;
+            continue;
+        }
+        let (name, loc) = (&item.entry.param, &item.loc);
         let Some(param) = sig.params.iter().find(|p| p.name == *name) else {
             let hint = match did_you_mean(name, sig.params.iter().map(|p| p.name.as_str())) {
                 Some(n) => format!(" (did you mean `{n}`?)"),
@@ -246,6 +330,17 @@ pub fn tuned_specialisations(
             continue;
         };
         if !matches!(param.dtype, Some(DType::Scalar(s)) if KEY_TYPES.contains(&s)) {
+            if is_tensor(sig, name) {
+                diags.error(
+                    *loc,
+                    format!(
+                        "`{name}` is a tensor: the key takes its sizes or strides, e.g. \
+                         `{name}.size(0)`"
+                    ),
+                );
+                valid = false;
+                continue;
+            }
             let what = match param.dtype {
                 Some(DType::Ptr(s)) => format!("a pointer (`Ptr<{}>`)", s.name()),
                 Some(DType::Scalar(s)) => format!("of type `{}`", s.name()),
@@ -293,8 +388,51 @@ pub fn tuned_specialisations(
     let key = tune
         .key
         .as_ref()
-        .map(|k| k.iter().map(|(n, _)| n.clone()).collect());
+        .map(|k| k.iter().map(|item| item.entry.clone()).collect());
     (specs, key.filter(|_| valid).map(|key| Autotune { key }))
+}
+
+/// Whether parameter `name` of the (desugared) signature is a `Tensor` parameter: it has sizes.
+fn is_tensor(sig: &Signature, name: &str) -> bool {
+    let size0 = scalar_name(name, "size", 0);
+    sig.params.iter().any(|p| p.name == size0)
+}
+
+/// Whether the key entry's tensor is a tensor parameter with that dimension (reported when not);
+/// true for a scalar entry (checked by the caller).
+fn key_param_exists(item: &KeyItem, sig: &Signature, diags: &mut Diagnostics) -> bool {
+    let Some((tensor, dim)) = &item.tensor else {
+        return true;
+    };
+    if sig.params.iter().any(|p| p.name == item.entry.param) {
+        return true;
+    }
+    let message = if is_tensor(sig, tensor) {
+        let rank = (0..)
+            .take_while(|&d| {
+                let size = scalar_name(tensor, "size", d);
+                sig.params.iter().any(|p| p.name == size)
+            })
+            .count();
+        format!("`{tensor}` is a tensor of rank {rank}: it has no dimension {dim}")
+    } else if sig.params.iter().any(|p| p.name == *tensor) {
+        format!(
+            "`{}` in the key: `{tensor}` is not a `Tensor` parameter (only a tensor has sizes \
+             and strides)",
+            item.entry.name
+        )
+    } else {
+        let hint = match did_you_mean(tensor, sig.params.iter().map(|p| p.name.as_str())) {
+            Some(n) => format!(" (did you mean `{n}`?)"),
+            None => String::new(),
+        };
+        format!(
+            "the autotune key names `{tensor}`, which is not a parameter of `{}`{hint}",
+            sig.name
+        )
+    };
+    diags.error(item.loc, message);
+    false
 }
 
 /// The specialisations some config matches; checks each config's names and values against the

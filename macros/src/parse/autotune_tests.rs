@@ -2,7 +2,7 @@
 //! keeps, through the front end.
 
 use crate::frontend::analyze_kernel;
-use crate::parse::Autotune;
+use crate::parse::{Autotune, KeyEntry};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -56,7 +56,7 @@ fn every_specialisation_is_a_candidate_without_configs() {
     assert_eq!(
         autotune,
         Some(Autotune {
-            key: vec!["m".into(), "n".into(), "scale".into()]
+            key: ["m", "n", "scale"].map(KeyEntry::scalar).to_vec()
         })
     );
     // An empty key: one choice per device.
@@ -172,4 +172,77 @@ fn one_candidate_is_nothing_to_tune() {
         quote!(autotune(key = [m], configs = [(BM = 64)])),
         &["nothing to autotune: `configs` keeps 1 specialisation"],
     )]);
+}
+
+/// A kernel with a `Tensor<f32, 2>` parameter `x`, a pointer `p` and a scalar `n` (desugared as
+/// the macro does) under `BM = [64, 128], BK = 32, <rest>`: its autotune, or its errors.
+fn tensor_kernel(rest: TokenStream) -> Result<Option<Autotune>, Vec<String>> {
+    let item = quote! {
+        fn k<const BM: usize, const BK: usize>(x: Tensor<f32, 2>, p: Ptr<f32>, n: i32) {
+            let offs = arange(0, BM) + arange(0, BK).sum(0);
+            store(x + offs * x.stride(1), load(p + offs, offs < x.size(0), 0.0));
+        }
+    };
+    let (item, _) = crate::expand::tensor_params::desugar(item).unwrap();
+    match analyze_kernel(quote!(BM = [64, 128], BK = 32, #rest), item) {
+        Ok((_, autotune)) => Ok(autotune),
+        Err(errors) => Err(errors.into_iter().map(|e| e.to_string()).collect()),
+    }
+}
+
+#[test]
+fn the_key_takes_tensor_sizes_and_strides() {
+    let autotune = tensor_kernel(quote!(autotune(key = [x.size(0), n, x.stride(1)])))
+        .unwrap()
+        .unwrap();
+    let entry = |name: &str, param: &str| KeyEntry {
+        name: name.to_string(),
+        param: param.to_string(),
+    };
+    assert_eq!(
+        autotune.key,
+        [
+            entry("x.size(0)", "x__size0"),
+            entry("n", "n"),
+            entry("x.stride(1)", "x__stride1")
+        ]
+    );
+}
+
+#[test]
+fn tensor_key_errors() {
+    for (rest, message) in [
+        (
+            quote!(autotune(key = [x.size(2)])),
+            "`x` is a tensor of rank 2: it has no dimension 2",
+        ),
+        (
+            quote!(autotune(key = [p.size(0)])),
+            "`p.size(0)` in the key: `p` is not a `Tensor` parameter (only a tensor has sizes and \
+             strides)",
+        ),
+        (
+            quote!(autotune(key = [y.size(0)])),
+            "the autotune key names `y`, which is not a parameter of `k`",
+        ),
+        (
+            quote!(autotune(key = [x])),
+            "`x` is a tensor: the key takes its sizes or strides, e.g. `x.size(0)`",
+        ),
+        (
+            quote!(autotune(key = [x.size(n)])),
+            "`x.size(d)` takes the dimension as an integer literal",
+        ),
+        (
+            quote!(autotune(key = [x.len()])),
+            "the key takes a tensor parameter's sizes and strides as `x.size(d)` and `x.stride(d)`",
+        ),
+        (
+            quote!(autotune(key = [x.size(0), x.size(0)])),
+            "`x.size(0)` is listed twice in the key",
+        ),
+    ] {
+        let errors = tensor_kernel(rest.clone()).expect_err("expected errors");
+        assert!(errors[0].contains(message), "{rest}: {errors:?}");
+    }
 }

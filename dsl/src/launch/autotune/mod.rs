@@ -15,6 +15,9 @@
 //!   candidates are the kept specialisations in the order of the attribute's lists, whatever the
 //!   order of `configs`) — deterministic, and never cached.
 //! * [`LOG_ENV`]`=1` (or [`set_log`]) prints every tuning's timings and every cache hit to stderr.
+//! * [`set_time_on_emulator`]`(true)` makes the emulator tune as a GPU does, by host wall time
+//!   (target [`EMULATOR_TIMED`]): a machine without a GPU then runs the tuning path itself —
+//!   every candidate, the reset hook, the restoring of tensors updated in place — as tests do.
 //!
 //! Tuning runs the kernel many times on the caller's buffers. A kernel that only reads its
 //! inputs and writes its outputs is unaffected; one that updates a buffer in place (reads what
@@ -47,7 +50,12 @@ pub const TUNING_TIMING: TimingOptions = TimingOptions {
     l2_flush_bytes: 256_000_000,
 };
 
-/// Where a tuning happens: the emulator (never timed), or a GPU named by its identity.
+/// The target name of tunings on the emulator under [`set_time_on_emulator`] (in the log, the
+/// memory and the cache file).
+pub const EMULATOR_TIMED: &str = "emulator (host wall time)";
+
+/// Where a tuning happens: the emulator (never timed, unless [`set_time_on_emulator`]), or a GPU
+/// named by its identity.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TuneTarget {
     /// The emulator.
@@ -124,11 +132,15 @@ pub struct TuneSettings {
     pub cache_file: Option<PathBuf>,
     /// Print timings and cache hits to stderr.
     pub log: bool,
+    /// Tune on the emulator too, by host wall time ([`set_time_on_emulator`]), instead of
+    /// taking the first candidate.
+    pub time_emulator: bool,
 }
 
 /// `None`: not set by the API, the environment decides.
 static CACHE_FILE: Mutex<Option<Option<PathBuf>>> = Mutex::new(None);
 static LOG: Mutex<Option<bool>> = Mutex::new(None);
+static TIME_EMULATOR: Mutex<bool> = Mutex::new(false);
 /// Cache files already warned about (one warning per file and process).
 static WARNED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -148,6 +160,13 @@ pub fn set_log(on: bool) {
     *lock(&LOG) = Some(on);
 }
 
+/// Makes every tuner of the process tune on the emulator as on a GPU, by host wall time
+/// (`false`, the default: the emulator takes the first candidate). For running the tuning path
+/// where there is no GPU; the choice then depends on the host's timings.
+pub fn set_time_on_emulator(on: bool) {
+    *lock(&TIME_EMULATOR) = on;
+}
+
 /// The process-wide settings: [`set_cache_file`] / [`set_log`] when called, else
 /// [`CACHE_ENV`] (a non-empty path) and [`LOG_ENV`] (`1`, `true`, `yes` or `on`).
 pub fn settings() -> TuneSettings {
@@ -164,7 +183,11 @@ pub fn settings() -> TuneSettings {
             )
         })
     });
-    TuneSettings { cache_file, log }
+    TuneSettings {
+        cache_file,
+        log,
+        time_emulator: *lock(&TIME_EMULATOR),
+    }
 }
 
 /// Prints a warning about cache file `path` once per process.
@@ -256,7 +279,8 @@ impl Autotuner {
     }
 
     /// [`choose`](Self::choose) for an explicit target and settings: the emulator takes the
-    /// first candidate; a GPU takes the choice in memory, else in the cache file, else times
+    /// first candidate (unless `settings.time_emulator`: then it is the target
+    /// [`EMULATOR_TIMED`]); a GPU takes the choice in memory, else in the cache file, else times
     /// every candidate, keeps the fastest that ran, remembers it and writes it to the file.
     pub fn choose_in(
         &self,
@@ -277,11 +301,13 @@ impl Autotuner {
                 reason: "autotune: the tuner has no candidate".to_string(),
             });
         }
-        let TuneTarget::Gpu(device) = target else {
-            return Ok(choice(0, ChoiceSource::Emulator, Vec::new()));
+        let device = match target {
+            TuneTarget::Gpu(device) => device.as_str(),
+            TuneTarget::Emulator if settings.time_emulator => EMULATOR_TIMED,
+            TuneTarget::Emulator => return Ok(choice(0, ChoiceSource::Emulator, Vec::new())),
         };
         let key_text = self.key_text(key);
-        let slot = (device.clone(), key_text.clone());
+        let slot = (device.to_string(), key_text.clone());
         if let Some(&index) = lock(&self.chosen).get(&slot) {
             return Ok(choice(index, ChoiceSource::Memory, Vec::new()));
         }

@@ -171,11 +171,41 @@ fn the_emulator_takes_the_first_candidate_and_never_times() {
 }
 
 #[test]
+fn the_emulator_tunes_like_a_gpu_when_asked() {
+    let tuner = tuner();
+    let timed = TuneSettings {
+        time_emulator: true,
+        ..memory_only()
+    };
+    let c = tuner
+        .choose_in(&TuneTarget::Emulator, &key(2, 2), &timed, |i| {
+            Ok([0.3, 0.1, 0.2][i])
+        })
+        .unwrap();
+    assert_eq!((c.index, c.source), (1, ChoiceSource::Timed));
+    assert_eq!(c.results.len(), 3);
+    let c = tuner
+        .choose_in(&TuneTarget::Emulator, &key(2, 2), &timed, |_| {
+            panic!("timed twice")
+        })
+        .unwrap();
+    assert_eq!((c.index, c.source), (1, ChoiceSource::Memory));
+    // Without the setting the rule is the first candidate again, whatever was remembered.
+    let c = tuner
+        .choose_in(&TuneTarget::Emulator, &key(2, 2), &memory_only(), |_| {
+            panic!("the emulator timed")
+        })
+        .unwrap();
+    assert_eq!((c.index, c.source), (0, ChoiceSource::Emulator));
+}
+
+#[test]
 fn the_cache_file_round_trips_between_tuners() {
     let path = cache_path("round-trip");
     let settings = TuneSettings {
         cache_file: Some(path.clone()),
         log: false,
+        time_emulator: false,
     };
     let first = tuner();
     let c = first
@@ -247,6 +277,7 @@ fn a_cached_winner_that_is_no_longer_a_candidate_is_retuned() {
     let settings = TuneSettings {
         cache_file: Some(path.clone()),
         log: false,
+        time_emulator: false,
     };
     let c = tuner()
         .choose_in(&gpu("A"), &key(1, 2), &settings, |i| Ok([0.3, 0.2, 0.1][i]))
@@ -274,6 +305,7 @@ fn a_corrupt_cache_file_is_ignored_and_left_alone() {
         let settings = TuneSettings {
             cache_file: Some(path.clone()),
             log: false,
+            time_emulator: false,
         };
         let c = tuner()
             .choose_in(&gpu("A"), &key(1, 2), &settings, |i| Ok([0.3, 0.2, 0.1][i]))
@@ -333,7 +365,8 @@ fn settings_come_from_the_api_over_the_environment() {
         settings(),
         TuneSettings {
             cache_file: Some(PathBuf::from("/tmp/x.cache")),
-            log: true
+            log: true,
+            time_emulator: false,
         }
     );
     set_cache_file(None);
