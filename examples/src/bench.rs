@@ -132,6 +132,7 @@ impl BenchRow {
         };
         let clock = match self.clock {
             TimingClock::CudaEvents => "cuda_events",
+            TimingClock::HipEvents => "hip_events",
             TimingClock::EmulatorWallTime => "emulator_wall_time",
         };
         let figure = match self.figure {

@@ -46,11 +46,13 @@
 //! ```
 
 mod artifacts;
+mod code_set;
 mod error;
 mod ptx_set;
 mod sm;
 mod toolchain;
 
+pub use code_set::{CodeObjectSet, DeviceCode};
 pub use error::BuildError;
 pub use ptx_set::{ptx_set_path, write_ptx_set, PtxSet};
 pub use sm::{Sm, UnknownSm, SM_ENV};

@@ -1,8 +1,9 @@
 //! Kernel arguments: the parameter tuple `A` of a [`Kernel<A>`](crate::Kernel), as the GPU and
 //! the emulator receive it.
 //!
-//! On the GPU every argument becomes one `.param` of the PTX entry, passed by `cuLaunchKernel`
-//! as a pointer to its bytes: `Ptr<T>` and `u64`/`i64` are `.param .u64`/`.b64` (8 bytes),
+//! On the GPU every argument becomes one `.param` of the PTX entry (one explicit argument of an
+//! AMD code object's kernel), passed by `cuLaunchKernel` (`hipModuleLaunchKernel`) as a pointer
+//! to its bytes: `Ptr<T>` and `u64`/`i64` are `.param .u64`/`.b64` (8 bytes),
 //! `u32`/`i32`/`f32` are 4 bytes. On the emulator the tuple itself is handed to every thread.
 
 use crate::Ptr;
@@ -126,6 +127,34 @@ impl PartialEq<Vec<KernelParam>> for KernelParams {
     }
 }
 
+/// Calls `launch` with the parameters as the GPU runtimes take them (`cuLaunchKernel` and
+/// `hipModuleLaunchKernel` alike): an array with one pointer per parameter, each to the
+/// parameter's bytes ([`KernelParam::bytes`]). Both arrays live on the stack for the call; more
+/// than [`MAX_KERNEL_PARAMS`] parameters are an error naming `kernel`.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+pub(super) fn with_param_pointers<R>(
+    kernel: &str,
+    params: &[KernelParam],
+    launch: impl FnOnce(*mut *mut std::ffi::c_void) -> Result<R, super::LaunchError>,
+) -> Result<R, super::LaunchError> {
+    use std::ffi::c_void;
+    if params.len() > MAX_KERNEL_PARAMS {
+        return Err(super::LaunchError::ArgumentMismatch {
+            kernel: kernel.to_string(),
+            detail: format!("a launch passes at most {MAX_KERNEL_PARAMS} parameters"),
+        });
+    }
+    let mut values = [0u64; MAX_KERNEL_PARAMS];
+    let mut pointers = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_PARAMS];
+    for (value, param) in values.iter_mut().zip(params) {
+        *value = u64::from_le_bytes(param.bytes());
+    }
+    for (pointer, value) in pointers.iter_mut().zip(values.iter_mut()) {
+        *pointer = value as *mut u64 as *mut c_void;
+    }
+    launch(pointers.as_mut_ptr())
+}
+
 /// A type that can be one kernel argument.
 pub trait KernelArg: Copy + Send + Sync + 'static {
     /// The value as the launcher passes it.
@@ -225,5 +254,30 @@ mod tests {
         full.push(KernelParam::U32(0));
         assert!(full.overflowed());
         assert_eq!(full.len(), MAX_KERNEL_PARAMS);
+    }
+
+    #[cfg(any(feature = "cuda", feature = "hip"))]
+    #[test]
+    fn param_pointers_point_at_each_parameters_bytes() {
+        let params = (Ptr::<f32>::from_addr(0xdead_beef_0000), -2i32, 0.5f32, 7u64).kernel_params();
+        let seen = with_param_pointers("k", &params, |pointers| {
+            let mut seen = Vec::new();
+            for (index, param) in params.iter().enumerate() {
+                // SAFETY: one pointer per parameter, each to 8 readable bytes.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(*pointers.add(index) as *const u8, param.size())
+                };
+                seen.push(bytes.to_vec());
+            }
+            Ok(seen)
+        })
+        .unwrap();
+        assert_eq!(seen[0], 0xdead_beef_0000u64.to_le_bytes());
+        assert_eq!(seen[1], (-2i32).to_le_bytes());
+        assert_eq!(seen[2], 0.5f32.to_le_bytes());
+        assert_eq!(seen[3], 7u64.to_le_bytes());
+        let too_many = [KernelParam::U32(0); MAX_KERNEL_PARAMS + 1];
+        let err = with_param_pointers("k", &too_many, |_| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("at most 64 parameters"), "{err}");
     }
 }

@@ -99,7 +99,7 @@ pub struct TimingOptions {
     pub warmup: u32,
     /// Timed launches (each timed on its own); at least 1.
     pub repetitions: u32,
-    /// GPU only: before each timed launch, write this many bytes of a scratch buffer so the L2
+    /// GPU only (CUDA and HIP): before each timed launch, write this many bytes of a scratch buffer so the L2
     /// cache holds none of the kernel's data (as `triton.testing.do_bench`, 256 MB); 0 = off.
     pub l2_flush_bytes: usize,
 }
@@ -119,6 +119,8 @@ impl Default for TimingOptions {
 pub enum TimingClock {
     /// CUDA events around each launch: GPU time.
     CudaEvents,
+    /// HIP events around each launch: GPU time.
+    HipEvents,
     /// Host wall time of each emulated launch: NOT a GPU time.
     EmulatorWallTime,
 }
@@ -127,6 +129,7 @@ impl fmt::Display for TimingClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             TimingClock::CudaEvents => "CUDA events",
+            TimingClock::HipEvents => "HIP events",
             TimingClock::EmulatorWallTime => "emulator wall time (not a GPU time)",
         })
     }

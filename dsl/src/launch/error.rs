@@ -6,7 +6,7 @@ use std::fmt;
 /// Why a launcher call failed. Every variant names what was being done.
 #[derive(Debug)]
 pub enum LaunchError {
-    /// `TESSERA_DEVICE` holds something other than `gpu`, `emulator` or `auto`.
+    /// `TESSERA_DEVICE` holds something other than `gpu`, `cuda`, `hip`, `emulator` or `auto`.
     BadDeviceSetting {
         /// The value found.
         value: String,
@@ -24,6 +24,28 @@ pub enum LaunchError {
         code: String,
         /// The driver's description of it.
         message: String,
+    },
+    /// A HIP runtime call failed.
+    HipRuntime {
+        /// What was being done.
+        action: String,
+        /// The `hipError_t` name.
+        code: String,
+        /// The runtime's description of it.
+        message: String,
+    },
+    /// The device cannot run the code given, or none of the code built for it: PTX on a HIP
+    /// device, an AMD code object on a CUDA device, a kernel set without code for the device.
+    NoCodeForDevice {
+        /// The device.
+        device: String,
+        /// What code there is and why none of it runs.
+        reason: String,
+    },
+    /// An AMD code object could not be read (see [`code_object`](super::code_object)).
+    CodeObjectMalformed {
+        /// What is wrong with it.
+        reason: String,
     },
     /// The driver rejected the PTX (JIT compilation failed); `log` is the JIT's error log.
     PtxRejected {
@@ -139,7 +161,8 @@ impl fmt::Display for LaunchError {
         match self {
             LaunchError::BadDeviceSetting { value } => write!(
                 f,
-                "{DEVICE_ENV}={value:?} is not a device choice; use `gpu`, `emulator` or `auto`"
+                "{DEVICE_ENV}={value:?} is not a device choice; use `gpu` (or `cuda`), `hip`, \
+                 `emulator` or `auto`"
             ),
             LaunchError::GpuUnavailable { reason } => write!(f, "no usable GPU: {reason}"),
             LaunchError::Driver {
@@ -148,6 +171,17 @@ impl fmt::Display for LaunchError {
                 message,
             } => {
                 write!(f, "CUDA driver error while {action}: {code} ({message})")
+            }
+            LaunchError::HipRuntime {
+                action,
+                code,
+                message,
+            } => write!(f, "HIP runtime error while {action}: {code} ({message})"),
+            LaunchError::NoCodeForDevice { device, reason } => {
+                write!(f, "no code to load on {device}: {reason}")
+            }
+            LaunchError::CodeObjectMalformed { reason } => {
+                write!(f, "malformed AMD code object: {reason}")
             }
             LaunchError::PtxRejected { code, log } => {
                 write!(f, "the CUDA driver rejected the PTX module: {code}")?;

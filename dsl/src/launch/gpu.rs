@@ -5,7 +5,7 @@
 //! One primary context per device, made current on the calling thread by every entry point;
 //! all work goes to the legacy default stream, so copies and launches are ordered.
 
-use super::args::{KernelParam, MAX_KERNEL_PARAMS};
+use super::args::{with_param_pointers, KernelParam};
 use super::config::{LaunchConfig, TimingOptions};
 use super::error::LaunchError;
 use cudarc::driver::sys;
@@ -283,43 +283,31 @@ impl GpuContext {
     ) -> Result<(), LaunchError> {
         self.bind()?;
         let function = module.function(self, name, index, config)?;
-        // The parameter values and the pointers to them, on the stack (`MAX_KERNEL_PARAMS`).
-        let mut values = [0u64; MAX_KERNEL_PARAMS];
-        let mut pointers = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_PARAMS];
-        if params.len() > MAX_KERNEL_PARAMS {
-            return Err(LaunchError::ArgumentMismatch {
-                kernel: name.to_string(),
-                detail: format!("a launch passes at most {MAX_KERNEL_PARAMS} parameters"),
-            });
-        }
-        for (value, param) in values.iter_mut().zip(params) {
-            *value = u64::from_le_bytes(param.bytes());
-        }
-        for (pointer, value) in pointers.iter_mut().zip(values.iter_mut()) {
-            *pointer = value as *mut u64 as *mut c_void;
-        }
-        // SAFETY: `function` belongs to the current context; `pointers` has one pointer per PTX
-        // parameter (checked against the entry), each to at least as many bytes as the parameter.
-        let result = unsafe {
-            sys::cuLaunchKernel(
-                function,
-                config.grid[0],
-                config.grid[1],
-                config.grid[2],
-                config.block[0],
-                config.block[1],
-                config.block[2],
-                config.shared_bytes,
-                stream,
-                pointers.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        check(result, || {
-            format!(
-                "launching kernel `{name}` (grid {:?}, block {:?}, {} B dynamic shared memory)",
-                config.grid, config.block, config.shared_bytes
-            )
+        with_param_pointers(name, params, |pointers| {
+            // SAFETY: `function` belongs to the current context; `pointers` has one pointer per
+            // PTX parameter (checked against the entry), each to at least as many bytes as the
+            // parameter.
+            let result = unsafe {
+                sys::cuLaunchKernel(
+                    function,
+                    config.grid[0],
+                    config.grid[1],
+                    config.grid[2],
+                    config.block[0],
+                    config.block[1],
+                    config.block[2],
+                    config.shared_bytes,
+                    stream,
+                    pointers,
+                    std::ptr::null_mut(),
+                )
+            };
+            check(result, || {
+                format!(
+                    "launching kernel `{name}` (grid {:?}, block {:?}, {} B dynamic shared memory)",
+                    config.grid, config.block, config.shared_bytes
+                )
+            })
         })
     }
 

@@ -25,6 +25,12 @@ pub(crate) enum Memory {
     /// Device memory owned elsewhere (a borrowed `cudarc` slice or raw pointer).
     #[cfg(feature = "cuda")]
     BorrowedGpu(Arc<super::gpu::GpuContext>),
+    /// HIP device memory owned by the allocation.
+    #[cfg(feature = "hip")]
+    Hip(super::hip::HipAllocation),
+    /// HIP device memory owned elsewhere (a raw pointer).
+    #[cfg(feature = "hip")]
+    BorrowedHip(Arc<super::hip::HipContext>),
     /// Host memory owned elsewhere (a raw pointer on the emulator).
     BorrowedHost,
 }
@@ -77,12 +83,18 @@ impl Allocation {
                 super::Backend::Gpu(context) => {
                     Memory::Gpu(super::gpu::GpuAllocation::new(context, bytes, zeroed)?)
                 }
+                #[cfg(feature = "hip")]
+                super::Backend::Hip(context) => {
+                    Memory::Hip(super::hip::HipAllocation::new(context, bytes, zeroed)?)
+                }
             }
         };
         let addr = match &memory {
             Memory::Host(host) => host.addr(),
             #[cfg(feature = "cuda")]
             Memory::Gpu(gpu) => gpu.addr(),
+            #[cfg(feature = "hip")]
+            Memory::Hip(hip) => hip.addr(),
             _ => 0,
         };
         Ok(Allocation::register(device, addr, bytes, memory))
@@ -98,6 +110,8 @@ impl Allocation {
             super::Backend::Emulator => Memory::BorrowedHost,
             #[cfg(feature = "cuda")]
             super::Backend::Gpu(context) => Memory::BorrowedGpu(Arc::clone(context)),
+            #[cfg(feature = "hip")]
+            super::Backend::Hip(context) => Memory::BorrowedHip(Arc::clone(context)),
         };
         Allocation::register(device, addr, bytes, memory)
     }
@@ -224,6 +238,17 @@ impl Allocation {
             Memory::BorrowedGpu(context) => {
                 super::gpu::read_device(context, self.addr + offset as u64, target)
             }
+            #[cfg(feature = "hip")]
+            Memory::Hip(hip) => match hip.context() {
+                Some(context) => {
+                    super::hip::read_device(context, self.addr + offset as u64, target)
+                }
+                None => Ok(()),
+            },
+            #[cfg(feature = "hip")]
+            Memory::BorrowedHip(context) => {
+                super::hip::read_device(context, self.addr + offset as u64, target)
+            }
         }
     }
 
@@ -260,6 +285,17 @@ impl Allocation {
             #[cfg(feature = "cuda")]
             Memory::BorrowedGpu(context) => {
                 super::gpu::write_device(context, self.addr + offset as u64, source)
+            }
+            #[cfg(feature = "hip")]
+            Memory::Hip(hip) => match hip.context() {
+                Some(context) => {
+                    super::hip::write_device(context, self.addr + offset as u64, source)
+                }
+                None => Ok(()),
+            },
+            #[cfg(feature = "hip")]
+            Memory::BorrowedHip(context) => {
+                super::hip::write_device(context, self.addr + offset as u64, source)
             }
         }
     }

@@ -1,5 +1,6 @@
 //! Host launcher: one typed API over the GPU (CUDA driver API through `cudarc`, behind the `cuda`
-//! feature) and the CPU [emulator](crate::emulator), chosen at run time.
+//! feature; AMD GPUs through the HIP runtime, behind the `hip` feature and not yet run on AMD
+//! hardware) and the CPU [emulator](crate::emulator), chosen at run time.
 //!
 //! ```no_run
 //! use tessera::launch::{Device, LaunchConfig};
@@ -15,18 +16,27 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Device choice ([`Device::new`]): `TESSERA_DEVICE=gpu` demands the GPU (an error says why it
-//! cannot be used), `TESSERA_DEVICE=emulator` the emulator; unset or `auto` takes the GPU when
-//! the `cuda` feature is on and a driver (`libcuda`, loaded at run time) and a device are present,
-//! else the emulator ([`Device::selection_note`] says why).
+//! Device choice ([`Device::new`]): `TESSERA_DEVICE=gpu` (or `cuda`) demands the CUDA GPU,
+//! `TESSERA_DEVICE=hip` (or `rocm`) an AMD GPU through HIP (an error says why it cannot be
+//! used), `TESSERA_DEVICE=emulator` the emulator; unset or `auto` takes the CUDA GPU when the
+//! `cuda` feature is on and a driver (`libcuda`, loaded at run time) and a device are present,
+//! else a HIP GPU when the `hip` feature is on and the runtime (`libamdhip64`, loaded at run
+//! time) sees a device, else the emulator ([`Device::selection_note`] says why not each GPU).
 //!
-//! Every launch is checked before it runs, on both back ends: the kernel must be an `.entry` of
-//! the module, the argument tuple must match the entry's `.param` sizes, every `Ptr` argument
+//! A CUDA GPU loads PTX, a HIP GPU AMD code objects ([`Device::load_code_object`]), the emulator
+//! either (for its kernels' names and parameter sizes); [`Device::load_code`] loads what the
+//! device runs from a kernel crate's [`DeviceCode`].
+//!
+//! Every launch is checked before it runs, on every back end: the kernel must be an entry of
+//! the module (a PTX `.entry`, or a kernel of the code object's metadata), the argument tuple
+//! must match the entry's parameter sizes, every `Ptr` argument
 //! must be null or point into a live buffer of this device, and the grid/block/shared-memory
 //! configuration must be launchable.
 
 mod args;
 pub mod autotune;
+mod code;
+pub mod code_object;
 mod config;
 mod element;
 mod emulated;
@@ -35,6 +45,10 @@ mod error;
 mod gpu;
 #[cfg(feature = "cuda")]
 mod gpu_stream;
+#[cfg(feature = "hip")]
+mod hip;
+#[cfg(feature = "hip")]
+mod hip_sys;
 mod kind;
 mod memory;
 pub mod ptx;
@@ -46,12 +60,12 @@ pub use autotune::Autotuner;
 pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions};
 pub use element::DeviceElement;
 pub use error::LaunchError;
-pub use kind::{DeviceKind, DEVICE_ENV};
+pub use kind::{DeviceKind, GpuRuntime, DEVICE_ENV};
 pub use memory::Allocation;
 pub use resolved::{EntryCache, ResolvedKernel};
 pub use stream::{Event, Graph, Stream, TensorUse};
 
-pub use crate::build::{PtxSet, Sm};
+pub use crate::build::{CodeObjectSet, DeviceCode, PtxSet, Sm};
 
 use crate::{Kernel, Ptr};
 use std::collections::BTreeMap;
@@ -100,6 +114,8 @@ enum Backend {
     Emulator,
     #[cfg(feature = "cuda")]
     Gpu(Arc<gpu::GpuContext>),
+    #[cfg(feature = "hip")]
+    Hip(Arc<hip::HipContext>),
 }
 
 /// A device kernels run on: a GPU or the CPU emulator. See the [module docs](self).
@@ -121,8 +137,9 @@ impl fmt::Debug for Device {
 }
 
 impl Device {
-    /// The device `TESSERA_DEVICE` asks for (`gpu`, `emulator`, or `auto`/unset: the GPU when one
-    /// can be used, else the emulator).
+    /// The device `TESSERA_DEVICE` asks for: `gpu` (or `cuda`) CUDA GPU 0, `hip` (or `rocm`)
+    /// HIP GPU 0, `emulator`, or `auto`/unset: a CUDA GPU when one can be used, else a HIP GPU,
+    /// else the emulator. A GPU asked for by name that cannot be used is an error saying why.
     pub fn new() -> Result<Device, LaunchError> {
         let setting = std::env::var(DEVICE_ENV).unwrap_or_default();
         Device::from_setting(&setting)
@@ -131,19 +148,13 @@ impl Device {
     /// [`Device::new`] with the setting given instead of read from the environment.
     pub fn from_setting(setting: &str) -> Result<Device, LaunchError> {
         match setting.trim().to_ascii_lowercase().as_str() {
-            "" | "auto" => Ok(match Device::gpu(0) {
-                Ok(device) => device,
-                Err(err) => Device::emulator_with_note(format!("auto: {err}; using the emulator")),
-            }),
-            "gpu" | "cuda" => Device::gpu(0).map_err(|err| LaunchError::GpuUnavailable {
-                reason: format!(
-                    "{DEVICE_ENV}={setting} asks for the GPU, but {}",
-                    match err {
-                        LaunchError::GpuUnavailable { reason } => reason,
-                        other => other.to_string(),
-                    }
-                ),
-            }),
+            "" | "auto" => Ok(Device::auto()),
+            "gpu" | "cuda" => {
+                Device::gpu(0).map_err(|err| code::demanded(setting, "the CUDA GPU", err))
+            }
+            "hip" | "rocm" => {
+                Device::hip(0).map_err(|err| code::demanded(setting, "a HIP GPU", err))
+            }
             "emulator" | "emu" | "cpu" => Ok(Device::emulator_with_note(format!(
                 "{DEVICE_ENV}={setting}"
             ))),
@@ -151,6 +162,22 @@ impl Device {
                 value: setting.to_string(),
             }),
         }
+    }
+
+    /// `auto`: CUDA GPU 0, else HIP GPU 0, else the emulator, whose
+    /// [`selection_note`](Device::selection_note) says why each GPU could not be used.
+    fn auto() -> Device {
+        let cuda = match Device::gpu(0) {
+            Ok(device) => return device,
+            Err(err) => err,
+        };
+        let hip = match Device::hip(0) {
+            Ok(device) => return device,
+            Err(err) => err,
+        };
+        Device::emulator_with_note(format!(
+            "auto: CUDA: {cuda}; HIP: {hip}; using the emulator"
+        ))
     }
 
     /// The CPU emulator.
@@ -167,7 +194,8 @@ impl Device {
         }
     }
 
-    /// GPU number `ordinal` (CUDA numbering, after `CUDA_VISIBLE_DEVICES`).
+    /// CUDA GPU number `ordinal` (CUDA numbering, after `CUDA_VISIBLE_DEVICES`); an AMD GPU is
+    /// [`Device::hip`].
     pub fn gpu(ordinal: usize) -> Result<Device, LaunchError> {
         #[cfg(feature = "cuda")]
         {
@@ -220,6 +248,10 @@ impl Device {
             Backend::Gpu(_) => Err(LaunchError::WrongDevice {
                 what: "the host-build module (emulator only; load the PTX)".to_string(),
             }),
+            #[cfg(feature = "hip")]
+            Backend::Hip(_) => Err(LaunchError::WrongDevice {
+                what: "the host-build module (emulator only; load the code object)".to_string(),
+            }),
         }
     }
 
@@ -229,6 +261,8 @@ impl Device {
             Backend::Emulator => DeviceKind::Emulator,
             #[cfg(feature = "cuda")]
             Backend::Gpu(_) => DeviceKind::Gpu,
+            #[cfg(feature = "hip")]
+            Backend::Hip(_) => DeviceKind::Gpu,
         }
     }
 
@@ -238,6 +272,8 @@ impl Device {
             Backend::Emulator => "Tessera CPU emulator".to_string(),
             #[cfg(feature = "cuda")]
             Backend::Gpu(context) => context.name.clone(),
+            #[cfg(feature = "hip")]
+            Backend::Hip(context) => context.name.clone(),
         }
     }
 
@@ -246,12 +282,13 @@ impl Device {
         &self.selection_note
     }
 
-    /// The GPU's compute capability `(major, minor)`; `None` on the emulator.
+    /// The CUDA GPU's compute capability `(major, minor)`; `None` on the emulator and on a HIP
+    /// GPU.
     pub fn compute_capability(&self) -> Option<(u32, u32)> {
         match &self.backend {
-            Backend::Emulator => None,
             #[cfg(feature = "cuda")]
             Backend::Gpu(context) => Some(context.compute_capability),
+            _ => None,
         }
     }
 
@@ -282,6 +319,8 @@ impl Device {
                 }
                 ModuleBackend::Gpu(gpu::GpuModule::load(context, ptx)?)
             }
+            #[cfg(feature = "hip")]
+            Backend::Hip(_) => return Err(code::code_mismatch(&self.described(), GpuRuntime::Hip)),
         };
         Ok(Module {
             id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
@@ -299,6 +338,7 @@ impl Device {
     /// ([`PtxSet::best_for`]), on the emulator the fixed [`PtxSet::for_emulator`]. An error lists
     /// the set's targets when none runs here.
     pub fn select_ptx(&self, set: &PtxSet) -> Result<(Sm, &'static str), LaunchError> {
+        self.check_runs(GpuRuntime::Cuda)?;
         let chosen = match self.compute_capability() {
             Some(capability) => set.best_for(capability),
             None => set.for_emulator(),
@@ -328,13 +368,14 @@ impl Device {
         Ok(module)
     }
 
-    /// `GPU <name> (compute capability X.Y)`, or the emulator's name.
+    /// `GPU <name> (compute capability X.Y)`, `HIP GPU <name>`, or the emulator's name.
     fn described(&self) -> String {
-        match self.compute_capability() {
-            Some((major, minor)) => {
+        match (self.compute_capability(), self.gpu_runtime()) {
+            (Some((major, minor)), _) => {
                 format!("GPU {} (compute capability {major}.{minor})", self.name())
             }
-            None => self.name(),
+            (None, Some(GpuRuntime::Hip)) => format!("HIP GPU {}", self.name()),
+            _ => self.name(),
         }
     }
 
@@ -372,6 +413,10 @@ impl Device {
                 #[cfg(feature = "cuda")]
                 Backend::Gpu(context) => {
                     Storage::Gpu(gpu::GpuAllocation::new(context, bytes, zeroed)?)
+                }
+                #[cfg(feature = "hip")]
+                Backend::Hip(context) => {
+                    Storage::Hip(hip::HipAllocation::new(context, bytes, zeroed)?)
                 }
             }
         };
@@ -455,7 +500,21 @@ impl Device {
                 context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
                 Ok(LaunchReport::Gpu)
             }
-            #[cfg(feature = "cuda")]
+            #[cfg(feature = "hip")]
+            (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
+                let null = std::ptr::null_mut();
+                context.launch_on(
+                    hip_module,
+                    kernel.name,
+                    resolved.index,
+                    &config,
+                    &params,
+                    null,
+                )?;
+                context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
+                Ok(LaunchReport::Gpu)
+            }
+            #[cfg(any(feature = "cuda", feature = "hip"))]
             _ => Err(LaunchError::WrongDevice {
                 what: format!("the module of kernel `{}`", kernel.name),
             }),
@@ -510,7 +569,19 @@ impl Device {
                     context.time(gpu_module, name, kernel.index, config, params, options)?;
                 Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
             }
-            #[cfg(feature = "cuda")]
+            #[cfg(feature = "hip")]
+            (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
+                let samples = context.time(
+                    hip_module,
+                    kernel.name,
+                    resolved.index,
+                    &config,
+                    &params,
+                    options,
+                )?;
+                Ok(Timing::from_samples(samples, TimingClock::HipEvents))
+            }
+            #[cfg(any(feature = "cuda", feature = "hip"))]
             _ => Err(LaunchError::WrongDevice {
                 what: format!("the module of kernel `{name}`"),
             }),
@@ -523,6 +594,8 @@ impl Device {
             Backend::Emulator => Ok(()),
             #[cfg(feature = "cuda")]
             Backend::Gpu(context) => context.synchronize(|| "synchronizing the device".to_string()),
+            #[cfg(feature = "hip")]
+            Backend::Hip(context) => context.synchronize(|| "synchronizing the device".to_string()),
         }
     }
 }
@@ -531,9 +604,12 @@ enum ModuleBackend {
     Emulator,
     #[cfg(feature = "cuda")]
     Gpu(gpu::GpuModule),
+    #[cfg(feature = "hip")]
+    Hip(hip::HipModule),
 }
 
-/// A loaded PTX module (see [`Device::load_ptx`]).
+/// A loaded module: PTX ([`Device::load_ptx`]) or an AMD code object
+/// ([`Device::load_code_object`]).
 pub struct Module {
     /// Unique among the modules of this process (kernels resolve against it).
     id: u64,
@@ -548,7 +624,7 @@ pub struct Module {
 }
 
 impl Module {
-    /// The names of the module's kernel entries.
+    /// The names of the module's kernel entries (PTX `.entry`s, or the code object's kernels).
     pub fn entry_names(&self) -> Vec<String> {
         self.entries
             .iter()
@@ -566,7 +642,7 @@ impl Module {
         self.target
     }
 
-    /// The PTX `.target` as written: `sm_90a`.
+    /// The PTX `.target` as written (`sm_90a`), or a code object's processor (`gfx942`).
     pub fn target_name(&self) -> Option<&str> {
         self.target_name.as_deref()
     }
@@ -645,6 +721,8 @@ enum Storage {
     Host(emulated::HostAllocation),
     #[cfg(feature = "cuda")]
     Gpu(gpu::GpuAllocation),
+    #[cfg(feature = "hip")]
+    Hip(hip::HipAllocation),
 }
 
 impl Storage {
@@ -654,6 +732,8 @@ impl Storage {
             Storage::Host(host) => host.addr(),
             #[cfg(feature = "cuda")]
             Storage::Gpu(gpu) => gpu.addr(),
+            #[cfg(feature = "hip")]
+            Storage::Hip(hip) => hip.addr(),
         }
     }
 }
@@ -732,6 +812,11 @@ impl<T: DeviceElement> DeviceBuffer<T> {
             }
             #[cfg(feature = "cuda")]
             Storage::Gpu(gpu) => gpu.write(source),
+            #[cfg(feature = "hip")]
+            Storage::Hip(hip) => match hip.context() {
+                Some(context) => hip::write_device(context, self.addr, source),
+                None => Ok(()),
+            },
         }
     }
 
@@ -751,6 +836,11 @@ impl<T: DeviceElement> DeviceBuffer<T> {
             }
             #[cfg(feature = "cuda")]
             Storage::Gpu(gpu) => gpu.read(target),
+            #[cfg(feature = "hip")]
+            Storage::Hip(hip) => match hip.context() {
+                Some(context) => hip::read_device(context, self.addr, target),
+                None => Ok(()),
+            },
         }
     }
 

@@ -4,7 +4,8 @@
 //! The launcher checks every launch against it (on the emulator too), so a Rust kernel handle whose
 //! parameter tuple disagrees with the compiled kernel is an error, not undefined behaviour.
 
-/// One `.entry` of a PTX module.
+/// One kernel entry of a module: a PTX `.entry`, or a kernel of an AMD code object
+/// ([`CodeObjectKernel::entry`](super::code_object::CodeObjectKernel::entry)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PtxEntry {
     /// The entry name (`#[no_mangle]` name of the kernel).

@@ -13,7 +13,8 @@
 //! On the GPU a stream is a CUDA stream (blocking: ordered with the legacy default stream, which
 //! the synchronous copies use); on the emulator work runs on the calling thread when enqueued,
 //! and the positions above still decide what the host may touch, so a missing synchronisation
-//! is an error there even though the data is already written.
+//! is an error there even though the data is already written. On a HIP GPU a stream is a
+//! non-blocking HIP stream, and graphs are not captured (an error).
 //!
 //! A graph is captured from one stream ([`Stream::begin_capture`] … [`Stream::end_capture`]):
 //! the launches in between are recorded, not run; [`Graph::launch`] replays them on a stream
@@ -122,6 +123,8 @@ enum StreamBackend {
     Emulator,
     #[cfg(feature = "cuda")]
     Gpu(super::gpu_stream::GpuStream),
+    #[cfg(feature = "hip")]
+    Hip(super::hip::HipStream),
 }
 
 /// Launches recorded while capturing (emulator) and the memory they use (both back ends).
@@ -160,6 +163,8 @@ impl Device {
             Backend::Gpu(context) => {
                 StreamBackend::Gpu(super::gpu_stream::GpuStream::create(context)?)
             }
+            #[cfg(feature = "hip")]
+            Backend::Hip(context) => StreamBackend::Hip(super::hip::HipStream::create(context)?),
         };
         Ok(Stream::with_backend(self, backend))
     }
@@ -327,7 +332,7 @@ impl<'d> Stream<'d> {
                 (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
                     return stream.launch(gpu_module, name, kernel.index, &config, &params);
                 }
-                #[cfg(feature = "cuda")]
+                #[cfg(any(feature = "cuda", feature = "hip"))]
                 _ => return Err(LaunchError::WrongDevice { what: what() }),
             }
         }
@@ -372,7 +377,7 @@ impl<'d> Stream<'d> {
         params: &[super::KernelParam],
         what: &dyn Fn() -> String,
     ) -> Result<(), LaunchError> {
-        #[cfg(not(feature = "cuda"))]
+        #[cfg(not(any(feature = "cuda", feature = "hip")))]
         let _ = (params, what);
         match (&self.backend, &module.backend) {
             (StreamBackend::Emulator, ModuleBackend::Emulator) => {
@@ -382,7 +387,11 @@ impl<'d> Stream<'d> {
             (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
                 stream.launch(gpu_module, kernel.kernel.name, kernel.index, config, params)
             }
-            #[cfg(feature = "cuda")]
+            #[cfg(feature = "hip")]
+            (StreamBackend::Hip(stream), ModuleBackend::Hip(hip_module)) => {
+                stream.launch(hip_module, kernel.kernel.name, kernel.index, config, params)
+            }
+            #[cfg(any(feature = "cuda", feature = "hip"))]
             _ => Err(LaunchError::WrongDevice { what: what() }),
         }
     }
@@ -411,6 +420,8 @@ impl<'d> Stream<'d> {
             StreamBackend::Emulator => allocation.write_at(offset, source),
             #[cfg(feature = "cuda")]
             StreamBackend::Gpu(stream) => stream.upload(allocation.addr + offset as u64, source),
+            #[cfg(feature = "hip")]
+            StreamBackend::Hip(stream) => stream.upload(allocation.addr + offset as u64, source),
         }
     }
 
@@ -424,6 +435,8 @@ impl<'d> Stream<'d> {
             StreamBackend::Emulator => EventBackend::Emulator(Instant::now()),
             #[cfg(feature = "cuda")]
             StreamBackend::Gpu(stream) => EventBackend::Gpu(stream.record()?),
+            #[cfg(feature = "hip")]
+            StreamBackend::Hip(stream) => EventBackend::Hip(stream.record()?),
         };
         Ok(Event {
             stream: Arc::clone(&self.state),
@@ -441,7 +454,9 @@ impl<'d> Stream<'d> {
             (StreamBackend::Emulator, EventBackend::Emulator(_)) => {}
             #[cfg(feature = "cuda")]
             (StreamBackend::Gpu(stream), EventBackend::Gpu(gpu_event)) => stream.wait(gpu_event)?,
-            #[cfg(feature = "cuda")]
+            #[cfg(feature = "hip")]
+            (StreamBackend::Hip(stream), EventBackend::Hip(hip_event)) => stream.wait(hip_event)?,
+            #[cfg(any(feature = "cuda", feature = "hip"))]
             _ => {
                 return Err(LaunchError::WrongDevice {
                     what: "an event".to_string(),
@@ -464,6 +479,8 @@ impl<'d> Stream<'d> {
             StreamBackend::Emulator => {}
             #[cfg(feature = "cuda")]
             StreamBackend::Gpu(stream) => stream.synchronize()?,
+            #[cfg(feature = "hip")]
+            StreamBackend::Hip(stream) => stream.synchronize()?,
         }
         self.state.done.fetch_max(position, Ordering::AcqRel);
         self.held().clear();
@@ -477,6 +494,10 @@ impl<'d> Stream<'d> {
         #[cfg(feature = "cuda")]
         if let StreamBackend::Gpu(stream) = &self.backend {
             stream.begin_capture()?;
+        }
+        #[cfg(feature = "hip")]
+        if let StreamBackend::Hip(_) = &self.backend {
+            return Err(graphs_unsupported("beginning a capture"));
         }
         *self.capture() = Some(Capture {
             launches: Vec::new(),
@@ -498,6 +519,8 @@ impl<'d> Stream<'d> {
             StreamBackend::Emulator => GraphBackend::Emulator(capture.launches),
             #[cfg(feature = "cuda")]
             StreamBackend::Gpu(stream) => GraphBackend::Gpu(stream.end_capture()?),
+            #[cfg(feature = "hip")]
+            StreamBackend::Hip(_) => return Err(graphs_unsupported("ending a capture")),
         };
         Ok(Graph {
             device_id: self.device.id,
@@ -515,6 +538,8 @@ impl Drop for Stream<'_> {
                 StreamBackend::Emulator => Ok(()),
                 #[cfg(feature = "cuda")]
                 StreamBackend::Gpu(stream) => stream.synchronize(),
+                #[cfg(feature = "hip")]
+                StreamBackend::Hip(stream) => stream.synchronize(),
             };
         }
     }
@@ -524,6 +549,8 @@ enum EventBackend {
     Emulator(Instant),
     #[cfg(feature = "cuda")]
     Gpu(super::gpu_stream::GpuEvent),
+    #[cfg(feature = "hip")]
+    Hip(super::hip::HipEvent),
 }
 
 /// A point in a stream's work ([`Stream::record_event`]).
@@ -548,6 +575,8 @@ impl Event {
             EventBackend::Emulator(_) => {}
             #[cfg(feature = "cuda")]
             EventBackend::Gpu(event) => event.synchronize()?,
+            #[cfg(feature = "hip")]
+            EventBackend::Hip(event) => event.synchronize()?,
         }
         self.stream.done.fetch_max(self.position, Ordering::AcqRel);
         Ok(())
@@ -564,7 +593,9 @@ impl Event {
             }
             #[cfg(feature = "cuda")]
             (EventBackend::Gpu(start), EventBackend::Gpu(end)) => start.elapsed_ms(end),
-            #[cfg(feature = "cuda")]
+            #[cfg(feature = "hip")]
+            (EventBackend::Hip(start), EventBackend::Hip(end)) => start.elapsed_ms(end),
+            #[cfg(any(feature = "cuda", feature = "hip"))]
             _ => Err(LaunchError::WrongDevice {
                 what: "an event".to_string(),
             }),
@@ -622,10 +653,20 @@ impl Graph {
             (GraphBackend::Gpu(graph), StreamBackend::Gpu(gpu_stream)) => {
                 gpu_stream.launch_graph(graph)
             }
-            #[cfg(feature = "cuda")]
+            #[cfg(any(feature = "cuda", feature = "hip"))]
             _ => Err(LaunchError::WrongDevice {
                 what: "a graph".to_string(),
             }),
         }
+    }
+}
+
+/// The error of a graph operation on a HIP stream: the HIP back end does not capture graphs.
+#[cfg(feature = "hip")]
+fn graphs_unsupported(what: &str) -> LaunchError {
+    LaunchError::Stream {
+        what: what.to_string(),
+        reason: "the HIP back end does not capture graphs (launch on the stream instead)"
+            .to_string(),
     }
 }

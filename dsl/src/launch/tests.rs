@@ -330,23 +330,26 @@ fn device_setting_is_parsed() {
     );
     let err = Device::from_setting("tpu").unwrap_err();
     assert!(err.to_string().contains("TESSERA_DEVICE=\"tpu\""), "{err}");
-    // `gpu` either gives the GPU or says why not; `auto` falls back to the emulator with a note.
+    // `gpu` either gives the CUDA GPU or says why not; `auto` falls back with a note.
     match Device::gpu(0) {
         Ok(_) => assert_eq!(Device::from_setting("gpu").unwrap().kind(), DeviceKind::Gpu),
         Err(reason) => {
             let err = Device::from_setting("gpu").unwrap_err();
             assert!(
                 err.to_string()
-                    .contains("TESSERA_DEVICE=gpu asks for the GPU"),
+                    .contains("TESSERA_DEVICE=gpu asks for the CUDA GPU"),
                 "{err}"
             );
+            // Without a CUDA GPU, `auto` tries HIP next, then takes the emulator.
             let auto = Device::from_setting("auto").unwrap();
-            assert_eq!(auto.kind(), DeviceKind::Emulator);
-            assert!(
-                auto.selection_note().contains(&reason.to_string()),
-                "{}",
-                auto.selection_note()
-            );
+            match auto.gpu_runtime() {
+                Some(runtime) => assert_eq!(runtime, super::GpuRuntime::Hip),
+                None => assert!(
+                    auto.selection_note().contains(&reason.to_string()),
+                    "{}",
+                    auto.selection_note()
+                ),
+            }
         }
     }
 }

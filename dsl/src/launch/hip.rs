@@ -1,0 +1,651 @@
+//! The HIP back end of the launcher: AMD GPUs through the HIP runtime, `libamdhip64` loaded at
+//! run time ([`hip_sys`](super::hip_sys)), so a binary built with the `hip` feature runs (on
+//! another back end) where ROCm is not installed.
+//!
+//! **Not yet run on AMD hardware**: the calls follow `hip_runtime_api.h`, and the error paths
+//! (no library, no device, no code object for the device) are tested; a launch on an AMD GPU
+//! has not been.
+//!
+//! HIP has no contexts to retain: every entry point makes the device current on the calling
+//! thread (`hipSetDevice`). Synchronous work goes to the null stream; [`HipStream`]s are
+//! non-blocking, as the CUDA back end's streams. Modules are HSA code objects loaded by
+//! `hipModuleLoadData`; kernels launch by `hipModuleLaunchKernel` with the same `void**`
+//! parameter array as `cuLaunchKernel` ([`with_param_pointers`]).
+
+use super::args::{with_param_pointers, KernelParam};
+use super::code_object::CodeObjectKernel;
+use super::config::{LaunchConfig, TimingOptions};
+use super::error::LaunchError;
+use super::hip_sys::{self, HipApi, HipError, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS};
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::sync::{Arc, Mutex};
+
+/// `hipError_t` name and description of a runtime result.
+fn describe(api: &HipApi, result: HipError) -> (String, String) {
+    let read = |p: *const c_char| {
+        if p.is_null() {
+            format!("hipError_t {result}")
+        } else {
+            // SAFETY: the runtime returns NUL-terminated static strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    // SAFETY: both calls take any value and return a static string.
+    unsafe {
+        (
+            read((api.hipGetErrorName)(result)),
+            read((api.hipGetErrorString)(result)),
+        )
+    }
+}
+
+/// `Ok` for `hipSuccess`, else a [`LaunchError::HipRuntime`] saying what was being done.
+fn check(
+    api: &HipApi,
+    result: HipError,
+    action: impl FnOnce() -> String,
+) -> Result<(), LaunchError> {
+    if result == HIP_SUCCESS {
+        return Ok(());
+    }
+    let (code, message) = describe(api, result);
+    Err(LaunchError::HipRuntime {
+        action: action(),
+        code,
+        message,
+    })
+}
+
+/// Checks `config`'s block against what the code object says of the kernel: at most its
+/// `.max_flat_workgroup_size` work-items.
+pub(super) fn check_block(
+    kernel: &CodeObjectKernel,
+    config: &LaunchConfig,
+) -> Result<(), LaunchError> {
+    let threads = config.threads_per_block();
+    match kernel.max_flat_workgroup_size {
+        Some(limit) if threads > limit as u64 => Err(LaunchError::InvalidConfig {
+            kernel: kernel.name.clone(),
+            reason: format!(
+                "block {:?} has {threads} work-items, but the code object allows at most {limit} \
+                 (.max_flat_workgroup_size)",
+                config.block
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Makes HIP device `ordinal` current on the calling thread.
+fn set_device(api: &HipApi, ordinal: i32) -> Result<(), LaunchError> {
+    // SAFETY: plain runtime call.
+    check(api, unsafe { (api.hipSetDevice)(ordinal) }, || {
+        format!("making HIP device {ordinal} current")
+    })
+}
+
+/// One AMD GPU as the HIP runtime numbers it.
+pub(super) struct HipContext {
+    api: &'static HipApi,
+    ordinal: i32,
+    /// The device's name as `hipDeviceGetName` gives it.
+    pub(super) name: String,
+}
+
+impl HipContext {
+    /// Loads the runtime, initialises it and checks that device `ordinal` exists. Every failure
+    /// is a [`LaunchError::GpuUnavailable`] saying why.
+    pub(super) fn open(ordinal: usize) -> Result<Arc<HipContext>, LaunchError> {
+        let unavailable = |reason: String| LaunchError::GpuUnavailable { reason };
+        let api = hip_sys::api().map_err(unavailable)?;
+        let runtime = |result, action: &str| {
+            check(api, result, || action.to_string()).map_err(|err| unavailable(err.to_string()))
+        };
+        // SAFETY: plain runtime calls with valid out-pointers.
+        unsafe {
+            runtime((api.hipInit)(0), "initialising the HIP runtime (hipInit)")?;
+            let mut count = 0;
+            runtime(
+                (api.hipGetDeviceCount)(&mut count),
+                "counting devices (hipGetDeviceCount)",
+            )?;
+            if count <= 0 {
+                return Err(unavailable("the HIP runtime sees no device".to_string()));
+            }
+            if ordinal >= count as usize {
+                return Err(unavailable(format!(
+                    "HIP device {ordinal} requested, {count} present"
+                )));
+            }
+            let ordinal = ordinal as i32;
+            let mut device = 0;
+            runtime(
+                (api.hipDeviceGet)(&mut device, ordinal),
+                "getting the device",
+            )?;
+            let mut name_bytes = [0 as c_char; 256];
+            runtime(
+                (api.hipDeviceGetName)(name_bytes.as_mut_ptr(), name_bytes.len() as i32, device),
+                "reading the device name",
+            )?;
+            let name = CStr::from_ptr(name_bytes.as_ptr())
+                .to_string_lossy()
+                .into_owned();
+            let context = HipContext { api, ordinal, name };
+            context.bind().map_err(|err| unavailable(err.to_string()))?;
+            Ok(Arc::new(context))
+        }
+    }
+
+    fn check(&self, result: HipError, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+        check(self.api, result, action)
+    }
+
+    /// Makes the device current on the calling thread.
+    pub(super) fn bind(&self) -> Result<(), LaunchError> {
+        set_device(self.api, self.ordinal)
+    }
+
+    /// Waits for all work of the device; a failure is attributed by `action`.
+    pub(super) fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: plain runtime call.
+        self.check(unsafe { (self.api.hipDeviceSynchronize)() }, action)
+    }
+
+    /// Waits until the synchronous copies and memsets on the null stream have landed, so that
+    /// work on the non-blocking [`HipStream`]s sees them.
+    fn settle_null_stream(&self) -> Result<(), LaunchError> {
+        // SAFETY: plain runtime call on the null stream.
+        self.check(
+            unsafe { (self.api.hipStreamSynchronize)(std::ptr::null_mut()) },
+            || "waiting for a copy to the device to land".into(),
+        )
+    }
+
+    /// Launches without waiting (null `stream`: the null stream).
+    pub(super) fn launch_on(
+        &self,
+        module: &HipModule,
+        name: &str,
+        index: u32,
+        config: &LaunchConfig,
+        params: &[KernelParam],
+        stream: hip_sys::Stream,
+    ) -> Result<(), LaunchError> {
+        self.bind()?;
+        let function = module.function(name, index, config)?;
+        with_param_pointers(name, params, |pointers| {
+            // SAFETY: `function` belongs to a loaded module of this device; `pointers` has one
+            // pointer per explicit kernel argument (checked against the code object's metadata),
+            // each to at least as many bytes as the argument.
+            let result = unsafe {
+                (self.api.hipModuleLaunchKernel)(
+                    function,
+                    config.grid[0],
+                    config.grid[1],
+                    config.grid[2],
+                    config.block[0],
+                    config.block[1],
+                    config.block[2],
+                    config.shared_bytes,
+                    stream,
+                    pointers,
+                    std::ptr::null_mut(),
+                )
+            };
+            self.check(result, || {
+                format!(
+                    "launching kernel `{name}` (grid {:?}, block {:?}, {} B dynamic LDS)",
+                    config.grid, config.block, config.shared_bytes
+                )
+            })
+        })
+    }
+
+    /// Per-launch GPU times (ms) by HIP events: `warmup` launches, then `repetitions` launches,
+    /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
+    pub(super) fn time(
+        &self,
+        module: &HipModule,
+        name: &str,
+        index: u32,
+        config: &LaunchConfig,
+        params: &[KernelParam],
+        options: TimingOptions,
+    ) -> Result<Vec<f64>, LaunchError> {
+        let null = std::ptr::null_mut();
+        for _ in 0..options.warmup {
+            self.launch_on(module, name, index, config, params, null)?;
+        }
+        self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
+        let flush = if options.l2_flush_bytes > 0 {
+            Some(HipAllocation::new_on(self, options.l2_flush_bytes, false)?)
+        } else {
+            None
+        };
+        let mut events = Vec::with_capacity(options.repetitions as usize);
+        for _ in 0..options.repetitions {
+            events.push((HipEvent::create(self)?, HipEvent::create(self)?));
+        }
+        for (start, end) in &events {
+            if let Some(flush) = &flush {
+                // SAFETY: the scratch buffer is `l2_flush_bytes` long and live.
+                self.check(
+                    unsafe {
+                        (self.api.hipMemsetD8Async)(flush.ptr, 0, options.l2_flush_bytes, null)
+                    },
+                    || "flushing the L2 cache between timed launches".into(),
+                )?;
+            }
+            start.record(null)?;
+            self.launch_on(module, name, index, config, params, null)?;
+            end.record(null)?;
+        }
+        self.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
+        events
+            .iter()
+            .map(|(start, end)| start.elapsed_ms(end))
+            .collect()
+    }
+}
+
+/// Device memory from `hipMalloc`, freed on drop.
+pub(super) struct HipAllocation {
+    context: Option<Arc<HipContext>>,
+    api: &'static HipApi,
+    ordinal: i32,
+    ptr: hip_sys::DevicePtr,
+}
+
+// SAFETY: a device address; the runtime's calls are thread-safe.
+unsafe impl Send for HipAllocation {}
+unsafe impl Sync for HipAllocation {}
+
+impl HipAllocation {
+    /// `bytes` (> 0) bytes of device memory, zeroed if asked.
+    pub(super) fn new(
+        context: &Arc<HipContext>,
+        bytes: usize,
+        zeroed: bool,
+    ) -> Result<Self, LaunchError> {
+        let mut allocation = HipAllocation::new_on(context, bytes, zeroed)?;
+        allocation.context = Some(Arc::clone(context));
+        Ok(allocation)
+    }
+
+    /// As [`new`](Self::new), for scratch memory freed before the context can go away.
+    fn new_on(context: &HipContext, bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
+        context.bind()?;
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        let result = unsafe { (context.api.hipMalloc)(&mut ptr, bytes) };
+        if result != HIP_SUCCESS {
+            let (code, message) = describe(context.api, result);
+            return Err(LaunchError::Allocation {
+                bytes,
+                reason: format!("{code} ({message})"),
+            });
+        }
+        let allocation = HipAllocation {
+            context: None,
+            api: context.api,
+            ordinal: context.ordinal,
+            ptr,
+        };
+        if zeroed {
+            // SAFETY: `bytes` bytes at `ptr` were just allocated.
+            context.check(unsafe { (context.api.hipMemsetD8)(ptr, 0, bytes) }, || {
+                format!("zeroing {bytes} bytes")
+            })?;
+            context.settle_null_stream()?;
+        }
+        Ok(allocation)
+    }
+
+    pub(super) fn addr(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    /// The device that owns the memory.
+    pub(super) fn context(&self) -> Option<&Arc<HipContext>> {
+        self.context.as_ref()
+    }
+}
+
+impl Drop for HipAllocation {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new_on`, not used after this. An error cannot be reported from
+        // drop.
+        if set_device(self.api, self.ordinal).is_ok() {
+            unsafe { (self.api.hipFree)(self.ptr) };
+        }
+    }
+}
+
+/// Copies `target.len()` bytes from device address `addr` to the host, after all prior work of
+/// the null stream.
+pub(super) fn read_device(
+    context: &HipContext,
+    addr: u64,
+    target: &mut [u8],
+) -> Result<(), LaunchError> {
+    context.bind()?;
+    // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device memory.
+    context.check(
+        unsafe {
+            (context.api.hipMemcpyDtoH)(
+                target.as_mut_ptr().cast(),
+                addr as usize as hip_sys::DevicePtr,
+                target.len(),
+            )
+        },
+        || format!("copying {} bytes from the device", target.len()),
+    )
+}
+
+/// Copies `source` to device address `addr` (synchronous).
+pub(super) fn write_device(
+    context: &HipContext,
+    addr: u64,
+    source: &[u8],
+) -> Result<(), LaunchError> {
+    context.bind()?;
+    // SAFETY: as in `read_device`; the runtime only reads `source` (its prototype takes a
+    // non-const pointer).
+    context.check(
+        unsafe {
+            (context.api.hipMemcpyHtoD)(
+                addr as usize as hip_sys::DevicePtr,
+                source.as_ptr() as *mut c_void,
+                source.len(),
+            )
+        },
+        || format!("copying {} bytes to the device", source.len()),
+    )?;
+    context.settle_null_stream()
+}
+
+/// A code object loaded by `hipModuleLoadData`, unloaded on drop.
+pub(super) struct HipModule {
+    context: Arc<HipContext>,
+    module: hip_sys::Module,
+    /// The code object's kernels by module entry index (its metadata order).
+    kernels: Vec<CodeObjectKernel>,
+    /// The entries' functions by entry index, each looked up at its first launch.
+    functions: Mutex<Vec<Option<hip_sys::Function>>>,
+}
+
+// SAFETY: module and function handles may be used from any thread with the device current.
+unsafe impl Send for HipModule {}
+unsafe impl Sync for HipModule {}
+
+impl HipModule {
+    /// Loads the code object `image`, whose metadata listed `kernels`; `what` names it in an
+    /// error (its target).
+    pub(super) fn load(
+        context: &Arc<HipContext>,
+        image: &[u8],
+        kernels: Vec<CodeObjectKernel>,
+        what: &str,
+    ) -> Result<HipModule, LaunchError> {
+        context.bind()?;
+        let mut module = std::ptr::null_mut();
+        // SAFETY: `image` is a whole code object (an ELF whose metadata was read), alive for the
+        // call; the runtime copies what it keeps.
+        context.check(
+            unsafe { (context.api.hipModuleLoadData)(&mut module, image.as_ptr().cast()) },
+            || format!("loading the code object {what} (hipModuleLoadData)"),
+        )?;
+        Ok(HipModule {
+            context: Arc::clone(context),
+            module,
+            kernels,
+            functions: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The kernel `name` (entry `index`), looked up at its first launch, with the block checked
+    /// against the code object's workgroup limit.
+    fn function(
+        &self,
+        name: &str,
+        index: u32,
+        config: &LaunchConfig,
+    ) -> Result<hip_sys::Function, LaunchError> {
+        let not_found = || LaunchError::KernelNotFound {
+            kernel: name.to_string(),
+            entries: self.kernels.iter().map(|k| k.name.clone()).collect(),
+        };
+        let index = index as usize;
+        let kernel = self.kernels.get(index).ok_or_else(not_found)?;
+        check_block(kernel, config)?;
+        let mut functions = self
+            .functions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if functions.len() <= index {
+            functions.resize(index + 1, None);
+        }
+        if let Some(function) = functions[index] {
+            return Ok(function);
+        }
+        let c_name = CString::new(name).map_err(|_| not_found())?;
+        let mut function = std::ptr::null_mut();
+        // SAFETY: valid module and NUL-terminated name.
+        self.context.check(
+            unsafe {
+                (self.context.api.hipModuleGetFunction)(&mut function, self.module, c_name.as_ptr())
+            },
+            || format!("looking up kernel `{name}` in the code object"),
+        )?;
+        functions[index] = Some(function);
+        Ok(function)
+    }
+}
+
+impl Drop for HipModule {
+    fn drop(&mut self) {
+        // SAFETY: loaded in `load`; no launch can be using it (launches take `&Module`).
+        if self.context.bind().is_ok() {
+            unsafe { (self.context.api.hipModuleUnload)(self.module) };
+        }
+    }
+}
+
+/// A non-blocking HIP stream, destroyed on drop.
+pub(super) struct HipStream {
+    context: Arc<HipContext>,
+    stream: hip_sys::Stream,
+    /// Host copies of data uploaded asynchronously, kept until the stream is synchronised.
+    staged: Mutex<Vec<Vec<u8>>>,
+}
+
+// SAFETY: stream handles may be used from any thread with the device current (`bind`).
+unsafe impl Send for HipStream {}
+unsafe impl Sync for HipStream {}
+
+impl HipStream {
+    /// A new stream not ordered with the null stream (the synchronous copies wait there until
+    /// they land, `settle_null_stream`).
+    pub(super) fn create(context: &Arc<HipContext>) -> Result<HipStream, LaunchError> {
+        context.bind()?;
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and flags.
+        context.check(
+            unsafe { (context.api.hipStreamCreateWithFlags)(&mut stream, HIP_STREAM_NON_BLOCKING) },
+            || "creating a stream".into(),
+        )?;
+        Ok(HipStream {
+            context: Arc::clone(context),
+            stream,
+            staged: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub(super) fn launch(
+        &self,
+        module: &HipModule,
+        name: &str,
+        index: u32,
+        config: &LaunchConfig,
+        params: &[KernelParam],
+    ) -> Result<(), LaunchError> {
+        self.context
+            .launch_on(module, name, index, config, params, self.stream)
+    }
+
+    /// Enqueues a copy of `source` to device address `addr`.
+    pub(super) fn upload(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
+        self.context.bind()?;
+        let mut staged = source.to_vec();
+        // SAFETY: the caller checked the device range; `staged` lives until the stream is
+        // synchronised (held below; moving the `Vec` does not move its heap buffer).
+        self.context.check(
+            unsafe {
+                (self.context.api.hipMemcpyHtoDAsync)(
+                    addr as usize as hip_sys::DevicePtr,
+                    staged.as_mut_ptr().cast(),
+                    staged.len(),
+                    self.stream,
+                )
+            },
+            || format!("enqueuing a copy of {} bytes to the device", staged.len()),
+        )?;
+        self.staged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(staged);
+        Ok(())
+    }
+
+    pub(super) fn record(&self) -> Result<HipEvent, LaunchError> {
+        let event = HipEvent::create(&self.context)?;
+        event.record(self.stream)?;
+        Ok(event)
+    }
+
+    pub(super) fn wait(&self, event: &HipEvent) -> Result<(), LaunchError> {
+        self.context.bind()?;
+        // SAFETY: live stream and event.
+        self.context.check(
+            unsafe { (self.context.api.hipStreamWaitEvent)(self.stream, event.event, 0) },
+            || "making a stream wait for an event".into(),
+        )
+    }
+
+    pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
+        self.context.bind()?;
+        // SAFETY: live stream.
+        self.context.check(
+            unsafe { (self.context.api.hipStreamSynchronize)(self.stream) },
+            || "synchronising a stream (an error here may come from any kernel it ran)".into(),
+        )?;
+        self.staged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        Ok(())
+    }
+}
+
+impl Drop for HipStream {
+    fn drop(&mut self) {
+        if self.context.bind().is_ok() {
+            // SAFETY: created in `create`; pending work still completes.
+            unsafe { (self.context.api.hipStreamDestroy)(self.stream) };
+        }
+    }
+}
+
+/// A HIP event (of device `ordinal`), destroyed on drop.
+pub(super) struct HipEvent {
+    api: &'static HipApi,
+    ordinal: i32,
+    event: hip_sys::Event,
+}
+
+// SAFETY: as for `HipStream`.
+unsafe impl Send for HipEvent {}
+unsafe impl Sync for HipEvent {}
+
+impl HipEvent {
+    fn create(context: &HipContext) -> Result<HipEvent, LaunchError> {
+        context.bind()?;
+        let mut event = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the event is destroyed by `Drop`.
+        context.check(unsafe { (context.api.hipEventCreate)(&mut event) }, || {
+            "creating an event".into()
+        })?;
+        Ok(HipEvent {
+            api: context.api,
+            ordinal: context.ordinal,
+            event,
+        })
+    }
+
+    fn check(&self, result: HipError, action: &str) -> Result<(), LaunchError> {
+        check(self.api, result, || action.to_string())
+    }
+
+    fn record(&self, stream: hip_sys::Stream) -> Result<(), LaunchError> {
+        set_device(self.api, self.ordinal)?;
+        // SAFETY: live event; `stream` is live or null.
+        self.check(
+            unsafe { (self.api.hipEventRecord)(self.event, stream) },
+            "recording an event",
+        )
+    }
+
+    pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
+        set_device(self.api, self.ordinal)?;
+        // SAFETY: live event.
+        self.check(
+            unsafe { (self.api.hipEventSynchronize)(self.event) },
+            "synchronising an event",
+        )
+    }
+
+    pub(super) fn elapsed_ms(&self, later: &HipEvent) -> Result<f64, LaunchError> {
+        let mut ms = 0f32;
+        // SAFETY: both events completed (synchronised by the caller).
+        self.check(
+            unsafe { (self.api.hipEventElapsedTime)(&mut ms, self.event, later.event) },
+            "reading an event time",
+        )?;
+        Ok(ms as f64)
+    }
+}
+
+impl Drop for HipEvent {
+    fn drop(&mut self) {
+        if set_device(self.api, self.ordinal).is_ok() {
+            // SAFETY: created in `create`, not used after this.
+            unsafe { (self.api.hipEventDestroy)(self.event) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_is_checked_against_the_code_objects_workgroup_limit() {
+        let mut kernel = CodeObjectKernel {
+            name: "k".to_string(),
+            param_sizes: vec![8],
+            max_flat_workgroup_size: Some(256),
+            group_segment_fixed_size: Some(0),
+        };
+        assert!(check_block(&kernel, &LaunchConfig::linear(4, 256)).is_ok());
+        let err = check_block(&kernel, &LaunchConfig::linear(1, 512)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("512 work-items, but the code object allows at most 256"),
+            "{err}"
+        );
+        kernel.max_flat_workgroup_size = None;
+        assert!(check_block(&kernel, &LaunchConfig::linear(1, 1024)).is_ok());
+    }
+}
