@@ -123,9 +123,8 @@ impl<T: DeviceElement> Tensor<T> {
 
     /// A `cudarc` slice as a read-only tensor of `sizes` without copying, for a launch's inputs
     /// when only a shared reference to the slice is at hand (a Candle `CustomOp`'s input
-    /// storage). The slice stays borrowed while the view lives; work enqueued through it must be
-    /// synchronised (or ordered before any write to the slice, e.g. by running on the stream
-    /// that writes it) before the borrow ends.
+    /// storage). The slice stays borrowed while the view lives, and work enqueued through the
+    /// view must be synchronised before the borrow ends (the view's drop does not wait).
     #[cfg(feature = "cuda")]
     pub fn from_cuda_slice_ref<'a>(
         device: &Device,
