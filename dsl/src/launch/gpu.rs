@@ -1,6 +1,7 @@
 //! The GPU back end of the launcher: CUDA driver API calls through `cudarc`'s raw bindings
-//! (`cudarc::driver::sys`), with `libcuda` loaded at run time, so a binary built without CUDA
-//! installed runs on a machine that has only the driver.
+//! (`cudarc::driver::sys`), with `libcuda` loaded at run time (cudarc's
+//! `fallback-dynamic-loading`), so a binary built without CUDA installed runs on a machine that
+//! has only the driver; beside a crate that makes cudarc link it (Candle), it is linked instead.
 //!
 //! One primary context per device, made current on the calling thread by every entry point;
 //! all work goes to the legacy default stream, so copies and launches are ordered.
@@ -100,19 +101,34 @@ pub(super) struct GpuContext {
 unsafe impl Send for GpuContext {}
 unsafe impl Sync for GpuContext {}
 
+/// The names the driver library is opened by (the development link and the driver's soname, both
+/// among the names cudarc's `dynamic-loading` tries).
+#[cfg(not(windows))]
+const DRIVER_LIBRARY_NAMES: [&str; 2] = ["libcuda.so", "libcuda.so.1"];
+#[cfg(windows)]
+const DRIVER_LIBRARY_NAMES: [&str; 1] = ["nvcuda.dll"];
+
+/// The CUDA driver library, or `None` when it is not installed. Opened here rather than through
+/// cudarc, whose `culib` exists only when cudarc loads the driver at run time: a build beside
+/// Candle, which makes cudarc link it, finds it already loaded.
+fn driver_library() -> Option<libloading::Library> {
+    DRIVER_LIBRARY_NAMES.iter().find_map(|name| {
+        // SAFETY: loading the driver library runs no initialisation beyond its constructors,
+        // which the driver's own users run too.
+        unsafe { libloading::Library::new(*name) }.ok()
+    })
+}
+
 impl GpuContext {
     /// Loads the driver, initializes it and retains the primary context of GPU `ordinal`.
     pub(super) fn open(ordinal: usize) -> Result<Arc<GpuContext>, LaunchError> {
         let unavailable = |reason: String| LaunchError::GpuUnavailable { reason };
-        // SAFETY: only tries to dlopen the driver library.
-        if !unsafe { sys::is_culib_present() } {
+        let Some(library) = driver_library() else {
             return Err(unavailable(
                 "the CUDA driver library (libcuda.so) is not installed or not on the loader path"
                     .to_string(),
             ));
-        }
-        // SAFETY: present (checked above), so `culib` does not panic; `get` only looks symbols up.
-        let library = unsafe { sys::culib() };
+        };
         for symbol in REQUIRED_SYMBOLS {
             // SAFETY: a lookup; the symbol is not called here.
             if unsafe { library.get::<unsafe extern "C" fn()>(symbol.as_bytes()) }.is_err() {

@@ -116,13 +116,51 @@ impl<T: DeviceElement> Tensor<T> {
     where
         T: cudarc::driver::DeviceRepr,
     {
+        // SAFETY: the slice is borrowed mutably for 'a, so nothing else accesses it meanwhile.
+        let tensor = unsafe { Tensor::borrow_cuda_slice(device, slice, sizes)? };
+        Ok(TensorMut::new(tensor.allocation, tensor.layout))
+    }
+
+    /// A `cudarc` slice as a read-only tensor of `sizes` without copying, for a launch's inputs
+    /// when only a shared reference to the slice is at hand (a Candle `CustomOp`'s input
+    /// storage). The slice stays borrowed while the view lives, and work enqueued through the
+    /// view must be synchronised before the borrow ends (the view's drop does not wait).
+    #[cfg(feature = "cuda")]
+    pub fn from_cuda_slice_ref<'a>(
+        device: &Device,
+        slice: &'a cudarc::driver::CudaSlice<T>,
+        sizes: &[usize],
+    ) -> Result<TensorRef<'a, T>, LaunchError>
+    where
+        T: cudarc::driver::DeviceRepr,
+    {
+        // SAFETY: the slice is borrowed shared for 'a, so nothing writes it meanwhile, and the
+        // view only reads it.
+        let tensor = unsafe { Tensor::borrow_cuda_slice(device, slice, sizes)? };
+        Ok(TensorRef::new(tensor.allocation, tensor.layout))
+    }
+
+    /// The slice's memory as a tensor of `sizes` (the unbounded borrow both `from_cuda_slice`
+    /// variants narrow to their lifetimes).
+    ///
+    /// # Safety
+    /// The memory must stay live, and be accessed only as the returned tensor's use allows, for
+    /// as long as the tensor and any work using it exist.
+    #[cfg(feature = "cuda")]
+    unsafe fn borrow_cuda_slice(
+        device: &Device,
+        slice: &cudarc::driver::CudaSlice<T>,
+        sizes: &[usize],
+    ) -> Result<Tensor<T>, LaunchError>
+    where
+        T: cudarc::driver::DeviceRepr,
+    {
         use cudarc::driver::DevicePtr;
         let len = slice.len();
         let stream = std::sync::Arc::clone(slice.stream());
         let (addr, _sync) = slice.device_ptr(&stream);
-        // SAFETY: the slice is live device memory of `len` elements, borrowed mutably for 'a.
-        let tensor = unsafe { Tensor::<T>::from_raw_parts(device, addr, len, sizes)? };
-        Ok(TensorMut::new(tensor.allocation, tensor.layout))
+        // SAFETY: the slice is live device memory of `len` elements; the caller's contract.
+        unsafe { Tensor::<T>::from_raw_parts(device, addr, len, sizes) }
     }
 
     /// Number of dimensions.
