@@ -764,40 +764,32 @@ fn specialisation_items(
             define_sizes: types.is_empty(),
         })
     } else if launchable_params {
-        quote! {
-            #[cfg(not(target_arch = "nvptx64"))]
-            /// Launches the kernel on `device` (GPU or emulator) from `module` (the PTX of the
-            /// kernel crate): picks the specialisation (and alignment variant), block
-            /// `32 × NUM_WARPS` threads, the kernel's dynamic shared memory.
-            #[allow(clippy::too_many_arguments)]
-            pub fn launch(
-                #device: &::tessera::launch::Device,
-                #module: &::tessera::launch::Module,
-                #consts_param
-                #grid: impl ::tessera::tile::Grid<Consts>,
-                #(#param_names: #param_types),*
-            ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
-                #consts_value
-                let #args: Args = #args_value;
-                let #spec = #select(&#consts, &#args)?;
-                ::tessera::tile::launch_on(#device, #module, #spec, #grid.grid(&#consts), #args)
-            }
-
-            #[cfg(not(target_arch = "nvptx64"))]
-            /// Runs the kernel on the CPU emulator directly (no PTX module needed); pointers
-            /// must be host addresses of live memory (e.g. emulator `DeviceBuffer`s).
-            #[allow(clippy::too_many_arguments)]
-            pub fn emulate(
-                #consts_param
-                #grid: impl ::tessera::tile::Grid<Consts>,
-                #(#param_names: #param_types),*
-            ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
-                #consts_value
-                let #args: Args = #args_value;
-                let #spec = #select(&#consts, &#args)?;
-                ::tessera::tile::emulate(#spec, #grid.grid(&#consts), #args)
-            }
-        }
+        launch_and_emulate(
+            [
+                "Launches the kernel on `device` (GPU or emulator) from `module` (the PTX of the \
+                 kernel crate): picks the specialisation (and alignment variant), block \
+                 `32 × NUM_WARPS` threads, the kernel's dynamic shared memory.",
+                "Runs the kernel on the CPU emulator directly (no PTX module needed); pointers \
+                 must be host addresses of live memory (e.g. emulator `DeviceBuffer`s).",
+            ],
+            &[],
+            &consts_param,
+            &quote!(#(#param_names: #param_types),*),
+            [
+                quote! {
+                    #consts_value
+                    let #args: Args = #args_value;
+                    let #spec = #select(&#consts, &#args)?;
+                    ::tessera::tile::launch_on(#device, #module, #spec, #grid.grid(&#consts), #args)
+                },
+                quote! {
+                    #consts_value
+                    let #args: Args = #args_value;
+                    let #spec = #select(&#consts, &#args)?;
+                    ::tessera::tile::emulate(#spec, #grid.grid(&#consts), #args)
+                },
+            ],
+        )
     } else {
         quote!()
     };
@@ -861,6 +853,48 @@ fn specialisation_items(
 
         #tuned
     })
+}
+
+/// The host's `launch` (on a `Device`, from a `Module`) and `emulate` (on the CPU emulator) of
+/// a kernel without tensor parameters: generic over `bounds`, taking the const values
+/// (`consts_param`, empty for a kernel without them), the grid and `params`; `docs` and
+/// `bodies` are `launch`'s and `emulate`'s.
+fn launch_and_emulate(
+    docs: [&str; 2],
+    bounds: &[TokenStream],
+    consts_param: &TokenStream,
+    params: &TokenStream,
+    bodies: [TokenStream; 2],
+) -> TokenStream {
+    let own = |name: &str| Ident::new(name, Span::mixed_site());
+    let (device, module, grid) = (own("device"), own("module"), own("grid"));
+    let [launch_doc, emulate_doc] = docs;
+    let [launch_body, emulate_body] = bodies;
+    quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #launch_doc]
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch<#(#bounds),*>(
+            #device: &::tessera::launch::Device,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #params
+        ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
+            #launch_body
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #emulate_doc]
+        #[allow(clippy::too_many_arguments)]
+        pub fn emulate<#(#bounds),*>(
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #params
+        ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
+            #emulate_body
+        }
+    }
 }
 
 /// The PTX entry and its host twin for the bodies of one variant: with one body (a kernel

@@ -118,7 +118,8 @@ pub(super) fn generic_launcher(
     } else {
         quote!()
     };
-    let launch_arms = {
+    // `if <T is f16> { return T_f16::f(leading…, params…); }` per group.
+    let dispatch = |function: &Ident, leading: TokenStream| -> TokenStream {
         let arms = groups.iter().map(|(types, _)| {
             let sub = types_module(types);
             let same = same_types(types);
@@ -126,27 +127,21 @@ pub(super) fn generic_launcher(
                 if true #(&& #same)* {
                     // SAFETY: the type parameters are these element types, so each argument
                     // already has the type of the submodule's parameter.
-                    return #sub::launch(#device, #module, #consts_arg #grid,
+                    return #sub::#function(#leading
                         #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
                 }
             }
         });
         quote!(#(#arms)*)
     };
-    let emulate_arms = {
-        let arms = groups.iter().map(|(types, _)| {
-            let sub = types_module(types);
-            let same = same_types(types);
-            quote! {
-                if true #(&& #same)* {
-                    // SAFETY: as in `launch`.
-                    return #sub::emulate(#consts_arg #grid,
-                        #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
-                }
-            }
-        });
-        quote!(#(#arms)*)
-    };
+    let launch_arms = dispatch(
+        &Ident::new("launch", Span::call_site()),
+        quote!(#device, #module, #consts_arg #grid,),
+    );
+    let emulate_arms = dispatch(
+        &Ident::new("emulate", Span::call_site()),
+        quote!(#consts_arg #grid,),
+    );
     let no_types = quote! {
         ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
             kernel: #kernel_str.to_string(),
@@ -154,21 +149,6 @@ pub(super) fn generic_launcher(
         })
     };
     let tuned = if axes.autotune.is_some() {
-        // `if <T is f16> { return T_f16::f(leading…, params…); }` per group.
-        let dispatch = |function: &Ident, leading: TokenStream| -> TokenStream {
-            let arms = groups.iter().map(|(types, _)| {
-                let sub = types_module(types);
-                let same = same_types(types);
-                quote! {
-                    if true #(&& #same)* {
-                        // SAFETY: as in `launch`.
-                        return #sub::#function(#leading
-                            #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
-                    }
-                }
-            });
-            quote!(#(#arms)*)
-        };
         let first_module = types_module(first_types);
         generic_tuned(
             &first_module,
@@ -181,38 +161,27 @@ pub(super) fn generic_launcher(
     } else {
         quote!()
     };
+    let launchers = launch_and_emulate(
+        [
+            "Launches the specialisation of the arguments' element types (see each submodule's \
+             `launch`): a type parameter is given by the arguments' types, e.g. `Ptr<f16>`.",
+            "Runs the specialisation of the arguments' element types on the CPU emulator (see \
+             each submodule's `emulate`).",
+        ],
+        &bounds,
+        &consts_param,
+        &quote!(#(#param_names: #param_types),*),
+        [
+            quote!(#launch_arms #no_types),
+            quote!(#emulate_arms #no_types),
+        ],
+    );
     quote! {
         #traits
 
         #tuned
 
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// Launches the specialisation of the arguments' element types (see each submodule's
-        /// `launch`): a type parameter is given by the arguments' types, e.g. `Ptr<f16>`.
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch<#(#bounds),*>(
-            #device: &::tessera::launch::Device,
-            #module: &::tessera::launch::Module,
-            #consts_param
-            #grid: impl ::tessera::tile::Grid<Consts>,
-            #(#param_names: #param_types),*
-        ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
-            #launch_arms
-            #no_types
-        }
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// Runs the specialisation of the arguments' element types on the CPU emulator (see
-        /// each submodule's `emulate`).
-        #[allow(clippy::too_many_arguments)]
-        pub fn emulate<#(#bounds),*>(
-            #consts_param
-            #grid: impl ::tessera::tile::Grid<Consts>,
-            #(#param_names: #param_types),*
-        ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
-            #emulate_arms
-            #no_types
-        }
+        #launchers
     }
 }
 

@@ -10,7 +10,7 @@
 use crate::ir::{Kernel, OpKind, Region};
 use crate::types::DType;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use syn::visit_mut::VisitMut;
 
 /// One `Tensor<T, R>` parameter of a kernel.
@@ -304,61 +304,111 @@ pub struct TensorLauncher<'a> {
     pub define_sizes: bool,
 }
 
+/// How a launcher receives one parameter of the desugared signature: a tensor (its pointer's
+/// parameter) by `&` or `&mut`, any other parameter as it is. The sizes and strides of a
+/// tensor are no parameters of the launcher.
+enum Pass<'a> {
+    Ref(&'a TensorParam),
+    Mut(&'a TensorParam),
+    Plain,
+}
+
+/// The launcher's side of the desugared parameters, shared by [`tensor_launcher`] and
+/// [`generic_tensor_launcher`].
+struct TensorSignature<'a> {
+    /// The launcher's parameters: `x: &impl AsTensorRef<T>`, `y: &mut impl AsTensorMut<T>`,
+    /// `n: i32`.
+    params: Vec<TokenStream>,
+    /// Their names, to forward to `launch_sized`.
+    forward: Vec<TokenStream>,
+    /// `let x__view = …tensor_ref(x);` for each tensor.
+    views: Vec<TokenStream>,
+    /// Each launcher parameter's name and how it is passed on.
+    passes: Vec<(&'a Ident, Pass<'a>)>,
+}
+
+/// The view of the tensor argument `name` in a launcher's body.
+fn view_ident(name: &Ident) -> Ident {
+    format_ident!("{}__view", name, span = Span::mixed_site())
+}
+
+fn tensor_signature<'a, T: ToTokens>(
+    tensors: &'a [TensorParam],
+    params: &[(&'a Ident, &T)],
+    stored: &[bool],
+) -> TensorSignature<'a> {
+    let mut sig = TensorSignature {
+        params: Vec::new(),
+        forward: Vec::new(),
+        views: Vec::new(),
+        passes: Vec::new(),
+    };
+    for (index, &(name, ty)) in params.iter().enumerate() {
+        let pass = match tensors.iter().find(|t| t.covers(index)) {
+            Some(tensor) if tensor.first == index => {
+                let elem = &tensor.elem;
+                let view = view_ident(name);
+                if stored[index] {
+                    sig.params
+                        .push(quote!(#name: &mut impl ::tessera::tensor::AsTensorMut<#elem>));
+                    sig.views.push(quote! {
+                        let #view = ::tessera::tensor::AsTensorMut::tensor_mut(#name);
+                    });
+                    Pass::Mut(tensor)
+                } else {
+                    sig.params
+                        .push(quote!(#name: &impl ::tessera::tensor::AsTensorRef<#elem>));
+                    sig.views.push(quote! {
+                        let #view = ::tessera::tensor::AsTensorRef::tensor_ref(#name);
+                    });
+                    Pass::Ref(tensor)
+                }
+            }
+            Some(_) => continue,
+            None => {
+                sig.params.push(quote!(#name: #ty));
+                Pass::Plain
+            }
+        };
+        sig.forward.push(quote!(#name));
+        sig.passes.push((name, pass));
+    }
+    sig
+}
+
 pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
     let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (stream, module, consts, grid, args, spec) = (
-        own("stream"),
-        own("module"),
+    let (consts, grid, args, spec, stream, module, sizes) = (
         own("consts"),
         own("grid"),
         own("args"),
         own("spec"),
+        own("stream"),
+        own("module"),
+        own("sizes"),
     );
-    let mut signature = Vec::new();
+    let sig = tensor_signature(l.tensors, l.params, l.stored);
     let mut unpack = Vec::new();
     let mut uses = Vec::new();
-    let mut forward = Vec::new();
     let mut size_values = Vec::new();
-    for (index, (name, ty)) in l.params.iter().enumerate() {
-        match l.tensors.iter().find(|t| t.covers(index)) {
-            Some(tensor) if tensor.first == index => {
-                let elem = &tensor.elem;
-                let view = format_ident!("{}__view", name, span = Span::mixed_site());
-                let (sizes, strides) = (tensor.sizes(), tensor.strides());
-                let rank = tensor.rank;
-                let pstr = name.to_string();
-                let kernel = l.kernel;
-                if l.stored[index] {
-                    signature.push(quote!(#name: &mut impl ::tessera::tensor::AsTensorMut<#elem>));
-                    unpack.push(quote! {
-                        let #view = ::tessera::tensor::AsTensorMut::tensor_mut(#name);
-                    });
-                    uses.push(quote!(#view.use_write()));
-                } else {
-                    signature.push(quote!(#name: &impl ::tessera::tensor::AsTensorRef<#elem>));
-                    unpack.push(quote! {
-                        let #view = ::tessera::tensor::AsTensorRef::tensor_ref(#name);
-                    });
-                    uses.push(quote!(#view.use_read()));
-                }
-                unpack.push(quote! {
-                    let (#name, [#(#sizes),*], [#(#strides),*]) =
-                        #view.kernel_parts::<#rank>(#kernel, #pstr)?;
-                });
-                forward.push(quote!(#name));
-                // The sizes are non-negative `i32`s (`kernel_parts` checked them).
-                size_values.push(quote!(#name: [#(#sizes as usize),*]));
-            }
-            Some(_) => {}
-            None => {
-                signature.push(quote!(#name: #ty));
-                forward.push(quote!(#name));
-            }
-        }
+    for (name, pass) in &sig.passes {
+        let (tensor, used) = match pass {
+            Pass::Ref(tensor) => (tensor, quote!(use_read)),
+            Pass::Mut(tensor) => (tensor, quote!(use_write)),
+            Pass::Plain => continue,
+        };
+        let view = view_ident(name);
+        let (dims, strides, rank) = (tensor.sizes(), tensor.strides(), tensor.rank);
+        let (kernel, pstr) = (l.kernel, name.to_string());
+        unpack.push(quote! {
+            let (#name, [#(#dims),*], [#(#strides),*]) =
+                #view.kernel_parts::<#rank>(#kernel, #pstr)?;
+        });
+        uses.push(quote!(#view.#used()));
+        // The sizes are non-negative `i32`s (`kernel_parts` checked them).
+        size_values.push(quote!(#name: [#(#dims as usize),*]));
     }
-    let sizes = own("sizes");
-    let (consts_param, consts_value, args_value) =
-        (&l.consts_param, &l.consts_value, &l.args_value);
+    let (views, consts_value, args_value) = (&sig.views, &l.consts_value, &l.args_value);
     let sizes_struct = if l.define_sizes {
         sizes_struct(l.tensors)
     } else {
@@ -372,28 +422,16 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
          block `32 × NUM_WARPS` threads, the kernel's dynamic shared memory. The grid is a value \
          or a closure of the const values; `launch_sized` derives it from the tensors' sizes too.",
         &[],
-        &signature,
-        &forward,
+        &sig,
         l.consts_param.is_empty(),
     );
-    quote! {
-        #sizes_struct
-
-        #launch
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// `launch` with the grid computed by `grid` from the const values and the sizes of the
-        /// tensor arguments (`Sizes`, one field per tensor parameter), e.g.
-        /// `|c: &Consts, s: &Sizes| (s.out[0].div_ceil(c.BLOCK) as u32,)`.
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch_sized<G: ::tessera::tile::GridDims>(
-            #stream: &::tessera::launch::Stream<'_>,
-            #module: &::tessera::launch::Module,
-            #consts_param
-            #grid: impl ::core::ops::FnOnce(&Consts, &Sizes) -> G,
-            #(#signature),*
-        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+    let launch_sized = launch_sized(
+        &[],
+        &sig,
+        &l.consts_param,
+        quote! {
             #consts_value
+            #(#views)*
             #(#unpack)*
             let #sizes = Sizes { #(#size_values),* };
             let #args: Args = #args_value;
@@ -406,7 +444,14 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
                 #args,
                 &[#(#uses),*],
             )
-        }
+        },
+    );
+    quote! {
+        #sizes_struct
+
+        #launch
+
+        #launch_sized
     }
 }
 
@@ -444,44 +489,7 @@ pub fn generic_tensor_launcher(
 ) -> TokenStream {
     let own = |name: &str| Ident::new(name, Span::mixed_site());
     let (stream, module, consts, grid) = (own("stream"), own("module"), own("consts"), own("grid"));
-    let mut signature = Vec::new();
-    let mut forward = Vec::new();
-    let mut views = Vec::new();
-    // Per parameter of the desugared signature: how a submodule call receives it.
-    enum Pass<'a> {
-        Ref(&'a Ident),
-        Mut(&'a Ident),
-        Plain(&'a Ident),
-    }
-    let mut passes = Vec::new();
-    for (index, (name, ty)) in params.iter().enumerate() {
-        match tensors.iter().find(|t| t.covers(index)) {
-            Some(tensor) if tensor.first == index => {
-                let elem = &tensor.elem;
-                let view = format_ident!("{}__view", name, span = Span::mixed_site());
-                if stored[index] {
-                    signature.push(quote!(#name: &mut impl ::tessera::tensor::AsTensorMut<#elem>));
-                    views.push(quote! {
-                        let #view = ::tessera::tensor::AsTensorMut::tensor_mut(#name);
-                    });
-                    passes.push(Pass::Mut(name));
-                } else {
-                    signature.push(quote!(#name: &impl ::tessera::tensor::AsTensorRef<#elem>));
-                    views.push(quote! {
-                        let #view = ::tessera::tensor::AsTensorRef::tensor_ref(#name);
-                    });
-                    passes.push(Pass::Ref(name));
-                }
-                forward.push(quote!(#name));
-            }
-            Some(_) => {}
-            None => {
-                signature.push(quote!(#name: #ty));
-                forward.push(quote!(#name));
-                passes.push(Pass::Plain(name));
-            }
-        }
-    }
+    let sig = tensor_signature(tensors, params, stored);
     let (consts_param, consts_arg) = if has_consts {
         (quote!(#consts: Consts,), quote!(#consts,))
     } else {
@@ -494,18 +502,15 @@ pub fn generic_tensor_launcher(
         }
     };
     let arms = groups.iter().map(|(sub, same)| {
-        let args = passes.iter().map(|pass| match pass {
-            Pass::Ref(name) => {
-                let view = format_ident!("{}__view", name, span = Span::mixed_site());
-                quote!(&#view.clone().into_element().ok_or_else(|| #mismatch)?)
+        let args = sig.passes.iter().map(|(name, pass)| {
+            let view = view_ident(name);
+            match pass {
+                Pass::Ref(_) => quote!(&#view.clone().into_element().ok_or_else(|| #mismatch)?),
+                Pass::Mut(_) => quote!(&mut #view.into_element().ok_or_else(|| #mismatch)?),
+                // SAFETY (at the call): the type parameters are the submodule's element types,
+                // so the argument already has the type of the submodule's parameter.
+                Pass::Plain => quote!(unsafe { ::core::mem::transmute_copy(&#name) }),
             }
-            Pass::Mut(name) => {
-                let view = format_ident!("{}__view", name, span = Span::mixed_site());
-                quote!(&mut #view.into_element().ok_or_else(|| #mismatch)?)
-            }
-            // SAFETY (at the call): the type parameters are the submodule's element types, so
-            // the argument already has the type of the submodule's parameter.
-            Pass::Plain(name) => quote!(unsafe { ::core::mem::transmute_copy(&#name) }),
         });
         quote! {
             if true #(&& #same)* {
@@ -519,18 +524,49 @@ pub fn generic_tensor_launcher(
          `launch`) on `stream`: a type parameter is given by the arguments' types, e.g. a \
          `Tensor<f16>`.",
         bounds,
-        &signature,
-        &forward,
+        &sig,
         !has_consts,
+    );
+    let views = &sig.views;
+    let launch_sized = launch_sized(
+        bounds,
+        &sig,
+        &consts_param,
+        quote! {
+            #(#views)*
+            #(#arms)*
+            ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
+                kernel: #kernel.to_string(),
+                reason: "no specialisation for these element types".to_string(),
+            })
+        },
     );
     quote! {
         #sizes
 
         #launch
 
+        #launch_sized
+    }
+}
+
+/// `launch_sized`: generic over `bounds` (the type parameters, if any), taking the stream, the
+/// module, the const values (`consts_param`, empty for a kernel without them), the grid closure
+/// and the launcher's parameters; `body` computes the launch.
+fn launch_sized(
+    bounds: &[TokenStream],
+    sig: &TensorSignature<'_>,
+    consts_param: &TokenStream,
+    body: TokenStream,
+) -> TokenStream {
+    let own = |name: &str| Ident::new(name, Span::mixed_site());
+    let (stream, module, grid) = (own("stream"), own("module"), own("grid"));
+    let signature = &sig.params;
+    quote! {
         #[cfg(not(target_arch = "nvptx64"))]
         /// `launch` with the grid computed by `grid` from the const values and the sizes of the
-        /// tensor arguments (`Sizes`).
+        /// tensor arguments (`Sizes`, one field per tensor parameter), e.g.
+        /// `|c: &Consts, s: &Sizes| (s.out[0].div_ceil(c.BLOCK) as u32,)`.
         #[allow(clippy::too_many_arguments)]
         pub fn launch_sized<#(#bounds,)* G: ::tessera::tile::GridDims>(
             #stream: &::tessera::launch::Stream<'_>,
@@ -539,23 +575,17 @@ pub fn generic_tensor_launcher(
             #grid: impl ::core::ops::FnOnce(&Consts, &Sizes) -> G,
             #(#signature),*
         ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
-            #(#views)*
-            #(#arms)*
-            ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
-                kernel: #kernel.to_string(),
-                reason: "no specialisation for these element types".to_string(),
-            })
+            #body
         }
     }
 }
 
 /// `launch`: `launch_sized` with a grid closure that ignores the sizes (`bounds`: the generic
-/// parameters, `signature`/`forward`: the tensor and other parameters and their names).
+/// parameters, `sig`: the tensor and other parameters).
 fn launch_via_sized(
     doc: &str,
     bounds: &[TokenStream],
-    signature: &[TokenStream],
-    forward: &[TokenStream],
+    sig: &TensorSignature<'_>,
     no_consts: bool,
 ) -> TokenStream {
     let own = |name: &str| Ident::new(name, Span::mixed_site());
@@ -565,6 +595,7 @@ fn launch_via_sized(
     } else {
         (quote!(#consts: Consts,), quote!(#consts,))
     };
+    let (signature, forward) = (&sig.params, &sig.forward);
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]
         #[doc = #doc]
