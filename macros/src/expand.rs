@@ -106,7 +106,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// The items of a kernel's module other than its entry points (see the module docs): an entry
 /// named like one of them would clash with it.
-const MODULE_ITEMS: &[&str] = &[
+pub(crate) const MODULE_ITEMS: &[&str] = &[
     "Args",
     "Consts",
     "NUM_WARPS",
@@ -594,18 +594,17 @@ fn specialisation_items(
 
     let module_checks: Vec<&TokenStream> = module_items.iter().map(|(_, t)| t).collect();
 
-    // Host side. The launcher's own names are hygienic (`Span::mixed_site`): a parameter of the
-    // kernel named `device`, `args`, `specialisation`, … neither repeats nor shadows them.
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (device, module, consts, grid, args, spec, select) = (
-        own("device"),
-        own("module"),
-        own("consts"),
-        own("grid"),
-        own("args"),
-        own("spec"),
-        own("specialisation"),
-    );
+    // Host side.
+    let Own {
+        device,
+        module,
+        consts,
+        grid,
+        args,
+        spec,
+        select,
+        ..
+    } = Own::names();
     // Tuples implement `KernelArgs` up to `MAX_TUPLE_ARGS` elements; beyond, `Args` is a struct
     // with one field per parameter.
     let as_struct = params.len() > MAX_TUPLE_ARGS;
@@ -690,11 +689,7 @@ fn specialisation_items(
         quote!(if true #(&& #conds)* { return pick(&[#(#idx),*]); })
     });
     let has_consts = !selecting.is_empty();
-    let consts_param = if has_consts {
-        quote!(#consts: Consts,)
-    } else {
-        quote!()
-    };
+    let (consts_param, _) = consts_param_arg(has_consts);
     let consts_value = if has_consts {
         quote!()
     } else {
@@ -855,6 +850,53 @@ fn specialisation_items(
     })
 }
 
+/// A name of the launcher's own, hygienic (`Span::mixed_site`): a parameter of the kernel
+/// of the same name neither repeats nor shadows it.
+pub(crate) fn own(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+/// The launchers' own local names ([`own`]).
+pub(crate) struct Own {
+    pub device: Ident,
+    pub module: Ident,
+    pub stream: Ident,
+    pub consts: Ident,
+    pub grid: Ident,
+    pub args: Ident,
+    pub spec: Ident,
+    pub sizes: Ident,
+    /// `specialisation`, the function picking a launch's specialisation.
+    pub select: Ident,
+}
+
+/// The const values as a launcher's parameter (`consts: Consts,`) and as the argument it
+/// passes on (`consts,`); both empty for a kernel without const values.
+pub(crate) fn consts_param_arg(has_consts: bool) -> (TokenStream, TokenStream) {
+    let consts = Own::names().consts;
+    if has_consts {
+        (quote!(#consts: Consts,), quote!(#consts,))
+    } else {
+        (quote!(), quote!())
+    }
+}
+
+impl Own {
+    pub(crate) fn names() -> Own {
+        Own {
+            device: own("device"),
+            module: own("module"),
+            stream: own("stream"),
+            consts: own("consts"),
+            grid: own("grid"),
+            args: own("args"),
+            spec: own("spec"),
+            sizes: own("sizes"),
+            select: own("specialisation"),
+        }
+    }
+}
+
 /// The host's `launch` (on a `Device`, from a `Module`) and `emulate` (on the CPU emulator) of
 /// a kernel without tensor parameters: generic over `bounds`, taking the const values
 /// (`consts_param`, empty for a kernel without them), the grid and `params`; `docs` and
@@ -866,8 +908,12 @@ fn launch_and_emulate(
     params: &TokenStream,
     bodies: [TokenStream; 2],
 ) -> TokenStream {
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (device, module, grid) = (own("device"), own("module"), own("grid"));
+    let Own {
+        device,
+        module,
+        grid,
+        ..
+    } = Own::names();
     let [launch_doc, emulate_doc] = docs;
     let [launch_body, emulate_body] = bodies;
     quote! {

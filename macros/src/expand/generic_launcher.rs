@@ -22,8 +22,12 @@ pub(super) fn generic_launcher(
     if !launchable_params {
         return quote!();
     }
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (device, module, consts, grid) = (own("device"), own("module"), own("consts"), own("grid"));
+    let Own {
+        device,
+        module,
+        grid,
+        ..
+    } = Own::names();
     let kernel_str = name.to_string();
     let mut traits = TokenStream::new();
     let mut bounds = Vec::new();
@@ -108,16 +112,7 @@ pub(super) fn generic_launcher(
         .map(|p| Ident::new(&p.name, Span::call_site()))
         .collect();
     let param_types: Vec<&syn::Type> = params.iter().map(|(_, t)| *t).collect();
-    let consts_param = if has_consts {
-        quote!(#consts: Consts,)
-    } else {
-        quote!()
-    };
-    let consts_arg = if has_consts {
-        quote!(#consts,)
-    } else {
-        quote!()
-    };
+    let (consts_param, consts_arg) = consts_param_arg(has_consts);
     // `if <T is f16> { return T_f16::f(leading…, params…); }` per group.
     let dispatch = |function: &Ident, leading: TokenStream| -> TokenStream {
         let arms = groups.iter().map(|(types, _)| {

@@ -7,6 +7,7 @@
 //! (an output — a parameter the kernel stores through, [`stored_params`] — by `&mut`, an input
 //! by `&`) and passes its pointer, sizes and strides after checking rank and extent.
 
+use super::{consts_param_arg, Own};
 use crate::ir::{Kernel, OpKind, Region};
 use crate::types::DType;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -377,16 +378,16 @@ fn tensor_signature<'a, T: ToTokens>(
 }
 
 pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (consts, grid, args, spec, stream, module, sizes) = (
-        own("consts"),
-        own("grid"),
-        own("args"),
-        own("spec"),
-        own("stream"),
-        own("module"),
-        own("sizes"),
-    );
+    let Own {
+        consts,
+        grid,
+        args,
+        spec,
+        stream,
+        module,
+        sizes,
+        ..
+    } = Own::names();
     let sig = tensor_signature(l.tensors, l.params, l.stored);
     let mut unpack = Vec::new();
     let mut uses = Vec::new();
@@ -487,14 +488,14 @@ pub fn generic_tensor_launcher(
     groups: &[(Ident, Vec<TokenStream>)],
     has_consts: bool,
 ) -> TokenStream {
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (stream, module, consts, grid) = (own("stream"), own("module"), own("consts"), own("grid"));
+    let Own {
+        stream,
+        module,
+        grid,
+        ..
+    } = Own::names();
     let sig = tensor_signature(tensors, params, stored);
-    let (consts_param, consts_arg) = if has_consts {
-        (quote!(#consts: Consts,), quote!(#consts,))
-    } else {
-        (quote!(), quote!())
-    };
+    let (consts_param, consts_arg) = consts_param_arg(has_consts);
     let mismatch = quote! {
         ::tessera::launch::LaunchError::InvalidConfig {
             kernel: #kernel.to_string(),
@@ -559,8 +560,12 @@ fn launch_sized(
     consts_param: &TokenStream,
     body: TokenStream,
 ) -> TokenStream {
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (stream, module, grid) = (own("stream"), own("module"), own("grid"));
+    let Own {
+        stream,
+        module,
+        grid,
+        ..
+    } = Own::names();
     let signature = &sig.params;
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]
@@ -588,13 +593,14 @@ fn launch_via_sized(
     sig: &TensorSignature<'_>,
     no_consts: bool,
 ) -> TokenStream {
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (stream, module, consts, grid) = (own("stream"), own("module"), own("consts"), own("grid"));
-    let (consts_param, consts_arg) = if no_consts {
-        (quote!(), quote!())
-    } else {
-        (quote!(#consts: Consts,), quote!(#consts,))
-    };
+    let Own {
+        stream,
+        module,
+        consts,
+        grid,
+        ..
+    } = Own::names();
+    let (consts_param, consts_arg) = consts_param_arg(!no_consts);
     let (signature, forward) = (&sig.params, &sig.forward);
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]

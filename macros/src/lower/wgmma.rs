@@ -17,7 +17,7 @@
 //! are separate so that a pipelined loop can issue a group and retire it later with
 //! `wait_group N > 0`; [`lower_wgmma`] renders both back to back with `wait_group 0`.
 
-use super::convert::{index_lit, render_store, Render, StoreStep, ThreadValue};
+use super::convert::{guarded_stores, index_lit, render_store, Render, StoreStep};
 use super::{internal, Ctx};
 use crate::ir::Op;
 use crate::types::DType;
@@ -389,24 +389,13 @@ fn render_operand_store(
     if store.elements.len() > 1 {
         return render_store(store, 16, src, rc, smem);
     }
-    let (lane, warp, span) = (&rc.lane, &rc.warp, rc.span);
-    let thread = store.thread_offset.render(lane, warp);
+    let span = rc.span;
     let stores = store.chunks.iter().map(|&(r, off)| {
         let (r, off) = (index_lit(r), Literal::u32_suffixed(off));
         quote_spanned!(span=> ::tessera::device::st_shared_b16(
             #smem + (#off ^ __tessera_thread), ::tessera::tile::Elem::to_bits(#src[#r]) as u16);)
     });
-    let (lane_guard, warp_guard) = (
-        Literal::u32_suffixed(store.lane_guard),
-        Literal::u32_suffixed(store.warp_guard),
-    );
-    quote! {
-        if #lane & #lane_guard == 0 && #warp & #warp_guard == 0 {
-            let __tessera_thread: u32 = #thread;
-            // SAFETY: the addresses lie in this dot's region of dynamic shared memory.
-            unsafe { #(#stores)* }
-        }
-    }
+    guarded_stores(store, rc, stores)
 }
 
 /// `(template | ((smem + block offset + K step offset) >> 4) & 0x3fff)`: the descriptor of
