@@ -106,7 +106,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// The items of a kernel's module other than its entry points (see the module docs): an entry
 /// named like one of them would clash with it.
-const MODULE_ITEMS: &[&str] = &[
+pub(crate) const MODULE_ITEMS: &[&str] = &[
     "Args",
     "Consts",
     "NUM_WARPS",
@@ -587,18 +587,17 @@ fn specialisation_items(
 
     let module_checks: Vec<&TokenStream> = module_items.iter().map(|(_, t)| t).collect();
 
-    // Host side. The launcher's own names are hygienic (`Span::mixed_site`): a parameter of the
-    // kernel named `device`, `args`, `specialisation`, … neither repeats nor shadows them.
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (device, module, consts, grid, args, spec, select) = (
-        own("device"),
-        own("module"),
-        own("consts"),
-        own("grid"),
-        own("args"),
-        own("spec"),
-        own("specialisation"),
-    );
+    // Host side.
+    let Own {
+        device,
+        module,
+        consts,
+        grid,
+        args,
+        spec,
+        select,
+        ..
+    } = Own::names();
     // Tuples implement `KernelArgs` up to `MAX_TUPLE_ARGS` elements; beyond, `Args` is a struct
     // with one field per parameter.
     let as_struct = params.len() > MAX_TUPLE_ARGS;
@@ -683,11 +682,7 @@ fn specialisation_items(
         quote!(if true #(&& #conds)* { return pick(&[#(#idx),*]); })
     });
     let has_consts = !selecting.is_empty();
-    let consts_param = if has_consts {
-        quote!(#consts: Consts,)
-    } else {
-        quote!()
-    };
+    let (consts_param, _) = consts_param_arg(has_consts);
     let consts_value = if has_consts {
         quote!()
     } else {
@@ -758,40 +753,32 @@ fn specialisation_items(
             define_sizes: types.is_empty().then_some(tensors.as_slice()),
         })
     } else if launchable_params {
-        quote! {
-            #[cfg(not(target_arch = "nvptx64"))]
-            /// Launches the kernel on `device` (GPU or emulator) from `module` (the PTX of the
-            /// kernel crate): picks the specialisation (and alignment variant), block
-            /// `32 × NUM_WARPS` threads, the kernel's dynamic shared memory.
-            #[allow(clippy::too_many_arguments)]
-            pub fn launch(
-                #device: &::tessera::launch::Device,
-                #module: &::tessera::launch::Module,
-                #consts_param
-                #grid: impl ::tessera::tile::Grid<Consts>,
-                #(#param_names: #param_types),*
-            ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
-                #consts_value
-                let #args: Args = #args_value;
-                let #spec = #select(&#consts, &#args)?;
-                ::tessera::tile::launch_on(#device, #module, #spec, #grid.grid(&#consts), #args)
-            }
-
-            #[cfg(not(target_arch = "nvptx64"))]
-            /// Runs the kernel on the CPU emulator directly (no PTX module needed); pointers
-            /// must be host addresses of live memory (e.g. emulator `DeviceBuffer`s).
-            #[allow(clippy::too_many_arguments)]
-            pub fn emulate(
-                #consts_param
-                #grid: impl ::tessera::tile::Grid<Consts>,
-                #(#param_names: #param_types),*
-            ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
-                #consts_value
-                let #args: Args = #args_value;
-                let #spec = #select(&#consts, &#args)?;
-                ::tessera::tile::emulate(#spec, #grid.grid(&#consts), #args)
-            }
-        }
+        launch_and_emulate(
+            [
+                "Launches the kernel on `device` (GPU or emulator) from `module` (the PTX of the \
+                 kernel crate): picks the specialisation (and alignment variant), block \
+                 `32 × NUM_WARPS` threads, the kernel's dynamic shared memory.",
+                "Runs the kernel on the CPU emulator directly (no PTX module needed); pointers \
+                 must be host addresses of live memory (e.g. emulator `DeviceBuffer`s).",
+            ],
+            &[],
+            &consts_param,
+            &quote!(#(#param_names: #param_types),*),
+            [
+                quote! {
+                    #consts_value
+                    let #args: Args = #args_value;
+                    let #spec = #select(&#consts, &#args)?;
+                    ::tessera::tile::launch_on(#device, #module, #spec, #grid.grid(&#consts), #args)
+                },
+                quote! {
+                    #consts_value
+                    let #args: Args = #args_value;
+                    let #spec = #select(&#consts, &#args)?;
+                    ::tessera::tile::emulate(#spec, #grid.grid(&#consts), #args)
+                },
+            ],
+        )
     } else {
         quote!()
     };
@@ -862,6 +849,99 @@ fn specialisation_items(
 
         #tuned
     })
+}
+
+/// A name of the launcher's own, hygienic (`Span::mixed_site`): a parameter of the kernel
+/// of the same name neither repeats nor shadows it.
+pub(crate) fn own(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+/// The launchers' own local names ([`own`]).
+pub(crate) struct Own {
+    pub device: Ident,
+    pub module: Ident,
+    pub stream: Ident,
+    pub consts: Ident,
+    pub grid: Ident,
+    pub args: Ident,
+    pub spec: Ident,
+    pub sizes: Ident,
+    /// `specialisation`, the function picking a launch's specialisation.
+    pub select: Ident,
+}
+
+/// The const values as a launcher's parameter (`consts: Consts,`) and as the argument it
+/// passes on (`consts,`); both empty for a kernel without const values.
+pub(crate) fn consts_param_arg(has_consts: bool) -> (TokenStream, TokenStream) {
+    let consts = Own::names().consts;
+    if has_consts {
+        (quote!(#consts: Consts,), quote!(#consts,))
+    } else {
+        (quote!(), quote!())
+    }
+}
+
+impl Own {
+    pub(crate) fn names() -> Own {
+        Own {
+            device: own("device"),
+            module: own("module"),
+            stream: own("stream"),
+            consts: own("consts"),
+            grid: own("grid"),
+            args: own("args"),
+            spec: own("spec"),
+            sizes: own("sizes"),
+            select: own("specialisation"),
+        }
+    }
+}
+
+/// The host's `launch` (on a `Device`, from a `Module`) and `emulate` (on the CPU emulator) of
+/// a kernel without tensor parameters: generic over `bounds`, taking the const values
+/// (`consts_param`, empty for a kernel without them), the grid and `params`; `docs` and
+/// `bodies` are `launch`'s and `emulate`'s.
+fn launch_and_emulate(
+    docs: [&str; 2],
+    bounds: &[TokenStream],
+    consts_param: &TokenStream,
+    params: &TokenStream,
+    bodies: [TokenStream; 2],
+) -> TokenStream {
+    let Own {
+        device,
+        module,
+        grid,
+        ..
+    } = Own::names();
+    let [launch_doc, emulate_doc] = docs;
+    let [launch_body, emulate_body] = bodies;
+    quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #launch_doc]
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch<#(#bounds),*>(
+            #device: &::tessera::launch::Device,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #params
+        ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
+            #launch_body
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #emulate_doc]
+        #[allow(clippy::too_many_arguments)]
+        pub fn emulate<#(#bounds),*>(
+            #consts_param
+            #grid: impl ::tessera::tile::Grid<Consts>,
+            #params
+        ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
+            #emulate_body
+        }
+    }
 }
 
 /// The PTX entry and its host twin for the bodies of one variant: with one body (a kernel

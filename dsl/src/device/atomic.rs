@@ -113,37 +113,28 @@ macro_rules! with_sem_scope {
     };
 }
 
-/// One predicated `atom` of two operands (`rmw`) or three (`cas`) on registers of class `$reg`.
+/// One predicated `atom` of two operands (`rmw`) or three (`cas`) on registers of class `$reg`
+/// (`@one`: the instruction, with the value operands `$operands` bound by `$values`).
 #[cfg(target_arch = "nvptx64")]
 macro_rules! atom_asm {
-    ($ss:literal, rmw, $instr:literal, $reg:ident, $addr:expr, $v:expr, $c:expr, $pred:expr) => {{
+    ($ss:literal, rmw, $instr:literal, $reg:ident, $addr:expr, $v:expr, $c:expr, $pred:expr) => {
+        atom_asm!(@one $ss, $instr, "{v}", $reg, $addr, $pred, v = in($reg) $v)
+    };
+    ($ss:literal, cas, $instr:literal, $reg:ident, $addr:expr, $v:expr, $c:expr, $pred:expr) => {
+        atom_asm!(@one $ss, $instr, "{c}, {v}", $reg, $addr, $pred, c = in($reg) $c, v = in($reg) $v)
+    };
+    (@one $ss:literal, $instr:literal, $operands:literal, $reg:ident, $addr:expr, $pred:expr,
+     $($values:tt)*) => {{
         let mut d = 0;
         asm!(
             "{{",
             ".reg .pred p;",
             "setp.ne.b32 p, {pred}, 0;",
-            concat!("@p atom", $ss, ".global.", $instr, " {d}, [{addr}], {v};"),
+            concat!("@p atom", $ss, ".global.", $instr, " {d}, [{addr}], ", $operands, ";"),
             "}}",
             d = inout($reg) d,
             addr = in(reg64) $addr,
-            v = in($reg) $v,
-            pred = in(reg32) $pred as u32,
-            options(nostack)
-        );
-        d
-    }};
-    ($ss:literal, cas, $instr:literal, $reg:ident, $addr:expr, $v:expr, $c:expr, $pred:expr) => {{
-        let mut d = 0;
-        asm!(
-            "{{",
-            ".reg .pred p;",
-            "setp.ne.b32 p, {pred}, 0;",
-            concat!("@p atom", $ss, ".global.", $instr, " {d}, [{addr}], {c}, {v};"),
-            "}}",
-            d = inout($reg) d,
-            addr = in(reg64) $addr,
-            c = in($reg) $c,
-            v = in($reg) $v,
+            $($values)*,
             pred = in(reg32) $pred as u32,
             options(nostack)
         );

@@ -571,14 +571,8 @@ impl Device {
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
-                let samples = context.time(
-                    hip_module,
-                    kernel.name,
-                    resolved.index,
-                    &config,
-                    &params,
-                    options,
-                )?;
+                let samples =
+                    context.time(hip_module, name, kernel.index, config, params, options)?;
                 Ok(Timing::from_samples(samples, TimingClock::HipEvents))
             }
             #[cfg(any(feature = "cuda", feature = "hip"))]

@@ -380,24 +380,21 @@ pub fn plan_wgmma_dot(
     let a_registers = a_fragments(a, &origins, &group_origin, k / WGMMA_K);
     let (a_shared, a_desc, a_store) = operand(a, [m, k], 1, WGMMA_M, "a")?;
     let (b_shared, b_desc, b_store) = operand(b, [k, n], 0, instr_n, "b")?;
-    let a_blocks = origins
-        .iter()
-        .map(|&(br, _)| {
-            group_origin
-                .iter()
-                .map(|&(gr, _)| a_desc.mn_block_offsets[((br + gr) / WGMMA_M) as usize])
-                .collect()
-        })
-        .collect();
-    let b_blocks = origins
-        .iter()
-        .map(|&(_, bc)| {
-            group_origin
-                .iter()
-                .map(|&(_, gc)| b_desc.mn_block_offsets[((bc + gc) / instr_n) as usize])
-                .collect()
-        })
-        .collect();
+    // Per accumulator block and warpgroup: the offset of the M (A) or N (B) block it reads,
+    // `along` picking the row or column of an origin, `block` the rows or columns of one.
+    let block_offsets = |desc: &OperandPlan, along: fn((u32, u32)) -> u32, block: u32| {
+        origins
+            .iter()
+            .map(|&o| {
+                group_origin
+                    .iter()
+                    .map(|&g| desc.mn_block_offsets[((along(o) + along(g)) / block) as usize])
+                    .collect()
+            })
+            .collect()
+    };
+    let a_blocks = block_offsets(&a_desc, |(row, _)| row, WGMMA_M);
+    let b_blocks = block_offsets(&b_desc, |(_, col)| col, instr_n);
     let alignment = a_desc.alignment.max(b_desc.alignment);
     let a_bytes = m * k * 2;
     let b_offset = a_bytes.div_ceil(alignment) * alignment;

@@ -53,18 +53,22 @@ fn shapes_follow_the_warpgroups() {
         .contains("N = 32"));
 }
 
+/// `[M, N, K]` and warps of the f16 plans the tests below check (one and two warpgroups).
+const PLANNED: [([u32; 3], u32); 7] = [
+    ([64, 64, 16], 4),
+    ([128, 128, 64], 4),
+    ([128, 128, 64], 8),
+    ([128, 256, 64], 8),
+    ([64, 128, 32], 8),
+    ([256, 128, 32], 8),
+    ([128, 128, 32], 4),
+];
+
 /// Every accumulator register of every thread is, in exactly one block, the fragment element
 /// the instruction writes: checked by the planner, here also from the outside by counting.
 #[test]
 fn accumulator_blocks_cover_the_tile_once() {
-    for (mnk, nw) in [
-        ([64, 64, 16], 4),
-        ([128, 128, 64], 4),
-        ([128, 128, 64], 8),
-        ([128, 256, 64], 8),
-        ([64, 128, 32], 8),
-        ([256, 128, 32], 8),
-    ] {
+    for (mnk, nw) in PLANNED {
         let plan = planned(WgmmaInput::F16, mnk, nw);
         let acc = plan.shape.accumulator_layout().unwrap();
         let [m, n, _] = mnk;
@@ -141,14 +145,7 @@ fn check_descriptors(plan: &WgmmaDotPlan) {
 
 #[test]
 fn descriptors_address_the_nvmma_layout() {
-    for (mnk, nw) in [
-        ([64, 64, 16], 4),
-        ([128, 128, 64], 4),
-        ([128, 128, 64], 8),
-        ([128, 256, 64], 8),
-        ([64, 128, 32], 8),
-        ([128, 128, 32], 4),
-    ] {
+    for (mnk, nw) in PLANNED {
         check_descriptors(&planned(WgmmaInput::F16, mnk, nw));
     }
 }

@@ -266,19 +266,9 @@ impl Checker<'_> {
         let carried = self.carried_variables(&[body], &[], &loop_var, loc);
         let iv_dtype = bounds.as_ref().map_or(DType::Scalar(Scalar::I32), |b| b.1);
         let iv = self.new_value(TileType::scalar(iv_dtype), var.loc());
+        let saved = self.mark_carried(&carried, loc);
         let mut args = vec![iv];
-        let mut saved = Vec::new();
-        for &(slot, init) in &carried {
-            let ty = self.ty(init).clone();
-            let arg = self.new_value(ty, loc);
-            let name = self.binding(slot).name.clone();
-            self.values[arg.0 as usize].name = Some(name);
-            args.push(arg);
-            let b = self.binding(slot);
-            saved.push(b.carried_by);
-            b.operand = Operand::Value(arg);
-            b.carried_by = Some(loc);
-        }
+        args.extend(self.bind_carried_args(&carried, loc));
         self.regions.push(Region::default());
         self.push_scope();
         if let Pat::Bind { name, .. } = var {
@@ -310,13 +300,7 @@ impl Checker<'_> {
             }
             None => None,
         };
-        for (i, &(slot, _)) in carried.iter().enumerate() {
-            let operand = results
-                .as_ref()
-                .map_or(Operand::Poison, |r| Operand::Value(r[i]));
-            self.rebind(slot, operand);
-            self.binding(slot).carried_by = saved[i];
-        }
+        self.end_carried(&carried, results, &saved);
     }
 
     /// `while cond { body }`: the variables the body assigns are carried; the condition reads
@@ -334,37 +318,20 @@ impl Checker<'_> {
             );
         }
         let carried = self.carried_variables(&[body], &[], &[], loc);
-        let mut saved = Vec::new();
-        for &(slot, _) in &carried {
-            let b = self.binding(slot);
-            saved.push(b.carried_by);
-            b.carried_by = Some(loc);
-        }
+        let saved = self.mark_carried(&carried, loc);
         // The condition, on the carried values at the top of an iteration.
         let cond_args = self.bind_carried_args(&carried, loc);
         self.regions.push(Region::default());
         self.push_scope();
         let c = self.operand(cond);
         self.pop_scope();
-        let cond_value = match c {
-            Operand::Poison => None,
-            Operand::Value(v) if self.ty(v).is_scalar() && self.dtype(v).is_bool() => Some(v),
-            other => {
-                let found = self.describe(other);
-                let hint = match other {
-                    Operand::Value(v) if !self.ty(v).is_scalar() => {
-                        " (the loop runs the whole program, so its condition is one value: \
-                         reduce the tile to a scalar first, e.g. `x.max(0) > limit`)"
-                    }
-                    _ => "",
-                };
-                self.error(
-                    cond.loc,
-                    format!("the condition of `while` must be a scalar bool, found {found}{hint}"),
-                );
-                None
-            }
-        };
+        let cond_value = self.scalar_condition(
+            c,
+            cond.loc,
+            "while",
+            " (the loop runs the whole program, so its condition is one value: reduce the tile \
+             to a scalar first, e.g. `x.max(0) > limit`)",
+        );
         let mut cond_region = self.regions.pop().unwrap_or_default();
         cond_region.args = cond_args;
         cond_region.yields = cond_value.into_iter().collect();
@@ -394,6 +361,53 @@ impl Checker<'_> {
             }
             None => None,
         };
+        self.end_carried(&carried, results, &saved);
+    }
+
+    /// The condition `c` of `what` (`if`, `while`) when it is a scalar bool; otherwise an error
+    /// at `loc` (with `tile_hint` when it is a tile) and `None`.
+    fn scalar_condition(
+        &mut self,
+        c: Operand,
+        loc: Loc,
+        what: &str,
+        tile_hint: &str,
+    ) -> Option<ValueId> {
+        match c {
+            Operand::Poison => None,
+            Operand::Value(v) if self.ty(v).is_scalar() && self.dtype(v).is_bool() => Some(v),
+            other => {
+                let found = self.describe(other);
+                let hint = match other {
+                    Operand::Value(v) if !self.ty(v).is_scalar() => tile_hint,
+                    _ => "",
+                };
+                self.error(
+                    loc,
+                    format!("the condition of `{what}` must be a scalar bool, found {found}{hint}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Marks the carried variables as carried by the loop at `loc`; gives the marks they had
+    /// (for [`Self::end_carried`]).
+    fn mark_carried(&mut self, carried: &[(Slot, ValueId)], loc: Loc) -> Vec<Option<Loc>> {
+        carried
+            .iter()
+            .map(|&(slot, _)| self.binding(slot).carried_by.replace(loc))
+            .collect()
+    }
+
+    /// After a loop: the carried variables bound to its `results` (poison when the loop was not
+    /// emitted), their marks back as they were before it (`saved`).
+    fn end_carried(
+        &mut self,
+        carried: &[(Slot, ValueId)],
+        results: Option<Vec<ValueId>>,
+        saved: &[Option<Loc>],
+    ) {
         for (i, &(slot, _)) in carried.iter().enumerate() {
             let operand = results
                 .as_ref()
@@ -425,25 +439,13 @@ impl Checker<'_> {
         loc: Loc,
     ) -> Val {
         let c = self.operand(cond);
-        let cond_value = match c {
-            Operand::Poison => None,
-            Operand::Value(v) if self.ty(v).is_scalar() && self.dtype(v).is_bool() => Some(v),
-            other => {
-                let found = self.describe(other);
-                let hint = match other {
-                    Operand::Value(v) if !self.ty(v).is_scalar() => {
-                        " (an `if` branches the whole program; for per-element choice use \
-                         `where_(condition, a, b)`)"
-                    }
-                    _ => "",
-                };
-                self.error(
-                    cond.loc,
-                    format!("the condition of `if` must be a scalar bool, found {found}{hint}"),
-                );
-                None
-            }
-        };
+        let cond_value = self.scalar_condition(
+            c,
+            cond.loc,
+            "if",
+            " (an `if` branches the whole program; for per-element choice use \
+             `where_(condition, a, b)`)",
+        );
         let carried =
             self.carried_variables(&[then], &els.into_iter().collect::<Vec<_>>(), &[], loc);
         let inits: Vec<Operand> = carried.iter().map(|&(_, v)| Operand::Value(v)).collect();

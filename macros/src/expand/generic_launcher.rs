@@ -22,8 +22,12 @@ pub(super) fn generic_launcher(
     if !launchable_params {
         return quote!();
     }
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (device, module, consts, grid) = (own("device"), own("module"), own("consts"), own("grid"));
+    let Own {
+        device,
+        module,
+        grid,
+        ..
+    } = Own::names();
     let kernel_str = name.to_string();
     let mut traits = TokenStream::new();
     let mut bounds = Vec::new();
@@ -117,17 +121,9 @@ pub(super) fn generic_launcher(
         .map(|p| Ident::new(&p.name, Span::call_site()))
         .collect();
     let param_types: Vec<&syn::Type> = params.iter().map(|(_, t)| *t).collect();
-    let consts_param = if has_consts {
-        quote!(#consts: Consts,)
-    } else {
-        quote!()
-    };
-    let consts_arg = if has_consts {
-        quote!(#consts,)
-    } else {
-        quote!()
-    };
-    let launch_arms = {
+    let (consts_param, consts_arg) = consts_param_arg(has_consts);
+    // `if <T is f16> { return T_f16::f(leading…, params…); }` per group.
+    let dispatch = |function: &Ident, leading: TokenStream| -> TokenStream {
         let arms = groups.iter().map(|(types, _)| {
             let sub = types_module(types);
             let same = same_types(types);
@@ -135,27 +131,21 @@ pub(super) fn generic_launcher(
                 if true #(&& #same)* {
                     // SAFETY: the type parameters are these element types, so each argument
                     // already has the type of the submodule's parameter.
-                    return #sub::launch(#device, #module, #consts_arg #grid,
+                    return #sub::#function(#leading
                         #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
                 }
             }
         });
         quote!(#(#arms)*)
     };
-    let emulate_arms = {
-        let arms = groups.iter().map(|(types, _)| {
-            let sub = types_module(types);
-            let same = same_types(types);
-            quote! {
-                if true #(&& #same)* {
-                    // SAFETY: as in `launch`.
-                    return #sub::emulate(#consts_arg #grid,
-                        #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
-                }
-            }
-        });
-        quote!(#(#arms)*)
-    };
+    let launch_arms = dispatch(
+        &Ident::new("launch", Span::call_site()),
+        quote!(#device, #module, #consts_arg #grid,),
+    );
+    let emulate_arms = dispatch(
+        &Ident::new("emulate", Span::call_site()),
+        quote!(#consts_arg #grid,),
+    );
     let no_types = quote! {
         ::core::result::Result::Err(::tessera::launch::LaunchError::InvalidConfig {
             kernel: #kernel_str.to_string(),
@@ -163,21 +153,6 @@ pub(super) fn generic_launcher(
         })
     };
     let tuned = if axes.autotune.is_some() {
-        // `if <T is f16> { return T_f16::f(leading…, params…); }` per group.
-        let dispatch = |function: &Ident, leading: TokenStream| -> TokenStream {
-            let arms = groups.iter().map(|(types, _)| {
-                let sub = types_module(types);
-                let same = same_types(types);
-                quote! {
-                    if true #(&& #same)* {
-                        // SAFETY: as in `launch`.
-                        return #sub::#function(#leading
-                            #(unsafe { ::core::mem::transmute_copy(&#param_names) }),*);
-                    }
-                }
-            });
-            quote!(#(#arms)*)
-        };
         let first_module = types_module(first_types);
         generic_tuned(
             &first_module,
@@ -190,38 +165,27 @@ pub(super) fn generic_launcher(
     } else {
         quote!()
     };
+    let launchers = launch_and_emulate(
+        [
+            "Launches the specialisation of the arguments' element types (see each submodule's \
+             `launch`): a type parameter is given by the arguments' types, e.g. `Ptr<f16>`.",
+            "Runs the specialisation of the arguments' element types on the CPU emulator (see \
+             each submodule's `emulate`).",
+        ],
+        &bounds,
+        &consts_param,
+        &quote!(#(#param_names: #param_types),*),
+        [
+            quote!(#launch_arms #no_types),
+            quote!(#emulate_arms #no_types),
+        ],
+    );
     quote! {
         #traits
 
         #tuned
 
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// Launches the specialisation of the arguments' element types (see each submodule's
-        /// `launch`): a type parameter is given by the arguments' types, e.g. `Ptr<f16>`.
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch<#(#bounds),*>(
-            #device: &::tessera::launch::Device,
-            #module: &::tessera::launch::Module,
-            #consts_param
-            #grid: impl ::tessera::tile::Grid<Consts>,
-            #(#param_names: #param_types),*
-        ) -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
-            #launch_arms
-            #no_types
-        }
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// Runs the specialisation of the arguments' element types on the CPU emulator (see
-        /// each submodule's `emulate`).
-        #[allow(clippy::too_many_arguments)]
-        pub fn emulate<#(#bounds),*>(
-            #consts_param
-            #grid: impl ::tessera::tile::Grid<Consts>,
-            #(#param_names: #param_types),*
-        ) -> ::core::result::Result<::tessera::emulator::EmulatorReport, ::tessera::launch::LaunchError> {
-            #emulate_arms
-            #no_types
-        }
+        #launchers
     }
 }
 

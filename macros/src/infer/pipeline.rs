@@ -275,31 +275,15 @@ impl<'k> Defs<'k> {
 }
 
 /// Whether `op` may run again, ahead of its iteration, in the issue code: register-only and
-/// free of side effects.
+/// free of side effects (the solver's cheap ops, the program ids, a conversion without shared
+/// memory).
 fn reissuable(op: &Op) -> bool {
     match &op.kind {
-        OpKind::Constant(_)
-        | OpKind::ProgramId { .. }
-        | OpKind::NumPrograms { .. }
-        | OpKind::Arange { .. }
-        | OpKind::Splat
-        | OpKind::ExpandDims { .. }
-        | OpKind::Broadcast
-        | OpKind::Reshape
-        | OpKind::Trans { .. }
-        | OpKind::Join
-        | OpKind::Split
-        | OpKind::Unary(_)
-        | OpKind::Binary(_)
-        | OpKind::Compare(_)
-        | OpKind::Fma
-        | OpKind::Select
-        | OpKind::Cast { .. }
-        | OpKind::AddPtr => true,
+        OpKind::ProgramId { .. } | OpKind::NumPrograms { .. } => true,
         OpKind::Convert {
             conversion: Some(c),
         } => c.movement.shared_bytes == 0,
-        _ => false,
+        kind => super::solve::is_cheap_kind(kind),
     }
 }
 

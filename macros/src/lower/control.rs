@@ -20,7 +20,7 @@
 
 use super::{internal, Ctx};
 use crate::ir::{Op, ValueId};
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 fn same_type(ctx: &mut Ctx, op: &Op, values: &[ValueId]) -> Result<TokenStream, syn::Error> {
@@ -114,14 +114,11 @@ pub fn lower_for(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
     }
     let inner = ctx.lower_region(body)?;
     let (cur, end, stride) = (ctx.fresh("iv"), ctx.fresh("end"), ctx.fresh("step"));
+    let bounds = render_bounds(&iv_ty, [&cur, &end, &stride], [&lo, &hi, &st]);
     Ok(quote! {
         #init
         {
-            let mut #cur: #iv_ty = #lo;
-            let #end: #iv_ty = #hi;
-            let #stride: #iv_ty = #st;
-            #[allow(unused_comparisons)]
-            let __positive = #stride > 0;
+            #bounds
             if __positive {
                 while #cur < #end {
                     let #iv_arg: #iv_ty = #cur;
@@ -137,6 +134,22 @@ pub fn lower_for(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
         }
         #results
     })
+}
+
+/// A `for` loop's bounds, evaluated once: the induction variable `cur` from `lower`, `end` and
+/// `stride` (of type `iv_ty`), and `__positive`, whether the loop counts up.
+pub(super) fn render_bounds(
+    iv_ty: &TokenStream,
+    [cur, end, stride]: [&Ident; 3],
+    [lower, upper, step]: [&Ident; 3],
+) -> TokenStream {
+    quote! {
+        let mut #cur: #iv_ty = #lower;
+        let #end: #iv_ty = #upper;
+        let #stride: #iv_ty = #step;
+        #[allow(unused_comparisons)]
+        let __positive = #stride > 0;
+    }
 }
 
 pub fn lower_while(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {

@@ -320,9 +320,8 @@ pub(crate) fn render_store(
     rc: &Render,
     smem: &TokenStream,
 ) -> TokenStream {
-    let (lane, warp, elem, span) = (&rc.lane, &rc.warp, &rc.elem, rc.span);
+    let (elem, span) = (&rc.elem, rc.span);
     let n = s.elements.len();
-    let thread = s.thread_offset.render(lane, warp);
     let widened = s.stride * 8 != bits;
     let stores = s.chunks.iter().map(|&(first, off)| {
         let off = Literal::u32_suffixed(off);
@@ -347,13 +346,25 @@ pub(crate) fn render_store(
             _ => quote_spanned!(span=> ::tessera::device::st_shared_v4::<u32>(#addr, #value);),
         }
     });
+    guarded_stores(s, rc, stores)
+}
+
+/// `stores` (at offsets from `__tessera_thread`, the thread's byte offset) in the threads that
+/// store for `s` (its lane and warp guards).
+pub(crate) fn guarded_stores(
+    s: &StoreStep,
+    rc: &Render,
+    stores: impl Iterator<Item = TokenStream>,
+) -> TokenStream {
+    let (lane, warp) = (&rc.lane, &rc.warp);
+    let thread = s.thread_offset.render(lane, warp);
     let lane_guard = Literal::u32_suffixed(s.lane_guard);
     let warp_guard = Literal::u32_suffixed(s.warp_guard);
     quote! {
         if #lane & #lane_guard == 0 && #warp & #warp_guard == 0 {
             let __tessera_thread: u32 = #thread;
-            // SAFETY: the addresses lie in this conversion's region of dynamic shared
-            // memory, aligned to the access (planned at expansion time).
+            // SAFETY: the addresses lie in this op's region of dynamic shared memory, aligned
+            // to the access (planned at expansion time).
             unsafe { #(#stores)* }
         }
     }

@@ -254,14 +254,12 @@ pub fn lower_pipelined_for(
     ctx.ring_wgmma = outer_wgmma;
     ctx.pipeline_reads.truncate(depth);
     let inner = inner?;
+    let bounds =
+        super::control::render_bounds(&iv_ty, [&cur, &end, &stride], [&lower, &upper, &step]);
     Ok(quote! {
         #init
         {
-            let mut #cur: #iv_ty = #lower;
-            let #end: #iv_ty = #upper;
-            let #stride: #iv_ty = #step;
-            #[allow(unused_comparisons)]
-            let __positive = #stride > 0;
+            #bounds
             let mut #ahead_iv: #iv_ty = #lower;
             let mut #ahead_live: bool = __positive;
             #ahead_init

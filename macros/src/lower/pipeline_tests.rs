@@ -4,25 +4,9 @@
 use crate::frontend::analyze;
 use crate::infer::{infer_with, AlignmentPolicy, Inference};
 use crate::ir::Target;
-use crate::lower::{lower_kernel, Facts};
-use proc_macro2::{TokenStream, TokenTree};
+use crate::lower::tests::lower_with_plans;
+use proc_macro2::TokenStream;
 use quote::quote;
-
-/// The device-call names of `tokens` in order (identifiers after `::tessera::device::`).
-fn device_calls(tokens: &TokenStream, out: &mut Vec<String>) {
-    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
-    for (i, tt) in tts.iter().enumerate() {
-        match tt {
-            TokenTree::Group(g) => device_calls(&g.stream(), out),
-            TokenTree::Ident(d) if d == "device" => {
-                if let Some(TokenTree::Ident(name)) = tts.get(i + 3) {
-                    out.push(name.to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-}
 
 /// The attention body of `kernels/src/tiled/attention.rs` (not causal), f16.
 fn attention_item() -> TokenStream {
@@ -72,19 +56,6 @@ fn attention(attr: &str, target: Target) -> Inference {
     infer_with(&mut kernel, AlignmentPolicy::Aligned).unwrap()
 }
 
-/// The lowered body's device calls and the body as text.
-fn lowered(inference: &Inference) -> (Vec<String>, String) {
-    let facts = Facts {
-        pipelines: inference.pipelines.clone(),
-        accesses: inference.accesses.clone(),
-        ..Facts::default()
-    };
-    let body = lower_kernel(&inference.kernel, &facts).unwrap().body;
-    let mut calls = Vec::new();
-    device_calls(&body, &mut calls);
-    (calls, body.to_string())
-}
-
 /// `k` and `v` get rings of their own (`k` through its transpose), `q` is stored from registers
 /// and `p` read from registers (`_rs`: its layout, the first dot's accumulator, holds the A
 /// fragments); one `cp.async` group per iteration holds both rings' copies, and each dot waits
@@ -127,7 +98,7 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     );
     assert!(text.contains("(a from registers, v_tile"), "{text}");
 
-    let (calls, body) = lowered(&inf);
+    let (calls, body) = lower_with_plans(&inf);
     let count = |name: &str| calls.iter().filter(|c| *c == name).count();
     // 4 copies per thread per ring, issued in the prologue and in the steady state.
     assert_eq!(count("cp_async_cg_zfill"), 2 * (4 + 4), "{calls:?}");
@@ -202,7 +173,7 @@ fn attention_on_sm80_pipelines_through_conversions() {
         "{}",
         p.text()
     );
-    let (calls, _) = lowered(&inf);
+    let (calls, _) = lower_with_plans(&inf);
     assert!(
         calls.iter().any(|c| c == "cp_async_wait_group"),
         "{calls:?}"

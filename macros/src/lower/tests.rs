@@ -7,10 +7,40 @@ use crate::infer::Access;
 use crate::ir::{Kernel, LayoutSlot, OpKind, ValueId};
 use crate::tests::run;
 use crate::tests::sources::{self, tokens};
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 use quote::quote;
 use tessera_layout::plan::access::{plan_access, DimFacts};
 use tessera_layout::{Label, LinearLayout};
+
+/// The device-call names of `tokens` in order (identifiers after `::tessera::device::`).
+pub(super) fn device_calls(tokens: &TokenStream, out: &mut Vec<String>) {
+    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => device_calls(&g.stream(), out),
+            TokenTree::Ident(d) if d == "device" => {
+                if let Some(TokenTree::Ident(name)) = tts.get(i + 3) {
+                    out.push(name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The body lowered with `inference`'s pipelines and accesses: its device calls, and the body
+/// as text.
+pub(super) fn lower_with_plans(inference: &crate::infer::Inference) -> (Vec<String>, String) {
+    let facts = Facts {
+        pipelines: inference.pipelines.clone(),
+        accesses: inference.accesses.clone(),
+        ..Facts::default()
+    };
+    let body = lower_kernel(&inference.kernel, &facts).unwrap().body;
+    let mut calls = Vec::new();
+    device_calls(&body, &mut calls);
+    (calls, body.to_string())
+}
 
 /// A layout from its bases (coordinates per dimension) onto `shape`.
 pub fn layout_from(

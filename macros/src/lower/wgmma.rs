@@ -17,7 +17,7 @@
 //! are separate so that a pipelined loop can issue a group and retire it later with
 //! `wait_group N > 0`; [`lower_wgmma`] renders both back to back with `wait_group 0`.
 
-use super::convert::{index_lit, render_store, Render, StoreStep, ThreadValue};
+use super::convert::{guarded_stores, index_lit, render_store, Render, StoreStep};
 use super::{internal, Ctx};
 use crate::ir::Op;
 use crate::types::DType;
@@ -50,30 +50,50 @@ pub fn lower_wgmma(
             "a wgmma plan for another accumulator layout",
         ));
     }
-    let region = plan.shared_bytes + plan.alignment;
-    let offset = ctx.alloc_shared(region, 16);
+    let out = ctx.fresh("wgmma");
+    let operands = [OperandAt::Registers(a), OperandAt::Registers(b)];
+    let code = render_synchronous(ctx, op, plan, operands, acc, &out, in_dtype);
+    Ok((code, out))
+}
+
+/// `out`, the dot of `operands` and `acc` issued and retired at once (`wait_group 0`); the
+/// dot's region of `shared_bytes + alignment` bytes is allocated when an operand is in
+/// registers.
+fn render_synchronous(
+    ctx: &mut Ctx,
+    op: &Op,
+    plan: &WgmmaDotPlan,
+    operands: [OperandAt<'_>; 2],
+    acc: &Ident,
+    out: &Ident,
+    in_dtype: DType,
+) -> TokenStream {
+    let registers = plan.acc_registers.iter().map(Vec::len).sum::<usize>() as u32;
+    let offset = if operands
+        .iter()
+        .any(|at| matches!(at, OperandAt::Registers(_)))
+    {
+        ctx.alloc_shared(plan.shared_bytes + plan.alignment, 16)
+    } else {
+        0
+    };
     let barrier = ctx.shared_write_barrier();
     let rc = Render::for_op(ctx, op, in_dtype, None);
-    let out = ctx.fresh("wgmma");
     let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
         .map(|b| format_ident!("__tessera_acc{}", b))
         .collect();
-    let operands = [OperandAt::Registers(a), OperandAt::Registers(b)];
     let issue = render_issue(plan, offset, operands, &rc, &barrier, &accumulators);
     let retire = render_retire(plan, 0, &accumulators);
     let n = index_lit(registers);
-    Ok((
-        quote! {
-            let #out: [f32; #n] = {
-                #[allow(unused_mut)]
-                let mut __tessera_out: [f32; #n] = #acc;
-                #issue
-                #retire
-                __tessera_out
-            };
-        },
-        out,
-    ))
+    quote! {
+        let #out: [f32; #n] = {
+            #[allow(unused_mut)]
+            let mut __tessera_out: [f32; #n] = #acc;
+            #issue
+            #retire
+            __tessera_out
+        };
+    }
 }
 
 /// Where an operand of a `wgmma` is: registers stored to the dot's region, or a ring slot a
@@ -96,10 +116,6 @@ pub(crate) fn render_issue(
     accumulators: &[Ident],
 ) -> TokenStream {
     let span = rc.span;
-    let (offset, align_mask) = (
-        Literal::u32_suffixed(offset),
-        Literal::u32_suffixed(plan.alignment - 1),
-    );
     let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
     let mut stores = TokenStream::new();
     let mut addresses = TokenStream::new();
@@ -126,15 +142,12 @@ pub(crate) fn render_issue(
     let loads = render_fragment_loads(plan, accumulators);
     let calls = render_calls(plan, &a_smem, &b_smem, a_registers, accumulators, span);
     let (base, stores) = if stored {
+        let base = aligned_shared_address(offset, plan.alignment);
+        let stores = fenced_stores(barrier, stores);
         (
+            quote!(let __tessera_wgmma_base: u32 = #base;),
             quote! {
-                let __tessera_wgmma_base: u32 =
-                    (::tessera::device::dynamic_shared_base() + #offset + #align_mask) & !#align_mask;
-            },
-            quote! {
-                #barrier
                 #stores
-                ::tessera::device::fence_proxy_async_shared_cta();
                 ::tessera::device::sync_threads();
             },
         )
@@ -246,10 +259,9 @@ pub struct RingWgmma {
 }
 
 /// Operand `k` (0: `a`, 1: `b`) of the `wgmma` `dot`, a value from before its pipelined loop,
-/// stored once before the loop into a region of its own (the dot's region layout, aligned to
-/// the swizzle period): the operand's `u32` shared-window address, and the statements (a
-/// barrier, since earlier ops may still read this memory, the plan's stores, and
-/// `fence.proxy.async`; the loop's barrier before its prologue makes them visible to every
+/// stored once before the loop into a region of its own (the operand's bytes, aligned to its
+/// swizzle period): the operand's `u32` shared-window address, and the statements (the stores
+/// of [`fenced_stores`]; the loop's barrier before its prologue makes them visible to every
 /// thread's `wgmma`s).
 pub(crate) fn render_hoisted_operand(
     ctx: &mut Ctx,
@@ -261,29 +273,42 @@ pub(crate) fn render_hoisted_operand(
     let regs = ctx.regs(value, &dot.loc)?;
     let dtype = ctx.dtype(dot.operands[0]);
     let operand = if k == 0 { &plan.a } else { &plan.b };
-    let region = ctx.alloc_shared(plan.shared_bytes + plan.alignment, 16);
+    let alignment = operand.descriptors.alignment;
+    let region = ctx.alloc_shared(operand.bytes + alignment, 16);
     let barrier = ctx.shared_write_barrier();
     let rc = Render::for_op(ctx, dot, dtype, None);
     let (src, address) = (ctx.fresh("hoisted_regs"), ctx.fresh("hoisted"));
-    let (region, align_mask, region_offset) = (
-        Literal::u32_suffixed(region),
-        Literal::u32_suffixed(plan.alignment - 1),
-        Literal::u32_suffixed(operand.region_offset),
-    );
-    let smem = quote!(#address);
-    let stores = render_operand_store(&operand.store, &src, &rc, &smem);
+    let base = aligned_shared_address(region, alignment);
+    let stores = render_operand_store(&operand.store, &src, &rc, &quote!(#address));
+    let stores = fenced_stores(&barrier, stores);
     let statements = quote! {
-        let #address: u32 = ((::tessera::device::dynamic_shared_base() + #region + #align_mask)
-            & !#align_mask)
-            + #region_offset;
+        let #address: u32 = #base;
         {
             let #src = #regs;
-            #barrier
             #stores
-            ::tessera::device::fence_proxy_async_shared_cta();
         }
     };
     Ok((quote!(#address), statements))
+}
+
+/// The `u32` shared-window address of byte `offset` of dynamic shared memory rounded up to
+/// `alignment` (a power of two; the region holds `alignment` bytes more than it stores).
+fn aligned_shared_address(offset: u32, alignment: u32) -> TokenStream {
+    let (offset, align_mask) = (
+        Literal::u32_suffixed(offset),
+        Literal::u32_suffixed(alignment - 1),
+    );
+    quote!((::tessera::device::dynamic_shared_base() + #offset + #align_mask) & !#align_mask)
+}
+
+/// An operand's `stores` behind `barrier` (earlier ops may still read this memory), then
+/// `fence.proxy.async` (the generic proxy's writes, visible to the `wgmma`s' async proxy).
+fn fenced_stores(barrier: &TokenStream, stores: TokenStream) -> TokenStream {
+    quote! {
+        #barrier
+        #stores
+        ::tessera::device::fence_proxy_async_shared_cta();
+    }
 }
 
 /// The accumulators of a pipelined loop's `wgmma` with a group in flight, made from the
@@ -347,27 +372,7 @@ pub fn lower_wgmma_from_ring(
                 None => OperandAt::Registers(regs),
             };
             let operands = [at(a_slot, a), at(b_slot, b)];
-            let offset = if a_slot.is_none() || b_slot.is_none() {
-                ctx.alloc_shared(plan.shared_bytes + plan.alignment, 16)
-            } else {
-                0
-            };
-            let barrier = ctx.shared_write_barrier();
-            let rc = Render::for_op(ctx, op, in_dtype, None);
-            let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
-                .map(|b| format_ident!("__tessera_acc{}", b))
-                .collect();
-            let issue = render_issue(plan, offset, operands, &rc, &barrier, &accumulators);
-            let retire = render_retire(plan, 0, &accumulators);
-            quote! {
-                let #out: [f32; #n] = {
-                    #[allow(unused_mut)]
-                    let mut __tessera_out: [f32; #n] = #acc;
-                    #issue
-                    #retire
-                    __tessera_out
-                };
-            }
+            render_synchronous(ctx, op, plan, operands, acc, &out, in_dtype)
         }
     };
     Ok((code, out))
@@ -384,24 +389,13 @@ fn render_operand_store(
     if store.elements.len() > 1 {
         return render_store(store, 16, src, rc, smem);
     }
-    let (lane, warp, span) = (&rc.lane, &rc.warp, rc.span);
-    let thread = store.thread_offset.render(lane, warp);
+    let span = rc.span;
     let stores = store.chunks.iter().map(|&(r, off)| {
         let (r, off) = (index_lit(r), Literal::u32_suffixed(off));
         quote_spanned!(span=> ::tessera::device::st_shared_b16(
             #smem + (#off ^ __tessera_thread), ::tessera::tile::Elem::to_bits(#src[#r]) as u16);)
     });
-    let (lane_guard, warp_guard) = (
-        Literal::u32_suffixed(store.lane_guard),
-        Literal::u32_suffixed(store.warp_guard),
-    );
-    quote! {
-        if #lane & #lane_guard == 0 && #warp & #warp_guard == 0 {
-            let __tessera_thread: u32 = #thread;
-            // SAFETY: the addresses lie in this dot's region of dynamic shared memory.
-            unsafe { #(#stores)* }
-        }
-    }
+    guarded_stores(store, rc, stores)
 }
 
 /// `(template | ((smem + block offset + K step offset) >> 4) & 0x3fff)`: the descriptor of

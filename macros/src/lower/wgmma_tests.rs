@@ -3,25 +3,10 @@
 use crate::frontend::analyze;
 use crate::infer::{infer_with, AlignmentPolicy};
 use crate::ir::{DotCode, OpKind, Target};
+use crate::lower::tests::{device_calls, lower_with_plans};
 use crate::lower::{lower_kernel, Facts};
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::TokenStream;
 use quote::quote;
-
-/// The device-call names of `tokens` in order (identifiers after `::tessera::device::`).
-fn device_calls(tokens: &TokenStream, out: &mut Vec<String>) {
-    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
-    for (i, tt) in tts.iter().enumerate() {
-        match tt {
-            TokenTree::Group(g) => device_calls(&g.stream(), out),
-            TokenTree::Ident(d) if d == "device" => {
-                if let Some(TokenTree::Ident(name)) = tts.get(i + 3) {
-                    out.push(name.to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-}
 
 /// The test matmul: `acc = dot(a, b, acc)` over `k` steps of `BK`, `epilogue` applied to the
 /// accumulator in the loop after the `dot`.
@@ -140,15 +125,8 @@ fn pipelined(epilogue: TokenStream) -> (String, Vec<String>, String) {
     let [p] = inference.pipelines.as_slice() else {
         panic!("one pipelined loop: {:?}", inference.pipelines);
     };
-    let facts = Facts {
-        pipelines: inference.pipelines.clone(),
-        accesses: inference.accesses.clone(),
-        ..Facts::default()
-    };
-    let body = lower_kernel(&inference.kernel, &facts).unwrap().body;
-    let mut calls = Vec::new();
-    device_calls(&body, &mut calls);
-    (p.text(), calls, body.to_string())
+    let (calls, body) = lower_with_plans(&inference);
+    (p.text(), calls, body)
 }
 
 #[test]

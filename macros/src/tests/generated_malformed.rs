@@ -58,9 +58,10 @@ const EDGE_LITERALS: &[&str] = &[
     "(1 << 31)",
 ];
 
-/// Identifiers a mutation may put in place of another: keywords, raw identifiers, the names
-/// the expansion itself defines (`device`, `module`, `consts`, `grid`, `Args`, `Consts`, ...),
-/// float constants, operation and type names, and plain new names.
+/// Identifiers a mutation may put in place of another (besides the kernel module's items,
+/// `crate::expand::MODULE_ITEMS`): keywords, raw identifiers, the names the expansion's
+/// functions define (`device`, `module`, `consts`, `grid`, ...), float constants, operation and
+/// type names, and plain new names.
 const EDGE_IDENTS: &[&str] = &[
     "device",
     "module",
@@ -68,14 +69,6 @@ const EDGE_IDENTS: &[&str] = &[
     "grid",
     "args",
     "spec",
-    "Args",
-    "Consts",
-    "NUM_WARPS",
-    "EXPLAIN",
-    "SPECIALISATIONS",
-    "specialisation",
-    "launch",
-    "emulate",
     "tessera",
     "core",
     "std",
@@ -388,7 +381,11 @@ fn mutate(rng: &mut Rng, ts: &TokenStream) -> (TokenStream, &'static str) {
                     "swap operation"
                 }
                 _ => {
-                    list.splice(i..=i, lex(rng.pick(EDGE_IDENTS)));
+                    let idents: Vec<&str> = (crate::expand::MODULE_ITEMS.iter())
+                        .chain(EDGE_IDENTS)
+                        .copied()
+                        .collect();
+                    list.splice(i..=i, lex(rng.pick(&idents)));
                     "rename identifier"
                 }
             },

@@ -36,6 +36,15 @@ fn memory_only() -> TuneSettings {
     TuneSettings::default()
 }
 
+/// Settings with the cache file `path`, without the log.
+fn file_settings(path: &Path) -> TuneSettings {
+    TuneSettings {
+        cache_file: Some(path.to_path_buf()),
+        log: false,
+        time_emulator: false,
+    }
+}
+
 /// A measurement giving candidate `i` the time (ms) or failure `times[i]`.
 fn timings<'a>(times: &'a [Result<f64, &str>]) -> impl Fn(usize) -> Result<f64, LaunchError> + 'a {
     move |i: usize| {
@@ -202,11 +211,7 @@ fn the_emulator_tunes_like_a_gpu_when_asked() {
 #[test]
 fn the_cache_file_round_trips_between_tuners() {
     let path = cache_path("round-trip");
-    let settings = TuneSettings {
-        cache_file: Some(path.clone()),
-        log: false,
-        time_emulator: false,
-    };
+    let settings = file_settings(&path);
     let first = tuner();
     let c = first
         .choose_in(&gpu("H100"), &key(4096, 4096), &settings, |i| {
@@ -274,11 +279,7 @@ fn a_cached_winner_that_is_no_longer_a_candidate_is_retuned() {
         median_ms: 0.1,
     });
     file.write(&path).unwrap();
-    let settings = TuneSettings {
-        cache_file: Some(path.clone()),
-        log: false,
-        time_emulator: false,
-    };
+    let settings = file_settings(&path);
     let c = tuner()
         .choose_in(&gpu("A"), &key(1, 2), &settings, |i| Ok([0.3, 0.2, 0.1][i]))
         .unwrap();
@@ -302,11 +303,7 @@ fn a_corrupt_cache_file_is_ignored_and_left_alone() {
     ] {
         let path = cache_path(name);
         std::fs::write(&path, text).unwrap();
-        let settings = TuneSettings {
-            cache_file: Some(path.clone()),
-            log: false,
-            time_emulator: false,
-        };
+        let settings = file_settings(&path);
         let c = tuner()
             .choose_in(&gpu("A"), &key(1, 2), &settings, |i| Ok([0.3, 0.2, 0.1][i]))
             .unwrap();

@@ -252,8 +252,8 @@ pub fn keeps_layout(kind: &OpKind) -> bool {
     is_elementwise(kind) || matches!(kind, OpKind::Scan { .. })
 }
 
-/// Ops whose result is cheap when their tile operands are.
-fn is_cheap_kind(kind: &OpKind) -> bool {
+/// Ops whose result is cheap when their tile operands are (register-only, free of side effects).
+pub(in crate::infer) fn is_cheap_kind(kind: &OpKind) -> bool {
     is_elementwise(kind)
         || matches!(
             kind,
