@@ -21,6 +21,7 @@
 //! The candidates are the specialisations `expand` compiled (their const values, `num_warps`
 //! included when it varies); the choice itself is the runtime's (`Autotuner::choose`).
 
+use crate::expand::own;
 use crate::expand::tensor_params::TensorArgs;
 use crate::parse::Autotune;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -65,12 +66,6 @@ fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
-}
-
-/// The launcher's own names (hygienic: a kernel parameter of the same name neither repeats nor
-/// shadows them).
-fn own(name: &str) -> Ident {
-    Ident::new(name, Span::mixed_site())
 }
 
 /// `TUNER`, `CANDIDATES`, `launch_tuned` and `launch_tuned_with` of one assignment of element

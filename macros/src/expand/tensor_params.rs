@@ -8,6 +8,7 @@
 //! by `&`) and passes its pointer, sizes and strides after checking rank and extent
 //! ([`tensor_args`]: what every launcher taking tensors, the tuned ones included, is made of).
 
+use super::Own;
 use crate::ir::{Kernel, OpKind, Region};
 use crate::types::DType;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -460,15 +461,16 @@ pub struct TensorLauncher<'a> {
 }
 
 pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (stream, module, consts, grid, args, spec) = (
-        own("stream"),
-        own("module"),
-        own("consts"),
-        own("grid"),
-        own("args"),
-        own("spec"),
-    );
+    let Own {
+        stream,
+        module,
+        consts,
+        grid,
+        args,
+        spec,
+        sizes,
+        ..
+    } = Own::names();
     let TensorArgs {
         signature,
         views,
@@ -478,7 +480,6 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
         size_values,
         ..
     } = l.args;
-    let sizes = own("sizes");
     let (consts_param, consts_value, args_value) =
         (&l.consts_param, &l.consts_value, &l.args_value);
     let sizes_struct = l.define_sizes.map(sizes_struct);
@@ -559,8 +560,13 @@ pub fn generic_tensor_launcher(
     has_consts: bool,
     tuned: Option<&Ident>,
 ) -> TokenStream {
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (stream, module, consts, grid) = (own("stream"), own("module"), own("consts"), own("grid"));
+    let Own {
+        stream,
+        module,
+        consts,
+        grid,
+        ..
+    } = Own::names();
     let (consts_param, consts_arg) = if has_consts {
         (quote!(#consts: Consts,), quote!(#consts,))
     } else {
@@ -636,8 +642,13 @@ fn launch_via_sized(
     forward: &[TokenStream],
     no_consts: bool,
 ) -> TokenStream {
-    let own = |name: &str| Ident::new(name, Span::mixed_site());
-    let (stream, module, consts, grid) = (own("stream"), own("module"), own("consts"), own("grid"));
+    let Own {
+        stream,
+        module,
+        consts,
+        grid,
+        ..
+    } = Own::names();
     let (consts_param, consts_arg) = if no_consts {
         (quote!(), quote!())
     } else {
