@@ -61,8 +61,10 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
 
 mod generic_launcher;
+mod own_names;
 pub(crate) mod tensor_params;
 use generic_launcher::generic_launcher;
+pub(crate) use own_names::{consts_param_arg, own, Own};
 use tensor_params::{param_accesses, tensor_args, tensor_launcher, TensorLauncher, TensorParam};
 
 /// One compiled variant of a specialisation: the kernel after layout inference and the facts of
@@ -849,53 +851,6 @@ fn specialisation_items(
 
         #tuned
     })
-}
-
-/// A name of the launcher's own, hygienic (`Span::mixed_site`): a parameter of the kernel
-/// of the same name neither repeats nor shadows it.
-pub(crate) fn own(name: &str) -> Ident {
-    Ident::new(name, Span::mixed_site())
-}
-
-/// The launchers' own local names ([`own`]).
-pub(crate) struct Own {
-    pub device: Ident,
-    pub module: Ident,
-    pub stream: Ident,
-    pub consts: Ident,
-    pub grid: Ident,
-    pub args: Ident,
-    pub spec: Ident,
-    pub sizes: Ident,
-    /// `specialisation`, the function picking a launch's specialisation.
-    pub select: Ident,
-}
-
-/// The const values as a launcher's parameter (`consts: Consts,`) and as the argument it
-/// passes on (`consts,`); both empty for a kernel without const values.
-pub(crate) fn consts_param_arg(has_consts: bool) -> (TokenStream, TokenStream) {
-    let consts = Own::names().consts;
-    if has_consts {
-        (quote!(#consts: Consts,), quote!(#consts,))
-    } else {
-        (quote!(), quote!())
-    }
-}
-
-impl Own {
-    pub(crate) fn names() -> Own {
-        Own {
-            device: own("device"),
-            module: own("module"),
-            stream: own("stream"),
-            consts: own("consts"),
-            grid: own("grid"),
-            args: own("args"),
-            spec: own("spec"),
-            sizes: own("sizes"),
-            select: own("specialisation"),
-        }
-    }
 }
 
 /// The host's `launch` (on a `Device`, from a `Module`) and `emulate` (on the CPU emulator) of
