@@ -193,10 +193,7 @@ fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
         assumptions: inference
             .assumptions
             .iter()
-            .map(|a| match a.kind {
-                AssumptionKind::PointerAligned { bytes } => (a.param, bytes),
-                AssumptionKind::IntDivisible { by } => (a.param, by),
-            })
+            .map(|a| (a.param, a.kind))
             .collect(),
         uniform_registers: inference.uniform_registers.clone(),
         pipelines: inference.pipelines.clone(),
@@ -519,7 +516,12 @@ fn specialisation_items(
     // Per specialisation: (const values, indices into `specs` of its variants, in order).
     let mut groups: Vec<SpecGroup> = Vec::new();
     let mut errors: Option<syn::Error> = None;
-    for kernel in kernels {
+    for mut kernel in kernels {
+        for tensor in &axes.tensors {
+            if let Some(param) = kernel.params.get_mut(tensor.innermost_stride()) {
+                param.unit_stride = true;
+            }
+        }
         let consts = selecting_values(&kernel, axes);
         let num_warps = kernel.num_warps;
         let variants = match prepare(kernel) {
@@ -657,16 +659,25 @@ fn specialisation_items(
     // The assumption checks of each variant.
     let checks = specs.iter().map(|(_, _, _, facts, _)| {
         let mut list = Vec::new();
-        for &(param, divisor) in &facts.assumptions {
-            let Some((pname, dtype)) = params.get(param) else {
+        for &(param, kind) in &facts.assumptions {
+            let Some((pname, _)) = params.get(param) else {
                 continue;
             };
             let pstr = pname.to_string();
-            let d = Literal::u64_unsuffixed(divisor);
             let field = &arg_fields[param];
-            list.push(match dtype {
-                DType::Ptr(_) => quote!(::tessera::tile::check_aligned(#kernel_str, #pstr, #args.#field.addr(), #d)),
-                _ => quote!(::tessera::tile::check_divisible(#kernel_str, #pstr, #args.#field as i128, #d)),
+            list.push(match kind {
+                AssumptionKind::PointerAligned { bytes } => {
+                    let d = Literal::u64_unsuffixed(bytes);
+                    quote!(::tessera::tile::check_aligned(#kernel_str, #pstr, #args.#field.addr(), #d))
+                }
+                AssumptionKind::IntDivisible { by } => {
+                    let d = Literal::u64_unsuffixed(by);
+                    quote!(::tessera::tile::check_divisible(#kernel_str, #pstr, #args.#field as i128, #d))
+                }
+                AssumptionKind::IntEquals { value } => {
+                    let v = Literal::i128_unsuffixed(value);
+                    quote!(::tessera::tile::check_equal(#kernel_str, #pstr, #args.#field as i128, #v))
+                }
             });
         }
         quote!(|#args: &Args| -> ::core::result::Result<(), ::tessera::launch::LaunchError> {

@@ -81,6 +81,10 @@ pub struct Param {
     pub name: String,
     /// The matching argument of [`Kernel::body`].
     pub value: ValueId,
+    /// The innermost stride of a `Tensor` parameter (`x__stride1` of a `Tensor<T, 2>`): the
+    /// aligned variant assumes it is 1 (rows contiguous, Triton's specialisation of integer
+    /// arguments equal to 1) instead of a multiple of 16 (`crate::infer::axis`).
+    pub unit_stride: bool,
 }
 
 /// The GPU generation a body is inferred and lowered for. A kernel with a `dot` is compiled

@@ -161,6 +161,8 @@ macro_rules! atomic_elem {
                 let from: fn($bits) -> $t = $from;
                 #[cfg(target_arch = "nvptx64")]
                 {
+                    // `c` is unused by element types without a compare-and-swap (f16).
+                    #[allow(unused_variables)]
                     let (v, c) = (to(value), to(compare));
                     let addr = ptr.addr();
                     let d: $bits = match OP {

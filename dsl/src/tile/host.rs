@@ -189,6 +189,26 @@ pub fn check_divisible(
     })
 }
 
+/// The check before a launch that integer argument `param` of `kernel` is `expected` (a
+/// `Tensor` argument's innermost stride, which the kernel's aligned variant assumes is 1).
+pub fn check_equal(
+    kernel: &str,
+    param: &str,
+    value: i128,
+    expected: i128,
+) -> Result<(), LaunchError> {
+    if value == expected {
+        return Ok(());
+    }
+    Err(LaunchError::InvalidConfig {
+        kernel: kernel.to_string(),
+        reason: format!(
+            "argument `{param}` is {value}, but the kernel was compiled assuming it is {expected} \
+             (its loads and stores are vectorized on that assumption)"
+        ),
+    })
+}
+
 /// Launches a specialisation on `device` (GPU or emulator) with the module holding its PTX.
 pub fn launch_on<A: KernelArgs>(
     device: &Device,

@@ -76,6 +76,7 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
                 params.push(Param {
                     name: p.name.clone(),
                     value: v,
+                    unit_stride: false,
                 });
                 c.bind(&p.name, Operand::Value(v), p.mutable);
             }

@@ -48,6 +48,12 @@ impl TensorParam {
             .collect()
     }
 
+    /// The index among the desugared parameters of `stride(rank - 1)`, the innermost stride
+    /// (the pointer, then `rank` sizes, then `rank` strides).
+    pub fn innermost_stride(&self) -> usize {
+        self.first + 2 * self.rank
+    }
+
     /// Whether desugared parameter `index` belongs to this tensor.
     pub fn covers(&self, index: usize) -> bool {
         (self.first..self.first + 1 + 2 * self.rank).contains(&index)
@@ -722,5 +728,59 @@ mod tests {
         // Sizes and strides, and scalars, are neither.
         assert_eq!(of("x__size0"), access(false, false));
         assert_eq!(of("n"), access(false, false));
+    }
+
+    /// The text of the expansion's `EXPLAIN` for one variant: from its `entry` line to the next.
+    fn explained_entry(tokens: &str, entry: &str) -> String {
+        let start = tokens
+            .find(&format!("entry {entry}\\n"))
+            .unwrap_or_else(|| panic!("no entry {entry} in the expansion"));
+        let rest = &tokens[start + 6..];
+        rest[..rest.find("entry ").unwrap_or(rest.len())].to_string()
+    }
+
+    #[test]
+    fn the_aligned_variant_assumes_unit_innermost_strides() {
+        let tokens = crate::expand::tile_kernel(
+            quote!(B = 512, num_warps = 4),
+            quote! {
+                fn scale<const B: usize>(x: Tensor<f32, 2>, out: Tensor<f32, 2>) {
+                    let row = program_id(0);
+                    let cols = arange(0, B);
+                    let mask = cols < x.size(1);
+                    let v = load(x + row * x.stride(0) + cols * x.stride(1), mask, 0.0);
+                    store(out + row * out.stride(0) + cols * out.stride(1), v * 2.0, mask);
+                }
+            },
+        )
+        .to_string();
+        assert!(!tokens.contains("compile_error"), "{tokens}");
+        let aligned = explained_entry(&tokens, "scale");
+        // Rows contiguous (`stride(1) == 1`) and starting 16-byte aligned: 128-bit accesses.
+        for assumed in [
+            "x__stride1 == 1",
+            "out__stride1 == 1",
+            "x__stride0 % 16 == 0",
+        ] {
+            assert!(
+                aligned.contains(assumed),
+                "{assumed} not assumed:\n{aligned}"
+            );
+        }
+        assert_eq!(
+            aligned.matches("[vector 4 × 32 bits").count(),
+            2,
+            "{aligned}"
+        );
+        // The launcher checks each stride before picking the variant, else takes the other,
+        // which assumes nothing and accesses one element at a time.
+        assert!(tokens.contains("check_equal"));
+        let natural = explained_entry(&tokens, "scale__unaligned");
+        assert!(!natural.contains("== 1"), "{natural}");
+        assert_eq!(
+            natural.matches("[vector 1 × 32 bits").count(),
+            2,
+            "{natural}"
+        );
     }
 }

@@ -15,11 +15,14 @@
 //! **Assumptions at launch** ([`AlignmentPolicy::Aligned`], the default, Triton's
 //! specialisation on `divisibility = 16`): a pointer parameter that reaches the address of a
 //! tile load or store is 16-byte aligned, an integer parameter that reaches the address or the
-//! mask of one is a multiple of 16 — of these candidates inference keeps only those without which
+//! mask of one is a multiple of 16, except a `Tensor` parameter's innermost stride
+//! ([`Param::unit_stride`](crate::ir::Param)), which is assumed to be 1 (contiguous rows: its
+//! accesses vectorize as a `Ptr` kernel's with the stride left out do) — of these candidates
+//! inference keeps only those without which
 //! some access would be narrower (the others are not assumed: their facts are recomputed
 //! without them). [`Inference::assumptions`](super::Inference) lists the kept ones per kernel;
 //! **the launcher must check each one** on the actual arguments before
-//! launching (`ptr as usize % 16 == 0`, `value % 16 == 0`) and refuse the launch (or pick a
+//! launching (`ptr as usize % 16 == 0`, `value % 16 == 0`, `stride == 1`) and refuse the launch (or pick a
 //! variant inferred with [`AlignmentPolicy::Natural`]) when one fails, because the vector widths
 //! of loads and stores rely on them. [`AlignmentPolicy::Natural`] assumes only what every
 //! argument satisfies: pointers aligned to their element type, integers divisible by 1.
@@ -63,6 +66,8 @@ pub enum AssumptionKind {
     PointerAligned { bytes: u64 },
     /// The integer's value is a multiple of `by`.
     IntDivisible { by: u64 },
+    /// The integer's value is `value` (a tensor's innermost stride: 1).
+    IntEquals { value: i128 },
 }
 
 impl fmt::Display for Assumption {
@@ -72,6 +77,7 @@ impl fmt::Display for Assumption {
                 write!(f, "{} is {bytes}-byte aligned", self.name)
             }
             AssumptionKind::IntDivisible { by } => write!(f, "{} % {by} == 0", self.name),
+            AssumptionKind::IntEquals { value } => write!(f, "{} == {value}", self.name),
         }
     }
 }
@@ -219,6 +225,16 @@ pub fn analyze_assuming(kernel: &Kernel, graph: &Graph, assumed: &BTreeSet<usize
     for (i, p) in kernel.params.iter().enumerate() {
         let ty = kernel.ty(p.value);
         let (d, kind) = match ty.dtype {
+            DType::Scalar(s) if s.is_int() && assumed.contains(&i) && p.unit_stride => {
+                let kind = AssumptionKind::IntEquals { value: 1 };
+                info[p.value.0 as usize] = AxisInfo::scalar(1, Some(1));
+                assumptions.push(Assumption {
+                    param: i,
+                    name: p.name.clone(),
+                    kind,
+                });
+                continue;
+            }
             DType::Ptr(_) if assumed.contains(&i) => (
                 ASSUMED_ALIGNMENT,
                 Some(AssumptionKind::PointerAligned {

@@ -94,9 +94,9 @@ pub struct Facts {
     /// Every load and store of the kernel with its access plan (`crate::infer::access`); an
     /// access without one is lowered to scalar accesses.
     pub accesses: Vec<Access>,
-    /// Per kernel parameter (index into `Kernel::params`): the divisor the analysis assumed
-    /// (bytes of the address for a `Ptr`, the value for an integer), checked before launch.
-    pub assumptions: Vec<(usize, u64)>,
+    /// Per kernel parameter (index into `Kernel::params`): what the analysis assumed of it
+    /// (its address's alignment, its value's divisor or its value), checked before launch.
+    pub assumptions: Vec<(usize, crate::infer::AssumptionKind)>,
     /// Elementwise results whose registers come in groups of equal values, with the group size
     /// (`crate::infer::uniform`): computed once per group.
     pub uniform_registers: HashMap<ValueId, u32>,

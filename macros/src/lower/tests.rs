@@ -424,7 +424,12 @@ fn dump_expansions_for_inspection() {
             .iter()
             .enumerate()
             .filter(|(_, p)| matches!(kernel.ty(p.value).dtype, crate::types::DType::Ptr(_)))
-            .map(|(i, _)| (i, 16))
+            .map(|(i, _)| {
+                (
+                    i,
+                    crate::infer::AssumptionKind::PointerAligned { bytes: 16 },
+                )
+            })
             .collect();
         Ok(vec![Variant {
             kernel,
