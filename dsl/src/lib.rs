@@ -37,6 +37,7 @@ pub mod dtype;
 pub mod tile;
 #[cfg(not(target_arch = "amdgpu"))]
 pub mod tile_move;
+pub mod unroll;
 pub use dtype::{bf16, f16, f8e4m3, f8e5m2};
 
 #[cfg(not(tessera_device))]

@@ -20,8 +20,7 @@ use crate::tile::Elem;
 pub fn pack_words<T: Elem, const N: usize, const W: usize>(elements: [T; N]) -> [u32; W] {
     let mut words = [0u32; W];
     let bits = T::BITS as usize;
-    let mut j = 0;
-    while j < N {
+    crate::unroll::each_index::<N>(|j| {
         let raw = elements[j].to_bits();
         let at = j * bits;
         if bits == 64 {
@@ -30,8 +29,7 @@ pub fn pack_words<T: Elem, const N: usize, const W: usize>(elements: [T; N]) -> 
         } else {
             words[at / 32] |= (raw as u32) << (at % 32);
         }
-        j += 1;
-    }
+    });
     words
 }
 
@@ -39,18 +37,14 @@ pub fn pack_words<T: Elem, const N: usize, const W: usize>(elements: [T; N]) -> 
 #[inline(always)]
 pub fn unpack_words<T: Elem, const N: usize, const W: usize>(words: [u32; W]) -> [T; N] {
     let bits = T::BITS as usize;
-    let mut out = [T::from_bits(0); N];
-    let mut j = 0;
-    while j < N {
+    crate::unroll::from_fn(|j| {
         let at = j * bits;
-        out[j] = if bits == 64 {
+        if bits == 64 {
             T::from_bits(words[at / 32] as u64 | (words[at / 32 + 1] as u64) << 32)
         } else {
             T::from_bits((words[at / 32] >> (at % 32)) as u64)
-        };
-        j += 1;
-    }
-    out
+        }
+    })
 }
 
 /// The element of a 32-bit word at byte `byte_in_word` (0..4, a multiple of the element size):

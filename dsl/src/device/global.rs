@@ -122,7 +122,7 @@ macro_rules! vector_access {
         pub unsafe fn $ld<T: B32>(ptr: Ptr<T>, pred: bool, other: [T; $n]) -> [T; $n] {
             #[cfg(target_arch = "nvptx64")]
             {
-                let [$(mut $w),+] = other.map(T::to_b32);
+                let [$(mut $w),+] = crate::unroll::map(other, T::to_b32);
                 predicated_asm!(
                     $ld_asm,
                     ptr.addr(),
@@ -134,13 +134,13 @@ macro_rules! vector_access {
             }
             #[cfg(target_arch = "amdgpu")]
             {
-                let other = amd::$words(other.map(T::to_b32));
-                amd::load_words(ptr.addr(), pred, other).0.map(T::from_b32)
+                let other = amd::$words(crate::unroll::map(other, T::to_b32));
+                crate::unroll::map(amd::load_words(ptr.addr(), pred, other).0, T::from_b32)
             }
             #[cfg(not(tessera_device))]
             {
-                let d = ops::ld_global::<$n>(ptr.addr(), pred, other.map(T::to_b32), $ld_ptx);
-                d.map(T::from_b32)
+                let d = ops::ld_global::<$n>(ptr.addr(), pred, crate::unroll::map(other, T::to_b32), $ld_ptx);
+                crate::unroll::map(d, T::from_b32)
             }
         }
 
@@ -156,7 +156,7 @@ macro_rules! vector_access {
         pub unsafe fn $st<T: B32>(ptr: Ptr<T>, pred: bool, value: [T; $n]) {
             #[cfg(target_arch = "nvptx64")]
             {
-                let [$($w),+] = value.map(T::to_b32);
+                let [$($w),+] = crate::unroll::map(value, T::to_b32);
                 predicated_asm!(
                     $st_asm,
                     ptr.addr(),
@@ -166,9 +166,9 @@ macro_rules! vector_access {
                 );
             }
             #[cfg(target_arch = "amdgpu")]
-            amd::store_words(ptr.addr(), pred, amd::$words(value.map(T::to_b32)));
+            amd::store_words(ptr.addr(), pred, amd::$words(crate::unroll::map(value, T::to_b32)));
             #[cfg(not(tessera_device))]
-            ops::st_global::<$n>(ptr.addr(), pred, value.map(T::to_b32), $st_ptx);
+            ops::st_global::<$n>(ptr.addr(), pred, crate::unroll::map(value, T::to_b32), $st_ptx);
         }
     };
 }

@@ -66,7 +66,10 @@ pub fn mma_m16n8k16_f16_f32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     }
     #[cfg(not(tessera_device))]
     {
-        ops::mma(MmaKind::F16F32, a, b, c.map(f32::to_bits)).map(f32::from_bits)
+        crate::unroll::map(
+            ops::mma(MmaKind::F16F32, a, b, crate::unroll::map(c, f32::to_bits)),
+            f32::from_bits,
+        )
     }
 }
 
@@ -86,7 +89,10 @@ pub fn mma_m16n8k16_bf16_f32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] 
     }
     #[cfg(not(tessera_device))]
     {
-        ops::mma(MmaKind::Bf16F32, a, b, c.map(f32::to_bits)).map(f32::from_bits)
+        crate::unroll::map(
+            ops::mma(MmaKind::Bf16F32, a, b, crate::unroll::map(c, f32::to_bits)),
+            f32::from_bits,
+        )
     }
 }
 
@@ -106,6 +112,9 @@ pub fn mma_m16n8k32_s8_s32(a: [u32; 4], b: [u32; 2], c: [i32; 4]) -> [i32; 4] {
     }
     #[cfg(not(tessera_device))]
     {
-        ops::mma(MmaKind::S8S32, a, b, c.map(|x| x as u32)).map(|x| x as i32)
+        crate::unroll::map(
+            ops::mma(MmaKind::S8S32, a, b, crate::unroll::map(c, |x| x as u32)),
+            |x| x as i32,
+        )
     }
 }

@@ -99,7 +99,7 @@ pub unsafe fn ld_shared_v2<T: B32>(addr: u32) -> [T; 2] {
     }
     #[cfg(not(tessera_device))]
     {
-        ops::ld_shared::<2>(addr, "ld.shared.v2.b32").map(T::from_b32)
+        crate::unroll::map(ops::ld_shared::<2>(addr, "ld.shared.v2.b32"), T::from_b32)
     }
 }
 
@@ -125,7 +125,7 @@ pub unsafe fn ld_shared_v4<T: B32>(addr: u32) -> [T; 4] {
     }
     #[cfg(not(tessera_device))]
     {
-        ops::ld_shared::<4>(addr, "ld.shared.v4.b32").map(T::from_b32)
+        crate::unroll::map(ops::ld_shared::<4>(addr, "ld.shared.v4.b32"), T::from_b32)
     }
 }
 
@@ -168,7 +168,11 @@ pub unsafe fn st_shared_v2<T: B32>(addr: u32, value: [T; 2]) {
     asm!("st.shared.v2.b32 [{a}], {{{v0}, {v1}}};", a = in(reg32) addr,
          v0 = in(reg32) value[0].to_b32(), v1 = in(reg32) value[1].to_b32(), options(nostack));
     #[cfg(not(tessera_device))]
-    ops::st_shared::<2>(addr, value.map(T::to_b32), "st.shared.v2.b32");
+    ops::st_shared::<2>(
+        addr,
+        crate::unroll::map(value, T::to_b32),
+        "st.shared.v2.b32",
+    );
 }
 
 /// `st.shared.v4.b32 [addr], {v0, v1, v2, v3}`.
@@ -183,7 +187,11 @@ pub unsafe fn st_shared_v4<T: B32>(addr: u32, value: [T; 4]) {
          v0 = in(reg32) value[0].to_b32(), v1 = in(reg32) value[1].to_b32(),
          v2 = in(reg32) value[2].to_b32(), v3 = in(reg32) value[3].to_b32(), options(nostack));
     #[cfg(not(tessera_device))]
-    ops::st_shared::<4>(addr, value.map(T::to_b32), "st.shared.v4.b32");
+    ops::st_shared::<4>(
+        addr,
+        crate::unroll::map(value, T::to_b32),
+        "st.shared.v4.b32",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,8 +9,7 @@ use crate::{device, Ptr};
 #[inline(always)]
 fn pack_words<T: Elem, const V: usize>(values: [T; V]) -> [u32; 4] {
     let mut words = [0u32; 4];
-    let mut i = 0;
-    while i < V {
+    crate::unroll::each_index::<V>(|i| {
         let bits = values[i].to_bits();
         let at = i as u32 * T::BITS;
         let w = (at / 32) as usize;
@@ -20,15 +19,14 @@ fn pack_words<T: Elem, const V: usize>(values: [T; V]) -> [u32; 4] {
         } else {
             words[w] |= (bits as u32) << (at % 32);
         }
-        i += 1;
-    }
+    });
     words
 }
 
 /// Unpacks what [`pack_words`] packed.
 #[inline(always)]
 fn unpack_words<T: Elem, const V: usize>(words: [u32; 4]) -> [T; V] {
-    core::array::from_fn(|i| {
+    crate::unroll::from_fn(|i| {
         let at = i as u32 * T::BITS;
         let w = (at / 32) as usize;
         if T::BITS == 64 {
