@@ -55,7 +55,7 @@ use crate::frontend::{analyze_kernel, rejected};
 use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::{Kernel, Target};
 use crate::lower::{elem_type, lower_kernel, Facts};
-use crate::parse::{substitute_types, Autotune};
+use crate::parse::{spelled_parameter_types, substitute_types, Autotune};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -371,7 +371,9 @@ pub fn generate_kernel(
 
     let mut explain = String::new();
     let (items, launcher) = if first.types.is_empty() {
-        let items = specialisation_items(function, kernels, prepare, &axes, &mut explain)?;
+        let written = spelled_parameter_types(function, &[], &crate::lower::scalar_type);
+        let items =
+            specialisation_items(function, &written, kernels, prepare, &axes, &mut explain)?;
         (items, quote!())
     } else {
         let mut groups: Vec<TypeGroup> = Vec::new();
@@ -385,7 +387,16 @@ pub fn generate_kernel(
         let mut errors: Option<syn::Error> = None;
         for (types, group) in &groups {
             let typed = substitute_types(function, types);
-            match specialisation_items(&typed, group.clone(), prepare, &axes, &mut explain) {
+            let written = spelled_parameter_types(function, types, &crate::lower::scalar_type);
+            let typed_items = specialisation_items(
+                &typed,
+                &written,
+                group.clone(),
+                prepare,
+                &axes,
+                &mut explain,
+            );
+            match typed_items {
                 Ok(inner) => {
                     let module = types_module(types);
                     let doc = format!(
@@ -465,6 +476,7 @@ fn describe_types(types: &[(String, Scalar)]) -> String {
 /// appends their explain texts to `explain`.
 fn specialisation_items(
     function: &syn::ItemFn,
+    written: &[TokenStream],
     kernels: Vec<Kernel>,
     prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
     axes: &Axes,
@@ -487,23 +499,11 @@ fn specialisation_items(
         .collect();
     let param_names: Vec<&Ident> = params.iter().map(|(n, _)| n).collect();
     let accesses = param_accesses(first);
-    // The parameter types as the user wrote them (so the user's imports are used), else ours.
-    let written: Vec<TokenStream> = function
-        .sig
-        .inputs
-        .iter()
-        .filter_map(|input| match input {
-            syn::FnArg::Typed(t) => {
-                let ty = &t.ty;
-                Some(quote!(#ty))
-            }
-            syn::FnArg::Receiver(_) => None,
-        })
-        .collect();
-    // (A kernel's element types substituted for its type parameters are spelled by the macro,
-    // as the user's scope need not import them.)
-    let param_types: Vec<TokenStream> = if written.len() == params.len() && first.types.is_empty() {
-        written
+    // The parameter types as the user wrote them (so the user's imports are used), the type
+    // parameters spelled by the macro (the user's scope need not import element types);
+    // else ours.
+    let param_types: Vec<TokenStream> = if written.len() == params.len() {
+        written.to_vec()
     } else {
         params.iter().map(|(_, d)| elem_type(*d)).collect()
     };

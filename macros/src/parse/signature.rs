@@ -331,6 +331,48 @@ pub fn scalar_named(id: &Ident, ids: &mut LocIds, diags: &mut Diagnostics) -> Op
     None
 }
 
+/// The parameter types of `function` as written, each type parameter replaced by
+/// `spell(its element type in types)` (e.g. `Ptr<T>` → `Ptr<::tessera::f16>`): types the
+/// generated code can name in any scope, that still use what the user's scope imported for
+/// them (`Ptr`).
+pub fn spelled_parameter_types(
+    function: &syn::ItemFn,
+    types: &[(String, Scalar)],
+    spell: &dyn Fn(Scalar) -> TokenStream,
+) -> Vec<TokenStream> {
+    fn respell(
+        tokens: TokenStream,
+        types: &[(String, Scalar)],
+        spell: &dyn Fn(Scalar) -> TokenStream,
+    ) -> TokenStream {
+        let mut out = TokenStream::new();
+        for tree in tokens {
+            match tree {
+                TokenTree::Ident(id) => match types.iter().find(|(n, _)| id == n) {
+                    Some(&(_, s)) => out.extend(spell(s)),
+                    None => out.extend([TokenTree::Ident(id)]),
+                },
+                TokenTree::Group(g) => {
+                    let mut group = Group::new(g.delimiter(), respell(g.stream(), types, spell));
+                    group.set_span(g.span());
+                    out.extend([TokenTree::Group(group)]);
+                }
+                other => out.extend([other]),
+            }
+        }
+        out
+    }
+    function
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(t) => Some(respell(t.ty.to_token_stream(), types, spell)),
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
 /// The kernel with each type parameter replaced by its element type in `types` in the
 /// parameters, the return type and the body (each name keeps its span, so errors stay on the
 /// user's code); the generics are left as written.
