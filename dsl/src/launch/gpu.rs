@@ -6,8 +6,8 @@
 //! One primary context per device, made current on the calling thread by every entry point;
 //! all work goes to the legacy default stream, so copies and launches are ordered.
 
-use super::args::{with_param_pointers, KernelParam};
-use super::config::{LaunchConfig, TimingOptions};
+use super::args::with_param_pointers;
+use super::config::{EntryLaunch, LaunchConfig, TimingOptions};
 use super::error::LaunchError;
 use cudarc::driver::sys;
 use std::ffi::{c_void, CStr, CString};
@@ -276,27 +276,23 @@ impl GpuContext {
 
     /// Launches without waiting: checks the block against the compiled kernel, opts in to more
     /// than 48 KiB of dynamic shared memory when asked for, then `cuLaunchKernel`.
-    pub(super) fn launch(
-        &self,
-        module: &GpuModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
-    ) -> Result<(), LaunchError> {
-        self.launch_on(module, name, index, config, params, std::ptr::null_mut())
+    pub(super) fn launch(&self, launch: EntryLaunch<'_, GpuModule>) -> Result<(), LaunchError> {
+        self.launch_on(launch, std::ptr::null_mut())
     }
 
     /// [`launch`](Self::launch) on `stream` (null: the legacy default stream).
     pub(super) fn launch_on(
         &self,
-        module: &GpuModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
+        launch: EntryLaunch<'_, GpuModule>,
         stream: sys::CUstream,
     ) -> Result<(), LaunchError> {
+        let EntryLaunch {
+            module,
+            name,
+            index,
+            config,
+            params,
+        } = launch;
         self.bind()?;
         let function = module.function(self, name, index, config)?;
         with_param_pointers(name, params, |pointers| {
@@ -331,15 +327,12 @@ impl GpuContext {
     /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
     pub(super) fn time(
         &self,
-        module: &GpuModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
+        launch: EntryLaunch<'_, GpuModule>,
         options: TimingOptions,
     ) -> Result<Vec<f64>, LaunchError> {
+        let name = launch.name;
         for _ in 0..options.warmup {
-            self.launch(module, name, index, config, params)?;
+            self.launch(launch)?;
         }
         self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
         let flush = if options.l2_flush_bytes > 0 {
@@ -368,7 +361,7 @@ impl GpuContext {
                 unsafe { sys::cuEventRecord(*start, std::ptr::null_mut()) },
                 || "recording an event".into(),
             )?;
-            self.launch(module, name, index, config, params)?;
+            self.launch(launch)?;
             // SAFETY: as above.
             check(
                 unsafe { sys::cuEventRecord(*end, std::ptr::null_mut()) },

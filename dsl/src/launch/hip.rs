@@ -12,9 +12,9 @@
 //! `hipModuleLoadData`; kernels launch by `hipModuleLaunchKernel` with the same `void**`
 //! parameter array as `cuLaunchKernel` ([`with_param_pointers`]).
 
-use super::args::{with_param_pointers, KernelParam};
+use super::args::with_param_pointers;
 use super::code_object::CodeObjectKernel;
-use super::config::{LaunchConfig, TimingOptions};
+use super::config::{EntryLaunch, LaunchConfig, TimingOptions};
 use super::error::LaunchError;
 use super::hip_sys::{self, HipApi, HipError, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS};
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -166,13 +166,16 @@ impl HipContext {
     /// Launches without waiting (null `stream`: the null stream).
     pub(super) fn launch_on(
         &self,
-        module: &HipModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
+        launch: EntryLaunch<'_, HipModule>,
         stream: hip_sys::Stream,
     ) -> Result<(), LaunchError> {
+        let EntryLaunch {
+            module,
+            name,
+            index,
+            config,
+            params,
+        } = launch;
         self.bind()?;
         let function = module.function(name, index, config)?;
         with_param_pointers(name, params, |pointers| {
@@ -207,16 +210,12 @@ impl HipContext {
     /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
     pub(super) fn time(
         &self,
-        module: &HipModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
+        launch: EntryLaunch<'_, HipModule>,
         options: TimingOptions,
     ) -> Result<Vec<f64>, LaunchError> {
-        let null = std::ptr::null_mut();
+        let (name, null) = (launch.name, std::ptr::null_mut());
         for _ in 0..options.warmup {
-            self.launch_on(module, name, index, config, params, null)?;
+            self.launch_on(launch, null)?;
         }
         self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
         let flush = if options.l2_flush_bytes > 0 {
@@ -239,7 +238,7 @@ impl HipContext {
                 )?;
             }
             start.record(null)?;
-            self.launch_on(module, name, index, config, params, null)?;
+            self.launch_on(launch, null)?;
             end.record(null)?;
         }
         self.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
@@ -483,16 +482,8 @@ impl HipStream {
         })
     }
 
-    pub(super) fn launch(
-        &self,
-        module: &HipModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
-    ) -> Result<(), LaunchError> {
-        self.context
-            .launch_on(module, name, index, config, params, self.stream)
+    pub(super) fn launch(&self, launch: EntryLaunch<'_, HipModule>) -> Result<(), LaunchError> {
+        self.context.launch_on(launch, self.stream)
     }
 
     /// Enqueues a copy of `source` to device address `addr`.

@@ -496,21 +496,14 @@ impl Device {
             }
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
-                context.launch(gpu_module, kernel.name, resolved.index, &config, &params)?;
+                context.launch(resolved.entry_launch(gpu_module, &config, &params))?;
                 context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
                 Ok(LaunchReport::Gpu)
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
-                let null = std::ptr::null_mut();
-                context.launch_on(
-                    hip_module,
-                    kernel.name,
-                    resolved.index,
-                    &config,
-                    &params,
-                    null,
-                )?;
+                let launch = resolved.entry_launch(hip_module, &config, &params);
+                context.launch_on(launch, std::ptr::null_mut())?;
                 context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
                 Ok(LaunchReport::Gpu)
             }
@@ -566,13 +559,13 @@ impl Device {
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
                 let samples =
-                    context.time(gpu_module, name, kernel.index, config, params, options)?;
+                    context.time(kernel.entry_launch(gpu_module, config, params), options)?;
                 Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
                 let samples =
-                    context.time(hip_module, name, kernel.index, config, params, options)?;
+                    context.time(kernel.entry_launch(hip_module, config, params), options)?;
                 Ok(Timing::from_samples(samples, TimingClock::HipEvents))
             }
             #[cfg(any(feature = "cuda", feature = "hip"))]
