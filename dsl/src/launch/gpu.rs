@@ -443,7 +443,6 @@ impl Drop for EventPairs {
 pub(super) struct GpuAllocation {
     context: Option<Arc<GpuContext>>,
     ptr: sys::CUdeviceptr,
-    bytes: usize,
 }
 
 // SAFETY: a device address; the owning context is thread-safe (see `GpuContext`).
@@ -475,11 +474,7 @@ impl GpuAllocation {
                 reason: format!("{code} ({message})"),
             });
         }
-        let allocation = GpuAllocation {
-            context: None,
-            ptr,
-            bytes,
-        };
+        let allocation = GpuAllocation { context: None, ptr };
         if zeroed {
             // SAFETY: `bytes` bytes at `ptr` were just allocated.
             check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, || {
@@ -504,29 +499,6 @@ impl GpuAllocation {
             Some(context) => context.bind(),
             None => Ok(()),
         }
-    }
-
-    /// Copies `source` (exactly the allocation's size) to the device.
-    pub(super) fn write(&mut self, source: &[u8]) -> Result<(), LaunchError> {
-        debug_assert_eq!(source.len(), self.bytes);
-        self.bind()?;
-        // SAFETY: `source.len()` bytes fit the allocation (checked by the caller).
-        check(
-            unsafe { sys::cuMemcpyHtoD_v2(self.ptr, source.as_ptr().cast(), source.len()) },
-            || format!("copying {} bytes to the device", source.len()),
-        )?;
-        settle_legacy_stream()
-    }
-
-    /// Copies the allocation into `target` (exactly its size), after all prior work.
-    pub(super) fn read(&self, target: &mut [u8]) -> Result<(), LaunchError> {
-        debug_assert_eq!(target.len(), self.bytes);
-        self.bind()?;
-        // SAFETY: as in `write`.
-        check(
-            unsafe { sys::cuMemcpyDtoH_v2(target.as_mut_ptr().cast(), self.ptr, target.len()) },
-            || format!("copying {} bytes from the device", target.len()),
-        )
     }
 }
 
