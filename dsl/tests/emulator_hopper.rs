@@ -16,14 +16,36 @@ use tessera_layout::Label;
 // mbarrier
 // ---------------------------------------------------------------------------------------------
 
+/// Thread 0 initialises the `mbarrier` at `bar` for `count` arrivals, then the block
+/// synchronises.
+///
+/// # Safety
+/// `bar` is an 8-byte aligned shared address.
+unsafe fn init_barrier(tid: u32, bar: u32, count: u32) {
+    if tid == 0 {
+        mbarrier_init(bar, count);
+    }
+    sync_threads();
+}
+
+/// Thread 0 initialises the `mbarrier` at `bar` for one arrival and arrives on it expecting
+/// `tx_bytes` transaction bytes, then the block synchronises.
+///
+/// # Safety
+/// `bar` is an 8-byte aligned shared address.
+unsafe fn init_barrier_expecting(tid: u32, bar: u32, tx_bytes: u32) {
+    if tid == 0 {
+        mbarrier_init(bar, 1);
+        mbarrier_arrive_expect_tx(bar, tx_bytes);
+    }
+    sync_threads();
+}
+
 #[test]
 fn mbarrier_phases_alternate_parity() {
     let bar = dynamic_shared_base();
     run(64, 64, |tid| unsafe {
-        if tid == 0 {
-            mbarrier_init(bar, 64);
-        }
-        sync_threads();
+        init_barrier(tid, bar, 64);
         for phase in 0..5u32 {
             // Thread 0 also writes a word each phase: visible to all after the wait.
             if tid == 0 {
@@ -45,10 +67,7 @@ fn mbarrier_phases_alternate_parity() {
 fn waiting_again_with_the_same_parity_is_an_error() {
     let bar = dynamic_shared_base();
     let message = async_message(run(32, 64, |tid| unsafe {
-        if tid == 0 {
-            mbarrier_init(bar, 32);
-        }
-        sync_threads();
+        init_barrier(tid, bar, 32);
         for _ in 0..2 {
             mbarrier_arrive(bar);
             mbarrier_wait_parity(bar, 0); // should flip to 1 the second time
@@ -61,10 +80,7 @@ fn waiting_again_with_the_same_parity_is_an_error() {
 fn too_few_arrivals_is_a_deadlock_naming_the_barrier() {
     let bar = dynamic_shared_base();
     let message = deadlock_message(run(32, 64, |tid| unsafe {
-        if tid == 0 {
-            mbarrier_init(bar, 33);
-        }
-        sync_threads();
+        init_barrier(tid, bar, 33);
         mbarrier_arrive(bar);
         mbarrier_wait_parity(bar, 0);
     }));
@@ -79,10 +95,7 @@ fn waiting_on_the_current_parity_of_a_finished_barrier_is_a_deadlock() {
     // Phase 0 completes; waiting for parity 1 then waits for phase 1, which nobody completes.
     let bar = dynamic_shared_base();
     let message = deadlock_message(run(32, 64, |tid| unsafe {
-        if tid == 0 {
-            mbarrier_init(bar, 32);
-        }
-        sync_threads();
+        init_barrier(tid, bar, 32);
         mbarrier_arrive(bar);
         mbarrier_wait_parity(bar, 0);
         mbarrier_wait_parity(bar, 1);
@@ -94,11 +107,7 @@ fn waiting_on_the_current_parity_of_a_finished_barrier_is_a_deadlock() {
 fn missing_transaction_bytes_are_a_deadlock() {
     let bar = dynamic_shared_base();
     let message = deadlock_message(run(32, 64, |tid| unsafe {
-        if tid == 0 {
-            mbarrier_init(bar, 1);
-            mbarrier_arrive_expect_tx(bar, 256);
-        }
-        sync_threads();
+        init_barrier_expecting(tid, bar, 256);
         mbarrier_wait_parity(bar, 0);
     }));
     assert!(message.contains("256 transaction bytes"), "{message}");
@@ -108,11 +117,7 @@ fn missing_transaction_bytes_are_a_deadlock() {
 fn arrivals_beyond_the_count_are_an_error() {
     let bar = dynamic_shared_base();
     let message = async_message(run(32, 64, |tid| unsafe {
-        if tid == 0 {
-            mbarrier_init(bar, 1);
-            mbarrier_arrive_expect_tx(bar, 128);
-        }
-        sync_threads();
+        init_barrier_expecting(tid, bar, 128);
         if tid == 1 {
             mbarrier_arrive(bar);
         }

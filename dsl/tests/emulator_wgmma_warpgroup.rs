@@ -4,7 +4,7 @@
 
 mod emulator_support;
 
-use emulator_support::{async_message, deadlock_message, run_block};
+use emulator_support::{assert_mentions, async_message, deadlock_message, run_block};
 use tessera::device::*;
 use tessera::emulator::EmulatorError;
 use tessera::f16;
@@ -21,6 +21,18 @@ fn run(threads: u32, body: impl Fn(u32) + Sync) -> Result<(), EmulatorError> {
 
 fn plan() -> OperandPlan {
     plan_operand(NvmmaShared::new(128, 16, false), [64, 64], 1, 64).unwrap()
+}
+
+/// The descriptor of the tile's K step `k_step` (M/N block 0) and a zeroed accumulator, fenced
+/// for the `wgmma` that follows.
+///
+/// # Safety
+/// Shared memory holds the tile at its base.
+unsafe fn fenced_operands(plan: &OperandPlan, k_step: usize) -> (u64, WgmmaAccumulator<32>) {
+    let desc = plan.descriptor_at(dynamic_shared_base(), 0, k_step);
+    let acc = WgmmaAccumulator::<32>::zeroed();
+    wgmma_fence();
+    (desc, acc)
 }
 
 /// Every thread writes f16 1.0 to its share of the tile, then the block synchronises.
@@ -47,9 +59,7 @@ fn the_operands_are_read_once_at_the_rendezvous() {
     for _ in 0..4 {
         run(128, |tid| unsafe {
             fill_ones(tid, 128);
-            let desc = plan.descriptor_at(dynamic_shared_base(), 0, 0);
-            let mut acc = WgmmaAccumulator::<32>::zeroed();
-            wgmma_fence();
+            let (desc, mut acc) = fenced_operands(&plan, 0);
             wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
             wgmma_commit_group();
             if tid == 0 {
@@ -69,13 +79,10 @@ fn divergent_descriptors_are_an_error() {
     let plan = plan();
     let message = async_message(run(128, |tid| unsafe {
         fill_ones(tid, 128);
-        let desc = plan.descriptor_at(dynamic_shared_base(), 0, (tid / 64) as usize);
-        let mut acc = WgmmaAccumulator::<32>::zeroed();
-        wgmma_fence();
+        let (desc, mut acc) = fenced_operands(&plan, (tid / 64) as usize);
         wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
     }));
-    assert!(message.contains("warpgroup 0"), "{message}");
-    assert!(message.contains("convergently"), "{message}");
+    assert_mentions(&message, &["warpgroup 0", "convergently"]);
 }
 
 #[test]
@@ -84,9 +91,7 @@ fn a_wgmma_on_two_branches_is_an_error_naming_both_sites() {
     let plan = plan();
     let message = async_message(run(128, |tid| unsafe {
         fill_ones(tid, 128);
-        let desc = plan.descriptor_at(dynamic_shared_base(), 0, 0);
-        let mut acc = WgmmaAccumulator::<32>::zeroed();
-        wgmma_fence();
+        let (desc, mut acc) = fenced_operands(&plan, 0);
         if tid % 2 == 0 {
             wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
         } else {
@@ -109,17 +114,17 @@ fn a_thread_that_exits_before_the_wgmma_is_reported() {
         if tid == 133 {
             return;
         }
-        let desc = plan.descriptor_at(dynamic_shared_base(), 0, 0);
-        let mut acc = WgmmaAccumulator::<32>::zeroed();
-        wgmma_fence();
+        let (desc, mut acc) = fenced_operands(&plan, 0);
         wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
     }));
-    assert!(
-        message.contains("warpgroup 1 (threads 128..256)"),
-        "{message}"
+    assert_mentions(
+        &message,
+        &[
+            "warpgroup 1 (threads 128..256)",
+            "threads 133 never arrived",
+            "emulator_wgmma_warpgroup.rs",
+        ],
     );
-    assert!(message.contains("threads 133 never arrived"), "{message}");
-    assert!(message.contains("emulator_wgmma_warpgroup.rs"), "{message}");
 }
 
 #[test]
@@ -134,9 +139,7 @@ fn a_consumer_thread_waiting_elsewhere_is_reported() {
             fence_mbarrier_init();
         }
         fill_ones(tid, 128);
-        let desc = plan.descriptor_at(dynamic_shared_base(), 0, 0);
-        let mut acc = WgmmaAccumulator::<32>::zeroed();
-        wgmma_fence();
+        let (desc, mut acc) = fenced_operands(&plan, 0);
         if tid == 0 {
             mbarrier_wait_parity(bar, 0);
         }
@@ -147,10 +150,12 @@ fn a_consumer_thread_waiting_elsewhere_is_reported() {
             mbarrier_arrive(bar);
         }
     }));
-    assert!(
-        message.contains("warpgroup 0 (threads 0..128): 127 threads"),
-        "{message}"
+    assert_mentions(
+        &message,
+        &[
+            "warpgroup 0 (threads 0..128): 127 threads",
+            "threads 0 never arrived",
+            "mbarrier",
+        ],
     );
-    assert!(message.contains("threads 0 never arrived"), "{message}");
-    assert!(message.contains("mbarrier"), "{message}");
 }

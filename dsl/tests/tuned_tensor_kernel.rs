@@ -7,9 +7,9 @@
 //! plain launcher's errors.
 
 use std::sync::Mutex;
-use tessera::launch::autotune::{set_cache_file, set_time_on_emulator, ChoiceSource};
-use tessera::launch::Device;
-use tessera::tensor::Tensor;
+use tessera::launch::autotune::{set_cache_file, set_time_on_emulator, Choice, ChoiceSource};
+use tessera::launch::{Device, Module, Stream};
+use tessera::tensor::{AsTensorMut, Tensor};
 use tessera::{f16, tile_kernel};
 
 /// `out[i] = x[i] · scale` (in f32, rounded to `T`); tuned per size of `x` over two configs.
@@ -49,6 +49,28 @@ fn scale_grid(c: &tuned_scale::Consts, s: &tuned_scale::Sizes) -> (u32,) {
 
 fn add_one_grid(c: &tuned_add_one::Consts, s: &tuned_add_one::Sizes) -> (u32,) {
     (s.x[0].div_ceil(c.BLOCK) as u32,)
+}
+
+/// `tuned_add_one` of `x` through `launch_tuned_with`, with a reset that only counts its calls:
+/// the choice and the number of resets.
+fn add_one_counting_resets(
+    stream: &Stream<'_>,
+    module: &Module,
+    x: &mut impl AsTensorMut<f32>,
+) -> (Choice, u32) {
+    let mut resets = 0;
+    let choice = tuned_add_one::launch_tuned_with(
+        stream,
+        module,
+        &mut || {
+            resets += 1;
+            Ok(())
+        },
+        add_one_grid,
+        x,
+    )
+    .unwrap();
+    (choice, resets)
 }
 
 /// `tuned_scale` of `x` as `T` (read with stride 2) through the generic `launch_tuned`, against
@@ -98,18 +120,7 @@ fn tuned_tensor_kernels_follow_the_emulator_rule() {
     let stream = device.stream().unwrap();
     let start = values(32, 300);
     let mut x = Tensor::from_slice(&device, &start, &[300]).unwrap();
-    let mut resets = 0;
-    let choice = tuned_add_one::launch_tuned_with(
-        &stream,
-        &module,
-        &mut || {
-            resets += 1;
-            Ok(())
-        },
-        add_one_grid,
-        &mut x,
-    )
-    .unwrap();
+    let (choice, resets) = add_one_counting_resets(&stream, &module, &mut x);
     assert_eq!((choice.index, choice.source), (0, ChoiceSource::Emulator));
     assert_eq!(resets, 1, "reset runs once, before the launch");
     stream.synchronize().unwrap();
@@ -143,20 +154,9 @@ fn tuning_on_the_emulator_times_every_candidate_and_restores_updated_tensors() {
     let n = 500;
     let start = values(34, 2 * n);
     let mut t = Tensor::from_slice(&device, &start, &[2 * n]).unwrap();
-    let mut resets = 0;
-    let choice = {
+    let (choice, resets) = {
         let mut x = t.view_mut().as_strided(&[n], &[2], 0).unwrap();
-        tuned_add_one::launch_tuned_with(
-            &stream,
-            &module,
-            &mut || {
-                resets += 1;
-                Ok(())
-            },
-            add_one_grid,
-            &mut x,
-        )
-        .unwrap()
+        add_one_counting_resets(&stream, &module, &mut x)
     };
     assert_eq!(choice.source, ChoiceSource::Timed);
     let outcomes: Vec<bool> = choice.results.iter().map(|r| r.outcome.is_ok()).collect();

@@ -116,15 +116,23 @@ pub struct ErrorMessage {
     len: usize,
 }
 
+impl Default for ErrorMessage {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ErrorMessage {
-    const fn new() -> Self {
+    /// An empty message.
+    pub const fn new() -> Self {
         Self {
             buf: [0; 240],
             len: 0,
         }
     }
 
-    const fn push_str(mut self, s: &str) -> Self {
+    /// Appends `s`, cut short where the buffer is full.
+    pub const fn push_str(mut self, s: &str) -> Self {
         let bytes = s.as_bytes();
         let mut i = 0;
         while i < bytes.len() && self.len < self.buf.len() {
@@ -135,7 +143,8 @@ impl ErrorMessage {
         self
     }
 
-    const fn push_u32(mut self, mut v: u32) -> Self {
+    /// Appends `v` in decimal.
+    pub const fn push_u32(mut self, mut v: u32) -> Self {
         let mut digits = [0u8; 10];
         let mut n = 0;
         loop {
@@ -152,6 +161,20 @@ impl ErrorMessage {
             self.len += 1;
         }
         self
+    }
+
+    /// Appends `[a, b, …]`.
+    pub const fn push_shape(self, dims: &[u32]) -> Self {
+        let mut m = self.push_str("[");
+        let mut d = 0;
+        while d < dims.len() {
+            if d > 0 {
+                m = m.push_str(", ");
+            }
+            m = m.push_u32(dims[d]);
+            d += 1;
+        }
+        m.push_str("]")
     }
 
     const fn push_label(self, label: Label) -> Self {

@@ -375,46 +375,25 @@ pub fn generic_tuned(
     no_types: &TokenStream,
 ) -> TokenStream {
     let (device, module, grid, reset) = (own("device"), own("module"), own("grid"), own("reset"));
-    let tuned = Ident::new("launch_tuned", Span::call_site());
-    let tuned_with = Ident::new("launch_tuned_with", Span::call_site());
-    let tuned_arms = arms(&tuned, quote!(#device, #module, #grid,));
-    let tuned_with_arms = arms(&tuned_with, quote!(#device, #module, #reset, #grid,));
-    let result = quote! {
-        ::core::result::Result<::tessera::launch::autotune::TunedLaunch, ::tessera::launch::LaunchError>
+    let launchers = GenericTuned {
+        doc: "Autotuned launch of the specialisations of the arguments' element types (see each \
+              submodule's `launch_tuned`).",
+        generics: quote!(#(#bounds),*),
+        target: quote!(#device: &::tessera::launch::Device),
+        grid: quote!(#grid: impl ::tessera::tile::Grid<Consts> + ::core::clone::Clone),
+        params: quote!(#(#param_names: #param_types),*),
+        prelude: TokenStream::new(),
+        launched: quote!(::tessera::launch::autotune::TunedLaunch),
+        tuned_arms: arms(
+            &Ident::new("launch_tuned", Span::call_site()),
+            quote!(#device, #module, #grid,),
+        ),
+        tuned_with_arms: arms(
+            &Ident::new("launch_tuned_with", Span::call_site()),
+            quote!(#device, #module, #reset, #grid,),
+        ),
     };
-    quote! {
-        /// The candidates' const values (the same for every assignment of element types).
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub use #first_module::CANDIDATES;
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// Autotuned launch of the specialisations of the arguments' element types (see each
-        /// submodule's `launch_tuned`).
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch_tuned<#(#bounds),*>(
-            #device: &::tessera::launch::Device,
-            #module: &::tessera::launch::Module,
-            #grid: impl ::tessera::tile::Grid<Consts> + ::core::clone::Clone,
-            #(#param_names: #param_types),*
-        ) -> #result {
-            #tuned_arms
-            #no_types
-        }
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// `launch_tuned` with a reset hook (see each submodule's `launch_tuned_with`).
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch_tuned_with<#(#bounds),*>(
-            #device: &::tessera::launch::Device,
-            #module: &::tessera::launch::Module,
-            #reset: &mut dyn FnMut() -> ::core::result::Result<(), ::tessera::launch::LaunchError>,
-            #grid: impl ::tessera::tile::Grid<Consts> + ::core::clone::Clone,
-            #(#param_names: #param_types),*
-        ) -> #result {
-            #tuned_with_arms
-            #no_types
-        }
-    }
+    launchers.render(first_module, no_types)
 }
 
 /// The generic `launch_tuned` / `launch_tuned_with` of a kernel with type parameters and
@@ -428,47 +407,101 @@ pub fn generic_tuned_tensor(
     no_types: &TokenStream,
 ) -> TokenStream {
     let (stream, module, grid, reset) = (own("stream"), own("module"), own("grid"), own("reset"));
-    let tuned = Ident::new("launch_tuned", Span::call_site());
-    let tuned_with = Ident::new("launch_tuned_with", Span::call_site());
-    let tuned_arms = arms(&tuned, quote!(#stream, #module, &mut #grid,));
-    let tuned_with_arms = arms(&tuned_with, quote!(#stream, #module, #reset, &mut #grid,));
     let (signature, views) = (&args.signature, &args.views);
-    let result = quote! {
-        ::core::result::Result<::tessera::launch::autotune::Choice, ::tessera::launch::LaunchError>
+    let launchers = GenericTuned {
+        doc: "Autotuned launch on `stream` of the specialisations of the tensors' element types \
+              (see each submodule's `launch_tuned`).",
+        generics: quote!(#(#bounds,)* G: ::tessera::tile::GridDims),
+        target: quote!(#stream: &::tessera::launch::Stream<'_>),
+        grid: quote!(mut #grid: impl ::core::ops::FnMut(&Consts, &Sizes) -> G),
+        params: quote!(#(#signature),*),
+        prelude: quote!(#(#views)*),
+        launched: quote!(::tessera::launch::autotune::Choice),
+        tuned_arms: arms(
+            &Ident::new("launch_tuned", Span::call_site()),
+            quote!(#stream, #module, &mut #grid,),
+        ),
+        tuned_with_arms: arms(
+            &Ident::new("launch_tuned_with", Span::call_site()),
+            quote!(#stream, #module, #reset, &mut #grid,),
+        ),
     };
-    quote! {
-        /// The candidates' const values (the same for every assignment of element types).
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub use #first_module::CANDIDATES;
+    launchers.render(first_module, no_types)
+}
 
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// Autotuned launch on `stream` of the specialisations of the tensors' element types (see
-        /// each submodule's `launch_tuned`).
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch_tuned<#(#bounds,)* G: ::tessera::tile::GridDims>(
-            #stream: &::tessera::launch::Stream<'_>,
-            #module: &::tessera::launch::Module,
-            mut #grid: impl ::core::ops::FnMut(&Consts, &Sizes) -> G,
-            #(#signature),*
-        ) -> #result {
-            #(#views)*
-            #tuned_arms
-            #no_types
-        }
+/// The generic `launch_tuned` / `launch_tuned_with` pair of a kernel with type parameters, by
+/// what differs between kernels with pointer and with `Tensor` parameters.
+struct GenericTuned<'a> {
+    /// The doc of `launch_tuned`.
+    doc: &'a str,
+    /// The generic parameters of both functions.
+    generics: TokenStream,
+    /// The first parameter: the device or stream launched on, with its type.
+    target: TokenStream,
+    /// The `grid` parameter with its type.
+    grid: TokenStream,
+    /// The kernel's parameters.
+    params: TokenStream,
+    /// Statements before the arms.
+    prelude: TokenStream,
+    /// What a successful call returns.
+    launched: TokenStream,
+    /// The `launch_tuned` arms (see [`generic_tuned`]).
+    tuned_arms: TokenStream,
+    /// The `launch_tuned_with` arms.
+    tuned_with_arms: TokenStream,
+}
 
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// `launch_tuned` with a reset hook (see each submodule's `launch_tuned_with`).
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch_tuned_with<#(#bounds,)* G: ::tessera::tile::GridDims>(
-            #stream: &::tessera::launch::Stream<'_>,
-            #module: &::tessera::launch::Module,
-            #reset: &mut dyn FnMut() -> ::core::result::Result<(), ::tessera::launch::LaunchError>,
-            mut #grid: impl ::core::ops::FnMut(&Consts, &Sizes) -> G,
-            #(#signature),*
-        ) -> #result {
-            #(#views)*
-            #tuned_with_arms
-            #no_types
+impl GenericTuned<'_> {
+    fn render(self, first_module: &Ident, no_types: &TokenStream) -> TokenStream {
+        let (module, reset) = (own("module"), own("reset"));
+        let GenericTuned {
+            doc,
+            generics,
+            target,
+            grid,
+            params,
+            prelude,
+            launched,
+            tuned_arms,
+            tuned_with_arms,
+        } = self;
+        let result = quote! {
+            ::core::result::Result<#launched, ::tessera::launch::LaunchError>
+        };
+        quote! {
+            /// The candidates' const values (the same for every assignment of element types).
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub use #first_module::CANDIDATES;
+
+            #[cfg(not(target_arch = "nvptx64"))]
+            #[doc = #doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch_tuned<#generics>(
+                #target,
+                #module: &::tessera::launch::Module,
+                #grid,
+                #params
+            ) -> #result {
+                #prelude
+                #tuned_arms
+                #no_types
+            }
+
+            #[cfg(not(target_arch = "nvptx64"))]
+            /// `launch_tuned` with a reset hook (see each submodule's `launch_tuned_with`).
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch_tuned_with<#generics>(
+                #target,
+                #module: &::tessera::launch::Module,
+                #reset: &mut dyn FnMut() -> ::core::result::Result<(), ::tessera::launch::LaunchError>,
+                #grid,
+                #params
+            ) -> #result {
+                #prelude
+                #tuned_with_arms
+                #no_types
+            }
         }
     }
 }

@@ -306,38 +306,39 @@ impl AtomicOp {
     }
 }
 
-/// The memory order of an atomic (Triton's `sem`, PTX `.sem`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemSem {
-    Relaxed,
-    Acquire,
-    Release,
-    AcqRel,
+/// A `pub enum` of keywords, and its `ALL`: each variant with its spelling in a kernel.
+macro_rules! spelled_enum {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $spelling:literal),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($variant),*
+        }
+
+        impl $name {
+            pub const ALL: [(&'static str, $name); [$($spelling),*].len()] =
+                [$(($spelling, $name::$variant)),*];
+        }
+    };
 }
 
-impl MemSem {
-    pub const ALL: [(&'static str, MemSem); 4] = [
-        ("relaxed", MemSem::Relaxed),
-        ("acquire", MemSem::Acquire),
-        ("release", MemSem::Release),
-        ("acq_rel", MemSem::AcqRel),
-    ];
+spelled_enum! {
+    /// The memory order of an atomic (Triton's `sem`, PTX `.sem`).
+    MemSem {
+        Relaxed = "relaxed",
+        Acquire = "acquire",
+        Release = "release",
+        AcqRel = "acq_rel",
+    }
 }
 
-/// The scope of an atomic (Triton's `scope`, PTX `.scope`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemScope {
-    Cta,
-    Gpu,
-    Sys,
-}
-
-impl MemScope {
-    pub const ALL: [(&'static str, MemScope); 3] = [
-        ("cta", MemScope::Cta),
-        ("gpu", MemScope::Gpu),
-        ("sys", MemScope::Sys),
-    ];
+spelled_enum! {
+    /// The scope of an atomic (Triton's `scope`, PTX `.scope`).
+    MemScope {
+        Cta = "cta",
+        Gpu = "gpu",
+        Sys = "sys",
+    }
 }
 
 /// What an op computes. `operands: […]` lists [`Op::operands`] in order; `results: […]` lists

@@ -360,19 +360,20 @@ mod tests {
 
     #[test]
     fn register_budget() {
-        let acc = TileType::new(vec![128, 128], DType::Scalar(Scalar::F32));
-        assert_eq!(registers_per_thread(&acc, 4), 128);
-        let big = TileType::new(vec![256, 128], DType::Scalar(Scalar::F32));
-        assert_eq!(registers_per_thread(&big, 4), 256);
-        let halves = TileType::new(vec![256, 128], DType::Scalar(Scalar::F16));
-        assert_eq!(registers_per_thread(&halves, 4), 128);
-        let ptrs = TileType::new(vec![128, 64], DType::Ptr(Scalar::F16));
-        assert_eq!(registers_per_thread(&ptrs, 4), 64);
-        // The store's pointer tile of a 128 × 256 matmul at 8 warps fits, as its accumulator.
-        let c_ptrs = TileType::new(vec![128, 256], DType::Ptr(Scalar::F16));
-        assert_eq!(registers_per_thread(&c_ptrs, 8), 128);
-        let i64s = TileType::new(vec![128, 64], DType::Scalar(Scalar::I64));
-        assert_eq!(registers_per_thread(&i64s, 4), 128);
+        // (shape, element type, warps, registers per thread). The store's pointer tile of a
+        // 128 × 256 matmul at 8 warps fits, as its accumulator.
+        let cases = [
+            ([128, 128], DType::Scalar(Scalar::F32), 4, 128),
+            ([256, 128], DType::Scalar(Scalar::F32), 4, 256),
+            ([256, 128], DType::Scalar(Scalar::F16), 4, 128),
+            ([128, 64], DType::Ptr(Scalar::F16), 4, 64),
+            ([128, 256], DType::Ptr(Scalar::F16), 8, 128),
+            ([128, 64], DType::Scalar(Scalar::I64), 4, 128),
+        ];
+        for (shape, dtype, warps, registers) in cases {
+            let tile = TileType::new(shape.to_vec(), dtype);
+            assert_eq!(registers_per_thread(&tile, warps), registers, "{tile}");
+        }
         assert_eq!(max_elements(DType::Scalar(Scalar::F32), 4), 16384);
         assert_eq!(max_elements(DType::Scalar(Scalar::F16), 8), 65536);
         assert_eq!(max_elements(DType::Ptr(Scalar::F16), 4), 16384);

@@ -7,7 +7,7 @@
 //! `cuLaunchKernel` with the packed parameters in stack arrays, or `cuGraphLaunch`.)
 
 use super::*;
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, TensorMut, TensorRef};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -71,79 +71,86 @@ const SCALE: Kernel<ScaleArgs> = Kernel {
     emulate: scale,
 };
 
-#[test]
-fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
+/// Runs `test` on the emulator with `SCALE_PTX` loaded, a stream, an input of 64 ones and a
+/// zeroed output of 64.
+fn with_scale(test: impl FnOnce(&Device, &Module, &Stream<'_>, Tensor<f32>, Tensor<f32>)) {
     let device = Device::emulator();
     let module = device.load_ptx(SCALE_PTX).expect("test PTX loads");
     let stream = device.stream().expect("emulator stream");
     let input = Tensor::from_slice(&device, &[1.0f32; 64], &[64]).expect("input");
-    let mut output = Tensor::<f32>::zeros(&device, &[64]).expect("output");
-    static CACHE: EntryCache = EntryCache::new();
-    let config = LaunchConfig::linear(1, 64);
-    let what = || "launching `scale`".to_string();
-    let enqueue = |input: &Tensor<f32>, output: &mut Tensor<f32>| {
-        let resolved = CACHE.resolve(&module, SCALE).expect("resolves");
-        let read = input.view();
-        let write = output.view_mut();
-        let (out, [n], _) = write.kernel_parts::<1>("scale", "out").expect("rank 1");
-        let (x, _, _) = read.kernel_parts::<1>("scale", "x").expect("rank 1");
-        let args: ScaleArgs = (out, n as u32, x, 2.0);
-        let params = args.kernel_params();
-        device
-            .check_launch(&module, &resolved, &config, &params)
-            .expect("checks pass");
-        stream
-            .enqueue_uses(&[read.use_read(), write.use_write()], &what)
-            .expect("uses recorded");
-        resolved.index
-    };
-    assert_eq!(enqueue(&input, &mut output), 1, "`scale` is entry 1");
-    let before = allocations();
-    for _ in 0..1000 {
-        enqueue(&input, &mut output);
-    }
-    assert_eq!(allocations() - before, 0, "allocations in 1000 launches");
-    // The counter counts: a launch through the name lookup of a kernel that is not an entry
-    // allocates its error message.
-    let missing = Kernel::<ScaleArgs> {
-        name: "missing",
-        emulate: scale,
-    };
-    let before = allocations();
-    assert!(module.resolve(missing).is_err());
-    assert!(allocations() > before);
-    stream.synchronize().expect("synchronize");
-    assert_eq!(output.to_vec().expect("synchronised"), vec![0.0f32; 64]);
+    let output = Tensor::<f32>::zeros(&device, &[64]).expect("output");
+    test(&device, &module, &stream, input, output);
+}
+
+/// `scale`'s arguments for `write = 2 · read`.
+fn scale_args(read: &TensorRef<'_, f32>, write: &TensorMut<'_, f32>) -> ScaleArgs {
+    let (out, [n], _) = write.kernel_parts::<1>("scale", "out").expect("rank 1");
+    let (x, _, _) = read.kernel_parts::<1>("scale", "x").expect("rank 1");
+    (out, n as u32, x, 2.0)
+}
+
+#[test]
+fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
+    with_scale(|device, module, stream, input, mut output| {
+        static CACHE: EntryCache = EntryCache::new();
+        let config = LaunchConfig::linear(1, 64);
+        let what = || "launching `scale`".to_string();
+        let enqueue = |input: &Tensor<f32>, output: &mut Tensor<f32>| {
+            let resolved = CACHE.resolve(module, SCALE).expect("resolves");
+            let read = input.view();
+            let write = output.view_mut();
+            let params = scale_args(&read, &write).kernel_params();
+            device
+                .check_launch(module, &resolved, &config, &params)
+                .expect("checks pass");
+            stream
+                .enqueue_uses(&[read.use_read(), write.use_write()], &what)
+                .expect("uses recorded");
+            resolved.index
+        };
+        assert_eq!(enqueue(&input, &mut output), 1, "`scale` is entry 1");
+        let before = allocations();
+        for _ in 0..1000 {
+            enqueue(&input, &mut output);
+        }
+        assert_eq!(allocations() - before, 0, "allocations in 1000 launches");
+        // The counter counts: a launch through the name lookup of a kernel that is not an entry
+        // allocates its error message.
+        let missing = Kernel::<ScaleArgs> {
+            name: "missing",
+            emulate: scale,
+        };
+        let before = allocations();
+        assert!(module.resolve(missing).is_err());
+        assert!(allocations() > before);
+        stream.synchronize().expect("synchronize");
+        assert_eq!(output.to_vec().expect("synchronised"), vec![0.0f32; 64]);
+    });
 }
 
 #[test]
 fn graph_replay_checks_allocate_nothing_after_the_first_replay() {
-    let device = Device::emulator();
-    let module = device.load_ptx(SCALE_PTX).expect("test PTX loads");
-    let stream = device.stream().expect("emulator stream");
-    let input = Tensor::from_slice(&device, &[1.0f32; 64], &[64]).expect("input");
-    let mut output = Tensor::<f32>::zeros(&device, &[64]).expect("output");
-    stream.begin_capture().expect("capture begins");
-    {
-        let read = input.view();
-        let write = output.view_mut();
-        let (out, [n], _) = write.kernel_parts::<1>("scale", "out").expect("rank 1");
-        let (x, _, _) = read.kernel_parts::<1>("scale", "x").expect("rank 1");
-        let args: ScaleArgs = (out, n as u32, x, 2.0);
-        let uses = [read.use_read(), write.use_write()];
-        stream
-            .launch(&module, SCALE, LaunchConfig::linear(1, 64), args, &uses)
-            .expect("captured");
-    }
-    let graph = stream.end_capture().expect("capture ends");
-    graph.enqueue_uses_on(&stream).expect("first replay's uses");
-    let before = allocations();
-    for _ in 0..1000 {
-        graph.enqueue_uses_on(&stream).expect("uses recorded");
-    }
-    assert_eq!(allocations() - before, 0, "allocations in 1000 replays");
-    graph.launch(&stream).expect("replays");
-    stream.synchronize().expect("synchronize");
+    with_scale(|_, module, stream, input, mut output| {
+        stream.begin_capture().expect("capture begins");
+        {
+            let read = input.view();
+            let write = output.view_mut();
+            let args = scale_args(&read, &write);
+            let uses = [read.use_read(), write.use_write()];
+            stream
+                .launch(module, SCALE, LaunchConfig::linear(1, 64), args, &uses)
+                .expect("captured");
+        }
+        let graph = stream.end_capture().expect("capture ends");
+        graph.enqueue_uses_on(stream).expect("first replay's uses");
+        let before = allocations();
+        for _ in 0..1000 {
+            graph.enqueue_uses_on(stream).expect("uses recorded");
+        }
+        assert_eq!(allocations() - before, 0, "allocations in 1000 replays");
+        graph.launch(stream).expect("replays");
+        stream.synchronize().expect("synchronize");
+    });
 }
 
 #[test]

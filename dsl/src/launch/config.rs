@@ -169,3 +169,24 @@ impl Timing {
         }
     }
 }
+
+/// One launch of an entry of a back end's module `M`: the kernel's name and the entry's index
+/// in the module, the grid, and the packed parameters.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+pub(super) struct EntryLaunch<'a, M> {
+    pub(super) module: &'a M,
+    pub(super) name: &'a str,
+    pub(super) index: u32,
+    pub(super) config: &'a LaunchConfig,
+    pub(super) params: &'a [super::KernelParam],
+}
+
+#[cfg(any(feature = "cuda", feature = "hip"))]
+impl<M> Clone for EntryLaunch<'_, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "hip"))]
+impl<M> Copy for EntryLaunch<'_, M> {}

@@ -53,55 +53,6 @@ impl HostAllocation {
     pub(crate) fn addr(&self) -> u64 {
         self.ptr.as_ptr() as usize as u64
     }
-
-    /// Copies `source` (exactly the allocation's size) in.
-    pub(super) fn write(&mut self, source: &[u8]) {
-        assert_eq!(source.len(), self.layout.size(), "callers check the length");
-        // SAFETY: both ranges are `layout.size()` bytes and distinct allocations.
-        unsafe { std::ptr::copy_nonoverlapping(source.as_ptr(), self.ptr.as_ptr(), source.len()) }
-    }
-
-    /// Copies `source` in at byte `offset` (the range lies in the allocation).
-    pub(crate) fn write_at(&self, offset: usize, source: &[u8]) {
-        assert!(
-            offset + source.len() <= self.layout.size(),
-            "callers check the range"
-        );
-        // SAFETY: the range lies in the allocation (asserted); no launch runs concurrently (the
-        // emulator runs launches on the calling thread before returning).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                source.as_ptr(),
-                self.ptr.as_ptr().add(offset),
-                source.len(),
-            )
-        }
-    }
-
-    /// Copies the bytes at `offset` out into `target` (the range lies in the allocation).
-    pub(crate) fn read_at(&self, offset: usize, target: &mut [u8]) {
-        assert!(
-            offset + target.len() <= self.layout.size(),
-            "callers check the range"
-        );
-        // SAFETY: as in `write_at`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                self.ptr.as_ptr().add(offset),
-                target.as_mut_ptr(),
-                target.len(),
-            )
-        }
-    }
-
-    /// Copies the allocation out into `target` (exactly its size).
-    pub(super) fn read(&self, target: &mut [u8]) {
-        assert_eq!(target.len(), self.layout.size(), "callers check the length");
-        // SAFETY: as in `write`; no launch runs concurrently (launches are synchronous).
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), target.as_mut_ptr(), target.len())
-        }
-    }
 }
 
 impl Drop for HostAllocation {

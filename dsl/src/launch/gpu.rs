@@ -6,8 +6,8 @@
 //! One primary context per device, made current on the calling thread by every entry point;
 //! all work goes to the legacy default stream, so copies and launches are ordered.
 
-use super::args::{with_param_pointers, KernelParam};
-use super::config::{LaunchConfig, TimingOptions};
+use super::args::with_param_pointers;
+use super::config::{EntryLaunch, LaunchConfig, TimingOptions};
 use super::error::LaunchError;
 use cudarc::driver::sys;
 use std::ffi::{c_void, CStr, CString};
@@ -276,27 +276,23 @@ impl GpuContext {
 
     /// Launches without waiting: checks the block against the compiled kernel, opts in to more
     /// than 48 KiB of dynamic shared memory when asked for, then `cuLaunchKernel`.
-    pub(super) fn launch(
-        &self,
-        module: &GpuModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
-    ) -> Result<(), LaunchError> {
-        self.launch_on(module, name, index, config, params, std::ptr::null_mut())
+    pub(super) fn launch(&self, launch: EntryLaunch<'_, GpuModule>) -> Result<(), LaunchError> {
+        self.launch_on(launch, std::ptr::null_mut())
     }
 
     /// [`launch`](Self::launch) on `stream` (null: the legacy default stream).
     pub(super) fn launch_on(
         &self,
-        module: &GpuModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
+        launch: EntryLaunch<'_, GpuModule>,
         stream: sys::CUstream,
     ) -> Result<(), LaunchError> {
+        let EntryLaunch {
+            module,
+            name,
+            index,
+            config,
+            params,
+        } = launch;
         self.bind()?;
         let function = module.function(self, name, index, config)?;
         with_param_pointers(name, params, |pointers| {
@@ -331,15 +327,12 @@ impl GpuContext {
     /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
     pub(super) fn time(
         &self,
-        module: &GpuModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
+        launch: EntryLaunch<'_, GpuModule>,
         options: TimingOptions,
     ) -> Result<Vec<f64>, LaunchError> {
+        let name = launch.name;
         for _ in 0..options.warmup {
-            self.launch(module, name, index, config, params)?;
+            self.launch(launch)?;
         }
         self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
         let flush = if options.l2_flush_bytes > 0 {
@@ -368,7 +361,7 @@ impl GpuContext {
                 unsafe { sys::cuEventRecord(*start, std::ptr::null_mut()) },
                 || "recording an event".into(),
             )?;
-            self.launch(module, name, index, config, params)?;
+            self.launch(launch)?;
             // SAFETY: as above.
             check(
                 unsafe { sys::cuEventRecord(*end, std::ptr::null_mut()) },
@@ -450,7 +443,6 @@ impl Drop for EventPairs {
 pub(super) struct GpuAllocation {
     context: Option<Arc<GpuContext>>,
     ptr: sys::CUdeviceptr,
-    bytes: usize,
 }
 
 // SAFETY: a device address; the owning context is thread-safe (see `GpuContext`).
@@ -482,11 +474,7 @@ impl GpuAllocation {
                 reason: format!("{code} ({message})"),
             });
         }
-        let allocation = GpuAllocation {
-            context: None,
-            ptr,
-            bytes,
-        };
+        let allocation = GpuAllocation { context: None, ptr };
         if zeroed {
             // SAFETY: `bytes` bytes at `ptr` were just allocated.
             check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, || {
@@ -511,29 +499,6 @@ impl GpuAllocation {
             Some(context) => context.bind(),
             None => Ok(()),
         }
-    }
-
-    /// Copies `source` (exactly the allocation's size) to the device.
-    pub(super) fn write(&mut self, source: &[u8]) -> Result<(), LaunchError> {
-        debug_assert_eq!(source.len(), self.bytes);
-        self.bind()?;
-        // SAFETY: `source.len()` bytes fit the allocation (checked by the caller).
-        check(
-            unsafe { sys::cuMemcpyHtoD_v2(self.ptr, source.as_ptr().cast(), source.len()) },
-            || format!("copying {} bytes to the device", source.len()),
-        )?;
-        settle_legacy_stream()
-    }
-
-    /// Copies the allocation into `target` (exactly its size), after all prior work.
-    pub(super) fn read(&self, target: &mut [u8]) -> Result<(), LaunchError> {
-        debug_assert_eq!(target.len(), self.bytes);
-        self.bind()?;
-        // SAFETY: as in `write`.
-        check(
-            unsafe { sys::cuMemcpyDtoH_v2(target.as_mut_ptr().cast(), self.ptr, target.len()) },
-            || format!("copying {} bytes from the device", target.len()),
-        )
     }
 }
 

@@ -1,8 +1,7 @@
 //! The GPU side of [`Stream`](super::Stream), [`Event`](super::Event) and
 //! [`Graph`](super::Graph): CUDA streams, events and graphs through the driver API.
 
-use super::args::KernelParam;
-use super::config::LaunchConfig;
+use super::config::EntryLaunch;
 use super::error::LaunchError;
 use super::gpu::{check, GpuContext, GpuModule};
 use cudarc::driver::sys;
@@ -51,16 +50,8 @@ impl GpuStream {
         }
     }
 
-    pub(super) fn launch(
-        &self,
-        module: &GpuModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
-    ) -> Result<(), LaunchError> {
-        self.context
-            .launch_on(module, name, index, config, params, self.stream)
+    pub(super) fn launch(&self, launch: EntryLaunch<'_, GpuModule>) -> Result<(), LaunchError> {
+        self.context.launch_on(launch, self.stream)
     }
 
     /// Enqueues a copy of `source` to device address `addr`.

@@ -12,9 +12,9 @@
 //! `hipModuleLoadData`; kernels launch by `hipModuleLaunchKernel` with the same `void**`
 //! parameter array as `cuLaunchKernel` ([`with_param_pointers`]).
 
-use super::args::{with_param_pointers, KernelParam};
+use super::args::with_param_pointers;
 use super::code_object::CodeObjectKernel;
-use super::config::{LaunchConfig, TimingOptions};
+use super::config::{EntryLaunch, LaunchConfig, TimingOptions};
 use super::error::LaunchError;
 use super::hip_sys::{self, HipApi, HipError, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS};
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -76,12 +76,25 @@ pub(super) fn check_block(
     }
 }
 
-/// Makes HIP device `ordinal` current on the calling thread.
-fn set_device(api: &HipApi, ordinal: i32) -> Result<(), LaunchError> {
-    // SAFETY: plain runtime call.
-    check(api, unsafe { (api.hipSetDevice)(ordinal) }, || {
-        format!("making HIP device {ordinal} current")
-    })
+/// HIP device `ordinal` of the runtime `api`, which memory and events make current before
+/// each call.
+#[derive(Clone, Copy)]
+struct HipDevice {
+    api: &'static HipApi,
+    ordinal: i32,
+}
+
+impl HipDevice {
+    /// Makes the device current on the calling thread.
+    fn bind(self) -> Result<(), LaunchError> {
+        let ordinal = self.ordinal;
+        // SAFETY: plain runtime call.
+        check(
+            self.api,
+            unsafe { (self.api.hipSetDevice)(ordinal) },
+            || format!("making HIP device {ordinal} current"),
+        )
+    }
 }
 
 /// One AMD GPU as the HIP runtime numbers it.
@@ -143,7 +156,14 @@ impl HipContext {
 
     /// Makes the device current on the calling thread.
     pub(super) fn bind(&self) -> Result<(), LaunchError> {
-        set_device(self.api, self.ordinal)
+        self.device().bind()
+    }
+
+    fn device(&self) -> HipDevice {
+        HipDevice {
+            api: self.api,
+            ordinal: self.ordinal,
+        }
     }
 
     /// Waits for all work of the device; a failure is attributed by `action`.
@@ -166,13 +186,16 @@ impl HipContext {
     /// Launches without waiting (null `stream`: the null stream).
     pub(super) fn launch_on(
         &self,
-        module: &HipModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
+        launch: EntryLaunch<'_, HipModule>,
         stream: hip_sys::Stream,
     ) -> Result<(), LaunchError> {
+        let EntryLaunch {
+            module,
+            name,
+            index,
+            config,
+            params,
+        } = launch;
         self.bind()?;
         let function = module.function(name, index, config)?;
         with_param_pointers(name, params, |pointers| {
@@ -207,16 +230,12 @@ impl HipContext {
     /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
     pub(super) fn time(
         &self,
-        module: &HipModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
+        launch: EntryLaunch<'_, HipModule>,
         options: TimingOptions,
     ) -> Result<Vec<f64>, LaunchError> {
-        let null = std::ptr::null_mut();
+        let (name, null) = (launch.name, std::ptr::null_mut());
         for _ in 0..options.warmup {
-            self.launch_on(module, name, index, config, params, null)?;
+            self.launch_on(launch, null)?;
         }
         self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
         let flush = if options.l2_flush_bytes > 0 {
@@ -239,7 +258,7 @@ impl HipContext {
                 )?;
             }
             start.record(null)?;
-            self.launch_on(module, name, index, config, params, null)?;
+            self.launch_on(launch, null)?;
             end.record(null)?;
         }
         self.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
@@ -253,8 +272,7 @@ impl HipContext {
 /// Device memory from `hipMalloc`, freed on drop.
 pub(super) struct HipAllocation {
     context: Option<Arc<HipContext>>,
-    api: &'static HipApi,
-    ordinal: i32,
+    device: HipDevice,
     ptr: hip_sys::DevicePtr,
 }
 
@@ -289,8 +307,7 @@ impl HipAllocation {
         }
         let allocation = HipAllocation {
             context: None,
-            api: context.api,
-            ordinal: context.ordinal,
+            device: context.device(),
             ptr,
         };
         if zeroed {
@@ -317,8 +334,8 @@ impl Drop for HipAllocation {
     fn drop(&mut self) {
         // SAFETY: allocated in `new_on`, not used after this. An error cannot be reported from
         // drop.
-        if set_device(self.api, self.ordinal).is_ok() {
-            unsafe { (self.api.hipFree)(self.ptr) };
+        if self.device.bind().is_ok() {
+            unsafe { (self.device.api.hipFree)(self.ptr) };
         }
     }
 }
@@ -483,16 +500,8 @@ impl HipStream {
         })
     }
 
-    pub(super) fn launch(
-        &self,
-        module: &HipModule,
-        name: &str,
-        index: u32,
-        config: &LaunchConfig,
-        params: &[KernelParam],
-    ) -> Result<(), LaunchError> {
-        self.context
-            .launch_on(module, name, index, config, params, self.stream)
+    pub(super) fn launch(&self, launch: EntryLaunch<'_, HipModule>) -> Result<(), LaunchError> {
+        self.context.launch_on(launch, self.stream)
     }
 
     /// Enqueues a copy of `source` to device address `addr`.
@@ -558,10 +567,9 @@ impl Drop for HipStream {
     }
 }
 
-/// A HIP event (of device `ordinal`), destroyed on drop.
+/// A HIP event of `device`, destroyed on drop.
 pub(super) struct HipEvent {
-    api: &'static HipApi,
-    ordinal: i32,
+    device: HipDevice,
     event: hip_sys::Event,
 }
 
@@ -578,30 +586,29 @@ impl HipEvent {
             "creating an event".into()
         })?;
         Ok(HipEvent {
-            api: context.api,
-            ordinal: context.ordinal,
+            device: context.device(),
             event,
         })
     }
 
     fn check(&self, result: HipError, action: &str) -> Result<(), LaunchError> {
-        check(self.api, result, || action.to_string())
+        check(self.device.api, result, || action.to_string())
     }
 
     fn record(&self, stream: hip_sys::Stream) -> Result<(), LaunchError> {
-        set_device(self.api, self.ordinal)?;
+        self.device.bind()?;
         // SAFETY: live event; `stream` is live or null.
         self.check(
-            unsafe { (self.api.hipEventRecord)(self.event, stream) },
+            unsafe { (self.device.api.hipEventRecord)(self.event, stream) },
             "recording an event",
         )
     }
 
     pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
-        set_device(self.api, self.ordinal)?;
+        self.device.bind()?;
         // SAFETY: live event.
         self.check(
-            unsafe { (self.api.hipEventSynchronize)(self.event) },
+            unsafe { (self.device.api.hipEventSynchronize)(self.event) },
             "synchronising an event",
         )
     }
@@ -610,7 +617,7 @@ impl HipEvent {
         let mut ms = 0f32;
         // SAFETY: both events completed (synchronised by the caller).
         self.check(
-            unsafe { (self.api.hipEventElapsedTime)(&mut ms, self.event, later.event) },
+            unsafe { (self.device.api.hipEventElapsedTime)(&mut ms, self.event, later.event) },
             "reading an event time",
         )?;
         Ok(ms as f64)
@@ -619,9 +626,9 @@ impl HipEvent {
 
 impl Drop for HipEvent {
     fn drop(&mut self) {
-        if set_device(self.api, self.ordinal).is_ok() {
+        if self.device.bind().is_ok() {
             // SAFETY: created in `create`, not used after this.
-            unsafe { (self.api.hipEventDestroy)(self.event) };
+            unsafe { (self.device.api.hipEventDestroy)(self.event) };
         }
     }
 }

@@ -35,6 +35,125 @@ pub(crate) enum Memory {
     BorrowedHost,
 }
 
+impl Memory {
+    /// `bytes` bytes of `device`'s memory (none for 0), zeroed if asked, and their address (0
+    /// for none).
+    pub(crate) fn new(
+        device: &Device,
+        bytes: usize,
+        zeroed: bool,
+    ) -> Result<(Memory, u64), LaunchError> {
+        let memory = if bytes == 0 {
+            Memory::Empty
+        } else {
+            match &device.backend {
+                super::Backend::Emulator => {
+                    Memory::Host(emulated::HostAllocation::new(bytes, zeroed)?)
+                }
+                #[cfg(feature = "cuda")]
+                super::Backend::Gpu(context) => {
+                    Memory::Gpu(super::gpu::GpuAllocation::new(context, bytes, zeroed)?)
+                }
+                #[cfg(feature = "hip")]
+                super::Backend::Hip(context) => {
+                    Memory::Hip(super::hip::HipAllocation::new(context, bytes, zeroed)?)
+                }
+            }
+        };
+        let addr = match &memory {
+            Memory::Host(host) => host.addr(),
+            #[cfg(feature = "cuda")]
+            Memory::Gpu(gpu) => gpu.addr(),
+            #[cfg(feature = "hip")]
+            Memory::Hip(hip) => hip.addr(),
+            _ => 0,
+        };
+        Ok((memory, addr))
+    }
+
+    /// Copies between `bytes` and this memory at address `addr` (the range lies in the memory,
+    /// checked by the caller); a device copy waits for all prior work.
+    pub(crate) fn copy(&self, addr: u64, bytes: HostBytes<'_>) -> Result<(), LaunchError> {
+        if bytes.len() == 0 {
+            return Ok(());
+        }
+        match self {
+            Memory::Empty => Ok(()),
+            Memory::Host(_) | Memory::BorrowedHost => {
+                // SAFETY: the range lies in host memory this value owns, or borrows for as long
+                // as it lives (the borrowing constructor's contract); no launch runs meanwhile
+                // (the emulator runs launches on the calling thread before returning).
+                unsafe { bytes.copy_host(addr as usize as *mut u8) };
+                Ok(())
+            }
+            #[cfg(feature = "cuda")]
+            Memory::Gpu(gpu) => gpu
+                .context()
+                .map_or(Ok(()), |context| bytes.copy_gpu(context, addr)),
+            #[cfg(feature = "cuda")]
+            Memory::BorrowedGpu(context) => bytes.copy_gpu(context, addr),
+            #[cfg(feature = "hip")]
+            Memory::Hip(hip) => hip
+                .context()
+                .map_or(Ok(()), |context| bytes.copy_hip(context, addr)),
+            #[cfg(feature = "hip")]
+            Memory::BorrowedHip(context) => bytes.copy_hip(context, addr),
+        }
+    }
+}
+
+/// The host side of a copy to or from device memory.
+pub(crate) enum HostBytes<'a> {
+    /// Bytes copied to the device.
+    Source(&'a [u8]),
+    /// Bytes the device's bytes are copied into.
+    Target(&'a mut [u8]),
+}
+
+impl HostBytes<'_> {
+    fn len(&self) -> usize {
+        match self {
+            HostBytes::Source(source) => source.len(),
+            HostBytes::Target(target) => target.len(),
+        }
+    }
+
+    /// Copies between these bytes and the host memory at `addr`.
+    ///
+    /// # Safety
+    /// `addr .. addr + self.len()` must be live host memory, outside these bytes, that nothing
+    /// else accesses meanwhile.
+    unsafe fn copy_host(self, addr: *mut u8) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self {
+                HostBytes::Source(source) => {
+                    std::ptr::copy_nonoverlapping(source.as_ptr(), addr, source.len())
+                }
+                HostBytes::Target(target) => {
+                    std::ptr::copy_nonoverlapping(addr, target.as_mut_ptr(), target.len())
+                }
+            }
+        }
+    }
+
+    #[cfg(feature = "cuda")]
+    fn copy_gpu(self, context: &super::gpu::GpuContext, addr: u64) -> Result<(), LaunchError> {
+        match self {
+            HostBytes::Source(source) => super::gpu::write_device(context, addr, source),
+            HostBytes::Target(target) => super::gpu::read_device(context, addr, target),
+        }
+    }
+
+    #[cfg(feature = "hip")]
+    fn copy_hip(self, context: &super::hip::HipContext, addr: u64) -> Result<(), LaunchError> {
+        match self {
+            HostBytes::Source(source) => super::hip::write_device(context, addr, source),
+            HostBytes::Target(target) => super::hip::read_device(context, addr, target),
+        }
+    }
+}
+
 /// One use of an allocation by stream work not yet known done.
 pub(crate) struct PendingUse {
     pub(crate) stream: Arc<StreamState>,
@@ -72,31 +191,7 @@ impl Allocation {
         bytes: usize,
         zeroed: bool,
     ) -> Result<Arc<Self>, LaunchError> {
-        let memory = if bytes == 0 {
-            Memory::Empty
-        } else {
-            match &device.backend {
-                super::Backend::Emulator => {
-                    Memory::Host(emulated::HostAllocation::new(bytes, zeroed)?)
-                }
-                #[cfg(feature = "cuda")]
-                super::Backend::Gpu(context) => {
-                    Memory::Gpu(super::gpu::GpuAllocation::new(context, bytes, zeroed)?)
-                }
-                #[cfg(feature = "hip")]
-                super::Backend::Hip(context) => {
-                    Memory::Hip(super::hip::HipAllocation::new(context, bytes, zeroed)?)
-                }
-            }
-        };
-        let addr = match &memory {
-            Memory::Host(host) => host.addr(),
-            #[cfg(feature = "cuda")]
-            Memory::Gpu(gpu) => gpu.addr(),
-            #[cfg(feature = "hip")]
-            Memory::Hip(hip) => hip.addr(),
-            _ => 0,
-        };
+        let (memory, addr) = Memory::new(device, bytes, zeroed)?;
         Ok(Allocation::register(device, addr, bytes, memory))
     }
 
@@ -206,98 +301,17 @@ impl Allocation {
 
     /// Copies the bytes at `offset` to `target` (the range is checked by the caller).
     pub(crate) fn read_at(&self, offset: usize, target: &mut [u8]) -> Result<(), LaunchError> {
-        debug_assert!(offset + target.len() <= self.bytes);
-        if target.is_empty() {
-            return Ok(());
-        }
-        match &self.memory {
-            Memory::Empty => Ok(()),
-            Memory::Host(host) => {
-                host.read_at(offset, target);
-                Ok(())
-            }
-            Memory::BorrowedHost => {
-                // SAFETY: the range lies in the borrowed memory (the constructor's contract).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        (self.addr as usize as *const u8).add(offset),
-                        target.as_mut_ptr(),
-                        target.len(),
-                    )
-                };
-                Ok(())
-            }
-            #[cfg(feature = "cuda")]
-            Memory::Gpu(gpu) => match gpu.context() {
-                Some(context) => {
-                    super::gpu::read_device(context, self.addr + offset as u64, target)
-                }
-                None => Ok(()),
-            },
-            #[cfg(feature = "cuda")]
-            Memory::BorrowedGpu(context) => {
-                super::gpu::read_device(context, self.addr + offset as u64, target)
-            }
-            #[cfg(feature = "hip")]
-            Memory::Hip(hip) => match hip.context() {
-                Some(context) => {
-                    super::hip::read_device(context, self.addr + offset as u64, target)
-                }
-                None => Ok(()),
-            },
-            #[cfg(feature = "hip")]
-            Memory::BorrowedHip(context) => {
-                super::hip::read_device(context, self.addr + offset as u64, target)
-            }
-        }
+        self.copy_at(offset, HostBytes::Target(target))
     }
 
     /// Copies `source` to the bytes at `offset` (the range is checked by the caller).
     pub(crate) fn write_at(&self, offset: usize, source: &[u8]) -> Result<(), LaunchError> {
-        debug_assert!(offset + source.len() <= self.bytes);
-        if source.is_empty() {
-            return Ok(());
-        }
-        match &self.memory {
-            Memory::Empty => Ok(()),
-            Memory::Host(host) => {
-                host.write_at(offset, source);
-                Ok(())
-            }
-            Memory::BorrowedHost => {
-                // SAFETY: as in `read_at`.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        source.as_ptr(),
-                        (self.addr as usize as *mut u8).add(offset),
-                        source.len(),
-                    )
-                };
-                Ok(())
-            }
-            #[cfg(feature = "cuda")]
-            Memory::Gpu(gpu) => match gpu.context() {
-                Some(context) => {
-                    super::gpu::write_device(context, self.addr + offset as u64, source)
-                }
-                None => Ok(()),
-            },
-            #[cfg(feature = "cuda")]
-            Memory::BorrowedGpu(context) => {
-                super::gpu::write_device(context, self.addr + offset as u64, source)
-            }
-            #[cfg(feature = "hip")]
-            Memory::Hip(hip) => match hip.context() {
-                Some(context) => {
-                    super::hip::write_device(context, self.addr + offset as u64, source)
-                }
-                None => Ok(()),
-            },
-            #[cfg(feature = "hip")]
-            Memory::BorrowedHip(context) => {
-                super::hip::write_device(context, self.addr + offset as u64, source)
-            }
-        }
+        self.copy_at(offset, HostBytes::Source(source))
+    }
+
+    fn copy_at(&self, offset: usize, bytes: HostBytes<'_>) -> Result<(), LaunchError> {
+        debug_assert!(offset + bytes.len() <= self.bytes);
+        self.memory.copy(self.addr + offset as u64, bytes)
     }
 }
 

@@ -62,6 +62,7 @@ pub use element::DeviceElement;
 pub use error::LaunchError;
 pub use kind::{DeviceKind, GpuRuntime, DEVICE_ENV};
 pub use memory::Allocation;
+use memory::{HostBytes, Memory};
 pub use resolved::{EntryCache, ResolvedKernel};
 pub use stream::{Event, Graph, Stream, TensorUse};
 
@@ -405,22 +406,7 @@ impl Device {
                     T::DTYPE_NAME
                 ),
             })?;
-        let storage = if bytes == 0 {
-            Storage::Empty
-        } else {
-            match &self.backend {
-                Backend::Emulator => Storage::Host(emulated::HostAllocation::new(bytes, zeroed)?),
-                #[cfg(feature = "cuda")]
-                Backend::Gpu(context) => {
-                    Storage::Gpu(gpu::GpuAllocation::new(context, bytes, zeroed)?)
-                }
-                #[cfg(feature = "hip")]
-                Backend::Hip(context) => {
-                    Storage::Hip(hip::HipAllocation::new(context, bytes, zeroed)?)
-                }
-            }
-        };
-        let addr = storage.addr();
+        let (storage, addr) = Memory::new(self, bytes, zeroed)?;
         if bytes > 0 {
             self.registry.insert(addr, bytes as u64);
         }
@@ -496,21 +482,14 @@ impl Device {
             }
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
-                context.launch(gpu_module, kernel.name, resolved.index, &config, &params)?;
+                context.launch(resolved.entry_launch(gpu_module, &config, &params))?;
                 context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
                 Ok(LaunchReport::Gpu)
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
-                let null = std::ptr::null_mut();
-                context.launch_on(
-                    hip_module,
-                    kernel.name,
-                    resolved.index,
-                    &config,
-                    &params,
-                    null,
-                )?;
+                let launch = resolved.entry_launch(hip_module, &config, &params);
+                context.launch_on(launch, std::ptr::null_mut())?;
                 context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
                 Ok(LaunchReport::Gpu)
             }
@@ -566,13 +545,13 @@ impl Device {
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
                 let samples =
-                    context.time(gpu_module, name, kernel.index, config, params, options)?;
+                    context.time(kernel.entry_launch(gpu_module, config, params), options)?;
                 Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
                 let samples =
-                    context.time(hip_module, name, kernel.index, config, params, options)?;
+                    context.time(kernel.entry_launch(hip_module, config, params), options)?;
                 Ok(Timing::from_samples(samples, TimingClock::HipEvents))
             }
             #[cfg(any(feature = "cuda", feature = "hip"))]
@@ -709,35 +688,12 @@ impl fmt::Debug for Module {
     }
 }
 
-enum Storage {
-    /// A zero-length buffer: no memory, address 0.
-    Empty,
-    Host(emulated::HostAllocation),
-    #[cfg(feature = "cuda")]
-    Gpu(gpu::GpuAllocation),
-    #[cfg(feature = "hip")]
-    Hip(hip::HipAllocation),
-}
-
-impl Storage {
-    fn addr(&self) -> u64 {
-        match self {
-            Storage::Empty => 0,
-            Storage::Host(host) => host.addr(),
-            #[cfg(feature = "cuda")]
-            Storage::Gpu(gpu) => gpu.addr(),
-            #[cfg(feature = "hip")]
-            Storage::Hip(hip) => hip.addr(),
-        }
-    }
-}
-
 /// `len` elements of `T` in device memory (host memory on the emulator). Freed on drop.
 pub struct DeviceBuffer<T: DeviceElement> {
     device_id: u64,
     len: usize,
     addr: u64,
-    storage: Storage,
+    storage: Memory,
     registry: Arc<Registry>,
     _element: PhantomData<T>,
 }
@@ -798,20 +754,7 @@ impl<T: DeviceElement> DeviceBuffer<T> {
         let bytes = self.size_bytes();
         // SAFETY: `data` is `bytes` bytes of plain data (`DeviceElement`).
         let source = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), bytes) };
-        match &mut self.storage {
-            Storage::Empty => Ok(()),
-            Storage::Host(host) => {
-                host.write(source);
-                Ok(())
-            }
-            #[cfg(feature = "cuda")]
-            Storage::Gpu(gpu) => gpu.write(source),
-            #[cfg(feature = "hip")]
-            Storage::Hip(hip) => match hip.context() {
-                Some(context) => hip::write_device(context, self.addr, source),
-                None => Ok(()),
-            },
-        }
+        self.storage.copy(self.addr, HostBytes::Source(source))
     }
 
     /// Copies the buffer into `out` (exactly [`len`](Self::len) elements), after all launched
@@ -822,20 +765,7 @@ impl<T: DeviceElement> DeviceBuffer<T> {
         // SAFETY: `out` is `bytes` bytes of plain data, any bit pattern valid (`DeviceElement`).
         let target =
             unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), bytes) };
-        match &self.storage {
-            Storage::Empty => Ok(()),
-            Storage::Host(host) => {
-                host.read(target);
-                Ok(())
-            }
-            #[cfg(feature = "cuda")]
-            Storage::Gpu(gpu) => gpu.read(target),
-            #[cfg(feature = "hip")]
-            Storage::Hip(hip) => match hip.context() {
-                Some(context) => hip::read_device(context, self.addr, target),
-                None => Ok(()),
-            },
-        }
+        self.storage.copy(self.addr, HostBytes::Target(target))
     }
 
     /// The buffer's contents.

@@ -43,6 +43,23 @@ impl<A> ResolvedKernel<A> {
     pub fn kernel(&self) -> Kernel<A> {
         self.kernel
     }
+
+    /// A launch of this entry of the back end's `module` with `config` and `params`.
+    #[cfg(any(feature = "cuda", feature = "hip"))]
+    pub(super) fn entry_launch<'a, M>(
+        &self,
+        module: &'a M,
+        config: &'a super::LaunchConfig,
+        params: &'a [super::KernelParam],
+    ) -> super::config::EntryLaunch<'a, M> {
+        super::config::EntryLaunch {
+            module,
+            name: self.kernel.name,
+            index: self.index,
+            config,
+            params,
+        }
+    }
 }
 
 impl Module {

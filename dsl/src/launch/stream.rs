@@ -330,7 +330,7 @@ impl<'d> Stream<'d> {
                 }
                 #[cfg(feature = "cuda")]
                 (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
-                    return stream.launch(gpu_module, name, kernel.index, &config, &params);
+                    return stream.launch(kernel.entry_launch(gpu_module, &config, &params));
                 }
                 #[cfg(any(feature = "cuda", feature = "hip"))]
                 _ => return Err(LaunchError::WrongDevice { what: what() }),
@@ -385,11 +385,11 @@ impl<'d> Stream<'d> {
             }
             #[cfg(feature = "cuda")]
             (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
-                stream.launch(gpu_module, kernel.kernel.name, kernel.index, config, params)
+                stream.launch(kernel.entry_launch(gpu_module, config, params))
             }
             #[cfg(feature = "hip")]
             (StreamBackend::Hip(stream), ModuleBackend::Hip(hip_module)) => {
-                stream.launch(hip_module, kernel.kernel.name, kernel.index, config, params)
+                stream.launch(kernel.entry_launch(hip_module, config, params))
             }
             #[cfg(any(feature = "cuda", feature = "hip"))]
             _ => Err(LaunchError::WrongDevice { what: what() }),

@@ -2,7 +2,7 @@
 //! layouts in `const` context, and evaluating a layout's bases in device code.
 
 use core::marker::PhantomData;
-use tessera_layout::{expect_layout, Label, LayoutError, LinearLayout};
+use tessera_layout::{expect_layout, ErrorMessage, Label, LayoutError, LinearLayout};
 
 /// A layout known to rustc: implemented by the marker type that `#[tile_kernel]` generates for
 /// every layout of a kernel (and usable for user-written layouts).
@@ -98,84 +98,19 @@ pub const fn assert_user_layout(layout: &LinearLayout, shape: &[u32], num_warps:
     }
     let warps = layout.in_size(Label::Warp);
     if !same_shape || warps != num_warps {
-        let m = Message::new()
-            .text("convert_layout: the layout is for a tile of shape ")
-            .shape(sizes.split_at(rank).0)
-            .text(" over ")
-            .number(warps)
-            .text(" warps, but the value is a tile of shape ")
-            .shape(shape)
-            .text(" over ")
-            .number(num_warps)
-            .text(" warps (the kernel's num_warps)");
+        let m = ErrorMessage::new()
+            .push_str("convert_layout: the layout is for a tile of shape ")
+            .push_shape(sizes.split_at(rank).0)
+            .push_str(" over ")
+            .push_u32(warps)
+            .push_str(" warps, but the value is a tile of shape ")
+            .push_shape(shape)
+            .push_str(" over ")
+            .push_u32(num_warps)
+            .push_str(" warps (the kernel's num_warps)");
         panic!("{}", m.as_str());
     }
     check_layout(layout, shape, num_warps, layout.in_size(Label::Register));
-}
-
-/// A message built in `const` context (numbers included), for a compile-time panic.
-struct Message {
-    bytes: [u8; 256],
-    len: usize,
-}
-
-impl Message {
-    const fn new() -> Message {
-        Message {
-            bytes: [0; 256],
-            len: 0,
-        }
-    }
-
-    /// Appends `s`, cut short where the buffer is full.
-    const fn text(mut self, s: &str) -> Message {
-        let s = s.as_bytes();
-        let mut i = 0;
-        while i < s.len() && self.len < self.bytes.len() {
-            self.bytes[self.len] = s[i];
-            self.len += 1;
-            i += 1;
-        }
-        self
-    }
-
-    const fn number(self, n: u32) -> Message {
-        let mut digits = [0u8; 10];
-        let (mut k, mut n) = (digits.len(), n);
-        loop {
-            k -= 1;
-            digits[k] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        match core::str::from_utf8(digits.split_at(k).1) {
-            Ok(s) => self.text(s),
-            Err(_) => self,
-        }
-    }
-
-    /// `[a, b, …]`.
-    const fn shape(self, dims: &[u32]) -> Message {
-        let mut m = self.text("[");
-        let mut d = 0;
-        while d < dims.len() {
-            if d > 0 {
-                m = m.text(", ");
-            }
-            m = m.number(dims[d]);
-            d += 1;
-        }
-        m.text("]")
-    }
-
-    const fn as_str(&self) -> &str {
-        match core::str::from_utf8(self.bytes.split_at(self.len).0) {
-            Ok(s) => s,
-            Err(_) => "convert_layout: the layout does not fit the value",
-        }
-    }
 }
 
 const fn check_layout(l: &LinearLayout, shape: &[u32], num_warps: u32, registers: u32) {

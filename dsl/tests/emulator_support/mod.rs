@@ -1,6 +1,6 @@
 //! Helpers shared by the emulator tests: 16-byte aligned host buffers (the emulator checks the
 //! alignment of vector accesses, and `Vec<f32>` is only 4-byte aligned), launches that write
-//! one output buffer, one-block runs and the messages of the errors they end with, and a seeded
+//! one output buffer, one-block runs, the messages of the errors they end with and what they mention, and a seeded
 //! RNG.
 #![allow(dead_code)]
 
@@ -103,6 +103,17 @@ pub fn deadlock_message(result: Result<(), EmulatorError>) -> String {
     match result {
         Err(EmulatorError::Deadlock { message, .. }) => message,
         other => panic!("expected a deadlock, got {other:?}"),
+    }
+}
+
+/// Asserts that `message` mentions each of `parts`.
+#[track_caller]
+pub fn assert_mentions(message: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(
+            message.contains(part),
+            "{part:?} is missing from: {message}"
+        );
     }
 }
 

@@ -56,10 +56,16 @@ fn movement(order: &[u32], chunks: Vec<(u32, u32)>, stride: u32) -> Movement {
     }
 }
 
+/// The copies of a masked load of `elements` per vector (uniform mask) into a movement that
+/// stores 16-byte vectors at two chunk offsets.
+fn sixteen_byte_store_copies(elements: u32) -> AsyncCopyPlan {
+    let m = movement(&[0, 1, 2, 3, 4, 5, 6, 7], vec![(0, 0), (8, 1024)], 2);
+    plan_async_copy(&access(elements, true), &m, true).unwrap()
+}
+
 #[test]
 fn sixteen_byte_vectors_become_cg_copies_at_the_store_offsets() {
-    let m = movement(&[0, 1, 2, 3, 4, 5, 6, 7], vec![(0, 0), (8, 1024)], 2);
-    let plan = plan_async_copy(&access(8, true), &m, true).unwrap();
+    let plan = sixteen_byte_store_copies(8);
     assert_eq!((plan.bytes, plan.bypass_l1, plan.elements), (16, true, 8));
     assert_eq!(plan.instruction(), "cp.async.cg 16 B");
     assert_eq!(plan.slot_bytes, 4000);
@@ -75,8 +81,7 @@ fn sixteen_byte_vectors_become_cg_copies_at_the_store_offsets() {
 
 #[test]
 fn a_narrower_access_splits_each_store_into_runs() {
-    let m = movement(&[0, 1, 2, 3, 4, 5, 6, 7], vec![(0, 0), (8, 1024)], 2);
-    let plan = plan_async_copy(&access(4, true), &m, true).unwrap();
+    let plan = sixteen_byte_store_copies(4);
     assert_eq!((plan.bytes, plan.bypass_l1, plan.elements), (8, false, 4));
     assert_eq!(plan.instruction(), "cp.async.ca 8 B");
     assert_eq!(

@@ -1,9 +1,8 @@
 use tessera::tile::{expect_layout, Label, LinearLayout};
-use tessera::{tile_kernel, Ptr};
 
 // Built with `from_bases` (no checks): two register bases map to the same column, so row 16 of
 // the [32, 64] tile belongs to no thread.
-const HOLES: LinearLayout = expect_layout(LinearLayout::from_bases(
+const LAYOUT: LinearLayout = expect_layout(LinearLayout::from_bases(
     &[
         (Label::Register, &[&[0, 1], &[1, 0], &[2, 0], &[4, 0], &[0, 1]]),
         (Label::Lane, &[&[0, 2], &[0, 4], &[0, 8], &[0, 16], &[0, 32]]),
@@ -12,11 +11,7 @@ const HOLES: LinearLayout = expect_layout(LinearLayout::from_bases(
     &[(Label::Dim(0), 32), (Label::Dim(1), 64)],
 ));
 
-#[tile_kernel(num_warps = 4)]
-fn copy(x: Ptr<f32>, out: Ptr<f32>) {
-    let offs = arange(0, 32).expand_dims(1) * 64 + arange(0, 64).expand_dims(0);
-    let tile = load(x + offs).convert_layout(HOLES);
-    store(out + offs, tile);
-}
+#[path = "support/copy_through_layout.rs"]
+mod copy_through_layout;
 
 fn main() {}

@@ -1,20 +1,16 @@
-use tessera::launch::{Device, LaunchError};
-use tessera::tensor::Tensor;
-use tessera::tile_kernel;
+#[path = "support/add.rs"]
+mod add_kernel;
+#[path = "support/emulator.rs"]
+mod emulator;
 
-#[tile_kernel(num_warps = 4, BLOCK = 128)]
-pub fn add<const BLOCK: usize>(a: Tensor<f32, 1>, out: Tensor<f32, 1>) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < out.size(0);
-    store(out + offs, load(a + offs, mask, 0.0) + 1.0, mask);
-}
+use add_kernel::add;
+use tessera::launch::LaunchError;
+use tessera::tensor::Tensor;
 
 fn main() -> Result<(), LaunchError> {
-    let device = Device::emulator();
-    let module = device.host_module()?;
-    let stream = device.stream()?;
-    let mut t = Tensor::<f32>::zeros(&device, &[128])?;
-    // The output is the input: the borrow checker refuses.
-    add::launch(&stream, &module, add::Consts { BLOCK: 128 }, 1, &t, &mut t)?;
-    Ok(())
+    emulator::on_emulator(|device, module, stream| {
+        let mut t = Tensor::<f32>::zeros(device, &[128])?;
+        // The output is the input: the borrow checker refuses.
+        add::launch(stream, module, add::Consts { BLOCK: 128 }, 1, &t, &mut t)
+    })
 }

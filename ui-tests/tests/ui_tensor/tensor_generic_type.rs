@@ -1,4 +1,7 @@
-use tessera::launch::{Device, LaunchError};
+#[path = "support/emulator.rs"]
+mod emulator;
+
+use tessera::launch::LaunchError;
 use tessera::tensor::Tensor;
 use tessera::tile_kernel;
 
@@ -10,12 +13,10 @@ pub fn scale<T, const BLOCK: usize>(x: Tensor<T, 1>, out: Tensor<T, 1>) {
 }
 
 fn main() -> Result<(), LaunchError> {
-    let device = Device::emulator();
-    let module = device.host_module()?;
-    let stream = device.stream()?;
-    let x = Tensor::<i32>::zeros(&device, &[128])?;
-    let mut out = Tensor::<i32>::zeros(&device, &[128])?;
-    // i32 tensors where the kernel is compiled for f16 and f32.
-    scale::launch(&stream, &module, scale::Consts { BLOCK: 128 }, 1, &x, &mut out)?;
-    Ok(())
+    emulator::on_emulator(|device, module, stream| {
+        let x = Tensor::<i32>::zeros(device, &[128])?;
+        let mut out = Tensor::<i32>::zeros(device, &[128])?;
+        // i32 tensors where the kernel is compiled for f16 and f32.
+        scale::launch(stream, module, scale::Consts { BLOCK: 128 }, 1, &x, &mut out)
+    })
 }

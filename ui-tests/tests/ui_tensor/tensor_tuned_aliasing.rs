@@ -1,21 +1,17 @@
-use tessera::launch::{Device, LaunchError};
-use tessera::tensor::Tensor;
-use tessera::tile_kernel;
+#[path = "support/add_tuned.rs"]
+mod add_tuned;
+#[path = "support/emulator.rs"]
+mod emulator;
 
-#[tile_kernel(BLOCK = [128, 256], autotune(key = [a.size(0)]))]
-pub fn add<const BLOCK: usize>(a: Tensor<f32, 1>, out: Tensor<f32, 1>) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < out.size(0);
-    store(out + offs, load(a + offs, mask, 0.0) + 1.0, mask);
-}
+use add_tuned::{add, grid};
+use tessera::launch::LaunchError;
+use tessera::tensor::Tensor;
 
 fn main() -> Result<(), LaunchError> {
-    let device = Device::emulator();
-    let module = device.host_module()?;
-    let stream = device.stream()?;
-    let mut t = Tensor::<f32>::zeros(&device, &[128])?;
-    let grid = |c: &add::Consts, s: &add::Sizes| (s.out[0].div_ceil(c.BLOCK) as u32,);
-    // The output is the input: the borrow checker refuses the tuned launch too.
-    add::launch_tuned(&stream, &module, grid, &t, &mut t)?;
-    Ok(())
+    emulator::on_emulator(|device, module, stream| {
+        let mut t = Tensor::<f32>::zeros(device, &[128])?;
+        // The output is the input: the borrow checker refuses the tuned launch too.
+        add::launch_tuned(stream, module, grid, &t, &mut t)?;
+        Ok(())
+    })
 }
