@@ -331,6 +331,32 @@ pub fn scalar_named(id: &Ident, ids: &mut LocIds, diags: &mut Diagnostics) -> Op
     None
 }
 
+/// `tokens` with every identifier naming a type parameter of `types` replaced by
+/// `replace(that identifier, its element type)`, inside groups too (each group keeps its span).
+fn replace_type_params(
+    tokens: TokenStream,
+    types: &[(String, Scalar)],
+    replace: &dyn Fn(&Ident, Scalar) -> TokenStream,
+) -> TokenStream {
+    let mut out = TokenStream::new();
+    for tree in tokens {
+        match tree {
+            TokenTree::Ident(id) => match types.iter().find(|(n, _)| id == n) {
+                Some(&(_, s)) => out.extend(replace(&id, s)),
+                None => out.extend([TokenTree::Ident(id)]),
+            },
+            TokenTree::Group(g) => {
+                let inner = replace_type_params(g.stream(), types, replace);
+                let mut group = Group::new(g.delimiter(), inner);
+                group.set_span(g.span());
+                out.extend([TokenTree::Group(group)]);
+            }
+            other => out.extend([other]),
+        }
+    }
+    out
+}
+
 /// The parameter types of `function` as written, each type parameter replaced by
 /// `spell(its element type in types)` (e.g. `Ptr<T>` → `Ptr<::tessera::f16>`): types the
 /// generated code can name in any scope, that still use what the user's scope imported for
@@ -340,34 +366,16 @@ pub fn spelled_parameter_types(
     types: &[(String, Scalar)],
     spell: &dyn Fn(Scalar) -> TokenStream,
 ) -> Vec<TokenStream> {
-    fn respell(
-        tokens: TokenStream,
-        types: &[(String, Scalar)],
-        spell: &dyn Fn(Scalar) -> TokenStream,
-    ) -> TokenStream {
-        let mut out = TokenStream::new();
-        for tree in tokens {
-            match tree {
-                TokenTree::Ident(id) => match types.iter().find(|(n, _)| id == n) {
-                    Some(&(_, s)) => out.extend(spell(s)),
-                    None => out.extend([TokenTree::Ident(id)]),
-                },
-                TokenTree::Group(g) => {
-                    let mut group = Group::new(g.delimiter(), respell(g.stream(), types, spell));
-                    group.set_span(g.span());
-                    out.extend([TokenTree::Group(group)]);
-                }
-                other => out.extend([other]),
-            }
-        }
-        out
-    }
     function
         .sig
         .inputs
         .iter()
         .filter_map(|input| match input {
-            FnArg::Typed(t) => Some(respell(t.ty.to_token_stream(), types, spell)),
+            FnArg::Typed(t) => Some(replace_type_params(
+                t.ty.to_token_stream(),
+                types,
+                &|_, s| spell(s),
+            )),
             FnArg::Receiver(_) => None,
         })
         .collect()
@@ -377,25 +385,11 @@ pub fn spelled_parameter_types(
 /// parameters, the return type and the body (each name keeps its span, so errors stay on the
 /// user's code); the generics are left as written.
 pub fn substitute_types(function: &syn::ItemFn, types: &[(String, Scalar)]) -> syn::ItemFn {
-    fn substitute(tokens: TokenStream, types: &[(String, Scalar)]) -> TokenStream {
-        tokens
-            .into_iter()
-            .map(|tree| match tree {
-                TokenTree::Ident(id) => match types.iter().find(|(n, _)| id == n) {
-                    Some((_, t)) => TokenTree::Ident(Ident::new(t.name(), id.span())),
-                    None => TokenTree::Ident(id),
-                },
-                TokenTree::Group(g) => {
-                    let mut out = Group::new(g.delimiter(), substitute(g.stream(), types));
-                    out.set_span(g.span());
-                    TokenTree::Group(out)
-                }
-                other => other,
-            })
-            .collect()
-    }
     fn reparse<T: syn::parse::Parse + ToTokens>(node: &mut T, types: &[(String, Scalar)]) {
-        if let Ok(new) = syn::parse2(substitute(node.to_token_stream(), types)) {
+        let by_name = |id: &Ident, s: Scalar| {
+            TokenStream::from(TokenTree::Ident(Ident::new(s.name(), id.span())))
+        };
+        if let Ok(new) = syn::parse2(replace_type_params(node.to_token_stream(), types, &by_name)) {
             *node = new;
         }
     }
