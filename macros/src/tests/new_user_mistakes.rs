@@ -134,6 +134,146 @@ const MISTAKES: &[(&str, &str, &str)] = &[
         "fn k(x: Ptr<f8e4m3>) { let o = arange(0, 64); store(x + o, full::<f8e4m3>([64], 500.0)); }",
         "it would be NaN",
     ),
+    (
+        "",
+        "fn k(x: Ptr<f32>, n: i32) { if n > 0 { return; } store(x, 1.0); }",
+        "`return` is not supported",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>, n: i32) { for i in 0..n { if i > 3 { break; } store(x + i, 1.0); } }",
+        "`break` and `continue` are not supported",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>, n: i32) { if n > 0 { let y = 1.0; } store(x, y); }",
+        "cannot find value `y`",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let f = |v| v * 2.0; store(x, f(1.0)); }",
+        "closures are not supported",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let a = arange(0, 32); store(x + a, foo(a)); }",
+        "unknown tile operation `foo`",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let a = load(x + arange(0, 32)); store(x, a.mean(0)); }",
+        "unknown tile method `mean`",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let a = 2.0; a = 3.0; store(x, a); }",
+        "declare it with `let mut a`",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let a = load(x + arange(0, 32)); store(x, a[0]); }",
+        "indexing a tile is not supported",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>, n: i32) { let v = match n { 0 => 1.0, _ => 2.0 }; store(x, v); }",
+        "`match` is not supported",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let s = \"hi\"; store(x, 1.0); }",
+        "a string is not a value",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let r = arange(0, 512); let o = r.expand_dims(1) * 512 + r.expand_dims(0); store(x + o, load(x + o) * 2.0); }",
+        "too large for registers",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let r = arange(0, 16); let o = r.expand_dims(1) * 16 + r.expand_dims(0); store(x + o, load(x + o).trans([0, 0])); }",
+        "axis 0 appears twice",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let a = arange(0, 32); let m = arange(0, 64) < 3; store(x + a, 1.0, m); }",
+        "the mask must broadcast",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let a = arange(5, 3); store(x + a, 1.0); }",
+        "is empty",
+    ),
+    (
+        "",
+        "async fn k(x: Ptr<f32>) { store(x, 1.0); }",
+        "cannot be `async`",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) -> i32 { store(x, 1.0); 0 }",
+        "returns nothing",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>, y: Ptr<f32>) { store(x + y, 1.0); }",
+        "cannot add two pointers",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { store(x + 1.5, 1.0); }",
+        "offset must be an integer",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>, n: i64, m: i32) { store(x + (n + m), 1.0); }",
+        "mismatched element types",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<i32>) { let a = arange(0, 32) < 5; store(x + arange(0, 32), a.cumsum(0)); }",
+        "needs a tile of numbers",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { fn g() {} store(x, 1.0); }",
+        "nested function is not supported",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let v = vec![1.0]; store(x, 1.0); }",
+        "macros are not supported",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>, n: i32) { let mut acc = zeros::<f32>([32]); for i in 0..n { acc = zeros::<f32>([64]); } store(x + arange(0, 32), acc); }",
+        "changes type",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let a = zeros::<f32>([0]); store(x, 1.0); }",
+        "tile size 0",
+    ),
+    (
+        "",
+        "fn k<const B: usize>(x: Ptr<f32>) { store(x + arange(0, B), 1.0); }",
+        "has no values",
+    ),
+    (
+        "num_warps = 3",
+        "fn k(x: Ptr<f32>) { store(x + arange(0, 32), 1.0); }",
+        "num_warps = 3 is not allowed",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let a = arange(0, 32); store(x + a, where_(a < 3, a, 1.5)); }",
+        "float literal",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f16>, n: i32) { let c = arange(0, 64); store(x + c, load(x + c, c < n, f32::NEG_INFINITY)); }",
+        "cast it with `.to::<f16>()`",
+    ),
 ];
 
 /// Literals just inside each narrow type's range (they round to its largest finite value) are
