@@ -4,12 +4,49 @@
 //! division and shifts with negative operands, atomics into one address from many programs,
 //! rank-3 reshapes, scalar stores of reductions, gathers with indices read from memory. Each
 //! runs on the emulator and is compared with a CPU reference written out in plain Rust.
+//!
+//! On a GPU: `scripts/probe_kernels_gpu.sh` builds this file's kernels to PTX (a scratch crate
+//! holding them) and runs these tests with `TESSERA_PROBE_PTX` naming that PTX; the same
+//! references then check the GPU's results.
 
-use tessera::launch::{Device, DeviceBuffer, DeviceElement};
+use std::sync::OnceLock;
+use tessera::launch::{Device, DeviceBuffer, DeviceElement, Module};
 use tessera::{bf16, f16, tile_kernel, Ptr};
 
-fn device() -> Device {
-    Device::emulator()
+/// The PTX of this file's kernels, for a run on the GPU (unset: the emulator).
+const PTX_ENV: &str = "TESSERA_PROBE_PTX";
+
+/// The device the tests run on, with the kernels' module on a GPU.
+fn target() -> &'static (Device, Option<Module>) {
+    static TARGET: OnceLock<(Device, Option<Module>)> = OnceLock::new();
+    TARGET.get_or_init(|| match std::env::var_os(PTX_ENV) {
+        None => (Device::emulator(), None),
+        Some(path) => {
+            let ptx = std::fs::read_to_string(&path)
+                .unwrap_or_else(|err| panic!("{PTX_ENV}={path:?}: {err}"));
+            let device = Device::gpu(0).expect("a GPU, since TESSERA_PROBE_PTX is set");
+            let module = device.load_ptx(&ptx).expect("the probe kernels' PTX");
+            (device, Some(module))
+        }
+    })
+}
+
+fn device() -> &'static Device {
+    &target().0
+}
+
+/// `kernel::launch` on the GPU, `kernel::emulate` on the emulator, with the same arguments.
+macro_rules! run {
+    ($kernel:ident($($arg:expr),* $(,)?)) => {
+        match &target().1 {
+            Some(module) => {
+                $kernel::launch(device(), module, $($arg),*).unwrap();
+            }
+            None => {
+                $kernel::emulate($($arg),*).unwrap();
+            }
+        }
+    };
 }
 
 fn up<T: DeviceElement>(data: &[T]) -> DeviceBuffer<T> {
@@ -57,15 +94,14 @@ fn f16_softmax_over_ragged_rows() {
         let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
         let out = up(&vec![f16::from_f32(-7.0); m * n]);
         // One program more than there are rows: it must write nothing.
-        softmax_f16_rows::emulate(
+        run!(softmax_f16_rows(
             softmax_f16_rows::Consts { BN: 64 },
             (m as u32 + 1,),
             up(&xh).ptr(),
             out.ptr(),
             m as i32,
             n as i32,
-        )
-        .unwrap();
+        ));
         let got: Vec<f32> = out.download().unwrap().iter().map(|v| v.to_f32()).collect();
         let mut want = Vec::new();
         for r in 0..m {
@@ -97,7 +133,7 @@ fn reverse_scans_under_a_mask() {
     for n in [1usize, 7, 31, 32] {
         let x: Vec<i32> = (0..128).map(|i| (i * 37 % 23) - 11).collect();
         let out = up(&vec![i32::MIN; 128]);
-        suffix_sums::emulate((1,), up(&x).ptr(), out.ptr(), n as i32).unwrap();
+        run!(suffix_sums((1,), up(&x).ptr(), out.ptr(), n as i32));
         let got = out.download().unwrap();
         let mut want = vec![i32::MIN; 128];
         for r in 0..4 {
@@ -151,7 +187,7 @@ fn bf16_a_times_b_transposed_over_a_ragged_k() {
         let ab: Vec<bf16> = a.iter().map(|&v| bf16::from_f32(v)).collect();
         let bb: Vec<bf16> = b.iter().map(|&v| bf16::from_f32(v)).collect();
         let c = up(&vec![0.0f32; m * n]);
-        matmul_abt_bf16::emulate(
+        run!(matmul_abt_bf16(
             matmul_abt_bf16::Consts {
                 BM: 32,
                 BN: 32,
@@ -164,8 +200,7 @@ fn bf16_a_times_b_transposed_over_a_ragged_k() {
             m as i32,
             n as i32,
             k as i32,
-        )
-        .unwrap();
+        ));
         let mut want = vec![0.0f32; m * n];
         for i in 0..m {
             for j in 0..n {
@@ -207,14 +242,13 @@ fn two_chained_dots() {
     let (a, b, c) = (ints(1, 64 * 32), ints(2, 32 * 32), ints(3, 32 * 32));
     let h = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>();
     let out = up(&vec![0.0f32; 64 * 32]);
-    chained_dots::emulate(
+    run!(chained_dots(
         (1,),
         up(&h(&a)).ptr(),
         up(&h(&b)).ptr(),
         up(&h(&c)).ptr(),
         out.ptr(),
-    )
-    .unwrap();
+    ));
     let mut ab = vec![0.0f32; 64 * 32];
     for i in 0..64 {
         for j in 0..32 {
@@ -248,7 +282,7 @@ fn integer_division_remainder_and_shifts() {
     let x: Vec<i32> = (0..64).map(|i| (i * 97 % 61) - 30).collect();
     for d in [-7i32, 3, 1, -1] {
         let out = up(&vec![0i32; 256]);
-        int_ops::emulate((1,), up(&x).ptr(), d, out.ptr()).unwrap();
+        run!(int_ops((1,), up(&x).ptr(), d, out.ptr()));
         let got = out.download().unwrap();
         let mut want = Vec::new();
         want.extend(x.iter().map(|v| v / d));
@@ -279,15 +313,14 @@ fn atomics_into_one_address_from_many_programs() {
         let x: Vec<f32> = (0..n).map(|i| ((i * 29) % 64) as f32 / 4.0 - 8.0).collect();
         let total = up(&[0.5f32]);
         let positives = up(&[3i32]);
-        total_and_count::emulate(
+        run!(total_and_count(
             total_and_count::Consts { BLOCK: 128 },
             (n.div_ceil(128) as u32,),
             up(&x).ptr(),
             total.ptr(),
             positives.ptr(),
             n as i32,
-        )
-        .unwrap();
+        ));
         let want_total = 0.5 + x.iter().sum::<f32>();
         let want_pos = 3 + x.iter().filter(|&&v| v > 0.0).count() as i32;
         assert_eq!(total.download().unwrap(), [want_total], "total, n = {n}");
@@ -312,7 +345,7 @@ fn rank3_reshape_middle_sum_and_a_scalar_store() {
     let x = floats(9, 64);
     let out = up(&[0.0f32; 16]);
     let total = up(&[0.0f32]);
-    cube_sums::emulate((1,), up(&x).ptr(), out.ptr(), total.ptr()).unwrap();
+    run!(cube_sums((1,), up(&x).ptr(), out.ptr(), total.ptr()));
     let mut want = vec![0.0f32; 16];
     for a in 0..4 {
         for b in 0..4 {
@@ -347,8 +380,14 @@ fn gather_from_loaded_indices_then_clamp_and_sigmoid() {
     let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
     let idx: Vec<i32> = (0..32).map(|i| (i * 13 + 5) % 32).collect();
     let out = up(&[f16::from_f32(0.0); 32]);
-    permute_and_squash::emulate((1,), up(&xh).ptr(), up(&idx).ptr(), out.ptr(), -1.5, 2.25)
-        .unwrap();
+    run!(permute_and_squash(
+        (1,),
+        up(&xh).ptr(),
+        up(&idx).ptr(),
+        out.ptr(),
+        -1.5,
+        2.25
+    ));
     let got: Vec<f32> = out.download().unwrap().iter().map(|v| v.to_f32()).collect();
     let want: Vec<f32> = idx
         .iter()
@@ -381,14 +420,13 @@ fn a_grid_stride_while_loop() {
     for (n, programs) in [(1usize, 1u32), (200, 2), (1000, 3), (64, 5)] {
         let x: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 1009 - 600).collect();
         let out = up(&[i32::MIN]);
-        grid_stride_max::emulate(
+        run!(grid_stride_max(
             grid_stride_max::Consts { BLOCK: 64 },
             (programs,),
             up(&x).ptr(),
             out.ptr(),
             n as i32,
-        )
-        .unwrap();
+        ));
         assert_eq!(
             out.download().unwrap(),
             [*x.iter().max().unwrap()],
@@ -429,7 +467,12 @@ fn nested_loops_with_a_program_dependent_trip_count_around_a_dot() {
     let (a, b) = (ints(1, 64 * 64), ints(2, 64 * 32));
     let h = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>();
     let out = up(&vec![0.0f32; 64 * 32]);
-    lower_triangle_products::emulate((4,), up(&h(&a)).ptr(), up(&h(&b)).ptr(), out.ptr()).unwrap();
+    run!(lower_triangle_products(
+        (4,),
+        up(&h(&a)).ptr(),
+        up(&h(&b)).ptr(),
+        out.ptr()
+    ));
     let mut want = vec![0.0f32; 64 * 32];
     for i in 0..64 {
         for j in 0..32 {
@@ -470,15 +513,14 @@ fn size_one_axes_ties_saturating_casts_and_a_narrow_scan() {
     let arg = up(&[-1i32; 8]);
     let bytes = up(&[0i8; 64]);
     let scan = up(&vec![0.0f32; 128]);
-    odd_shapes::emulate(
+    run!(odd_shapes(
         (1,),
         up(&x).ptr(),
         sums.ptr(),
         arg.ptr(),
         bytes.ptr(),
         scan.ptr(),
-    )
-    .unwrap();
+    ));
     assert_close(&sums.download().unwrap(), &x, 0.0, "sum over a size-1 axis");
     assert_eq!(
         arg.download().unwrap(),

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Prepares gen-tests/tests/probe_kernels.rs for a run on a GPU: its kernels built to PTX, and its
+# test binary, both copied to OUT_DIR. On the GPU machine,
+#
+#   TESSERA_PROBE_PTX=OUT_DIR/probe_kernels.SM.ptx OUT_DIR/probe_kernels
+#
+# runs the same tests (and CPU references) as on the emulator, launching on GPU 0.
+#
+# Usage: scripts/probe_kernels_gpu.sh OUT_DIR [SM]   (SM: sm_90a by default; sm_80 for an A100)
+#
+# The kernels are the file's `#[tile_kernel]` items, copied into a scratch crate
+# (target/probe-kernels) that depends on tessera; its PTX is the crate's `--emit=asm` output for
+# nvptx64 with the repository's toolchain, assembled by ptxas here as a check when ptxas is found.
+set -euo pipefail
+
+die() { echo "error: $*" >&2; exit 1; }
+[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 OUT_DIR [SM]"
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+sm=${2:-sm_90a}
+tests="$root/gen-tests/tests/probe_kernels.rs"
+crate="$root/target/probe-kernels"
+
+mkdir -p "$crate/src"
+cat >"$crate/Cargo.toml" <<EOF
+[package]
+name = "probe-kernels"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+tessera = { package = "tessera-gpu", path = "$root/dsl" }
+
+[profile.release]
+codegen-units = 1
+
+[workspace]
+EOF
+# The workspace's lock file, so the scratch crate builds the same dependency versions.
+cp "$root/Cargo.lock" "$crate/Cargo.lock"
+python3 - "$tests" "$crate/src/lib.rs" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+kernels = re.findall(r"(#\[tile_kernel[^\n]*\]\nfn .*?\n\}\n)", text, re.S)
+if not kernels:
+    sys.exit(f"no #[tile_kernel] items found in {sys.argv[1]}")
+header = """#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![allow(unused_imports)]
+use tessera::{bf16, f16, tile_kernel, Ptr};
+
+"""
+open(sys.argv[2], "w").write(header + "\n".join(k.replace("\nfn ", "\npub fn ") for k in kernels))
+print(f"probe kernels: {len(kernels)} kernels from {sys.argv[1]}")
+PY
+
+flags=$(printf -- '-Ctarget-cpu=%s\x1f--emit=asm\x1f-Zunstable-options\x1f-Cpanic=immediate-abort' "$sm")
+(cd "$crate" && CARGO_ENCODED_RUSTFLAGS="$flags" cargo build --release --target nvptx64-nvidia-cuda \
+    -Zbuild-std=core --target-dir "$crate/target-$sm")
+ptx=$(ls -t "$crate/target-$sm"/nvptx64-nvidia-cuda/release/deps/probe_kernels-*.s | head -n 1)
+[ -f "$ptx" ] || die "no PTX was produced in $crate/target-$sm"
+cp "$ptx" "$out/probe_kernels.$sm.ptx"
+echo "PTX: $out/probe_kernels.$sm.ptx ($(grep -c '^\.visible \.entry' "$ptx") entries)"
+ptxas=$(compgen -G "$root/.venv/lib/python3*/site-packages/nvidia/cu*/bin/ptxas" | head -n 1 || true)
+if [ -n "$ptxas" ]; then
+    "$ptxas" -arch="$sm" "$out/probe_kernels.$sm.ptx" -o /dev/null
+    echo "ptxas -arch=$sm: ok"
+fi
+
+bin=$(cd "$root" && cargo test --profile ci -p tessera-gen-tests --test probe_kernels --no-run \
+    --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "probe_kernels":
+        print(msg["executable"])')
+[ -x "$bin" ] || die "the probe_kernels test binary was not built"
+cp "$bin" "$out/probe_kernels"
+echo "test binary: $out/probe_kernels"
+echo "on a GPU: TESSERA_PROBE_PTX=$out/probe_kernels.$sm.ptx $out/probe_kernels"
