@@ -7,6 +7,7 @@
 
 use tessera::launch::{Device, DeviceBuffer, DeviceElement};
 use tessera::{bf16, f16, tile_kernel, Ptr};
+use tessera_test_support::values::{assert_close, eighths};
 
 fn device() -> Device {
     Device::emulator()
@@ -16,24 +17,9 @@ fn up<T: DeviceElement>(data: &[T]) -> DeviceBuffer<T> {
     device().upload(data).unwrap()
 }
 
-/// Distinct values, multiples of 1/8 in [-8, 8): exact in f16 and in sums of a few of them.
+/// Multiples of 1/8 in [-8, 8): exact in f16 and in short sums of them.
 fn floats(seed: u32, n: usize) -> Vec<f32> {
-    (0..n)
-        .map(|i| {
-            let h = (i as u32 ^ seed.wrapping_mul(0x9e37_79b9)).wrapping_mul(2_654_435_761);
-            ((h >> 20) % 128) as f32 / 8.0 - 8.0
-        })
-        .collect()
-}
-
-#[track_caller]
-fn assert_close(got: &[f32], want: &[f32], tolerance: f32, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let ok =
-            (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= tolerance * (1.0 + w.abs());
-        assert!(ok, "{what}: element {i} is {g}, want {w}");
-    }
+    eighths(seed, n, 8)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 use std::sync::OnceLock;
 use tessera::launch::{Device, DeviceBuffer, DeviceElement, Module};
 use tessera::{bf16, f16, tile_kernel, Ptr};
+use tessera_test_support::values::{assert_close, eighths};
 
 /// The PTX of this file's kernels, for a run on the GPU (unset: the emulator).
 const PTX_ENV: &str = "TESSERA_PROBE_PTX";
@@ -53,24 +54,9 @@ fn up<T: DeviceElement>(data: &[T]) -> DeviceBuffer<T> {
     device().upload(data).unwrap()
 }
 
-/// Multiples of 1/8 in [-4, 4): exact in f16 and bf16, and in short sums of products.
+/// Multiples of 1/8 in [-4, 4): exact in f16 and in short sums of them.
 fn floats(seed: u32, n: usize) -> Vec<f32> {
-    (0..n)
-        .map(|i| {
-            let h = (i as u32 ^ seed.wrapping_mul(0x9e37_79b9)).wrapping_mul(2_654_435_761);
-            ((h >> 20) % 64) as f32 / 8.0 - 4.0
-        })
-        .collect()
-}
-
-#[track_caller]
-fn assert_close(got: &[f32], want: &[f32], tolerance: f32, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let ok =
-            (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= tolerance * (1.0 + w.abs());
-        assert!(ok, "{what}: element {i} is {g}, want {w}");
-    }
+    eighths(seed, n, 4)
 }
 
 // ---------------------------------------------------------------------------------------------

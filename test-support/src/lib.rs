@@ -8,6 +8,7 @@
 //! - [`simulate`]: a warp-level machine that executes conversion and gather plans on data.
 //! - [`oracle`]: the Triton oracle files shipped in `test-support/oracle/` and their checkers.
 //! - [`attention`]: softmax attention in f64, per query row (the attention tests' reference).
+//! - [`values`]: test data whose arithmetic is exact, and the float comparison with references.
 
 pub mod attention;
 pub mod oracle;
@@ -15,5 +16,6 @@ pub mod plan_gen;
 pub mod random;
 pub mod rng;
 pub mod simulate;
+pub mod values;
 
 pub use rng::Rng;
