@@ -59,6 +59,19 @@ fn floats(seed: u32, n: usize) -> Vec<f32> {
     eighths(seed, n, 4)
 }
 
+/// `values` rounded to f16.
+fn to_f16(values: &[f32]) -> Vec<f16> {
+    values.iter().map(|&v| f16::from_f32(v)).collect()
+}
+
+/// `n` integers in `[-bound, bound]` (cycling through them with the index, offset by `seed`).
+fn small_ints(seed: usize, n: usize, bound: usize) -> Vec<f32> {
+    let levels = 2 * bound + 1;
+    (0..n)
+        .map(|i| ((i * 3 + seed * 7) % levels) as f32 - bound as f32)
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------------
 // f16 softmax over ragged rows; rows past `m` are not written, columns past `n` read -inf.
 
@@ -77,7 +90,7 @@ fn softmax_f16_rows<const BN: usize>(x: Ptr<f16>, out: Ptr<f16>, m: i32, n: i32)
 fn f16_softmax_over_ragged_rows() {
     for (m, n) in [(1usize, 1usize), (3, 5), (2, 64), (5, 33)] {
         let x = floats(3, m * n);
-        let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
+        let xh = to_f16(&x);
         let out = up(&vec![f16::from_f32(-7.0); m * n]);
         // One program more than there are rows: it must write nothing.
         run!(softmax_f16_rows(
@@ -219,20 +232,18 @@ fn chained_dots(a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f16>, out: Ptr<f32>) {
 
 #[test]
 fn two_chained_dots() {
-    // Small integers: every product and sum is exact in f16 and f32.
-    let ints = |seed: usize, n: usize| -> Vec<f32> {
-        (0..n)
-            .map(|i| ((i * 7 + seed * 3) % 5) as f32 - 2.0)
-            .collect()
-    };
-    let (a, b, c) = (ints(1, 64 * 32), ints(2, 32 * 32), ints(3, 32 * 32));
-    let h = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>();
+    // Integers in [-2, 2]: every product and sum is exact in f16 and f32.
+    let (a, b, c) = (
+        small_ints(1, 64 * 32, 2),
+        small_ints(2, 32 * 32, 2),
+        small_ints(3, 32 * 32, 2),
+    );
     let out = up(&vec![0.0f32; 64 * 32]);
     run!(chained_dots(
         (1,),
-        up(&h(&a)).ptr(),
-        up(&h(&b)).ptr(),
-        up(&h(&c)).ptr(),
+        up(&to_f16(&a)).ptr(),
+        up(&to_f16(&b)).ptr(),
+        up(&to_f16(&c)).ptr(),
         out.ptr(),
     ));
     let mut ab = vec![0.0f32; 64 * 32];
@@ -363,7 +374,7 @@ fn permute_and_squash(x: Ptr<f16>, idx: Ptr<i32>, out: Ptr<f16>, lo: f32, hi: f3
 #[test]
 fn gather_from_loaded_indices_then_clamp_and_sigmoid() {
     let x = floats(11, 32);
-    let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
+    let xh = to_f16(&x);
     let idx: Vec<i32> = (0..32).map(|i| (i * 13 + 5) % 32).collect();
     let out = up(&[f16::from_f32(0.0); 32]);
     run!(permute_and_squash(
@@ -445,18 +456,12 @@ fn lower_triangle_products(a: Ptr<f16>, b: Ptr<f16>, out: Ptr<f32>) {
 
 #[test]
 fn nested_loops_with_a_program_dependent_trip_count_around_a_dot() {
-    let ints = |seed: usize, n: usize| -> Vec<f32> {
-        (0..n)
-            .map(|i| ((i * 5 + seed * 11) % 7) as f32 - 3.0)
-            .collect()
-    };
-    let (a, b) = (ints(1, 64 * 64), ints(2, 64 * 32));
-    let h = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>();
+    let (a, b) = (small_ints(1, 64 * 64, 3), small_ints(2, 64 * 32, 3));
     let out = up(&vec![0.0f32; 64 * 32]);
     run!(lower_triangle_products(
         (4,),
-        up(&h(&a)).ptr(),
-        up(&h(&b)).ptr(),
+        up(&to_f16(&a)).ptr(),
+        up(&to_f16(&b)).ptr(),
         out.ptr()
     ));
     let mut want = vec![0.0f32; 64 * 32];
