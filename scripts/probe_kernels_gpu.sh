@@ -9,8 +9,8 @@
 # Usage: scripts/probe_kernels_gpu.sh OUT_DIR [SM]   (SM: sm_90a by default; sm_80 for an A100)
 #
 # The kernels are the file's `#[tile_kernel]` items, copied into a scratch crate
-# (target/probe-kernels) that depends on tessera; its PTX is the crate's `--emit=asm` output for
-# nvptx64 with the repository's toolchain, assembled by ptxas here as a check when ptxas is found.
+# (target/probe-kernels/kernels); scripts/probe_kernels_builder.rs builds its PTX with
+# `tessera::build::PtxBuild`, and ptxas assembles it here as a check when ptxas is found.
 set -euo pipefail
 
 die() { echo "error: $*" >&2; exit 1; }
@@ -22,25 +22,21 @@ sm=${2:-sm_90a}
 tests="$root/gen-tests/tests/probe_kernels.rs"
 crate="$root/target/probe-kernels"
 
-mkdir -p "$crate/src"
-cat >"$crate/Cargo.toml" <<EOF
-[package]
-name = "probe-kernels"
-version = "0.0.0"
-edition = "2021"
-publish = false
-
-[dependencies]
-tessera = { package = "tessera-gpu", path = "$root/dsl" }
-
-[profile.release]
-codegen-units = 1
-
-[workspace]
-EOF
-# The workspace's lock file, so the scratch crate builds the same dependency versions.
-cp "$root/Cargo.lock" "$crate/Cargo.lock"
-python3 - "$tests" "$crate/src/lib.rs" <<'PY'
+# The kernels' crate, and a small host program that builds it with `tessera::build::PtxBuild` (the
+# build helper of every build script here: the pinned device nightly, the device flags, the check
+# of the PTX's target).
+mkdir -p "$crate/kernels/src" "$crate/builder/src"
+manifest() { # NAME: a package of that name depending on tessera, outside any workspace
+    printf '[package]\nname = "%s"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n\n[dependencies]\ntessera = { package = "tessera-gpu", path = "%s" }\n\n[workspace]\n' \
+        "$1" "$root/dsl"
+}
+manifest probe-kernels >"$crate/kernels/Cargo.toml"
+manifest probe-kernels-builder >"$crate/builder/Cargo.toml"
+cp "$root/scripts/probe_kernels_builder.rs" "$crate/builder/src/main.rs"
+# The workspace's lock file, so the scratch crates build the same dependency versions.
+cp "$root/Cargo.lock" "$crate/kernels/Cargo.lock"
+cp "$root/Cargo.lock" "$crate/builder/Cargo.lock"
+python3 - "$tests" "$crate/kernels/src/lib.rs" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 kernels = re.findall(r"(#\[tile_kernel[^\n]*\]\nfn .*?\n\}\n)", text, re.S)
@@ -56,11 +52,9 @@ open(sys.argv[2], "w").write(header + "\n".join(k.replace("\nfn ", "\npub fn ") 
 print(f"probe kernels: {len(kernels)} kernels from {sys.argv[1]}")
 PY
 
-flags=$(printf -- '-Ctarget-cpu=%s\x1f--emit=asm\x1f-Zunstable-options\x1f-Cpanic=immediate-abort' "$sm")
-(cd "$crate" && CARGO_ENCODED_RUSTFLAGS="$flags" cargo build --release --target nvptx64-nvidia-cuda \
-    -Zbuild-std=core --target-dir "$crate/target-$sm")
-ptx=$(ls -t "$crate/target-$sm"/nvptx64-nvidia-cuda/release/deps/probe_kernels-*.s | head -n 1)
-[ -f "$ptx" ] || die "no PTX was produced in $crate/target-$sm"
+ptx=$(cargo run --quiet --release --manifest-path "$crate/builder/Cargo.toml" \
+    --target-dir "$crate/builder/target" -- "$crate/kernels" "$crate/ptx" "$sm")
+[ -f "$ptx" ] || die "no PTX was built for $sm (the builder printed: '$ptx')"
 cp "$ptx" "$out/probe_kernels.$sm.ptx"
 echo "PTX: $out/probe_kernels.$sm.ptx ($(grep -c '^\.visible \.entry' "$ptx") entries)"
 ptxas=$(compgen -G "$root/.venv/lib/python3*/site-packages/nvidia/cu*/bin/ptxas" | head -n 1 || true)
