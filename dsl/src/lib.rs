@@ -18,6 +18,14 @@ pub use ptr::Ptr;
 /// The `#[tile_kernel]` attribute: the tile language (see the `tessera-gpu-macros` crate docs).
 pub use tessera_macros::tile_kernel;
 
+/// The `#[tile_fn]` attribute: a helper function of the tile language, inlined into the kernels
+/// that list it (`#[tile_kernel(uses = [name])]`).
+pub use tessera_macros::tile_fn;
+
+/// Called by the macro a `#[tile_fn]` helper defines, to expand a kernel with its helpers.
+#[doc(hidden)]
+pub use tessera_macros::tile_kernel_resume as __tile_kernel_resume;
+
 #[cfg(not(tessera_device))]
 mod kernel;
 #[cfg(not(tessera_device))]

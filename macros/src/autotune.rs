@@ -21,8 +21,8 @@
 //! The candidates are the specialisations `expand` compiled (their const values, `num_warps`
 //! included when it varies); the choice itself is the runtime's (`Autotuner::choose`).
 
-use crate::expand::own;
 use crate::expand::tensor_params::TensorArgs;
+use crate::expand::Own;
 use crate::parse::Autotune;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -118,7 +118,7 @@ fn tuner_items(parts: &TunedParts) -> TokenStream {
 /// `let key: [String; N] = [ToString::to_string(&m), …]`: the key's values, from the parameters
 /// (and, with tensors, the sizes and strides `kernel_parts` bound) that hold them.
 fn key_value(parts: &TunedParts) -> TokenStream {
-    let key = own("key");
+    let key = Own::names().key;
     let n_key = Literal::usize_unsuffixed(parts.autotune.key.len());
     let key_idents = parts
         .autotune
@@ -147,24 +147,23 @@ fn plain_launchers(
     param_names: &[&Ident],
     param_types: &[TokenStream],
 ) -> TokenStream {
-    let (device, module, grid, args, reset, key, choice, index, consts, spec) = (
-        own("device"),
-        own("module"),
-        own("grid"),
-        own("args"),
-        own("reset"),
-        own("key"),
-        own("choice"),
-        own("index"),
-        own("consts"),
-        own("spec"),
-    );
-    let (select, tuner, candidates_item, tuned_with) = (
-        own("specialisation"),
-        own("TUNER"),
-        own("CANDIDATES"),
-        own("launch_tuned_with"),
-    );
+    let Own {
+        device,
+        module,
+        grid,
+        args,
+        reset,
+        key,
+        choice,
+        index,
+        consts,
+        spec,
+        select,
+        tuner,
+        candidates: candidates_item,
+        tuned_with,
+        ..
+    } = Own::names();
     let args_value = &parts.args_value;
     let key_value = key_value(parts);
     let doc_tuned = format!(
@@ -233,25 +232,24 @@ fn plain_launchers(
 /// uses); the tensors the kernel updates in place are saved before the first timing and restored
 /// before each later one and before the final launch (`TensorMut::snapshot` / `restore`).
 fn tensor_launchers(parts: &TunedParts, tensor_args: &TensorArgs) -> TokenStream {
-    let (stream, module, grid, args, reset, key, choice, index, consts, spec, sizes) = (
-        own("stream"),
-        own("module"),
-        own("grid"),
-        own("args"),
-        own("reset"),
-        own("key"),
-        own("choice"),
-        own("index"),
-        own("consts"),
-        own("spec"),
-        own("sizes"),
-    );
-    let (select, tuner, candidates_item, tuned_with) = (
-        own("specialisation"),
-        own("TUNER"),
-        own("CANDIDATES"),
-        own("launch_tuned_with"),
-    );
+    let Own {
+        stream,
+        module,
+        grid,
+        args,
+        reset,
+        key,
+        choice,
+        index,
+        consts,
+        spec,
+        sizes,
+        select,
+        tuner,
+        candidates: candidates_item,
+        tuned_with,
+        ..
+    } = Own::names();
     let TensorArgs {
         signature,
         views,
@@ -374,7 +372,13 @@ pub fn generic_tuned(
     arms: &dyn Fn(&Ident, TokenStream) -> TokenStream,
     no_types: &TokenStream,
 ) -> TokenStream {
-    let (device, module, grid, reset) = (own("device"), own("module"), own("grid"), own("reset"));
+    let Own {
+        device,
+        module,
+        grid,
+        reset,
+        ..
+    } = Own::names();
     let launchers = GenericTuned {
         doc: "Autotuned launch of the specialisations of the arguments' element types (see each \
               submodule's `launch_tuned`).",
@@ -406,7 +410,13 @@ pub fn generic_tuned_tensor(
     arms: &dyn Fn(&Ident, TokenStream) -> TokenStream,
     no_types: &TokenStream,
 ) -> TokenStream {
-    let (stream, module, grid, reset) = (own("stream"), own("module"), own("grid"), own("reset"));
+    let Own {
+        stream,
+        module,
+        grid,
+        reset,
+        ..
+    } = Own::names();
     let (signature, views) = (&args.signature, &args.views);
     let launchers = GenericTuned {
         doc: "Autotuned launch on `stream` of the specialisations of the tensors' element types \
@@ -454,7 +464,7 @@ struct GenericTuned<'a> {
 
 impl GenericTuned<'_> {
     fn render(self, first_module: &Ident, no_types: &TokenStream) -> TokenStream {
-        let (module, reset) = (own("module"), own("reset"));
+        let Own { module, reset, .. } = Own::names();
         let GenericTuned {
             doc,
             generics,

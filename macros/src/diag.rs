@@ -119,6 +119,14 @@ pub fn combine(diagnostics: &[Diagnostic]) -> Option<syn::Error> {
     Some(combined)
 }
 
+/// Adds `error` to the errors found so far (a syntax pass that reports as it walks).
+pub fn push_error(errors: &mut Option<syn::Error>, error: syn::Error) {
+    match errors {
+        Some(errors) => errors.combine(error),
+        None => *errors = Some(error),
+    }
+}
+
 /// The closest of `candidates` to `name` by edit distance, if close enough to be a likely typo.
 pub fn did_you_mean<'a>(
     name: &str,

@@ -56,6 +56,7 @@ use crate::infer::{self, AlignmentPolicy, AssumptionKind};
 use crate::ir::{Kernel, Target};
 use crate::lower::{elem_type, lower_kernel, Facts};
 use crate::parse::{spelled_parameter_types, substitute_types, Autotune};
+use crate::tile_fn;
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -64,7 +65,7 @@ mod generic_launcher;
 mod own_names;
 pub(crate) mod tensor_params;
 use generic_launcher::generic_launcher;
-pub(crate) use own_names::{consts_param_arg, own, Own};
+pub(crate) use own_names::{consts_param_arg, Own};
 use tensor_params::{param_accesses, tensor_args, tensor_launcher, TensorLauncher, TensorParam};
 
 /// One compiled variant of a specialisation: the kernel after layout inference and the facts of
@@ -79,6 +80,35 @@ pub struct Variant {
 }
 
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    with_helpers(attr, item, &[])
+}
+
+/// [`tile_kernel`] resumed by a helper's macro with the helpers gathered so far
+/// (`crate::tile_fn`).
+pub fn tile_kernel_resume(state: TokenStream) -> TokenStream {
+    match tile_fn::ResumeState::parse(state) {
+        Ok(state) => with_helpers(state.attr, state.item, &state.helpers),
+        Err(error) => error.to_compile_error(),
+    }
+}
+
+/// Fetches the next helper the kernel lists in `uses` and has not been given, or, with all of
+/// them, inlines their calls and expands the kernel.
+fn with_helpers(attr: TokenStream, item: TokenStream, helpers: &[tile_fn::Helper]) -> TokenStream {
+    let uses = match tile_fn::split_uses(attr.clone()) {
+        Ok(uses) => uses,
+        Err(error) => return rejected(&error, syn::parse2(item).ok().as_ref()),
+    };
+    if let Some(next) = tile_fn::next_missing(&uses, helpers) {
+        return tile_fn::fetch(next, &attr, &item, helpers);
+    }
+    match tile_fn::inline_calls(item.clone(), &uses, helpers) {
+        Ok(inlined) => expand_kernel(uses.rest, inlined),
+        Err(error) => rejected(&error, syn::parse2(item).ok().as_ref()),
+    }
+}
+
+fn expand_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let (item, tensors) = match tensor_params::desugar(item.clone()) {
         Ok(desugared) => desugared,
         Err(error) => return rejected(&error, syn::parse2(item).ok().as_ref()),

@@ -22,6 +22,7 @@ mod ir;
 mod lower;
 mod ops;
 mod parse;
+mod tile_fn;
 mod types;
 
 #[cfg(test)]
@@ -34,4 +35,23 @@ pub fn tile_kernel(
     item: proc_macro::TokenStream,
 ) -> proc_macro::TokenStream {
     expand::tile_kernel(attr.into(), item.into()).into()
+}
+
+/// `#[tile_fn]`: a helper function of the tile language, inlined into the kernels that list it
+/// in their attribute (`uses = [name]`). See *Helper functions* in the docs of
+/// [`macro@tile_kernel`].
+#[proc_macro_attribute]
+pub fn tile_fn(
+    attr: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    tile_fn::helper_macro(attr.into(), item.into()).into()
+}
+
+/// The expansion of a kernel resumed with one more of its helpers (called by the macro that
+/// `#[tile_fn]` defines, never by users).
+#[doc(hidden)]
+#[proc_macro]
+pub fn tile_kernel_resume(state: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    expand::tile_kernel_resume(state.into()).into()
 }

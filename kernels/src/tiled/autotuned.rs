@@ -18,6 +18,7 @@
 //! let choice = tuned_tensor_matmul::launch_tuned(&stream, &module, grid, &a, &b, &mut c)?;
 //! ```
 
+use super::matmul::{dot_over_k, grouped_matmul, grouped_tile, matmul_tile};
 use tessera::{tile_kernel, Ptr};
 
 /// `out[i] = alpha · x[i] + y[i]` for `i < n` (computed in f32), `BLOCK` elements per program;
@@ -39,62 +40,16 @@ pub fn tuned_axpy<T, const BLOCK: usize>(x: Ptr<T>, y: Ptr<T>, out: Ptr<T>, alph
     store(out + offs, (xs * alpha + ys).to::<T>(), mask);
 }
 
-/// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 or bf16 with an f32
-/// accumulator, programs in groups of `GROUP` tile rows; tuned per `(m, n, k)` between
-/// Triton's benchmark configurations `(BM, BN, BK, warps) = (64, 128, 64, 4)` and
-/// `(128, 128, 64, 8)` (`configs` keeps those two of the four combinations).
-#[tile_kernel(
-    T = [f16, bf16],
+grouped_matmul! {
+    /// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 or bf16 with an f32
+    /// accumulator, programs in groups of `GROUP` tile rows; tuned per `(m, n, k)` between
+    /// Triton's benchmark configurations `(BM, BN, BK, warps) = (64, 128, 64, 4)` and
+    /// `(128, 128, 64, 8)` (`configs` keeps those two of the four combinations).
+    tuned_matmul,
     BM = [64, 128],
-    BN = 128,
     BK = 64,
-    GROUP = 8,
     num_warps = [4, 8],
     autotune(key = [m, n, k], configs = [(BM = 64, num_warps = 4), (BM = 128, num_warps = 8)])
-)]
-pub fn tuned_matmul<T, const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
-    a: Ptr<T>,
-    b: Ptr<T>,
-    c: Ptr<T>,
-    m: i32,
-    n: i32,
-    k: i32,
-) {
-    let pid = program_id(0);
-    let tiles_m = cdiv(m, BM);
-    let tiles_n = cdiv(n, BN);
-    let in_group = GROUP * tiles_n;
-    let first_m = (pid / in_group) * GROUP;
-    let group_rows = minimum(tiles_m - first_m, GROUP);
-    let pid_m = first_m + (pid % in_group) % group_rows;
-    let pid_n = (pid % in_group) / group_rows;
-    let rm = pid_m * BM + arange(0, BM);
-    let rn = pid_n * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
-    }
-    store(
-        c + rm.expand_dims(1) * n + rn.expand_dims(0),
-        acc.to::<T>(),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-    );
 }
 
 /// `c = a · b` on tensors (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, any strides: a transposed
@@ -111,7 +66,8 @@ pub fn tuned_matmul<T, const BM: usize, const BN: usize, const BK: usize, const 
     autotune(
         key = [a.size(0), b.size(1), a.size(1)],
         configs = [(BM = 64, num_warps = 4), (BM = 128, num_warps = 8)]
-    )
+    ),
+    uses = [grouped_tile, dot_over_k]
 )]
 pub fn tuned_tensor_matmul<
     T,
@@ -127,36 +83,17 @@ pub fn tuned_tensor_matmul<
     let m = a.size(0);
     let k = a.size(1);
     let n = b.size(1);
-    let pid = program_id(0);
-    let tiles_m = cdiv(m, BM);
-    let tiles_n = cdiv(n, BN);
-    let in_group = GROUP * tiles_n;
-    let first_m = (pid / in_group) * GROUP;
-    let group_rows = minimum(tiles_m - first_m, GROUP);
-    let pid_m = first_m + (pid % in_group) % group_rows;
-    let pid_n = (pid % in_group) / group_rows;
-    let rm = pid_m * BM + arange(0, BM);
-    let rn = pid_n * BN + arange(0, BN);
+    let (tile_m, tile_n) = grouped_tile::<GROUP>(program_id(0), cdiv(m, BM), cdiv(n, BN));
+    let rm = tile_m * BM + arange(0, BM);
+    let rn = tile_n * BN + arange(0, BN);
     let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * a.stride(0) + rk.expand_dims(0) * a.stride(1);
-    let mut b_ptrs = b + rk.expand_dims(1) * b.stride(0) + rn.expand_dims(0) * b.stride(1);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK * a.stride(1);
-        b_ptrs += BK * b.stride(0);
-    }
+    let a_ptrs = a + rm.expand_dims(1) * a.stride(0) + rk.expand_dims(0) * a.stride(1);
+    let b_ptrs = b + rk.expand_dims(1) * b.stride(0) + rn.expand_dims(0) * b.stride(1);
+    let (a_step, b_step) = (BK * a.stride(1), BK * b.stride(0));
+    let acc = zeros::<f32>([BM, BN]);
+    let acc = dot_over_k::<BK>(
+        a_ptrs, b_ptrs, a_step, b_step, rm, rn, rk, m, n, k, acc, 0.0,
+    );
     store(
         c + rm.expand_dims(1) * c.stride(0) + rn.expand_dims(0) * c.stride(1),
         acc.to::<T>(),

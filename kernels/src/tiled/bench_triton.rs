@@ -14,6 +14,7 @@
 //!   `b` columns in L2); `bench_matmul_w8` at 3 and 4 stages adds software pipelining (Triton's
 //!   `num_stages`), on sm_90a into `wgmma`'s NVMMA layouts with one `wgmma` group in flight.
 
+use super::matmul::{dot_over_k, grouped_matmul, grouped_tile, matmul_tile};
 use tessera::{f16, tile_kernel, Ptr};
 
 /// Row softmax on `T` (f32 or f16) computed in f32, one row per program:
@@ -129,141 +130,24 @@ pub fn bench_gather<T, const N: usize>(src: Ptr<T>, index: Ptr<i32>, out: Ptr<T>
     store(out + offs, gather(table, idx, 1), mask);
 }
 
-/// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) on `T` with an f32
-/// accumulator, `BM × BN` tiles of `c` per program walking K in steps of `BK`, programs in
-/// groups of `GROUP` tile rows (Triton's L2-friendly order).
-macro_rules! bench_matmul {
-    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BM = $bm:tt) => {
-        bench_matmul! {
-            $(#[doc = $doc])*
-            $name,
-            #[tile_kernel(T = [f16, bf16], num_warps = $warps, BM = $bm, BN = 128, BK = 64, GROUP = 8)]
-        }
-    };
-    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, num_stages = $stages:tt, BM = $bm:tt) => {
-        bench_matmul! {
-            $(#[doc = $doc])*
-            $name,
-            #[tile_kernel(T = [f16, bf16], num_warps = $warps, num_stages = $stages, BM = $bm, BN = 128, BK = 64, GROUP = 8)]
-        }
-    };
-    ($(#[doc = $doc:tt])* $name:ident, #[$attr:meta]) => {
-        $(#[doc = $doc])*
-        #[$attr]
-        pub fn $name<T, const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
-            a: Ptr<T>,
-            b: Ptr<T>,
-            c: Ptr<T>,
-            m: i32,
-            n: i32,
-            k: i32,
-        ) {
-            let pid = program_id(0);
-            let tiles_m = cdiv(m, BM);
-            let tiles_n = cdiv(n, BN);
-            let in_group = GROUP * tiles_n;
-            let first_m = (pid / in_group) * GROUP;
-            let group_rows = minimum(tiles_m - first_m, GROUP);
-            let pid_m = first_m + (pid % in_group) % group_rows;
-            let pid_n = (pid % in_group) / group_rows;
-            let rm = pid_m * BM + arange(0, BM);
-            let rn = pid_n * BN + arange(0, BN);
-            let rk = arange(0, BK);
-            let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-            let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-            let mut acc = zeros::<f32>([BM, BN]);
-            for kk in 0..cdiv(k, BK) {
-                let k_left = k - kk * BK;
-                let a_tile = load(
-                    a_ptrs,
-                    (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-                    0.0,
-                );
-                let b_tile = load(
-                    b_ptrs,
-                    (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-                    0.0,
-                );
-                acc = dot(a_tile, b_tile, acc);
-                a_ptrs += BK;
-                b_ptrs += BK * n;
-            }
-            store(
-                c + rm.expand_dims(1) * n + rn.expand_dims(0),
-                acc.to::<T>(),
-                (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-            );
-        }
-    };
-}
-
-bench_matmul! {
+grouped_matmul! {
     /// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 or bf16 with an f32
     /// accumulator, `BM × BN` tiles of `c` per program walking K in steps of `BK`, programs in
     /// groups of `GROUP` tile rows (Triton's L2-friendly order); 4 warps, 64 × 128 × 64 (Triton's
     /// config `(64, 128, 64, 4)`).
-    bench_matmul_w4, num_warps = 4, BM = 64
+    bench_matmul_w4, num_warps = 4, BM = 64, BK = 64
 }
-bench_matmul! {
+grouped_matmul! {
     /// [`bench_matmul_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`),
     /// unpipelined or software-pipelined over 3 or 4 stages (Triton's H100 configuration uses
     /// 3): `cp.async` rings; on sm_90a the rings hold the NVMMA layouts the two warpgroups'
     /// `wgmma`s read, with one `wgmma` group in flight.
-    bench_matmul_w8, num_warps = 8, num_stages = [1, 3, 4], BM = 128
+    bench_matmul_w8, num_warps = 8, num_stages = [1, 3, 4], BM = 128, BK = 64
 }
-
-/// [`bench_matmul_w8`] software-pipelined: 8 warps, 128 × 128 × 32 tiles, the operand tiles of
-/// the next 2 iterations in flight by `cp.async` (`num_stages = 3`, Triton's sm_80 matmul
-/// configuration `(128, 128, 32, 8)` with 3 stages). `tessera-examples --bench` does not launch
-/// it yet.
-#[tile_kernel(T = [f16, bf16], num_warps = 8, num_stages = 3, BM = 128, BN = 128, BK = 32, GROUP = 8)]
-pub fn bench_matmul_pipelined<
-    T,
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const GROUP: usize,
->(
-    a: Ptr<T>,
-    b: Ptr<T>,
-    c: Ptr<T>,
-    m: i32,
-    n: i32,
-    k: i32,
-) {
-    let pid = program_id(0);
-    let tiles_m = cdiv(m, BM);
-    let tiles_n = cdiv(n, BN);
-    let in_group = GROUP * tiles_n;
-    let first_m = (pid / in_group) * GROUP;
-    let group_rows = minimum(tiles_m - first_m, GROUP);
-    let pid_m = first_m + (pid % in_group) % group_rows;
-    let pid_n = (pid % in_group) / group_rows;
-    let rm = pid_m * BM + arange(0, BM);
-    let rn = pid_n * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
-    }
-    store(
-        c + rm.expand_dims(1) * n + rn.expand_dims(0),
-        acc.to::<T>(),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-    );
+grouped_matmul! {
+    /// [`bench_matmul_w8`] software-pipelined: 8 warps, 128 × 128 × 32 tiles, the operand tiles
+    /// of the next 2 iterations in flight by `cp.async` (`num_stages = 3`, Triton's sm_80 matmul
+    /// configuration `(128, 128, 32, 8)` with 3 stages). `tessera-examples --bench` does not
+    /// launch it yet.
+    bench_matmul_pipelined, num_warps = 8, num_stages = 3, BM = 128, BK = 32
 }

@@ -5,44 +5,81 @@
 //! mma operand layouts with `ldmatrix` (`.trans` for `b`); masked loads give zeros past the
 //! edges, so every shape works.
 
-use tessera::{tile_kernel, Ptr};
+use tessera::{tile_fn, tile_kernel, Ptr};
 
-/// `c = a · b` on `T` inputs (f16 or bf16) with an f32 accumulator, rounded to `T`.
-///
-/// `num_stages` 2 to 4 software-pipeline the K loop: the tiles of `a` and `b` for iteration
-/// `i + S - 1` are copied by `cp.async` straight into the swizzled shared layouts that
-/// `ldmatrix` (sm_80) or `wgmma` (sm_90a) reads, while iteration `i` computes.
-#[tile_kernel(T = [f16, bf16], num_warps = 4, num_stages = [1, 2, 3, 4], BM = 64, BN = 64, BK = 32)]
-pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
-    a: Ptr<T>,
-    b: Ptr<T>,
-    c: Ptr<T>,
+/// The `(row, column)` of the tile of `c` that program `pid` computes in Triton's grouped
+/// order: programs walk down `GROUP` rows of tiles before moving one column right, so that the
+/// programs running together share their tiles of `b` in L2.
+#[tile_fn]
+pub(crate) fn grouped_tile<const GROUP: usize>(pid: i32, tiles_m: i32, tiles_n: i32) -> (i32, i32) {
+    let in_group = GROUP * tiles_n;
+    let first_m = (pid / in_group) * GROUP;
+    let group_rows = minimum(tiles_m - first_m, GROUP);
+    (
+        first_m + (pid % in_group) % group_rows,
+        (pid % in_group) / group_rows,
+    )
+}
+
+/// `acc + a[rm, ..k] · b[..k, rn]` in steps of `BK` along K: `a_ptrs` (`[BM, BK]`) and
+/// `b_ptrs` (`[BK, BN]`) point at the first step's operand tiles and move by `a_step` and
+/// `b_step` elements a step; rows past `m`, columns past `n` and the K tail load as `zero`.
+#[tile_fn]
+pub(crate) fn dot_over_k<const BK: usize>(
+    mut a_ptrs: _,
+    mut b_ptrs: _,
+    a_step: i32,
+    b_step: i32,
+    rm: _,
+    rn: _,
+    rk: _,
     m: i32,
     n: i32,
     k: i32,
-) {
-    let rm = program_id(0) * BM + arange(0, BM);
-    let rn = program_id(1) * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<f32>([BM, BN]);
+    mut acc: _,
+    zero: _,
+) -> _ {
     for kk in 0..cdiv(k, BK) {
         let k_left = k - kk * BK;
         let a_tile = load(
             a_ptrs,
             (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
+            zero,
         );
         let b_tile = load(
             b_ptrs,
             (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
+            zero,
         );
         acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
+        a_ptrs += a_step;
+        b_ptrs += b_step;
     }
+    acc
+}
+
+/// Tile `(tile_m, tile_n)` (`BM × BN`) of `c = a · b` for row-major `a: [m, k]`,
+/// `b: [k, n]`, `c: [m, n]`: accumulated in `A` from zero, stored as `T` (masked at the edges);
+/// `zero` is the zero of the operands' element type.
+#[tile_fn]
+pub(crate) fn matmul_tile<T, A, const BM: usize, const BN: usize, const BK: usize>(
+    a: Ptr<_>,
+    b: Ptr<_>,
+    c: Ptr<T>,
+    m: i32,
+    n: i32,
+    k: i32,
+    tile_m: i32,
+    tile_n: i32,
+    zero: _,
+) {
+    let rm = tile_m * BM + arange(0, BM);
+    let rn = tile_n * BN + arange(0, BN);
+    let rk = arange(0, BK);
+    let a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
+    let b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
+    let acc = zeros::<A>([BM, BN]);
+    let acc = dot_over_k::<BK>(a_ptrs, b_ptrs, BK, BK * n, rm, rn, rk, m, n, k, acc, zero);
     let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
     store(
         c + rm.expand_dims(1) * n + rn.expand_dims(0),
@@ -51,9 +88,35 @@ pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
     );
 }
 
+/// `c = a · b` on `T` inputs (f16 or bf16) with an f32 accumulator, rounded to `T`.
+///
+/// `num_stages` 2 to 4 software-pipeline the K loop: the tiles of `a` and `b` for iteration
+/// `i + S - 1` are copied by `cp.async` straight into the swizzled shared layouts that
+/// `ldmatrix` (sm_80) or `wgmma` (sm_90a) reads, while iteration `i` computes.
+#[tile_kernel(
+    T = [f16, bf16],
+    num_warps = 4,
+    num_stages = [1, 2, 3, 4],
+    BM = 64,
+    BN = 64,
+    BK = 32,
+    uses = [matmul_tile, dot_over_k]
+)]
+pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
+    a: Ptr<T>,
+    b: Ptr<T>,
+    c: Ptr<T>,
+    m: i32,
+    n: i32,
+    k: i32,
+) {
+    let (tile_m, tile_n) = (program_id(0), program_id(1));
+    matmul_tile::<T, f32, BM, BN, BK>(a, b, c, m, n, k, tile_m, tile_n, 0.0);
+}
+
 /// `c = a · b` on i8 inputs with an i32 accumulator (`mma.sync` m16n8k32; wrapping, as the
 /// instruction without `.satfinite`).
-#[tile_kernel(num_warps = 4, BM = 64, BN = 64, BK = 32)]
+#[tile_kernel(num_warps = 4, BM = 64, BN = 64, BK = 32, uses = [matmul_tile, dot_over_k])]
 pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
     a: Ptr<i8>,
     b: Ptr<i8>,
@@ -62,28 +125,35 @@ pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
     n: i32,
     k: i32,
 ) {
-    let rm = program_id(0) * BM + arange(0, BM);
-    let rn = program_id(1) * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
-    let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
-    let mut acc = zeros::<i32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK;
-        b_ptrs += BK * n;
-    }
-    let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
-    store(c + rm.expand_dims(1) * n + rn.expand_dims(0), acc, c_mask);
+    let (tile_m, tile_n) = (program_id(0), program_id(1));
+    matmul_tile::<i32, i32, BM, BN, BK>(a, b, c, m, n, k, tile_m, tile_n, 0);
 }
+
+/// `c = a · b` (row-major) in f16 or bf16 with an f32 accumulator, `BM × 128` tiles of `c`,
+/// programs in Triton's grouped order over 8 rows of tiles ([`grouped_tile`]): the kernels of
+/// the benchmark and the autotuned matmul, each with its own `#[tile_kernel]` settings (warps,
+/// stages, `BM`, `BK`, `autotune`).
+macro_rules! grouped_matmul {
+    ($(#[doc = $doc:tt])* $name:ident, $($settings:tt)*) => {
+        $(#[doc = $doc])*
+        #[tile_kernel(
+            T = [f16, bf16],
+            BN = 128,
+            GROUP = 8,
+            uses = [grouped_tile, matmul_tile, dot_over_k],
+            $($settings)*
+        )]
+        pub fn $name<T, const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
+            a: Ptr<T>,
+            b: Ptr<T>,
+            c: Ptr<T>,
+            m: i32,
+            n: i32,
+            k: i32,
+        ) {
+            let (tile_m, tile_n) = grouped_tile::<GROUP>(program_id(0), cdiv(m, BM), cdiv(n, BN));
+            matmul_tile::<T, f32, BM, BN, BK>(a, b, c, m, n, k, tile_m, tile_n, 0.0);
+        }
+    };
+}
+pub(crate) use grouped_matmul;

@@ -7,6 +7,7 @@ pub mod atomics;
 pub mod attention;
 pub mod autotuned;
 pub mod bench_triton;
+pub mod blocks;
 pub mod convert_layout;
 pub mod elementwise;
 pub mod gather;

@@ -2,10 +2,18 @@
 //! argmax (first index on ties), each program reducing a block of rows (columns) while it walks
 //! the other axis in chunks, with loop-carried accumulators.
 
-use tessera::{f16, tile_kernel, Ptr};
+use super::blocks::block_offsets;
+use tessera::{f16, tile_fn, tile_kernel, Ptr};
+
+/// The tile of `x` (`m × n`, row stride `stride`) at `rows × cols`, `fill` outside the matrix.
+#[tile_fn]
+fn masked_tile(x: Ptr<f32>, rows: _, cols: _, m: i32, n: i32, stride: i32, fill: f32) -> _ {
+    let (offs, mask) = block_offsets(rows, cols, m, n, stride);
+    load(x + offs, mask, fill)
+}
 
 /// `out[r] = Σ_c x[r, c]`, `BLOCK_M` rows per program.
-#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
+#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128], uses = [masked_tile, block_offsets])]
 pub fn tile_row_sum<const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<f32>,
     x: Ptr<f32>,
@@ -14,24 +22,16 @@ pub fn tile_row_sum<const BLOCK_M: usize, const BLOCK_N: usize>(
     stride: i32,
 ) {
     let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
-    let cols = arange(0, BLOCK_N);
-    let row_ok = rows.expand_dims(1) < m;
     let mut acc = zeros::<f32>([BLOCK_M]);
     for start in (0..n).step_by(BLOCK_N) {
-        let c = start + cols;
-        let mask = row_ok & (c.expand_dims(0) < n);
-        let tile = load(
-            x + rows.expand_dims(1) * stride + c.expand_dims(0),
-            mask,
-            0.0,
-        );
-        acc += tile.sum(1);
+        let cols = start + arange(0, BLOCK_N);
+        acc += masked_tile(x, rows, cols, m, n, stride, 0.0).sum(1);
     }
     store(out + rows, acc, rows < m);
 }
 
 /// `out[r] = max_c x[r, c]` (`-inf` for an empty row).
-#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
+#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128], uses = [masked_tile, block_offsets])]
 pub fn tile_row_max<const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<f32>,
     x: Ptr<f32>,
@@ -40,24 +40,17 @@ pub fn tile_row_max<const BLOCK_M: usize, const BLOCK_N: usize>(
     stride: i32,
 ) {
     let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
-    let cols = arange(0, BLOCK_N);
-    let row_ok = rows.expand_dims(1) < m;
     let mut acc = full::<f32>([BLOCK_M], f32::NEG_INFINITY);
     for start in (0..n).step_by(BLOCK_N) {
-        let c = start + cols;
-        let mask = row_ok & (c.expand_dims(0) < n);
-        let tile = load(
-            x + rows.expand_dims(1) * stride + c.expand_dims(0),
-            mask,
-            f32::NEG_INFINITY,
-        );
+        let cols = start + arange(0, BLOCK_N);
+        let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
         acc = maximum(acc, tile.max(1));
     }
     store(out + rows, acc, rows < m);
 }
 
 /// `out[r] = argmax_c x[r, c]`, the first column on ties.
-#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
+#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128], uses = [masked_tile, block_offsets])]
 pub fn tile_row_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<i32>,
     x: Ptr<f32>,
@@ -66,18 +59,11 @@ pub fn tile_row_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
     stride: i32,
 ) {
     let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
-    let cols = arange(0, BLOCK_N);
-    let row_ok = rows.expand_dims(1) < m;
     let mut best = full::<f32>([BLOCK_M], f32::NEG_INFINITY);
     let mut best_index = zeros::<i32>([BLOCK_M]);
     for start in (0..n).step_by(BLOCK_N) {
-        let c = start + cols;
-        let mask = row_ok & (c.expand_dims(0) < n);
-        let tile = load(
-            x + rows.expand_dims(1) * stride + c.expand_dims(0),
-            mask,
-            f32::NEG_INFINITY,
-        );
+        let cols = start + arange(0, BLOCK_N);
+        let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
         let chunk_max = tile.max(1);
         let chunk_index = tile.argmax(1) + start;
         // A strictly larger maximum moves the index: ties keep the earlier chunk's.
@@ -89,7 +75,7 @@ pub fn tile_row_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
 }
 
 /// `out[c] = Σ_r x[r, c]`, `BLOCK_N` columns per program.
-#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64])]
+#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64], uses = [masked_tile, block_offsets])]
 pub fn tile_col_sum<const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<f32>,
     x: Ptr<f32>,
@@ -98,24 +84,16 @@ pub fn tile_col_sum<const BLOCK_M: usize, const BLOCK_N: usize>(
     stride: i32,
 ) {
     let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
-    let rows = arange(0, BLOCK_M);
-    let col_ok = cols.expand_dims(0) < n;
     let mut acc = zeros::<f32>([BLOCK_N]);
     for start in (0..m).step_by(BLOCK_M) {
-        let r = start + rows;
-        let mask = (r.expand_dims(1) < m) & col_ok;
-        let tile = load(
-            x + r.expand_dims(1) * stride + cols.expand_dims(0),
-            mask,
-            0.0,
-        );
-        acc += tile.sum(0);
+        let rows = start + arange(0, BLOCK_M);
+        acc += masked_tile(x, rows, cols, m, n, stride, 0.0).sum(0);
     }
     store(out + cols, acc, cols < n);
 }
 
 /// `out[c] = max_r x[r, c]`.
-#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64])]
+#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64], uses = [masked_tile, block_offsets])]
 pub fn tile_col_max<const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<f32>,
     x: Ptr<f32>,
@@ -124,24 +102,17 @@ pub fn tile_col_max<const BLOCK_M: usize, const BLOCK_N: usize>(
     stride: i32,
 ) {
     let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
-    let rows = arange(0, BLOCK_M);
-    let col_ok = cols.expand_dims(0) < n;
     let mut acc = full::<f32>([BLOCK_N], f32::NEG_INFINITY);
     for start in (0..m).step_by(BLOCK_M) {
-        let r = start + rows;
-        let mask = (r.expand_dims(1) < m) & col_ok;
-        let tile = load(
-            x + r.expand_dims(1) * stride + cols.expand_dims(0),
-            mask,
-            f32::NEG_INFINITY,
-        );
+        let rows = start + arange(0, BLOCK_M);
+        let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
         acc = maximum(acc, tile.max(0));
     }
     store(out + cols, acc, cols < n);
 }
 
 /// `out[c] = argmax_r x[r, c]`, the first row on ties.
-#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64])]
+#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64], uses = [masked_tile, block_offsets])]
 pub fn tile_col_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<i32>,
     x: Ptr<f32>,
@@ -150,18 +121,11 @@ pub fn tile_col_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
     stride: i32,
 ) {
     let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
-    let rows = arange(0, BLOCK_M);
-    let col_ok = cols.expand_dims(0) < n;
     let mut best = full::<f32>([BLOCK_N], f32::NEG_INFINITY);
     let mut best_index = zeros::<i32>([BLOCK_N]);
     for start in (0..m).step_by(BLOCK_M) {
-        let r = start + rows;
-        let mask = (r.expand_dims(1) < m) & col_ok;
-        let tile = load(
-            x + r.expand_dims(1) * stride + cols.expand_dims(0),
-            mask,
-            f32::NEG_INFINITY,
-        );
+        let rows = start + arange(0, BLOCK_M);
+        let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
         let chunk_max = tile.max(0);
         let chunk_index = tile.argmax(0) + start;
         let better = chunk_max > best;

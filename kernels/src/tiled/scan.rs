@@ -2,10 +2,11 @@
 //! `m × n` matrix (row stride `stride`), forward and reversed, and along ragged 1-D blocks, at
 //! several `num_warps` so that the scanned axis runs over registers, lanes and warps.
 
+use super::blocks::block_offsets;
 use tessera::{tile_kernel, Ptr};
 
 /// `out[r, c] = Σ_{c' ≤ c} x[r, c']` for `c < n ≤ BLOCK_N`, `BLOCK_M` rows per program.
-#[tile_kernel(T = [i32, f32], num_warps = [1, 4, 8], BLOCK_M = [2], BLOCK_N = [256])]
+#[tile_kernel(T = [i32, f32], num_warps = [1, 4, 8], BLOCK_M = [2], BLOCK_N = [256], uses = [block_offsets])]
 pub fn tile_cumsum_rows<T, const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<T>,
     x: Ptr<T>,
@@ -15,14 +16,13 @@ pub fn tile_cumsum_rows<T, const BLOCK_M: usize, const BLOCK_N: usize>(
 ) {
     let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
     let cols = arange(0, BLOCK_N);
-    let offs = rows.expand_dims(1) * stride + cols.expand_dims(0);
-    let mask = (rows.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+    let (offs, mask) = block_offsets(rows, cols, m, n, stride);
     let tile = load(x + offs, mask, 0);
     store(out + offs, tile.cumsum(1), mask);
 }
 
 /// `out[r, c] = Σ_{r' ≤ r} x[r', c]` for `r < m ≤ BLOCK_M`, `BLOCK_N` columns per program.
-#[tile_kernel(T = [i32, f32], num_warps = [1, 4, 8], BLOCK_M = [256], BLOCK_N = [4])]
+#[tile_kernel(T = [i32, f32], num_warps = [1, 4, 8], BLOCK_M = [256], BLOCK_N = [4], uses = [block_offsets])]
 pub fn tile_cumsum_cols<T, const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<T>,
     x: Ptr<T>,
@@ -32,15 +32,14 @@ pub fn tile_cumsum_cols<T, const BLOCK_M: usize, const BLOCK_N: usize>(
 ) {
     let rows = arange(0, BLOCK_M);
     let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
-    let offs = rows.expand_dims(1) * stride + cols.expand_dims(0);
-    let mask = (rows.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+    let (offs, mask) = block_offsets(rows, cols, m, n, stride);
     let tile = load(x + offs, mask, 0);
     store(out + offs, cumsum(tile, 0), mask);
 }
 
 /// `out[r, c] = Σ_{r' ≥ r} x[r', c]` for `r < m ≤ BLOCK_M` (the reversed scan of
 /// [`tile_cumsum_cols`]), `BLOCK_N` columns per program.
-#[tile_kernel(T = [i32, f32], num_warps = [2, 8], BLOCK_M = [128], BLOCK_N = [8])]
+#[tile_kernel(T = [i32, f32], num_warps = [2, 8], BLOCK_M = [128], BLOCK_N = [8], uses = [block_offsets])]
 pub fn tile_cumsum_cols_reverse<T, const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<T>,
     x: Ptr<T>,
@@ -50,8 +49,7 @@ pub fn tile_cumsum_cols_reverse<T, const BLOCK_M: usize, const BLOCK_N: usize>(
 ) {
     let rows = arange(0, BLOCK_M);
     let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
-    let offs = rows.expand_dims(1) * stride + cols.expand_dims(0);
-    let mask = (rows.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+    let (offs, mask) = block_offsets(rows, cols, m, n, stride);
     let tile = load(x + offs, mask, 0);
     store(out + offs, tile.cumsum(0, true), mask);
 }
@@ -69,7 +67,7 @@ pub fn tile_cumsum_blocks<T, const BLOCK: usize>(out: Ptr<T>, rev: Ptr<T>, x: Pt
 
 /// `out[r, c] = Π_{c' ≤ c} x[r, c']` for `c < n ≤ BLOCK_N` (integers wrap), `BLOCK_M` rows per
 /// program.
-#[tile_kernel(T = [i32, f32], num_warps = 4, BLOCK_M = [4], BLOCK_N = [128])]
+#[tile_kernel(T = [i32, f32], num_warps = 4, BLOCK_M = [4], BLOCK_N = [128], uses = [block_offsets])]
 pub fn tile_cumprod_rows<T, const BLOCK_M: usize, const BLOCK_N: usize>(
     out: Ptr<T>,
     x: Ptr<T>,
@@ -79,8 +77,7 @@ pub fn tile_cumprod_rows<T, const BLOCK_M: usize, const BLOCK_N: usize>(
 ) {
     let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
     let cols = arange(0, BLOCK_N);
-    let offs = rows.expand_dims(1) * stride + cols.expand_dims(0);
-    let mask = (rows.expand_dims(1) < m) & (cols.expand_dims(0) < n);
+    let (offs, mask) = block_offsets(rows, cols, m, n, stride);
     let tile = load(x + offs, mask, 1);
     store(out + offs, tile.cumprod(1), mask);
 }

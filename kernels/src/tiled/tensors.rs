@@ -3,6 +3,7 @@
 //! takes inputs by `&` and outputs (the tensors stored to) by `&mut`, on a
 //! `tessera::launch::Stream`. Strided views (slices, transposes) work without copies.
 
+use super::matmul::dot_over_k;
 use tessera::{f16, tile_kernel};
 
 /// `out[i] = a[i] + b[i]`, `BLOCK` elements per program (any strides).
@@ -50,7 +51,7 @@ pub fn tensor_softmax<const BLOCK: usize>(out: Tensor<f32, 2>, inp: Tensor<f32, 
 
 /// `c = a · b` (f16 in, f32 accumulation, f16 out) for `a: [m, k]`, `b: [k, n]`, `c: [m, n]`
 /// of any strides (a transposed view of `b` is `b` column-major).
-#[tile_kernel(num_warps = 4, BM = 64, BN = 64, BK = 32)]
+#[tile_kernel(num_warps = 4, BM = 64, BN = 64, BK = 32, uses = [dot_over_k])]
 pub fn tensor_matmul<const BM: usize, const BN: usize, const BK: usize>(
     a: Tensor<f16, 2>,
     b: Tensor<f16, 2>,
@@ -62,25 +63,13 @@ pub fn tensor_matmul<const BM: usize, const BN: usize, const BK: usize>(
     let rm = program_id(0) * BM + arange(0, BM);
     let rn = program_id(1) * BN + arange(0, BN);
     let rk = arange(0, BK);
-    let mut a_ptrs = a + rm.expand_dims(1) * a.stride(0) + rk.expand_dims(0) * a.stride(1);
-    let mut b_ptrs = b + rk.expand_dims(1) * b.stride(0) + rn.expand_dims(0) * b.stride(1);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..cdiv(k, BK) {
-        let k_left = k - kk * BK;
-        let a_tile = load(
-            a_ptrs,
-            (rm.expand_dims(1) < m) & (rk.expand_dims(0) < k_left),
-            0.0,
-        );
-        let b_tile = load(
-            b_ptrs,
-            (rk.expand_dims(1) < k_left) & (rn.expand_dims(0) < n),
-            0.0,
-        );
-        acc = dot(a_tile, b_tile, acc);
-        a_ptrs += BK * a.stride(1);
-        b_ptrs += BK * b.stride(0);
-    }
+    let a_ptrs = a + rm.expand_dims(1) * a.stride(0) + rk.expand_dims(0) * a.stride(1);
+    let b_ptrs = b + rk.expand_dims(1) * b.stride(0) + rn.expand_dims(0) * b.stride(1);
+    let (a_step, b_step) = (BK * a.stride(1), BK * b.stride(0));
+    let acc = zeros::<f32>([BM, BN]);
+    let acc = dot_over_k::<BK>(
+        a_ptrs, b_ptrs, a_step, b_step, rm, rn, rk, m, n, k, acc, 0.0,
+    );
     let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
     store(
         c + rm.expand_dims(1) * c.stride(0) + rn.expand_dims(0) * c.stride(1),

@@ -64,8 +64,8 @@ impl AstBuilder<'_> {
                              and constants outside the kernel"
                         }
                         syn::Item::Fn(_) => {
-                            "a nested function is not supported: the tile language has no \
-                             function calls other than its operations"
+                            "a nested function is not supported: define a helper outside \
+                             the kernel with #[tile_fn] and list it, `uses = [name]`"
                         }
                         _ => "items (fn, struct, use, …) are not supported inside a tile kernel",
                     };
@@ -237,6 +237,10 @@ impl AstBuilder<'_> {
                 }
                 ExprKind::Block(self.block(&b.block))
             }
+            syn::Expr::Tuple(t) if t.elems.len() == 2 => ExprKind::Pair(
+                Box::new(self.expr(&t.elems[0])),
+                Box::new(self.expr(&t.elems[1])),
+            ),
             syn::Expr::Assign(_) => {
                 return self.invalid(
                     e,
@@ -569,8 +573,8 @@ fn unsupported_expr(e: &syn::Expr) -> String {
             "the body is compiled to GPU code by #[tile_kernel], not by rustc",
         ),
         syn::Expr::Tuple(_) => (
-            "tuples are",
-            "`split` is the only operation with two results",
+            "tuples other than pairs `(a, b)` are",
+            "`split` and pairs give two results, destructured by `let (x, y) = …`",
         ),
         syn::Expr::Range(_) => (
             "ranges outside `for` are",

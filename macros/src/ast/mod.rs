@@ -158,6 +158,9 @@ pub enum ExprKind {
         body: Block,
     },
     Block(Block),
+    /// `(a, b)`: two values, destructured by `let (x, y) = …` (what a helper returns to give
+    /// two results, as `split` does).
+    Pair(Box<Expr>, Box<Expr>),
     /// Syntax the language does not have; an error was reported.
     Invalid,
 }
@@ -284,6 +287,7 @@ impl std::fmt::Display for Expr {
             ExprKind::For(_) => f.write_str("for …"),
             ExprKind::While { .. } => f.write_str("while …"),
             ExprKind::Block(_) => f.write_str("{ … }"),
+            ExprKind::Pair(a, b) => write!(f, "({a}, {b})"),
             ExprKind::Invalid => f.write_str("…"),
         }
     }

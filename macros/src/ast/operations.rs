@@ -66,11 +66,17 @@ impl AstBuilder<'_> {
             } else {
                 "operation"
             };
+            // A call that is no operation may be meant for a helper the kernel does not list.
+            let helper = if receiver.is_none() && hint.is_empty() {
+                format!("; a #[tile_fn] helper is called once the kernel lists it: `uses = [{name_str}]`")
+            } else {
+                String::new()
+            };
             self.diags.error(
                 name_loc,
                 format!(
                     "unknown tile {how} `{name_str}`{hint}: the operations of the tile language \
-                     are listed in the docs of tessera::tile_kernel"
+                     are listed in the docs of tessera::tile_kernel{helper}"
                 ),
             );
             // Still lower the arguments: errors inside them are worth reporting too.

@@ -4,6 +4,7 @@ use super::{Checker, Operand, Slot, Val};
 use crate::ast::{BinOp, Block, Expr, ExprKind, ForLoop, Pat, Stmt};
 use crate::diag::Loc;
 use crate::ir::{OpKind, Region, ValueId};
+use crate::ops::Op;
 use crate::types::{DType, Scalar, TileType};
 
 impl Checker<'_> {
@@ -37,10 +38,7 @@ impl Checker<'_> {
                 self.bind(name, Operand::Poison, *mutable);
             }
             (Pat::Bind { name, mutable, .. }, Val::Pair(..)) => {
-                self.error(
-                    init.loc,
-                    "`split` returns two tiles: destructure them, `let (a, b) = x.split();`",
-                );
+                self.error(init.loc, two_values_message(init));
                 self.bind(name, Operand::Poison, *mutable);
             }
             (Pat::Tuple { elems, loc }, v) => {
@@ -51,8 +49,8 @@ impl Checker<'_> {
                         self.error(
                             *loc,
                             format!(
-                                "only `split` returns two values to destructure, and `{init}` \
-                                 is not a `split`"
+                                "only `split` and a pair `(a, b)` give two values to \
+                                 destructure, and `{init}` is neither"
                             ),
                         );
                         [Operand::Poison; 2]
@@ -653,7 +651,7 @@ pub(super) fn assigned_in_expr(e: &Expr, declared: &[String], out: &mut Vec<Stri
             assigned_in_expr(value, declared, out)
         }
         ExprKind::Unary { operand, .. } => assigned_in_expr(operand, declared, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
+        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Pair(lhs, rhs) => {
             assigned_in_expr(lhs, declared, out);
             assigned_in_expr(rhs, declared, out);
         }
@@ -707,5 +705,15 @@ pub(crate) fn check_num_stages(
                 kernel.name
             ),
         );
+    }
+}
+
+/// The error for a pair (of `split`, or `(a, b)`) used as one value.
+pub(super) fn two_values_message(e: &Expr) -> &'static str {
+    match &e.kind {
+        ExprKind::Call { op: Op::Split, .. } => {
+            "`split` returns two tiles: destructure them, `let (a, b) = x.split();`"
+        }
+        _ => "this gives two values: destructure them, `let (a, b) = …;`",
     }
 }

@@ -383,10 +383,7 @@ impl Checker<'_> {
                 Operand::Poison
             }
             Val::Pair(..) => {
-                self.error(
-                    e.loc,
-                    "`split` returns two tiles: destructure them, `let (a, b) = x.split();`",
-                );
+                self.error(e.loc, control::two_values_message(e));
                 Operand::Poison
             }
         }
@@ -509,6 +506,7 @@ impl Checker<'_> {
                 Val::Unit
             }
             ExprKind::Block(b) => self.block(b),
+            ExprKind::Pair(a, b) => Val::Pair(self.operand(a), self.operand(b)),
             ExprKind::Invalid => Val::One(Operand::Poison),
         }
     }

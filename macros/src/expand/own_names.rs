@@ -7,7 +7,7 @@ use quote::quote;
 
 /// A name of the launcher's own, hygienic (`Span::mixed_site`): a parameter of the kernel
 /// of the same name neither repeats nor shadows it.
-pub(crate) fn own(name: &str) -> Ident {
+fn own(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
@@ -23,6 +23,15 @@ pub(crate) struct Own {
     pub sizes: Ident,
     /// `specialisation`, the function picking a launch's specialisation.
     pub select: Ident,
+    /// The autotuned launchers' locals and items (`crate::autotune`).
+    pub reset: Ident,
+    pub key: Ident,
+    pub choice: Ident,
+    pub index: Ident,
+    /// `TUNER`, `CANDIDATES` and `launch_tuned_with`.
+    pub tuner: Ident,
+    pub candidates: Ident,
+    pub tuned_with: Ident,
 }
 
 /// The const values as a launcher's parameter (`consts: Consts,`) and as the argument it
@@ -48,6 +57,13 @@ impl Own {
             spec: own("spec"),
             sizes: own("sizes"),
             select: own("specialisation"),
+            reset: own("reset"),
+            key: own("key"),
+            choice: own("choice"),
+            index: own("index"),
+            tuner: own("TUNER"),
+            candidates: own("CANDIDATES"),
+            tuned_with: own("launch_tuned_with"),
         }
     }
 }

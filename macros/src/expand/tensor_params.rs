@@ -8,7 +8,8 @@
 //! by `&`) and passes its pointer, sizes and strides after checking rank and extent
 //! ([`tensor_args`]: what every launcher taking tensors, the tuned ones included, is made of).
 
-use super::Own;
+use super::{consts_param_arg, Own};
+use crate::diag::push_error;
 use crate::ir::{Kernel, OpKind, Region};
 use crate::types::DType;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -109,10 +110,7 @@ struct Rewrite<'a> {
 
 impl Rewrite<'_> {
     fn error(&mut self, error: syn::Error) {
-        match &mut self.errors {
-            Some(errors) => errors.combine(error),
-            None => self.errors = Some(error),
-        }
+        push_error(&mut self.errors, error);
     }
 
     fn replacement(&mut self, call: &syn::ExprMethodCall) -> Option<syn::Expr> {
@@ -569,15 +567,10 @@ pub fn generic_tensor_launcher(
     let Own {
         stream,
         module,
-        consts,
         grid,
         ..
     } = Own::names();
-    let (consts_param, consts_arg) = if has_consts {
-        (quote!(#consts: Consts,), quote!(#consts,))
-    } else {
-        (quote!(), quote!())
-    };
+    let (consts_param, consts_arg) = consts_param_arg(has_consts);
     let retyped = &args.retyped;
     // `if <the types are the submodule's> { return sub::function(leading…, retyped…); }`.
     let arms = |function: &Ident, leading: TokenStream| -> TokenStream {
@@ -655,11 +648,7 @@ fn launch_via_sized(
         grid,
         ..
     } = Own::names();
-    let (consts_param, consts_arg) = if no_consts {
-        (quote!(), quote!())
-    } else {
-        (quote!(#consts: Consts,), quote!(#consts,))
-    };
+    let (consts_param, consts_arg) = consts_param_arg(!no_consts);
     quote! {
         #[cfg(not(target_arch = "nvptx64"))]
         #[doc = #doc]

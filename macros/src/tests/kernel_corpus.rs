@@ -1,6 +1,8 @@
 //! The `#[tile_kernel]` functions of `kernels/src`, read from their source files, for tests that
-//! run the whole macro on every real kernel.
+//! run the whole macro on every real kernel: each with the calls of its `#[tile_fn]` helpers
+//! (from any file of `kernels/src`) inlined, as the macro's resumed expansion has them.
 
+use crate::tile_fn::{inline_calls, split_uses, Helper};
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use std::path::{Path, PathBuf};
@@ -21,10 +23,16 @@ pub fn kernel_sources() -> Vec<KernelSource> {
     rust_files(&root, &mut files);
     files.sort();
     let mut out = Vec::new();
+    let mut helpers = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("kernel source");
         let parsed = syn::parse_file(&text).expect("kernel source parses");
-        collect(&parsed.items, &file, &mut out);
+        collect(&parsed.items, &file, &mut out, &mut helpers);
+    }
+    for kernel in &mut out {
+        let uses = split_uses(kernel.attr.clone()).expect("`uses` of a kernel");
+        kernel.item = inline_calls(kernel.item.clone(), &uses, &helpers).expect("helpers inline");
+        kernel.attr = uses.rest;
     }
     out
 }
@@ -40,11 +48,25 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn collect(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSource>) {
+fn collect(
+    items: &[syn::Item],
+    file: &Path,
+    out: &mut Vec<KernelSource>,
+    helpers: &mut Vec<Helper>,
+) {
     for item in items {
         match item {
             syn::Item::Fn(f) => {
-                let Some(at) = f.attrs.iter().position(is_tile_kernel) else {
+                if f.attrs.iter().any(|a| is_attr(a, "tile_fn")) {
+                    let mut function = f.clone();
+                    function.attrs.retain(|a| !is_attr(a, "tile_fn"));
+                    helpers.push(Helper {
+                        name: f.sig.ident.to_string(),
+                        function,
+                    });
+                    continue;
+                }
+                let Some(at) = f.attrs.iter().position(|a| is_attr(a, "tile_kernel")) else {
                     continue;
                 };
                 let attr = match &f.attrs[at].meta {
@@ -62,7 +84,7 @@ fn collect(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSource>) {
             }
             syn::Item::Mod(m) => {
                 if let Some((_, inner)) = &m.content {
-                    collect(inner, file, out);
+                    collect(inner, file, out, helpers);
                 }
             }
             _ => {}
@@ -70,11 +92,8 @@ fn collect(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSource>) {
     }
 }
 
-fn is_tile_kernel(attr: &syn::Attribute) -> bool {
-    attr.path()
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "tile_kernel")
+fn is_attr(attr: &syn::Attribute, name: &str) -> bool {
+    attr.path().segments.last().is_some_and(|s| s.ident == name)
 }
 
 /// Writes the expansion of every kernel to `$TESSERA_DUMP_DIR/<name>.rs` (for comparing the

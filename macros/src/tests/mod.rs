@@ -12,6 +12,7 @@ pub mod kernel_corpus;
 mod new_user_mistakes;
 mod rejected_output;
 pub mod sources;
+mod tile_fn;
 
 use crate::frontend::analyze;
 use crate::ir::{Kernel, Op};
