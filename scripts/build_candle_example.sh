@@ -95,14 +95,13 @@ fi
 # candle-kernels (cudaforge) finds nvcc through NVCC and needs the target's compute capability
 # (9.0: the H100; it builds for sm_90a, so the binary runs on compute capability 9.0 only, and
 # Tessera's kernels are built for sm_90a alone too, TESSERA_SM); cudarc finds the libraries under
-# CUDA_PATH (lib, lib/stubs). Tessera's kernels' own nested device build is skipped
-# (TESSERA_NO_PTX): this crate's build.rs builds the PTX it embeds.
+# CUDA_PATH (lib, lib/stubs). This crate's build.rs builds the PTX of Tessera's kernels it
+# embeds (the crate tessera-kernels has no device build of its own).
 export PATH="$tk/bin:$PATH"
 export NVCC="$tk/bin/nvcc"
 export CUDA_PATH="$tk"
 export CUDA_COMPUTE_CAP=90
 export TESSERA_SM=sm_90a
-export TESSERA_NO_PTX=1
 cargo build --release --locked
 
 target_dir=${CARGO_TARGET_DIR:-$crate/target}

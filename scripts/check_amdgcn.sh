@@ -4,7 +4,9 @@
 #   scripts/check_amdgcn.sh [gfx942 gfx90a ...]     (default: gfx942 gfx90a)
 #
 # For each target CPU: `cargo rustc --crate-type cdylib` of the kernels crate with the
-# repository's nightly (rust-toolchain.toml), `-Zbuild-std=core`, `--emit=asm,link` (target dir target/amdgcn/<cpu>). The link
+# repository's nightly (rust-toolchain.toml), `-Zbuild-std=core`, `--emit=asm,link`, in one
+# target dir for all CPUs (target/amdgcn/build: the host side, proc macros and build scripts,
+# is built once), its outputs copied to target/amdgcn/<cpu>/tessera_kernels.{s,elf}. The link
 # output is the HSA code object (ELF, machine AMDGPU) that hipModuleLoadData loads; the asm is
 # its ISA. Checks, per kernel: 128-bit global accesses in `copy` and `vec_add`
 # (global_load_dwordx4 / global_store_dwordx4), `ds_bpermute_b32` in `row_sum` (its warp
@@ -22,17 +24,21 @@ fail=0
 # The asm text of kernel $2 in file $1: from its label to its .size directive.
 kernel_asm() { sed -n "/^$2:/,/^\.Lfunc_end[0-9]*:/p" "$1"; }
 
+build="$ROOT/target/amdgcn/build"
 for cpu in "${CPUS[@]}"; do
     dir="$ROOT/target/amdgcn/$cpu"
-    echo "== amdgcn-amd-amdhsa, -Ctarget-cpu=$cpu (target dir target/amdgcn/$cpu)"
-    (cd kernels && CARGO_TARGET_DIR="$dir" cargo rustc --release --crate-type cdylib \
+    echo "== amdgcn-amd-amdhsa, -Ctarget-cpu=$cpu (outputs in target/amdgcn/$cpu)"
+    built="$build/amdgcn-amd-amdhsa/release/deps"
+    (cd kernels && CARGO_TARGET_DIR="$build" cargo rustc --release --crate-type cdylib \
         -Zbuild-std=core --target amdgcn-amd-amdhsa \
         --config "target.amdgcn-amd-amdhsa.rustflags=[\"-Ctarget-cpu=$cpu\"]" \
         -- --emit=asm,link)
-    asm="$dir/amdgcn-amd-amdhsa/release/deps/tessera_kernels.s"
-    elf="$dir/amdgcn-amd-amdhsa/release/deps/tessera_kernels.elf"
+    mkdir -p "$dir"
+    asm="$dir/tessera_kernels.s"
+    elf="$dir/tessera_kernels.elf"
     for f in "$asm" "$elf"; do
-        [[ -f $f ]] || { echo "missing build output: $f" >&2; exit 1; }
+        [[ -f $built/$(basename "$f") ]] || { echo "missing build output: $built/$(basename "$f")" >&2; exit 1; }
+        cp "$built/$(basename "$f")" "$f"
     done
     # ELF header: class 64-bit, e_machine (bytes 18-19, little endian) 0xe0 = EM_AMDGPU.
     machine="$(od -An -tx1 -j18 -N2 "$elf" | tr -d ' \n')"

@@ -1,9 +1,10 @@
 //! `tessera-examples`: runs Tessera's kernels on a GPU (or the CPU emulator), checks them
 //! against CPU references, and benchmarks them in the protocol of `triton_ref.py`.
 //!
-//! The kernels' PTX is embedded at build time for several targets (see `build.rs`: `sm_80` and
-//! `sm_90a`), and the one the GPU runs best is loaded, so the binary runs at full speed on an A100
-//! and an H100 and on any machine with an NVIDIA driver, no Rust or CUDA toolkit needed.
+//! The kernels' PTX is embedded at build time for several targets (see `tessera-kernels-ptx`:
+//! `sm_80` and `sm_90a`), and the one the GPU runs best is loaded, so the binary runs at full
+//! speed on an A100 and an H100 and on any machine with an NVIDIA driver, no Rust or CUDA toolkit
+//! needed.
 
 mod autotune_demo;
 mod bench;
@@ -19,8 +20,8 @@ mod tiled;
 use std::process::ExitCode;
 use tessera::launch::{Device, DeviceKind, Module, PtxSet, DEVICE_ENV};
 
-/// The kernels' PTX for every target `build.rs` built.
-const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
+/// The kernels' PTX for every target `tessera-kernels-ptx` built.
+const PTX: PtxSet = tessera_kernels_ptx::PTX;
 
 const USAGE: &str = "\
 usage: tessera-examples [--verbose]          run every kernel on the device, verify, report

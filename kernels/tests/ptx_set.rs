@@ -1,18 +1,18 @@
-//! The PTX set `build.rs` embeds (`tessera::include_ptx!`): one PTX per target, oldest first,
-//! each assembled for its own target; only the `sm_90a` build has the Hopper matmul (it is
-//! compiled for `target_feature = "sm_90a"` only).
+//! The PTX set `tessera-kernels-ptx` embeds (`tessera::include_ptx!`): one PTX per target,
+//! oldest first, each assembled for its own target; only the `sm_90a` build has the Hopper
+//! matmul (it is compiled for `target_feature = "sm_90a"` only).
 
 use tessera::build::{PtxSet, Sm};
 use tessera::launch::ptx::target_name;
 
-const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
+const PTX: PtxSet = tessera_kernels_ptx::PTX;
 
 /// The `.entry` line of the Hopper matmul in PTX.
 const HOPPER_ENTRY: &str = ".entry hopper_matmul_f16(";
 
 #[test]
 fn every_target_has_its_ptx_and_only_sm_90a_has_the_hopper_matmul() {
-    if let Some(reason) = option_env!("TESSERA_KERNELS_PTX_SKIPPED") {
+    if let Some(reason) = tessera_kernels_ptx::PTX_SKIPPED {
         assert!(PTX.is_empty(), "built with {reason}, yet the set holds PTX");
         return;
     }

@@ -11,7 +11,7 @@ use tessera::tensor::Tensor;
 use tessera_kernels::tiled::tensors::tensor_softmax;
 
 /// The kernels' PTX for every target of the build, oldest first.
-const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
+const PTX: PtxSet = tessera_kernels_ptx::PTX;
 
 const ROWS: usize = 300;
 const COLS: usize = 1000;

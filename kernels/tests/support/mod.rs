@@ -1,7 +1,7 @@
 //! Test support: the device every kernel test runs on, with this crate's PTX loaded.
 //!
 //! [`device`] opens `Device::new()` once per test binary (`TESSERA_DEVICE=gpu|emulator|auto`;
-//! auto takes the GPU when one can be used) and loads, of the PTX set that `build.rs` built and
+//! auto takes the GPU when one can be used) and loads, of the PTX set that `tessera-kernels-ptx` built and
 //! embedded (`tessera::include_ptx!`), the member the device runs best. It says once, on stderr past the test harness's capture, which
 //! device runs the tests. So the same tests run on the emulator here and on a GPU.
 //!
@@ -34,11 +34,12 @@ use tessera::{Kernel, Ptr};
 
 use tessera::launch::DeviceElement;
 
-/// This crate's PTX for each target, built by `build.rs` (empty when built with `TESSERA_NO_PTX`).
-pub const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
+/// This crate's PTX for each target, built by `tessera-kernels-ptx` (empty when built with
+/// `TESSERA_NO_PTX`).
+pub const PTX: PtxSet = tessera_kernels_ptx::PTX;
 
-/// Why `build.rs` did not build the PTX, when it did not.
-const PTX_SKIPPED: Option<&str> = option_env!("TESSERA_KERNELS_PTX_SKIPPED");
+/// Why the PTX was not built, when it was not.
+const PTX_SKIPPED: Option<&str> = tessera_kernels_ptx::PTX_SKIPPED;
 
 /// Bound of tensor-core float sums on the GPU, relative to the sum of the terms' magnitudes:
 /// tensor cores align the products to the largest one and truncate, about one unit in the last
@@ -95,7 +96,7 @@ fn open() -> TestDevice {
     let setting = std::env::var(DEVICE_ENV).unwrap_or_default();
     let missing = match PTX_SKIPPED {
         Some(reason) => Some(format!("the crate was built with {reason}")),
-        None if PTX.is_empty() => Some("build.rs left an empty PTX set".to_string()),
+        None if PTX.is_empty() => Some("tessera-kernels-ptx holds an empty PTX set".to_string()),
         None => None,
     };
     let demanded = matches!(setting.trim().to_ascii_lowercase().as_str(), "gpu" | "cuda");

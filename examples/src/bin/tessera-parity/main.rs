@@ -3,8 +3,8 @@
 //! of random inputs within a stated bound), and compares both with the CPU references of the
 //! kernel tests. The emulator is what CI runs; this is the check that it behaves as the GPU.
 //!
-//! The kernels' PTX set is embedded (see `build.rs`: `sm_80` and `sm_90a` unless `TESSERA_SM`
-//! said otherwise at build): every member the GPU runs is checked, so on compute capability 9.0
+//! The kernels' PTX set is embedded (see `tessera-kernels-ptx`: `sm_80` and `sm_90a` unless
+//! `TESSERA_SM` said otherwise at build): every member the GPU runs is checked, so on compute capability 9.0
 //! also the `sm_90a` build (stmatrix and the hardware f8 conversions). No Rust or CUDA toolkit is
 //! needed where it runs; `libcuda` is loaded at run time. Without a GPU only
 //! the emulator-vs-CPU comparisons run, and the program says so.
@@ -20,7 +20,7 @@ use std::time::Instant;
 use tessera::launch::{Device, DeviceKind, LaunchError, Module, PtxSet, DEVICE_ENV};
 
 /// The kernels' PTX for every target of the build, oldest first.
-const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
+const PTX: PtxSet = tessera_kernels_ptx::PTX;
 
 const USAGE: &str = "\
 usage: tessera-parity [--only TEXT]...   run the checks (those whose name contains a TEXT)
