@@ -80,35 +80,11 @@ pub struct Variant {
 }
 
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    with_helpers(attr, item, &[])
+    tile_fn::expand_with(attr, item, &[], expand_kernel)
 }
 
-/// [`tile_kernel`] resumed by a helper's macro with the helpers gathered so far
-/// (`crate::tile_fn`).
-pub fn tile_kernel_resume(state: TokenStream) -> TokenStream {
-    match tile_fn::ResumeState::parse(state) {
-        Ok(state) => with_helpers(state.attr, state.item, &state.helpers),
-        Err(error) => error.to_compile_error(),
-    }
-}
-
-/// Fetches the next helper the kernel lists in `uses` and has not been given, or, with all of
-/// them, inlines their calls and expands the kernel.
-fn with_helpers(attr: TokenStream, item: TokenStream, helpers: &[tile_fn::Helper]) -> TokenStream {
-    let uses = match tile_fn::split_uses(attr.clone()) {
-        Ok(uses) => uses,
-        Err(error) => return rejected(&error, syn::parse2(item).ok().as_ref()),
-    };
-    if let Some(next) = tile_fn::next_missing(&uses, helpers) {
-        return tile_fn::fetch(next, &attr, &item, helpers);
-    }
-    match tile_fn::inline_calls(item.clone(), &uses, helpers) {
-        Ok(inlined) => expand_kernel(uses.rest, inlined),
-        Err(error) => rejected(&error, syn::parse2(item).ok().as_ref()),
-    }
-}
-
-fn expand_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+/// The expansion of a kernel whose helpers are inlined (`crate::tile_fn`).
+pub(crate) fn expand_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let (item, tensors) = match tensor_params::desugar(item.clone()) {
         Ok(desugared) => desugared,
         Err(error) => return rejected(&error, syn::parse2(item).ok().as_ref()),

@@ -53,5 +53,5 @@ pub fn tile_fn(
 #[doc(hidden)]
 #[proc_macro]
 pub fn tile_kernel_resume(state: proc_macro::TokenStream) -> proc_macro::TokenStream {
-    expand::tile_kernel_resume(state.into()).into()
+    tile_fn::resume(state.into(), expand::expand_kernel).into()
 }

@@ -19,6 +19,7 @@
 //! of the front end sees an ordinary kernel body.
 
 use crate::diag::push_error;
+use crate::frontend::rejected;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, ToTokens};
 use std::collections::BTreeSet;
@@ -103,7 +104,7 @@ pub fn split_uses(attr: TokenStream) -> Result<Uses, syn::Error> {
 }
 
 /// The first helper of `uses` not yet among `helpers`.
-pub fn next_missing<'a>(uses: &'a Uses, helpers: &[Helper]) -> Option<&'a syn::Path> {
+fn next_missing<'a>(uses: &'a Uses, helpers: &[Helper]) -> Option<&'a syn::Path> {
     uses.paths
         .iter()
         .find(|p| !helpers.iter().any(|h| h.name == last_name(p)))
@@ -111,7 +112,7 @@ pub fn next_missing<'a>(uses: &'a Uses, helpers: &[Helper]) -> Option<&'a syn::P
 
 /// The expansion that fetches `helper`: a call of its macro with the kernel and the helpers
 /// gathered so far, which comes back as `tessera::__tile_kernel_resume!` with `helper` added.
-pub fn fetch(
+fn fetch(
     helper: &syn::Path,
     attr: &TokenStream,
     item: &TokenStream,
@@ -119,6 +120,39 @@ pub fn fetch(
 ) -> TokenStream {
     let given = helpers.iter().map(|h| &h.function);
     quote! { #helper! { [#attr] [#item] #([#[tile_fn] #given])* } }
+}
+
+/// A kernel's expansion with the `helpers` gathered so far: a call of the next helper its
+/// `uses` lists and it has not been given ([`fetch`]), or, with all of them, its body with their
+/// calls inlined, expanded by `expand` (the expansion of a kernel without helpers).
+pub fn expand_with(
+    attr: TokenStream,
+    item: TokenStream,
+    helpers: &[Helper],
+    expand: fn(TokenStream, TokenStream) -> TokenStream,
+) -> TokenStream {
+    let uses = match split_uses(attr.clone()) {
+        Ok(uses) => uses,
+        Err(error) => return rejected(&error, syn::parse2(item).ok().as_ref()),
+    };
+    if let Some(next) = next_missing(&uses, helpers) {
+        return fetch(next, &attr, &item, helpers);
+    }
+    match inline_calls(item.clone(), &uses, helpers) {
+        Ok(inlined) => expand(uses.rest, inlined),
+        Err(error) => rejected(&error, syn::parse2(item).ok().as_ref()),
+    }
+}
+
+/// The expansion of `tessera::__tile_kernel_resume!` (see [`expand_with`]).
+pub fn resume(
+    state: TokenStream,
+    expand: fn(TokenStream, TokenStream) -> TokenStream,
+) -> TokenStream {
+    match ResumeState::parse(state) {
+        Ok(state) => expand_with(state.attr, state.item, &state.helpers, expand),
+        Err(error) => error.to_compile_error(),
+    }
 }
 
 /// The state `tessera::__tile_kernel_resume!` receives: `[attr] [item] [helper]…`.
@@ -202,7 +236,9 @@ pub fn helper_macro(attr: TokenStream, item: TokenStream) -> TokenStream {
             let hidden = format_ident!("__tessera_tile_fn_{}", name);
             let vis = &function.vis;
             let docs = function.attrs.iter().filter(|a| a.path().is_ident("doc"));
+            let signature = signature_check(&function);
             quote! {
+                #signature
                 #[doc(hidden)]
                 macro_rules! #hidden {
                     ($($state:tt)*) => {
@@ -215,6 +251,57 @@ pub fn helper_macro(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
         Err(error) => error.to_compile_error(),
+    }
+}
+
+/// The helper's signature as a function rustc checks (its body never runs): the types written
+/// must name real types (and use their imports), each `_` a type parameter of its own.
+fn signature_check(function: &syn::ItemFn) -> TokenStream {
+    let mut sig = function.sig.clone();
+    sig.ident = format_ident!("__tessera_tile_fn_signature_{}", function.sig.ident);
+    let mut fresh = InferredTypes::default();
+    for input in &mut sig.inputs {
+        if let syn::FnArg::Typed(t) = input {
+            fresh.visit_type_mut(&mut t.ty);
+        }
+    }
+    if let syn::ReturnType::Type(_, ty) = &mut sig.output {
+        fresh.visit_type_mut(ty);
+    }
+    for name in fresh.names {
+        sig.generics.params.push(syn::parse_quote!(#name));
+    }
+    quote! {
+        #[doc(hidden)]
+        #[allow(
+            dead_code,
+            unused_variables,
+            unused_mut,
+            non_snake_case,
+            clippy::too_many_arguments,
+            clippy::empty_loop
+        )]
+        #sig {
+            loop {}
+        }
+    }
+}
+
+/// Replaces each `_` in a type by a type parameter of its own (`__Inferred0`, …).
+#[derive(Default)]
+struct InferredTypes {
+    names: Vec<syn::Ident>,
+}
+
+impl VisitMut for InferredTypes {
+    fn visit_type_mut(&mut self, ty: &mut syn::Type) {
+        if let syn::Type::Infer(infer) = ty {
+            let name = format_ident!("__Inferred{}", self.names.len(), span = infer.span());
+            self.names.push(name.clone());
+            *ty = syn::parse_quote!(#name);
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
     }
 }
 
@@ -547,7 +634,14 @@ impl Generic {
     fn expr(&self) -> syn::Expr {
         match self {
             Generic::Name(ident) => syn::parse_quote!(#ident),
-            Generic::Value(e) => syn::parse_quote!((#e)),
+            // `{ W / 2 }` (a const argument must be braced) stands for `(W / 2)`.
+            Generic::Value(e) => match &**e {
+                syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                    syn::Stmt::Expr(inner, None) => syn::parse_quote!((#inner)),
+                    _ => syn::parse_quote!((#e)),
+                },
+                _ => syn::parse_quote!((#e)),
+            },
         }
     }
 }
@@ -618,6 +712,23 @@ impl VisitMut for Renamer<'_> {
                         ),
                     ));
                 }
+            }
+            // A tensor's sizes and strides are read by name from the kernel's parameters.
+            syn::Expr::MethodCall(m)
+                if ["size", "stride", "ptr"].contains(&m.method.to_string().as_str())
+                    && matches!(&*m.receiver, syn::Expr::Path(p)
+                        if p.path.get_ident().is_some_and(|i| self.bound.contains(&i.to_string()))) =>
+            {
+                let receiver = quote::ToTokens::to_token_stream(&m.receiver).to_string();
+                self.error(syn::Error::new(
+                    m.method.span(),
+                    format!(
+                        "`{receiver}.{}(..)` in helper `{}`: a helper cannot read a tensor's \
+                         sizes, strides or pointer yet; pass the tensor's pointer and the sizes \
+                         and strides it needs as arguments",
+                        m.method, self.helper
+                    ),
+                ));
             }
             // The operation a call names is not a variable; `convert_layout`'s layout is a
             // `const` item, not a value.

@@ -209,6 +209,14 @@ const MISUSES: &[(&str, &str, &[&str], &str, &str)] = &[
          recurse",
         "ping (v)",
     ),
+    (
+        "row_of",
+        "store(out + arange(0, 32), row_of(out, 1));",
+        &["fn row_of(t: _, r: i32) -> _ { load(t + r * t.stride(0) + arange(0, 32)) }"],
+        "`t.stride(..)` in helper `row_of`: a helper cannot read a tensor's sizes, strides or \
+         pointer yet; pass the tensor's pointer and the sizes and strides it needs as arguments",
+        "stride",
+    ),
 ];
 
 #[test]
