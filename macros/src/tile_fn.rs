@@ -28,10 +28,26 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 
 /// A helper as `#[tile_fn]` handed it over: its name and function.
-#[derive(Clone)]
 pub struct Helper {
     pub name: String,
     pub function: syn::ItemFn,
+}
+
+impl Helper {
+    /// The helper `function` defines, without its `#[tile_fn]` (or `#[tessera::tile_fn]`)
+    /// attribute.
+    pub fn new(mut function: syn::ItemFn) -> Helper {
+        function.attrs.retain(|a| {
+            a.path()
+                .segments
+                .last()
+                .is_none_or(|s| s.ident != "tile_fn")
+        });
+        Helper {
+            name: function.sig.ident.to_string(),
+            function,
+        }
+    }
 }
 
 /// The kernel's `uses = [a, path::b]`, and the rest of its attribute.
@@ -189,12 +205,7 @@ impl ResumeState {
         let item = call_site_hygiene(groups.next().unwrap_or_default());
         let mut helpers = Vec::new();
         for tokens in groups {
-            let mut function: syn::ItemFn = syn::parse2(call_site_hygiene(tokens))?;
-            function.attrs.retain(|a| !a.path().is_ident("tile_fn"));
-            helpers.push(Helper {
-                name: function.sig.ident.to_string(),
-                function,
-            });
+            helpers.push(Helper::new(syn::parse2(call_site_hygiene(tokens))?));
         }
         Ok(ResumeState {
             attr,
@@ -418,13 +429,13 @@ struct Inliner<'a> {
     errors: Option<syn::Error>,
 }
 
-impl Inliner<'_> {
+impl<'a> Inliner<'a> {
     fn error(&mut self, error: syn::Error) {
         push_error(&mut self.errors, error);
     }
 
     /// The helper a call names, if it is one of the kernel's helpers.
-    fn helper_of(&self, call: &syn::ExprCall) -> Option<(syn::PathSegment, Helper)> {
+    fn helper_of(&self, call: &syn::ExprCall) -> Option<(syn::PathSegment, &'a Helper)> {
         let syn::Expr::Path(p) = &*call.func else {
             return None;
         };
@@ -437,7 +448,7 @@ impl Inliner<'_> {
             return None;
         }
         let helper = self.helpers.iter().find(|h| h.name == name)?;
-        Some((segment.clone(), helper.clone()))
+        Some((segment.clone(), helper))
     }
 
     /// `helper::<generics>(args)` as a block.
@@ -445,7 +456,7 @@ impl Inliner<'_> {
         &mut self,
         call: &syn::ExprCall,
         segment: &syn::PathSegment,
-        helper: Helper,
+        helper: &'a Helper,
     ) -> syn::Expr {
         let span = call.span();
         let invalid = || syn::parse_quote_spanned!(span=> { () });
@@ -477,7 +488,7 @@ impl Inliner<'_> {
             ));
             return invalid();
         }
-        let generics = match self.generic_args(segment, &helper) {
+        let generics = match self.generic_args(segment, helper) {
             Ok(g) => g,
             Err(e) => {
                 self.error(e);
@@ -548,15 +559,15 @@ impl Inliner<'_> {
                 ))
             }
         };
+        let names: Vec<String> = params
+            .iter()
+            .map(|p| match p {
+                syn::GenericParam::Type(t) => t.ident.to_string(),
+                syn::GenericParam::Const(c) => c.ident.to_string(),
+                syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
+            })
+            .collect();
         if params.len() != args.len() {
-            let names: Vec<String> = params
-                .iter()
-                .map(|p| match p {
-                    syn::GenericParam::Type(t) => t.ident.to_string(),
-                    syn::GenericParam::Const(c) => c.ident.to_string(),
-                    syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
-                })
-                .collect();
             let spanned: &dyn ToTokens = if args.is_empty() {
                 &segment.ident
             } else {
@@ -576,17 +587,10 @@ impl Inliner<'_> {
                 ),
             ));
         }
-        params
-            .iter()
+        names
+            .into_iter()
             .zip(args)
-            .map(|(param, arg)| {
-                let name = match param {
-                    syn::GenericParam::Type(t) => t.ident.to_string(),
-                    syn::GenericParam::Const(c) => c.ident.to_string(),
-                    syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
-                };
-                Generic::of(arg).map(|g| (name, g))
-            })
+            .map(|(name, arg)| Generic::of(arg).map(|g| (name, g)))
             .collect()
     }
 }

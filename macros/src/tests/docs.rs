@@ -33,17 +33,11 @@ fn documented_kernels_pass_the_checks() {
         let mut helpers = Vec::new();
         let mut functions = Vec::new();
         for item in file.items {
-            let syn::Item::Fn(mut function) = item else {
+            let syn::Item::Fn(function) = item else {
                 continue;
             };
-            if let Some(at) = function
-                .attrs
-                .iter()
-                .position(|a| a.path().is_ident("tile_fn"))
-            {
-                function.attrs.remove(at);
-                let name = function.sig.ident.to_string();
-                helpers.push(Helper { name, function });
+            if function.attrs.iter().any(|a| a.path().is_ident("tile_fn")) {
+                helpers.push(Helper::new(function));
             } else {
                 functions.push(function);
             }

@@ -58,12 +58,7 @@ fn collect(
         match item {
             syn::Item::Fn(f) => {
                 if f.attrs.iter().any(|a| is_attr(a, "tile_fn")) {
-                    let mut function = f.clone();
-                    function.attrs.retain(|a| !is_attr(a, "tile_fn"));
-                    helpers.push(Helper {
-                        name: f.sig.ident.to_string(),
-                        function,
-                    });
+                    helpers.push(Helper::new(f.clone()));
                     continue;
                 }
                 let Some(at) = f.attrs.iter().position(|a| is_attr(a, "tile_kernel")) else {
