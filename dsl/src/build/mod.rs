@@ -23,7 +23,8 @@
 //!    (`cargo:warning` lines);
 //! 2. for every target at once, runs that toolchain's `cargo build --release --target nvptx64-nvidia-cuda
 //!    -Zbuild-std=core --message-format=json-render-diagnostics` in the kernel crate's directory,
-//!    with rustflags `-Ctarget-cpu=<sm> --emit=asm -Zunstable-options -Cpanic=immediate-abort`
+//!    with rustflags `-Ctarget-cpu=<sm> --emit=asm -Zunstable-options -Cpanic=immediate-abort
+//!    -Zmir-enable-passes=-GVN`
 //!    and the target's own target directory (`<target>/tessera-ptx/<sm>`), so the nested cargos
 //!    never wait on the outer build's lock nor on each other; each target's diagnostics go to
 //!    `<target>/tessera-ptx/<sm>/device-build.log`, and one `cargo:warning` line says what was

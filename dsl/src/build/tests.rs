@@ -125,6 +125,7 @@ fn nested_build_gets_device_rustflags_and_no_host_settings() {
             "--emit=asm",
             "-Zunstable-options",
             "-Cpanic=immediate-abort",
+            "-Zmir-enable-passes=-GVN",
             "-Cdebuginfo=0"
         ]
     );
