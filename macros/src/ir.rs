@@ -106,6 +106,14 @@ impl Target {
             Target::Hopper => "sm_90a",
         }
     }
+
+    /// Bytes of shared memory a block may use on the target (its opt-in maximum).
+    pub fn shared_bytes_limit(self) -> u32 {
+        match self {
+            Target::Ampere => tessera_layout::plan::pipeline::SHARED_BYTES_LIMIT_SM80,
+            Target::Hopper => tessera_layout::plan::pipeline::SHARED_BYTES_LIMIT_SM90,
+        }
+    }
 }
 
 /// How a dot is computed, as layout inference planned it.

@@ -235,9 +235,12 @@ fn copies_for_stores(
     Ok((elements.unwrap_or(1), groups))
 }
 
-/// Bytes of dynamic shared memory one block may use on every target Tessera builds for
-/// (sm_80's opt-in maximum, 163 KiB; sm_90 allows 227 KiB).
-pub const SHARED_BYTES_LIMIT: u32 = 163 * 1024;
+/// Bytes of dynamic shared memory one block may use on sm_80 (its opt-in maximum, 163 KiB),
+/// and so on every PTX target but sm_90a.
+pub const SHARED_BYTES_LIMIT_SM80: u32 = 163 * 1024;
+
+/// Bytes of dynamic shared memory one block may use on sm_90 (its opt-in maximum, 227 KiB).
+pub const SHARED_BYTES_LIMIT_SM90: u32 = 227 * 1024;
 
 /// Bytes of a ring of `slots` slots for each `(slot bytes, slot alignment)` of `rings`: the
 /// slots rounded to their alignment, and room to align a ring whose alignment exceeds the 16

@@ -41,7 +41,7 @@ use crate::ir::{ConstValue, Kernel, Op, OpKind, Region, ValueId};
 use std::collections::{HashMap, HashSet};
 use tessera_layout::plan::access::AccessPlan;
 use tessera_layout::plan::pipeline::{
-    plan_async_copy, plan_wgmma_operand_copy, ring_bytes, AsyncCopyPlan, SHARED_BYTES_LIMIT,
+    plan_async_copy, plan_wgmma_operand_copy, ring_bytes, AsyncCopyPlan,
 };
 
 use super::access::{self, Access};
@@ -304,12 +304,16 @@ pub fn plan_pipelines(
     for op in loops {
         let p = plan_loop(kernel, &defs, accesses, op);
         let bytes = p.ring_bytes();
-        if bytes > u64::from(SHARED_BYTES_LIMIT) {
+        let limit = kernel.target.shared_bytes_limit();
+        if bytes > u64::from(limit) {
             return Err(op.loc.error(&format!(
                 "num_stages = {}: the loop `for {}` needs {bytes} bytes of shared memory for its \
-                 rings of asynchronous copies, above the {SHARED_BYTES_LIMIT} bytes (163 KiB) a \
-                 block may use on sm_80: use fewer stages or smaller tiles",
-                kernel.num_stages, p.label
+                 rings of asynchronous copies, above the {limit} bytes ({} KiB) a block may use \
+                 on {}: use fewer stages or smaller tiles",
+                kernel.num_stages,
+                p.label,
+                limit / 1024,
+                kernel.target.sm()
             )));
         }
         out.push(p);
