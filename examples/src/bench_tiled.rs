@@ -9,13 +9,12 @@
 //!   256, 1), 8)` (4 below 1024), `eps = 1e-5`, one row per program.
 //! * transpose: 64 × 64 tiles, 4 warps, grid `(⌈M/64⌉, ⌈N/64⌉)`.
 //! * gather: `4096 / N` rows per program, 4 warps; indices uniform in `0..N`.
-//! * matmul: the two of the script's configurations our register budget allows, `(BM, BN, BK,
-//!   warps) = (64, 128, 64, 4)` and `(128, 128, 64, 8)`, `GROUP = 8`, and the latter
-//!   software-pipelined with 3 and 4 stages (`bench_matmul_w8`'s `num_stages`: on sm_90a `cp.async`
-//!   rings read by `wgmma` with one group in flight); each is timed and verified, the row
-//!   reports the fastest (as the script reports its best). `(128, 128, 64, 4)` and
-//!   `(128, 256, 64, 8)` need 256 registers per thread for the output pointer tile, past the
-//!   tile language's 128 per tile.
+//! * matmul: the script's configurations `(BM, BN, BK, warps) = (64, 128, 64, 4)`,
+//!   `(128, 128, 64, 8)` and `(128, 256, 64, 8)`, `GROUP = 8`, unpipelined and
+//!   software-pipelined (`num_stages`: 4 for the first, 3 and 4 for the second, 3 for the third;
+//!   on sm_90a `cp.async` rings read by `wgmma` with one group in flight); each is timed and
+//!   verified, the row reports the fastest (as the script reports its best). `(128, 128, 64, 4)`
+//!   is not run.
 //!
 //! Verification, against f64 references from the same rounded inputs:
 //! * softmax f32 `|y − ref| ≤ 2e-5·ref + 1e-10`, f16 `≤ 1e-3·ref + 6e-8`; layernorm
@@ -201,31 +200,37 @@ macro_rules! timed_softmax {
 }
 
 /// Times the matmul on elements `$types` (`T_f16`, `T_bf16`) in configuration `$config` (an
-/// index into [`MATMUL_CONFIGS`]): `bench_matmul_w4` (4 warps, 64 × 128 × 64),
-/// `bench_matmul_w8` (8 warps, 128 × 128 × 64) unpipelined and pipelined over 3 and 4 stages;
-/// `GROUP = 8` all.
+/// index into [`MATMUL_CONFIGS`]): `bench_matmul_w4` (4 warps, 64 × 128 × 64) unpipelined and
+/// over 4 stages, `bench_matmul_w8` (8 warps, 128 × 128 × 64) unpipelined and over 3 and 4
+/// stages, `bench_matmul_w8_wide` (8 warps, 128 × 256 × 64, 3 stages); `GROUP = 8` all.
 macro_rules! timed_matmul {
     ($device:expr, $module:expr, $config:expr, $grid:expr, $args:expr => $types:ident) => {
         match $config {
             0 => timed!($device, $module,
-                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8>, $grid, $args),
+                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8, num_stages = 1>, $grid, $args),
             1 => timed!($device, $module,
-                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 1>, $grid, $args),
+                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8, num_stages = 4>, $grid, $args),
             2 => timed!($device, $module,
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 1>, $grid, $args),
+            3 => timed!($device, $module,
                 bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 3>, $grid, $args),
-            _ => timed!($device, $module,
+            4 => timed!($device, $module,
                 bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 4>, $grid, $args),
+            _ => timed!($device, $module,
+                bench_matmul_w8_wide::$types<BM = 128, BN = 256, BK = 64, GROUP = 8>, $grid, $args),
         }
     };
 }
 
 /// The matmul configurations `(BM, BN, BK, warps)` and stages, in the order of
 /// `timed_matmul!`'s index.
-const MATMUL_CONFIGS: [([usize; 4], u32); 4] = [
+const MATMUL_CONFIGS: [([usize; 4], u32); 6] = [
     ([64, 128, 64, 4], 1),
+    ([64, 128, 64, 4], 4),
     ([128, 128, 64, 8], 1),
     ([128, 128, 64, 8], 3),
     ([128, 128, 64, 8], 4),
+    ([128, 256, 64, 8], 3),
 ];
 
 /// Runs one case of a tile-kernel family.

@@ -47,6 +47,7 @@ grouped_matmul! {
     /// `(128, 128, 64, 8)` (`configs` keeps those two of the four combinations).
     tuned_matmul,
     BM = [64, 128],
+    BN = 128,
     BK = 64,
     num_warps = [4, 8],
     autotune(key = [m, n, k], configs = [(BM = 64, num_warps = 4), (BM = 128, num_warps = 8)])

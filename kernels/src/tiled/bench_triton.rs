@@ -11,8 +11,9 @@
 //!   warps.
 //! * matmul (f16, bf16 in; f32 accumulate; f16, bf16 out): Triton's tile configurations
 //!   (`BM × BN × BK`, warps) and its grouped program order (`GROUP = 8` rows of tiles share their
-//!   `b` columns in L2); `bench_matmul_w8` at 3 and 4 stages adds software pipelining (Triton's
-//!   `num_stages`), on sm_90a into `wgmma`'s NVMMA layouts with one `wgmma` group in flight.
+//!   `b` columns in L2); `num_stages` adds software pipelining (Triton's `num_stages`), on sm_90a
+//!   into `wgmma`'s NVMMA layouts with one `wgmma` group in flight; `bench_matmul_w8_wide` is
+//!   Triton's 128 × 256 × 64 configuration.
 
 use super::matmul::{dot_over_k, grouped_matmul, grouped_tile, matmul_tile};
 use tessera::{f16, tile_kernel, Ptr};
@@ -134,20 +135,27 @@ grouped_matmul! {
     /// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 or bf16 with an f32
     /// accumulator, `BM × BN` tiles of `c` per program walking K in steps of `BK`, programs in
     /// groups of `GROUP` tile rows (Triton's L2-friendly order); 4 warps, 64 × 128 × 64 (Triton's
-    /// config `(64, 128, 64, 4)`).
-    bench_matmul_w4, num_warps = 4, BM = 64, BK = 64
+    /// config `(64, 128, 64, 4)`), unpipelined or over 4 stages (Triton's best at 1024³).
+    bench_matmul_w4, num_warps = 4, num_stages = [1, 4], BM = 64, BN = 128, BK = 64
 }
 grouped_matmul! {
     /// [`bench_matmul_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`),
     /// unpipelined or software-pipelined over 3 or 4 stages (Triton's H100 configuration uses
     /// 3): `cp.async` rings; on sm_90a the rings hold the NVMMA layouts the two warpgroups'
     /// `wgmma`s read, with one `wgmma` group in flight.
-    bench_matmul_w8, num_warps = 8, num_stages = [1, 3, 4], BM = 128, BK = 64
+    bench_matmul_w8, num_warps = 8, num_stages = [1, 3, 4], BM = 128, BN = 128, BK = 64
+}
+grouped_matmul! {
+    /// [`bench_matmul_w8`] with 128 × 256 × 64 tiles over 3 stages (Triton's `(128, 256, 64, 8)`,
+    /// its best from 2048³ up): an f32 accumulator of 128 registers a thread, one
+    /// `wgmma.m64n256k16` per warpgroup and K step on sm_90a; the rings take 194 KiB there (4
+    /// slots: 3 stages and the group in flight), 144 KiB on sm_80.
+    bench_matmul_w8_wide, num_warps = 8, num_stages = 3, BM = 128, BN = 256, BK = 64
 }
 grouped_matmul! {
     /// [`bench_matmul_w8`] software-pipelined: 8 warps, 128 × 128 × 32 tiles, the operand tiles
     /// of the next 2 iterations in flight by `cp.async` (`num_stages = 3`, Triton's sm_80 matmul
     /// configuration `(128, 128, 32, 8)` with 3 stages). `tessera-examples --bench` does not
     /// launch it yet.
-    bench_matmul_pipelined, num_warps = 8, num_stages = 3, BM = 128, BK = 32
+    bench_matmul_pipelined, num_warps = 8, num_stages = 3, BM = 128, BN = 128, BK = 32
 }

@@ -129,16 +129,15 @@ pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
     matmul_tile::<i32, i32, BM, BN, BK>(a, b, c, m, n, k, tile_m, tile_n, 0);
 }
 
-/// `c = a · b` (row-major) in f16 or bf16 with an f32 accumulator, `BM × 128` tiles of `c`,
+/// `c = a · b` (row-major) in f16 or bf16 with an f32 accumulator, `BM × BN` tiles of `c`,
 /// programs in Triton's grouped order over 8 rows of tiles ([`grouped_tile`]): the kernels of
 /// the benchmark and the autotuned matmul, each with its own `#[tile_kernel]` settings (warps,
-/// stages, `BM`, `BK`, `autotune`).
+/// stages, `BM`, `BN`, `BK`, `autotune`).
 macro_rules! grouped_matmul {
     ($(#[doc = $doc:tt])* $name:ident, $($settings:tt)*) => {
         $(#[doc = $doc])*
         #[tile_kernel(
             T = [f16, bf16],
-            BN = 128,
             GROUP = 8,
             uses = [grouped_tile, matmul_tile, dot_over_k],
             $($settings)*
