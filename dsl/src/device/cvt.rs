@@ -106,6 +106,40 @@ cvt_fn!(
     host x as f32
 );
 
+/// `(lo, hi)` rounded to `$t` as one `$ptx d, hi, lo` (the high half of `d` from `hi`), bit for
+/// bit the two one-lane conversions `$one`.
+macro_rules! narrow_pair_fn {
+    ($(#[$doc:meta])* $name:ident -> $t:ident, $ptx:literal, $one:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name(lo: f32, hi: f32) -> ($t, $t) {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let d: u32;
+                // SAFETY: register-only instruction.
+                unsafe {
+                    asm!($ptx, d = out(reg32) d, hi = in(reg32) hi, lo = in(reg32) lo,
+                         options(pure, nomem, nostack));
+                }
+                ($t(d as u16), $t((d >> 16) as u16))
+            }
+            #[cfg(not(tessera_device))]
+            {
+                ($one(lo), $one(hi))
+            }
+        }
+    };
+}
+
+narrow_pair_fn!(
+    /// `cvt.rn.f16x2.f32 d, hi, lo`: two [`f32_to_f16`] in one instruction.
+    f32x2_to_f16x2 -> f16, "cvt.rn.f16x2.f32 {d}, {hi}, {lo};", f32_to_f16
+);
+narrow_pair_fn!(
+    /// `cvt.rn.bf16x2.f32 d, hi, lo` (sm_80): two [`f32_to_bf16`] in one instruction.
+    f32x2_to_bf16x2 -> bf16, "cvt.rn.bf16x2.f32 {d}, {hi}, {lo};", f32_to_bf16
+);
+
 /// Defines the conversions of the f8 format `$t` (PTX `$fmt`): the pairs f32×2 → f8×2
 /// (`cvt.rn.satfinite.<fmt>x2.f32`) and f8×2 → f16×2 (`cvt.rn.f16x2.<fmt>x2`), sm_89+
 /// instructions with the type's own software rounding elsewhere, and their one-lane forms

@@ -109,21 +109,32 @@ macro_rules! wgmma_n {
             #[inline(always)]
             fn wait_group<const N: u32>(&mut self) {
                 #[cfg(target_arch = "nvptx64")]
-                // SAFETY: waits for this thread's wgmmas; the registers are tied to the wait.
+                // SAFETY: waits for this thread's wgmmas.
+                unsafe {
+                    asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack));
+                }
+                // The registers are tied to a point after the wait, so their reads stay after it.
+                self.pin();
+                #[cfg(not(tessera_device))]
+                emu::wait_group(N);
+            }
+
+            #[inline(always)]
+            fn pin(&mut self) {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: an empty instruction sequence (a comment) with the registers as
+                // operands: it changes nothing.
                 unsafe {
                     let regs = &mut self.regs;
                     asm!(
                         concat!(
-                            "wgmma.wait_group.sync.aligned {n}; // {", stringify!($first), "}",
+                            "// wgmma accumulator {", stringify!($first), "}",
                             $(" {", stringify!($rest), "}",)*
                         ),
                         inout(reg32) regs[$first], $(inout(reg32) regs[$rest],)*
-                        n = const N,
                         options(nostack)
                     );
                 }
-                #[cfg(not(tessera_device))]
-                emu::wait_group(N);
             }
         }
     };
@@ -211,8 +222,21 @@ macro_rules! wgmma_n {
 
 /// `wgmma.wait_group` for one accumulator type (implemented for N = 64, 128, 256).
 pub trait WaitGroupFence {
-    /// `wgmma.wait_group.sync.aligned N` with the registers tied to the wait.
+    /// `wgmma.wait_group.sync.aligned N`, then the registers tied to that point (`pin`).
     fn wait_group<const N: u32>(&mut self);
+
+    /// Ties the registers to this point of the program (see [`wgmma_pin`]).
+    fn pin(&mut self);
+}
+
+/// Every write to `acc`'s registers happens before this point: an empty `asm!` with the
+/// registers as operands. Placed before [`wgmma_fence`], it keeps the compiler from moving an
+/// accumulator's initialisation (a zero, a rescaled value) between the fence and the `wgmma`s,
+/// or between the `wgmma`s of another accumulator, where ptxas would have to wait for the
+/// `wgmma`s in flight (its warning C7517, "wgmma.wait_group is injected").
+#[inline(always)]
+pub fn wgmma_pin<A: WaitGroupFence>(acc: &mut A) {
+    acc.pin();
 }
 
 /// `wgmma.wait_group.sync.aligned N`: waits until at most the `N` most recent committed groups

@@ -102,11 +102,17 @@ pub trait NarrowFloat: Elem {
     fn widen(self) -> f32;
     /// Rounding to this format (`cvt.rn`; f8 saturates as `cvt.rn.satfinite`).
     fn narrow(x: f32) -> Self;
+    /// `(narrow(lo), narrow(hi))`, bit for bit: for f16 and bf16 one `cvt.rn.{f16,bf16}x2.f32`,
+    /// whose packed result a `wgmma` or a 32-bit store then takes as it is.
+    #[inline(always)]
+    fn narrow_pair(lo: f32, hi: f32) -> (Self, Self) {
+        (Self::narrow(lo), Self::narrow(hi))
+    }
 }
 
 /// `impl NarrowFloat` for each `type: widen, narrow` (the [`crate::device`] conversions).
 macro_rules! narrow_float {
-    ($($t:ident: $widen:ident, $narrow:ident);* $(;)?) => {$(
+    ($($t:ident: $widen:ident, $narrow:ident $(, $pair:ident)?);* $(;)?) => {$(
         impl NarrowFloat for $t {
             #[inline(always)]
             fn widen(self) -> f32 {
@@ -116,12 +122,18 @@ macro_rules! narrow_float {
             fn narrow(x: f32) -> Self {
                 device::$narrow(x)
             }
+            $(
+                #[inline(always)]
+                fn narrow_pair(lo: f32, hi: f32) -> (Self, Self) {
+                    device::$pair(lo, hi)
+                }
+            )?
         }
     )*};
 }
 narrow_float!(
-    f16: f16_to_f32, f32_to_f16;
-    bf16: bf16_to_f32, f32_to_bf16;
+    f16: f16_to_f32, f32_to_f16, f32x2_to_f16x2;
+    bf16: bf16_to_f32, f32_to_bf16, f32x2_to_bf16x2;
     f8e4m3: f8e4m3_to_f32, f32_to_f8e4m3;
     f8e5m2: f8e5m2_to_f32, f32_to_f8e5m2;
 );

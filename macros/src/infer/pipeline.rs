@@ -66,6 +66,8 @@ pub struct LoopPipeline {
     /// The loop's `wgmma` dots with at least one operand copied into a ring in its NVMMA
     /// layout, in body order.
     pub wgmma: Vec<WgmmaPipeline>,
+    /// The result names of the loop's `wgmma` dots by body index, for explain text.
+    pub dot_names: HashMap<usize, String>,
 }
 
 /// A `wgmma` dot fed by the rings of a pipelined loop.
@@ -90,6 +92,21 @@ pub struct WgmmaPipeline {
     pub synchronous: Option<String>,
     /// The instruction, for explain text.
     pub instruction: String,
+    /// With its group left in flight into the next iteration: where it is retired.
+    pub deferred: Option<DeferredRetire>,
+}
+
+/// A `wgmma` dot whose group stays in flight from its iteration into the next one, where the
+/// `wait_group 0` of an earlier `wgmma` dot of the body retires it (flash attention's `p · v`,
+/// retired by the next iteration's `q · kᵀ`): the tensor cores run it while the loop waits for
+/// its copies, synchronises, issues the next copies and starts the next dot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeferredRetire {
+    /// The carried value (index `j`: body argument `1 + j`, yield `j`) the dot's result becomes.
+    pub carried: usize,
+    /// The body index of the dot whose wait retires the group; every use of the carried value
+    /// in the body comes after it.
+    pub retired_by: usize,
 }
 
 /// One load turned into asynchronous copies.
@@ -109,9 +126,10 @@ pub struct PipelinedLoad {
 
 impl LoopPipeline {
     /// Slots of each ring: the stages, and one more for the slot a `wgmma` group left in
-    /// flight still reads.
+    /// flight (or deferred into the next iteration) still reads.
     pub fn slots(&self) -> u32 {
-        self.stages + self.wgmma.iter().map(|w| w.in_flight).max().unwrap_or(0)
+        let in_flight = |w: &WgmmaPipeline| w.in_flight.max(u32::from(w.deferred.is_some()));
+        self.stages + self.wgmma.iter().map(in_flight).max().unwrap_or(0)
     }
 
     /// Bytes of shared memory of all rings.
@@ -170,12 +188,21 @@ impl LoopPipeline {
                     from(0),
                     from(1)
                 ));
-                match &w.synchronous {
-                    None => t.push_str(
+                match (&w.synchronous, w.deferred) {
+                    (_, Some(d)) => t.push_str(&format!(
+                        ", its group left in flight into the next iteration, retired there by \
+                         the wgmma.wait_group 0 of `{}` (after the loop by wgmma.wait_group 0)",
+                        self.dot_names
+                            .get(&d.retired_by)
+                            .map_or("an earlier dot", |n| n)
+                    )),
+                    (None, None) => t.push_str(
                         ", one wgmma group in flight (wgmma.wait_group 1 per iteration, the \
                          accumulator retired by wgmma.wait_group 0 after the loop)",
                     ),
-                    Some(why) => t.push_str(&format!(", wgmma.wait_group 0 per iteration ({why})")),
+                    (Some(why), None) => {
+                        t.push_str(&format!(", wgmma.wait_group 0 per iteration ({why})"))
+                    }
                 }
             }
         }
@@ -456,6 +483,7 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
         issue_ops: Vec::new(),
         carried: Vec::new(),
         wgmma: Vec::new(),
+        dot_names: HashMap::new(),
     };
     let cx = Body {
         kernel,
@@ -487,8 +515,10 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
     for &d in &wgmma_dots {
         if let Some(plan) = wgmma_dot(d) {
             plan_wgmma_loads(&cx, &mut p, d, plan, wgmma_dots.len());
+            p.dot_names.insert(d, dot_name(&cx, d));
         }
     }
+    plan_deferred_retire(&cx, &mut p);
     let dot_operands: HashSet<ValueId> = dots
         .iter()
         .flat_map(|&d| body.ops[d].operands.iter().take(2).copied())
@@ -685,7 +715,58 @@ fn plan_wgmma_loads(
         accumulator: carried.filter(|_| synchronous.is_none()),
         synchronous,
         instruction: format!("wgmma.m64n{}k16", plan.shape.instr_n),
+        deferred: None,
     });
+}
+
+/// Defers the retirement of the loop's last `wgmma` dot `D` into the next iteration
+/// ([`DeferredRetire`]) when
+/// - its operands come from rings, from before the loop, or (`a`) from its registers;
+/// - its result is only yielded, as carried value `j`, which no issue op reads;
+/// - an earlier `wgmma` dot `E` of the body (which waits for its group, as every dot of a loop
+///   with several does) precedes every use of carried value `j`: `E`'s `wait_group 0` retires
+///   `D`'s group of the previous iteration before anything reads its registers.
+fn plan_deferred_retire(cx: &Body<'_, '_>, p: &mut LoopPipeline) {
+    let body = cx.body;
+    let Some((last, earlier)) = p.wgmma.split_last_mut() else {
+        return;
+    };
+    let dot = &body.ops[last.dot];
+    let operands_ready = (0..2)
+        .all(|k| last.rings[k].is_some() || last.hoisted[k] || (k == 0 && last.a_in_registers));
+    let result = dot.results[0];
+    let Some(j) = body.yields.iter().position(|&y| y == result) else {
+        return;
+    };
+    let arg = body.args[1 + j];
+    let read_by_issue = p.issue_ops.iter().any(|&i| op_reads(&body.ops[i], arg));
+    if !operands_ready || cx.defs.uses.get(&result) != Some(&1) || read_by_issue {
+        return;
+    }
+    let first_use = (0..body.ops.len())
+        .find(|&i| op_reads(&body.ops[i], arg))
+        .unwrap_or(body.ops.len());
+    let Some(retired_by) = earlier
+        .iter()
+        .map(|e| e.dot)
+        .filter(|&e| e < last.dot && e < first_use)
+        .max()
+    else {
+        return;
+    };
+    last.deferred = Some(DeferredRetire {
+        carried: j,
+        retired_by,
+    });
+}
+
+/// Whether `op` (or an op of its regions, or their yields) reads `v`.
+fn op_reads(op: &Op, v: ValueId) -> bool {
+    op.operands.contains(&v)
+        || op
+            .regions
+            .iter()
+            .any(|r| r.yields.contains(&v) || r.ops.iter().any(|o| op_reads(o, v)))
 }
 
 /// The dot's result name for explain text (`s`, `acc`), or its value id.

@@ -132,6 +132,32 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
                 let k = Literal::usize_unsuffixed(k);
                 quote!(let #first = { #(let #params = #locals[#k];)* #body };)
             });
+            // f32 → f16/bf16 in pairs of registers: one `cvt.rn.{f16,bf16}x2.f32` each
+            // (`NarrowFloat::narrow_pair`, the same bits as two `narrow`s).
+            if let (
+                OpKind::Cast {
+                    to: to @ (Scalar::F16 | Scalar::BF16),
+                },
+                [DType::Scalar(Scalar::F32)],
+                1,
+            ) = (&op.kind, dtypes.as_slice(), group)
+            {
+                if r.is_multiple_of(2) {
+                    let t = scalar_type(*to);
+                    let src = &locals[0];
+                    let pairs = (0..r).step_by(2).map(|k| {
+                        let (lo, hi) = (&firsts[k], &firsts[k + 1]);
+                        let (kl, kh) = (Literal::usize_unsuffixed(k), Literal::usize_unsuffixed(k + 1));
+                        quote!(let (#lo, #hi) = <#t as ::tessera::tile::NarrowFloat>::narrow_pair(#src[#kl], #src[#kh]);)
+                    });
+                    let value = quote!({
+                        #(let #locals = #regs;)*
+                        #(#pairs)*
+                        [#(#firsts),*]
+                    });
+                    return ctx.bind(result, value, loc);
+                }
+            }
             let per_register = (0..r).map(|k| &firsts[k / group]);
             let value = quote!({
                 #(let #locals = #regs;)*

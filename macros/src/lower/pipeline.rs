@@ -48,6 +48,15 @@
 //!   every thread retired (`wait_group 1` in iteration `i-1`) before the barrier of iteration
 //!   `i` that precedes the copies; group `i-1`, possibly still reading slot `(i-1) mod (S+1)`,
 //!   and the copies in flight (iterations `i+1 .. i+S-1`) use the other `S` slots.
+//! - *Retired in the next iteration* (a dot with a `DeferredRetire`, `slots = S + 1`): the
+//!   loop's accumulators are created before the loop from the carried value; iteration `i`
+//!   assigns them from the dot's `acc` operand, issues group `i` and commits without waiting;
+//!   in iteration `i+1` the earlier dot's `wait_group 0` retires it (a second wait tied to the
+//!   accumulators) and its registers are bound as the carried value, which nothing reads
+//!   before; after the loop `wait_group 0` retires the last group. The slot argument is the one
+//!   above: slot `i mod (S+1)`, which group `i` reads, is next written by the copies of
+//!   iteration `i+2`, after its barrier, which every thread reaches after the wait of
+//!   iteration `i+1`.
 
 use super::convert::{render_step, Render};
 use super::{elem_type, internal, Ctx};
@@ -168,6 +177,7 @@ pub fn lower_pipelined_for(
     }
     // The wgmma dots reading the rings, and with a group in flight the loop's accumulators.
     let mut ring_wgmma = Vec::new();
+    let mut retires = Vec::new();
     let (mut before, mut after, mut fence) =
         (TokenStream::new(), TokenStream::new(), TokenStream::new());
     for w in &plan.wgmma {
@@ -201,7 +211,7 @@ pub fn lower_pipelined_for(
             }
         }
         fence = quote!(::tessera::device::fence_proxy_async_shared_cta(););
-        let accumulators = match w.accumulator {
+        let accumulators = match w.accumulator.or(w.deferred.map(|d| d.carried)) {
             Some(j) => {
                 let cell = cells.get(j).ok_or_else(|| {
                     internal(loc, "a pipelined wgmma's accumulator is not carried")
@@ -224,12 +234,36 @@ pub fn lower_pipelined_for(
             }
             None => None,
         };
+        let (accumulators, deferred) = match w.deferred {
+            Some(d) => {
+                let accs = accumulators.unwrap_or_default();
+                let cell = cells[d.carried].clone();
+                let arg = body.args[1 + d.carried];
+                let (name, ty) = (ctx.name(arg), ctx.value_type(arg, loc)?);
+                retires.push((
+                    d.retired_by,
+                    super::wgmma::render_deferred_retire(dot_plan, &accs, &cell, &name, &ty),
+                ));
+                (None, Some((accs, cell)))
+            }
+            None => (accumulators, None),
+        };
         ring_wgmma.push(super::wgmma::RingWgmma {
+            dot: w.dot,
             result: dot.results[0],
             a_slot,
             b_slot,
             accumulators,
+            deferred,
+            retires: TokenStream::new(),
         });
+    }
+    for (dot, retire) in retires {
+        let retiring = ring_wgmma
+            .iter_mut()
+            .find(|r| r.dot == dot)
+            .ok_or_else(|| internal(loc, "a deferred wgmma retired by a dot outside the rings"))?;
+        retiring.retires.extend(retire);
     }
     let issue = quote! {
         if #ahead_live && #ahead_iv < #end {

@@ -58,8 +58,9 @@ fn attention(attr: &str, target: Target) -> Inference {
 
 /// `k` and `v` get rings of their own (`k` through its transpose), `q` is stored from registers
 /// and `p` read from registers (`_rs`: its layout, the first dot's accumulator, holds the A
-/// fragments); one `cp.async` group per iteration holds both rings' copies, and each dot waits
-/// for its own `wgmma` group.
+/// fragments); one `cp.async` group per iteration holds both rings' copies. The first dot waits
+/// for its own `wgmma` group; the second's group stays in flight into the next iteration, where
+/// the first dot's wait retires it before `acc` is read (the rings get a fourth slot).
 #[test]
 fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     let inf = attention(
@@ -84,8 +85,17 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
         .wgmma
         .iter()
         .all(|w| w.in_flight == 0 && w.synchronous.is_some()));
-    assert_eq!(p.slots(), 3);
+    assert_eq!(p.wgmma[0].deferred, None);
+    let deferred = p.wgmma[1]
+        .deferred
+        .expect("p · v retired in the next iteration");
+    assert_eq!(deferred.retired_by, p.wgmma[0].dot);
+    assert_eq!(p.slots(), 4);
     let text = p.text();
+    assert!(
+        text.contains("its group left in flight into the next iteration"),
+        "{text}"
+    );
     assert!(text.contains("k_tile f16[64, 64] from its ring"), "{text}");
     assert!(
         text.contains("(a stored once before the loop, k_tile"),
@@ -107,8 +117,9 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     assert!(body.contains("cp_async_wait_group :: < 1u32 >"), "{body}");
     // Before the loop the first dot's `a` (q: 4 vector stores) is stored once and fenced. The
     // loop: wait, fence, barrier, issue ahead, then the first dot issues 4 wgmmas on q's region
-    // and k's slot and waits for its group; the second issues 4 wgmmas with A from p's
-    // registers and waits.
+    // and k's slot and waits for its group, which also retires the second dot's group of the
+    // previous iteration (a second wait tied to its accumulator); the second issues 4 wgmmas
+    // with A from p's registers and commits; after the loop a wait retires its last group.
     let wait = calls
         .iter()
         .position(|c| c == "cp_async_wait_group")
@@ -123,7 +134,23 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     );
     assert_eq!(count("wgmma_m64n64k16_f16"), 4, "{calls:?}");
     assert_eq!(count("wgmma_m64n64k16_f16_rs"), 4, "{calls:?}");
-    assert_eq!(count("wgmma_wait_group"), 2, "{calls:?}");
+    assert_eq!(count("wgmma_wait_group"), 3, "{calls:?}");
+    assert_eq!(count("wgmma_commit_group"), 2, "{calls:?}");
+    let commits: Vec<usize> = (0..calls.len())
+        .filter(|&i| calls[i] == "wgmma_commit_group")
+        .collect();
+    assert_eq!(
+        calls[commits[0] + 1..commits[0] + 3],
+        ["wgmma_wait_group", "wgmma_wait_group"],
+        "the first dot's wait, then the deferred group's"
+    );
+    let after_second = &calls[commits[1]..];
+    let next_wait = after_second.iter().position(|c| c == "wgmma_wait_group");
+    let wait_all = after_second.iter().position(|c| c == "cp_async_wait_all");
+    assert!(
+        wait_all < next_wait,
+        "no wait between the second dot's commit and the end of the loop: {calls:?}"
+    );
     assert!(body.contains("wgmma_wait_group :: < 0"), "{body}");
     assert!(!body.contains("wgmma_wait_group :: < 1"), "{body}");
     assert_eq!(
@@ -150,7 +177,8 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     );
     assert!(
         calls.iter().position(|c| c == "cp_async_wait_all").unwrap()
-            > calls.iter().rposition(|c| c == "wgmma_wait_group").unwrap()
+            < calls.iter().rposition(|c| c == "wgmma_wait_group").unwrap(),
+        "the deferred group is retired after the loop"
     );
 }
 

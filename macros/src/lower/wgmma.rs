@@ -82,7 +82,7 @@ fn render_synchronous(
     let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
         .map(|b| format_ident!("__tessera_acc{}", b))
         .collect();
-    let issue = render_issue(plan, offset, operands, &rc, &barrier, &accumulators);
+    let issue = render_issue(plan, offset, operands, &rc, &barrier, &accumulators, true);
     let retire = render_retire(plan, 0, &accumulators);
     let n = index_lit(registers);
     quote! {
@@ -104,8 +104,9 @@ pub(crate) enum OperandAt<'a> {
 }
 
 /// From the operands to the committed group: the stores of the operands in registers, the
-/// fences, one accumulator per block (`accumulators`, from `__tessera_out`), the instructions,
-/// the commit. `offset`: the dot's region in dynamic shared memory (`shared_bytes + alignment`
+/// fences, one accumulator per block (`accumulators`, from `__tessera_out`: declared here, or
+/// with `declare` false assigned to variables the caller declared), the instructions, the
+/// commit. `offset`: the dot's region in dynamic shared memory (`shared_bytes + alignment`
 /// bytes), used when an operand is in registers.
 pub(crate) fn render_issue(
     plan: &WgmmaDotPlan,
@@ -114,6 +115,7 @@ pub(crate) fn render_issue(
     rc: &Render,
     barrier: &TokenStream,
     accumulators: &[Ident],
+    declare: bool,
 ) -> TokenStream {
     let span = rc.span;
     let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
@@ -139,7 +141,7 @@ pub(crate) fn render_issue(
         }
     }
     let warp = &rc.warp;
-    let loads = render_fragment_loads(plan, accumulators);
+    let loads = render_fragment_loads(plan, accumulators, declare);
     let calls = render_calls(plan, &a_smem, &b_smem, a_registers, accumulators, span);
     let (base, stores) = if stored {
         let base = aligned_shared_address(offset, plan.alignment);
@@ -161,6 +163,7 @@ pub(crate) fn render_issue(
         let __tessera_warpgroup: usize = (#warp / 4) as usize;
         #stores
         #loads
+        #(::tessera::device::wgmma_pin(&mut #accumulators);)*
         ::tessera::device::wgmma_fence();
         // SAFETY: every thread of each warpgroup issues the same wgmmas on operands in shared
         // memory that are complete and visible to the async proxy (stored and fenced behind a
@@ -171,8 +174,13 @@ pub(crate) fn render_issue(
     }
 }
 
-/// One `WgmmaAccumulator` per block (`accumulators`), from the registers of `__tessera_out`.
-fn render_fragment_loads(plan: &WgmmaDotPlan, accumulators: &[Ident]) -> TokenStream {
+/// One `WgmmaAccumulator` per block (`accumulators`), from the registers of `__tessera_out`:
+/// `let mut` bindings, or with `declare` false assignments.
+fn render_fragment_loads(
+    plan: &WgmmaDotPlan,
+    accumulators: &[Ident],
+    declare: bool,
+) -> TokenStream {
     let half_lit = index_lit(plan.shape.instr_n / 2);
     let loads = plan
         .acc_registers
@@ -180,8 +188,9 @@ fn render_fragment_loads(plan: &WgmmaDotPlan, accumulators: &[Ident]) -> TokenSt
         .zip(accumulators)
         .map(|(regs, acc)| {
             let regs = regs.iter().map(|&r| index_lit(r));
+            let binding = if declare { quote!(let mut) } else { quote!() };
             quote! {
-                let mut #acc = ::tessera::device::WgmmaAccumulator::<#half_lit>::from_registers(
+                #binding #acc = ::tessera::device::WgmmaAccumulator::<#half_lit>::from_registers(
                     [#(__tessera_out[#regs]),*]);
             }
         });
@@ -251,11 +260,19 @@ fn render_calls(
 /// iterations; the loop retires them).
 #[derive(Clone)]
 pub struct RingWgmma {
+    /// The dot's index in the loop body.
+    pub dot: usize,
     /// The dot's result.
     pub result: crate::ir::ValueId,
     pub a_slot: Option<TokenStream>,
     pub b_slot: Option<TokenStream>,
     pub accumulators: Option<Vec<Ident>>,
+    /// A dot whose group is retired in the next iteration: the loop's accumulators it issues
+    /// into, and the cell of the carried value its result becomes (`super::pipeline`).
+    pub deferred: Option<(Vec<Ident>, Ident)>,
+    /// The deferred dots this dot's `wait_group 0` retires: their statements after the wait
+    /// (the carried value rebound from their accumulators).
+    pub retires: TokenStream,
 }
 
 /// Operand `k` (0: `a`, 1: `b`) of the `wgmma` `dot`, a value from before its pipelined loop,
@@ -314,7 +331,7 @@ fn fenced_stores(barrier: &TokenStream, stores: TokenStream) -> TokenStream {
 /// The accumulators of a pipelined loop's `wgmma` with a group in flight, made from the
 /// registers of `__tessera_out` (the loop's initial accumulator) before the loop.
 pub(crate) fn render_ring_accumulators(plan: &WgmmaDotPlan, accumulators: &[Ident]) -> TokenStream {
-    render_fragment_loads(plan, accumulators)
+    render_fragment_loads(plan, accumulators, true)
 }
 
 /// `dot(a, b, acc)` planned as `wgmma` with operands in the ring slots of `ring` (the loop has
@@ -337,6 +354,23 @@ pub fn lower_wgmma_from_ring(
     let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
     let warp = ctx.warp();
     let span = op.loc.first;
+    let at = |slot: &Option<TokenStream>, regs| match slot {
+        Some(s) => OperandAt::Slot(s.clone()),
+        None => OperandAt::Registers(regs),
+    };
+    if let Some((accumulators, cell)) = &ring.deferred {
+        let operands = [at(&ring.a_slot, a), at(&ring.b_slot, b)];
+        let issue = render_deferred(ctx, op, plan, operands, accumulators, in_dtype);
+        let code = quote! {
+            let #out: [f32; #n] = #cell.regs();
+            {
+                #[allow(unused_mut)]
+                let mut __tessera_out: [f32; #n] = #acc;
+                #issue
+            }
+        };
+        return Ok((code, out));
+    }
     let code = match (&ring.accumulators, &ring.a_slot, &ring.b_slot) {
         (Some(accumulators), Some(a_slot), Some(b_slot)) => {
             let calls = render_calls(plan, &a_smem, &b_smem, None, accumulators, span);
@@ -367,15 +401,57 @@ pub fn lower_wgmma_from_ring(
             ))
         }
         (None, a_slot, b_slot) => {
-            let at = |slot: &Option<TokenStream>, regs| match slot {
-                Some(s) => OperandAt::Slot(s.clone()),
-                None => OperandAt::Registers(regs),
-            };
             let operands = [at(a_slot, a), at(b_slot, b)];
-            render_synchronous(ctx, op, plan, operands, acc, &out, in_dtype)
+            let code = render_synchronous(ctx, op, plan, operands, acc, &out, in_dtype);
+            let retires = &ring.retires;
+            quote!(#code #retires)
         }
     };
     Ok((code, out))
+}
+
+/// The issue of a dot whose group is retired in the next iteration: the accumulators
+/// (`accumulators`, the loop's) assigned from `__tessera_out`, the instructions, the commit;
+/// no wait.
+fn render_deferred(
+    ctx: &mut Ctx,
+    op: &Op,
+    plan: &WgmmaDotPlan,
+    operands: [OperandAt<'_>; 2],
+    accumulators: &[Ident],
+    in_dtype: DType,
+) -> TokenStream {
+    let stored = operands.iter().enumerate().any(|(k, at)| {
+        matches!(at, OperandAt::Registers(_)) && !(k == 0 && plan.a_registers.is_some())
+    });
+    let offset = if stored {
+        ctx.alloc_shared(plan.shared_bytes + plan.alignment, 16)
+    } else {
+        0
+    };
+    let barrier = ctx.shared_write_barrier();
+    let rc = Render::for_op(ctx, op, in_dtype, None);
+    render_issue(plan, offset, operands, &rc, &barrier, accumulators, false)
+}
+
+/// After the `wait_group 0` of another dot: a deferred dot's group (its `accumulators`,
+/// planned as `plan`) retired, and its registers rebound as `arg: ty`, the carried value.
+pub(crate) fn render_deferred_retire(
+    plan: &WgmmaDotPlan,
+    accumulators: &[Ident],
+    cell: &Ident,
+    arg: &Ident,
+    ty: &TokenStream,
+) -> TokenStream {
+    let retire = render_retire(plan, 0, accumulators);
+    quote! {
+        let #arg: #ty = {
+            #[allow(unused_mut)]
+            let mut __tessera_out = #cell.regs();
+            #retire
+            ::tessera::tile::Tile::from_regs(__tessera_out)
+        };
+    }
 }
 
 /// The stores of one operand (16-bit elements): the conversion renderer's vector stores, or
