@@ -29,6 +29,21 @@ pub fn lower_kernel(kernel: &Kernel, facts: &Facts) -> Result<LoweredKernel, syn
         params.extend(quote!(let #local: #ty = #arg;));
     }
     let ops = ctx.lower_region(&kernel.body)?;
+    let (bytes, limit) = (ctx.shared_bytes(), kernel.target.shared_bytes_limit());
+    if bytes > limit {
+        return Err(syn::Error::new(
+            kernel.name.span(),
+            format!(
+                "`{}`{} needs {bytes} bytes of shared memory on {} (its conversions, rings and \
+                 `wgmma` operands at their largest), above the {limit} bytes ({} KiB) a block \
+                 may use there: use smaller tiles or fewer stages",
+                kernel.name,
+                specialisation_text(kernel),
+                kernel.target.sm(),
+                limit / 1024
+            ),
+        ));
+    }
     let items = ctx.items.clone();
     let prologue = ctx.prologue();
     Ok(LoweredKernel {
@@ -41,4 +56,15 @@ pub fn lower_kernel(kernel: &Kernel, facts: &Facts) -> Result<LoweredKernel, syn
         shared_bytes: ctx.shared_bytes(),
         module_items: ctx.module_items.clone(),
     })
+}
+
+/// ` [num_warps = 8, num_stages = 3, BM = 128, …]`: the specialisation's settings.
+fn specialisation_text(kernel: &Kernel) -> String {
+    let mut parts = vec![
+        format!("num_warps = {}", kernel.num_warps),
+        format!("num_stages = {}", kernel.num_stages),
+    ];
+    parts.extend(kernel.types.iter().map(|(n, t)| format!("{n} = {t}")));
+    parts.extend(kernel.consts.iter().map(|(n, v)| format!("{n} = {v}")));
+    format!(" [{}]", parts.join(", "))
 }
