@@ -491,6 +491,14 @@ fn descriptor(
     let block_offset = if per_group.iter().all(|&o| o == per_group[0]) {
         let o = Literal::u32_suffixed(per_group[0] + step_offset);
         quote!(#o)
+    } else if let Some(stride) = affine_stride(per_group) {
+        // `first + warpgroup · stride`: arithmetic, no table in memory to read per `wgmma`.
+        let (first, stride) = (
+            Literal::u32_suffixed(per_group[0] + step_offset),
+            Literal::u32_suffixed(stride),
+        );
+        let g = Literal::u32_suffixed(groups);
+        quote!((#first + (__tessera_warpgroup as u32 % #g) * #stride))
     } else {
         let entries = per_group
             .iter()
@@ -501,6 +509,15 @@ fn descriptor(
         quote!({ const OFFSETS: [u32; #g] = [#(#entries),*]; OFFSETS[__tessera_warpgroup % #g] })
     };
     quote_spanned!(span=> (#template | (((#smem + #block_offset) >> 4) & 0x3fff) as u64))
+}
+
+/// `d` when `offsets` is `o₀, o₀ + d, o₀ + 2d, …` (increasing), else `None`.
+fn affine_stride(offsets: &[u32]) -> Option<u32> {
+    let d = offsets.get(1)?.checked_sub(offsets[0])?;
+    offsets
+        .windows(2)
+        .all(|w| w[1].checked_sub(w[0]) == Some(d))
+        .then_some(d)
 }
 
 /// Waits until at most `pending` committed groups are in flight (`wait_group pending`), then

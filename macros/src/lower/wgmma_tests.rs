@@ -178,3 +178,13 @@ fn pipelined_hopper_dot_with_ops_on_the_accumulator_waits_for_each_group() {
     assert!(text.contains("into a shared ring of 3 ×"), "{text}");
     assert!(!body.contains("wgmma_wait_group :: < 1"));
 }
+
+/// A warpgroup's block offsets become arithmetic exactly when they step evenly upwards.
+#[test]
+fn affine_stride_of_block_offsets() {
+    assert_eq!(super::affine_stride(&[0, 8192]), Some(8192));
+    assert_eq!(super::affine_stride(&[32, 8224, 16416, 24608]), Some(8192));
+    assert_eq!(super::affine_stride(&[0, 8192, 16385]), None);
+    assert_eq!(super::affine_stride(&[8192, 0]), None);
+    assert_eq!(super::affine_stride(&[64]), None);
+}
