@@ -66,8 +66,6 @@ pub struct LoopPipeline {
     /// The loop's `wgmma` dots with at least one operand copied into a ring in its NVMMA
     /// layout, in body order.
     pub wgmma: Vec<WgmmaPipeline>,
-    /// The result names of the loop's `wgmma` dots by body index, for explain text.
-    pub dot_names: HashMap<usize, String>,
 }
 
 /// A `wgmma` dot fed by the rings of a pipelined loop.
@@ -100,13 +98,15 @@ pub struct WgmmaPipeline {
 /// `wait_group 0` of an earlier `wgmma` dot of the body retires it (flash attention's `p · v`,
 /// retired by the next iteration's `q · kᵀ`): the tensor cores run it while the loop waits for
 /// its copies, synchronises, issues the next copies and starts the next dot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeferredRetire {
     /// The carried value (index `j`: body argument `1 + j`, yield `j`) the dot's result becomes.
     pub carried: usize,
     /// The body index of the dot whose wait retires the group; every use of the carried value
     /// in the body comes after it.
     pub retired_by: usize,
+    /// That dot's result name, for explain text.
+    pub retired_by_name: String,
 }
 
 /// One load turned into asynchronous copies.
@@ -188,13 +188,11 @@ impl LoopPipeline {
                     from(0),
                     from(1)
                 ));
-                match (&w.synchronous, w.deferred) {
+                match (&w.synchronous, &w.deferred) {
                     (_, Some(d)) => t.push_str(&format!(
                         ", its group left in flight into the next iteration, retired there by \
                          the wgmma.wait_group 0 of `{}` (after the loop by wgmma.wait_group 0)",
-                        self.dot_names
-                            .get(&d.retired_by)
-                            .map_or("an earlier dot", |n| n)
+                        d.retired_by_name
                     )),
                     (None, None) => t.push_str(
                         ", one wgmma group in flight (wgmma.wait_group 1 per iteration, the \
@@ -483,7 +481,6 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
         issue_ops: Vec::new(),
         carried: Vec::new(),
         wgmma: Vec::new(),
-        dot_names: HashMap::new(),
     };
     let cx = Body {
         kernel,
@@ -515,7 +512,6 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
     for &d in &wgmma_dots {
         if let Some(plan) = wgmma_dot(d) {
             plan_wgmma_loads(&cx, &mut p, d, plan, wgmma_dots.len());
-            p.dot_names.insert(d, dot_name(&cx, d));
         }
     }
     plan_deferred_retire(&cx, &mut p);
@@ -757,6 +753,7 @@ fn plan_deferred_retire(cx: &Body<'_, '_>, p: &mut LoopPipeline) {
     last.deferred = Some(DeferredRetire {
         carried: j,
         retired_by,
+        retired_by_name: dot_name(cx, retired_by),
     });
 }
 

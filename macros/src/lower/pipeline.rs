@@ -211,7 +211,7 @@ pub fn lower_pipelined_for(
             }
         }
         fence = quote!(::tessera::device::fence_proxy_async_shared_cta(););
-        let accumulators = match w.accumulator.or(w.deferred.map(|d| d.carried)) {
+        let accumulators = match w.accumulator.or(w.deferred.as_ref().map(|d| d.carried)) {
             Some(j) => {
                 let cell = cells.get(j).ok_or_else(|| {
                     internal(loc, "a pipelined wgmma's accumulator is not carried")
@@ -234,7 +234,7 @@ pub fn lower_pipelined_for(
             }
             None => None,
         };
-        let (accumulators, deferred) = match w.deferred {
+        let (accumulators, deferred) = match &w.deferred {
             Some(d) => {
                 let accs = accumulators.unwrap_or_default();
                 let cell = cells[d.carried].clone();

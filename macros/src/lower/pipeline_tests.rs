@@ -88,6 +88,7 @@ fn attention_pipelines_k_and_v_into_rings_of_their_own() {
     assert_eq!(p.wgmma[0].deferred, None);
     let deferred = p.wgmma[1]
         .deferred
+        .as_ref()
         .expect("p · v retired in the next iteration");
     assert_eq!(deferred.retired_by, p.wgmma[0].dot);
     assert_eq!(p.slots(), 4);
