@@ -20,12 +20,10 @@
 # library uses the CUDA runtime); `ldd` on the binary tells which it keeps.
 set -euo pipefail
 
-die() { echo "error: $*" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
 
 [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 TOOLKIT_DIR [COPY_TO_DIR]"
-root=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$1"
-tk=$(cd "$1" && pwd)
+tk=$(absolute_dir "$1")
 copy_to=${2:-}
 
 # The wheels of CUDA 13.0 (cuRAND 10.4.0 is 13.0's), in the nvidia/cu13 layout.

@@ -13,11 +13,9 @@
 # `tessera::build::PtxBuild`, and ptxas assembles it here as a check when ptxas is found.
 set -euo pipefail
 
-die() { echo "error: $*" >&2; exit 1; }
+. "$(dirname "$0")/common.sh"
 [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 OUT_DIR [SM]"
-root=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$1"
-out=$(cd "$1" && pwd)
+out=$(absolute_dir "$1")
 sm=${2:-sm_90a}
 tests="$root/gen-tests/tests/probe_kernels.rs"
 crate="$root/target/probe-kernels"
