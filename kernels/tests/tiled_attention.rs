@@ -15,9 +15,8 @@
 
 mod support;
 
-use support::{device, draws, launch_tile, TestDevice};
+use support::{device, draws, launch_tile, Float, TestDevice};
 use tessera::emulator::{with_target, EmulatedTarget};
-use tessera::launch::DeviceElement;
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::attention::{
     tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
@@ -33,38 +32,14 @@ const GUARD: f32 = 99.0;
 /// Guard elements past the output's end.
 const GUARDS: usize = 8;
 
-/// An element type of the kernels: its conversions and unit roundoff.
-trait Element: DeviceElement + Copy {
-    const UNIT_ROUNDOFF: f64;
-    fn from_f32(v: f32) -> Self;
-    fn to_f64(self) -> f64;
-}
-
-/// `impl Element` for a 16-bit float type of `tessera` with its unit roundoff.
-macro_rules! element {
-    ($($t:ident: $unit_roundoff:expr),*) => {$(
-        impl Element for $t {
-            const UNIT_ROUNDOFF: f64 = $unit_roundoff;
-            fn from_f32(v: f32) -> Self {
-                $t::from_f32(v)
-            }
-            fn to_f64(self) -> f64 {
-                self.to_f32() as f64
-            }
-        }
-    )*};
-}
-
-element!(f16: 1.0 / 2048.0, bf16: 1.0 / 256.0);
-
 /// `n` values uniform in `[-scale, scale)` from the seeded test RNG, rounded to `T`.
-fn values<T: Element>(seed: u64, n: usize, scale: f32) -> Vec<T> {
+fn values<T: Float>(seed: u64, n: usize, scale: f32) -> Vec<T> {
     draws(seed, n, |rng| T::from_f32(rng.next_f32() * scale))
 }
 
 /// Softmax attention in f64 of `[HEADS, seq, d]` tensors: the output, and per output element
 /// the bound `Σⱼ pⱼ |vⱼ| / l` of the probability-rounding error (see the module docs).
-fn reference<T: Element>(
+fn reference<T: Float>(
     (q, k, v): (&[T], &[T], &[T]),
     seq: usize,
     d: usize,
@@ -108,7 +83,7 @@ macro_rules! check_case {
         let q: Vec<$t> = values(11 + seq as u64, n, 2.0);
         let k: Vec<$t> = values(12 + seq as u64, n, 2.0);
         let v: Vec<$t> = values(13 + seq as u64, n, 1.0);
-        let init: Vec<$t> = vec![<$t as Element>::from_f32(GUARD); n + GUARDS];
+        let init: Vec<$t> = vec![<$t as Float>::from_f32(GUARD); n + GUARDS];
         let dev = gpu.device();
         let (dq, dk, dv) = (
             dev.upload(&q).unwrap(),
@@ -137,7 +112,7 @@ macro_rules! check_case {
         .unwrap_or_else(|err| panic!("{ctx}: {err}"));
         let got = dout.download().unwrap();
         let (want, spread) = reference((&q, &k, &v), seq, d, causal);
-        let u = <$t as Element>::UNIT_ROUNDOFF;
+        let u = <$t as Float>::UNIT_ROUNDOFF;
         for (i, (&w, &s)) in want.iter().zip(&spread).enumerate() {
             let g = got[i].to_f64();
             let tol = u * w.abs() + 2.0 * u * s + 1e-5 + gpu.mma_slack(s * d as f64);
@@ -161,25 +136,60 @@ macro_rules! check_case {
 /// f16 and one whole block non-causal in bf16, to keep the emulator run short.
 const SECOND_WARPS: [(usize, bool, bool); 2] = [(130, true, false), (64, false, true)];
 
+/// The constants of an attention specialisation: its `BM × 64` blocks over `D`, `CAUSAL` and
+/// `num_stages` as given, and any other field (`num_warps` where the kernel lists several).
+macro_rules! attention_consts {
+    ($kernel:ident { BM: $bm:expr, D: $d:expr $(, $field:ident: $value:expr)* }, $causal:expr, $num_stages:expr) => {
+        $kernel::Consts {
+            BM: $bm,
+            BN: 64,
+            D: $d,
+            CAUSAL: usize::from($causal),
+            num_stages: $num_stages,
+            $($field: $value,)*
+        }
+    };
+}
+
+fn d64(causal: bool, num_warps: u32, num_stages: u32) -> tile_attention_d64::Consts {
+    attention_consts!(
+        tile_attention_d64 {
+            BM: 128,
+            D: 64,
+            num_warps: num_warps
+        },
+        causal,
+        num_stages
+    )
+}
+
+fn d128_w4(causal: bool, num_stages: u32) -> tile_attention_d128_w4::Consts {
+    attention_consts!(
+        tile_attention_d128_w4 { BM: 64, D: 128 },
+        causal,
+        num_stages
+    )
+}
+
+fn d128_w8(causal: bool, num_stages: u32) -> tile_attention_d128_w8::Consts {
+    attention_consts!(
+        tile_attention_d128_w8 { BM: 128, D: 128 },
+        causal,
+        num_stages
+    )
+}
+
 #[test]
 fn attention_d64_matches_f64_reference() {
     let gpu = device();
-    let consts = |causal: bool, num_warps: u32| tile_attention_d64::Consts {
-        BM: 128,
-        BN: 64,
-        D: 64,
-        CAUSAL: usize::from(causal),
-        num_warps,
-        num_stages: 1,
-    };
     for seq in SEQS {
         for causal in [false, true] {
-            let c = consts(causal, 4);
+            let c = d64(causal, 4, 1);
             check_case!(gpu, tile_attention_d64, [f16, bf16], c, (seq, 64, causal));
         }
     }
     for (seq, causal, bf16_data) in SECOND_WARPS {
-        let c = consts(causal, 8);
+        let c = d64(causal, 8, 1);
         check_case!(gpu, tile_attention_d64, bf16 if bf16_data, c, (seq, 64, causal));
     }
 }
@@ -189,13 +199,7 @@ fn attention_d128_matches_f64_reference() {
     let gpu = device();
     for seq in SEQS {
         for causal in [false, true] {
-            let w4 = tile_attention_d128_w4::Consts {
-                BM: 64,
-                BN: 64,
-                D: 128,
-                CAUSAL: usize::from(causal),
-                num_stages: 1,
-            };
+            let w4 = d128_w4(causal, 1);
             check_case!(
                 gpu,
                 tile_attention_d128_w4,
@@ -206,13 +210,7 @@ fn attention_d128_matches_f64_reference() {
         }
     }
     for (seq, causal, bf16_data) in SECOND_WARPS {
-        let w8 = tile_attention_d128_w8::Consts {
-            BM: 128,
-            BN: 64,
-            D: 128,
-            CAUSAL: usize::from(causal),
-            num_stages: 1,
-        };
+        let w8 = d128_w8(causal, 1);
         check_case!(gpu, tile_attention_d128_w8, bf16 if bf16_data, w8, (seq, 128, causal));
     }
 }
@@ -226,33 +224,13 @@ fn pipelined_attention_matches_f64_reference() {
     for target in [EmulatedTarget::Sm90a, EmulatedTarget::Sm80] {
         with_target(target, || {
             for (seq, causal) in [(17, false), (130, true), (130, false)] {
-                let d64 = |num_warps| tile_attention_d64::Consts {
-                    BM: 128,
-                    BN: 64,
-                    D: 64,
-                    CAUSAL: usize::from(causal),
-                    num_warps,
-                    num_stages: 3,
-                };
-                let c = d64(4);
+                let c = d64(causal, 4, 3);
                 check_case!(gpu, tile_attention_d64, f16, c, (seq, 64, causal));
-                let c = d64(8);
+                let c = d64(causal, 8, 3);
                 check_case!(gpu, tile_attention_d64, bf16, c, (seq, 64, causal));
-                let w4 = tile_attention_d128_w4::Consts {
-                    BM: 64,
-                    BN: 64,
-                    D: 128,
-                    CAUSAL: usize::from(causal),
-                    num_stages: 3,
-                };
+                let w4 = d128_w4(causal, 3);
                 check_case!(gpu, tile_attention_d128_w4, bf16, w4, (seq, 128, causal));
-                let w8 = tile_attention_d128_w8::Consts {
-                    BM: 128,
-                    BN: 64,
-                    D: 128,
-                    CAUSAL: usize::from(causal),
-                    num_stages: 3,
-                };
+                let w8 = d128_w8(causal, 3);
                 check_case!(gpu, tile_attention_d128_w8, f16, w8, (seq, 128, causal));
             }
         });

@@ -4,44 +4,14 @@
 
 mod support;
 
-use support::{device, launch_tile};
+use support::{device, launch_tile, Float};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::elementwise::tile_axpy;
 
-/// An element type of `tile_axpy`, converted to and from f32 on the CPU.
-trait Element:
-    tile_axpy::Listed_T + tessera::launch::DeviceElement + Copy + PartialEq + std::fmt::Debug
-{
-    fn from_f32(v: f32) -> Self;
-    fn to_f32(self) -> f32;
-}
+/// An element type of `tile_axpy`.
+trait Element: tile_axpy::Listed_T + Float {}
 
-impl Element for f16 {
-    fn from_f32(v: f32) -> Self {
-        f16::from_f32(v)
-    }
-    fn to_f32(self) -> f32 {
-        f16::to_f32(self)
-    }
-}
-
-impl Element for bf16 {
-    fn from_f32(v: f32) -> Self {
-        bf16::from_f32(v)
-    }
-    fn to_f32(self) -> f32 {
-        bf16::to_f32(self)
-    }
-}
-
-impl Element for f32 {
-    fn from_f32(v: f32) -> Self {
-        v
-    }
-    fn to_f32(self) -> f32 {
-        self
-    }
-}
+impl<T: tile_axpy::Listed_T + Float> Element for T {}
 
 /// Uniform in [-1, 1) from the seeded test RNG, rounded to `T`.
 fn values<T: Element>(seed: u64, n: usize) -> Vec<T> {

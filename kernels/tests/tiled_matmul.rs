@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::{device, launch_tile, TestDevice};
+use support::{device, launch_tile, Float, TestDevice};
 use tessera::emulator::{with_target, EmulatedTarget, EmulatorReport, SharedAccessKind};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::bench_triton::bench_matmul_pipelined;
@@ -133,19 +133,43 @@ fn check_close(
     }
 }
 
-/// An f16 product `c` of `a · b` against the reference (f32 accumulation, one rounding to f16:
-/// 2^-11 relative), and the guard elements past its `m × n` (written as 99.0) untouched.
-fn check_f16_product(
+/// An input and output type of `tile_matmul` (f16 or bf16), with the bound of its one rounding
+/// of the f32 accumulator at the end, relative to the result (its unit roundoff, with room).
+trait Half: tile_matmul::Listed_T + Float {
+    const RELATIVE: f64;
+}
+
+impl Half for f16 {
+    const RELATIVE: f64 = 1.0e-3;
+}
+
+impl Half for bf16 {
+    const RELATIVE: f64 = 8.0e-3;
+}
+
+/// [`values`] rounded to `T`.
+fn halves<T: Half>(seed: u64, n: usize) -> Vec<T> {
+    values(seed, n).into_iter().map(T::from_f32).collect()
+}
+
+/// The output of [`halves`] products: `m × n` elements and 8 guard elements (99.0) past them.
+fn guarded_output<T: Half>(m: usize, n: usize) -> Vec<T> {
+    vec![T::from_f32(99.0); m * n + 8]
+}
+
+/// A product `c` of `a · b` in `T` against the reference (f32 accumulation, one rounding to
+/// `T`), and the guard elements past its `m × n` (written as 99.0) untouched.
+fn check_product<T: Half>(
     gpu: &TestDevice,
-    c: &[f16],
-    (a, b): (&[f16], &[f16]),
+    c: &[T],
+    (a, b): (&[T], &[T]),
     (m, n, k): (usize, usize, usize),
 ) {
-    let wide = |v: &[f16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
-    let got: Vec<f64> = c[..m * n].iter().map(|x| x.to_f32() as f64).collect();
-    check_close(gpu, &got, &wide(a), &wide(b), (m, n, k), 1.0e-3);
+    let wide = |v: &[T]| v.iter().map(|&x| x.to_f32()).collect::<Vec<_>>();
+    let got: Vec<f64> = c[..m * n].iter().map(|&x| x.to_f32() as f64).collect();
+    check_close(gpu, &got, &wide(a), &wide(b), (m, n, k), T::RELATIVE);
     assert!(
-        c[m * n..].iter().all(|x| x.to_f32() == 99.0),
+        c[m * n..].iter().all(|&x| x.to_f32() == 99.0),
         "{m}x{n}x{k}: wrote past the end"
     );
 }
@@ -178,13 +202,14 @@ fn check_path(
     }
 }
 
-fn matmul_f16(target: EmulatedTarget) {
+/// `tile_matmul` (one stage) on `T` inputs drawn from `seeds` in the body of `target`.
+fn matmul_one_stage<T: Half>(target: EmulatedTarget, seeds: [u64; 2]) {
     let gpu = device();
     for (m, n, k) in shapes(gpu) {
-        let a: Vec<f16> = values(1, m * k).into_iter().map(f16::from_f32).collect();
-        let b: Vec<f16> = values(2, k * n).into_iter().map(f16::from_f32).collect();
-        let guarded = vec![f16::from_f32(99.0); m * n + 8];
-        let (c, report) = with_target(target, || {
+        let a: Vec<T> = halves(seeds[0], m * k);
+        let b: Vec<T> = halves(seeds[1], k * n);
+        let guarded = guarded_output::<T>(m, n);
+        let run = || {
             run_matmul!(
                 gpu,
                 tile_matmul { num_stages: 1 },
@@ -193,67 +218,21 @@ fn matmul_f16(target: EmulatedTarget) {
                 &guarded,
                 (m, n, k)
             )
-        });
-        check_f16_product(gpu, &c, (&a, &b), (m, n, k));
-        let sm80 = || {
-            let run = || {
-                run_matmul!(
-                    gpu,
-                    tile_matmul { num_stages: 1 },
-                    &a,
-                    &b,
-                    &guarded,
-                    (m, n, k)
-                )
-            };
-            with_target(EmulatedTarget::Sm80, run).1
         };
-        check_path(
-            gpu,
-            &report,
-            target,
-            sm80,
-            &format!("f16 {target:?} {m}x{n}x{k}"),
-        );
+        let (c, report) = with_target(target, run);
+        check_product(gpu, &c, (&a, &b), (m, n, k));
+        let sm80 = || with_target(EmulatedTarget::Sm80, run).1;
+        let ctx = format!("{} {target:?} {m}x{n}x{k}", T::DTYPE_NAME);
+        check_path(gpu, &report, target, sm80, &ctx);
     }
 }
 
+fn matmul_f16(target: EmulatedTarget) {
+    matmul_one_stage::<f16>(target, [1, 2]);
+}
+
 fn matmul_bf16(target: EmulatedTarget) {
-    let gpu = device();
-    for (m, n, k) in shapes(gpu) {
-        let a: Vec<bf16> = values(3, m * k).into_iter().map(bf16::from_f32).collect();
-        let b: Vec<bf16> = values(4, k * n).into_iter().map(bf16::from_f32).collect();
-        let zeros = vec![bf16::from_f32(0.0); m * n];
-        let (c, report) = with_target(target, || {
-            run_matmul!(
-                gpu,
-                tile_matmul { num_stages: 1 },
-                &a,
-                &b,
-                &zeros,
-                (m, n, k)
-            )
-        });
-        let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
-        let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
-        // One rounding to bf16 (2^-8 relative) at the end.
-        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);
-        let sm80 = || {
-            let run = || {
-                run_matmul!(
-                    gpu,
-                    tile_matmul { num_stages: 1 },
-                    &a,
-                    &b,
-                    &zeros,
-                    (m, n, k)
-                )
-            };
-            with_target(EmulatedTarget::Sm80, run).1
-        };
-        let ctx = format!("bf16 {target:?} {m}x{n}x{k}");
-        check_path(gpu, &report, target, sm80, &ctx);
-    }
+    matmul_one_stage::<bf16>(target, [3, 4]);
 }
 
 /// Two `#[test]`s per check: the sm_80 body (`mma.sync`; on a GPU, the body of the PTX the
@@ -342,13 +321,13 @@ macro_rules! pipelined_matmul_test {
         fn $test() {
             let gpu = device();
             for (m, n, k) in gpu.cases(&PIPELINED_SHAPES, &[(257, 512, 1024), (1024, 1024, 512)]) {
-                let a: Vec<f16> = values(7, m * k).into_iter().map(f16::from_f32).collect();
-                let b: Vec<f16> = values(8, k * n).into_iter().map(f16::from_f32).collect();
-                let guarded = vec![f16::from_f32(99.0); m * n + 8];
+                let a: Vec<f16> = halves(7, m * k);
+                let b: Vec<f16> = halves(8, k * n);
+                let guarded = guarded_output::<f16>(m, n);
                 let (c, report) = with_target($target, || {
                     run_matmul!(gpu, tile_matmul { num_stages: $stages }, &a, &b, &guarded, (m, n, k))
                 });
-                check_f16_product(gpu, &c, (&a, &b), (m, n, k));
+                check_product(gpu, &c, (&a, &b), (m, n, k));
                 let what = concat!("tile_matmul at ", $stages, " stages: cp.async copies and ldmatrix reads");
                 if let Some(report) = gpu.emulator_only(&report, what) {
                     let aligned = k % 16 == 0 && n % 16 == 0;
@@ -389,20 +368,18 @@ pipelined_matmul_test!(
 fn matmul_bf16_three_stages_matches_cpu() {
     let gpu = device();
     for (m, n, k) in gpu.cases(&PIPELINED_SHAPES, &[(512, 256, 1024)]) {
-        let a: Vec<bf16> = values(9, m * k).into_iter().map(bf16::from_f32).collect();
-        let b: Vec<bf16> = values(10, k * n).into_iter().map(bf16::from_f32).collect();
-        let zeros = vec![bf16::from_f32(0.0); m * n];
+        let a: Vec<bf16> = halves(9, m * k);
+        let b: Vec<bf16> = halves(10, k * n);
+        let guarded = guarded_output::<bf16>(m, n);
         let (c, _) = run_matmul!(
             gpu,
             tile_matmul { num_stages: 3 },
             &a,
             &b,
-            &zeros,
+            &guarded,
             (m, n, k)
         );
-        let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<_>>();
-        let got: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
-        check_close(gpu, &got, &wide(&a), &wide(&b), (m, n, k), 8.0e-3);
+        check_product(gpu, &c, (&a, &b), (m, n, k));
     }
 }
 
@@ -425,8 +402,8 @@ fn bench_matmul_pipelined_on(target: EmulatedTarget) {
         &[(130, 256, 160), (64, 128, 32), (200, 144, 48)],
         &[(1024, 1024, 1024)],
     ) {
-        let a: Vec<f16> = values(11, m * k).into_iter().map(f16::from_f32).collect();
-        let b: Vec<f16> = values(12, k * n).into_iter().map(f16::from_f32).collect();
+        let a: Vec<f16> = halves(11, m * k);
+        let b: Vec<f16> = halves(12, k * n);
         let (da, db) = (
             gpu.device().upload(&a).unwrap(),
             gpu.device().upload(&b).unwrap(),
@@ -457,7 +434,7 @@ fn bench_matmul_pipelined_on(target: EmulatedTarget) {
             )
         })
         .unwrap();
-        check_f16_product(gpu, &dc.download().unwrap(), (&a, &b), (m, n, k));
+        check_product(gpu, &dc.download().unwrap(), (&a, &b), (m, n, k));
         if let Some(report) = gpu.emulator_only(&report, "bench_matmul_pipelined: cp.async copies")
         {
             assert!(copied_async(report), "{m}x{n}x{k}: no cp.async\n{report}");

@@ -433,3 +433,42 @@ pub fn draws<T>(seed: u64, n: usize, mut draw: impl FnMut(&mut Rng) -> T) -> Vec
     let mut rng = Rng::new(seed);
     (0..n).map(|_| draw(&mut rng)).collect()
 }
+
+/// A float element type of the kernels (f16, bf16 or f32): its conversions from and to f32 on
+/// the CPU, and its unit roundoff (the relative error bound of one rounding to it).
+pub trait Float: DeviceElement + Copy + PartialEq + std::fmt::Debug {
+    const UNIT_ROUNDOFF: f64;
+    fn from_f32(v: f32) -> Self;
+    fn to_f32(self) -> f32;
+    fn to_f64(self) -> f64 {
+        self.to_f32() as f64
+    }
+}
+
+/// `impl Float` for a 16-bit float type of `tessera` (its inherent conversions) with its unit
+/// roundoff.
+macro_rules! float_16_bit {
+    ($($t:ident: $unit_roundoff:expr),*) => {$(
+        impl Float for tessera::$t {
+            const UNIT_ROUNDOFF: f64 = $unit_roundoff;
+            fn from_f32(v: f32) -> Self {
+                tessera::$t::from_f32(v)
+            }
+            fn to_f32(self) -> f32 {
+                tessera::$t::to_f32(self)
+            }
+        }
+    )*};
+}
+
+float_16_bit!(f16: 1.0 / 2048.0, bf16: 1.0 / 256.0);
+
+impl Float for f32 {
+    const UNIT_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
