@@ -140,78 +140,102 @@ const SHAPES: [(usize, usize, usize); 6] = [
     (100, 128, 130),
 ];
 
-/// Launches `$kernel` (`$consts`, `$grid` programs) on `x` and returns the output (initially
-/// the guard).
-macro_rules! run {
-    ($kernel:ident, $consts:expr, $grid:expr, $x:expr, $($arg:expr),*) => {{
+/// Scans `$x` (the matrix `$shape = (m, n, stride)`) with `$kernel` (`Consts` given in braces)
+/// along `$axis` (1: rows, a program per `BLOCK_M` rows; 0: columns, a program per `BLOCK_N`
+/// columns) into an output that starts as the guard, and checks it against [`scan_matrix`].
+macro_rules! check_matrix_scan {
+    ($kernel:ident $consts:tt, $x:expr, $shape:expr, $axis:expr, $op:expr, $reverse:expr, $what:expr) => {{
         let gpu = device();
+        let (m, n, stride): (usize, usize, usize) = $shape;
+        let consts = $kernel::Consts $consts;
+        let programs = if $axis == 1 {
+            m.div_ceil(consts.BLOCK_M)
+        } else {
+            n.div_ceil(consts.BLOCK_N)
+        };
         let dx = gpu.device().upload($x).unwrap();
         let dout = gpu.device().upload(&vec![T::GUARD; $x.len()]).unwrap();
-        launch_tile!(gpu, $kernel, $consts, $grid, dout.ptr(), dx.ptr(), $($arg),*).unwrap();
-        dout.download().unwrap()
+        launch_tile!(
+            gpu,
+            $kernel,
+            consts,
+            (programs as u32,),
+            dout.ptr(),
+            dx.ptr(),
+            m as i32,
+            n as i32,
+            stride as i32
+        )
+        .unwrap();
+        let want = scan_matrix($x, $shape, $axis, $op, $reverse);
+        assert_eq!(dout.download().unwrap(), want, "{}", $what);
     }};
 }
 
+/// How a case is named in a failure: the element type, the shape and the warps.
+fn case_name<T: Element>((m, n, stride): (usize, usize, usize), num_warps: u32) -> String {
+    format!(
+        "{} m {m} n {n} stride {stride} num_warps {num_warps}",
+        T::NAME
+    )
+}
+
 fn cumsum_rows_and_columns<T: Element>() {
-    for (case, &(m, n, stride)) in SHAPES.iter().enumerate() {
+    for (case, &shape) in SHAPES.iter().enumerate() {
+        let (m, _, stride) = shape;
         let x = random::<T>(case as u64 + 1, m * stride, T::summand);
         let sum = (T::add as fn(T, T) -> T, T::zero());
-        let dims = (m as i32, n as i32, stride as i32);
         for num_warps in [1u32, 4, 8] {
-            let what = format!(
-                "{} m {m} n {n} stride {stride} num_warps {num_warps}",
-                T::NAME
+            let what = case_name::<T>(shape, num_warps);
+            let rows = format!("cumsum rows: {what}");
+            check_matrix_scan!(
+                tile_cumsum_rows {
+                    BLOCK_M: 2,
+                    BLOCK_N: 256,
+                    num_warps
+                },
+                &x,
+                shape,
+                1,
+                sum,
+                false,
+                rows
             );
-            let consts = tile_cumsum_rows::Consts {
-                BLOCK_M: 2,
-                BLOCK_N: 256,
-                num_warps,
-            };
-            let grid = (m.div_ceil(2) as u32,);
-            let got = run!(tile_cumsum_rows, consts, grid, &x, dims.0, dims.1, dims.2);
-            let want = scan_matrix(&x, (m, n, stride), 1, sum, false);
-            assert_eq!(got, want, "cumsum rows: {what}");
-
-            let consts = tile_cumsum_cols::Consts {
-                BLOCK_M: 256,
-                BLOCK_N: 4,
-                num_warps,
-            };
-            let grid = (n.div_ceil(4) as u32,);
-            let got = run!(tile_cumsum_cols, consts, grid, &x, dims.0, dims.1, dims.2);
-            let want = scan_matrix(&x, (m, n, stride), 0, sum, false);
-            assert_eq!(got, want, "cumsum columns: {what}");
+            let columns = format!("cumsum columns: {what}");
+            check_matrix_scan!(
+                tile_cumsum_cols {
+                    BLOCK_M: 256,
+                    BLOCK_N: 4,
+                    num_warps
+                },
+                &x,
+                shape,
+                0,
+                sum,
+                false,
+                columns
+            );
         }
         for num_warps in [2u32, 8] {
             let what = format!(
-                "{} m {m} n {n} stride {stride} num_warps {num_warps}",
-                T::NAME
+                "reversed cumsum columns: {}",
+                case_name::<T>(shape, num_warps)
             );
-            let consts = tile_cumsum_cols_reverse::Consts {
-                BLOCK_M: 128,
-                BLOCK_N: 8,
-                num_warps,
-            };
-            let grid = (n.div_ceil(8) as u32,);
-            let got = run!(
-                tile_cumsum_cols_reverse,
-                consts,
-                grid,
+            check_matrix_scan!(
+                tile_cumsum_cols_reverse {
+                    BLOCK_M: 128,
+                    BLOCK_N: 8,
+                    num_warps
+                },
                 &x,
-                dims.0,
-                dims.1,
-                dims.2
+                shape,
+                0,
+                sum,
+                true,
+                what
             );
-            let want = scan_matrix(&x, (m, n, stride), 0, sum, true);
-            assert_eq!(got, want, "reversed cumsum columns: {what}");
         }
     }
-}
-
-#[test]
-fn cumsum_rows_and_columns_match_cpu() {
-    cumsum_rows_and_columns::<i32>();
-    cumsum_rows_and_columns::<f32>();
 }
 
 fn cumsum_blocks<T: Element>() {
@@ -254,37 +278,40 @@ fn cumsum_blocks<T: Element>() {
     }
 }
 
-#[test]
-fn cumsum_of_ragged_blocks_matches_cpu() {
-    cumsum_blocks::<i32>();
-    cumsum_blocks::<f32>();
-}
-
 fn cumprod_rows<T: Element>() {
     for (case, &(m, n, stride)) in SHAPES.iter().enumerate() {
         let n = n.min(128);
         let x = random::<T>(case as u64 + 100, m * stride, T::factor);
-        let consts = tile_cumprod_rows::Consts {
-            BLOCK_M: 4,
-            BLOCK_N: 128,
-        };
-        let grid = (m.div_ceil(4) as u32,);
-        let got = run!(
-            tile_cumprod_rows,
-            consts,
-            grid,
+        let product = (T::mul as fn(T, T) -> T, T::one());
+        let what = format!("cumprod rows: {} m {m} n {n}", T::NAME);
+        check_matrix_scan!(
+            tile_cumprod_rows {
+                BLOCK_M: 4,
+                BLOCK_N: 128
+            },
             &x,
-            m as i32,
-            n as i32,
-            stride as i32
+            (m, n, stride),
+            1,
+            product,
+            false,
+            what
         );
-        let want = scan_matrix(&x, (m, n, stride), 1, (T::mul, T::one()), false);
-        assert_eq!(got, want, "cumprod rows: {} m {m} n {n}", T::NAME);
     }
 }
 
-#[test]
-fn cumprod_rows_match_cpu() {
-    cumprod_rows::<i32>();
-    cumprod_rows::<f32>();
+/// A `#[test]` per check, running it on `i32` and then on `f32`.
+macro_rules! i32_and_f32_tests {
+    ($($check:ident => $test:ident;)*) => {$(
+        #[test]
+        fn $test() {
+            $check::<i32>();
+            $check::<f32>();
+        }
+    )*};
+}
+
+i32_and_f32_tests! {
+    cumsum_rows_and_columns => cumsum_rows_and_columns_match_cpu;
+    cumsum_blocks => cumsum_of_ragged_blocks_matches_cpu;
+    cumprod_rows => cumprod_rows_match_cpu;
 }
