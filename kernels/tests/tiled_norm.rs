@@ -7,6 +7,7 @@ mod support;
 
 use support::{device, download, draws, launch_tile};
 use tessera::f16;
+use tessera::launch::DeviceBuffer;
 use tessera_kernels::tiled::norm::{tile_layernorm, tile_rmsnorm, tile_softmax};
 
 /// Uniform in [-scale, scale) from the seeded test RNG.
@@ -144,23 +145,46 @@ fn softmax_f16_matches_cpu() {
     }
 }
 
+/// The f16 input, weight and output of a normalisation over `rows × stride` (rows of `n_cols`).
+struct NormCase {
+    x: Vec<f16>,
+    w: Vec<f16>,
+    dx: DeviceBuffer<f16>,
+    dw: DeviceBuffer<f16>,
+    /// Filled with 9.0, which the masked columns keep.
+    dy: DeviceBuffer<f16>,
+}
+
+/// A [`NormCase`] on the test device: `x` drawn from `seed` in `[-x_scale, x_scale)`, the
+/// weight of `n_cols` from `seed + 1` in `[-w_scale, w_scale)`.
+fn norm_case(
+    seed: u64,
+    (x_scale, w_scale): (f32, f32),
+    (rows, n_cols, stride): (usize, usize, usize),
+) -> NormCase {
+    let device = device().device();
+    let x = halves(values(seed, rows * stride, x_scale));
+    let w = halves(values(seed + 1, n_cols, w_scale));
+    NormCase {
+        dx: device.upload(&x).unwrap(),
+        dw: device.upload(&w).unwrap(),
+        dy: device
+            .upload(&vec![f16::from_f32(9.0); rows * stride])
+            .unwrap(),
+        x,
+        w,
+    }
+}
+
 #[test]
 fn layernorm_matches_cpu() {
     let gpu = device();
     let device = gpu.device();
     let eps = 1e-5f32;
     for (rows, n_cols, stride) in cases() {
-        let x = halves(values(21, rows * stride, 3.0));
-        let w = halves(values(22, n_cols, 1.0));
+        let NormCase { x, w, dx, dw, dy } = norm_case(21, (3.0, 1.0), (rows, n_cols, stride));
         let b = halves(values(23, n_cols, 0.5));
-        let (dx, dw, db) = (
-            device.upload(&x).unwrap(),
-            device.upload(&w).unwrap(),
-            device.upload(&b).unwrap(),
-        );
-        let dy = device
-            .upload(&vec![f16::from_f32(9.0); rows * stride])
-            .unwrap();
+        let db = device.upload(&b).unwrap();
         let (dmean, drstd) = (
             device.zeros::<f32>(rows).unwrap(),
             device.zeros::<f32>(rows).unwrap(),
@@ -223,15 +247,9 @@ fn close_f16_out(got: f64, want: f64) -> bool {
 #[test]
 fn rmsnorm_matches_cpu() {
     let gpu = device();
-    let device = gpu.device();
     let eps = 1e-6f32;
     for (rows, n_cols, stride) in cases() {
-        let x = halves(values(31, rows * stride, 2.0));
-        let w = halves(values(32, n_cols, 1.5));
-        let (dx, dw) = (device.upload(&x).unwrap(), device.upload(&w).unwrap());
-        let dy = device
-            .upload(&vec![f16::from_f32(9.0); rows * stride])
-            .unwrap();
+        let NormCase { x, w, dx, dw, dy } = norm_case(31, (2.0, 1.5), (rows, n_cols, stride));
         launch_tile!(
             gpu,
             tile_rmsnorm,
