@@ -109,33 +109,44 @@ fn check_reductions<I: Iterator<Item = f32>>(
     assert!(arg[len..].iter().all(|&v| v == -7), "wrote past {what}");
 }
 
-#[test]
-fn row_reductions_match_cpu() {
-    for (m, n, stride) in shapes() {
-        let x = matrix(41, m, stride);
-        let (sum, max, arg) = guarded_outputs(m);
-        launch_each!(
-            [tile_row_sum => sum, tile_row_max => max, tile_row_argmax => arg],
-            (4, 128), (m.div_ceil(4) as u32,), &x, (m, n, stride)
-        );
-        let row = |r: usize| x[r * stride..r * stride + n].iter().copied();
-        check_reductions((sum, max, arg), m, row, &format!("m {m} n {n} r"));
+/// Line `i` of the `m × n` matrix `x` (row stride `stride`) along `axis`: row `i` (axis 1) or
+/// column `i` (axis 0).
+fn line(x: &[f32], (m, n, stride): (usize, usize, usize), axis: usize, i: usize) -> Vec<f32> {
+    if axis == 1 {
+        x[i * stride..i * stride + n].to_vec()
+    } else {
+        (0..m).map(|r| x[r * stride + i]).collect()
     }
 }
 
-#[test]
-fn column_reductions_match_cpu() {
-    for (m, n, stride) in shapes() {
-        let x = matrix(43, m, stride);
-        let (sum, max, arg) = guarded_outputs(n);
-        launch_each!(
-            [tile_col_sum => sum, tile_col_max => max, tile_col_argmax => arg],
-            (32, 64), (n.div_ceil(64) as u32,), &x, (m, n, stride)
-        );
-        let x = &x;
-        let col = |c: usize| (0..m).map(move |r| x[r * stride + c]);
-        check_reductions((sum, max, arg), n, col, &format!("m {m} n {n} c"));
-    }
+/// A `#[test]` per axis: its sum, max and argmax kernels (`BLOCK_M × BLOCK_N` = `$bm × $bn`)
+/// on a matrix drawn from `$seed`, over every shape, against the CPU. Axis 1 reduces the rows
+/// (a program per `BLOCK_M` rows), axis 0 the columns (a program per `BLOCK_N` columns).
+macro_rules! reduction_tests {
+    ($($test:ident: axis $axis:literal, seed $seed:literal, [$sum:ident, $max:ident, $arg:ident], ($bm:expr, $bn:expr);)*) => {$(
+        #[test]
+        fn $test() {
+            for (m, n, stride) in shapes() {
+                let x = matrix($seed, m, stride);
+                let (len, programs, what) = match $axis {
+                    1 => (m, m.div_ceil($bm), format!("m {m} n {n} r")),
+                    _ => (n, n.div_ceil($bn), format!("m {m} n {n} c")),
+                };
+                let (sum, max, arg) = guarded_outputs(len);
+                launch_each!(
+                    [$sum => sum, $max => max, $arg => arg],
+                    ($bm, $bn), (programs as u32,), &x, (m, n, stride)
+                );
+                let lines = |i: usize| line(&x, (m, n, stride), $axis, i).into_iter();
+                check_reductions((sum, max, arg), len, lines, &what);
+            }
+        }
+    )*};
+}
+
+reduction_tests! {
+    row_reductions_match_cpu: axis 1, seed 41, [tile_row_sum, tile_row_max, tile_row_argmax], (4, 128);
+    column_reductions_match_cpu: axis 0, seed 43, [tile_col_sum, tile_col_max, tile_col_argmax], (32, 64);
 }
 
 #[test]
