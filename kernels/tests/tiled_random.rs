@@ -270,26 +270,34 @@ fn erf_reference_matches_known_values() {
     }
 }
 
+/// Runs the math kernel `$kernel` (`BLOCK` elements a program) on `$x`: `$ops` functions of
+/// each element, function `k` of `x[i]` at `k * n + i` of the output it gives.
+macro_rules! run_math {
+    ($kernel:ident, BLOCK = $block:expr, $x:expr, $ops:expr) => {{
+        let gpu = device();
+        let n = $x.len();
+        let dx = gpu.device().upload($x).unwrap();
+        let dout = gpu.device().zeros($ops * n).unwrap();
+        launch_over!(
+            gpu,
+            $kernel,
+            BLOCK = $block,
+            n,
+            dout.ptr(),
+            dx.ptr(),
+            n as i32,
+        )
+        .unwrap();
+        dout.download().unwrap()
+    }};
+}
+
 #[test]
 fn math_matches_f64_reference() {
-    let gpu = device();
-    let device = gpu.device();
     let x = math_inputs();
     let n = x.len();
-    let dx = device.upload(&x).unwrap();
-    let dout = device.zeros::<f32>(6 * n).unwrap();
-    launch_over!(
-        gpu,
-        tile_math,
-        BLOCK = 512,
-        n,
-        dout.ptr(),
-        dx.ptr(),
-        n as i32,
-    )
-    .unwrap();
-    let out = dout.download().unwrap();
-    let on_gpu = gpu.is_gpu();
+    let out = run_math!(tile_math, BLOCK = 512, &x, 6);
+    let on_gpu = device().is_gpu();
     for (i, &v) in x.iter().enumerate() {
         let [tanh, erf, sin, cos, sigmoid, clamp] = std::array::from_fn(|k| out[k * n + i]);
         let w = f64::from(v);
@@ -352,25 +360,11 @@ fn math_matches_f64_reference() {
 
 #[test]
 fn narrow_math_rounds_the_f32_result() {
-    let gpu = device();
-    let device = gpu.device();
     let x: Vec<bf16> = (0..=4000)
         .map(|i| bf16::from_f32(-5.0 + i as f32 * 2.5e-3))
         .collect();
     let n = x.len();
-    let dx = device.upload(&x).unwrap();
-    let dout = device.zeros::<bf16>(3 * n).unwrap();
-    launch_over!(
-        gpu,
-        tile_math_bf16,
-        BLOCK = 128,
-        n,
-        dout.ptr(),
-        dx.ptr(),
-        n as i32,
-    )
-    .unwrap();
-    let out = dout.download().unwrap();
+    let out = run_math!(tile_math_bf16, BLOCK = 128, &x, 3);
     for (i, v) in x.iter().enumerate() {
         let w = f64::from(v.to_f32());
         for (k, want) in [w.tanh(), erf_reference(w), 1.0 / (1.0 + (-w).exp())]
