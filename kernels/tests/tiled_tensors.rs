@@ -6,6 +6,7 @@ mod support;
 
 use support::{device, device_and_module, draws, Rng};
 use tessera::f16;
+use tessera::launch::{Module, Stream};
 use tessera::tensor::Tensor;
 use tessera_kernels::tiled::tensors::{tensor_matmul, tensor_softmax, tensor_vec_add};
 
@@ -15,21 +16,57 @@ fn values(seed: u64, n: usize) -> Vec<f32> {
 
 const VEC: tensor_vec_add::Consts = tensor_vec_add::Consts { BLOCK: 1024 };
 
-#[test]
-fn vec_add_on_contiguous_and_strided_tensors() {
+/// `tensor_vec_add`'s inputs, `n` values each drawn from two seeds, as tensors on the test
+/// device, and its output (zeros).
+struct VecAddCase {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    ta: Tensor<f32>,
+    tb: Tensor<f32>,
+    out: Tensor<f32>,
+}
+
+impl VecAddCase {
+    fn new([seed_a, seed_b]: [u64; 2], n: usize) -> Self {
+        let (device, _) = device_and_module();
+        let (a, b) = (values(seed_a, n), values(seed_b, n));
+        VecAddCase {
+            ta: Tensor::from_slice(device, &a, &[n]).unwrap(),
+            tb: Tensor::from_slice(device, &b, &[n]).unwrap(),
+            out: Tensor::zeros(device, &[n]).unwrap(),
+            a,
+            b,
+        }
+    }
+}
+
+/// For each length of `lengths`, a [`VecAddCase`] from `seeds` that `launch` launches on a
+/// stream with the kernels' module; the output, once the stream is synchronised, is `a + b`.
+fn vec_add_cases<const N: usize>(
+    seeds: [u64; 2],
+    lengths: [usize; N],
+    mut launch: impl FnMut(&Stream, &Module, &mut VecAddCase),
+) {
     let (device, module) = device_and_module();
     let stream = device.stream().unwrap();
-    for n in [1usize, 5, 1024, 3000] {
-        let (a, b) = (values(1, n), values(2, n));
-        let ta = Tensor::from_slice(device, &a, &[n]).unwrap();
-        let tb = Tensor::from_slice(device, &b, &[n]).unwrap();
-        let mut out = Tensor::<f32>::zeros(device, &[n]).unwrap();
-        let grid = (n.div_ceil(1024) as u32,);
-        tensor_vec_add::launch(&stream, module, VEC, grid, &ta, &tb, &mut out).unwrap();
+    for n in lengths {
+        let mut case = VecAddCase::new(seeds, n);
+        launch(&stream, module, &mut case);
         stream.synchronize().unwrap();
-        let got = out.to_vec().unwrap();
-        assert!((0..n).all(|i| got[i] == a[i] + b[i]), "n {n}");
+        let got = case.out.to_vec().unwrap();
+        assert!((0..n).all(|i| got[i] == case.a[i] + case.b[i]), "n {n}");
     }
+}
+
+#[test]
+fn vec_add_on_contiguous_and_strided_tensors() {
+    vec_add_cases([1, 2], [1, 5, 1024, 3000], |stream, module, case| {
+        let grid = (case.a.len().div_ceil(1024) as u32,);
+        let (ta, tb, out) = (&case.ta, &case.tb, &mut case.out);
+        tensor_vec_add::launch(stream, module, VEC, grid, ta, tb, out).unwrap();
+    });
+    let (device, module) = device_and_module();
+    let stream = device.stream().unwrap();
     // Every other element of a, the second column of a [n, 2] tensor as b: strided views.
     let n = 700;
     let a = values(3, 2 * n);
@@ -174,29 +211,24 @@ fn matmul_with_a_transposed_operand_on_two_streams_and_a_graph() {
 
 #[test]
 fn launch_sized_takes_the_grid_from_the_tensor_sizes() {
-    let (device, module) = device_and_module();
-    let stream = device.stream().unwrap();
-    for n in [1usize, 1024, 1025, 5000] {
-        let (a, b) = (values(6, n), values(7, n));
-        let ta = Tensor::from_slice(device, &a, &[n]).unwrap();
-        let tb = Tensor::from_slice(device, &b, &[n]).unwrap();
-        let mut out = Tensor::<f32>::zeros(device, &[n]).unwrap();
+    vec_add_cases([6, 7], [1, 1024, 1025, 5000], |stream, module, case| {
+        let n = case.a.len();
         let mut seen = None;
         let grid = |c: &tensor_vec_add::Consts, s: &tensor_vec_add::Sizes| {
             seen = Some(*s);
             (s.out[0].div_ceil(c.BLOCK) as u32,)
         };
-        tensor_vec_add::launch_sized(&stream, module, VEC, grid, &ta, &tb, &mut out).unwrap();
+        let (ta, tb, out) = (&case.ta, &case.tb, &mut case.out);
+        tensor_vec_add::launch_sized(stream, module, VEC, grid, ta, tb, out).unwrap();
         let sizes = tensor_vec_add::Sizes {
             a: [n],
             b: [n],
             out: [n],
         };
         assert_eq!(seen, Some(sizes));
-        stream.synchronize().unwrap();
-        let got = out.to_vec().unwrap();
-        assert!((0..n).all(|i| got[i] == a[i] + b[i]), "n {n}");
-    }
+    });
+    let (device, module) = device_and_module();
+    let stream = device.stream().unwrap();
     // A view's sizes, not its allocation's: the second half of a [2, n] tensor's rows.
     let n = 3000;
     let data = values(8, 2 * n);
