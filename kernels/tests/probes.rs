@@ -17,6 +17,12 @@ fn config(grid: [u32; 3], block: [u32; 3], shared_bytes: u32) -> LaunchConfig {
     }
 }
 
+/// The launch of the tensor-core tile probes: a warp per 16 × 8 tile, 768 bytes of shared
+/// memory.
+fn tile_config(tiles: usize) -> LaunchConfig {
+    config([tiles as u32, 1, 1], [32, 1, 1], 768)
+}
+
 /// `x` rounded to f16: its bits and its value.
 fn to_f16(x: f32) -> (u16, f32) {
     let h = f16::from_f32(x);
@@ -40,6 +46,19 @@ fn rounded_halves(
     let (bits, values): (Vec<u16>, Vec<f32>) =
         (0..n).map(|_| round(rng.next_f32() * scale)).unzip();
     (values, halves_to_words(&bits))
+}
+
+/// The operands of the 16-bit tile probes, drawn from `seed` by [`rounded_halves`]: `tiles`
+/// 16 × 16 tiles of A, then 128 elements a tile of B.
+fn tile_operands(
+    seed: u64,
+    tiles: usize,
+    scale: f32,
+    round: impl Fn(f32) -> (u16, f32) + Copy,
+) -> [(Vec<f32>, Vec<u32>); 2] {
+    let mut rng = Rng(seed);
+    let a = rounded_halves(&mut rng, tiles * 256, scale, round);
+    [a, rounded_halves(&mut rng, tiles * 128, scale, round)]
 }
 
 /// Element `(r, n)` of tile `t` of a tensor-core product, `got`, against the exact sum of its
@@ -68,21 +87,12 @@ fn halves_to_words(h: &[u16]) -> Vec<u32> {
 fn mma_f16_tile_matches_cpu_with_ragged_rows() {
     let gpu = device();
     let tiles = 3;
-    let mut rng = Rng(10);
-    let (a, a_words) = rounded_halves(&mut rng, tiles * 256, 2.0, to_f16);
-    let (b, b_words) = rounded_halves(&mut rng, tiles * 128, 2.0, to_f16);
+    let [(a, a_words), (b, b_words)] = tile_operands(10, tiles, 2.0, to_f16);
     for m_valid in [16u32, 11, 1] {
-        let (da, db) = (
-            Buffer::from_u32(gpu.device(), &a_words),
-            Buffer::from_u32(gpu.device(), &b_words),
-        );
+        let [da, db] = [&a_words, &b_words].map(|w| Buffer::from_u32(gpu.device(), w));
         let dd = Buffer::filled(gpu.device(), tiles * 128, 0xdead_beef);
-        gpu.launch(
-            MMA_F16_TILE,
-            config([tiles as u32, 1, 1], [32, 1, 1], 768),
-            (da.ptr(), db.ptr(), dd.ptr(), m_valid),
-        )
-        .unwrap();
+        let args = (da.ptr(), db.ptr(), dd.ptr(), m_valid);
+        gpu.launch(MMA_F16_TILE, tile_config(tiles), args).unwrap();
         let d = dd.to_u32();
         for t in 0..tiles {
             for r in 0..16 {
@@ -109,20 +119,11 @@ fn mma_f16_tile_matches_cpu_with_ragged_rows() {
 fn mma_bf16_tile_matches_cpu() {
     let gpu = device();
     let tiles = 2;
-    let mut rng = Rng(11);
-    let (a, a_words) = rounded_halves(&mut rng, tiles * 256, 1.0, to_bf16);
-    let (bt, bt_words) = rounded_halves(&mut rng, tiles * 128, 1.0, to_bf16);
-    let (da, db) = (
-        Buffer::from_u32(gpu.device(), &a_words),
-        Buffer::from_u32(gpu.device(), &bt_words),
-    );
+    let [(a, a_words), (bt, bt_words)] = tile_operands(11, tiles, 1.0, to_bf16);
+    let [da, db] = [&a_words, &bt_words].map(|w| Buffer::from_u32(gpu.device(), w));
     let dd = Buffer::filled(gpu.device(), tiles * 128, 0);
-    gpu.launch(
-        MMA_BF16_TILE,
-        config([tiles as u32, 1, 1], [32, 1, 1], 768),
-        (da.ptr(), db.ptr(), dd.ptr()),
-    )
-    .unwrap();
+    let args = (da.ptr(), db.ptr(), dd.ptr());
+    gpu.launch(MMA_BF16_TILE, tile_config(tiles), args).unwrap();
     let d = dd.to_f32();
     for t in 0..tiles {
         for r in 0..16 {
@@ -150,18 +151,11 @@ fn mma_s8_tile_matches_cpu_exactly() {
             .map(|q| pack_s8x4([q[0], q[1], q[2], q[3]]))
             .collect::<Vec<_>>()
     };
-    let (da, db) = (
-        Buffer::from_u32(gpu.device(), &words(&a)),
-        Buffer::from_u32(gpu.device(), &words(&bt)),
-    );
+    let [da, db] = [words(&a), words(&bt)].map(|w| Buffer::from_u32(gpu.device(), &w));
     let dc = Buffer::from_i32(gpu.device(), &c);
     let dd = Buffer::filled(gpu.device(), tiles * 128, 0);
-    gpu.launch(
-        MMA_S8_TILE,
-        config([tiles as u32, 1, 1], [32, 1, 1], 768),
-        (da.ptr(), db.ptr(), dc.ptr(), dd.ptr()),
-    )
-    .unwrap();
+    let args = (da.ptr(), db.ptr(), dc.ptr(), dd.ptr());
+    gpu.launch(MMA_S8_TILE, tile_config(tiles), args).unwrap();
     let d = dd.to_i32();
     for t in 0..tiles {
         for r in 0..16 {
