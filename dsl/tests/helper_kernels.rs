@@ -46,7 +46,7 @@ mod helpers {
 }
 
 use helpers::{chunk, div_rem, max_of, put, weighted_sum};
-use tessera::launch::Device;
+use tessera::launch::{Device, DeviceBuffer, DeviceElement};
 use tessera::{f16, tile_kernel, Ptr};
 
 /// `out[i] = Σ_{j < steps} Σ_{k < 4} (x[i] + j) · k` and `rows[i], cols[i] = i / width, i % width`.
@@ -130,6 +130,19 @@ fn helpers_with_loops_pairs_and_stores_match_cpu() {
     }
 }
 
+/// `largest` (`W = 64`, one program) on the emulator over all of `x`, into `out` and `first`.
+fn run_largest<T: largest::Listed_T + DeviceElement>(
+    device: &Device,
+    x: &[T],
+    out: &DeviceBuffer<f32>,
+    first: &DeviceBuffer<f32>,
+) {
+    let dx = device.upload(x).unwrap();
+    let consts = largest::Consts { W: 64 };
+    let n = x.len() as i32;
+    largest::emulate(consts, (1,), dx.ptr(), out.ptr(), first.ptr(), n).unwrap();
+}
+
 #[test]
 fn helpers_with_generics_from_the_kernel_match_cpu() {
     let device = Device::emulator();
@@ -144,16 +157,7 @@ fn helpers_with_generics_from_the_kernel_match_cpu() {
             .iter()
             .copied()
             .fold(f32::NEG_INFINITY, f32::max);
-        let dx = device.upload(&x).unwrap();
-        largest::emulate(
-            largest::Consts { W: 64 },
-            (1,),
-            dx.ptr(),
-            out.ptr(),
-            first.ptr(),
-            n as i32,
-        )
-        .unwrap();
+        run_largest(&device, &x, &out, &first);
         assert_eq!(out.download().unwrap()[0], want, "f32, n = {n}");
         assert_eq!(
             first.download().unwrap()[0],
@@ -161,16 +165,7 @@ fn helpers_with_generics_from_the_kernel_match_cpu() {
             "f32 head, n = {n}"
         );
         let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
-        let dxh = device.upload(&xh).unwrap();
-        largest::emulate(
-            largest::Consts { W: 64 },
-            (1,),
-            dxh.ptr(),
-            out.ptr(),
-            first.ptr(),
-            n as i32,
-        )
-        .unwrap();
+        run_largest(&device, &xh, &out, &first);
         assert_eq!(out.download().unwrap()[0], want, "f16, n = {n}");
     }
 }
