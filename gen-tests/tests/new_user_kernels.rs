@@ -17,6 +17,11 @@ fn up<T: DeviceElement>(data: &[T]) -> DeviceBuffer<T> {
     device().upload(data).unwrap()
 }
 
+/// The f32 output `out` is within `tolerance` of `want` (see [`assert_close`]).
+fn assert_output(out: &DeviceBuffer<f32>, want: &[f32], tolerance: f32, what: &str) {
+    assert_close(&out.download().unwrap(), want, tolerance, what);
+}
+
 /// Multiples of 1/8 in [-8, 8): exact in f16 and in short sums of them.
 fn floats(seed: u32, n: usize) -> Vec<f32> {
     eighths(seed, n, 8)
@@ -68,12 +73,7 @@ fn bias_rows_masked_over_ragged_sizes() {
                 want[r * n + c] = x[r * n + c] + bias[c];
             }
         }
-        assert_close(
-            &out.download().unwrap(),
-            &want,
-            0.0,
-            &format!("m {m} n {n}"),
-        );
+        assert_output(&out, &want, 0.0, &format!("m {m} n {n}"));
     }
 }
 
@@ -112,9 +112,9 @@ fn reduce_every_axis_of_rank3() {
             }
         }
     }
-    assert_close(&s0.download().unwrap(), &want0, 0.0, "sum(0)");
-    assert_close(&m1.download().unwrap(), &want1, 0.0, "max(1)");
-    assert_close(&n2.download().unwrap(), &want2, 0.0, "min(2)");
+    assert_output(&s0, &want0, 0.0, "sum(0)");
+    assert_output(&m1, &want1, 0.0, "max(1)");
+    assert_output(&n2, &want2, 0.0, "min(2)");
 }
 
 #[tile_kernel]
@@ -197,7 +197,7 @@ fn scalars_become_tiles() {
             p + p + (i % 16) as f32
         })
         .collect();
-    assert_close(&out.download().unwrap(), &want, 0.0, "out");
+    assert_output(&out, &want, 0.0, "out");
     let sums: Vec<i32> = (0..3).map(|p| p * 160 + 120).collect();
     assert_eq!(idx.download().unwrap(), sums);
 }
@@ -220,9 +220,9 @@ fn join_split_interleave_and_undo() {
     let want: Vec<f32> = (0..32)
         .map(|i| if i % 2 == 0 { a[i / 2] } else { b[i / 2] })
         .collect();
-    assert_close(&mixed.download().unwrap(), &want, 0.0, "mixed");
+    assert_output(&mixed, &want, 0.0, "mixed");
     let want: Vec<f32> = (0..16).map(|i| a[i] - b[i]).collect();
-    assert_close(&diff.download().unwrap(), &want, 0.0, "diff");
+    assert_output(&diff, &want, 0.0, "diff");
 }
 
 #[tile_kernel]
@@ -250,7 +250,7 @@ fn rank3_trans_with_a_permutation() {
             }
         }
     }
-    assert_close(&out.download().unwrap(), &want, 0.0, "trans([2, 0, 1])");
+    assert_output(&out, &want, 0.0, "trans([2, 0, 1])");
 }
 
 #[tile_kernel]
@@ -288,8 +288,8 @@ fn gather_along_each_axis() {
     let want0: Vec<f32> = (0..32)
         .map(|e| src[(index[e] % 8) as usize * 16 + e % 16])
         .collect();
-    assert_close(&along1.download().unwrap(), &want1, 0.0, "gather axis 1");
-    assert_close(&along0.download().unwrap(), &want0, 0.0, "gather axis 0");
+    assert_output(&along1, &want1, 0.0, "gather axis 1");
+    assert_output(&along0, &want0, 0.0, "gather axis 0");
 }
 
 #[tile_kernel]
@@ -316,7 +316,7 @@ fn reductions_expanded_back() {
             x[e] - mean + c as f32
         })
         .collect();
-    assert_close(&out.download().unwrap(), &want, 1e-6, "centred");
+    assert_output(&out, &want, 1e-6, "centred");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -435,12 +435,7 @@ fn where_with_scalar_branches() {
                 }
             })
             .collect();
-        assert_close(
-            &out.download().unwrap(),
-            &want,
-            0.0,
-            &format!("BLOCK {block}"),
-        );
+        assert_output(&out, &want, 0.0, &format!("BLOCK {block}"));
     }
 }
 
@@ -492,12 +487,7 @@ fn loops_carry_tiles_and_scalars() {
         }
         let count = chunks.max(1) as f32;
         let want: Vec<f32> = acc.iter().map(|a| a / count + peak).collect();
-        assert_close(
-            &out.download().unwrap(),
-            &want,
-            1e-6,
-            &format!("chunks {chunks} n {n}"),
-        );
+        assert_output(&out, &want, 1e-6, &format!("chunks {chunks} n {n}"));
     }
 }
 
@@ -548,12 +538,7 @@ fn if_on_scalars_inside_and_around_loops() {
                 }
             })
             .collect();
-        assert_close(
-            &out.download().unwrap(),
-            &want,
-            0.0,
-            &format!("mode {mode} steps {steps}"),
-        );
+        assert_output(&out, &want, 0.0, &format!("mode {mode} steps {steps}"));
     }
 }
 
@@ -630,12 +615,7 @@ fn dot_at_the_smallest_f16_shape_with_a_ragged_k() {
                     .sum::<f32>()
             })
             .collect();
-        assert_close(
-            &c.download().unwrap(),
-            &want,
-            1e-6,
-            &format!("k_valid {k_valid}"),
-        );
+        assert_output(&c, &want, 1e-6, &format!("k_valid {k_valid}"));
     }
 }
 
@@ -848,11 +828,6 @@ fn masked_rows_reduce_to_negative_infinity() {
                 best.max(-7.5)
             })
             .collect();
-        assert_close(
-            &out.download().unwrap(),
-            &want,
-            0.0,
-            &format!("rows {rows}"),
-        );
+        assert_output(&out, &want, 0.0, &format!("rows {rows}"));
     }
 }
