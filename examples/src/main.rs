@@ -12,6 +12,7 @@ mod bench_attention;
 mod bench_launch;
 mod bench_tiled;
 mod checks;
+mod cli;
 mod data;
 mod explain;
 mod random_dump;
@@ -491,14 +492,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Ok(Command::Help) => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("error: {err}\n{USAGE}");
-            ExitCode::from(2)
-        }
+        Ok(Command::Help) => cli::help(USAGE),
+        Err(err) => cli::usage_error(&err, USAGE),
     }
 }
 

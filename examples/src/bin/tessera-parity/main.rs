@@ -10,6 +10,8 @@
 //! the emulator-vs-CPU comparisons run, and the program says so.
 
 mod checks;
+#[path = "../../cli.rs"]
+mod cli;
 mod compare;
 mod inputs;
 
@@ -309,14 +311,8 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Ok(Command::Help) => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("error: {err}\n{USAGE}");
-            ExitCode::from(2)
-        }
+        Ok(Command::Help) => cli::help(USAGE),
+        Err(err) => cli::usage_error(&err, USAGE),
     }
 }
 
