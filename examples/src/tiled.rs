@@ -121,6 +121,30 @@ fn softmax_ref(row: impl Iterator<Item = f64> + Clone) -> Vec<f64> {
     e.into_iter().map(|v| v / sum).collect()
 }
 
+/// The wrapping running sums of `v[range]` (from its end when `reverse`) against `got[range]`:
+/// the first element that differs, as `"{name}[i] = … but {what} is …"`.
+fn running_sums(
+    v: &[i32],
+    got: &[i32],
+    range: std::ops::Range<usize>,
+    reverse: bool,
+    name: &str,
+    what: &str,
+) -> Result<(), String> {
+    let mut order: Vec<usize> = range.collect();
+    if reverse {
+        order.reverse();
+    }
+    let mut sum = 0i32;
+    for i in order {
+        sum = sum.wrapping_add(v[i]);
+        if got[i] != sum {
+            return Err(format!("{name}[{i}] = {} but {what} is {sum}", got[i]));
+        }
+    }
+    Ok(())
+}
+
 /// One row of a padded output (`n` columns, then padding that must still hold the fill,
 /// `is_fill`): the worst `|value(got) − want(c)| / tol(want(c))` over the columns, or the first
 /// column that fails.
@@ -175,6 +199,19 @@ impl Checks<'_> {
             self.tile_runs[at].entries.push(entry);
         }
         Ok(())
+    }
+
+    /// Each of `host` uploaded, in order.
+    fn upload_each<T: DeviceElement, const N: usize>(
+        &self,
+        host: [&Vec<T>; N],
+    ) -> Result<[DeviceBuffer<T>; N], LaunchError> {
+        let buffers = (host.iter())
+            .map(|values| self.device.upload(values))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(buffers
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("N buffers")))
     }
 
     /// An output of `n` elements of `fill` followed by canaries.
@@ -278,11 +315,7 @@ impl Checks<'_> {
         let x: Vec<f16> = float_vec(41, rows * stride, 3.0);
         let w: Vec<f16> = float_vec(42, n, 1.0);
         let b: Vec<f16> = float_vec(43, n, 0.5);
-        let (dx, dw, db) = (
-            self.device.upload(&x)?,
-            self.device.upload(&w)?,
-            self.device.upload(&b)?,
-        );
+        let [dx, dw, db] = self.upload_each([&x, &w, &b])?;
         let (fill, canary) = (f16::from_f32(9.0), f16::from_f32(-4321.0));
         let y = self.padded(rows * stride, fill, canary)?;
         let mean = self.padded(rows, 0f32, -12345.5)?;
@@ -451,11 +484,7 @@ impl Checks<'_> {
         let q: Vec<f16> = float_vec(81, len, 2.0);
         let k: Vec<f16> = float_vec(82, len, 2.0);
         let v: Vec<f16> = float_vec(83, len, 1.0);
-        let (dq, dk, dv) = (
-            self.device.upload(&q)?,
-            self.device.upload(&k)?,
-            self.device.upload(&v)?,
-        );
+        let [dq, dk, dv] = self.upload_each([&q, &k, &v])?;
         let canary = f16::from_f32(-4321.0);
         let o = self.padded(len, f16::default(), canary)?;
         let scale = 1.0 / (d as f32).sqrt();
@@ -521,28 +550,9 @@ impl Checks<'_> {
             )?;
             let (got, got_rev) = (out.download()?, rev.download()?);
             let verdict = check_items(len.div_ceil(1024), |b| {
-                let block = &v[b * 1024..len.min(b * 1024 + 1024)];
-                let (mut sum, mut sum_rev) = (0i32, 0i32);
-                for (k, &value) in block.iter().enumerate() {
-                    sum = sum.wrapping_add(value);
-                    let i = b * 1024 + k;
-                    if got[i] != sum {
-                        return Err(format!(
-                            "out[{i}] = {} but the running sum is {sum}",
-                            got[i]
-                        ));
-                    }
-                }
-                for (k, &value) in block.iter().enumerate().rev() {
-                    sum_rev = sum_rev.wrapping_add(value);
-                    let i = b * 1024 + k;
-                    if got_rev[i] != sum_rev {
-                        return Err(format!(
-                            "rev[{i}] = {} but the sum from the end is {sum_rev}",
-                            got_rev[i]
-                        ));
-                    }
-                }
+                let range = b * 1024..len.min(b * 1024 + 1024);
+                running_sums(&v, &got, range.clone(), false, "out", "the running sum")?;
+                running_sums(&v, &got_rev, range, true, "rev", "the sum from the end")?;
                 Ok(0.0)
             });
             let label = format!("tile_cumsum_blocks i32 {len} num_warps {num_warps}");
