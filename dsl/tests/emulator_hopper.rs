@@ -4,7 +4,9 @@
 
 mod emulator_support;
 
-use emulator_support::{async_message, deadlock_message, run_block as run, Buffer};
+use emulator_support::{
+    assert_mentions, async_message, deadlock_message, run_block as run, Buffer,
+};
 use tessera::device::*;
 use tessera::emulator::EmulatorError;
 use tessera::{bf16, f16, Ptr};
@@ -63,66 +65,56 @@ fn mbarrier_phases_alternate_parity() {
     .unwrap();
 }
 
-#[test]
-fn waiting_again_with_the_same_parity_is_an_error() {
-    let bar = dynamic_shared_base();
-    let message = async_message(run(32, 64, |tid| unsafe {
+/// A `#[test]` per misuse of the `mbarrier` at the base of shared memory: `body(tid, bar)` run
+/// by `threads` threads (64 bytes of shared memory) ends in the error that `$error` takes the
+/// message of (`async_message` or `deadlock_message`), a message that mentions each of `$parts`.
+macro_rules! mbarrier_misuse_tests {
+    ($($(#[doc = $doc:literal])* $test:ident: $error:ident($threads:literal, $body:expr) mentions [$($part:literal),+];)*) => {$(
+        $(#[doc = $doc])*
+        #[test]
+        fn $test() {
+            let bar = dynamic_shared_base();
+            let body: fn(u32, u32) = $body;
+            let message = $error(run($threads, 64, |tid| body(tid, bar)));
+            assert_mentions(&message, &[$($part),+]);
+        }
+    )*};
+}
+
+mbarrier_misuse_tests! {
+    waiting_again_with_the_same_parity_is_an_error: async_message(32, |tid, bar| unsafe {
         init_barrier(tid, bar, 32);
         for _ in 0..2 {
             mbarrier_arrive(bar);
             mbarrier_wait_parity(bar, 0); // should flip to 1 the second time
         }
-    }));
-    assert!(message.contains("parity was not flipped"), "{message}");
-}
+    }) mentions ["parity was not flipped"];
 
-#[test]
-fn too_few_arrivals_is_a_deadlock_naming_the_barrier() {
-    let bar = dynamic_shared_base();
-    let message = deadlock_message(run(32, 64, |tid| unsafe {
+    too_few_arrivals_is_a_deadlock_naming_the_barrier: deadlock_message(32, |tid, bar| unsafe {
         init_barrier(tid, bar, 33);
         mbarrier_arrive(bar);
         mbarrier_wait_parity(bar, 0);
-    }));
-    assert!(
-        message.contains("mbarrier 0x400") && message.contains("misses 1 of 33 arrivals"),
-        "{message}"
-    );
-}
+    }) mentions ["mbarrier 0x400", "misses 1 of 33 arrivals"];
 
-#[test]
-fn waiting_on_the_current_parity_of_a_finished_barrier_is_a_deadlock() {
-    // Phase 0 completes; waiting for parity 1 then waits for phase 1, which nobody completes.
-    let bar = dynamic_shared_base();
-    let message = deadlock_message(run(32, 64, |tid| unsafe {
+    /// Phase 0 completes; waiting for parity 1 then waits for phase 1, which nobody completes.
+    waiting_on_the_current_parity_of_a_finished_barrier_is_a_deadlock: deadlock_message(32, |tid, bar| unsafe {
         init_barrier(tid, bar, 32);
         mbarrier_arrive(bar);
         mbarrier_wait_parity(bar, 0);
         mbarrier_wait_parity(bar, 1);
-    }));
-    assert!(message.contains("for phase 1 (parity 1)"), "{message}");
-}
+    }) mentions ["for phase 1 (parity 1)"];
 
-#[test]
-fn missing_transaction_bytes_are_a_deadlock() {
-    let bar = dynamic_shared_base();
-    let message = deadlock_message(run(32, 64, |tid| unsafe {
+    missing_transaction_bytes_are_a_deadlock: deadlock_message(32, |tid, bar| unsafe {
         init_barrier_expecting(tid, bar, 256);
         mbarrier_wait_parity(bar, 0);
-    }));
-    assert!(message.contains("256 transaction bytes"), "{message}");
-}
+    }) mentions ["256 transaction bytes"];
 
-#[test]
-fn arrivals_beyond_the_count_are_an_error() {
-    let bar = dynamic_shared_base();
-    let message = async_message(run(32, 64, |tid| unsafe {
+    arrivals_beyond_the_count_are_an_error: async_message(32, |tid, bar| unsafe {
         init_barrier_expecting(tid, bar, 128);
         if tid == 1 {
             mbarrier_arrive(bar);
         }
-    }));
-    assert!(message.contains("more threads arrive"), "{message}");
+    }) mentions ["more threads arrive"];
 }
 
 #[test]
@@ -256,18 +248,15 @@ fn tensor_maps_the_driver_would_reject_are_errors() {
         TensorMap::tiled_2d(TmaElement::F16, ptr, [8, 8], stride, box_dim, swizzle)
     };
     assert!(map(16, [8, 8], TmaSwizzle::None).is_ok());
-    assert!(map(18, [8, 8], TmaSwizzle::None)
-        .unwrap_err()
-        .contains("multiple of 16"));
-    assert!(map(16, [8, 4], TmaSwizzle::None)
-        .unwrap_err()
-        .contains("not a multiple of 16"));
-    assert!(map(256, [8, 128], TmaSwizzle::B128)
-        .unwrap_err()
-        .contains("wider than"));
-    assert!(map(16, [300, 8], TmaSwizzle::None)
-        .unwrap_err()
-        .contains("1..=256"));
+    for (stride, box_dim, swizzle, error) in [
+        (18, [8, 8], TmaSwizzle::None, "multiple of 16"),
+        (16, [8, 4], TmaSwizzle::None, "not a multiple of 16"),
+        (256, [8, 128], TmaSwizzle::B128, "wider than"),
+        (16, [300, 8], TmaSwizzle::None, "1..=256"),
+    ] {
+        let err = map(stride, box_dim, swizzle).unwrap_err();
+        assert!(err.contains(error), "{err}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -377,25 +366,23 @@ fn check_wgmma_ss<const R: usize>(
     .unwrap();
 }
 
+/// [`check_wgmma_ss`] of each `R: wgmma instruction, input encoding` (`imm-trans` 0 for A,
+/// K-major, and 1 for B, N-major).
+macro_rules! check_each_wgmma_ss {
+    ($($n:literal: $wgmma:ident, $encode:expr;)*) => {$(
+        check_wgmma_ss::<$n>(|acc, a, b, s| unsafe { $wgmma::<0, 1>(acc, a, b, s) }, $encode);
+    )*};
+}
+
 #[test]
 fn wgmma_from_shared_memory_matches_the_reference() {
-    check_wgmma_ss::<32>(
-        |acc, a, b, s| unsafe { wgmma_m64n64k16_f16::<0, 1>(acc, a, b, s) },
-        f16_bits,
-    );
-    check_wgmma_ss::<64>(
-        |acc, a, b, s| unsafe { wgmma_m64n128k16_f16::<0, 1>(acc, a, b, s) },
-        f16_bits,
-    );
-    check_wgmma_ss::<128>(
-        |acc, a, b, s| unsafe { wgmma_m64n256k16_f16::<0, 1>(acc, a, b, s) },
-        f16_bits,
-    );
-    // The test values (multiples of 1/4 in [-2, 2]) are exact in bf16 too.
-    check_wgmma_ss::<64>(
-        |acc, a, b, s| unsafe { wgmma_m64n128k16_bf16::<0, 1>(acc, a, b, s) },
-        bf16_bits,
-    );
+    check_each_wgmma_ss! {
+        32: wgmma_m64n64k16_f16, f16_bits;
+        64: wgmma_m64n128k16_f16, f16_bits;
+        128: wgmma_m64n256k16_f16, f16_bits;
+        // The test values (multiples of 1/4 in [-2, 2]) are exact in bf16 too.
+        64: wgmma_m64n128k16_bf16, bf16_bits;
+    }
 }
 
 #[test]
