@@ -217,7 +217,7 @@ fn attention_d128_matches_f64_reference() {
     }
 }
 
-/// The software-pipelined specialisations (`num_stages = 3`) on both emulated bodies: sm_90a (`k` and
+/// The software-pipelined specialisations (`num_stages` 4 at `D = 64`, 3 at `D = 128`) on both emulated bodies: sm_90a (`k` and
 /// `v` copied by `cp.async` into rings read by `wgmma`) and sm_80 (`mma.sync`). Trip counts 1
 /// (`seq` 17: below the stages) and 3 (`seq` 130: ragged, past the prologue), causal and not.
 #[test]
@@ -232,7 +232,7 @@ fn pipelined_attention_matches_f64_reference() {
                     D: 64,
                     CAUSAL: usize::from(causal),
                     num_warps,
-                    num_stages: 3,
+                    num_stages: 4,
                 };
                 let c = d64(4);
                 check_case!(gpu, tile_attention_d64, f16, c, (seq, 64, causal));
