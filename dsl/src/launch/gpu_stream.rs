@@ -1,19 +1,19 @@
 //! The GPU side of [`Stream`](super::Stream), [`Event`](super::Event) and
 //! [`Graph`](super::Graph): CUDA streams, events and graphs through the driver API.
 
+use super::backend::StagedUploads;
 use super::config::EntryLaunch;
 use super::error::LaunchError;
 use super::gpu::{check, GpuContext, GpuModule};
 use cudarc::driver::sys;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A CUDA stream (created here and destroyed on drop, or borrowed from `cudarc`).
 pub(super) struct GpuStream {
     context: Arc<GpuContext>,
     stream: sys::CUstream,
     owned: bool,
-    /// Host copies of data uploaded asynchronously, kept until the stream is synchronised.
-    staged: Mutex<Vec<Vec<u8>>>,
+    staged: StagedUploads,
 }
 
 // SAFETY: stream handles may be used from any thread with the context current (`bind`).
@@ -36,7 +36,7 @@ impl GpuStream {
             context: Arc::clone(context),
             stream,
             owned: true,
-            staged: Mutex::new(Vec::new()),
+            staged: StagedUploads::default(),
         })
     }
 
@@ -46,7 +46,7 @@ impl GpuStream {
             context: Arc::clone(context),
             stream,
             owned: false,
-            staged: Mutex::new(Vec::new()),
+            staged: StagedUploads::default(),
         }
     }
 
@@ -57,20 +57,21 @@ impl GpuStream {
     /// Enqueues a copy of `source` to device address `addr`.
     pub(super) fn upload(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
         self.context.bind()?;
-        let staged = source.to_vec();
-        // SAFETY: the caller checked the device range; `staged` lives until the stream is
-        // synchronised (held below).
-        check(
-            unsafe {
-                sys::cuMemcpyHtoDAsync_v2(addr, staged.as_ptr().cast(), staged.len(), self.stream)
-            },
-            || format!("enqueuing a copy of {} bytes to the device", staged.len()),
-        )?;
-        self.staged
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(staged);
-        Ok(())
+        self.staged.upload(source, |staged| {
+            // SAFETY: the caller checked the device range; `staged` lives until the stream is
+            // synchronised.
+            check(
+                unsafe {
+                    sys::cuMemcpyHtoDAsync_v2(
+                        addr,
+                        staged.as_ptr().cast(),
+                        staged.len(),
+                        self.stream,
+                    )
+                },
+                || format!("enqueuing a copy of {} bytes to the device", staged.len()),
+            )
+        })
     }
 
     pub(super) fn record(&self) -> Result<GpuEvent, LaunchError> {
@@ -107,10 +108,7 @@ impl GpuStream {
         check(unsafe { sys::cuStreamSynchronize(self.stream) }, || {
             "synchronising a stream (an error here may come from any kernel it ran)".into()
         })?;
-        self.staged
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.staged.release();
         Ok(())
     }
 

@@ -12,9 +12,9 @@
 //! `hipModuleLoadData`; kernels launch by `hipModuleLaunchKernel` with the same `void**`
 //! parameter array as `cuLaunchKernel` ([`with_param_pointers`]).
 
-use super::args::with_param_pointers;
+use super::backend::{self, launch_kernel, DeviceCopy, EventTimer, StagedUploads};
 use super::code_object::CodeObjectKernel;
-use super::config::{EntryLaunch, LaunchConfig, TimingOptions};
+use super::config::{EntryLaunch, LaunchConfig};
 use super::error::LaunchError;
 use super::hip_sys::{self, HipApi, HipError, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS};
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -122,28 +122,20 @@ impl HipContext {
                 (api.hipGetDeviceCount)(&mut count),
                 "counting devices (hipGetDeviceCount)",
             )?;
-            if count <= 0 {
-                return Err(unavailable("the HIP runtime sees no device".to_string()));
-            }
-            if ordinal >= count as usize {
-                return Err(unavailable(format!(
-                    "HIP device {ordinal} requested, {count} present"
-                )));
-            }
+            backend::check_ordinal(ordinal, count, "the HIP runtime", "HIP device")
+                .map_err(unavailable)?;
             let ordinal = ordinal as i32;
             let mut device = 0;
             runtime(
                 (api.hipDeviceGet)(&mut device, ordinal),
                 "getting the device",
             )?;
-            let mut name_bytes = [0 as c_char; 256];
-            runtime(
-                (api.hipDeviceGetName)(name_bytes.as_mut_ptr(), name_bytes.len() as i32, device),
-                "reading the device name",
-            )?;
-            let name = CStr::from_ptr(name_bytes.as_ptr())
-                .to_string_lossy()
-                .into_owned();
+            let name = backend::device_name(|buffer, length| {
+                runtime(
+                    (api.hipDeviceGetName)(buffer, length, device),
+                    "reading the device name",
+                )
+            })?;
             let context = HipContext { api, ordinal, name };
             context.bind().map_err(|err| unavailable(err.to_string()))?;
             Ok(Arc::new(context))
@@ -189,83 +181,65 @@ impl HipContext {
         launch: EntryLaunch<'_, HipModule>,
         stream: hip_sys::Stream,
     ) -> Result<(), LaunchError> {
-        let EntryLaunch {
-            module,
-            name,
-            index,
-            config,
-            params,
-        } = launch;
         self.bind()?;
-        let function = module.function(name, index, config)?;
-        with_param_pointers(name, params, |pointers| {
-            // SAFETY: `function` belongs to a loaded module of this device; `pointers` has one
-            // pointer per explicit kernel argument (checked against the code object's metadata),
-            // each to at least as many bytes as the argument.
-            let result = unsafe {
-                (self.api.hipModuleLaunchKernel)(
-                    function,
-                    config.grid[0],
-                    config.grid[1],
-                    config.grid[2],
-                    config.block[0],
-                    config.block[1],
-                    config.block[2],
-                    config.shared_bytes,
-                    stream,
-                    pointers,
-                    std::ptr::null_mut(),
-                )
-            };
-            self.check(result, || {
-                format!(
-                    "launching kernel `{name}` (grid {:?}, block {:?}, {} B dynamic LDS)",
-                    config.grid, config.block, config.shared_bytes
-                )
-            })
-        })
+        backend::launch_entry(
+            launch,
+            |module, name, index, config| module.function(name, index, config),
+            |function, config, pointers| {
+                // SAFETY: `function` belongs to a loaded module of this device; `pointers` has
+                // one pointer per explicit kernel argument (checked against the code object's
+                // metadata), each to at least as many bytes as the argument.
+                let result = unsafe {
+                    launch_kernel!(
+                        self.api.hipModuleLaunchKernel,
+                        function,
+                        config,
+                        stream,
+                        pointers
+                    )
+                };
+                self.check(result, || {
+                    format!(
+                        "launching kernel `{}` (grid {:?}, block {:?}, {} B dynamic LDS)",
+                        launch.name, config.grid, config.block, config.shared_bytes
+                    )
+                })
+            },
+        )
+    }
+}
+
+/// Timing by HIP events on the null stream.
+impl EventTimer for HipContext {
+    type Scratch = HipAllocation;
+    type Event = HipEvent;
+
+    fn wait_all(&self, action: &dyn Fn() -> String) -> Result<(), LaunchError> {
+        self.synchronize(action)
     }
 
-    /// Per-launch GPU times (ms) by HIP events: `warmup` launches, then `repetitions` launches,
-    /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
-    pub(super) fn time(
-        &self,
-        launch: EntryLaunch<'_, HipModule>,
-        options: TimingOptions,
-    ) -> Result<Vec<f64>, LaunchError> {
-        let (name, null) = (launch.name, std::ptr::null_mut());
-        for _ in 0..options.warmup {
-            self.launch_on(launch, null)?;
-        }
-        self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
-        let flush = if options.l2_flush_bytes > 0 {
-            Some(HipAllocation::new_on(self, options.l2_flush_bytes, false)?)
-        } else {
-            None
-        };
-        let mut events = Vec::with_capacity(options.repetitions as usize);
-        for _ in 0..options.repetitions {
-            events.push((HipEvent::create(self)?, HipEvent::create(self)?));
-        }
-        for (start, end) in &events {
-            if let Some(flush) = &flush {
-                // SAFETY: the scratch buffer is `l2_flush_bytes` long and live.
-                self.check(
-                    unsafe {
-                        (self.api.hipMemsetD8Async)(flush.ptr, 0, options.l2_flush_bytes, null)
-                    },
-                    || "flushing the L2 cache between timed launches".into(),
-                )?;
-            }
-            start.record(null)?;
-            self.launch_on(launch, null)?;
-            end.record(null)?;
-        }
-        self.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
-        events
-            .iter()
-            .map(|(start, end)| start.elapsed_ms(end))
-            .collect()
+    fn scratch(&self, bytes: usize) -> Result<HipAllocation, LaunchError> {
+        HipAllocation::allocate(self, bytes, false, None)
+    }
+
+    fn flush_l2(&self, scratch: &HipAllocation, bytes: usize) -> Result<(), LaunchError> {
+        // SAFETY: the scratch buffer is `bytes` long and live.
+        self.check(
+            unsafe { (self.api.hipMemsetD8Async)(scratch.ptr, 0, bytes, std::ptr::null_mut()) },
+            || "flushing the L2 cache between timed launches".into(),
+        )
+    }
+
+    fn create_event(&self) -> Result<HipEvent, LaunchError> {
+        HipEvent::create(self)
+    }
+
+    fn record_default(&self, event: &HipEvent) -> Result<(), LaunchError> {
+        event.record(std::ptr::null_mut())
+    }
+
+    fn elapsed_ms(&self, start: &HipEvent, end: &HipEvent) -> Result<f64, LaunchError> {
+        start.elapsed_ms(end)
     }
 }
 
@@ -287,26 +261,29 @@ impl HipAllocation {
         bytes: usize,
         zeroed: bool,
     ) -> Result<Self, LaunchError> {
-        let mut allocation = HipAllocation::new_on(context, bytes, zeroed)?;
-        allocation.context = Some(Arc::clone(context));
-        Ok(allocation)
+        HipAllocation::allocate(context, bytes, zeroed, Some(Arc::clone(context)))
     }
 
-    /// As [`new`](Self::new), for scratch memory freed before the context can go away.
-    fn new_on(context: &HipContext, bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
+    /// As [`new`](Self::new), held by `owner` (`None`: scratch memory freed before the context
+    /// can go away).
+    fn allocate(
+        context: &HipContext,
+        bytes: usize,
+        zeroed: bool,
+        owner: Option<Arc<HipContext>>,
+    ) -> Result<Self, LaunchError> {
         context.bind()?;
         let mut ptr = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
         let result = unsafe { (context.api.hipMalloc)(&mut ptr, bytes) };
         if result != HIP_SUCCESS {
-            let (code, message) = describe(context.api, result);
-            return Err(LaunchError::Allocation {
+            return Err(backend::allocation_failed(
                 bytes,
-                reason: format!("{code} ({message})"),
-            });
+                describe(context.api, result),
+            ));
         }
         let allocation = HipAllocation {
-            context: None,
+            context: owner,
             device: context.device(),
             ptr,
         };
@@ -332,7 +309,7 @@ impl HipAllocation {
 
 impl Drop for HipAllocation {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new_on`, not used after this. An error cannot be reported from
+        // SAFETY: allocated in `allocate`, not used after this. An error cannot be reported from
         // drop.
         if self.device.bind().is_ok() {
             unsafe { (self.device.api.hipFree)(self.ptr) };
@@ -340,47 +317,40 @@ impl Drop for HipAllocation {
     }
 }
 
-/// Copies `target.len()` bytes from device address `addr` to the host, after all prior work of
-/// the null stream.
-pub(super) fn read_device(
-    context: &HipContext,
-    addr: u64,
-    target: &mut [u8],
-) -> Result<(), LaunchError> {
-    context.bind()?;
-    // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device memory.
-    context.check(
-        unsafe {
-            (context.api.hipMemcpyDtoH)(
-                target.as_mut_ptr().cast(),
-                addr as usize as hip_sys::DevicePtr,
-                target.len(),
-            )
-        },
-        || format!("copying {} bytes from the device", target.len()),
-    )
-}
+/// Copies on the null stream.
+impl DeviceCopy for HipContext {
+    fn read_device(&self, addr: u64, target: &mut [u8]) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device
+        // memory.
+        self.check(
+            unsafe {
+                (self.api.hipMemcpyDtoH)(
+                    target.as_mut_ptr().cast(),
+                    addr as usize as hip_sys::DevicePtr,
+                    target.len(),
+                )
+            },
+            || format!("copying {} bytes from the device", target.len()),
+        )
+    }
 
-/// Copies `source` to device address `addr` (synchronous).
-pub(super) fn write_device(
-    context: &HipContext,
-    addr: u64,
-    source: &[u8],
-) -> Result<(), LaunchError> {
-    context.bind()?;
-    // SAFETY: as in `read_device`; the runtime only reads `source` (its prototype takes a
-    // non-const pointer).
-    context.check(
-        unsafe {
-            (context.api.hipMemcpyHtoD)(
-                addr as usize as hip_sys::DevicePtr,
-                source.as_ptr() as *mut c_void,
-                source.len(),
-            )
-        },
-        || format!("copying {} bytes to the device", source.len()),
-    )?;
-    context.settle_null_stream()
+    fn write_device(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: as in `read_device`; the runtime only reads `source` (its prototype takes a
+        // non-const pointer).
+        self.check(
+            unsafe {
+                (self.api.hipMemcpyHtoD)(
+                    addr as usize as hip_sys::DevicePtr,
+                    source.as_ptr() as *mut c_void,
+                    source.len(),
+                )
+            },
+            || format!("copying {} bytes to the device", source.len()),
+        )?;
+        self.settle_null_stream()
+    }
 }
 
 /// A code object loaded by `hipModuleLoadData`, unloaded on drop.
@@ -474,8 +444,7 @@ impl Drop for HipModule {
 pub(super) struct HipStream {
     context: Arc<HipContext>,
     stream: hip_sys::Stream,
-    /// Host copies of data uploaded asynchronously, kept until the stream is synchronised.
-    staged: Mutex<Vec<Vec<u8>>>,
+    staged: StagedUploads,
 }
 
 // SAFETY: stream handles may be used from any thread with the device current (`bind`).
@@ -496,7 +465,7 @@ impl HipStream {
         Ok(HipStream {
             context: Arc::clone(context),
             stream,
-            staged: Mutex::new(Vec::new()),
+            staged: StagedUploads::default(),
         })
     }
 
@@ -507,25 +476,21 @@ impl HipStream {
     /// Enqueues a copy of `source` to device address `addr`.
     pub(super) fn upload(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
         self.context.bind()?;
-        let mut staged = source.to_vec();
-        // SAFETY: the caller checked the device range; `staged` lives until the stream is
-        // synchronised (held below; moving the `Vec` does not move its heap buffer).
-        self.context.check(
-            unsafe {
-                (self.context.api.hipMemcpyHtoDAsync)(
-                    addr as usize as hip_sys::DevicePtr,
-                    staged.as_mut_ptr().cast(),
-                    staged.len(),
-                    self.stream,
-                )
-            },
-            || format!("enqueuing a copy of {} bytes to the device", staged.len()),
-        )?;
-        self.staged
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(staged);
-        Ok(())
+        self.staged.upload(source, |staged| {
+            // SAFETY: the caller checked the device range; `staged` lives until the stream is
+            // synchronised.
+            self.context.check(
+                unsafe {
+                    (self.context.api.hipMemcpyHtoDAsync)(
+                        addr as usize as hip_sys::DevicePtr,
+                        staged.as_mut_ptr().cast(),
+                        staged.len(),
+                        self.stream,
+                    )
+                },
+                || format!("enqueuing a copy of {} bytes to the device", staged.len()),
+            )
+        })
     }
 
     pub(super) fn record(&self) -> Result<HipEvent, LaunchError> {
@@ -550,10 +515,7 @@ impl HipStream {
             unsafe { (self.context.api.hipStreamSynchronize)(self.stream) },
             || "synchronising a stream (an error here may come from any kernel it ran)".into(),
         )?;
-        self.staged
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.staged.release();
         Ok(())
     }
 }

@@ -35,6 +35,8 @@
 
 mod args;
 pub mod autotune;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+mod backend;
 mod code;
 pub mod code_object;
 mod config;
@@ -544,14 +546,24 @@ impl Device {
             }
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
-                let samples =
-                    context.time(kernel.entry_launch(gpu_module, config, params), options)?;
+                let launch = kernel.entry_launch(gpu_module, config, params);
+                let samples = backend::time_with_events(
+                    &**context,
+                    name,
+                    || context.launch(launch),
+                    options,
+                )?;
                 Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
-                let samples =
-                    context.time(kernel.entry_launch(hip_module, config, params), options)?;
+                let launch = kernel.entry_launch(hip_module, config, params);
+                let samples = backend::time_with_events(
+                    &**context,
+                    name,
+                    || context.launch_on(launch, std::ptr::null_mut()),
+                    options,
+                )?;
                 Ok(Timing::from_samples(samples, TimingClock::HipEvents))
             }
             #[cfg(any(feature = "cuda", feature = "hip"))]
