@@ -1,14 +1,15 @@
-//! What the CUDA ([`gpu`](super::gpu)) and HIP ([`hip`](super::hip)) back ends share: the
-//! device checks of opening one, launching an entry with its parameter pointers, the host copies
-//! an asynchronous upload keeps, and the event-timed loop of
-//! [`Device::time_launches`](super::Device::time_launches). The two runtimes' entry points take
-//! the same arguments in the same order; each back end supplies its calls.
+//! What the CUDA ([`gpu`](super::gpu)) and HIP ([`hip`](super::hip)) back ends share. Each
+//! back end's context implements [`DeviceContext`] with its runtime's calls; on those, device
+//! memory ([`DeviceAllocation`]), streams ([`DeviceStream`]), events ([`DeviceEvent`]) and the
+//! event-timed loop of [`Device::time_launches`](super::Device::time_launches) are written once,
+//! as are the device checks of opening a device and the launch of an entry with its parameter
+//! pointers (the two runtimes' launch calls take the same arguments in the same order).
 
 use super::args::with_param_pointers;
 use super::config::{EntryLaunch, LaunchConfig, TimingOptions};
 use super::error::LaunchError;
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Checks that device `ordinal` is one of the `count` devices `runtime` sees (its devices named
 /// `device`); the error is the reason the device is unavailable.
@@ -90,104 +91,319 @@ pub(super) fn launch_entry<M, F>(
     with_param_pointers(name, params, |pointers| raw(function, config, pointers))
 }
 
-/// Host copies of data uploaded asynchronously on a stream, kept until the stream is
-/// synchronised (the runtime reads them when the copy runs).
-#[derive(Default)]
-pub(super) struct StagedUploads(Mutex<Vec<Vec<u8>>>);
+/// A GPU back end's context: the runtime calls the shared launcher types are built on. Every
+/// call makes the device current on the calling thread first where the runtime needs it; null
+/// stream handles are the default stream.
+pub(super) trait DeviceContext: Send + Sync + Sized {
+    /// A loaded module.
+    type Module;
+    /// A device memory address.
+    type Ptr: Copy;
+    /// A stream handle.
+    type Stream: Copy;
+    /// An event handle.
+    type Event: Copy;
+    /// The default stream: the legacy stream (CUDA), the null stream (HIP).
+    const DEFAULT_STREAM: Self::Stream;
 
-impl StagedUploads {
-    /// Copies `source` aside and enqueues the copy of that by `enqueue`, which is given the
-    /// staged bytes (they stay where they are until [`release`](Self::release): moving the
-    /// `Vec` does not move its heap buffer).
-    pub(super) fn upload(
+    /// Makes the device current on the calling thread.
+    fn bind(&self) -> Result<(), LaunchError>;
+
+    /// Waits for all work of the device; a failure is attributed by `action`.
+    fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError>;
+
+    /// Launches on `stream` without waiting.
+    fn launch_on(
         &self,
-        source: &[u8],
-        enqueue: impl FnOnce(&mut [u8]) -> Result<(), LaunchError>,
-    ) -> Result<(), LaunchError> {
-        let mut staged = source.to_vec();
-        enqueue(&mut staged)?;
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(staged);
-        Ok(())
+        launch: EntryLaunch<'_, Self::Module>,
+        stream: Self::Stream,
+    ) -> Result<(), LaunchError>;
+
+    /// Launches on the default stream without waiting.
+    fn launch(&self, launch: EntryLaunch<'_, Self::Module>) -> Result<(), LaunchError> {
+        self.launch_on(launch, Self::DEFAULT_STREAM)
     }
 
-    /// Frees the copies, once the stream has been synchronised.
-    pub(super) fn release(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    }
-}
+    /// `bytes` (> 0) bytes of device memory.
+    fn allocate(&self, bytes: usize) -> Result<Self::Ptr, LaunchError>;
 
-/// Synchronous copies between the host and a device's memory.
-pub(super) trait DeviceCopy {
+    /// Zeroes `bytes` bytes at `ptr` and waits until that has landed.
+    fn zero(&self, ptr: Self::Ptr, bytes: usize) -> Result<(), LaunchError>;
+
+    /// Enqueues on the default stream a memset of `bytes` bytes at `ptr`, to flush the L2 cache
+    /// between timed launches.
+    fn flush_l2(&self, ptr: Self::Ptr, bytes: usize) -> Result<(), LaunchError>;
+
+    /// Frees memory from [`allocate`](Self::allocate) (device current).
+    ///
+    /// # Safety
+    /// `ptr` is live and not used after this.
+    unsafe fn free(&self, ptr: Self::Ptr);
+
+    /// The address of `ptr` as the launcher keeps it.
+    fn address(ptr: Self::Ptr) -> u64;
+
     /// Copies `target.len()` bytes from device address `addr` to the host, after all prior work
     /// of the default stream.
     fn read_device(&self, addr: u64, target: &mut [u8]) -> Result<(), LaunchError>;
 
     /// Copies `source` to device address `addr`; returns once the copy has landed.
     fn write_device(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError>;
-}
 
-/// What [`time_with_events`] needs of a back end: events on its default stream, a wait for all
-/// work, and scratch memory to flush the L2 cache with.
-pub(super) trait EventTimer {
-    /// Device memory freed on drop.
-    type Scratch;
-    /// An event, destroyed on drop.
-    type Event;
+    /// A new stream not ordered with the default stream (the synchronous copies wait there until
+    /// they land, so that work on it sees them).
+    fn create_stream(&self) -> Result<Self::Stream, LaunchError>;
 
-    /// Waits for all work of the device; a failure is attributed by `action`.
-    fn wait_all(&self, action: &dyn Fn() -> String) -> Result<(), LaunchError>;
+    /// Destroys a stream from [`create_stream`](Self::create_stream) (device current); its
+    /// pending work still completes.
+    ///
+    /// # Safety
+    /// `stream` is not used after this.
+    unsafe fn destroy_stream(&self, stream: Self::Stream);
 
-    /// `bytes` bytes of device memory, not zeroed.
-    fn scratch(&self, bytes: usize) -> Result<Self::Scratch, LaunchError>;
+    /// Enqueues on `stream` a copy of `staged` (kept alive by the caller until the stream is
+    /// synchronised) to device address `addr`.
+    fn upload_on(
+        &self,
+        stream: Self::Stream,
+        addr: u64,
+        staged: &mut [u8],
+    ) -> Result<(), LaunchError>;
 
-    /// Enqueues on the default stream a memset of the `bytes` bytes of `scratch`.
-    fn flush_l2(&self, scratch: &Self::Scratch, bytes: usize) -> Result<(), LaunchError>;
+    /// Orders `stream`'s later work after `event`.
+    fn wait_on(&self, stream: Self::Stream, event: Self::Event) -> Result<(), LaunchError>;
+
+    /// Waits until all work of `stream` is done.
+    fn synchronize_stream(&self, stream: Self::Stream) -> Result<(), LaunchError>;
 
     fn create_event(&self) -> Result<Self::Event, LaunchError>;
 
-    /// Records `event` on the default stream.
-    fn record_default(&self, event: &Self::Event) -> Result<(), LaunchError>;
+    /// Destroys an event from [`create_event`](Self::create_event) (device current).
+    ///
+    /// # Safety
+    /// `event` is not used after this.
+    unsafe fn destroy_event(&self, event: Self::Event);
+
+    /// Records `event` on `stream`.
+    fn record_on(&self, event: Self::Event, stream: Self::Stream) -> Result<(), LaunchError>;
+
+    fn synchronize_event(&self, event: Self::Event) -> Result<(), LaunchError>;
 
     /// Milliseconds between two completed events.
-    fn elapsed_ms(&self, start: &Self::Event, end: &Self::Event) -> Result<f64, LaunchError>;
+    fn elapsed_ms(&self, start: Self::Event, end: Self::Event) -> Result<f64, LaunchError>;
 }
 
-/// Per-launch GPU times (ms) by events of kernel `name`, which `launch` launches on the default
-/// stream without waiting: `warmup` launches, then `repetitions` launches, each preceded by an L2
-/// flush (a memset of `l2_flush_bytes`) outside its events.
-pub(super) fn time_with_events<T: EventTimer>(
-    timer: &T,
-    name: &str,
-    launch: impl Fn() -> Result<(), LaunchError>,
+/// Device memory of context `C`, freed on drop (the allocation holds its context).
+pub(super) struct DeviceAllocation<C: DeviceContext> {
+    context: Arc<C>,
+    ptr: C::Ptr,
+}
+
+// SAFETY: a device address; the owning context is thread-safe (its calls make the device
+// current on the calling thread).
+unsafe impl<C: DeviceContext> Send for DeviceAllocation<C> {}
+unsafe impl<C: DeviceContext> Sync for DeviceAllocation<C> {}
+
+impl<C: DeviceContext> DeviceAllocation<C> {
+    /// `bytes` (> 0) bytes of device memory, zeroed if asked.
+    pub(super) fn new(context: &Arc<C>, bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
+        context.bind()?;
+        let allocation = DeviceAllocation {
+            context: Arc::clone(context),
+            ptr: context.allocate(bytes)?,
+        };
+        if zeroed {
+            context.zero(allocation.ptr, bytes)?;
+        }
+        Ok(allocation)
+    }
+
+    pub(super) fn addr(&self) -> u64 {
+        C::address(self.ptr)
+    }
+
+    /// The context that owns the memory.
+    pub(super) fn context(&self) -> &Arc<C> {
+        &self.context
+    }
+}
+
+impl<C: DeviceContext> Drop for DeviceAllocation<C> {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new`, not used after this. An error cannot be reported from drop.
+        if self.context.bind().is_ok() {
+            unsafe { self.context.free(self.ptr) };
+        }
+    }
+}
+
+/// Host copies of data uploaded asynchronously on a stream, kept until the stream is
+/// synchronised (the runtime reads them when the copy runs).
+#[derive(Default)]
+struct StagedUploads(Mutex<Vec<Vec<u8>>>);
+
+impl StagedUploads {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A stream of context `C` (created here and destroyed on drop, or borrowed).
+pub(super) struct DeviceStream<C: DeviceContext> {
+    pub(super) context: Arc<C>,
+    pub(super) stream: C::Stream,
+    owned: bool,
+    staged: StagedUploads,
+}
+
+// SAFETY: stream handles may be used from any thread with the device current (`bind`).
+unsafe impl<C: DeviceContext> Send for DeviceStream<C> {}
+unsafe impl<C: DeviceContext> Sync for DeviceStream<C> {}
+
+impl<C: DeviceContext> DeviceStream<C> {
+    /// A new stream ([`DeviceContext::create_stream`]).
+    pub(super) fn create(context: &Arc<C>) -> Result<Self, LaunchError> {
+        context.bind()?;
+        let mut stream = DeviceStream::borrowed(context, context.create_stream()?);
+        stream.owned = true;
+        Ok(stream)
+    }
+
+    /// A stream someone else created and destroys.
+    pub(super) fn borrowed(context: &Arc<C>, stream: C::Stream) -> Self {
+        DeviceStream {
+            context: Arc::clone(context),
+            stream,
+            owned: false,
+            staged: StagedUploads::default(),
+        }
+    }
+
+    pub(super) fn launch(&self, launch: EntryLaunch<'_, C::Module>) -> Result<(), LaunchError> {
+        self.context.launch_on(launch, self.stream)
+    }
+
+    /// Enqueues a copy of `source` to device address `addr` (the caller checked the range); the
+    /// data is copied aside and kept until the stream is synchronised (moving the `Vec` does not
+    /// move its heap buffer).
+    pub(super) fn upload(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
+        self.context.bind()?;
+        let mut staged = source.to_vec();
+        self.context.upload_on(self.stream, addr, &mut staged)?;
+        self.staged.lock().push(staged);
+        Ok(())
+    }
+
+    /// An event recorded after the work enqueued so far.
+    pub(super) fn record(&self) -> Result<DeviceEvent<C>, LaunchError> {
+        let event = DeviceEvent::create(&self.context)?;
+        event.record(self.stream)?;
+        Ok(event)
+    }
+
+    pub(super) fn wait(&self, event: &DeviceEvent<C>) -> Result<(), LaunchError> {
+        self.context.bind()?;
+        self.context.wait_on(self.stream, event.event)
+    }
+
+    pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
+        self.context.bind()?;
+        self.context.synchronize_stream(self.stream)?;
+        self.staged.lock().clear();
+        Ok(())
+    }
+}
+
+impl<C: DeviceContext> Drop for DeviceStream<C> {
+    fn drop(&mut self) {
+        if self.owned && self.context.bind().is_ok() {
+            // SAFETY: created in `create`; pending work still completes.
+            unsafe { self.context.destroy_stream(self.stream) };
+        }
+    }
+}
+
+/// An event of context `C`, destroyed on drop.
+pub(super) struct DeviceEvent<C: DeviceContext> {
+    context: Arc<C>,
+    event: C::Event,
+}
+
+// SAFETY: as for `DeviceStream`.
+unsafe impl<C: DeviceContext> Send for DeviceEvent<C> {}
+unsafe impl<C: DeviceContext> Sync for DeviceEvent<C> {}
+
+impl<C: DeviceContext> DeviceEvent<C> {
+    fn create(context: &Arc<C>) -> Result<Self, LaunchError> {
+        context.bind()?;
+        Ok(DeviceEvent {
+            context: Arc::clone(context),
+            event: context.create_event()?,
+        })
+    }
+
+    fn record(&self, stream: C::Stream) -> Result<(), LaunchError> {
+        self.context.bind()?;
+        self.context.record_on(self.event, stream)
+    }
+
+    pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
+        self.context.bind()?;
+        self.context.synchronize_event(self.event)
+    }
+
+    /// Milliseconds from this event to `later` (both completed: synchronised by the caller).
+    pub(super) fn elapsed_ms(&self, later: &Self) -> Result<f64, LaunchError> {
+        self.context.elapsed_ms(self.event, later.event)
+    }
+}
+
+impl<C: DeviceContext> Drop for DeviceEvent<C> {
+    fn drop(&mut self) {
+        if self.context.bind().is_ok() {
+            // SAFETY: created in `create`, not used after this.
+            unsafe { self.context.destroy_event(self.event) };
+        }
+    }
+}
+
+/// Per-launch GPU times (ms) of `launch` by events: `warmup` launches, then `repetitions`
+/// launches, each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events; all
+/// on the default stream.
+pub(super) fn time_with_events<C: DeviceContext>(
+    context: &Arc<C>,
+    launch: EntryLaunch<'_, C::Module>,
     options: TimingOptions,
 ) -> Result<Vec<f64>, LaunchError> {
+    let name = launch.name;
     for _ in 0..options.warmup {
-        launch()?;
+        context.launch(launch)?;
     }
-    timer.wait_all(&|| format!("running the warm-up launches of kernel `{name}`"))?;
+    context.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
     let flush = if options.l2_flush_bytes > 0 {
-        Some(timer.scratch(options.l2_flush_bytes)?)
+        Some(DeviceAllocation::new(
+            context,
+            options.l2_flush_bytes,
+            false,
+        )?)
     } else {
         None
     };
     let mut events = Vec::with_capacity(options.repetitions as usize);
     for _ in 0..options.repetitions {
-        events.push((timer.create_event()?, timer.create_event()?));
+        events.push((DeviceEvent::create(context)?, DeviceEvent::create(context)?));
     }
     for (start, end) in &events {
         if let Some(flush) = &flush {
-            timer.flush_l2(flush, options.l2_flush_bytes)?;
+            context.flush_l2(flush.ptr, options.l2_flush_bytes)?;
         }
-        timer.record_default(start)?;
-        launch()?;
-        timer.record_default(end)?;
+        start.record(C::DEFAULT_STREAM)?;
+        context.launch(launch)?;
+        end.record(C::DEFAULT_STREAM)?;
     }
-    timer.wait_all(&|| format!("running the timed launches of kernel `{name}`"))?;
+    context.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
     events
         .iter()
-        .map(|(start, end)| timer.elapsed_ms(start, end))
+        .map(|(start, end)| start.elapsed_ms(end))
         .collect()
 }

@@ -6,7 +6,7 @@
 //! One primary context per device, made current on the calling thread by every entry point;
 //! all work goes to the legacy default stream, so copies and launches are ordered.
 
-use super::backend::{self, launch_kernel, DeviceCopy, EventTimer};
+use super::backend::{self, launch_kernel, DeviceAllocation, DeviceContext};
 use super::config::{EntryLaunch, LaunchConfig};
 use super::error::LaunchError;
 use cudarc::driver::sys;
@@ -243,17 +243,25 @@ impl GpuContext {
     pub(super) fn raw_context(&self) -> sys::CUcontext {
         self.context
     }
+}
 
-    /// Makes the context current on the calling thread.
-    pub(super) fn bind(&self) -> Result<(), LaunchError> {
+/// The CUDA driver's calls; all work of the context's own goes to the legacy default stream, so
+/// its copies and launches are ordered.
+impl DeviceContext for GpuContext {
+    type Module = GpuModule;
+    type Ptr = sys::CUdeviceptr;
+    type Stream = sys::CUstream;
+    type Event = sys::CUevent;
+    const DEFAULT_STREAM: sys::CUstream = std::ptr::null_mut();
+
+    fn bind(&self) -> Result<(), LaunchError> {
         // SAFETY: the context is retained until `self` drops.
         check(unsafe { sys::cuCtxSetCurrent(self.context) }, || {
             "making the context current".into()
         })
     }
 
-    /// Waits for all work; a failure is attributed by `action`.
-    pub(super) fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+    fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
         self.bind()?;
         // SAFETY: plain driver call.
         check(unsafe { sys::cuCtxSynchronize() }, || {
@@ -264,14 +272,9 @@ impl GpuContext {
         })
     }
 
-    /// Launches without waiting: checks the block against the compiled kernel, opts in to more
-    /// than 48 KiB of dynamic shared memory when asked for, then `cuLaunchKernel`.
-    pub(super) fn launch(&self, launch: EntryLaunch<'_, GpuModule>) -> Result<(), LaunchError> {
-        self.launch_on(launch, std::ptr::null_mut())
-    }
-
-    /// [`launch`](Self::launch) on `stream` (null: the legacy default stream).
-    pub(super) fn launch_on(
+    /// Checks the block against the compiled kernel, opts in to more than 48 KiB of dynamic
+    /// shared memory when asked for, then `cuLaunchKernel`.
+    fn launch_on(
         &self,
         launch: EntryLaunch<'_, GpuModule>,
         stream: sys::CUstream,
@@ -296,52 +299,144 @@ impl GpuContext {
             },
         )
     }
-}
 
-/// Timing by CUDA events on the legacy default stream.
-impl EventTimer for GpuContext {
-    type Scratch = GpuAllocation;
-    type Event = TimingEvent;
-
-    fn wait_all(&self, action: &dyn Fn() -> String) -> Result<(), LaunchError> {
-        self.synchronize(action)
+    fn allocate(&self, bytes: usize) -> Result<sys::CUdeviceptr, LaunchError> {
+        let mut ptr = 0;
+        // SAFETY: valid out-pointer.
+        let result = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+        if result != sys::CUresult::CUDA_SUCCESS {
+            return Err(backend::allocation_failed(bytes, describe(result)));
+        }
+        Ok(ptr)
     }
 
-    fn scratch(&self, bytes: usize) -> Result<GpuAllocation, LaunchError> {
-        GpuAllocation::allocate(self, bytes, false, None)
+    fn zero(&self, ptr: sys::CUdeviceptr, bytes: usize) -> Result<(), LaunchError> {
+        // SAFETY: `bytes` bytes at `ptr` are allocated.
+        check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, || {
+            format!("zeroing {bytes} bytes")
+        })?;
+        settle_legacy_stream()
     }
 
-    fn flush_l2(&self, scratch: &GpuAllocation, bytes: usize) -> Result<(), LaunchError> {
+    fn flush_l2(&self, ptr: sys::CUdeviceptr, bytes: usize) -> Result<(), LaunchError> {
         // SAFETY: the scratch buffer is `bytes` long and live.
         check(
-            unsafe { sys::cuMemsetD8Async(scratch.ptr, 0, bytes, std::ptr::null_mut()) },
+            unsafe { sys::cuMemsetD8Async(ptr, 0, bytes, std::ptr::null_mut()) },
             || "flushing the L2 cache between timed launches".into(),
         )
     }
 
-    fn create_event(&self) -> Result<TimingEvent, LaunchError> {
-        self.bind()?;
-        let mut event = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; the event is destroyed by `TimingEvent`'s drop.
-        check(unsafe { sys::cuEventCreate(&mut event, 0) }, || {
-            "creating a timing event".into()
-        })?;
-        Ok(TimingEvent(event))
+    unsafe fn free(&self, ptr: sys::CUdeviceptr) {
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuMemFree_v2(ptr) };
     }
 
-    fn record_default(&self, event: &TimingEvent) -> Result<(), LaunchError> {
-        // SAFETY: a live event of this context, recorded on the default stream.
+    fn address(ptr: sys::CUdeviceptr) -> u64 {
+        ptr
+    }
+
+    /// After the legacy stream's work, and the blocking streams' it synchronises with.
+    fn read_device(&self, addr: u64, target: &mut [u8]) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device
+        // memory.
         check(
-            unsafe { sys::cuEventRecord(event.0, std::ptr::null_mut()) },
-            || "recording an event".into(),
+            unsafe { sys::cuMemcpyDtoH_v2(target.as_mut_ptr().cast(), addr, target.len()) },
+            || format!("copying {} bytes from the device", target.len()),
         )
     }
 
-    fn elapsed_ms(&self, start: &TimingEvent, end: &TimingEvent) -> Result<f64, LaunchError> {
-        let mut ms = 0f32;
-        // SAFETY: both events completed (the context was synchronized).
+    fn write_device(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: as in `read_device`.
         check(
-            unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.0, end.0) },
+            unsafe { sys::cuMemcpyHtoD_v2(addr, source.as_ptr().cast(), source.len()) },
+            || format!("copying {} bytes to the device", source.len()),
+        )?;
+        settle_legacy_stream()
+    }
+
+    /// A non-blocking stream: not ordered with the legacy default stream, so a graph captured
+    /// on it is not invalidated by another thread's synchronous copies (which go to the legacy
+    /// stream and wait there until they land: `settle_legacy_stream`).
+    fn create_stream(&self) -> Result<sys::CUstream, LaunchError> {
+        let mut stream = std::ptr::null_mut();
+        let flags = sys::CUstream_flags_enum::CU_STREAM_NON_BLOCKING as u32;
+        // SAFETY: valid out-pointer and flags.
+        check(unsafe { sys::cuStreamCreate(&mut stream, flags) }, || {
+            "creating a stream".into()
+        })?;
+        Ok(stream)
+    }
+
+    unsafe fn destroy_stream(&self, stream: sys::CUstream) {
+        // SAFETY: the caller's contract; the driver defers the release past pending work.
+        unsafe { sys::cuStreamDestroy_v2(stream) };
+    }
+
+    fn upload_on(
+        &self,
+        stream: sys::CUstream,
+        addr: u64,
+        staged: &mut [u8],
+    ) -> Result<(), LaunchError> {
+        // SAFETY: the caller checked the device range and keeps `staged` until the stream is
+        // synchronised.
+        check(
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(addr, staged.as_ptr().cast(), staged.len(), stream)
+            },
+            || format!("enqueuing a copy of {} bytes to the device", staged.len()),
+        )
+    }
+
+    fn wait_on(&self, stream: sys::CUstream, event: sys::CUevent) -> Result<(), LaunchError> {
+        // SAFETY: live stream and event.
+        check(unsafe { sys::cuStreamWaitEvent(stream, event, 0) }, || {
+            "making a stream wait for an event".into()
+        })
+    }
+
+    fn synchronize_stream(&self, stream: sys::CUstream) -> Result<(), LaunchError> {
+        // SAFETY: live stream.
+        check(unsafe { sys::cuStreamSynchronize(stream) }, || {
+            "synchronising a stream (an error here may come from any kernel it ran)".into()
+        })
+    }
+
+    fn create_event(&self) -> Result<sys::CUevent, LaunchError> {
+        let mut event = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { sys::cuEventCreate(&mut event, 0) }, || {
+            "creating an event".into()
+        })?;
+        Ok(event)
+    }
+
+    unsafe fn destroy_event(&self, event: sys::CUevent) {
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuEventDestroy_v2(event) };
+    }
+
+    fn record_on(&self, event: sys::CUevent, stream: sys::CUstream) -> Result<(), LaunchError> {
+        // SAFETY: a live event and stream (or the default stream) of this context.
+        check(unsafe { sys::cuEventRecord(event, stream) }, || {
+            "recording an event".into()
+        })
+    }
+
+    fn synchronize_event(&self, event: sys::CUevent) -> Result<(), LaunchError> {
+        // SAFETY: live event.
+        check(unsafe { sys::cuEventSynchronize(event) }, || {
+            "synchronising an event".into()
+        })
+    }
+
+    fn elapsed_ms(&self, start: sys::CUevent, end: sys::CUevent) -> Result<f64, LaunchError> {
+        let mut ms = 0f32;
+        // SAFETY: both events completed (synchronised by the caller).
+        check(
+            unsafe { sys::cuEventElapsedTime_v2(&mut ms, start, end) },
             || "reading an event time".into(),
         )?;
         Ok(ms as f64)
@@ -360,95 +455,8 @@ impl Drop for GpuContext {
     }
 }
 
-/// A CUDA event of the timing loop, destroyed on drop.
-pub(super) struct TimingEvent(sys::CUevent);
-
-impl Drop for TimingEvent {
-    fn drop(&mut self) {
-        // SAFETY: created in `create_event`, not used after this.
-        unsafe {
-            sys::cuEventDestroy_v2(self.0);
-        }
-    }
-}
-
-/// Device memory from `cuMemAlloc`, freed on drop.
-pub(super) struct GpuAllocation {
-    context: Option<Arc<GpuContext>>,
-    ptr: sys::CUdeviceptr,
-}
-
-// SAFETY: a device address; the owning context is thread-safe (see `GpuContext`).
-unsafe impl Send for GpuAllocation {}
-unsafe impl Sync for GpuAllocation {}
-
-impl GpuAllocation {
-    /// `bytes` (> 0) bytes of device memory, zeroed if asked.
-    pub(super) fn new(
-        context: &Arc<GpuContext>,
-        bytes: usize,
-        zeroed: bool,
-    ) -> Result<Self, LaunchError> {
-        GpuAllocation::allocate(context, bytes, zeroed, Some(Arc::clone(context)))
-    }
-
-    /// As [`new`](Self::new), held by `owner` (`None`: scratch memory freed before the context
-    /// can go away).
-    fn allocate(
-        context: &GpuContext,
-        bytes: usize,
-        zeroed: bool,
-        owner: Option<Arc<GpuContext>>,
-    ) -> Result<Self, LaunchError> {
-        context.bind()?;
-        let mut ptr = 0;
-        // SAFETY: valid out-pointer.
-        let result = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
-        if result != sys::CUresult::CUDA_SUCCESS {
-            return Err(backend::allocation_failed(bytes, describe(result)));
-        }
-        let allocation = GpuAllocation {
-            context: owner,
-            ptr,
-        };
-        if zeroed {
-            // SAFETY: `bytes` bytes at `ptr` were just allocated.
-            check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, || {
-                format!("zeroing {bytes} bytes")
-            })?;
-            settle_legacy_stream()?;
-        }
-        Ok(allocation)
-    }
-
-    pub(super) fn addr(&self) -> u64 {
-        self.ptr
-    }
-
-    /// The context that owns the memory.
-    pub(super) fn context(&self) -> Option<&Arc<GpuContext>> {
-        self.context.as_ref()
-    }
-
-    fn bind(&self) -> Result<(), LaunchError> {
-        match &self.context {
-            Some(context) => context.bind(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for GpuAllocation {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `allocate`; the context is alive (held, or owned by the caller for
-        // scratch memory). An error cannot be reported from drop.
-        unsafe {
-            if self.bind().is_ok() {
-                sys::cuMemFree_v2(self.ptr);
-            }
-        }
-    }
-}
+/// Device memory from `cuMemAlloc`.
+pub(super) type GpuAllocation = DeviceAllocation<GpuContext>;
 
 /// One compiled kernel of a module, with what the launcher checks against.
 #[derive(Clone, Copy)]
@@ -643,33 +651,9 @@ impl Drop for GpuModule {
     }
 }
 
-/// Copies on the legacy default stream; a read also waits for the blocking streams it
-/// synchronises with.
-impl DeviceCopy for GpuContext {
-    fn read_device(&self, addr: u64, target: &mut [u8]) -> Result<(), LaunchError> {
-        self.bind()?;
-        // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device
-        // memory.
-        check(
-            unsafe { sys::cuMemcpyDtoH_v2(target.as_mut_ptr().cast(), addr, target.len()) },
-            || format!("copying {} bytes from the device", target.len()),
-        )
-    }
-
-    fn write_device(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
-        self.bind()?;
-        // SAFETY: as in `read_device`.
-        check(
-            unsafe { sys::cuMemcpyHtoD_v2(addr, source.as_ptr().cast(), source.len()) },
-            || format!("copying {} bytes to the device", source.len()),
-        )?;
-        settle_legacy_stream()
-    }
-}
-
 /// Waits until the synchronous memsets and host-to-device copies on the legacy default stream
 /// have landed (a pageable copy may return before its DMA ends), so that work on the
-/// non-blocking [`super::gpu_stream::GpuStream`]s, which is not ordered after the legacy
+/// non-blocking streams ([`DeviceContext::create_stream`]), which is not ordered after the legacy
 /// stream, sees them.
 fn settle_legacy_stream() -> Result<(), LaunchError> {
     // SAFETY: plain driver call on the legacy stream of the current context.

@@ -10,9 +10,12 @@
 //! thread (`hipSetDevice`). Synchronous work goes to the null stream; [`HipStream`]s are
 //! non-blocking, as the CUDA back end's streams. Modules are HSA code objects loaded by
 //! `hipModuleLoadData`; kernels launch by `hipModuleLaunchKernel` with the same `void**`
-//! parameter array as `cuLaunchKernel` ([`with_param_pointers`]).
+//! parameter array as `cuLaunchKernel`
+//! ([`with_param_pointers`](super::args::with_param_pointers)).
 
-use super::backend::{self, launch_kernel, DeviceCopy, EventTimer, StagedUploads};
+use super::backend::{
+    self, launch_kernel, DeviceAllocation, DeviceContext, DeviceEvent, DeviceStream,
+};
 use super::code_object::CodeObjectKernel;
 use super::config::{EntryLaunch, LaunchConfig};
 use super::error::LaunchError;
@@ -76,27 +79,6 @@ pub(super) fn check_block(
     }
 }
 
-/// HIP device `ordinal` of the runtime `api`, which memory and events make current before
-/// each call.
-#[derive(Clone, Copy)]
-struct HipDevice {
-    api: &'static HipApi,
-    ordinal: i32,
-}
-
-impl HipDevice {
-    /// Makes the device current on the calling thread.
-    fn bind(self) -> Result<(), LaunchError> {
-        let ordinal = self.ordinal;
-        // SAFETY: plain runtime call.
-        check(
-            self.api,
-            unsafe { (self.api.hipSetDevice)(ordinal) },
-            || format!("making HIP device {ordinal} current"),
-        )
-    }
-}
-
 /// One AMD GPU as the HIP runtime numbers it.
 pub(super) struct HipContext {
     api: &'static HipApi,
@@ -146,25 +128,6 @@ impl HipContext {
         check(self.api, result, action)
     }
 
-    /// Makes the device current on the calling thread.
-    pub(super) fn bind(&self) -> Result<(), LaunchError> {
-        self.device().bind()
-    }
-
-    fn device(&self) -> HipDevice {
-        HipDevice {
-            api: self.api,
-            ordinal: self.ordinal,
-        }
-    }
-
-    /// Waits for all work of the device; a failure is attributed by `action`.
-    pub(super) fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
-        self.bind()?;
-        // SAFETY: plain runtime call.
-        self.check(unsafe { (self.api.hipDeviceSynchronize)() }, action)
-    }
-
     /// Waits until the synchronous copies and memsets on the null stream have landed, so that
     /// work on the non-blocking [`HipStream`]s sees them.
     fn settle_null_stream(&self) -> Result<(), LaunchError> {
@@ -174,9 +137,31 @@ impl HipContext {
             || "waiting for a copy to the device to land".into(),
         )
     }
+}
 
-    /// Launches without waiting (null `stream`: the null stream).
-    pub(super) fn launch_on(
+/// The HIP runtime's calls; the context's own work goes to the null stream.
+impl DeviceContext for HipContext {
+    type Module = HipModule;
+    type Ptr = hip_sys::DevicePtr;
+    type Stream = hip_sys::Stream;
+    type Event = hip_sys::Event;
+    const DEFAULT_STREAM: hip_sys::Stream = std::ptr::null_mut();
+
+    fn bind(&self) -> Result<(), LaunchError> {
+        let ordinal = self.ordinal;
+        // SAFETY: plain runtime call.
+        self.check(unsafe { (self.api.hipSetDevice)(ordinal) }, || {
+            format!("making HIP device {ordinal} current")
+        })
+    }
+
+    fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: plain runtime call.
+        self.check(unsafe { (self.api.hipDeviceSynchronize)() }, action)
+    }
+
+    fn launch_on(
         &self,
         launch: EntryLaunch<'_, HipModule>,
         stream: hip_sys::Stream,
@@ -207,118 +192,46 @@ impl HipContext {
             },
         )
     }
-}
 
-/// Timing by HIP events on the null stream.
-impl EventTimer for HipContext {
-    type Scratch = HipAllocation;
-    type Event = HipEvent;
-
-    fn wait_all(&self, action: &dyn Fn() -> String) -> Result<(), LaunchError> {
-        self.synchronize(action)
+    fn allocate(&self, bytes: usize) -> Result<hip_sys::DevicePtr, LaunchError> {
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        let result = unsafe { (self.api.hipMalloc)(&mut ptr, bytes) };
+        if result != HIP_SUCCESS {
+            return Err(backend::allocation_failed(
+                bytes,
+                describe(self.api, result),
+            ));
+        }
+        Ok(ptr)
     }
 
-    fn scratch(&self, bytes: usize) -> Result<HipAllocation, LaunchError> {
-        HipAllocation::allocate(self, bytes, false, None)
+    fn zero(&self, ptr: hip_sys::DevicePtr, bytes: usize) -> Result<(), LaunchError> {
+        // SAFETY: `bytes` bytes at `ptr` are allocated.
+        self.check(unsafe { (self.api.hipMemsetD8)(ptr, 0, bytes) }, || {
+            format!("zeroing {bytes} bytes")
+        })?;
+        self.settle_null_stream()
     }
 
-    fn flush_l2(&self, scratch: &HipAllocation, bytes: usize) -> Result<(), LaunchError> {
+    fn flush_l2(&self, ptr: hip_sys::DevicePtr, bytes: usize) -> Result<(), LaunchError> {
+        let null = std::ptr::null_mut();
         // SAFETY: the scratch buffer is `bytes` long and live.
         self.check(
-            unsafe { (self.api.hipMemsetD8Async)(scratch.ptr, 0, bytes, std::ptr::null_mut()) },
+            unsafe { (self.api.hipMemsetD8Async)(ptr, 0, bytes, null) },
             || "flushing the L2 cache between timed launches".into(),
         )
     }
 
-    fn create_event(&self) -> Result<HipEvent, LaunchError> {
-        HipEvent::create(self)
+    unsafe fn free(&self, ptr: hip_sys::DevicePtr) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.api.hipFree)(ptr) };
     }
 
-    fn record_default(&self, event: &HipEvent) -> Result<(), LaunchError> {
-        event.record(std::ptr::null_mut())
+    fn address(ptr: hip_sys::DevicePtr) -> u64 {
+        ptr as u64
     }
 
-    fn elapsed_ms(&self, start: &HipEvent, end: &HipEvent) -> Result<f64, LaunchError> {
-        start.elapsed_ms(end)
-    }
-}
-
-/// Device memory from `hipMalloc`, freed on drop.
-pub(super) struct HipAllocation {
-    context: Option<Arc<HipContext>>,
-    device: HipDevice,
-    ptr: hip_sys::DevicePtr,
-}
-
-// SAFETY: a device address; the runtime's calls are thread-safe.
-unsafe impl Send for HipAllocation {}
-unsafe impl Sync for HipAllocation {}
-
-impl HipAllocation {
-    /// `bytes` (> 0) bytes of device memory, zeroed if asked.
-    pub(super) fn new(
-        context: &Arc<HipContext>,
-        bytes: usize,
-        zeroed: bool,
-    ) -> Result<Self, LaunchError> {
-        HipAllocation::allocate(context, bytes, zeroed, Some(Arc::clone(context)))
-    }
-
-    /// As [`new`](Self::new), held by `owner` (`None`: scratch memory freed before the context
-    /// can go away).
-    fn allocate(
-        context: &HipContext,
-        bytes: usize,
-        zeroed: bool,
-        owner: Option<Arc<HipContext>>,
-    ) -> Result<Self, LaunchError> {
-        context.bind()?;
-        let mut ptr = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        let result = unsafe { (context.api.hipMalloc)(&mut ptr, bytes) };
-        if result != HIP_SUCCESS {
-            return Err(backend::allocation_failed(
-                bytes,
-                describe(context.api, result),
-            ));
-        }
-        let allocation = HipAllocation {
-            context: owner,
-            device: context.device(),
-            ptr,
-        };
-        if zeroed {
-            // SAFETY: `bytes` bytes at `ptr` were just allocated.
-            context.check(unsafe { (context.api.hipMemsetD8)(ptr, 0, bytes) }, || {
-                format!("zeroing {bytes} bytes")
-            })?;
-            context.settle_null_stream()?;
-        }
-        Ok(allocation)
-    }
-
-    pub(super) fn addr(&self) -> u64 {
-        self.ptr as u64
-    }
-
-    /// The device that owns the memory.
-    pub(super) fn context(&self) -> Option<&Arc<HipContext>> {
-        self.context.as_ref()
-    }
-}
-
-impl Drop for HipAllocation {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `allocate`, not used after this. An error cannot be reported from
-        // drop.
-        if self.device.bind().is_ok() {
-            unsafe { (self.device.api.hipFree)(self.ptr) };
-        }
-    }
-}
-
-/// Copies on the null stream.
-impl DeviceCopy for HipContext {
     fn read_device(&self, addr: u64, target: &mut [u8]) -> Result<(), LaunchError> {
         self.bind()?;
         // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device
@@ -351,7 +264,101 @@ impl DeviceCopy for HipContext {
         )?;
         self.settle_null_stream()
     }
+
+    /// A stream not ordered with the null stream (the synchronous copies wait there until they
+    /// land, `settle_null_stream`).
+    fn create_stream(&self) -> Result<hip_sys::Stream, LaunchError> {
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and flags.
+        self.check(
+            unsafe { (self.api.hipStreamCreateWithFlags)(&mut stream, HIP_STREAM_NON_BLOCKING) },
+            || "creating a stream".into(),
+        )?;
+        Ok(stream)
+    }
+
+    unsafe fn destroy_stream(&self, stream: hip_sys::Stream) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.api.hipStreamDestroy)(stream) };
+    }
+
+    fn upload_on(
+        &self,
+        stream: hip_sys::Stream,
+        addr: u64,
+        staged: &mut [u8],
+    ) -> Result<(), LaunchError> {
+        // SAFETY: the caller checked the device range and keeps `staged` until the stream is
+        // synchronised.
+        self.check(
+            unsafe {
+                (self.api.hipMemcpyHtoDAsync)(
+                    addr as usize as hip_sys::DevicePtr,
+                    staged.as_mut_ptr().cast(),
+                    staged.len(),
+                    stream,
+                )
+            },
+            || format!("enqueuing a copy of {} bytes to the device", staged.len()),
+        )
+    }
+
+    fn wait_on(&self, stream: hip_sys::Stream, event: hip_sys::Event) -> Result<(), LaunchError> {
+        // SAFETY: live stream and event.
+        self.check(
+            unsafe { (self.api.hipStreamWaitEvent)(stream, event, 0) },
+            || "making a stream wait for an event".into(),
+        )
+    }
+
+    fn synchronize_stream(&self, stream: hip_sys::Stream) -> Result<(), LaunchError> {
+        // SAFETY: live stream.
+        self.check(unsafe { (self.api.hipStreamSynchronize)(stream) }, || {
+            "synchronising a stream (an error here may come from any kernel it ran)".into()
+        })
+    }
+
+    fn create_event(&self) -> Result<hip_sys::Event, LaunchError> {
+        let mut event = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        self.check(unsafe { (self.api.hipEventCreate)(&mut event) }, || {
+            "creating an event".into()
+        })?;
+        Ok(event)
+    }
+
+    unsafe fn destroy_event(&self, event: hip_sys::Event) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.api.hipEventDestroy)(event) };
+    }
+
+    fn record_on(&self, event: hip_sys::Event, stream: hip_sys::Stream) -> Result<(), LaunchError> {
+        // SAFETY: live event; `stream` is live or null.
+        self.check(unsafe { (self.api.hipEventRecord)(event, stream) }, || {
+            "recording an event".into()
+        })
+    }
+
+    fn synchronize_event(&self, event: hip_sys::Event) -> Result<(), LaunchError> {
+        // SAFETY: live event.
+        self.check(unsafe { (self.api.hipEventSynchronize)(event) }, || {
+            "synchronising an event".into()
+        })
+    }
+
+    fn elapsed_ms(&self, start: hip_sys::Event, end: hip_sys::Event) -> Result<f64, LaunchError> {
+        let mut ms = 0f32;
+        // SAFETY: both events completed (synchronised by the caller).
+        self.check(
+            unsafe { (self.api.hipEventElapsedTime)(&mut ms, start, end) },
+            || "reading an event time".into(),
+        )?;
+        Ok(ms as f64)
+    }
 }
+
+/// Device memory from `hipMalloc`.
+pub(super) type HipAllocation = DeviceAllocation<HipContext>;
 
 /// A code object loaded by `hipModuleLoadData`, unloaded on drop.
 pub(super) struct HipModule {
@@ -441,159 +448,10 @@ impl Drop for HipModule {
 }
 
 /// A non-blocking HIP stream, destroyed on drop.
-pub(super) struct HipStream {
-    context: Arc<HipContext>,
-    stream: hip_sys::Stream,
-    staged: StagedUploads,
-}
+pub(super) type HipStream = DeviceStream<HipContext>;
 
-// SAFETY: stream handles may be used from any thread with the device current (`bind`).
-unsafe impl Send for HipStream {}
-unsafe impl Sync for HipStream {}
-
-impl HipStream {
-    /// A new stream not ordered with the null stream (the synchronous copies wait there until
-    /// they land, `settle_null_stream`).
-    pub(super) fn create(context: &Arc<HipContext>) -> Result<HipStream, LaunchError> {
-        context.bind()?;
-        let mut stream = std::ptr::null_mut();
-        // SAFETY: valid out-pointer and flags.
-        context.check(
-            unsafe { (context.api.hipStreamCreateWithFlags)(&mut stream, HIP_STREAM_NON_BLOCKING) },
-            || "creating a stream".into(),
-        )?;
-        Ok(HipStream {
-            context: Arc::clone(context),
-            stream,
-            staged: StagedUploads::default(),
-        })
-    }
-
-    pub(super) fn launch(&self, launch: EntryLaunch<'_, HipModule>) -> Result<(), LaunchError> {
-        self.context.launch_on(launch, self.stream)
-    }
-
-    /// Enqueues a copy of `source` to device address `addr`.
-    pub(super) fn upload(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
-        self.context.bind()?;
-        self.staged.upload(source, |staged| {
-            // SAFETY: the caller checked the device range; `staged` lives until the stream is
-            // synchronised.
-            self.context.check(
-                unsafe {
-                    (self.context.api.hipMemcpyHtoDAsync)(
-                        addr as usize as hip_sys::DevicePtr,
-                        staged.as_mut_ptr().cast(),
-                        staged.len(),
-                        self.stream,
-                    )
-                },
-                || format!("enqueuing a copy of {} bytes to the device", staged.len()),
-            )
-        })
-    }
-
-    pub(super) fn record(&self) -> Result<HipEvent, LaunchError> {
-        let event = HipEvent::create(&self.context)?;
-        event.record(self.stream)?;
-        Ok(event)
-    }
-
-    pub(super) fn wait(&self, event: &HipEvent) -> Result<(), LaunchError> {
-        self.context.bind()?;
-        // SAFETY: live stream and event.
-        self.context.check(
-            unsafe { (self.context.api.hipStreamWaitEvent)(self.stream, event.event, 0) },
-            || "making a stream wait for an event".into(),
-        )
-    }
-
-    pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
-        self.context.bind()?;
-        // SAFETY: live stream.
-        self.context.check(
-            unsafe { (self.context.api.hipStreamSynchronize)(self.stream) },
-            || "synchronising a stream (an error here may come from any kernel it ran)".into(),
-        )?;
-        self.staged.release();
-        Ok(())
-    }
-}
-
-impl Drop for HipStream {
-    fn drop(&mut self) {
-        if self.context.bind().is_ok() {
-            // SAFETY: created in `create`; pending work still completes.
-            unsafe { (self.context.api.hipStreamDestroy)(self.stream) };
-        }
-    }
-}
-
-/// A HIP event of `device`, destroyed on drop.
-pub(super) struct HipEvent {
-    device: HipDevice,
-    event: hip_sys::Event,
-}
-
-// SAFETY: as for `HipStream`.
-unsafe impl Send for HipEvent {}
-unsafe impl Sync for HipEvent {}
-
-impl HipEvent {
-    fn create(context: &HipContext) -> Result<HipEvent, LaunchError> {
-        context.bind()?;
-        let mut event = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; the event is destroyed by `Drop`.
-        context.check(unsafe { (context.api.hipEventCreate)(&mut event) }, || {
-            "creating an event".into()
-        })?;
-        Ok(HipEvent {
-            device: context.device(),
-            event,
-        })
-    }
-
-    fn check(&self, result: HipError, action: &str) -> Result<(), LaunchError> {
-        check(self.device.api, result, || action.to_string())
-    }
-
-    fn record(&self, stream: hip_sys::Stream) -> Result<(), LaunchError> {
-        self.device.bind()?;
-        // SAFETY: live event; `stream` is live or null.
-        self.check(
-            unsafe { (self.device.api.hipEventRecord)(self.event, stream) },
-            "recording an event",
-        )
-    }
-
-    pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
-        self.device.bind()?;
-        // SAFETY: live event.
-        self.check(
-            unsafe { (self.device.api.hipEventSynchronize)(self.event) },
-            "synchronising an event",
-        )
-    }
-
-    pub(super) fn elapsed_ms(&self, later: &HipEvent) -> Result<f64, LaunchError> {
-        let mut ms = 0f32;
-        // SAFETY: both events completed (synchronised by the caller).
-        self.check(
-            unsafe { (self.device.api.hipEventElapsedTime)(&mut ms, self.event, later.event) },
-            "reading an event time",
-        )?;
-        Ok(ms as f64)
-    }
-}
-
-impl Drop for HipEvent {
-    fn drop(&mut self) {
-        if self.device.bind().is_ok() {
-            // SAFETY: created in `create`, not used after this.
-            unsafe { (self.device.api.hipEventDestroy)(self.event) };
-        }
-    }
-}
+/// A HIP event, destroyed on drop.
+pub(super) type HipEvent = DeviceEvent<HipContext>;
 
 #[cfg(test)]
 mod tests {

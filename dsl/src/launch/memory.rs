@@ -87,15 +87,11 @@ impl Memory {
                 Ok(())
             }
             #[cfg(feature = "cuda")]
-            Memory::Gpu(gpu) => gpu
-                .context()
-                .map_or(Ok(()), |context| bytes.copy_device(&**context, addr)),
+            Memory::Gpu(gpu) => bytes.copy_device(&**gpu.context(), addr),
             #[cfg(feature = "cuda")]
             Memory::BorrowedGpu(context) => bytes.copy_device(&**context, addr),
             #[cfg(feature = "hip")]
-            Memory::Hip(hip) => hip
-                .context()
-                .map_or(Ok(()), |context| bytes.copy_device(&**context, addr)),
+            Memory::Hip(hip) => bytes.copy_device(&**hip.context(), addr),
             #[cfg(feature = "hip")]
             Memory::BorrowedHip(context) => bytes.copy_device(&**context, addr),
         }
@@ -141,7 +137,7 @@ impl HostBytes<'_> {
     #[cfg(any(feature = "cuda", feature = "hip"))]
     fn copy_device(
         self,
-        device: &impl super::backend::DeviceCopy,
+        device: &impl super::backend::DeviceContext,
         addr: u64,
     ) -> Result<(), LaunchError> {
         match self {

@@ -59,6 +59,8 @@ mod stream;
 
 pub use args::{KernelArg, KernelArgs, KernelParam, KernelParams, MAX_KERNEL_PARAMS};
 pub use autotune::Autotuner;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+use backend::DeviceContext;
 pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions};
 pub use element::DeviceElement;
 pub use error::LaunchError;
@@ -490,8 +492,7 @@ impl Device {
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
-                let launch = resolved.entry_launch(hip_module, &config, &params);
-                context.launch_on(launch, std::ptr::null_mut())?;
+                context.launch(resolved.entry_launch(hip_module, &config, &params))?;
                 context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
                 Ok(LaunchReport::Gpu)
             }
@@ -547,23 +548,13 @@ impl Device {
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
                 let launch = kernel.entry_launch(gpu_module, config, params);
-                let samples = backend::time_with_events(
-                    &**context,
-                    name,
-                    || context.launch(launch),
-                    options,
-                )?;
+                let samples = backend::time_with_events(context, launch, options)?;
                 Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
                 let launch = kernel.entry_launch(hip_module, config, params);
-                let samples = backend::time_with_events(
-                    &**context,
-                    name,
-                    || context.launch_on(launch, std::ptr::null_mut()),
-                    options,
-                )?;
+                let samples = backend::time_with_events(context, launch, options)?;
                 Ok(Timing::from_samples(samples, TimingClock::HipEvents))
             }
             #[cfg(any(feature = "cuda", feature = "hip"))]
