@@ -397,9 +397,11 @@ pub(super) fn time_with_events<C: DeviceContext>(
         if let Some(flush) = &flush {
             context.flush_l2(flush.ptr, options.l2_flush_bytes)?;
         }
-        start.record(C::DEFAULT_STREAM)?;
+        // The device is current (bound by the event creation and each launch): nothing but the
+        // launch between the two events.
+        context.record_on(start.event, C::DEFAULT_STREAM)?;
         context.launch(launch)?;
-        end.record(C::DEFAULT_STREAM)?;
+        context.record_on(end.event, C::DEFAULT_STREAM)?;
     }
     context.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
     events
