@@ -193,16 +193,21 @@ pub(super) trait DeviceContext: Send + Sync + Sized {
     fn elapsed_ms(&self, start: Self::Event, end: Self::Event) -> Result<f64, LaunchError>;
 }
 
+/// A [`DeviceContext`]'s handle (a device address, a stream, an event; only those), which may be
+/// used from any thread: the context's calls make the device current on the calling thread
+/// first.
+#[derive(Clone, Copy)]
+pub(super) struct Handle<H: Copy>(pub(super) H);
+
+// SAFETY: see above; the runtimes' calls are thread-safe.
+unsafe impl<H: Copy> Send for Handle<H> {}
+unsafe impl<H: Copy> Sync for Handle<H> {}
+
 /// Device memory of context `C`, freed on drop (the allocation holds its context).
 pub(super) struct DeviceAllocation<C: DeviceContext> {
     context: Arc<C>,
-    ptr: C::Ptr,
+    ptr: Handle<C::Ptr>,
 }
-
-// SAFETY: a device address; the owning context is thread-safe (its calls make the device
-// current on the calling thread).
-unsafe impl<C: DeviceContext> Send for DeviceAllocation<C> {}
-unsafe impl<C: DeviceContext> Sync for DeviceAllocation<C> {}
 
 impl<C: DeviceContext> DeviceAllocation<C> {
     /// `bytes` (> 0) bytes of device memory, zeroed if asked.
@@ -210,16 +215,16 @@ impl<C: DeviceContext> DeviceAllocation<C> {
         context.bind()?;
         let allocation = DeviceAllocation {
             context: Arc::clone(context),
-            ptr: context.allocate(bytes)?,
+            ptr: Handle(context.allocate(bytes)?),
         };
         if zeroed {
-            context.zero(allocation.ptr, bytes)?;
+            context.zero(allocation.ptr.0, bytes)?;
         }
         Ok(allocation)
     }
 
     pub(super) fn addr(&self) -> u64 {
-        C::address(self.ptr)
+        C::address(self.ptr.0)
     }
 
     /// The context that owns the memory.
@@ -232,7 +237,7 @@ impl<C: DeviceContext> Drop for DeviceAllocation<C> {
     fn drop(&mut self) {
         // SAFETY: allocated in `new`, not used after this. An error cannot be reported from drop.
         if self.context.bind().is_ok() {
-            unsafe { self.context.free(self.ptr) };
+            unsafe { self.context.free(self.ptr.0) };
         }
     }
 }
@@ -251,14 +256,10 @@ impl StagedUploads {
 /// A stream of context `C` (created here and destroyed on drop, or borrowed).
 pub(super) struct DeviceStream<C: DeviceContext> {
     pub(super) context: Arc<C>,
-    pub(super) stream: C::Stream,
+    pub(super) stream: Handle<C::Stream>,
     owned: bool,
     staged: StagedUploads,
 }
-
-// SAFETY: stream handles may be used from any thread with the device current (`bind`).
-unsafe impl<C: DeviceContext> Send for DeviceStream<C> {}
-unsafe impl<C: DeviceContext> Sync for DeviceStream<C> {}
 
 impl<C: DeviceContext> DeviceStream<C> {
     /// A new stream ([`DeviceContext::create_stream`]).
@@ -273,14 +274,14 @@ impl<C: DeviceContext> DeviceStream<C> {
     pub(super) fn borrowed(context: &Arc<C>, stream: C::Stream) -> Self {
         DeviceStream {
             context: Arc::clone(context),
-            stream,
+            stream: Handle(stream),
             owned: false,
             staged: StagedUploads::default(),
         }
     }
 
     pub(super) fn launch(&self, launch: EntryLaunch<'_, C::Module>) -> Result<(), LaunchError> {
-        self.context.launch_on(launch, self.stream)
+        self.context.launch_on(launch, self.stream.0)
     }
 
     /// Enqueues a copy of `source` to device address `addr` (the caller checked the range); the
@@ -289,7 +290,7 @@ impl<C: DeviceContext> DeviceStream<C> {
     pub(super) fn upload(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
         self.context.bind()?;
         let mut staged = source.to_vec();
-        self.context.upload_on(self.stream, addr, &mut staged)?;
+        self.context.upload_on(self.stream.0, addr, &mut staged)?;
         self.staged.lock().push(staged);
         Ok(())
     }
@@ -297,18 +298,18 @@ impl<C: DeviceContext> DeviceStream<C> {
     /// An event recorded after the work enqueued so far.
     pub(super) fn record(&self) -> Result<DeviceEvent<C>, LaunchError> {
         let event = DeviceEvent::create(&self.context)?;
-        event.record(self.stream)?;
+        event.record(self.stream.0)?;
         Ok(event)
     }
 
     pub(super) fn wait(&self, event: &DeviceEvent<C>) -> Result<(), LaunchError> {
         self.context.bind()?;
-        self.context.wait_on(self.stream, event.event)
+        self.context.wait_on(self.stream.0, event.event.0)
     }
 
     pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
         self.context.bind()?;
-        self.context.synchronize_stream(self.stream)?;
+        self.context.synchronize_stream(self.stream.0)?;
         self.staged.lock().clear();
         Ok(())
     }
@@ -318,7 +319,7 @@ impl<C: DeviceContext> Drop for DeviceStream<C> {
     fn drop(&mut self) {
         if self.owned && self.context.bind().is_ok() {
             // SAFETY: created in `create`; pending work still completes.
-            unsafe { self.context.destroy_stream(self.stream) };
+            unsafe { self.context.destroy_stream(self.stream.0) };
         }
     }
 }
@@ -326,35 +327,31 @@ impl<C: DeviceContext> Drop for DeviceStream<C> {
 /// An event of context `C`, destroyed on drop.
 pub(super) struct DeviceEvent<C: DeviceContext> {
     context: Arc<C>,
-    event: C::Event,
+    event: Handle<C::Event>,
 }
-
-// SAFETY: as for `DeviceStream`.
-unsafe impl<C: DeviceContext> Send for DeviceEvent<C> {}
-unsafe impl<C: DeviceContext> Sync for DeviceEvent<C> {}
 
 impl<C: DeviceContext> DeviceEvent<C> {
     fn create(context: &Arc<C>) -> Result<Self, LaunchError> {
         context.bind()?;
         Ok(DeviceEvent {
             context: Arc::clone(context),
-            event: context.create_event()?,
+            event: Handle(context.create_event()?),
         })
     }
 
     fn record(&self, stream: C::Stream) -> Result<(), LaunchError> {
         self.context.bind()?;
-        self.context.record_on(self.event, stream)
+        self.context.record_on(self.event.0, stream)
     }
 
     pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
         self.context.bind()?;
-        self.context.synchronize_event(self.event)
+        self.context.synchronize_event(self.event.0)
     }
 
     /// Milliseconds from this event to `later` (both completed: synchronised by the caller).
     pub(super) fn elapsed_ms(&self, later: &Self) -> Result<f64, LaunchError> {
-        self.context.elapsed_ms(self.event, later.event)
+        self.context.elapsed_ms(self.event.0, later.event.0)
     }
 }
 
@@ -362,7 +359,7 @@ impl<C: DeviceContext> Drop for DeviceEvent<C> {
     fn drop(&mut self) {
         if self.context.bind().is_ok() {
             // SAFETY: created in `create`, not used after this.
-            unsafe { self.context.destroy_event(self.event) };
+            unsafe { self.context.destroy_event(self.event.0) };
         }
     }
 }
@@ -395,13 +392,13 @@ pub(super) fn time_with_events<C: DeviceContext>(
     }
     for (start, end) in &events {
         if let Some(flush) = &flush {
-            context.flush_l2(flush.ptr, options.l2_flush_bytes)?;
+            context.flush_l2(flush.ptr.0, options.l2_flush_bytes)?;
         }
         // The device is current (bound by the event creation and each launch): nothing but the
         // launch between the two events.
-        context.record_on(start.event, C::DEFAULT_STREAM)?;
+        context.record_on(start.event.0, C::DEFAULT_STREAM)?;
         context.launch(launch)?;
-        context.record_on(end.event, C::DEFAULT_STREAM)?;
+        context.record_on(end.event.0, C::DEFAULT_STREAM)?;
     }
     context.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
     events

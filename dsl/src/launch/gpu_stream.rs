@@ -22,7 +22,7 @@ impl DeviceStream<GpuContext> {
         check(
             unsafe {
                 sys::cuStreamBeginCapture_v2(
-                    self.stream,
+                    self.stream.0,
                     sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
                 )
             },
@@ -35,7 +35,7 @@ impl DeviceStream<GpuContext> {
         let mut graph = std::ptr::null_mut();
         // SAFETY: the stream is capturing (begun by `begin_capture`).
         check(
-            unsafe { sys::cuStreamEndCapture(self.stream, &mut graph) },
+            unsafe { sys::cuStreamEndCapture(self.stream.0, &mut graph) },
             || "ending a graph capture".into(),
         )?;
         let mut exec = std::ptr::null_mut();
@@ -60,7 +60,7 @@ impl DeviceStream<GpuContext> {
         self.context.bind()?;
         // SAFETY: live executable graph and stream of this context.
         check(
-            unsafe { sys::cuGraphLaunch(graph.exec, self.stream) },
+            unsafe { sys::cuGraphLaunch(graph.exec, self.stream.0) },
             || "launching a graph".into(),
         )
     }
