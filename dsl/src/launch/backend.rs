@@ -73,8 +73,8 @@ macro_rules! launch_kernel {
 }
 pub(super) use launch_kernel;
 
-/// Launches `launch`: `function` looks the entry up in its module (checking the grid against
-/// it), then `raw` launches it with one pointer per parameter ([`with_param_pointers`]).
+/// Launches `launch`: `function` looks the entry up in its module (checking the launch
+/// configuration against it), then `raw` launches it with one pointer per parameter ([`with_param_pointers`]).
 pub(super) fn launch_entry<M, F>(
     launch: EntryLaunch<'_, M>,
     function: impl FnOnce(&M, &str, u32, &LaunchConfig) -> Result<F, LaunchError>,
@@ -91,9 +91,10 @@ pub(super) fn launch_entry<M, F>(
     with_param_pointers(name, params, |pointers| raw(function, config, pointers))
 }
 
-/// A GPU back end's context: the runtime calls the shared launcher types are built on. Every
-/// call makes the device current on the calling thread first where the runtime needs it; null
-/// stream handles are the default stream.
+/// A GPU back end's context: the runtime calls the shared launcher types are built on.
+/// [`bind`](Self::bind), [`synchronize`](Self::synchronize), the launches and the synchronous
+/// copies make the device current on the calling thread themselves; the other calls expect it
+/// current (the shared types bind first). Null stream handles are the default stream.
 pub(super) trait DeviceContext: Send + Sync + Sized {
     /// A loaded module.
     type Module;
