@@ -79,6 +79,7 @@ pub(crate) mod target;
 pub(crate) mod tma;
 mod warp;
 pub(crate) mod wgmma;
+mod wgmma_reads;
 
 pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};
