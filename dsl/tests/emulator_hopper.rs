@@ -484,3 +484,72 @@ fn chained_wgmmas_need_no_wait_in_between() {
     })
     .unwrap();
 }
+
+/// `threads` threads (one warpgroup or two) issue one `wgmma` reading the tile at shared offset
+/// 0 (A and B), commit, then run `after(tid, acc)`.
+fn shared_wgmma(
+    threads: u32,
+    after: impl Fn(u32, &mut WgmmaAccumulator<32>) + Sync,
+) -> Result<(), EmulatorError> {
+    let plan = plan_operand(NvmmaShared::new(128, 16, false), [64, 64], 1, 64).unwrap();
+    run(threads, 1024 + 64 * 64 * 2, |tid| unsafe {
+        let mut acc = WgmmaAccumulator::<32>::zeroed();
+        wgmma_fence();
+        let desc = plan.descriptor_at(dynamic_shared_base(), 0, 0);
+        wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
+        wgmma_commit_group();
+        after(tid, &mut acc);
+    })
+}
+
+#[test]
+fn overwriting_an_operand_of_a_wgmma_in_flight_is_an_error() {
+    // Before its warpgroup retired it: st.shared and cp.async alike.
+    let message = async_message(shared_wgmma(128, |tid, _| unsafe {
+        if tid == 5 {
+            st_shared_v1(dynamic_shared_base(), 1);
+        }
+    }));
+    assert!(message.contains("wgmma #1 of warpgroup 0"), "{message}");
+    assert!(message.contains("retire it first"), "{message}");
+    let source = [0u32; 4];
+    let message = async_message(shared_wgmma(128, |tid, _| unsafe {
+        if tid == 0 {
+            cp_async_cg(
+                dynamic_shared_base(),
+                Ptr::from_raw(source.as_ptr().cast_mut()),
+            );
+        }
+    }));
+    assert!(message.contains("may still be reading"), "{message}");
+    // Retired by the writer's own wait: allowed.
+    shared_wgmma(128, |tid, acc| unsafe {
+        wgmma_wait_group::<0, _>(acc);
+        if tid == 5 {
+            st_shared_v1(dynamic_shared_base(), 1);
+        }
+    })
+    .unwrap();
+}
+
+#[test]
+fn another_warpgroups_operand_needs_its_wait_and_a_barrier_before_a_write() {
+    // Both warpgroups read the tile; each retires its wgmma, but without a barrier the write
+    // of warpgroup 0 is not ordered after warpgroup 1's wait.
+    let message = async_message(shared_wgmma(256, |tid, acc| unsafe {
+        wgmma_wait_group::<0, _>(acc);
+        if tid == 0 {
+            st_shared_v1(dynamic_shared_base(), 1);
+        }
+    }));
+    assert!(message.contains("warpgroup 0 and 1"), "{message}");
+    assert!(message.contains("bar.sync before the write"), "{message}");
+    shared_wgmma(256, |tid, acc| unsafe {
+        wgmma_wait_group::<0, _>(acc);
+        sync_threads();
+        if tid == 0 {
+            st_shared_v1(dynamic_shared_base(), 1);
+        }
+    })
+    .unwrap();
+}

@@ -159,7 +159,7 @@ fn float_ops_follow_the_documented_semantics() {
         ];
         for (k, w) in want.iter().enumerate() {
             let got = out[k * n + i];
-            // sqrt, rsqrt and exp2 are `sqrt.approx.ftz`, `rsqrt.approx` and `ex2.approx` on the
+            // sqrt, rsqrt and exp2 are `sqrt.approx.ftz`, `rsqrt.approx` and `ex2.approx.ftz` on the
             // GPU (PTX ISA: relative error about 2^-22); the emulator computes them with the
             // host's math, which the test mirrors. The log is libdevice's, the same bits on both.
             if gpu.is_gpu() && (1..=3).contains(&k) {

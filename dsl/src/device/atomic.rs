@@ -91,46 +91,58 @@ pub unsafe fn atom<T: AtomicElem, const OP: u32, const SEM: u32, const SCOPE: u3
     unsafe { T::atom::<OP, SEM, SCOPE>(ptr, value, compare, pred) }
 }
 
-/// `$m!(".sem.scope", args…)` for the run-time-constant order `$sem` and scope `$scope`.
+/// `$m!(".sem", ".scope", args…)` for the compile-time-constant order `$sem` and scope `$scope`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! with_sem_scope {
     ($sem:expr, $scope:expr, $m:ident!($($a:tt)*)) => {
-        match ($sem, $scope) {
-            (SEM_RELAXED, SCOPE_CTA) => $m!(".relaxed.cta", $($a)*),
-            (SEM_RELAXED, SCOPE_GPU) => $m!(".relaxed.gpu", $($a)*),
-            (SEM_RELAXED, SCOPE_SYS) => $m!(".relaxed.sys", $($a)*),
-            (SEM_ACQUIRE, SCOPE_CTA) => $m!(".acquire.cta", $($a)*),
-            (SEM_ACQUIRE, SCOPE_GPU) => $m!(".acquire.gpu", $($a)*),
-            (SEM_ACQUIRE, SCOPE_SYS) => $m!(".acquire.sys", $($a)*),
-            (SEM_RELEASE, SCOPE_CTA) => $m!(".release.cta", $($a)*),
-            (SEM_RELEASE, SCOPE_GPU) => $m!(".release.gpu", $($a)*),
-            (SEM_RELEASE, SCOPE_SYS) => $m!(".release.sys", $($a)*),
-            (SEM_ACQ_REL, SCOPE_CTA) => $m!(".acq_rel.cta", $($a)*),
-            (SEM_ACQ_REL, SCOPE_GPU) => $m!(".acq_rel.gpu", $($a)*),
-            (SEM_ACQ_REL, SCOPE_SYS) => $m!(".acq_rel.sys", $($a)*),
+        match $sem {
+            SEM_RELAXED => with_scope!($scope, ".relaxed", $m!($($a)*)),
+            SEM_ACQUIRE => with_scope!($scope, ".acquire", $m!($($a)*)),
+            SEM_RELEASE => with_scope!($scope, ".release", $m!($($a)*)),
+            SEM_ACQ_REL => with_scope!($scope, ".acq_rel", $m!($($a)*)),
             _ => panic!("atom: unknown memory order or scope"),
         }
     };
 }
 
-/// One predicated `atom` of two operands (`rmw`) or three (`cas`) on registers of class `$reg`
-/// (`@one`: the instruction, with the value operands `$operands` bound by `$values`).
+/// `$m!($sem, ".scope", args…)` for the compile-time-constant scope `$scope`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! with_scope {
+    ($scope:expr, $sem:literal, $m:ident!($($a:tt)*)) => {
+        match $scope {
+            SCOPE_CTA => $m!($sem, ".cta", $($a)*),
+            SCOPE_GPU => $m!($sem, ".gpu", $($a)*),
+            SCOPE_SYS => $m!($sem, ".sys", $($a)*),
+            _ => panic!("atom: unknown memory order or scope"),
+        }
+    };
+}
+
+/// One predicated `atom{$sem}{$scope}.global.$op.$ty` of two operands (`rmw`) or three (`cas`)
+/// on registers of class `$reg` (`@one`: the instruction, with the value operands `$operands`
+/// bound by `$values`).
 #[cfg(target_arch = "nvptx64")]
 macro_rules! atom_asm {
-    ($ss:literal, rmw, $instr:literal, $reg:ident, $addr:expr, $v:expr, $c:expr, $pred:expr) => {
-        atom_asm!(@one $ss, $instr, "{v}", $reg, $addr, $pred, v = in($reg) $v)
+    ($sem:literal, $scope:literal, rmw, $op:literal $ty:literal, $reg:ident, $addr:expr, $v:expr,
+     $c:expr, $pred:expr) => {
+        atom_asm!(@one $sem, $scope, $op, $ty, "{v}", $reg, $addr, $pred, v = in($reg) $v)
     };
-    ($ss:literal, cas, $instr:literal, $reg:ident, $addr:expr, $v:expr, $c:expr, $pred:expr) => {
-        atom_asm!(@one $ss, $instr, "{c}, {v}", $reg, $addr, $pred, c = in($reg) $c, v = in($reg) $v)
+    ($sem:literal, $scope:literal, cas, $op:literal $ty:literal, $reg:ident, $addr:expr, $v:expr,
+     $c:expr, $pred:expr) => {
+        atom_asm!(@one $sem, $scope, $op, $ty, "{c}, {v}", $reg, $addr, $pred,
+                  c = in($reg) $c, v = in($reg) $v)
     };
-    (@one $ss:literal, $instr:literal, $operands:literal, $reg:ident, $addr:expr, $pred:expr,
-     $($values:tt)*) => {{
+    (@one $sem:literal, $scope:literal, $op:literal, $ty:literal, $operands:literal, $reg:ident,
+     $addr:expr, $pred:expr, $($values:tt)*) => {{
         let mut d = 0;
         asm!(
             "{{",
             ".reg .pred p;",
             "setp.ne.b32 p, {pred}, 0;",
-            concat!("@p atom", $ss, ".global.", $instr, " {d}, [{addr}], ", $operands, ";"),
+            concat!(
+                "@p atom", $sem, $scope, ".global.", $op, ".", $ty, " {d}, [{addr}], ", $operands,
+                ";"
+            ),
             "}}",
             d = inout($reg) d,
             addr = in(reg64) $addr,
@@ -143,11 +155,11 @@ macro_rules! atom_asm {
 }
 
 /// `impl AtomicElem for $t`: on nvptx64 one `atom` per `OP` listed (`$kind` `rmw` or `cas`, the
-/// PTX `op.type` `$instr`) on its bits (`$bits`, register class `$reg`); on the host the
-/// emulator's atomic step with `$host(op, old, value, compare) -> new`.
+/// PTX `op` and `type` `$instr $ty`) on its bits (`$bits`, register class `$reg`); on the host
+/// the emulator's atomic step with `$host(op, old, value, compare) -> new`.
 macro_rules! atomic_elem {
     ($t:ty, $bits:ty, $reg:ident, $to:expr, $from:expr, $host:expr,
-     [$($op:ident $kind:ident $instr:literal),* $(,)?]) => {
+     [$($op:ident $kind:ident $instr:literal $ty:literal),* $(,)?]) => {
         impl AtomicElem for $t {
             #[inline(always)]
             #[track_caller]
@@ -167,7 +179,7 @@ macro_rules! atomic_elem {
                     let addr = ptr.addr();
                     let d: $bits = match OP {
                         $($op => unsafe {
-                            with_sem_scope!(SEM, SCOPE, atom_asm!($kind, $instr, $reg, addr, v, c, pred))
+                            with_sem_scope!(SEM, SCOPE, atom_asm!($kind, $instr $ty, $reg, addr, v, c, pred))
                         },)*
                         _ => panic!("atom: an operation this element type does not have"),
                     };
@@ -261,32 +273,49 @@ fn f16_update(_: u32, old: f16, v: f16, _: f16) -> f16 {
     f16::from_f32(old.to_f32() + v.to_f32())
 }
 
-atomic_elem!(u32, u32, reg32, |x| x, |b| b, int_update!(u32), [
-    ATOM_ADD rmw "add.u32", ATOM_MAX rmw "max.u32", ATOM_MIN rmw "min.u32",
-    ATOM_AND rmw "and.b32", ATOM_OR rmw "or.b32", ATOM_XOR rmw "xor.b32",
-    ATOM_XCHG rmw "exch.b32", ATOM_CAS cas "cas.b32",
-]);
-atomic_elem!(i32, u32, reg32, |x| x as u32, |b| b as i32, int_update!(i32), [
-    ATOM_ADD rmw "add.s32", ATOM_MAX rmw "max.s32", ATOM_MIN rmw "min.s32",
-    ATOM_AND rmw "and.b32", ATOM_OR rmw "or.b32", ATOM_XOR rmw "xor.b32",
-    ATOM_XCHG rmw "exch.b32", ATOM_CAS cas "cas.b32",
-]);
-atomic_elem!(u64, u64, reg64, |x| x, |b| b, int_update!(u64), [
-    ATOM_ADD rmw "add.u64", ATOM_MAX rmw "max.u64", ATOM_MIN rmw "min.u64",
-    ATOM_AND rmw "and.b64", ATOM_OR rmw "or.b64", ATOM_XOR rmw "xor.b64",
-    ATOM_XCHG rmw "exch.b64", ATOM_CAS cas "cas.b64",
-]);
-atomic_elem!(i64, u64, reg64, |x| x as u64, |b| b as i64, int_update!(i64), [
-    ATOM_ADD rmw "add.u64", ATOM_MAX rmw "max.s64", ATOM_MIN rmw "min.s64",
-    ATOM_AND rmw "and.b64", ATOM_OR rmw "or.b64", ATOM_XOR rmw "xor.b64",
-    ATOM_XCHG rmw "exch.b64", ATOM_CAS cas "cas.b64",
-]);
+/// [`atomic_elem!`] of an integer type: every operation, `add` on the type `$add`, `max`/`min`
+/// on `$ordered` (signed for a signed type), the bitwise ones, `exch` and `cas` on the bits
+/// `$bitwise`.
+macro_rules! int_atomic_elem {
+    ($t:ty, $bits:ty, $reg:ident, $to:expr, $from:expr, $add:literal, $ordered:literal,
+     $bitwise:literal) => {
+        atomic_elem!($t, $bits, $reg, $to, $from, int_update!($t), [
+            ATOM_ADD rmw "add" $add, ATOM_MAX rmw "max" $ordered, ATOM_MIN rmw "min" $ordered,
+            ATOM_AND rmw "and" $bitwise, ATOM_OR rmw "or" $bitwise, ATOM_XOR rmw "xor" $bitwise,
+            ATOM_XCHG rmw "exch" $bitwise, ATOM_CAS cas "cas" $bitwise,
+        ]);
+    };
+}
+
+int_atomic_elem!(u32, u32, reg32, |x| x, |b| b, "u32", "u32", "b32");
+int_atomic_elem!(
+    i32,
+    u32,
+    reg32,
+    |x| x as u32,
+    |b| b as i32,
+    "s32",
+    "s32",
+    "b32"
+);
+int_atomic_elem!(u64, u64, reg64, |x| x, |b| b, "u64", "u64", "b64");
+// PTX has no `atom.add.s64`: the two's-complement sum is `add.u64`'s.
+int_atomic_elem!(
+    i64,
+    u64,
+    reg64,
+    |x| x as u64,
+    |b| b as i64,
+    "u64",
+    "s64",
+    "b64"
+);
 atomic_elem!(f32, u32, reg32, f32::to_bits, f32::from_bits, f32_update, [
-    ATOM_ADD rmw "add.f32", ATOM_XCHG rmw "exch.b32", ATOM_CAS cas "cas.b32",
+    ATOM_ADD rmw "add" "f32", ATOM_XCHG rmw "exch" "b32", ATOM_CAS cas "cas" "b32",
 ]);
 atomic_elem!(f64, u64, reg64, f64::to_bits, f64::from_bits, f64_update, [
-    ATOM_ADD rmw "add.f64", ATOM_XCHG rmw "exch.b64", ATOM_CAS cas "cas.b64",
+    ATOM_ADD rmw "add" "f64", ATOM_XCHG rmw "exch" "b64", ATOM_CAS cas "cas" "b64",
 ]);
 atomic_elem!(f16, u16, reg16, f16::to_bits, f16::from_bits, f16_update, [
-    ATOM_ADD rmw "add.noftz.f16",
+    ATOM_ADD rmw "add.noftz" "f16",
 ]);

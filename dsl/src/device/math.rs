@@ -1,4 +1,4 @@
-//! Register-only float instructions: `max.NaN`/`min.NaN`, the approximations `ex2`, `lg2`,
+//! Register-only float instructions: `max.NaN`/`min.NaN`, the approximations `ex2.ftz`, `lg2`,
 //! `rsqrt`, `sqrt.approx.ftz`, the correctly rounded `sqrt.rn`, `fma.rn` (f32 and f64) and the
 //! flush-to-zero `fma.rn.ftz`/`mul.rn.ftz`.
 //!
@@ -55,8 +55,12 @@ register_op!(
     min_f32(a, b): f32, reg32, "min.NaN.f32 {d}, {a}, {b};", host min_nan_f32(a, b)
 );
 register_op!(
-    /// `ex2.approx.f32`: 2^x.
-    ex2_approx_f32(x): f32, reg32, "ex2.approx.f32 {d}, {x};", host canonicalize_nan_f32(x.exp2())
+    /// `ex2.approx.ftz.f32`: 2^x, a subnormal `x` counting as zero and a subnormal result
+    /// flushed to zero (Triton's `tl.exp2`: libdevice's `__nv_exp2f` under flush-to-zero; the
+    /// non-`ftz` form costs ptxas a test and two scaling multiplies around each `MUFU.EX2`).
+    /// The host computes the exact 2^x of the flushed `x`, flushed.
+    ex2_approx_ftz_f32(x): f32, reg32, "ex2.approx.ftz.f32 {d}, {x};",
+    host canonicalize_nan_f32(flush_subnormal_f32(flush_subnormal_f32(x).exp2()))
 );
 register_op!(
     /// `lg2.approx.f32`: log₂ x.

@@ -50,71 +50,50 @@ macro_rules! mma_asm {
     }};
 }
 
-/// `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 d, a, b, c` (fragments: module docs).
-#[inline(always)]
-#[track_caller]
-pub fn mma_m16n8k16_f16_f32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        mma_asm!(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-            a,
-            b,
-            c,
-            f32
-        )
-    }
-    #[cfg(not(tessera_device))]
-    {
-        crate::unroll::map(
-            ops::mma(MmaKind::F16F32, a, b, crate::unroll::map(c, f32::to_bits)),
-            f32::from_bits,
-        )
-    }
+/// `pub fn $name(a, b, c: [$acc; 4]) -> [$acc; 4]`: `$ptx d, a, b, c` on nvptx64; on the host
+/// the emulator's `MmaKind::$kind` on the accumulator's bits (`$to`, back by `$from`).
+macro_rules! mma_fn {
+    ($name:ident, $ptx:literal, $acc:ident, $kind:ident, $to:expr, $from:expr) => {
+        #[doc = concat!("`", $ptx, " d, a, b, c` (fragments: module docs).")]
+        #[inline(always)]
+        #[track_caller]
+        pub fn $name(a: [u32; 4], b: [u32; 2], c: [$acc; 4]) -> [$acc; 4] {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                mma_asm!($ptx, a, b, c, $acc)
+            }
+            #[cfg(not(tessera_device))]
+            {
+                crate::unroll::map(
+                    ops::mma(MmaKind::$kind, a, b, crate::unroll::map(c, $to)),
+                    $from,
+                )
+            }
+        }
+    };
 }
 
-/// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 d, a, b, c` (fragments: module docs).
-#[inline(always)]
-#[track_caller]
-pub fn mma_m16n8k16_bf16_f32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        mma_asm!(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-            a,
-            b,
-            c,
-            f32
-        )
-    }
-    #[cfg(not(tessera_device))]
-    {
-        crate::unroll::map(
-            ops::mma(MmaKind::Bf16F32, a, b, crate::unroll::map(c, f32::to_bits)),
-            f32::from_bits,
-        )
-    }
-}
-
-/// `mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 d, a, b, c` (fragments: module docs).
-#[inline(always)]
-#[track_caller]
-pub fn mma_m16n8k32_s8_s32(a: [u32; 4], b: [u32; 2], c: [i32; 4]) -> [i32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        mma_asm!(
-            "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
-            a,
-            b,
-            c,
-            i32
-        )
-    }
-    #[cfg(not(tessera_device))]
-    {
-        crate::unroll::map(
-            ops::mma(MmaKind::S8S32, a, b, crate::unroll::map(c, |x| x as u32)),
-            |x| x as i32,
-        )
-    }
-}
+mma_fn!(
+    mma_m16n8k16_f16_f32,
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+    f32,
+    F16F32,
+    f32::to_bits,
+    f32::from_bits
+);
+mma_fn!(
+    mma_m16n8k16_bf16_f32,
+    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+    f32,
+    Bf16F32,
+    f32::to_bits,
+    f32::from_bits
+);
+mma_fn!(
+    mma_m16n8k32_s8_s32,
+    "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+    i32,
+    S8S32,
+    |x| x as u32,
+    |x| x as i32
+);

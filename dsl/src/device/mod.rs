@@ -23,7 +23,7 @@
 //! | async copies | [`cp_async_ca`], [`cp_async_ca_zfill`], [`cp_async_cg`], [`cp_async_cg_zfill`], [`cp_async_commit_group`], [`cp_async_wait_group`], [`cp_async_wait_all`] |
 //! | conversions | [`f32_to_f16`], [`f16_to_f32`], [`f32_to_bf16`], [`bf16_to_f32`], f8 e4m3/e5m2, i32/u32 |
 //! | f32 arithmetic | [`add_f32`], [`sub_f32`], [`mul_f32`], [`div_f32`] (the GPU's canonical NaN results on the host too), [`neg_f32`], [`abs_f32`] |
-//! | float math | [`max_f32`], [`min_f32`] (`max.NaN`), [`ex2_approx_f32`], [`lg2_approx_f32`], [`sqrt_rn_f32`], [`sqrt_approx_ftz_f32`], [`fma_rn_ftz_f32`], [`mul_rn_ftz_f32`], [`rsqrt_approx_f32`], [`fma_rn_f32`], f64 `sqrt`/`rsqrt`/`fma`, [`max_f64`], [`min_f64`], [`sin_approx_f32`], [`cos_approx_f32`], [`tanh_approx_f32`] |
+//! | float math | [`max_f32`], [`min_f32`] (`max.NaN`), [`ex2_approx_ftz_f32`], [`lg2_approx_f32`], [`sqrt_rn_f32`], [`sqrt_approx_ftz_f32`], [`fma_rn_ftz_f32`], [`mul_rn_ftz_f32`], [`rsqrt_approx_f32`], [`fma_rn_f32`], f64 `sqrt`/`rsqrt`/`fma`, [`max_f64`], [`min_f64`], [`sin_approx_f32`], [`cos_approx_f32`], [`tanh_approx_f32`] |
 //! | integer | [`mul_hi_u32`] |
 //! | tensor cores | [`mma_m16n8k16_f16_f32`], [`mma_m16n8k16_bf16_f32`], [`mma_m16n8k32_s8_s32`] |
 //! | warpgroup MMA (sm_90a) | [`WgmmaAccumulator`], [`wgmma_m64n128k16_f16`] & co. (N = 64, 128, 256; f16, bf16; `_rs`: A from registers), [`wgmma_pin`], [`wgmma_fence`], [`wgmma_commit_group`], [`wgmma_wait_group`] |

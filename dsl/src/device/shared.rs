@@ -63,6 +63,24 @@ pub fn dynamic_shared_base() -> u32 {
     }
 }
 
+/// The emulator's `ld.shared` of `N` words at `addr`, as elements (`ptx` names the instruction
+/// in diagnostics).
+#[cfg(not(tessera_device))]
+#[inline(always)]
+#[track_caller]
+fn ld_shared_words<T: B32, const N: usize>(addr: u32, ptx: &'static str) -> [T; N] {
+    crate::unroll::map(ops::ld_shared::<N>(addr, ptx), T::from_b32)
+}
+
+/// The emulator's `st.shared` of the `N` elements `value` at `addr` (`ptx` names the instruction
+/// in diagnostics).
+#[cfg(not(tessera_device))]
+#[inline(always)]
+#[track_caller]
+fn st_shared_words<T: B32, const N: usize>(addr: u32, value: [T; N], ptx: &'static str) {
+    ops::st_shared::<N>(addr, crate::unroll::map(value, T::to_b32), ptx);
+}
+
 /// `ld.shared.b32 d, [addr]`.
 ///
 /// # Safety
@@ -99,7 +117,7 @@ pub unsafe fn ld_shared_v2<T: B32>(addr: u32) -> [T; 2] {
     }
     #[cfg(not(tessera_device))]
     {
-        crate::unroll::map(ops::ld_shared::<2>(addr, "ld.shared.v2.b32"), T::from_b32)
+        ld_shared_words(addr, "ld.shared.v2.b32")
     }
 }
 
@@ -125,7 +143,7 @@ pub unsafe fn ld_shared_v4<T: B32>(addr: u32) -> [T; 4] {
     }
     #[cfg(not(tessera_device))]
     {
-        crate::unroll::map(ops::ld_shared::<4>(addr, "ld.shared.v4.b32"), T::from_b32)
+        ld_shared_words(addr, "ld.shared.v4.b32")
     }
 }
 
@@ -168,11 +186,7 @@ pub unsafe fn st_shared_v2<T: B32>(addr: u32, value: [T; 2]) {
     asm!("st.shared.v2.b32 [{a}], {{{v0}, {v1}}};", a = in(reg32) addr,
          v0 = in(reg32) value[0].to_b32(), v1 = in(reg32) value[1].to_b32(), options(nostack));
     #[cfg(not(tessera_device))]
-    ops::st_shared::<2>(
-        addr,
-        crate::unroll::map(value, T::to_b32),
-        "st.shared.v2.b32",
-    );
+    st_shared_words(addr, value, "st.shared.v2.b32");
 }
 
 /// `st.shared.v4.b32 [addr], {v0, v1, v2, v3}`.
@@ -187,11 +201,7 @@ pub unsafe fn st_shared_v4<T: B32>(addr: u32, value: [T; 4]) {
          v0 = in(reg32) value[0].to_b32(), v1 = in(reg32) value[1].to_b32(),
          v2 = in(reg32) value[2].to_b32(), v3 = in(reg32) value[3].to_b32(), options(nostack));
     #[cfg(not(tessera_device))]
-    ops::st_shared::<4>(
-        addr,
-        crate::unroll::map(value, T::to_b32),
-        "st.shared.v4.b32",
-    );
+    st_shared_words(addr, value, "st.shared.v4.b32");
 }
 
 // ---------------------------------------------------------------------------------------------

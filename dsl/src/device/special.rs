@@ -2,7 +2,7 @@
 //! `tanh.approx.f32` (sm_75+) and the integer high product `mul.hi.u32`.
 //!
 //! On the host the approximations compute the exact function in f64 and round it to f32 (NaN
-//! results canonical, as in [`crate::device::ex2_approx_f32`]), so they may differ from the GPU
+//! results canonical, as in [`crate::device::ex2_approx_ftz_f32`]), so they may differ from the GPU
 //! in the last bits; `mul.hi.u32` is integer arithmetic and agrees bit for bit.
 //!
 //! Accuracy on the GPU (PTX ISA): `sin`/`cos.approx.f32` have an absolute error of at most

@@ -186,6 +186,12 @@ pub(crate) struct Cta {
     pub(crate) async_words: Box<[AtomicU32]>,
     /// Whether some word is landed but not yet made visible by a barrier.
     pub(crate) async_landed: AtomicBool,
+    /// Per shared word: the `wgmma` in flight reading it, if any (`wgmma_reads.rs`).
+    pub(crate) wgmma_words: Box<[AtomicU64]>,
+    /// Per warpgroup: the last `wgmma` some thread of it has retired.
+    pub(crate) wgmma_retired: Box<[AtomicU64]>,
+    /// Whether some word of `wgmma_words` may be set.
+    pub(crate) wgmma_reads_live: AtomicBool,
     /// The PTX target the launch emulates (`super::target`).
     pub(crate) target: super::target::EmulatedTarget,
     sync: Mutex<SyncState>,
@@ -450,6 +456,7 @@ impl Cta {
         state.generation += 1;
         st.blocked -= released;
         self.publish_landed_copies();
+        self.publish_retired_wgmma_reads();
         self.barrier_cv.notify_all();
     }
 
@@ -582,6 +589,7 @@ impl Cta {
             word.store(0, Ordering::Relaxed);
         }
         self.reset_async_copies();
+        self.reset_wgmma_reads();
         st.hosted_block = next_block;
         self.hosted.store(next_block, Ordering::Release);
         drop(st);
@@ -762,6 +770,9 @@ fn launch(
             shared_bytes: dynamic_shared_bytes as u32,
             async_words: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
             async_landed: AtomicBool::new(false),
+            wgmma_words: (0..shared_words).map(|_| AtomicU64::new(0)).collect(),
+            wgmma_retired: (0..warps / 4).map(|_| AtomicU64::new(0)).collect(),
+            wgmma_reads_live: AtomicBool::new(false),
             target,
             sync: Mutex::new(SyncState {
                 hosted_block: b,

@@ -34,7 +34,10 @@
 //!   tensor), apply its swizzle and land when their barrier's phase completes. `wgmma`
 //!   computes each thread's accumulator fragment at issue but marks it in flight: reading it
 //!   before the `wgmma.wait_group` that retires it, or issuing a `wgmma` on registers touched
-//!   since the last `wgmma.fence`, is an [`EmulatorError::AsyncOperation`].
+//!   since the last `wgmma.fence`, is an [`EmulatorError::AsyncOperation`]. So is writing
+//!   (`st.shared`, `stmatrix`, issuing a `cp.async`) a shared word that a `wgmma` in flight
+//!   may still read: before its warpgroup retired it, or, from another warpgroup, before a
+//!   barrier that follows the retirement. Proxy fences (`fence.proxy.async`) are not modelled.
 //! * **Targets.** A launch emulates sm_80 or sm_90a ([`EmulatedTarget`]: [`with_target`] on
 //!   the launching thread, else `TESSERA_EMULATE_SM`, else sm_80); a `#[tile_kernel]` with a
 //!   `dot` runs its body for that target ([`running_target`]).
@@ -79,6 +82,7 @@ pub(crate) mod target;
 pub(crate) mod tma;
 mod warp;
 pub(crate) mod wgmma;
+mod wgmma_reads;
 
 pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};

@@ -239,6 +239,20 @@ fn logged_shared_access(
     i
 }
 
+/// Raises this thread's write of `words` shared words from `word` when a `wgmma` in flight may
+/// still read one of them (`super::wgmma_reads`).
+fn check_wgmma_write(t: &ThreadCtx<'_>, word: usize, words: usize, op: &'static str) {
+    let retired = t.local.borrow().wgmma.retired();
+    let group = t.linear / super::wgmma::WARPGROUP_THREADS;
+    if let Err(message) = t.cta.check_wgmma_write(group, retired, word, words) {
+        raise(EmulatorError::AsyncOperation {
+            thread: t.thread_ref(),
+            op,
+            message,
+        });
+    }
+}
+
 /// `ld.shared.v{N}.b32 [addr]`.
 #[track_caller]
 pub(crate) fn ld_shared<const N: usize>(addr: u32, op: &'static str) -> [u32; N] {
@@ -266,6 +280,7 @@ pub(crate) fn st_shared<const N: usize>(addr: u32, value: [u32; N], op: &'static
     let location = Location::caller();
     with_thread(|t| {
         let i = logged_shared_access(t, addr, 4 * N as u32, op, location, SharedAccessKind::Store);
+        check_wgmma_write(t, i, N, op);
         for (k, v) in value.iter().enumerate() {
             t.cta.shared[i + k].store(*v, Ordering::Relaxed);
         }
@@ -280,6 +295,7 @@ pub(crate) fn st_shared_b16(addr: u32, value: u16) {
     with_thread(|t| {
         let op = "st.shared.b16";
         let i = logged_shared_access(t, addr, 2, op, location, SharedAccessKind::Store);
+        check_wgmma_write(t, i, 1, op);
         let shift = (addr & 2) * 8;
         let word = &t.cta.shared[i];
         word.fetch_and(!(0xffffu32 << shift), Ordering::Relaxed);
@@ -334,6 +350,7 @@ pub(crate) unsafe fn cp_async(dst: u32, src: u64, cp_size: u32, src_size: u32, o
     let site = Site(location);
     with_thread(|t| {
         let word = shared_index_or_raise(t, dst, cp_size, op, site);
+        check_wgmma_write(t, word, (cp_size / 4) as usize, op);
         t.cta
             .cp_async_issued(t.linear, word, (cp_size / 4) as usize);
         if src_size > 0 {

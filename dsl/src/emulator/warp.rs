@@ -323,7 +323,21 @@ pub(crate) fn complete_collective(
                         op,
                         site,
                     )?;
-                    if !store {
+                    if store {
+                        // The warp's writes: its warpgroup's retirement stands for each lane's.
+                        let g = warp / 4;
+                        let retired = cta
+                            .wgmma_retired
+                            .get(g as usize)
+                            .map_or(0, |r| r.load(Ordering::Relaxed));
+                        if let Err(message) = cta.check_wgmma_write(g, retired, *row, 4) {
+                            return Err(EmulatorError::AsyncOperation {
+                                thread: cta.thread_ref(st, warp * 32 + lane),
+                                op,
+                                message,
+                            });
+                        }
+                    } else {
                         let reader = warp * 32 + lane;
                         if let Err(message) = cta.check_async_read(reader, *row, 4) {
                             let thread = cta.thread_ref(st, reader);

@@ -108,7 +108,15 @@ pub(crate) fn wait_group(n: u32) {
                 w.retired = w.retired.max(last);
             }
         }
+        t.cta.wgmma_retired(t.linear / WARPGROUP_THREADS, w.retired);
     })
+}
+
+impl WgmmaThread {
+    /// Every `wgmma` of this thread up to this issue number has completed.
+    pub(crate) fn retired(&self) -> u64 {
+        self.retired
+    }
 }
 
 /// The state of a new accumulator: its registers were just written by the thread.
@@ -379,7 +387,8 @@ impl Cta {
             let Some(pending) = state.pending.take() else {
                 unreachable!("the pending wgmma was just set")
             };
-            match self.read_operands(&pending) {
+            let issue_number = ctx.local.borrow().wgmma.issued + 1;
+            match self.read_operands(&pending, group, issue_number) {
                 Ok(operands) => {
                     let operands = Arc::new(operands);
                     let state = &mut st.warpgroups[g];
@@ -410,8 +419,23 @@ impl Cta {
     }
 
     /// Reads A (`64 × 16`, from shared memory or gathered from the threads' registers) and B
-    /// (`N × 16`) of a complete warpgroup `wgmma`.
-    fn read_operands(&self, p: &PendingMma) -> Result<MmaOperands, String> {
+    /// (`N × 16`) of a complete warpgroup `wgmma`, warpgroup `group`'s number `issue_number`,
+    /// recording the words it reads until it is retired (`super::wgmma_reads`).
+    fn read_operands(
+        &self,
+        p: &PendingMma,
+        group: u32,
+        issue_number: u64,
+    ) -> Result<MmaOperands, String> {
+        let read = |address: u32, operand: &str| -> Result<u16, String> {
+            let value = self.read_u16(address, operand)?;
+            self.wgmma_read(
+                group,
+                issue_number,
+                ((address - SHARED_WINDOW_BASE) / 4) as usize,
+            );
+            Ok(value)
+        };
         let issue = p.issue;
         let input = issue.input;
         let mut a = vec![[0f64; 16]; 64];
@@ -422,7 +446,7 @@ impl Cta {
                 for (row, a_row) in a.iter_mut().enumerate() {
                     for (k, a) in a_row.iter_mut().enumerate() {
                         let address = desc.address(major, 2, row as u32, k as u32);
-                        *a = input.to_f64(self.read_u16(address, "A")?);
+                        *a = input.to_f64(read(address, "A")?);
                     }
                 }
             }
@@ -446,7 +470,7 @@ impl Cta {
         for (col, b_col) in b.iter_mut().enumerate() {
             for (k, b) in b_col.iter_mut().enumerate() {
                 let address = b_desc.address(b_major, 2, col as u32, k as u32);
-                *b = input.to_f64(self.read_u16(address, "B")?);
+                *b = input.to_f64(read(address, "B")?);
             }
         }
         Ok(MmaOperands { a, b })

@@ -6,8 +6,8 @@
 //! One primary context per device, made current on the calling thread by every entry point;
 //! all work goes to the legacy default stream, so copies and launches are ordered.
 
-use super::args::with_param_pointers;
-use super::config::{EntryLaunch, LaunchConfig, TimingOptions};
+use super::backend::{self, launch_kernel, DeviceAllocation, DeviceContext};
+use super::config::{EntryLaunch, LaunchConfig};
 use super::error::LaunchError;
 use cudarc::driver::sys;
 use std::ffi::{c_void, CStr, CString};
@@ -145,27 +145,19 @@ impl GpuContext {
             driver(sys::cuInit(0), "initializing the driver (cuInit)")?;
             let mut count = 0;
             driver(sys::cuDeviceGetCount(&mut count), "counting devices")?;
-            if count <= 0 {
-                return Err(unavailable("the CUDA driver sees no device".to_string()));
-            }
-            if ordinal >= count as usize {
-                return Err(unavailable(format!(
-                    "GPU {ordinal} requested, {count} present"
-                )));
-            }
+            backend::check_ordinal(ordinal, count, "the CUDA driver", "GPU")
+                .map_err(unavailable)?;
             let mut device = 0;
             driver(
                 sys::cuDeviceGet(&mut device, ordinal as i32),
                 "getting the device",
             )?;
-            let mut name_bytes = [0 as std::ffi::c_char; 256];
-            driver(
-                sys::cuDeviceGetName(name_bytes.as_mut_ptr(), name_bytes.len() as i32, device),
-                "reading the device name",
-            )?;
-            let name = CStr::from_ptr(name_bytes.as_ptr())
-                .to_string_lossy()
-                .into_owned();
+            let name = backend::device_name(|buffer, length| {
+                driver(
+                    sys::cuDeviceGetName(buffer, length, device),
+                    "reading the device name",
+                )
+            })?;
             let attribute = |attribute: sys::CUdevice_attribute, what: &str| {
                 let mut value = 0;
                 driver(
@@ -211,16 +203,16 @@ impl GpuContext {
     ) -> Result<Arc<GpuContext>, LaunchError> {
         let device = context.cu_device();
         let raw = context.cu_ctx();
-        let mut name_bytes = [0 as std::ffi::c_char; 256];
         // SAFETY: the cudarc context initialised the driver; valid out-pointers.
         let (name, major, minor, max_shared_optin) = unsafe {
             check(sys::cuCtxSetCurrent(raw), || {
                 "making the cudarc context current".into()
             })?;
-            check(
-                sys::cuDeviceGetName(name_bytes.as_mut_ptr(), name_bytes.len() as i32, device),
-                || "reading the device name".into(),
-            )?;
+            let name = backend::device_name(|buffer, length| {
+                check(sys::cuDeviceGetName(buffer, length, device), || {
+                    "reading the device name".into()
+                })
+            })?;
             let attribute = |attribute: sys::CUdevice_attribute| {
                 let mut value = 0;
                 check(
@@ -231,9 +223,7 @@ impl GpuContext {
             };
             use sys::CUdevice_attribute as Attr;
             (
-                CStr::from_ptr(name_bytes.as_ptr())
-                    .to_string_lossy()
-                    .into_owned(),
+                name,
                 attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
                 attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
                 attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
@@ -253,17 +243,25 @@ impl GpuContext {
     pub(super) fn raw_context(&self) -> sys::CUcontext {
         self.context
     }
+}
 
-    /// Makes the context current on the calling thread.
-    pub(super) fn bind(&self) -> Result<(), LaunchError> {
+/// The CUDA driver's calls; all work of the context's own goes to the legacy default stream, so
+/// its copies and launches are ordered.
+impl DeviceContext for GpuContext {
+    type Module = GpuModule;
+    type Ptr = sys::CUdeviceptr;
+    type Stream = sys::CUstream;
+    type Event = sys::CUevent;
+    const DEFAULT_STREAM: sys::CUstream = std::ptr::null_mut();
+
+    fn bind(&self) -> Result<(), LaunchError> {
         // SAFETY: the context is retained until `self` drops.
         check(unsafe { sys::cuCtxSetCurrent(self.context) }, || {
             "making the context current".into()
         })
     }
 
-    /// Waits for all work; a failure is attributed by `action`.
-    pub(super) fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+    fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
         self.bind()?;
         // SAFETY: plain driver call.
         check(unsafe { sys::cuCtxSynchronize() }, || {
@@ -274,112 +272,174 @@ impl GpuContext {
         })
     }
 
-    /// Launches without waiting: checks the block against the compiled kernel, opts in to more
-    /// than 48 KiB of dynamic shared memory when asked for, then `cuLaunchKernel`.
-    pub(super) fn launch(&self, launch: EntryLaunch<'_, GpuModule>) -> Result<(), LaunchError> {
-        self.launch_on(launch, std::ptr::null_mut())
-    }
-
-    /// [`launch`](Self::launch) on `stream` (null: the legacy default stream).
-    pub(super) fn launch_on(
+    /// Checks the block against the compiled kernel, opts in to more than 48 KiB of dynamic
+    /// shared memory when asked for, then `cuLaunchKernel`.
+    fn launch_on(
         &self,
         launch: EntryLaunch<'_, GpuModule>,
         stream: sys::CUstream,
     ) -> Result<(), LaunchError> {
-        let EntryLaunch {
-            module,
-            name,
-            index,
-            config,
-            params,
-        } = launch;
         self.bind()?;
-        let function = module.function(self, name, index, config)?;
-        with_param_pointers(name, params, |pointers| {
-            // SAFETY: `function` belongs to the current context; `pointers` has one pointer per
-            // PTX parameter (checked against the entry), each to at least as many bytes as the
-            // parameter.
-            let result = unsafe {
-                sys::cuLaunchKernel(
-                    function,
-                    config.grid[0],
-                    config.grid[1],
-                    config.grid[2],
-                    config.block[0],
-                    config.block[1],
-                    config.block[2],
-                    config.shared_bytes,
-                    stream,
-                    pointers,
-                    std::ptr::null_mut(),
-                )
-            };
-            check(result, || {
-                format!(
-                    "launching kernel `{name}` (grid {:?}, block {:?}, {} B dynamic shared memory)",
-                    config.grid, config.block, config.shared_bytes
-                )
-            })
+        backend::launch_entry(
+            launch,
+            |module, name, index, config| module.function(self, name, index, config),
+            |function, config, pointers| {
+                // SAFETY: `function` belongs to the current context; `pointers` has one pointer
+                // per PTX parameter (checked against the entry), each to at least as many bytes
+                // as the parameter.
+                let result = unsafe {
+                    launch_kernel!(sys::cuLaunchKernel, function, config, stream, pointers)
+                };
+                check(result, || {
+                    format!(
+                        "launching kernel `{}` (grid {:?}, block {:?}, {} B dynamic shared memory)",
+                        launch.name, config.grid, config.block, config.shared_bytes
+                    )
+                })
+            },
+        )
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<sys::CUdeviceptr, LaunchError> {
+        let mut ptr = 0;
+        // SAFETY: valid out-pointer.
+        let result = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+        if result != sys::CUresult::CUDA_SUCCESS {
+            return Err(backend::allocation_failed(bytes, describe(result)));
+        }
+        Ok(ptr)
+    }
+
+    fn zero(&self, ptr: sys::CUdeviceptr, bytes: usize) -> Result<(), LaunchError> {
+        // SAFETY: `bytes` bytes at `ptr` are allocated.
+        check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, || {
+            format!("zeroing {bytes} bytes")
+        })?;
+        settle_legacy_stream()
+    }
+
+    fn flush_l2(&self, ptr: sys::CUdeviceptr, bytes: usize) -> Result<(), LaunchError> {
+        // SAFETY: the scratch buffer is `bytes` long and live.
+        check(
+            unsafe { sys::cuMemsetD8Async(ptr, 0, bytes, std::ptr::null_mut()) },
+            || "flushing the L2 cache between timed launches".into(),
+        )
+    }
+
+    unsafe fn free(&self, ptr: sys::CUdeviceptr) {
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuMemFree_v2(ptr) };
+    }
+
+    fn address(ptr: sys::CUdeviceptr) -> u64 {
+        ptr
+    }
+
+    /// After the legacy stream's work, and the blocking streams' it synchronises with.
+    fn read_device(&self, addr: u64, target: &mut [u8]) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device
+        // memory.
+        check(
+            unsafe { sys::cuMemcpyDtoH_v2(target.as_mut_ptr().cast(), addr, target.len()) },
+            || format!("copying {} bytes from the device", target.len()),
+        )
+    }
+
+    fn write_device(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: as in `read_device`.
+        check(
+            unsafe { sys::cuMemcpyHtoD_v2(addr, source.as_ptr().cast(), source.len()) },
+            || format!("copying {} bytes to the device", source.len()),
+        )?;
+        settle_legacy_stream()
+    }
+
+    /// A non-blocking stream: not ordered with the legacy default stream, so a graph captured
+    /// on it is not invalidated by another thread's synchronous copies (which go to the legacy
+    /// stream and wait there until they land: `settle_legacy_stream`).
+    fn create_stream(&self) -> Result<sys::CUstream, LaunchError> {
+        let mut stream = std::ptr::null_mut();
+        let flags = sys::CUstream_flags_enum::CU_STREAM_NON_BLOCKING as u32;
+        // SAFETY: valid out-pointer and flags.
+        check(unsafe { sys::cuStreamCreate(&mut stream, flags) }, || {
+            "creating a stream".into()
+        })?;
+        Ok(stream)
+    }
+
+    unsafe fn destroy_stream(&self, stream: sys::CUstream) {
+        // SAFETY: the caller's contract; the driver defers the release past pending work.
+        unsafe { sys::cuStreamDestroy_v2(stream) };
+    }
+
+    fn upload_on(
+        &self,
+        stream: sys::CUstream,
+        addr: u64,
+        staged: &mut [u8],
+    ) -> Result<(), LaunchError> {
+        // SAFETY: the caller checked the device range and keeps `staged` until the stream is
+        // synchronised.
+        check(
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(addr, staged.as_ptr().cast(), staged.len(), stream)
+            },
+            || format!("enqueuing a copy of {} bytes to the device", staged.len()),
+        )
+    }
+
+    fn wait_on(&self, stream: sys::CUstream, event: sys::CUevent) -> Result<(), LaunchError> {
+        // SAFETY: live stream and event.
+        check(unsafe { sys::cuStreamWaitEvent(stream, event, 0) }, || {
+            "making a stream wait for an event".into()
         })
     }
 
-    /// Per-launch GPU times (ms) by CUDA events: `warmup` launches, then `repetitions` launches,
-    /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
-    pub(super) fn time(
-        &self,
-        launch: EntryLaunch<'_, GpuModule>,
-        options: TimingOptions,
-    ) -> Result<Vec<f64>, LaunchError> {
-        let name = launch.name;
-        for _ in 0..options.warmup {
-            self.launch(launch)?;
-        }
-        self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
-        let flush = if options.l2_flush_bytes > 0 {
-            Some(GpuAllocation::new_on(self, options.l2_flush_bytes, false)?)
-        } else {
-            None
-        };
-        let events = EventPairs::new(self, options.repetitions as usize)?;
-        for (start, end) in &events.pairs {
-            if let Some(flush) = &flush {
-                // SAFETY: the scratch buffer is `l2_flush_bytes` long and live.
-                check(
-                    unsafe {
-                        sys::cuMemsetD8Async(
-                            flush.ptr,
-                            0,
-                            options.l2_flush_bytes,
-                            std::ptr::null_mut(),
-                        )
-                    },
-                    || "flushing the L2 cache between timed launches".into(),
-                )?;
-            }
-            // SAFETY: live events of this context, recorded on the default stream.
-            check(
-                unsafe { sys::cuEventRecord(*start, std::ptr::null_mut()) },
-                || "recording an event".into(),
-            )?;
-            self.launch(launch)?;
-            // SAFETY: as above.
-            check(
-                unsafe { sys::cuEventRecord(*end, std::ptr::null_mut()) },
-                || "recording an event".into(),
-            )?;
-        }
-        self.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
-        let mut samples = Vec::with_capacity(events.pairs.len());
-        for (start, end) in &events.pairs {
-            let mut ms = 0f32;
-            // SAFETY: both events completed (the context was synchronized).
-            check(
-                unsafe { sys::cuEventElapsedTime_v2(&mut ms, *start, *end) },
-                || "reading an event time".into(),
-            )?;
-            samples.push(ms as f64);
-        }
-        Ok(samples)
+    fn synchronize_stream(&self, stream: sys::CUstream) -> Result<(), LaunchError> {
+        // SAFETY: live stream.
+        check(unsafe { sys::cuStreamSynchronize(stream) }, || {
+            "synchronising a stream (an error here may come from any kernel it ran)".into()
+        })
+    }
+
+    fn create_event(&self) -> Result<sys::CUevent, LaunchError> {
+        let mut event = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { sys::cuEventCreate(&mut event, 0) }, || {
+            "creating an event".into()
+        })?;
+        Ok(event)
+    }
+
+    unsafe fn destroy_event(&self, event: sys::CUevent) {
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuEventDestroy_v2(event) };
+    }
+
+    fn record_on(&self, event: sys::CUevent, stream: sys::CUstream) -> Result<(), LaunchError> {
+        // SAFETY: a live event and stream (or the default stream) of this context.
+        check(unsafe { sys::cuEventRecord(event, stream) }, || {
+            "recording an event".into()
+        })
+    }
+
+    fn synchronize_event(&self, event: sys::CUevent) -> Result<(), LaunchError> {
+        // SAFETY: live event.
+        check(unsafe { sys::cuEventSynchronize(event) }, || {
+            "synchronising an event".into()
+        })
+    }
+
+    fn elapsed_ms(&self, start: sys::CUevent, end: sys::CUevent) -> Result<f64, LaunchError> {
+        let mut ms = 0f32;
+        // SAFETY: both events completed (synchronised by the caller).
+        check(
+            unsafe { sys::cuEventElapsedTime_v2(&mut ms, start, end) },
+            || "reading an event time".into(),
+        )?;
+        Ok(ms as f64)
     }
 }
 
@@ -395,124 +455,8 @@ impl Drop for GpuContext {
     }
 }
 
-/// `n` pairs of CUDA events, destroyed on drop.
-struct EventPairs {
-    pairs: Vec<(sys::CUevent, sys::CUevent)>,
-}
-
-impl EventPairs {
-    fn new(context: &GpuContext, n: usize) -> Result<EventPairs, LaunchError> {
-        context.bind()?;
-        let mut events = EventPairs {
-            pairs: Vec::with_capacity(n),
-        };
-        for _ in 0..n {
-            let mut start = std::ptr::null_mut();
-            let mut end = std::ptr::null_mut();
-            // SAFETY: valid out-pointers; created events are destroyed by `Drop`.
-            unsafe {
-                check(sys::cuEventCreate(&mut start, 0), || {
-                    "creating a timing event".into()
-                })?;
-                if let Err(err) = check(sys::cuEventCreate(&mut end, 0), || {
-                    "creating a timing event".into()
-                }) {
-                    sys::cuEventDestroy_v2(start);
-                    return Err(err);
-                }
-            }
-            events.pairs.push((start, end));
-        }
-        Ok(events)
-    }
-}
-
-impl Drop for EventPairs {
-    fn drop(&mut self) {
-        for (start, end) in self.pairs.drain(..) {
-            // SAFETY: created in `new`, not used after this.
-            unsafe {
-                sys::cuEventDestroy_v2(start);
-                sys::cuEventDestroy_v2(end);
-            }
-        }
-    }
-}
-
-/// Device memory from `cuMemAlloc`, freed on drop.
-pub(super) struct GpuAllocation {
-    context: Option<Arc<GpuContext>>,
-    ptr: sys::CUdeviceptr,
-}
-
-// SAFETY: a device address; the owning context is thread-safe (see `GpuContext`).
-unsafe impl Send for GpuAllocation {}
-unsafe impl Sync for GpuAllocation {}
-
-impl GpuAllocation {
-    /// `bytes` (> 0) bytes of device memory, zeroed if asked.
-    pub(super) fn new(
-        context: &Arc<GpuContext>,
-        bytes: usize,
-        zeroed: bool,
-    ) -> Result<Self, LaunchError> {
-        let mut allocation = GpuAllocation::new_on(context, bytes, zeroed)?;
-        allocation.context = Some(Arc::clone(context));
-        Ok(allocation)
-    }
-
-    /// As [`new`](Self::new), for scratch memory freed before the context can go away.
-    fn new_on(context: &GpuContext, bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
-        context.bind()?;
-        let mut ptr = 0;
-        // SAFETY: valid out-pointer.
-        let result = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
-        if result != sys::CUresult::CUDA_SUCCESS {
-            let (code, message) = describe(result);
-            return Err(LaunchError::Allocation {
-                bytes,
-                reason: format!("{code} ({message})"),
-            });
-        }
-        let allocation = GpuAllocation { context: None, ptr };
-        if zeroed {
-            // SAFETY: `bytes` bytes at `ptr` were just allocated.
-            check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, || {
-                format!("zeroing {bytes} bytes")
-            })?;
-            settle_legacy_stream()?;
-        }
-        Ok(allocation)
-    }
-
-    pub(super) fn addr(&self) -> u64 {
-        self.ptr
-    }
-
-    /// The context that owns the memory.
-    pub(super) fn context(&self) -> Option<&Arc<GpuContext>> {
-        self.context.as_ref()
-    }
-
-    fn bind(&self) -> Result<(), LaunchError> {
-        match &self.context {
-            Some(context) => context.bind(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for GpuAllocation {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new_on`; the context is alive (held, or owned by the caller for
-        // scratch memory). An error cannot be reported from drop.
-        unsafe {
-            if self.bind().is_ok() {
-                sys::cuMemFree_v2(self.ptr);
-            }
-        }
-    }
-}
+/// Device memory from `cuMemAlloc`.
+pub(super) type GpuAllocation = DeviceAllocation<GpuContext>;
 
 /// One compiled kernel of a module, with what the launcher checks against.
 #[derive(Clone, Copy)]
@@ -707,39 +651,9 @@ impl Drop for GpuModule {
     }
 }
 
-/// Copies `target.len()` bytes from device address `addr` to the host, after all prior work
-/// of the legacy default stream (and of the blocking streams it synchronises with).
-pub(super) fn read_device(
-    context: &GpuContext,
-    addr: u64,
-    target: &mut [u8],
-) -> Result<(), LaunchError> {
-    context.bind()?;
-    // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device memory.
-    check(
-        unsafe { sys::cuMemcpyDtoH_v2(target.as_mut_ptr().cast(), addr, target.len()) },
-        || format!("copying {} bytes from the device", target.len()),
-    )
-}
-
-/// Copies `source` to device address `addr` (synchronous).
-pub(super) fn write_device(
-    context: &GpuContext,
-    addr: u64,
-    source: &[u8],
-) -> Result<(), LaunchError> {
-    context.bind()?;
-    // SAFETY: as in `read_device`.
-    check(
-        unsafe { sys::cuMemcpyHtoD_v2(addr, source.as_ptr().cast(), source.len()) },
-        || format!("copying {} bytes to the device", source.len()),
-    )?;
-    settle_legacy_stream()
-}
-
 /// Waits until the synchronous memsets and host-to-device copies on the legacy default stream
 /// have landed (a pageable copy may return before its DMA ends), so that work on the
-/// non-blocking [`super::gpu_stream::GpuStream`]s, which is not ordered after the legacy
+/// non-blocking streams ([`DeviceContext::create_stream`]), which is not ordered after the legacy
 /// stream, sees them.
 fn settle_legacy_stream() -> Result<(), LaunchError> {
     // SAFETY: plain driver call on the legacy stream of the current context.

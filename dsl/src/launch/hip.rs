@@ -10,11 +10,14 @@
 //! thread (`hipSetDevice`). Synchronous work goes to the null stream; [`HipStream`]s are
 //! non-blocking, as the CUDA back end's streams. Modules are HSA code objects loaded by
 //! `hipModuleLoadData`; kernels launch by `hipModuleLaunchKernel` with the same `void**`
-//! parameter array as `cuLaunchKernel` ([`with_param_pointers`]).
+//! parameter array as `cuLaunchKernel`
+//! ([`with_param_pointers`](super::args::with_param_pointers)).
 
-use super::args::with_param_pointers;
+use super::backend::{
+    self, launch_kernel, DeviceAllocation, DeviceContext, DeviceEvent, DeviceStream,
+};
 use super::code_object::CodeObjectKernel;
-use super::config::{EntryLaunch, LaunchConfig, TimingOptions};
+use super::config::{EntryLaunch, LaunchConfig};
 use super::error::LaunchError;
 use super::hip_sys::{self, HipApi, HipError, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS};
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -76,27 +79,6 @@ pub(super) fn check_block(
     }
 }
 
-/// HIP device `ordinal` of the runtime `api`, which memory and events make current before
-/// each call.
-#[derive(Clone, Copy)]
-struct HipDevice {
-    api: &'static HipApi,
-    ordinal: i32,
-}
-
-impl HipDevice {
-    /// Makes the device current on the calling thread.
-    fn bind(self) -> Result<(), LaunchError> {
-        let ordinal = self.ordinal;
-        // SAFETY: plain runtime call.
-        check(
-            self.api,
-            unsafe { (self.api.hipSetDevice)(ordinal) },
-            || format!("making HIP device {ordinal} current"),
-        )
-    }
-}
-
 /// One AMD GPU as the HIP runtime numbers it.
 pub(super) struct HipContext {
     api: &'static HipApi,
@@ -122,28 +104,20 @@ impl HipContext {
                 (api.hipGetDeviceCount)(&mut count),
                 "counting devices (hipGetDeviceCount)",
             )?;
-            if count <= 0 {
-                return Err(unavailable("the HIP runtime sees no device".to_string()));
-            }
-            if ordinal >= count as usize {
-                return Err(unavailable(format!(
-                    "HIP device {ordinal} requested, {count} present"
-                )));
-            }
+            backend::check_ordinal(ordinal, count, "the HIP runtime", "HIP device")
+                .map_err(unavailable)?;
             let ordinal = ordinal as i32;
             let mut device = 0;
             runtime(
                 (api.hipDeviceGet)(&mut device, ordinal),
                 "getting the device",
             )?;
-            let mut name_bytes = [0 as c_char; 256];
-            runtime(
-                (api.hipDeviceGetName)(name_bytes.as_mut_ptr(), name_bytes.len() as i32, device),
-                "reading the device name",
-            )?;
-            let name = CStr::from_ptr(name_bytes.as_ptr())
-                .to_string_lossy()
-                .into_owned();
+            let name = backend::device_name(|buffer, length| {
+                runtime(
+                    (api.hipDeviceGetName)(buffer, length, device),
+                    "reading the device name",
+                )
+            })?;
             let context = HipContext { api, ordinal, name };
             context.bind().map_err(|err| unavailable(err.to_string()))?;
             Ok(Arc::new(context))
@@ -152,25 +126,6 @@ impl HipContext {
 
     fn check(&self, result: HipError, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
         check(self.api, result, action)
-    }
-
-    /// Makes the device current on the calling thread.
-    pub(super) fn bind(&self) -> Result<(), LaunchError> {
-        self.device().bind()
-    }
-
-    fn device(&self) -> HipDevice {
-        HipDevice {
-            api: self.api,
-            ordinal: self.ordinal,
-        }
-    }
-
-    /// Waits for all work of the device; a failure is attributed by `action`.
-    pub(super) fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
-        self.bind()?;
-        // SAFETY: plain runtime call.
-        self.check(unsafe { (self.api.hipDeviceSynchronize)() }, action)
     }
 
     /// Waits until the synchronous copies and memsets on the null stream have landed, so that
@@ -182,206 +137,228 @@ impl HipContext {
             || "waiting for a copy to the device to land".into(),
         )
     }
+}
 
-    /// Launches without waiting (null `stream`: the null stream).
-    pub(super) fn launch_on(
+/// The HIP runtime's calls; the context's own work goes to the null stream.
+impl DeviceContext for HipContext {
+    type Module = HipModule;
+    type Ptr = hip_sys::DevicePtr;
+    type Stream = hip_sys::Stream;
+    type Event = hip_sys::Event;
+    const DEFAULT_STREAM: hip_sys::Stream = std::ptr::null_mut();
+
+    fn bind(&self) -> Result<(), LaunchError> {
+        let ordinal = self.ordinal;
+        // SAFETY: plain runtime call.
+        self.check(unsafe { (self.api.hipSetDevice)(ordinal) }, || {
+            format!("making HIP device {ordinal} current")
+        })
+    }
+
+    fn synchronize(&self, action: impl FnOnce() -> String) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: plain runtime call.
+        self.check(unsafe { (self.api.hipDeviceSynchronize)() }, action)
+    }
+
+    fn launch_on(
         &self,
         launch: EntryLaunch<'_, HipModule>,
         stream: hip_sys::Stream,
     ) -> Result<(), LaunchError> {
-        let EntryLaunch {
-            module,
-            name,
-            index,
-            config,
-            params,
-        } = launch;
         self.bind()?;
-        let function = module.function(name, index, config)?;
-        with_param_pointers(name, params, |pointers| {
-            // SAFETY: `function` belongs to a loaded module of this device; `pointers` has one
-            // pointer per explicit kernel argument (checked against the code object's metadata),
-            // each to at least as many bytes as the argument.
-            let result = unsafe {
-                (self.api.hipModuleLaunchKernel)(
-                    function,
-                    config.grid[0],
-                    config.grid[1],
-                    config.grid[2],
-                    config.block[0],
-                    config.block[1],
-                    config.block[2],
-                    config.shared_bytes,
+        backend::launch_entry(
+            launch,
+            |module, name, index, config| module.function(name, index, config),
+            |function, config, pointers| {
+                // SAFETY: `function` belongs to a loaded module of this device; `pointers` has
+                // one pointer per explicit kernel argument (checked against the code object's
+                // metadata), each to at least as many bytes as the argument.
+                let result = unsafe {
+                    launch_kernel!(
+                        self.api.hipModuleLaunchKernel,
+                        function,
+                        config,
+                        stream,
+                        pointers
+                    )
+                };
+                self.check(result, || {
+                    format!(
+                        "launching kernel `{}` (grid {:?}, block {:?}, {} B dynamic LDS)",
+                        launch.name, config.grid, config.block, config.shared_bytes
+                    )
+                })
+            },
+        )
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<hip_sys::DevicePtr, LaunchError> {
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        let result = unsafe { (self.api.hipMalloc)(&mut ptr, bytes) };
+        if result != HIP_SUCCESS {
+            return Err(backend::allocation_failed(
+                bytes,
+                describe(self.api, result),
+            ));
+        }
+        Ok(ptr)
+    }
+
+    fn zero(&self, ptr: hip_sys::DevicePtr, bytes: usize) -> Result<(), LaunchError> {
+        // SAFETY: `bytes` bytes at `ptr` are allocated.
+        self.check(unsafe { (self.api.hipMemsetD8)(ptr, 0, bytes) }, || {
+            format!("zeroing {bytes} bytes")
+        })?;
+        self.settle_null_stream()
+    }
+
+    fn flush_l2(&self, ptr: hip_sys::DevicePtr, bytes: usize) -> Result<(), LaunchError> {
+        let null = std::ptr::null_mut();
+        // SAFETY: the scratch buffer is `bytes` long and live.
+        self.check(
+            unsafe { (self.api.hipMemsetD8Async)(ptr, 0, bytes, null) },
+            || "flushing the L2 cache between timed launches".into(),
+        )
+    }
+
+    unsafe fn free(&self, ptr: hip_sys::DevicePtr) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.api.hipFree)(ptr) };
+    }
+
+    fn address(ptr: hip_sys::DevicePtr) -> u64 {
+        ptr as u64
+    }
+
+    fn read_device(&self, addr: u64, target: &mut [u8]) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device
+        // memory.
+        self.check(
+            unsafe {
+                (self.api.hipMemcpyDtoH)(
+                    target.as_mut_ptr().cast(),
+                    addr as usize as hip_sys::DevicePtr,
+                    target.len(),
+                )
+            },
+            || format!("copying {} bytes from the device", target.len()),
+        )
+    }
+
+    fn write_device(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
+        self.bind()?;
+        // SAFETY: as in `read_device`; the runtime only reads `source` (its prototype takes a
+        // non-const pointer).
+        self.check(
+            unsafe {
+                (self.api.hipMemcpyHtoD)(
+                    addr as usize as hip_sys::DevicePtr,
+                    source.as_ptr() as *mut c_void,
+                    source.len(),
+                )
+            },
+            || format!("copying {} bytes to the device", source.len()),
+        )?;
+        self.settle_null_stream()
+    }
+
+    /// A stream not ordered with the null stream (the synchronous copies wait there until they
+    /// land, `settle_null_stream`).
+    fn create_stream(&self) -> Result<hip_sys::Stream, LaunchError> {
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and flags.
+        self.check(
+            unsafe { (self.api.hipStreamCreateWithFlags)(&mut stream, HIP_STREAM_NON_BLOCKING) },
+            || "creating a stream".into(),
+        )?;
+        Ok(stream)
+    }
+
+    unsafe fn destroy_stream(&self, stream: hip_sys::Stream) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.api.hipStreamDestroy)(stream) };
+    }
+
+    fn upload_on(
+        &self,
+        stream: hip_sys::Stream,
+        addr: u64,
+        staged: &mut [u8],
+    ) -> Result<(), LaunchError> {
+        // SAFETY: the caller checked the device range and keeps `staged` until the stream is
+        // synchronised.
+        self.check(
+            unsafe {
+                (self.api.hipMemcpyHtoDAsync)(
+                    addr as usize as hip_sys::DevicePtr,
+                    staged.as_mut_ptr().cast(),
+                    staged.len(),
                     stream,
-                    pointers,
-                    std::ptr::null_mut(),
                 )
-            };
-            self.check(result, || {
-                format!(
-                    "launching kernel `{name}` (grid {:?}, block {:?}, {} B dynamic LDS)",
-                    config.grid, config.block, config.shared_bytes
-                )
-            })
+            },
+            || format!("enqueuing a copy of {} bytes to the device", staged.len()),
+        )
+    }
+
+    fn wait_on(&self, stream: hip_sys::Stream, event: hip_sys::Event) -> Result<(), LaunchError> {
+        // SAFETY: live stream and event.
+        self.check(
+            unsafe { (self.api.hipStreamWaitEvent)(stream, event, 0) },
+            || "making a stream wait for an event".into(),
+        )
+    }
+
+    fn synchronize_stream(&self, stream: hip_sys::Stream) -> Result<(), LaunchError> {
+        // SAFETY: live stream.
+        self.check(unsafe { (self.api.hipStreamSynchronize)(stream) }, || {
+            "synchronising a stream (an error here may come from any kernel it ran)".into()
         })
     }
 
-    /// Per-launch GPU times (ms) by HIP events: `warmup` launches, then `repetitions` launches,
-    /// each preceded by an L2 flush (a memset of `l2_flush_bytes`) outside its events.
-    pub(super) fn time(
-        &self,
-        launch: EntryLaunch<'_, HipModule>,
-        options: TimingOptions,
-    ) -> Result<Vec<f64>, LaunchError> {
-        let (name, null) = (launch.name, std::ptr::null_mut());
-        for _ in 0..options.warmup {
-            self.launch_on(launch, null)?;
-        }
-        self.synchronize(|| format!("running the warm-up launches of kernel `{name}`"))?;
-        let flush = if options.l2_flush_bytes > 0 {
-            Some(HipAllocation::new_on(self, options.l2_flush_bytes, false)?)
-        } else {
-            None
-        };
-        let mut events = Vec::with_capacity(options.repetitions as usize);
-        for _ in 0..options.repetitions {
-            events.push((HipEvent::create(self)?, HipEvent::create(self)?));
-        }
-        for (start, end) in &events {
-            if let Some(flush) = &flush {
-                // SAFETY: the scratch buffer is `l2_flush_bytes` long and live.
-                self.check(
-                    unsafe {
-                        (self.api.hipMemsetD8Async)(flush.ptr, 0, options.l2_flush_bytes, null)
-                    },
-                    || "flushing the L2 cache between timed launches".into(),
-                )?;
-            }
-            start.record(null)?;
-            self.launch_on(launch, null)?;
-            end.record(null)?;
-        }
-        self.synchronize(|| format!("running the timed launches of kernel `{name}`"))?;
-        events
-            .iter()
-            .map(|(start, end)| start.elapsed_ms(end))
-            .collect()
-    }
-}
-
-/// Device memory from `hipMalloc`, freed on drop.
-pub(super) struct HipAllocation {
-    context: Option<Arc<HipContext>>,
-    device: HipDevice,
-    ptr: hip_sys::DevicePtr,
-}
-
-// SAFETY: a device address; the runtime's calls are thread-safe.
-unsafe impl Send for HipAllocation {}
-unsafe impl Sync for HipAllocation {}
-
-impl HipAllocation {
-    /// `bytes` (> 0) bytes of device memory, zeroed if asked.
-    pub(super) fn new(
-        context: &Arc<HipContext>,
-        bytes: usize,
-        zeroed: bool,
-    ) -> Result<Self, LaunchError> {
-        let mut allocation = HipAllocation::new_on(context, bytes, zeroed)?;
-        allocation.context = Some(Arc::clone(context));
-        Ok(allocation)
-    }
-
-    /// As [`new`](Self::new), for scratch memory freed before the context can go away.
-    fn new_on(context: &HipContext, bytes: usize, zeroed: bool) -> Result<Self, LaunchError> {
-        context.bind()?;
-        let mut ptr = std::ptr::null_mut();
+    fn create_event(&self) -> Result<hip_sys::Event, LaunchError> {
+        let mut event = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
-        let result = unsafe { (context.api.hipMalloc)(&mut ptr, bytes) };
-        if result != HIP_SUCCESS {
-            let (code, message) = describe(context.api, result);
-            return Err(LaunchError::Allocation {
-                bytes,
-                reason: format!("{code} ({message})"),
-            });
-        }
-        let allocation = HipAllocation {
-            context: None,
-            device: context.device(),
-            ptr,
-        };
-        if zeroed {
-            // SAFETY: `bytes` bytes at `ptr` were just allocated.
-            context.check(unsafe { (context.api.hipMemsetD8)(ptr, 0, bytes) }, || {
-                format!("zeroing {bytes} bytes")
-            })?;
-            context.settle_null_stream()?;
-        }
-        Ok(allocation)
+        self.check(unsafe { (self.api.hipEventCreate)(&mut event) }, || {
+            "creating an event".into()
+        })?;
+        Ok(event)
     }
 
-    pub(super) fn addr(&self) -> u64 {
-        self.ptr as u64
+    unsafe fn destroy_event(&self, event: hip_sys::Event) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.api.hipEventDestroy)(event) };
     }
 
-    /// The device that owns the memory.
-    pub(super) fn context(&self) -> Option<&Arc<HipContext>> {
-        self.context.as_ref()
+    fn record_on(&self, event: hip_sys::Event, stream: hip_sys::Stream) -> Result<(), LaunchError> {
+        // SAFETY: live event; `stream` is live or null.
+        self.check(unsafe { (self.api.hipEventRecord)(event, stream) }, || {
+            "recording an event".into()
+        })
     }
-}
 
-impl Drop for HipAllocation {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new_on`, not used after this. An error cannot be reported from
-        // drop.
-        if self.device.bind().is_ok() {
-            unsafe { (self.device.api.hipFree)(self.ptr) };
-        }
+    fn synchronize_event(&self, event: hip_sys::Event) -> Result<(), LaunchError> {
+        // SAFETY: live event.
+        self.check(unsafe { (self.api.hipEventSynchronize)(event) }, || {
+            "synchronising an event".into()
+        })
+    }
+
+    fn elapsed_ms(&self, start: hip_sys::Event, end: hip_sys::Event) -> Result<f64, LaunchError> {
+        let mut ms = 0f32;
+        // SAFETY: both events completed (synchronised by the caller).
+        self.check(
+            unsafe { (self.api.hipEventElapsedTime)(&mut ms, start, end) },
+            || "reading an event time".into(),
+        )?;
+        Ok(ms as f64)
     }
 }
 
-/// Copies `target.len()` bytes from device address `addr` to the host, after all prior work of
-/// the null stream.
-pub(super) fn read_device(
-    context: &HipContext,
-    addr: u64,
-    target: &mut [u8],
-) -> Result<(), LaunchError> {
-    context.bind()?;
-    // SAFETY: the caller checked that `addr .. addr + target.len()` lies in live device memory.
-    context.check(
-        unsafe {
-            (context.api.hipMemcpyDtoH)(
-                target.as_mut_ptr().cast(),
-                addr as usize as hip_sys::DevicePtr,
-                target.len(),
-            )
-        },
-        || format!("copying {} bytes from the device", target.len()),
-    )
-}
-
-/// Copies `source` to device address `addr` (synchronous).
-pub(super) fn write_device(
-    context: &HipContext,
-    addr: u64,
-    source: &[u8],
-) -> Result<(), LaunchError> {
-    context.bind()?;
-    // SAFETY: as in `read_device`; the runtime only reads `source` (its prototype takes a
-    // non-const pointer).
-    context.check(
-        unsafe {
-            (context.api.hipMemcpyHtoD)(
-                addr as usize as hip_sys::DevicePtr,
-                source.as_ptr() as *mut c_void,
-                source.len(),
-            )
-        },
-        || format!("copying {} bytes to the device", source.len()),
-    )?;
-    context.settle_null_stream()
-}
+/// Device memory from `hipMalloc`.
+pub(super) type HipAllocation = DeviceAllocation<HipContext>;
 
 /// A code object loaded by `hipModuleLoadData`, unloaded on drop.
 pub(super) struct HipModule {
@@ -471,167 +448,10 @@ impl Drop for HipModule {
 }
 
 /// A non-blocking HIP stream, destroyed on drop.
-pub(super) struct HipStream {
-    context: Arc<HipContext>,
-    stream: hip_sys::Stream,
-    /// Host copies of data uploaded asynchronously, kept until the stream is synchronised.
-    staged: Mutex<Vec<Vec<u8>>>,
-}
+pub(super) type HipStream = DeviceStream<HipContext>;
 
-// SAFETY: stream handles may be used from any thread with the device current (`bind`).
-unsafe impl Send for HipStream {}
-unsafe impl Sync for HipStream {}
-
-impl HipStream {
-    /// A new stream not ordered with the null stream (the synchronous copies wait there until
-    /// they land, `settle_null_stream`).
-    pub(super) fn create(context: &Arc<HipContext>) -> Result<HipStream, LaunchError> {
-        context.bind()?;
-        let mut stream = std::ptr::null_mut();
-        // SAFETY: valid out-pointer and flags.
-        context.check(
-            unsafe { (context.api.hipStreamCreateWithFlags)(&mut stream, HIP_STREAM_NON_BLOCKING) },
-            || "creating a stream".into(),
-        )?;
-        Ok(HipStream {
-            context: Arc::clone(context),
-            stream,
-            staged: Mutex::new(Vec::new()),
-        })
-    }
-
-    pub(super) fn launch(&self, launch: EntryLaunch<'_, HipModule>) -> Result<(), LaunchError> {
-        self.context.launch_on(launch, self.stream)
-    }
-
-    /// Enqueues a copy of `source` to device address `addr`.
-    pub(super) fn upload(&self, addr: u64, source: &[u8]) -> Result<(), LaunchError> {
-        self.context.bind()?;
-        let mut staged = source.to_vec();
-        // SAFETY: the caller checked the device range; `staged` lives until the stream is
-        // synchronised (held below; moving the `Vec` does not move its heap buffer).
-        self.context.check(
-            unsafe {
-                (self.context.api.hipMemcpyHtoDAsync)(
-                    addr as usize as hip_sys::DevicePtr,
-                    staged.as_mut_ptr().cast(),
-                    staged.len(),
-                    self.stream,
-                )
-            },
-            || format!("enqueuing a copy of {} bytes to the device", staged.len()),
-        )?;
-        self.staged
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(staged);
-        Ok(())
-    }
-
-    pub(super) fn record(&self) -> Result<HipEvent, LaunchError> {
-        let event = HipEvent::create(&self.context)?;
-        event.record(self.stream)?;
-        Ok(event)
-    }
-
-    pub(super) fn wait(&self, event: &HipEvent) -> Result<(), LaunchError> {
-        self.context.bind()?;
-        // SAFETY: live stream and event.
-        self.context.check(
-            unsafe { (self.context.api.hipStreamWaitEvent)(self.stream, event.event, 0) },
-            || "making a stream wait for an event".into(),
-        )
-    }
-
-    pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
-        self.context.bind()?;
-        // SAFETY: live stream.
-        self.context.check(
-            unsafe { (self.context.api.hipStreamSynchronize)(self.stream) },
-            || "synchronising a stream (an error here may come from any kernel it ran)".into(),
-        )?;
-        self.staged
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-        Ok(())
-    }
-}
-
-impl Drop for HipStream {
-    fn drop(&mut self) {
-        if self.context.bind().is_ok() {
-            // SAFETY: created in `create`; pending work still completes.
-            unsafe { (self.context.api.hipStreamDestroy)(self.stream) };
-        }
-    }
-}
-
-/// A HIP event of `device`, destroyed on drop.
-pub(super) struct HipEvent {
-    device: HipDevice,
-    event: hip_sys::Event,
-}
-
-// SAFETY: as for `HipStream`.
-unsafe impl Send for HipEvent {}
-unsafe impl Sync for HipEvent {}
-
-impl HipEvent {
-    fn create(context: &HipContext) -> Result<HipEvent, LaunchError> {
-        context.bind()?;
-        let mut event = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; the event is destroyed by `Drop`.
-        context.check(unsafe { (context.api.hipEventCreate)(&mut event) }, || {
-            "creating an event".into()
-        })?;
-        Ok(HipEvent {
-            device: context.device(),
-            event,
-        })
-    }
-
-    fn check(&self, result: HipError, action: &str) -> Result<(), LaunchError> {
-        check(self.device.api, result, || action.to_string())
-    }
-
-    fn record(&self, stream: hip_sys::Stream) -> Result<(), LaunchError> {
-        self.device.bind()?;
-        // SAFETY: live event; `stream` is live or null.
-        self.check(
-            unsafe { (self.device.api.hipEventRecord)(self.event, stream) },
-            "recording an event",
-        )
-    }
-
-    pub(super) fn synchronize(&self) -> Result<(), LaunchError> {
-        self.device.bind()?;
-        // SAFETY: live event.
-        self.check(
-            unsafe { (self.device.api.hipEventSynchronize)(self.event) },
-            "synchronising an event",
-        )
-    }
-
-    pub(super) fn elapsed_ms(&self, later: &HipEvent) -> Result<f64, LaunchError> {
-        let mut ms = 0f32;
-        // SAFETY: both events completed (synchronised by the caller).
-        self.check(
-            unsafe { (self.device.api.hipEventElapsedTime)(&mut ms, self.event, later.event) },
-            "reading an event time",
-        )?;
-        Ok(ms as f64)
-    }
-}
-
-impl Drop for HipEvent {
-    fn drop(&mut self) {
-        if self.device.bind().is_ok() {
-            // SAFETY: created in `create`, not used after this.
-            unsafe { (self.device.api.hipEventDestroy)(self.event) };
-        }
-    }
-}
+/// A HIP event, destroyed on drop.
+pub(super) type HipEvent = DeviceEvent<HipContext>;
 
 #[cfg(test)]
 mod tests {

@@ -87,17 +87,13 @@ impl Memory {
                 Ok(())
             }
             #[cfg(feature = "cuda")]
-            Memory::Gpu(gpu) => gpu
-                .context()
-                .map_or(Ok(()), |context| bytes.copy_gpu(context, addr)),
+            Memory::Gpu(gpu) => bytes.copy_device(&**gpu.context(), addr),
             #[cfg(feature = "cuda")]
-            Memory::BorrowedGpu(context) => bytes.copy_gpu(context, addr),
+            Memory::BorrowedGpu(context) => bytes.copy_device(&**context, addr),
             #[cfg(feature = "hip")]
-            Memory::Hip(hip) => hip
-                .context()
-                .map_or(Ok(()), |context| bytes.copy_hip(context, addr)),
+            Memory::Hip(hip) => bytes.copy_device(&**hip.context(), addr),
             #[cfg(feature = "hip")]
-            Memory::BorrowedHip(context) => bytes.copy_hip(context, addr),
+            Memory::BorrowedHip(context) => bytes.copy_device(&**context, addr),
         }
     }
 }
@@ -137,19 +133,16 @@ impl HostBytes<'_> {
         }
     }
 
-    #[cfg(feature = "cuda")]
-    fn copy_gpu(self, context: &super::gpu::GpuContext, addr: u64) -> Result<(), LaunchError> {
+    /// Copies between these bytes and `device`'s memory at `addr`.
+    #[cfg(any(feature = "cuda", feature = "hip"))]
+    fn copy_device(
+        self,
+        device: &impl super::backend::DeviceContext,
+        addr: u64,
+    ) -> Result<(), LaunchError> {
         match self {
-            HostBytes::Source(source) => super::gpu::write_device(context, addr, source),
-            HostBytes::Target(target) => super::gpu::read_device(context, addr, target),
-        }
-    }
-
-    #[cfg(feature = "hip")]
-    fn copy_hip(self, context: &super::hip::HipContext, addr: u64) -> Result<(), LaunchError> {
-        match self {
-            HostBytes::Source(source) => super::hip::write_device(context, addr, source),
-            HostBytes::Target(target) => super::hip::read_device(context, addr, target),
+            HostBytes::Source(source) => device.write_device(addr, source),
+            HostBytes::Target(target) => device.read_device(addr, target),
         }
     }
 }

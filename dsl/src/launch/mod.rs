@@ -35,6 +35,8 @@
 
 mod args;
 pub mod autotune;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+mod backend;
 mod code;
 pub mod code_object;
 mod config;
@@ -57,6 +59,8 @@ mod stream;
 
 pub use args::{KernelArg, KernelArgs, KernelParam, KernelParams, MAX_KERNEL_PARAMS};
 pub use autotune::Autotuner;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+use backend::DeviceContext;
 pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions};
 pub use element::DeviceElement;
 pub use error::LaunchError;
@@ -488,8 +492,7 @@ impl Device {
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
-                let launch = resolved.entry_launch(hip_module, &config, &params);
-                context.launch_on(launch, std::ptr::null_mut())?;
+                context.launch(resolved.entry_launch(hip_module, &config, &params))?;
                 context.synchronize(|| format!("running kernel `{}`", kernel.name))?;
                 Ok(LaunchReport::Gpu)
             }
@@ -544,14 +547,14 @@ impl Device {
             }
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
-                let samples =
-                    context.time(kernel.entry_launch(gpu_module, config, params), options)?;
+                let launch = kernel.entry_launch(gpu_module, config, params);
+                let samples = backend::time_with_events(context, launch, options)?;
                 Ok(Timing::from_samples(samples, TimingClock::CudaEvents))
             }
             #[cfg(feature = "hip")]
             (Backend::Hip(context), ModuleBackend::Hip(hip_module)) => {
-                let samples =
-                    context.time(kernel.entry_launch(hip_module, config, params), options)?;
+                let launch = kernel.entry_launch(hip_module, config, params);
+                let samples = backend::time_with_events(context, launch, options)?;
                 Ok(Timing::from_samples(samples, TimingClock::HipEvents))
             }
             #[cfg(any(feature = "cuda", feature = "hip"))]

@@ -284,8 +284,8 @@ pub trait FloatMath: Num {
 /// `exp`, `exp2`, `log`, `log2`, `tanh`, `erf`, `sin`, `cos`, `sigmoid`: f32 and the narrow
 /// floats (which compute in f32 and round).
 ///
-/// f32, as Triton lowers `tl.exp` & co. on NVIDIA GPUs: `exp(x) = ex2.approx.f32(x · log₂e)`,
-/// `exp2 = ex2.approx.f32`, `log2 = lg2.approx.f32`, `tanh = tanh.approx.f32` (relative error
+/// f32, as Triton lowers `tl.exp` & co. on NVIDIA GPUs: `exp(x) = ex2.approx.ftz.f32(x · log₂e)`,
+/// `exp2 = ex2.approx.ftz.f32`, `log2 = lg2.approx.f32`, `tanh = tanh.approx.f32` (relative error
 /// ≤ 2^-11), `sigmoid(x) = 1 / (1 + exp(-x))`; on the host the exact functions rounded to f32,
 /// so these may differ from the GPU in the last bits. `log`, `sin` and `cos` are libdevice's
 /// `__nv_logf`/`__nv_sinf`/`__nv_cosf` ([`super::libdevice`]: within 1, 2 and 2 ulp), and `erf`
@@ -393,11 +393,11 @@ float_math!(
 impl Transcendental for f32 {
     #[inline(always)]
     fn exp(a: Self) -> Self {
-        device::ex2_approx_f32(device::mul_f32(a, core::f32::consts::LOG2_E))
+        device::ex2_approx_ftz_f32(device::mul_f32(a, core::f32::consts::LOG2_E))
     }
     #[inline(always)]
     fn exp2(a: Self) -> Self {
-        device::ex2_approx_f32(a)
+        device::ex2_approx_ftz_f32(a)
     }
     #[inline(always)]
     fn log(a: Self) -> Self {
@@ -443,7 +443,7 @@ macro_rules! math_narrow {
         }
         impl Transcendental for $t {
             #[inline(always)] fn exp(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::exp(a.widen())) }
-            #[inline(always)] fn exp2(a: Self) -> Self { Self::narrow(device::ex2_approx_f32(a.widen())) }
+            #[inline(always)] fn exp2(a: Self) -> Self { Self::narrow(device::ex2_approx_ftz_f32(a.widen())) }
             #[inline(always)] fn log(a: Self) -> Self { Self::narrow(<f32 as Transcendental>::log(a.widen())) }
             #[inline(always)] fn log2(a: Self) -> Self { Self::narrow(device::lg2_approx_f32(a.widen())) }
             #[inline(always)] fn tanh(a: Self) -> Self { Self::narrow(device::tanh_approx_f32(a.widen())) }

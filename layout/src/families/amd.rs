@@ -129,11 +129,10 @@ impl<'a> AmdMfma<'a> {
             Label::Register,
             along_regs
         ));
-        tile = tri!(times_identity(&tile, first_lanes, Label::Lane, lanes_first));
-        tile = tri!(times_identity(
+        tile = tri!(times_wave_lanes(
             &tile,
-            MFMA_WARP_SIZE / first_lanes,
-            Label::Lane,
+            first_lanes,
+            lanes_first,
             lanes_second
         ));
         tile = tri!(times_identity(&tile, tiles, Label::Register, along_regs));
@@ -182,18 +181,11 @@ impl<'a> AmdMfma<'a> {
         let non_k_dim = if op_idx == 0 { m_dim } else { n_dim };
         let k_size = shape[k_index];
         let order = dot_operand_order(op_idx, rank, true);
-        let dim_k = dim(order[0] as usize);
-        let dim_non_k = dim(order[1] as usize);
+        let (dim_k, dim_non_k) = operand_dims(&order);
         let warp_order = matrix_order(rank, true);
 
         let mut tile = tri!(LinearLayout::identity_1d(k_width, Label::Register, dim_k));
-        tile = tri!(times_identity(&tile, non_k_dim, Label::Lane, dim_non_k));
-        tile = tri!(times_identity(
-            &tile,
-            MFMA_WARP_SIZE / non_k_dim,
-            Label::Lane,
-            dim_k
-        ));
+        tile = tri!(times_wave_lanes(&tile, non_k_dim, dim_non_k, dim_k));
         let mut k_tile_size = MFMA_WARP_SIZE / non_k_dim * k_width;
         // 4×64 and 64×4: the 64-wide operand repeats the tile 16 times along K.
         if (m_dim == 64 && n_dim == 4 && op_idx == 0) || (m_dim == 4 && n_dim == 64 && op_idx == 1)
@@ -346,8 +338,7 @@ impl<'a> AmdWmma<'a> {
         let rank = shape.len();
         tri!(self.check(rank));
         let order = dot_operand_order(op_idx, rank, true);
-        let dim_k = dim(order[0] as usize);
-        let dim_non_k = dim(order[1] as usize);
+        let (dim_k, dim_non_k) = operand_dims(&order);
         let k_dim = self.instr_shape[2];
         let non_k_dim = if op_idx == 0 {
             self.instr_shape[0]
@@ -383,6 +374,24 @@ impl<'a> AmdWmma<'a> {
         let cta = tri!(tile.product(&warps));
         combine_cta_with_shape(&cta, shape)
     }
+}
+
+/// `tile` times the `MFMA_WARP_SIZE` lanes of a wave: the first `first` lanes along `first_dim`,
+/// the rest along `rest_dim`.
+const fn times_wave_lanes(
+    tile: &LinearLayout,
+    first: u32,
+    first_dim: Label,
+    rest_dim: Label,
+) -> Result<LinearLayout, LayoutError> {
+    let tile = tri!(times_identity(tile, first, Label::Lane, first_dim));
+    times_identity(&tile, MFMA_WARP_SIZE / first, Label::Lane, rest_dim)
+}
+
+/// The output dimensions K and non-K of a dot operand whose dimensions, most minor first, are
+/// `order` ([`dot_operand_order`]).
+const fn operand_dims(order: &[u32; MAX_DIMS]) -> (Label, Label) {
+    (dim(order[0] as usize), dim(order[1] as usize))
 }
 
 /// `tile` with the batch dimension `dim0` of a rank-3 tensor (a register and a lane input of

@@ -499,23 +499,14 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
         forward,
         l.consts_param.is_empty(),
     );
-    quote! {
-        #sizes_struct
-
-        #launch
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// `launch` with the grid computed by `grid` from the const values and the sizes of the
-        /// tensor arguments (`Sizes`, one field per tensor parameter), e.g.
-        /// `|c: &Consts, s: &Sizes| (s.out[0].div_ceil(c.BLOCK) as u32,)`.
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch_sized<G: ::tessera::tile::GridDims>(
-            #stream: &::tessera::launch::Stream<'_>,
-            #module: &::tessera::launch::Module,
-            #consts_param
-            #grid: impl ::core::ops::FnOnce(&Consts, &Sizes) -> G,
-            #(#signature),*
-        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+    let launch_sized = launch_sized_item(
+        "`launch` with the grid computed by `grid` from the const values and the sizes of the \
+         tensor arguments (`Sizes`, one field per tensor parameter), e.g. \
+         `|c: &Consts, s: &Sizes| (s.out[0].div_ceil(c.BLOCK) as u32,)`.",
+        &[],
+        consts_param,
+        signature,
+        quote! {
             #consts_value
             #(#views)*
             #(#parts)*
@@ -530,6 +521,41 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
                 #args,
                 &[#(#uses),*],
             )
+        },
+    );
+    quote! {
+        #sizes_struct
+
+        #launch
+
+        #launch_sized
+    }
+}
+
+/// `launch_sized`: `launch` with the grid computed from the const values and the tensors'
+/// `Sizes` (documented by `doc`), generic over `bounds` and the grid's type, taking the consts
+/// parameter, the tensors of `signature` and running `body`.
+fn launch_sized_item(
+    doc: &str,
+    bounds: &[TokenStream],
+    consts_param: &TokenStream,
+    signature: &[TokenStream],
+    body: TokenStream,
+) -> TokenStream {
+    let names = Own::names();
+    let (stream, module, grid) = (&names.stream, &names.module, &names.grid);
+    quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #doc]
+        #[allow(clippy::too_many_arguments)]
+        pub fn launch_sized<#(#bounds,)* G: ::tessera::tile::GridDims>(
+            #stream: &::tessera::launch::Stream<'_>,
+            #module: &::tessera::launch::Module,
+            #consts_param
+            #grid: impl ::core::ops::FnOnce(&Consts, &Sizes) -> G,
+            #(#signature),*
+        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
+            #body
         }
     }
 }
@@ -598,6 +624,18 @@ pub fn generic_tensor_launcher(
     });
     let sizes = sizes_struct(tensors);
     let (signature, views) = (&args.signature, &args.views);
+    let launch_sized = launch_sized_item(
+        "`launch` with the grid computed by `grid` from the const values and the sizes of the \
+         tensor arguments (`Sizes`).",
+        bounds,
+        &consts_param,
+        signature,
+        quote! {
+            #(#views)*
+            #sized_arms
+            #no_types
+        },
+    );
     let launch = launch_via_sized(
         "Enqueues the specialisation of the tensors' element types (see each submodule's \
          `launch`) on `stream`: a type parameter is given by the arguments' types, e.g. a \
@@ -612,21 +650,7 @@ pub fn generic_tensor_launcher(
 
         #launch
 
-        #[cfg(not(target_arch = "nvptx64"))]
-        /// `launch` with the grid computed by `grid` from the const values and the sizes of the
-        /// tensor arguments (`Sizes`).
-        #[allow(clippy::too_many_arguments)]
-        pub fn launch_sized<#(#bounds,)* G: ::tessera::tile::GridDims>(
-            #stream: &::tessera::launch::Stream<'_>,
-            #module: &::tessera::launch::Module,
-            #consts_param
-            #grid: impl ::core::ops::FnOnce(&Consts, &Sizes) -> G,
-            #(#signature),*
-        ) -> ::core::result::Result<(), ::tessera::launch::LaunchError> {
-            #(#views)*
-            #sized_arms
-            #no_types
-        }
+        #launch_sized
 
         #tuned_items
     }

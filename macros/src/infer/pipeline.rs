@@ -182,7 +182,7 @@ impl LoopPipeline {
                     None => format!("{} stored from registers", ["a", "b"][k]),
                 };
                 t.push_str(&format!(
-                    "; {} reads ring slot i mod {} by descriptors after fence.proxy.async ({}, {})",
+                    "; {} reads ring slot i mod {} by descriptors ({}, {})",
                     w.instruction,
                     self.slots(),
                     from(0),

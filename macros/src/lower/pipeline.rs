@@ -26,9 +26,11 @@
 //!
 //! **`wgmma` dots fed by the rings** (one `WgmmaPipeline` per dot in the plan): the copies write
 //! the operands' NVMMA layouts (each ring aligned to the swizzle period), and the wait at the top
-//! of iteration `i` becomes `cp.async.wait_group S-2; fence.proxy.async.shared::cta; bar.sync`
-//! (each thread's landed generic-proxy writes ordered before the async proxy's reads, then every
-//! thread's). All rings are filled by one commit group per iteration, so `wait_group S-2` has
+//! of iteration `i` stays `cp.async.wait_group S-2; bar.sync`: the slots are written by
+//! `cp.async`, not from registers, and are read by the `wgmma`s without a `fence.proxy.async`
+//! (Triton's fence insertion fences only shared memory written from registers; a fence here
+//! became `MEMBAR.ALL.CTA`, which also waited for the copies still in flight). All rings are
+//! filled by one commit group per iteration, so `wait_group S-2` has
 //! landed every ring's slot `i mod slots` whatever the number of rings. Each dot issues its
 //! `wgmma`s on descriptors of its ring operands' slot `i mod slots`; an operand from before the
 //! loop was stored once before the loop into a region of its own (barrier, stores,
@@ -178,8 +180,7 @@ pub fn lower_pipelined_for(
     // The wgmma dots reading the rings, and with a group in flight the loop's accumulators.
     let mut ring_wgmma = Vec::new();
     let mut retires = Vec::new();
-    let (mut before, mut after, mut fence) =
-        (TokenStream::new(), TokenStream::new(), TokenStream::new());
+    let (mut before, mut after) = (TokenStream::new(), TokenStream::new());
     for w in &plan.wgmma {
         let dot = body
             .ops
@@ -210,7 +211,6 @@ pub fn lower_pipelined_for(
                 *slot = Some(address);
             }
         }
-        fence = quote!(::tessera::device::fence_proxy_async_shared_cta(););
         let accumulators = match w.accumulator.or(w.deferred.as_ref().map(|d| d.carried)) {
             Some(j) => {
                 let cell = cells.get(j).ok_or_else(|| {
@@ -310,7 +310,6 @@ pub fn lower_pipelined_for(
                     let #iv_arg: #iv_ty = #cur;
                     #bind_args
                     ::tessera::device::cp_async_wait_group::<#wait_depth>();
-                    #fence
                     ::tessera::device::sync_threads();
                     #issue
                     #inner

@@ -97,7 +97,7 @@ fn render_synchronous(
 }
 
 /// Where an operand of a `wgmma` is: registers stored to the dot's region, or a ring slot a
-/// pipelined loop has copied, waited for and fenced (a `u32` shared-window address).
+/// pipelined loop has copied with `cp.async` and waited for (a `u32` shared-window address).
 pub(crate) enum OperandAt<'a> {
     Registers(&'a Ident),
     Slot(TokenStream),
@@ -166,8 +166,8 @@ pub(crate) fn render_issue(
         #(::tessera::device::wgmma_pin(&mut #accumulators);)*
         ::tessera::device::wgmma_fence();
         // SAFETY: every thread of each warpgroup issues the same wgmmas on operands in shared
-        // memory that are complete and visible to the async proxy (stored and fenced behind a
-        // barrier, or a ring slot its loop waited for and fenced); the wait below retires them
+        // memory that are complete (stored from registers and fenced to the async proxy behind
+        // a barrier, or a ring slot its loop waited for behind a barrier); the wait below retires them
         // before the memory is written again.
         unsafe { #calls }
         ::tessera::device::wgmma_commit_group();
@@ -335,7 +335,7 @@ pub(crate) fn render_ring_accumulators(plan: &WgmmaDotPlan, accumulators: &[Iden
 }
 
 /// `dot(a, b, acc)` planned as `wgmma` with operands in the ring slots of `ring` (the loop has
-/// waited for their copies, fenced them to the async proxy and synchronised; an operand without
+/// waited for their copies and synchronised; an operand without
 /// a slot is stored from its registers, `operands`): the instructions, the commit, and
 /// `wait_group 0` with the registers back, or with a group in flight (both operands in slots)
 /// `wait_group 1` (retiring the previous iteration's group) and the result left in the loop's
@@ -386,7 +386,7 @@ pub fn lower_wgmma_from_ring(
                     let __tessera_warpgroup: usize = (#warp / 4) as usize;
                     ::tessera::device::wgmma_fence();
                     // SAFETY: every thread of each warpgroup issues the same wgmmas on the ring
-                    // slot its loop waited for, fenced and synchronised; the slot is not written
+                    // slot its loop waited for and synchronised; the slot is not written
                     // again before the group is retired (`super::pipeline`'s invariant).
                     unsafe { #calls }
                     ::tessera::device::wgmma_commit_group();
