@@ -53,8 +53,10 @@ unsafe fn fill_ones(tid: u32, threads: u32) {
 
 #[test]
 fn the_operands_are_read_once_at_the_rendezvous() {
-    // Thread 0 zeroes the tile right after its wgmma: every thread still sees A = B = 1 (the
-    // products of K = 16 ones), because the warpgroup read them when its last thread arrived.
+    // Thread 0 zeroes the tile as soon as it has retired its wgmma (before then the write is an
+    // error: `emulator_hopper.rs`), while other threads of the warpgroup may not have reached
+    // their wait yet: every thread still sees A = B = 1 (the products of K = 16 ones), because
+    // the warpgroup read them when its last thread arrived.
     let plan = plan();
     for _ in 0..4 {
         run(128, |tid| unsafe {
@@ -62,12 +64,12 @@ fn the_operands_are_read_once_at_the_rendezvous() {
             let (desc, mut acc) = fenced_operands(&plan, 0);
             wgmma_m64n64k16_f16::<0, 0>(&mut acc, desc, desc, false);
             wgmma_commit_group();
+            wgmma_wait_group::<0, _>(&mut acc);
             if tid == 0 {
                 for w in 0..TILE_BYTES / 4 {
                     st_shared_v1(dynamic_shared_base() + 4 * w, 0);
                 }
             }
-            wgmma_wait_group::<0, _>(&mut acc);
             assert_eq!(acc.registers(), [16.0; 32]);
         })
         .unwrap();

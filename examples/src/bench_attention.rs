@@ -229,7 +229,10 @@ mod tests {
         assert!(check_shape(1 << 16, 1 << 16, 64).is_err());
         for d in HEAD_DIMS {
             assert_eq!(configs(d).len(), 4);
-            assert!(configs(d).iter().any(|c| c[3] == 3));
+            assert!(
+                configs(d).iter().any(|c| c[3] > 1),
+                "a pipelined configuration"
+            );
         }
     }
 }
