@@ -534,9 +534,11 @@ fn overwriting_an_operand_of_a_wgmma_in_flight_is_an_error() {
 
 #[test]
 fn another_warpgroups_operand_needs_its_wait_and_a_barrier_before_a_write() {
-    // Both warpgroups read the tile; each retires its wgmma, but without a barrier the write
-    // of warpgroup 0 is not ordered after warpgroup 1's wait.
+    // Both warpgroups read the tile (the barrier after the issues makes sure both have, whatever
+    // the order the emulator runs them in); each retires its wgmma, but without a barrier after
+    // the waits the write of warpgroup 0 is not ordered after warpgroup 1's wait.
     let message = async_message(shared_wgmma(256, |tid, acc| unsafe {
+        sync_threads();
         wgmma_wait_group::<0, _>(acc);
         if tid == 0 {
             st_shared_v1(dynamic_shared_base(), 1);

@@ -326,10 +326,7 @@ pub(crate) fn complete_collective(
                     if store {
                         // The warp's writes: its warpgroup's retirement stands for each lane's.
                         let g = warp / 4;
-                        let retired = cta
-                            .wgmma_retired
-                            .get(g as usize)
-                            .map_or(0, |r| r.load(Ordering::Relaxed));
+                        let retired = cta.warpgroup_retired(g);
                         if let Err(message) = cta.check_wgmma_write(g, retired, *row, 4) {
                             return Err(EmulatorError::AsyncOperation {
                                 thread: cta.thread_ref(st, warp * 32 + lane),

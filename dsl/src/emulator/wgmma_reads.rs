@@ -9,7 +9,9 @@
 //! returns only once the collective's reads are done); any other write needs a barrier first:
 //! a completing barrier clears every word whose readers have each retired `n` (in correct code
 //! a thread of each reader waited before arriving). Checked: `st.shared`, `stmatrix` and the
-//! issue of `cp.async` (the copy may land at once); TMA copies are not checked.
+//! issue of `cp.async` (the copy may land at once); TMA copies are not checked. A write that
+//! comes before another warpgroup's `wgmma` has read the word at all is an ordinary race with
+//! that read, which this check does not see.
 
 use std::sync::atomic::Ordering;
 
@@ -43,6 +45,18 @@ impl Cta {
         }
     }
 
+    /// The last `wgmma` some thread of warpgroup `g` has retired (0 for none).
+    pub(crate) fn warpgroup_retired(&self, g: u32) -> u64 {
+        self.wgmma_retired
+            .get(g as usize)
+            .map_or(0, |r| r.load(Ordering::Relaxed))
+    }
+
+    /// The warpgroups of reader set `set`.
+    fn readers(&self, set: u64) -> impl Iterator<Item = u32> {
+        (0..self.wgmma_retired.len() as u32).filter(move |g| set & 1 << g != 0)
+    }
+
     /// Whether a thread of warpgroup `writer_group` that has retired its `wgmma`s up to
     /// `writer_retired` may write `[word, word + words)`: `Err` names the `wgmma` still reading.
     pub(crate) fn check_wgmma_write(
@@ -63,10 +77,7 @@ impl Cta {
                 cell.store(0, Ordering::Relaxed);
                 continue;
             }
-            let readers: Vec<String> = (0..8)
-                .filter(|g| set & 1 << g != 0)
-                .map(|g| g.to_string())
-                .collect();
+            let readers: Vec<String> = self.readers(set).map(|g| g.to_string()).collect();
             let fix = if set == 1 << writer_group {
                 "retire it first (wgmma.wait_group)"
             } else {
@@ -92,9 +103,7 @@ impl Cta {
             let Some((set, n)) = decode(cell.load(Ordering::Relaxed)) else {
                 continue;
             };
-            let retired = (0..self.wgmma_retired.len())
-                .filter(|&g| set & 1 << g != 0)
-                .all(|g| self.wgmma_retired[g].load(Ordering::Relaxed) >= n);
+            let retired = self.readers(set).all(|g| self.warpgroup_retired(g) >= n);
             if retired {
                 cell.store(0, Ordering::Relaxed);
             } else {
