@@ -149,14 +149,14 @@ if [[ $ptx_target == *a ]]; then
         "bench_matmul_w8_wide__T_f16__BM_128__BN_256__BK_64__GROUP_8:LDGSTS\.E\.BYPASS\.128"
         # Pipelined flash attention on sm_90a (kernels/src/tiled/attention.rs, num_stages 4 at D = 64, 3 at D = 128):
         # K and V by cp.async into their rings, both dots on wgmma (p · v with A from registers).
-        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_4:HGMMA\.64x64x16\.F32"
-        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_4:LDGSTS\.E\.BYPASS\.128"
-        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_4:HGMMA\.64x64x16\.F32"
-        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_4:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:HGMMA\.64x64x16\.F32"
+        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_2:HGMMA\.64x64x16\.F32"
+        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_2:LDGSTS\.E\.BYPASS\.128"
         "tile_attention_d128_w4__T_f16__BM_64__BN_64__D_128__CAUSAL_0__num_stages_3:HGMMA\.64x128x16\.F32"
         "tile_attention_d128_w4__T_f16__BM_64__BN_64__D_128__CAUSAL_0__num_stages_3:LDGSTS\.E\.BYPASS\.128"
-        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_3:HGMMA\.64x128x16\.F32"
-        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_3:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_4:HGMMA\.64x128x16\.F32"
+        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_4:LDGSTS\.E\.BYPASS\.128"
     )
     forbidden+=(
         "hopper_matmul_f16:(LDL|STL)( |\.)"
@@ -171,11 +171,11 @@ if [[ $ptx_target == *a ]]; then
         "bench_matmul_w8__T_bf16__BM_128__BN_128__BK_64__GROUP_8__num_stages_3:(LDL|STL)( |\.)"
         "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8__num_stages_4:(LDL|STL)( |\.)"
         "bench_matmul_w8__T_bf16__BM_128__BN_128__BK_64__GROUP_8__num_stages_4:(LDL|STL)( |\.)"
-        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_4:(LDL|STL)( |\.)"
-        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_4:(LDL|STL)( |\.)"
+        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:(LDL|STL)( |\.)"
+        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_2:(LDL|STL)( |\.)"
         "tile_attention_d128_w4__T_f16__BM_64__BN_64__D_128__CAUSAL_0__num_stages_3:(LDL|STL)( |\.)"
-        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_3:(LDL|STL)( |\.)"
-        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_3:HMMA( |\.)"
+        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_4:(LDL|STL)( |\.)"
+        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_4:HMMA( |\.)"
         # The pipelined sm_90a body uses wgmma only (no mma.sync).
         "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8__num_stages_3:HMMA( |\.)"
     )

@@ -89,6 +89,29 @@ operandless_op!(
     wgmma_commit_group, "wgmma.commit_group.sync.aligned;", host { emu::commit_group() }
 );
 
+/// `base + UNITS`: a matrix descriptor whose start address lies `UNITS` 16-byte units past
+/// `base`'s (a later K step of the same tile; the 14-bit field does not carry, shared-window
+/// addresses being below 2¹⁸). An `asm!` with side effects on the device, so that the compiler
+/// adds beside each `wgmma` rather than keeping one 64-bit descriptor per step live across a
+/// loop (which ptxas would keep in vector registers and move to uniform ones per `wgmma`).
+#[inline(always)]
+pub fn wgmma_descriptor_offset<const UNITS: u64>(base: u64) -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let descriptor: u64;
+        // SAFETY: an add of registers.
+        unsafe {
+            asm!("add.s64 {d}, {b}, {u};", d = out(reg64) descriptor, b = in(reg64) base,
+                u = const UNITS, options(nostack, nomem));
+        }
+        descriptor
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        base + UNITS
+    }
+}
+
 /// Bit `0` of an immediate `imm-trans` operand.
 struct Trans<const T: u32>;
 impl<const T: u32> Trans<T> {

@@ -11,7 +11,8 @@
 //! mma's `a` operand). A causal program stops at the block holding its last row. Rows and keys
 //! past `SEQ` are masked (keys as `−∞` scores, rows not stored).
 //!
-//! At `num_stages` above 1 (4 at `D = 64`, 3 at `D = 128`: the faster on an H200) the loop is
+//! At `num_stages` above 1 (2 at `D = 64`, 4 at `D = 128` on 8 warps: the faster on an H200;
+//! 3 at `D = 128` on 4 warps, not compared there) the loop is
 //! software-pipelined: on sm_90a `k` (through its transpose) and `v` are copied by `cp.async`
 //! into rings of their own in the `wgmma` operands' NVMMA layouts, `q` is stored to shared
 //! memory once before the loop, `p` is read from registers, and the group of `p · v` stays in
@@ -90,8 +91,8 @@ macro_rules! attention_kernel {
 
 attention_kernel! {
     /// Flash attention forward at head dimension 64 (see the [module docs](self)): 128 query
-    /// rows and 64 keys per step, 4 or 8 warps, 1 or 4 stages.
-    tile_attention_d64, num_warps = [4, 8], num_stages = [1, 4], BM = 128, BN = 64, D = 64
+    /// rows and 64 keys per step, 4 or 8 warps, 1 or 2 stages.
+    tile_attention_d64, num_warps = [4, 8], num_stages = [1, 2], BM = 128, BN = 64, D = 64
 }
 attention_kernel! {
     /// Flash attention forward at head dimension 128 (see the [module docs](self)): 64 query
@@ -101,6 +102,6 @@ attention_kernel! {
 }
 attention_kernel! {
     /// Flash attention forward at head dimension 128 (see the [module docs](self)): 128 query
-    /// rows and 64 keys per step on 8 warps, 1 or 3 stages.
-    tile_attention_d128_w8, num_warps = 8, num_stages = [1, 3], BM = 128, BN = 64, D = 128
+    /// rows and 64 keys per step on 8 warps, 1 or 4 stages.
+    tile_attention_d128_w8, num_warps = 8, num_stages = [1, 4], BM = 128, BN = 64, D = 128
 }

@@ -56,6 +56,16 @@ impl Affine {
         self.lane.iter().chain(&self.warp).all(|&t| t == 0)
     }
 
+    /// The bits any thread's value may have set: `constant | lane[k] | … | warp[k] | …`.
+    /// Where `c & reach() == 0`, `c ⊕ v = c + v` on every thread (no bit of `c` meets one of
+    /// `v`), so an offset XORed in can be added instead (an immediate of the address).
+    pub fn reach(&self) -> u32 {
+        self.lane
+            .iter()
+            .chain(&self.warp)
+            .fold(self.constant, |acc, &t| acc | t)
+    }
+
     /// Every value it takes, in increasing order.
     pub fn values(&self) -> Vec<u32> {
         let space = Space::spanned_by(

@@ -125,6 +125,8 @@ pub struct Ctx<'k> {
     thread_coords: HashMap<(usize, usize), TokenStream>,
     owners: HashMap<usize, TokenStream>,
     uses_thread_ids: bool,
+    /// Whether the prologue binds `__warpgroup` ([`Ctx::warpgroup`]).
+    uses_warpgroup: bool,
     shared_top: u32,
     shared_high: u32,
     /// The pipelined loads of the loops being lowered (`pipeline.rs`).
@@ -148,6 +150,7 @@ impl<'k> Ctx<'k> {
             thread_coords: HashMap::new(),
             owners: HashMap::new(),
             uses_thread_ids: false,
+            uses_warpgroup: false,
             shared_top: 0,
             shared_high: 0,
             pipeline_reads: Vec::new(),
@@ -348,6 +351,21 @@ impl<'k> Ctx<'k> {
     pub fn warp(&mut self) -> TokenStream {
         self.uses_thread_ids = true;
         quote!(__warp)
+    }
+
+    /// This thread's warpgroup (four warps), computed once per thread: the warp index of lane 0
+    /// (`shfl.sync.idx`), which ptxas knows uniform across the warp, so that the `wgmma`
+    /// descriptors computed from it stay in the uniform registers the instructions read.
+    pub fn warpgroup(&mut self) -> TokenStream {
+        if !self.uses_warpgroup {
+            self.uses_warpgroup = true;
+            let warp = self.warp();
+            self.prologue.extend(quote! {
+                let __warpgroup: usize =
+                    (::tessera::device::shfl_idx_b32(0xffff_ffff, #warp, 0, 31) / 4) as usize;
+            });
+        }
+        quote!(__warpgroup)
     }
 
     fn layout_index(&mut self, layout: &LinearLayout) -> usize {

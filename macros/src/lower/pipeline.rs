@@ -305,12 +305,17 @@ pub fn lower_pipelined_for(
             for _ in 0..#prologue_issues {
                 #issue
             }
+            #[allow(unused)]
+            let __lead: #iv_ty = #ahead_iv.wrapping_sub(#lower);
             if __positive {
                 while #cur < #end {
                     let #iv_arg: #iv_ty = #cur;
                     #bind_args
                     ::tessera::device::cp_async_wait_group::<#wait_depth>();
                     ::tessera::device::sync_threads();
+                    // While live, the ahead iteration is `cur + lead`: computed from the loop's
+                    // own induction variable, LLVM strength-reduces the issue ops' addresses.
+                    #ahead_iv = #cur.wrapping_add(__lead);
                     #issue
                     #inner
                     #assign
@@ -348,13 +353,21 @@ fn render_copies(
     let bytes = Literal::u32_suffixed(l.copy.bytes);
     for g in &l.copy.groups {
         let thread = super::convert::ThreadValue::render(&g.thread_offset, &lane, &warp);
+        let reach = g.thread_offset.reach();
         let each = g.copies.iter().map(|&(r, off)| {
+            let adds = off & reach == 0;
             let (ri, off) = (Literal::usize_unsuffixed(r as usize), Literal::u32_suffixed(off));
             let pred = match l.mask {
                 Some(_) => quote!(#m[#ri]),
                 None => quote!(true),
             };
-            let dst = quote!(__tessera_slot + (#off ^ __tessera_thread));
+            // An offset whose bits the thread's never meet is added (`Affine::reach`): ptxas
+            // makes it the address's immediate, one register for all the thread's copies.
+            let dst = if adds {
+                quote!(__tessera_slot + __tessera_thread + #off)
+            } else {
+                quote!(__tessera_slot + (#off ^ __tessera_thread))
+            };
             if l.copy.bypass_l1 {
                 quote_spanned!(span=> ::tessera::device::cp_async_cg_zfill(#dst, #p[#ri], #pred);)
             } else {

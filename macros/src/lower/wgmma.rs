@@ -8,7 +8,7 @@
 //! fence.proxy.async.shared::cta; bar.sync   // the stores, visible to the async proxy
 //! acc_b = fragment registers of block b     // per accumulator block
 //! wgmma.fence
-//! wgmma.mma_async × K steps × blocks        // descriptors: template | (address >> 4)
+//! wgmma.mma_async × K steps × blocks        // descriptors: template | (address >> 4), + step
 //! wgmma.commit_group
 //! wgmma.wait_group N; fragment registers → the accumulator tile's registers
 //! ```
@@ -79,6 +79,7 @@ fn render_synchronous(
     };
     let barrier = ctx.shared_write_barrier();
     let rc = Render::for_op(ctx, op, in_dtype, None);
+    let warpgroup = warpgroup_binding(ctx, plan, &operands);
     let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
         .map(|b| format_ident!("__tessera_acc{}", b))
         .collect();
@@ -89,6 +90,7 @@ fn render_synchronous(
         let #out: [f32; #n] = {
             #[allow(unused_mut)]
             let mut __tessera_out: [f32; #n] = #acc;
+            #warpgroup
             #issue
             #retire
             __tessera_out
@@ -140,7 +142,6 @@ pub(crate) fn render_issue(
             OperandAt::Slot(slot) => addresses.extend(quote!(let #smem: u32 = #slot;)),
         }
     }
-    let warp = &rc.warp;
     let loads = render_fragment_loads(plan, accumulators, declare);
     let calls = render_calls(plan, &a_smem, &b_smem, a_registers, accumulators, span);
     let (base, stores) = if stored {
@@ -159,8 +160,6 @@ pub(crate) fn render_issue(
     quote! {
         #base
         #addresses
-        #[allow(unused)]
-        let __tessera_warpgroup: usize = (#warp / 4) as usize;
         #stores
         #loads
         #(::tessera::device::wgmma_pin(&mut #accumulators);)*
@@ -226,8 +225,20 @@ fn render_calls(
     let groups = plan.shape.warpgroups[0] * plan.shape.warpgroups[1];
     let mut calls = TokenStream::new();
     for (block, acc) in accumulators.iter().enumerate() {
+        let (da_base, db_base) = (
+            format_ident!("__tessera_da{}", block),
+            format_ident!("__tessera_db{}", block),
+        );
+        calls.extend(descriptor_base(
+            &plan.b, b_smem, block, groups, &db_base, span,
+        ));
+        if fragments.is_none() {
+            calls.extend(descriptor_base(
+                &plan.a, a_smem, block, groups, &da_base, span,
+            ));
+        }
         for step in 0..plan.k_steps() as usize {
-            let db = descriptor(&plan.b, b_smem, block, step, groups, span);
+            let db = step_descriptor(&plan.b, &db_base, step, span);
             calls.extend(match fragments {
                 Some((src, f)) => {
                     let f = &f[block][step];
@@ -243,7 +254,7 @@ fn render_calls(
                     }
                 }
                 None => {
-                    let da = descriptor(&plan.a, a_smem, block, step, groups, span);
+                    let da = step_descriptor(&plan.a, &da_base, step, span);
                     quote_spanned! {span=>
                         ::tessera::device::#instruction::<#ta, #tb>(&mut #acc, #da, #db, true);
                     }
@@ -331,7 +342,15 @@ fn fenced_stores(barrier: &TokenStream, stores: TokenStream) -> TokenStream {
 /// The accumulators of a pipelined loop's `wgmma` with a group in flight, made from the
 /// registers of `__tessera_out` (the loop's initial accumulator) before the loop.
 pub(crate) fn render_ring_accumulators(plan: &WgmmaDotPlan, accumulators: &[Ident]) -> TokenStream {
-    render_fragment_loads(plan, accumulators, true)
+    let loads = render_fragment_loads(plan, accumulators, true);
+    // Pinned here, before the loop, each register has a definition of its own (not one shared
+    // zero): the value a loop of no iteration leaves needs no copies on its way to the retiring
+    // wait, copies ptxas would count as defining accumulators under a `wgmma` in flight and
+    // answer by serialising every `wgmma` of the kernel (its C7515).
+    quote! {
+        #loads
+        #(::tessera::device::wgmma_pin(&mut #accumulators);)*
+    }
 }
 
 /// `dot(a, b, acc)` planned as `wgmma` with operands in the ring slots of `ring` (the loop has
@@ -352,7 +371,6 @@ pub fn lower_wgmma_from_ring(
     let n = index_lit(registers);
     let out = ctx.fresh("wgmma");
     let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
-    let warp = ctx.warp();
     let span = op.loc.first;
     let at = |slot: &Option<TokenStream>, regs| match slot {
         Some(s) => OperandAt::Slot(s.clone()),
@@ -373,6 +391,11 @@ pub fn lower_wgmma_from_ring(
     }
     let code = match (&ring.accumulators, &ring.a_slot, &ring.b_slot) {
         (Some(accumulators), Some(a_slot), Some(b_slot)) => {
+            let slots = [
+                OperandAt::Slot(a_slot.clone()),
+                OperandAt::Slot(b_slot.clone()),
+            ];
+            let warpgroup = warpgroup_binding(ctx, plan, &slots);
             let calls = render_calls(plan, &a_smem, &b_smem, None, accumulators, span);
             let waits = accumulators
                 .iter()
@@ -382,8 +405,7 @@ pub fn lower_wgmma_from_ring(
                 {
                     let #a_smem: u32 = #a_slot;
                     let #b_smem: u32 = #b_slot;
-                    #[allow(unused)]
-                    let __tessera_warpgroup: usize = (#warp / 4) as usize;
+                    #warpgroup
                     ::tessera::device::wgmma_fence();
                     // SAFETY: every thread of each warpgroup issues the same wgmmas on the ring
                     // slot its loop waited for and synchronised; the slot is not written
@@ -431,7 +453,9 @@ fn render_deferred(
     };
     let barrier = ctx.shared_write_barrier();
     let rc = Render::for_op(ctx, op, in_dtype, None);
-    render_issue(plan, offset, operands, &rc, &barrier, accumulators, false)
+    let warpgroup = warpgroup_binding(ctx, plan, &operands);
+    let issue = render_issue(plan, offset, operands, &rc, &barrier, accumulators, false);
+    quote!(#warpgroup #issue)
 }
 
 /// After the `wait_group 0` of another dot: a deferred dot's group (its `accumulators`,
@@ -474,41 +498,75 @@ fn render_operand_store(
     guarded_stores(store, rc, stores)
 }
 
-/// `(template | ((smem + block offset + K step offset) >> 4) & 0x3fff)`: the descriptor of
-/// `operand`'s instruction for accumulator block `block`, K step `step` of this thread's
-/// warpgroup (`__tessera_warpgroup`, a table when the warpgroups read different blocks).
-fn descriptor(
+/// `let name = template | ((smem + block offset) >> 4)`: the descriptor of `operand`'s first
+/// K step for accumulator block `block` of this thread's warpgroup (`__tessera_warpgroup`, a
+/// table when the warpgroups read different blocks). Shared-window addresses are below 2¹⁸,
+/// so the 14-bit start-address field needs no mask and a later K step's descriptor is this one
+/// plus its offset in 16-byte units ([`step_descriptor`]).
+fn descriptor_base(
     operand: &WgmmaOperand,
     smem: &TokenStream,
     block: usize,
-    step: usize,
     groups: u32,
+    name: &Ident,
     span: Span,
 ) -> TokenStream {
     let template = Literal::u64_suffixed(operand.descriptors.descriptor.encode());
-    let step_offset = operand.descriptors.k_step_offsets[step];
     let per_group = &operand.block_offsets[block];
     let block_offset = if per_group.iter().all(|&o| o == per_group[0]) {
-        let o = Literal::u32_suffixed(per_group[0] + step_offset);
+        let o = Literal::u32_suffixed(per_group[0]);
         quote!(#o)
     } else if let Some(stride) = affine_stride(per_group) {
         // `first + warpgroup · stride`: arithmetic, no table in memory to read per `wgmma`.
         let (first, stride) = (
-            Literal::u32_suffixed(per_group[0] + step_offset),
+            Literal::u32_suffixed(per_group[0]),
             Literal::u32_suffixed(stride),
         );
         let g = Literal::u32_suffixed(groups);
         quote!((#first + (__tessera_warpgroup as u32 % #g) * #stride))
     } else {
-        let entries = per_group
-            .iter()
-            .map(|&o| Literal::u32_suffixed(o + step_offset));
+        let entries = per_group.iter().map(|&o| Literal::u32_suffixed(o));
         let g = index_lit(groups);
         // `% groups` (a power of two): no bounds check, whose trap path would make ptxas
         // serialize the wgmmas.
         quote!({ const OFFSETS: [u32; #g] = [#(#entries),*]; OFFSETS[__tessera_warpgroup % #g] })
     };
-    quote_spanned!(span=> (#template | (((#smem + #block_offset) >> 4) & 0x3fff) as u64))
+    quote_spanned!(span=> let #name: u64 = #template | ((#smem + #block_offset) >> 4) as u64;)
+}
+
+/// The descriptor of K step `step`: the block's first one (`base`, [`descriptor_base`]) plus
+/// the step's offset in 16-byte units, added by `wgmma_descriptor_offset` in place (one
+/// 64-bit add beside the `wgmma`, rather than a descriptor per step kept live across a loop).
+fn step_descriptor(operand: &WgmmaOperand, base: &Ident, step: usize, span: Span) -> TokenStream {
+    let offset = operand.descriptors.k_step_offsets[step];
+    if offset == 0 {
+        return quote!(#base);
+    }
+    let units = Literal::u64_suffixed(u64::from(offset >> 4));
+    quote_spanned!(span=> ::tessera::device::wgmma_descriptor_offset::<#units>(#base))
+}
+
+/// `let __tessera_warpgroup = …` (the thread's warpgroup, [`Ctx::warpgroup`]) where a
+/// descriptor depends on it (its operand's blocks differ between warpgroups; A's only when
+/// read from shared memory), else nothing.
+fn warpgroup_binding(
+    ctx: &mut Ctx,
+    plan: &WgmmaDotPlan,
+    operands: &[OperandAt<'_>; 2],
+) -> TokenStream {
+    let a_from_registers =
+        matches!(operands[0], OperandAt::Registers(_)) && plan.a_registers.is_some();
+    let varies = |operand: &WgmmaOperand| {
+        operand
+            .block_offsets
+            .iter()
+            .any(|per_group| per_group.iter().any(|&o| o != per_group[0]))
+    };
+    if !varies(&plan.b) && (a_from_registers || !varies(&plan.a)) {
+        return TokenStream::new();
+    }
+    let warpgroup = ctx.warpgroup();
+    quote!(let __tessera_warpgroup: usize = #warpgroup;)
 }
 
 /// `d` when `offsets` is `o₀, o₀ + d, o₀ + 2d, …` (increasing), else `None`.
