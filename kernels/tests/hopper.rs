@@ -172,12 +172,9 @@ fn check_element(
 
 /// Shapes: one tile; ragged M, N and K (TMA's zero fill); K loops that reuse every stage
 /// several times (barrier phases 0, 1, 0, ...); more CTAs than one row of tiles.
+#[rustfmt::skip]
 const SHAPES: [(usize, usize, usize); 5] = [
-    (128, 128, 64),
-    (8, 8, 8),
-    (200, 136, 200),
-    (64, 128, 640),
-    (130, 264, 72),
+    (128, 128, 64), (8, 8, 8), (200, 136, 200), (64, 128, 640), (130, 264, 72),
 ];
 
 #[test]

@@ -43,12 +43,9 @@ fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> (Vec<f64>, V
     (c, magnitude)
 }
 
+#[rustfmt::skip]
 const SHAPES: [(usize, usize, usize); 5] = [
-    (64, 64, 32),
-    (1, 1, 1),
-    (70, 33, 45),
-    (128, 64, 100),
-    (17, 130, 64),
+    (64, 64, 32), (1, 1, 1), (70, 33, 45), (128, 64, 100), (17, 130, 64),
 ];
 
 /// The shapes of this device: on the GPU also larger ones (many programs, long K loops).
@@ -293,13 +290,9 @@ fn matmul_i8_is_exact() {
 /// Shapes for the pipelined kernels: K loops of 1 to 9 iterations (fewer than the stages
 /// included), masked K tails (`k` not a multiple of 32), ragged M and N; the aligned variant
 /// (`k`, `n` multiples of 16) is the pipelined one, the others run the unaligned variant.
+#[rustfmt::skip]
 const PIPELINED_SHAPES: [(usize, usize, usize); 7] = [
-    (64, 64, 32),
-    (70, 48, 96),
-    (33, 80, 272),
-    (128, 64, 16),
-    (64, 128, 160),
-    (17, 130, 64),
+    (64, 64, 32), (70, 48, 96), (33, 80, 272), (128, 64, 16), (64, 128, 160), (17, 130, 64),
     (70, 33, 45),
 ];
 

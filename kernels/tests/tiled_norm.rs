@@ -34,16 +34,10 @@ fn block_for(n_cols: usize) -> usize {
 }
 
 /// (rows, n_cols, stride) cases: ragged lengths, padded and unpadded strides.
+#[rustfmt::skip]
 const CASES: [(usize, usize, usize); 9] = [
-    (3, 1, 4),
-    (2, 17, 32),
-    (4, 200, 200),
-    (3, 255, 256),
-    (2, 256, 256),
-    (2, 1000, 1000),
-    (2, 1001, 1001),
-    (2, 1040, 1040),
-    (1, 3000, 3008),
+    (3, 1, 4), (2, 17, 32), (4, 200, 200), (3, 255, 256), (2, 256, 256), (2, 1000, 1000),
+    (2, 1001, 1001), (2, 1040, 1040), (1, 3000, 3008),
 ];
 
 /// The cases of the test device: on the GPU also many rows and the longest rows.

@@ -21,13 +21,9 @@ fn values(seed: u64, n: usize) -> Vec<f32> {
 }
 
 /// (m, n, stride): ragged in both dimensions, a padded stride, one row, one column.
+#[rustfmt::skip]
 const SHAPES: [(usize, usize, usize); 7] = [
-    (1, 1, 1),
-    (3, 5, 5),
-    (4, 128, 128),
-    (7, 300, 304),
-    (33, 129, 129),
-    (70, 64, 64),
+    (1, 1, 1), (3, 5, 5), (4, 128, 128), (7, 300, 304), (33, 129, 129), (70, 64, 64),
     (1, 1000, 1000),
 ];
 

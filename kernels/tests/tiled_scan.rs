@@ -131,13 +131,9 @@ fn scan_matrix<T: Element>(
 }
 
 /// (m, n, stride) within the kernels' blocks (n ≤ 256 for rows, m ≤ 128 for columns).
+#[rustfmt::skip]
 const SHAPES: [(usize, usize, usize); 6] = [
-    (1, 1, 1),
-    (3, 5, 7),
-    (2, 128, 128),
-    (7, 33, 40),
-    (128, 9, 9),
-    (100, 128, 130),
+    (1, 1, 1), (3, 5, 7), (2, 128, 128), (7, 33, 40), (128, 9, 9), (100, 128, 130),
 ];
 
 /// Scans `$x` (the matrix `$shape = (m, n, stride)`) with `$kernel` (`Consts` given in braces)

@@ -11,9 +11,13 @@ use core::arch::{asm, nvptx};
 #[cfg(not(tessera_device))]
 use crate::emulator::ops;
 
+/// The readers of one special register's three axes: `$name() -> u32` reads `$ptx.$axis` (the
+/// `core::arch::nvptx` intrinsic `$intrinsic`; on amdgpu `$amd`; on the host the emulator's
+/// `$host()[$idx]`).
 macro_rules! sreg {
-    ($(#[$doc:meta])* $name:ident, $intrinsic:ident, $host:ident, $idx:expr, amdgpu $amd:expr) => {
-        $(#[$doc])*
+    ($host:ident, $ptx:literal, $what:literal,
+     $([$name:ident, $intrinsic:ident, $idx:literal, $axis:literal, $amd:expr]),+) => {$(
+        #[doc = concat!("`", $ptx, ".", $axis, "`: ", $what, ", ", $axis, ".")]
         #[inline(always)]
         pub fn $name() -> u32 {
             #[cfg(target_arch = "nvptx64")]
@@ -30,69 +34,33 @@ macro_rules! sreg {
                 ops::$host()[$idx]
             }
         }
-    };
+    )+};
 }
 
-sreg!(
-    /// `%tid.x`: thread index in the block, x.
-    thread_idx_x, _thread_idx_x, thread_idx, 0,
-    amdgpu core::arch::amdgpu::workitem_id_x()
-);
-sreg!(
-    /// `%tid.y`: thread index in the block, y.
-    thread_idx_y, _thread_idx_y, thread_idx, 1,
-    amdgpu core::arch::amdgpu::workitem_id_y()
-);
-sreg!(
-    /// `%tid.z`: thread index in the block, z.
-    thread_idx_z, _thread_idx_z, thread_idx, 2,
-    amdgpu core::arch::amdgpu::workitem_id_z()
-);
-sreg!(
-    /// `%ctaid.x`: block index in the grid, x.
-    block_idx_x, _block_idx_x, block_idx, 0,
-    amdgpu core::arch::amdgpu::workgroup_id_x()
-);
-sreg!(
-    /// `%ctaid.y`: block index in the grid, y.
-    block_idx_y, _block_idx_y, block_idx, 1,
-    amdgpu core::arch::amdgpu::workgroup_id_y()
-);
-sreg!(
-    /// `%ctaid.z`: block index in the grid, z.
-    block_idx_z, _block_idx_z, block_idx, 2,
-    amdgpu core::arch::amdgpu::workgroup_id_z()
-);
-sreg!(
-    /// `%ntid.x`: threads per block, x.
-    block_dim_x, _block_dim_x, block_dim, 0,
-    amdgpu super::amdgpu::block_dim(0)
-);
-sreg!(
-    /// `%ntid.y`: threads per block, y.
-    block_dim_y, _block_dim_y, block_dim, 1,
-    amdgpu super::amdgpu::block_dim(1)
-);
-sreg!(
-    /// `%ntid.z`: threads per block, z.
-    block_dim_z, _block_dim_z, block_dim, 2,
-    amdgpu super::amdgpu::block_dim(2)
-);
-sreg!(
-    /// `%nctaid.x`: blocks in the grid, x.
-    grid_dim_x, _grid_dim_x, grid_dim, 0,
-    amdgpu super::amdgpu::grid_dim(0)
-);
-sreg!(
-    /// `%nctaid.y`: blocks in the grid, y.
-    grid_dim_y, _grid_dim_y, grid_dim, 1,
-    amdgpu super::amdgpu::grid_dim(1)
-);
-sreg!(
-    /// `%nctaid.z`: blocks in the grid, z.
-    grid_dim_z, _grid_dim_z, grid_dim, 2,
-    amdgpu super::amdgpu::grid_dim(2)
-);
+sreg! {
+    thread_idx, "%tid", "thread index in the block",
+    [thread_idx_x, _thread_idx_x, 0, "x", core::arch::amdgpu::workitem_id_x()],
+    [thread_idx_y, _thread_idx_y, 1, "y", core::arch::amdgpu::workitem_id_y()],
+    [thread_idx_z, _thread_idx_z, 2, "z", core::arch::amdgpu::workitem_id_z()]
+}
+sreg! {
+    block_idx, "%ctaid", "block index in the grid",
+    [block_idx_x, _block_idx_x, 0, "x", core::arch::amdgpu::workgroup_id_x()],
+    [block_idx_y, _block_idx_y, 1, "y", core::arch::amdgpu::workgroup_id_y()],
+    [block_idx_z, _block_idx_z, 2, "z", core::arch::amdgpu::workgroup_id_z()]
+}
+sreg! {
+    block_dim, "%ntid", "threads per block",
+    [block_dim_x, _block_dim_x, 0, "x", super::amdgpu::block_dim(0)],
+    [block_dim_y, _block_dim_y, 1, "y", super::amdgpu::block_dim(1)],
+    [block_dim_z, _block_dim_z, 2, "z", super::amdgpu::block_dim(2)]
+}
+sreg! {
+    grid_dim, "%nctaid", "blocks in the grid",
+    [grid_dim_x, _grid_dim_x, 0, "x", super::amdgpu::grid_dim(0)],
+    [grid_dim_y, _grid_dim_y, 1, "y", super::amdgpu::grid_dim(1)],
+    [grid_dim_z, _grid_dim_z, 2, "z", super::amdgpu::grid_dim(2)]
+}
 
 /// `mov.u32 %r, %laneid;`: the lane of this thread in its warp (0..32).
 #[inline(always)]
