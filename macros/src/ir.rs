@@ -137,6 +137,9 @@ pub struct Kernel {
     /// `num_stages` of the attribute: the pipelining depth of the loops whose loads feed a
     /// `dot` (1: no pipelining; planned by `crate::infer::pipeline`).
     pub num_stages: u32,
+    /// `for j in (a..b).num_stages(S)`: the loops whose own depth replaces the attribute's, by
+    /// induction variable (the `For` op's first body argument).
+    pub loop_stages: Vec<(ValueId, u32)>,
     /// The GPU generation this body is for (set by `expand` per specialisation).
     pub target: Target,
     /// The type parameters' element types in this specialisation, in declaration order.
@@ -462,6 +465,16 @@ pub enum OpKind {
 }
 
 impl Kernel {
+    /// The pipelining depth of the `for` op `op`: its own `num_stages(S)`, else the
+    /// attribute's.
+    pub fn loop_stages_of(&self, op: &Op) -> u32 {
+        let iv = op.regions.first().and_then(|body| body.args.first());
+        self.loop_stages
+            .iter()
+            .find(|(v, _)| Some(v) == iv)
+            .map_or(self.num_stages, |&(_, s)| s)
+    }
+
     pub fn value(&self, id: ValueId) -> &Value {
         &self.values[id.0 as usize]
     }

@@ -416,8 +416,15 @@ impl AstBuilder<'_> {
             }
         };
         const RANGES: &str = "a `for` loop in a tile kernel runs over `start..end` or \
-                              `(start..end).step_by(step)`";
-        let (range, step) = match strip_groups(&f.expr) {
+                              `(start..end).step_by(step)`, optionally `.num_stages(S)`";
+        let (ranged, num_stages) = match strip_groups(&f.expr) {
+            syn::Expr::MethodCall(m) if m.method == "num_stages" => match self.loop_stages(m) {
+                Some(stages) => (strip_groups(&m.receiver), Some(stages)),
+                None => return Expr::invalid(loc),
+            },
+            other => (other, None),
+        };
+        let (range, step) = match ranged {
             syn::Expr::Range(r) => (r, None),
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
                 match strip_groups(&m.receiver) {
@@ -443,9 +450,42 @@ impl AstBuilder<'_> {
                 start,
                 end,
                 step,
+                num_stages,
                 body,
             }),
             loc,
+        }
+    }
+
+    /// The `S` of `range.num_stages(S)`: an integer literal from 1 to
+    /// [`MAX_NUM_STAGES`](crate::parse::MAX_NUM_STAGES), as the attribute's (else an error at the
+    /// argument, and `None`).
+    fn loop_stages(&mut self, m: &syn::ExprMethodCall) -> Option<(u32, Loc)> {
+        use crate::parse::MAX_NUM_STAGES;
+        let message = format!(
+            "`num_stages` of a loop is one integer literal from 1 (no pipelining) to \
+             {MAX_NUM_STAGES}: `(start..end).num_stages(3)`"
+        );
+        let [arg] = m.args.iter().collect::<Vec<_>>()[..] else {
+            self.invalid(m, message);
+            return None;
+        };
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(lit),
+            ..
+        }) = strip_groups(arg)
+        else {
+            self.invalid(arg, message);
+            return None;
+        };
+        match lit.base10_parse::<i128>() {
+            Ok(s) if (1..=MAX_NUM_STAGES).contains(&s) && lit.suffix().is_empty() => {
+                Some((s as u32, self.ids.of(arg)))
+            }
+            _ => {
+                self.invalid(arg, message);
+                None
+            }
         }
     }
 }

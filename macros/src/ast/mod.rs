@@ -90,6 +90,9 @@ pub struct ForLoop {
     pub start: Box<Expr>,
     pub end: Box<Expr>,
     pub step: Option<Box<Expr>>,
+    /// `(start..end).num_stages(S)`: this loop's pipelining depth (the attribute's otherwise),
+    /// with the literal's place.
+    pub num_stages: Option<(u32, Loc)>,
     pub body: Block,
 }
 

@@ -220,6 +220,7 @@ impl Checker<'_> {
             start,
             end,
             step,
+            num_stages,
             body,
         } = l;
         let step = step.as_deref();
@@ -284,6 +285,20 @@ impl Checker<'_> {
             yields.push(y);
         }
         let mut region = self.regions.pop().unwrap_or_default();
+        if let Some((stages, at)) = *num_stages {
+            let mut has_dot = false;
+            region.walk(&mut |o| has_dot |= matches!(o.kind, OpKind::Dot { .. }));
+            if stages > 1 && !has_dot {
+                self.error(
+                    at,
+                    format!(
+                        "`num_stages({stages})` on a loop that computes no `dot`: only the loads \
+                         feeding a `dot` in the loop's body are pipelined"
+                    ),
+                );
+            }
+            self.loop_stages.push((iv, stages));
+        }
         region.args = args;
         region.yields = yields;
         let results = match bounds {

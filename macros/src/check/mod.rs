@@ -59,6 +59,7 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
         diags,
         num_warps: input.spec.num_warps,
         values: Vec::new(),
+        loop_stages: Vec::new(),
         regions: vec![Region::default()],
         scopes: vec![Vec::new()],
     };
@@ -102,6 +103,7 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
         name: input.sig.name.clone(),
         num_warps: input.spec.num_warps.unwrap_or(DEFAULT_NUM_WARPS),
         num_stages: 1,
+        loop_stages: std::mem::take(&mut c.loop_stages),
         target: crate::ir::Target::Ampere,
         types: input
             .spec
@@ -161,6 +163,8 @@ struct Checker<'d> {
     diags: &'d mut Diagnostics,
     num_warps: Option<u32>,
     values: Vec<Value>,
+    /// `num_stages(S)` of the loops checked so far, by induction variable.
+    loop_stages: Vec<(ValueId, u32)>,
     /// The regions being built; ops go to the last.
     regions: Vec<Region>,
     /// Variables; the last scope is the innermost, and within a scope later bindings shadow.

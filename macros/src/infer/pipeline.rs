@@ -312,22 +312,23 @@ fn reissuable(op: &Op) -> bool {
     }
 }
 
-/// The pipelining plans of every `for` loop of `kernel` with a `dot` in its body, when
-/// `kernel.num_stages > 1`; an error when the rings of a loop exceed the shared memory a block
-/// may use.
+/// The pipelining plans of every `for` loop of `kernel` with a `dot` in its body whose depth
+/// ([`Kernel::loop_stages_of`]: its own `num_stages(S)`, else the attribute's) is above 1; an
+/// error when the rings of a loop exceed the shared memory a block may use.
 pub fn plan_pipelines(
     kernel: &Kernel,
     accesses: &[Access],
 ) -> Result<Vec<LoopPipeline>, syn::Error> {
     let mut out = Vec::new();
-    if kernel.num_stages < 2 {
-        return Ok(out);
-    }
     let defs = Defs::new(kernel);
     let mut loops = Vec::new();
     collect_loops(&kernel.body, &mut loops);
     for op in loops {
-        let p = plan_loop(kernel, &defs, accesses, op);
+        let stages = kernel.loop_stages_of(op);
+        if stages < 2 {
+            continue;
+        }
+        let p = plan_loop(kernel, &defs, accesses, op, stages);
         let bytes = p.ring_bytes();
         let limit = kernel.target.shared_bytes_limit();
         if bytes > u64::from(limit) {
@@ -335,7 +336,7 @@ pub fn plan_pipelines(
                 "num_stages = {}: the loop `for {}` needs {bytes} bytes of shared memory for its \
                  rings of asynchronous copies, above the {limit} bytes ({} KiB) a block may use \
                  on {}: use fewer stages or smaller tiles",
-                kernel.num_stages,
+                stages,
                 p.label,
                 limit / 1024,
                 kernel.target.sm()
@@ -465,7 +466,13 @@ impl Body<'_, '_> {
     }
 }
 
-fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> LoopPipeline {
+fn plan_loop(
+    kernel: &Kernel,
+    defs: &Defs<'_>,
+    accesses: &[Access],
+    op: &Op,
+    stages: u32,
+) -> LoopPipeline {
     let body = &op.regions[0];
     let iv = body.args[0];
     let mut p = LoopPipeline {
@@ -475,7 +482,7 @@ fn plan_loop(kernel: &Kernel, defs: &Defs<'_>, accesses: &[Access], op: &Op) -> 
             .name
             .clone()
             .unwrap_or_else(|| iv.to_string()),
-        stages: kernel.num_stages,
+        stages,
         loads: Vec::new(),
         refusals: Vec::new(),
         issue_ops: Vec::new(),

@@ -209,3 +209,108 @@ fn attention_on_sm80_pipelines_through_conversions() {
         "{calls:?}"
     );
 }
+
+/// A matmul of two `k` loops, each with its own `num_stages(…)` or none (`""`), inferred for
+/// sm_90a with the attribute `attr`: the pipelined loops' labels and stages, in body order.
+fn two_loop_stages(attr: &str, first: &str, second: &str) -> Vec<(String, u32)> {
+    let range = |stages: &str| -> TokenStream {
+        let range = quote!((0..k));
+        if stages.is_empty() {
+            range
+        } else {
+            let s: TokenStream = stages.parse().unwrap();
+            quote!(#range.num_stages(#s))
+        }
+    };
+    let (r1, r2) = (range(first), range(second));
+    let item = quote! {
+        fn mm<const BM: usize, const BN: usize, const BK: usize>(
+            a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, k: i32,
+        ) {
+            let rm = arange(0, BM);
+            let rn = arange(0, BN);
+            let rk = arange(0, BK);
+            let a_ptrs = a + rm.expand_dims(1) * BK + rk.expand_dims(0);
+            let b_ptrs = b + rk.expand_dims(1) * BN + rn.expand_dims(0);
+            let mut acc = zeros::<f32>([BM, BN]);
+            for first in #r1 {
+                acc = dot(load(a_ptrs + first * BK), load(b_ptrs + first * BK * BN), acc);
+            }
+            for second in #r2 {
+                acc = dot(load(a_ptrs + second * BK), load(b_ptrs + second * BK * BN), acc);
+            }
+            store(c + rm.expand_dims(1) * BN + rn.expand_dims(0), acc);
+        }
+    };
+    let mut kernel = analyze(attr.parse().unwrap(), item).unwrap().remove(0);
+    kernel.target = Target::Hopper;
+    let inf = infer_with(&mut kernel, AlignmentPolicy::Aligned).unwrap();
+    inf.pipelines
+        .iter()
+        .map(|p| (p.label.clone(), p.stages))
+        .collect()
+}
+
+/// `(a..b).num_stages(S)` (Triton's `tl.range(…, num_stages=S)`) sets one loop's depth: it
+/// pipelines a loop of a kernel without the attribute, replaces the attribute's depth for its
+/// loop only, and `num_stages(1)` keeps its loop unpipelined.
+#[test]
+fn a_loop_sets_its_own_num_stages() {
+    let attr = "num_warps = 4, BM = 64, BN = 64, BK = 32";
+    let own = |s: u32| ("first".to_string(), s);
+    let second = |s: u32| ("second".to_string(), s);
+    assert_eq!(two_loop_stages(attr, "", ""), []);
+    assert_eq!(two_loop_stages(attr, "3", ""), [own(3)]);
+    assert_eq!(two_loop_stages(attr, "2", "4"), [own(2), second(4)]);
+    let attr = "num_warps = 4, num_stages = 3, BM = 64, BN = 64, BK = 32";
+    assert_eq!(two_loop_stages(attr, "", ""), [own(3), second(3)]);
+    assert_eq!(two_loop_stages(attr, "1", ""), [second(3)]);
+    assert_eq!(two_loop_stages(attr, "2", ""), [own(2), second(3)]);
+}
+
+/// A loop's `num_stages` is a literal from 1 to 8, and a loop without a `dot` has nothing to
+/// pipeline: each an error at the argument.
+#[test]
+fn a_loops_num_stages_is_checked_at_its_argument() {
+    let message = |body: TokenStream| -> String {
+        let item = quote! {
+            fn k(x: Ptr<f32>, n: i32) {
+                let mut acc = zeros::<f32>([16]);
+                #body
+                store(x + arange(0, 16), acc);
+            }
+        };
+        match analyze("num_warps = 4".parse().unwrap(), item) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        }
+    };
+    for bad in [quote!(0), quote!(9), quote!(n), quote!(3u32)] {
+        let text = message(quote! {
+            for i in (0..n).num_stages(#bad) {
+                acc = acc + load(x + i * 16 + arange(0, 16));
+            }
+        });
+        assert!(
+            text.contains("`num_stages` of a loop is one integer literal from 1"),
+            "{bad}: {text}"
+        );
+    }
+    let text = message(quote! {
+        for i in (0..n).num_stages(3) {
+            acc = acc + load(x + i * 16 + arange(0, 16));
+        }
+    });
+    assert!(
+        text.contains("`num_stages(3)` on a loop that computes no `dot`"),
+        "{text}"
+    );
+    let unpipelined = quote! {
+        for i in (0..n).step_by(2).num_stages(1) {
+            acc = acc + load(x + i * 16 + arange(0, 16));
+        }
+        store(x + arange(0, 16), acc);
+    };
+    let item = quote!(fn k(x: Ptr<f32>, n: i32) { let mut acc = zeros::<f32>([16]); #unpipelined });
+    assert!(analyze("num_warps = 4".parse().unwrap(), item).is_ok());
+}
