@@ -54,6 +54,20 @@ impl AstBuilder<'_> {
         let name_loc = self.ids.of(name);
         let name_str = name.unraw().to_string();
         let Some(info) = ops::lookup(&name_str) else {
+            if matches!(name_str.as_str(), "num_stages" | "step_by") {
+                // `0..n.num_stages(3)` applies the method to `n`, not to the range.
+                self.diags.error(
+                    name_loc,
+                    format!(
+                        "`{name_str}` applies to the range of a `for` loop: write \
+                         `for k in (start..end).{name_str}(…)`, the range in parentheses"
+                    ),
+                );
+                for a in receiver.into_iter().chain(args.iter().copied()) {
+                    self.expr(a);
+                }
+                return Expr::invalid(loc);
+            }
             let hint = OTHER_NAMES
                 .iter()
                 .find(|(other, _)| *other == name_str)

@@ -27,4 +27,13 @@ fn no_dot_to_pipeline(x: Ptr<f32>, n: i32) {
     store(x + arange(0, 16), acc);
 }
 
+#[tile_kernel]
+fn stages_of_the_bound(x: Ptr<f32>, n: i32) {
+    let mut acc = zeros::<f32>([16]);
+    for i in 0..n.num_stages(3) {
+        acc = acc + load(x + i * 16 + arange(0, 16));
+    }
+    store(x + arange(0, 16), acc);
+}
+
 fn main() {}
