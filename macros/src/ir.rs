@@ -490,6 +490,14 @@ impl Kernel {
 }
 
 impl Region {
+    /// Whether an op of this region itself (not of a nested one) is a `dot`: a `for` loop with
+    /// such a body is what software pipelining plans (`crate::infer::pipeline`).
+    pub fn computes_dot(&self) -> bool {
+        self.ops
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::Dot { .. }))
+    }
+
     /// Calls `f` on every op of this region and its nested regions, in program order.
     pub fn walk(&self, f: &mut impl FnMut(&Op)) {
         for op in &self.ops {

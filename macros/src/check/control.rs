@@ -286,14 +286,14 @@ impl Checker<'_> {
         }
         let mut region = self.regions.pop().unwrap_or_default();
         if let Some((stages, at)) = *num_stages {
-            let mut has_dot = false;
-            region.walk(&mut |o| has_dot |= matches!(o.kind, OpKind::Dot { .. }));
-            if stages > 1 && !has_dot {
+            // The planner's own test: a `dot` in a nested loop or `if` is not this loop's.
+            if stages > 1 && !region.computes_dot() {
                 self.error(
                     at,
                     format!(
                         "`num_stages({stages})` on a loop that computes no `dot`: only the loads \
-                         feeding a `dot` in the loop's body are pipelined"
+                         feeding a `dot` in the loop's body are pipelined (not in a nested loop \
+                         or `if`)"
                     ),
                 );
             }

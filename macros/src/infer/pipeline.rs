@@ -350,11 +350,7 @@ pub fn plan_pipelines(
 fn collect_loops<'k>(region: &'k Region, out: &mut Vec<&'k Op>) {
     for op in &region.ops {
         if let (OpKind::For, Some(body)) = (&op.kind, op.regions.first()) {
-            if body
-                .ops
-                .iter()
-                .any(|o| matches!(o.kind, OpKind::Dot { .. }))
-            {
+            if body.computes_dot() {
                 out.push(op);
             }
         }

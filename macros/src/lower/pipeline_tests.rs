@@ -305,6 +305,29 @@ fn a_loops_num_stages_is_checked_at_its_argument() {
         text.contains("`num_stages(3)` on a loop that computes no `dot`"),
         "{text}"
     );
+    // The planner pipelines a loop whose own body computes the `dot`, not an outer loop.
+    let item = quote! {
+        fn k(a: Ptr<f16>, c: Ptr<f32>, n: i32) {
+            let r = arange(0, 16);
+            let tile = r.expand_dims(1) * 16 + r.expand_dims(0);
+            let mut acc = zeros::<f32>([16, 16]);
+            for i in (0..n).num_stages(3) {
+                for j in 0..n {
+                    let x = load(a + (i + j) * 256 + tile);
+                    acc = dot(x, x, acc);
+                }
+            }
+            store(c + tile, acc);
+        }
+    };
+    let text = match analyze("num_warps = 4".parse().unwrap(), item) {
+        Ok(_) => panic!("accepted a dot only in a nested loop"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        text.contains("`num_stages(3)` on a loop that computes no `dot`"),
+        "{text}"
+    );
     let unpipelined = quote! {
         for i in (0..n).step_by(2).num_stages(1) {
             acc = acc + load(x + i * 16 + arange(0, 16));

@@ -79,7 +79,7 @@ fn render_synchronous(
     };
     let barrier = ctx.shared_write_barrier();
     let rc = Render::for_op(ctx, op, in_dtype, None);
-    let warpgroup = warpgroup_binding(ctx, plan, &operands);
+    let warpgroup = warpgroup_binding(ctx, plan, a_from_registers(plan, &operands));
     let accumulators: Vec<Ident> = (0..plan.acc_registers.len())
         .map(|b| format_ident!("__tessera_acc{}", b))
         .collect();
@@ -391,11 +391,7 @@ pub fn lower_wgmma_from_ring(
     }
     let code = match (&ring.accumulators, &ring.a_slot, &ring.b_slot) {
         (Some(accumulators), Some(a_slot), Some(b_slot)) => {
-            let slots = [
-                OperandAt::Slot(a_slot.clone()),
-                OperandAt::Slot(b_slot.clone()),
-            ];
-            let warpgroup = warpgroup_binding(ctx, plan, &slots);
+            let warpgroup = warpgroup_binding(ctx, plan, false);
             let calls = render_calls(plan, &a_smem, &b_smem, None, accumulators, span);
             let waits = accumulators
                 .iter()
@@ -443,9 +439,11 @@ fn render_deferred(
     accumulators: &[Ident],
     in_dtype: DType,
 ) -> TokenStream {
-    let stored = operands.iter().enumerate().any(|(k, at)| {
-        matches!(at, OperandAt::Registers(_)) && !(k == 0 && plan.a_registers.is_some())
-    });
+    let a_registers = a_from_registers(plan, &operands);
+    let stored = operands
+        .iter()
+        .enumerate()
+        .any(|(k, at)| matches!(at, OperandAt::Registers(_)) && !(k == 0 && a_registers));
     let offset = if stored {
         ctx.alloc_shared(plan.shared_bytes + plan.alignment, 16)
     } else {
@@ -453,7 +451,7 @@ fn render_deferred(
     };
     let barrier = ctx.shared_write_barrier();
     let rc = Render::for_op(ctx, op, in_dtype, None);
-    let warpgroup = warpgroup_binding(ctx, plan, &operands);
+    let warpgroup = warpgroup_binding(ctx, plan, a_registers);
     let issue = render_issue(plan, offset, operands, &rc, &barrier, accumulators, false);
     quote!(#warpgroup #issue)
 }
@@ -513,7 +511,7 @@ fn descriptor_base(
 ) -> TokenStream {
     let template = Literal::u64_suffixed(operand.descriptors.descriptor.encode());
     let per_group = &operand.block_offsets[block];
-    let block_offset = if per_group.iter().all(|&o| o == per_group[0]) {
+    let block_offset = if same_for_every_warpgroup(per_group) {
         let o = Literal::u32_suffixed(per_group[0]);
         quote!(#o)
     } else if let Some(stride) = affine_stride(per_group) {
@@ -549,24 +547,29 @@ fn step_descriptor(operand: &WgmmaOperand, base: &Ident, step: usize, span: Span
 /// `let __tessera_warpgroup = …` (the thread's warpgroup, [`Ctx::warpgroup`]) where a
 /// descriptor depends on it (its operand's blocks differ between warpgroups; A's only when
 /// read from shared memory), else nothing.
-fn warpgroup_binding(
-    ctx: &mut Ctx,
-    plan: &WgmmaDotPlan,
-    operands: &[OperandAt<'_>; 2],
-) -> TokenStream {
-    let a_from_registers =
-        matches!(operands[0], OperandAt::Registers(_)) && plan.a_registers.is_some();
+fn warpgroup_binding(ctx: &mut Ctx, plan: &WgmmaDotPlan, a_from_registers: bool) -> TokenStream {
     let varies = |operand: &WgmmaOperand| {
-        operand
+        !operand
             .block_offsets
             .iter()
-            .any(|per_group| per_group.iter().any(|&o| o != per_group[0]))
+            .all(|per_group| same_for_every_warpgroup(per_group))
     };
     if !varies(&plan.b) && (a_from_registers || !varies(&plan.a)) {
         return TokenStream::new();
     }
     let warpgroup = ctx.warpgroup();
     quote!(let __tessera_warpgroup: usize = #warpgroup;)
+}
+
+/// Whether the dot's A is read from the registers of `operands[0]` (which hold the plan's A
+/// fragments) rather than from shared memory.
+fn a_from_registers(plan: &WgmmaDotPlan, operands: &[OperandAt<'_>; 2]) -> bool {
+    matches!(operands[0], OperandAt::Registers(_)) && plan.a_registers.is_some()
+}
+
+/// Whether every warpgroup reads the same block (`per_group`: each warpgroup's offset).
+fn same_for_every_warpgroup(per_group: &[u32]) -> bool {
+    per_group.iter().all(|&o| o == per_group[0])
 }
 
 /// `d` when `offsets` is `o₀, o₀ + d, o₀ + 2d, …` (increasing), else `None`.
