@@ -16,42 +16,19 @@
 //!   Triton's 128 × 256 × 64 configuration.
 
 use super::matmul::{dot_over_k, grouped_matmul, grouped_tile, matmul_tile};
+use super::norm::{layernorm_row, softmax_kernel, softmax_row};
 use tessera::{f16, tile_kernel, Ptr};
 
-/// Row softmax on `T` (f32 or f16) computed in f32, one row per program:
-/// `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`. One kernel per warp count,
-/// each with the `BLOCK`s `triton_ref.py` launches at that count.
-macro_rules! bench_softmax {
-    ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BLOCK = $blocks:tt) => {
-        $(#[doc = $doc])*
-        #[tile_kernel(T = [f32, f16], num_warps = $warps, BLOCK = $blocks)]
-        pub fn $name<T, const BLOCK: usize>(
-            out: Ptr<T>,
-            inp: Ptr<T>,
-            in_stride: i32,
-            out_stride: i32,
-            n_cols: i32,
-        ) {
-            let row = program_id(0);
-            let cols = arange(0, BLOCK);
-            let mask = cols < n_cols;
-            let x = load(inp + row * in_stride + cols, mask, T::NEG_INFINITY).to::<f32>();
-            let num = exp(x - x.max(0));
-            store(out + row * out_stride + cols, (num / num.sum(0)).to::<T>(), mask);
-        }
-    };
-}
-
-bench_softmax! {
+softmax_kernel! {
     /// Row softmax of f32 or f16 values (computed in f32):
     /// `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`; 4 warps.
     bench_softmax_w4, num_warps = 4, BLOCK = [256, 1024, 2048]
 }
-bench_softmax! {
+softmax_kernel! {
     /// [`bench_softmax_w4`] with 8 warps (`BLOCK = 4096`).
     bench_softmax_w8, num_warps = 8, BLOCK = 4096
 }
-bench_softmax! {
+softmax_kernel! {
     /// [`bench_softmax_w4`] with 16 warps (`BLOCK = 8192`).
     bench_softmax_w16, num_warps = 16, BLOCK = 8192
 }
@@ -61,7 +38,7 @@ bench_softmax! {
 macro_rules! bench_layernorm {
     ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BLOCK = $blocks:tt) => {
         $(#[doc = $doc])*
-        #[tile_kernel(num_warps = $warps, BLOCK = $blocks)]
+        #[tile_kernel(num_warps = $warps, BLOCK = $blocks, uses = [layernorm_row])]
         pub fn $name<const BLOCK: usize>(
             x: Ptr<f16>,
             y: Ptr<f16>,
@@ -72,21 +49,7 @@ macro_rules! bench_layernorm {
             eps: f32,
         ) {
             let row = program_id(0);
-            let cols = arange(0, BLOCK);
-            let mask = cols < n_cols;
-            let xv = load(x + row * stride + cols, mask, 0.0).to::<f32>();
-            let n = n_cols as f32;
-            let mean = xv.sum(0) / n;
-            let d = where_(mask, xv - mean, 0.0);
-            let var = (d * d).sum(0) / n;
-            let rstd = 1.0 / sqrt(var + eps);
-            let wv = load(w + cols, mask, 0.0).to::<f32>();
-            let bv = load(b + cols, mask, 0.0).to::<f32>();
-            store(
-                y + row * stride + cols,
-                (d * rstd * wv + bv).to::<f16>(),
-                mask,
-            );
+            layernorm_row::<BLOCK>(y, x, w, b, row, stride, n_cols, eps);
         }
     };
 }

@@ -8,47 +8,27 @@ use crate::lower::tests::lower_with_plans;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-/// The attention body of `kernels/src/tiled/attention.rs` (not causal), f16.
+/// The flash-attention kernel of the guide (`docs/guide/tutorials/src/attention.rs`: f16, causal
+/// or not by its `CAUSAL` parameter, the body of `kernels/src/tiled/attention.rs`), without its
+/// attributes: the attribute is the test's.
 fn attention_item() -> TokenStream {
-    quote! {
-        fn attn<const BM: usize, const BN: usize, const D: usize>(
-            q: Ptr<f16>, k: Ptr<f16>, v: Ptr<f16>, o: Ptr<f16>, seq: i32, scale: f32,
-        ) {
-            let pm = program_id(0);
-            let base = program_id(1) * seq * D;
-            let rm = pm * BM + arange(0, BM);
-            let rd = arange(0, D);
-            let q_offs = base + rm.expand_dims(1) * D + rd.expand_dims(0);
-            let row_ok = rm.expand_dims(1) < seq;
-            let q_tile = load(q + q_offs, row_ok, 0.0);
-            let mut m_i = full::<f32>([BM], f32::NEG_INFINITY);
-            let mut l_i = zeros::<f32>([BM]);
-            let mut acc = zeros::<f32>([BM, D]);
-            let qk_scale = scale * 1.44269504;
-            for j in 0..cdiv(seq, BN) {
-                let rn = j * BN + arange(0, BN);
-                let kv_offs = base + rn.expand_dims(1) * D + rd.expand_dims(0);
-                let key_ok = rn.expand_dims(1) < seq;
-                let k_tile = load(k + kv_offs, key_ok, 0.0);
-                let v_tile = load(v + kv_offs, key_ok, 0.0);
-                let s = dot(q_tile, k_tile.trans()) * qk_scale;
-                let keep = rn.expand_dims(0) < seq;
-                let s = where_(keep, s, f32::NEG_INFINITY);
-                let m_new = maximum(m_i, s.max(1));
-                let p = exp2(s - m_new.expand_dims(1));
-                let alpha = exp2(m_i - m_new);
-                l_i = l_i * alpha + p.sum(1);
-                acc = acc * alpha.expand_dims(1);
-                acc = dot(p.to::<f16>(), v_tile, acc);
-                m_i = m_new;
-            }
-            store(o + q_offs, (acc / l_i.expand_dims(1)).to::<f16>(), row_ok);
-        }
-    }
+    let tutorial = include_str!("../../../docs/guide/tutorials/src/attention.rs");
+    let file: syn::File = syn::parse_str(tutorial).expect("the tutorial parses");
+    let mut kernel = file
+        .items
+        .into_iter()
+        .find_map(|item| match item {
+            syn::Item::Fn(f) if f.sig.ident == "attention" => Some(f),
+            _ => None,
+        })
+        .expect("the tutorial defines `fn attention`");
+    kernel.attrs.clear();
+    quote!(#kernel)
 }
 
-/// The attention kernel inferred for `target` with `attr`.
+/// The attention kernel, not causal, inferred for `target` with `attr`.
 fn attention(attr: &str, target: Target) -> Inference {
+    let attr = format!("{attr}, CAUSAL = 0");
     let mut kernel = analyze(attr.parse().unwrap(), attention_item())
         .unwrap()
         .remove(0);
