@@ -147,6 +147,11 @@ if [[ $ptx_target == *a ]]; then
         "bench_matmul_w8__T_bf16__BM_128__BN_128__BK_64__GROUP_8__num_stages_4:LDGSTS\.E\.BYPASS\.128"
         "bench_matmul_w8_wide__T_f16__BM_128__BN_256__BK_64__GROUP_8:HGMMA\.64x256x16\.F32"
         "bench_matmul_w8_wide__T_f16__BM_128__BN_256__BK_64__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        # f8 dots on sm_90a: wgmma k32 (QGMMA), the 3-stage variant copying with cp.async.
+        "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1:QGMMA\.64x64x32\.F32\.E4M3\.E4M3"
+        "tile_matmul_f8__T_f8e5m2__BM_64__BN_64__BK_32__num_stages_1:QGMMA\.64x64x32\.F32\.E5M2\.E5M2"
+        "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:QGMMA\.64x64x32\.F32\.E4M3\.E4M3"
+        "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
         # Pipelined flash attention on sm_90a (kernels/src/tiled/attention.rs, num_stages 4 at D = 64, 3 at D = 128):
         # K and V by cp.async into their rings, both dots on wgmma (p · v with A from registers).
         "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:HGMMA\.64x64x16\.F32"
@@ -161,6 +166,8 @@ if [[ $ptx_target == *a ]]; then
     forbidden+=(
         "hopper_matmul_f16:(LDL|STL)( |\.)"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_1:HMMA( |\.)"
+        "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:HMMA( |\.)"
+        "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:(LDL|STL)( |\.)"
         "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8__num_stages_1:(LDL|STL)( |\.)"
         "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8__num_stages_1:(LDL|STL)( |\.)"
         "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8__num_stages_4:(LDL|STL)( |\.)"

@@ -9,9 +9,9 @@ mod support;
 
 use support::{device, launch_tile, Float, TestDevice};
 use tessera::emulator::{with_target, EmulatedTarget, EmulatorReport, SharedAccessKind};
-use tessera::{bf16, f16};
+use tessera::{bf16, f16, f8e4m3, f8e5m2};
 use tessera_kernels::tiled::bench_triton::bench_matmul_pipelined;
-use tessera_kernels::tiled::matmul::{tile_matmul, tile_matmul_i8};
+use tessera_kernels::tiled::matmul::{tile_matmul, tile_matmul_f8, tile_matmul_i8};
 
 /// Values in [-1, 1) from a seeded LCG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -285,6 +285,103 @@ fn matmul_i8_is_exact() {
             "{m}x{n}x{k}: wrote past the end"
         );
     }
+}
+
+/// `c` (`m × n` and 8 guard elements, 99.0) against `a · wᵀ` in f64 from the rounded f8
+/// inputs `a: [m, k]`, `w: [n, k]`: within `relative` of the result (the output's rounding) and,
+/// on the GPU, 2⁻¹⁰ of the terms' magnitudes (Hopper's f8 `wgmma` keeps fewer bits of the
+/// aligned sum than the 16-bit one: on an H200, 0.034 off at K = 512, magnitude 128, past 2⁻¹²;
+/// a wrong element or fragment is off by whole terms).
+fn check_f8_product<T: Float>(
+    gpu: &TestDevice,
+    c: &[f64],
+    (a, w): (&[T], &[T]),
+    (m, n, k): (usize, usize, usize),
+    relative: f64,
+    ctx: &str,
+) {
+    let a32: Vec<f32> = a.iter().map(|x| x.to_f32()).collect();
+    // `w` as `[k, n]` for the reference.
+    let b32: Vec<f32> = (0..k * n)
+        .map(|i| w[(i % n) * k + i / n].to_f32())
+        .collect();
+    let (want, magnitude) = reference(&a32, &b32, m, n, k);
+    let slack = if gpu.is_gpu() { 1.0 / 1024.0 } else { 0.0 };
+    for i in 0..m * n {
+        let tol = want[i].abs() * relative + 1.0e-5 + slack * magnitude[i];
+        assert!(
+            (c[i] - want[i]).abs() <= tol,
+            "{ctx}: c[{}, {}] = {}, want {}",
+            i / n,
+            i % n,
+            c[i],
+            want[i]
+        );
+    }
+    assert!(
+        c[m * n..].iter().all(|&x| x == 99.0),
+        "{ctx}: wrote past the end"
+    );
+}
+
+/// On sm_90a the aligned variant of a kernel at `stages > 1` copies its operands with
+/// `cp.async` (emulator only).
+fn check_f8_copies(
+    gpu: &TestDevice,
+    report: &tessera::launch::LaunchReport,
+    target: EmulatedTarget,
+    stages: u32,
+    (n, k): (usize, usize),
+    ctx: &str,
+) {
+    let copies = gpu.emulator_only(report, "f8 matmul: cp.async copies");
+    if let (EmulatedTarget::Sm90a, Some(report)) = (target, copies) {
+        let pipelined = stages > 1 && k % 16 == 0 && n % 16 == 0;
+        assert_eq!(copied_async(report), pipelined, "{ctx}\n{report}");
+    }
+}
+
+/// `tile_matmul_f8` (`c = a · wᵀ`, f32 out) on `T` inputs at 1 and 3 stages in the body of
+/// `target` ([`check_f8_product`], exact to f32 rounding on the emulator).
+fn matmul_f8<T: tile_matmul_f8::Listed_T + Float>(target: EmulatedTarget) {
+    let gpu = device();
+    for stages in [1, 3] {
+        for (m, n, k) in gpu.cases(&PIPELINED_SHAPES, &[(257, 512, 1024), (1024, 1024, 512)]) {
+            let a: Vec<T> = values(9, m * k).into_iter().map(T::from_f32).collect();
+            let w: Vec<T> = values(10, n * k).into_iter().map(T::from_f32).collect();
+            let guarded = vec![99.0f32; m * n + 8];
+            let (c, report) = with_target(target, || {
+                run_matmul!(
+                    gpu,
+                    tile_matmul_f8 { num_stages: stages },
+                    &a,
+                    &w,
+                    &guarded,
+                    (m, n, k)
+                )
+            });
+            let c: Vec<f64> = c.iter().map(|&x| x as f64).collect();
+            let ctx = format!(
+                "tile_matmul_f8 {} {target:?} {stages} stages {m}x{n}x{k}",
+                T::DTYPE_NAME
+            );
+            check_f8_product(gpu, &c, (&a, &w), (m, n, k), 1.0e-6, &ctx);
+            check_f8_copies(gpu, &report, target, stages, (n, k), &ctx);
+        }
+    }
+}
+
+fn matmul_e4m3(target: EmulatedTarget) {
+    matmul_f8::<f8e4m3>(target);
+}
+
+fn matmul_e5m2(target: EmulatedTarget) {
+    matmul_f8::<f8e5m2>(target);
+}
+
+sm80_and_sm90a_tests! {
+    matmul_e4m3: matmul_e4m3_matches_cpu, matmul_e4m3_sm90a_matches_cpu;
+    matmul_e5m2: matmul_e5m2_matches_cpu, matmul_e5m2_sm90a_matches_cpu;
 }
 
 /// Shapes for the pipelined kernels: K loops of 1 to 9 iterations (fewer than the stages

@@ -172,7 +172,22 @@ pub unsafe fn st_shared_b16(addr: u32, value: u16) {
     asm!("st.shared.b16 [{a}], {v};", a = in(reg32) addr, v = in(reg16) value,
          options(nostack));
     #[cfg(not(tessera_device))]
-    ops::st_shared_b16(addr, value);
+    ops::st_shared_part::<2>(addr, value.into());
+}
+
+/// `st.shared.b8 [addr], v`: one byte (the rest of its word is kept).
+///
+/// # Safety
+/// `addr` must be an address inside the block's shared memory.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn st_shared_b8(addr: u32, value: u8) {
+    // `st.shared.b8` takes a 16-bit register (PTX has no 8-bit registers).
+    #[cfg(target_arch = "nvptx64")]
+    asm!("st.shared.b8 [{a}], {v};", a = in(reg32) addr, v = in(reg16) u16::from(value),
+         options(nostack));
+    #[cfg(not(tessera_device))]
+    ops::st_shared_part::<1>(addr, value.into());
 }
 
 /// `st.shared.v2.b32 [addr], {v0, v1}`.

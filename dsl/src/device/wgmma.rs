@@ -12,7 +12,8 @@
 //! wgmma.wait_group.sync.aligned N;             // wait until at most N groups are pending
 //! ```
 //!
-//! (and `.bf16`). The 128 threads of the warpgroup execute each instruction together,
+//! (and `.bf16`; for the 8-bit types `.e4m3` and `.e5m2` the shape is `m64nNk32`, both operands
+//! come from shared memory, K-major, and there are no `imm-trans` operands). The 128 threads of the warpgroup execute each instruction together,
 //! convergently: the emulator makes `wgmma.mma_async` a rendezvous of the 128 threads that
 //! reads its operands once, and reports divergent `wgmma`s or a thread that never arrives. The
 //! accumulator is a [`WgmmaAccumulator`] of `N / 2` f32 registers per thread laid out as the
@@ -118,15 +119,18 @@ impl<const T: u32> Trans<T> {
     const OK: () = assert!(T <= 1, "imm-trans is 0 (K-major) or 1 (M/N-major)");
 }
 
-/// Defines, for one N, the `wgmma` wrappers and the `wait_group` fence of its accumulator.
+/// Defines, for one N, the `wgmma` wrappers (f16 and bf16 with A from shared memory or
+/// registers, e4m3 and e5m2 from shared memory) and the `wait_group` fence of its accumulator.
 /// `$first $rest` are the register indices `0 .. N/2`.
 macro_rules! wgmma_n {
     ($n:literal, $r:literal, $ss_f16:ident, $ss_bf16:ident, $rs_f16:ident, $rs_bf16:ident,
-     [$first:tt $($rest:tt)*]) => {
+     $ss_e4m3:ident, $ss_e5m2:ident, [$first:tt $($rest:tt)*]) => {
         wgmma_n!(@ss $n, $r, $ss_f16, "f16", F16, [$first $($rest)*]);
         wgmma_n!(@ss $n, $r, $ss_bf16, "bf16", Bf16, [$first $($rest)*]);
         wgmma_n!(@rs $n, $r, $rs_f16, "f16", F16, [$first $($rest)*]);
         wgmma_n!(@rs $n, $r, $rs_bf16, "bf16", Bf16, [$first $($rest)*]);
+        wgmma_n!(@ss8 $n, $r, $ss_e4m3, "e4m3", E4m3, [$first $($rest)*]);
+        wgmma_n!(@ss8 $n, $r, $ss_e5m2, "e5m2", E5m2, [$first $($rest)*]);
 
         impl WaitGroupFence for WgmmaAccumulator<$r> {
             #[inline(always)]
@@ -162,9 +166,9 @@ macro_rules! wgmma_n {
         }
     };
     (@ss $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $regs:tt) => {
-        wgmma_n!(@mma $n, $r, $name, $ty, $input, $regs,
-            <TRANS_A, TRANS_B>, a_desc: u64, "{a}", "{TRANS_A}, {TRANS_B}", (a = in(reg64) a_desc,),
-            OperandA::Shared { descriptor: a_desc, trans: TRANS_A == 1 },
+        wgmma_n!(@mma $n, 16, $r, $name, $ty, $input, $regs,
+            <TRANS_A, TRANS_B>, a_desc: u64, "{a}", ", {TRANS_A}, {TRANS_B}", (a = in(reg64) a_desc,),
+            OperandA::Shared { descriptor: a_desc, trans: TRANS_A == 1 }, TRANS_B == 1,
             #[doc = concat!(
                 "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty,
                 " d, a-desc, b-desc, scale-d, 1, 1, TRANS_A, TRANS_B`: `acc = A·B (+ acc when ",
@@ -176,11 +180,26 @@ macro_rules! wgmma_n {
             /// name initialised shared memory that stays unchanged until the `wgmma` is retired.
         );
     };
+    (@ss8 $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $regs:tt) => {
+        wgmma_n!(@mma $n, 32, $r, $name, $ty, $input, $regs,
+            <>, a_desc: u64, "{a}", "", (a = in(reg64) a_desc,),
+            OperandA::Shared { descriptor: a_desc, trans: false }, false,
+            #[doc = concat!(
+                "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k32.f32.", $ty, ".", $ty,
+                " d, a-desc, b-desc, scale-d, 1, 1`: `acc = A·B (+ acc when scale_d)`, A and B ",
+                "K-major in shared memory (module docs; 8-bit types have no `imm-trans`)."
+            )]
+            ///
+            /// # Safety
+            /// Executed by all 128 threads of the warpgroup with the same descriptors, which must
+            /// name initialised shared memory that stays unchanged until the `wgmma` is retired.
+        );
+    };
     (@rs $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $regs:tt) => {
-        wgmma_n!(@mma $n, $r, $name, $ty, $input, $regs,
-            <TRANS_B>, a: [u32; 4], "{{{a0}, {a1}, {a2}, {a3}}}", "{TRANS_B}",
+        wgmma_n!(@mma $n, 16, $r, $name, $ty, $input, $regs,
+            <TRANS_B>, a: [u32; 4], "{{{a0}, {a1}, {a2}, {a3}}}", ", {TRANS_B}",
             (a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],),
-            OperandA::Registers(a),
+            OperandA::Registers(a), TRANS_B == 1,
             #[doc = concat!(
                 "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k16.f32.", $ty, ".", $ty,
                 " d, {a0, a1, a2, a3}, b-desc, scale-d, 1, 1, TRANS_B`: `acc = A·B (+ acc when ",
@@ -192,16 +211,17 @@ macro_rules! wgmma_n {
             /// As the shared-memory form; `a` must not be changed before the `wgmma` is retired.
         );
     };
-    // One `wgmma` form: A is the parameter `$a` (asm text `$a_text`, operands `$a_operands`,
-    // the emulator's `$operand_a`), with the `imm-trans` immediates `$trans` (asm text
-    // `$trans_text`).
-    (@mma $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, [$first:tt $($rest:tt)*],
-     <$($trans:ident),+>, $a:ident: $a_ty:ty, $a_text:literal, $trans_text:literal,
-     ($($a_operands:tt)*), $operand_a:expr, $(#[$doc:meta])*) => {
+    // One `wgmma` form, `m64n$n k$k`: A is the parameter `$a` (asm text `$a_text`, operands
+    // `$a_operands`, the emulator's `$operand_a`), with the `imm-trans` immediates `$trans` (asm
+    // text `$trans_text`; none for 8-bit types), B M/N-major when `$trans_b`.
+    (@mma $n:literal, $k:literal, $r:literal, $name:ident, $ty:literal, $input:ident,
+     [$first:tt $($rest:tt)*], <$($trans:ident),*>, $a:ident: $a_ty:ty, $a_text:literal,
+     $trans_text:literal, ($($a_operands:tt)*), $operand_a:expr, $trans_b:expr,
+     $(#[$doc:meta])*) => {
         $(#[$doc])*
         #[inline(always)]
         #[track_caller]
-        pub unsafe fn $name<$(const $trans: u32),+>(
+        pub unsafe fn $name<$(const $trans: u32),*>(
             acc: &mut WgmmaAccumulator<$r>,
             $a: $a_ty,
             b_desc: u64,
@@ -210,22 +230,22 @@ macro_rules! wgmma_n {
             $(
                 #[allow(clippy::let_unit_value)]
                 let () = Trans::<$trans>::OK;
-            )+
+            )*
             #[cfg(target_arch = "nvptx64")]
             {
                 let regs = &mut acc.regs;
                 asm!(
                     concat!(
                         "{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n",
-                        stringify!($n), "k16.f32.", $ty, ".", $ty, " {{{", stringify!($first), "}",
-                        $(", {", stringify!($rest), "}",)*
-                        "}}, ", $a_text, ", {b}, p, 1, 1, ", $trans_text, "; }}"
+                        stringify!($n), "k", stringify!($k), ".f32.", $ty, ".", $ty, " {{{",
+                        stringify!($first), "}", $(", {", stringify!($rest), "}",)*
+                        "}}, ", $a_text, ", {b}, p, 1, 1", $trans_text, "; }}"
                     ),
                     inout(reg32) regs[$first], $(inout(reg32) regs[$rest],)*
                     $($a_operands)*
                     b = in(reg64) b_desc,
                     sd = in(reg32) scale_d as u32,
-                    $($trans = const $trans,)+
+                    $($trans = const $trans,)*
                     options(nostack)
                 );
             }
@@ -236,7 +256,7 @@ macro_rules! wgmma_n {
                 &acc.state,
                 $operand_a,
                 b_desc,
-                TRANS_B == 1,
+                $trans_b,
                 scale_d,
             );
         }
@@ -275,6 +295,8 @@ wgmma_n!(
     wgmma_m64n64k16_bf16,
     wgmma_m64n64k16_f16_rs,
     wgmma_m64n64k16_bf16_rs,
+    wgmma_m64n64k32_e4m3,
+    wgmma_m64n64k32_e5m2,
     [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
 );
 wgmma_n!(
@@ -283,6 +305,8 @@ wgmma_n!(
     wgmma_m64n128k16_bf16,
     wgmma_m64n128k16_f16_rs,
     wgmma_m64n128k16_bf16_rs,
+    wgmma_m64n128k32_e4m3,
+    wgmma_m64n128k32_e5m2,
     [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
     34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
 );
@@ -292,6 +316,8 @@ wgmma_n!(
     wgmma_m64n256k16_bf16,
     wgmma_m64n256k16_f16_rs,
     wgmma_m64n256k16_bf16_rs,
+    wgmma_m64n256k32_e4m3,
+    wgmma_m64n256k32_e5m2,
     [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
     34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64
     65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95

@@ -287,19 +287,24 @@ pub(crate) fn st_shared<const N: usize>(addr: u32, value: [u32; N], op: &'static
     })
 }
 
-/// `st.shared.b16 [addr], value`: the half of the word at `addr`, the other half untouched
-/// (atomically, so two threads writing the two halves of one word do not race).
+/// `st.shared.b8` / `st.shared.b16` (`BYTES` = 1 or 2) `[addr], value`: that part of the word
+/// at `addr`, the rest untouched (atomically, so threads writing parts of one word do not race).
 #[track_caller]
-pub(crate) fn st_shared_b16(addr: u32, value: u16) {
+pub(crate) fn st_shared_part<const BYTES: u32>(addr: u32, value: u32) {
     let location = Location::caller();
     with_thread(|t| {
-        let op = "st.shared.b16";
-        let i = logged_shared_access(t, addr, 2, op, location, SharedAccessKind::Store);
+        let op = if BYTES == 1 {
+            "st.shared.b8"
+        } else {
+            "st.shared.b16"
+        };
+        let i = logged_shared_access(t, addr, BYTES, op, location, SharedAccessKind::Store);
         check_wgmma_write(t, i, 1, op);
-        let shift = (addr & 2) * 8;
+        let shift = (addr % 4) * 8;
+        let mask = (u32::MAX >> (32 - 8 * BYTES)) << shift;
         let word = &t.cta.shared[i];
-        word.fetch_and(!(0xffffu32 << shift), Ordering::Relaxed);
-        word.fetch_or(u32::from(value) << shift, Ordering::Relaxed);
+        word.fetch_and(!mask, Ordering::Relaxed);
+        word.fetch_or((value << shift) & mask, Ordering::Relaxed);
     })
 }
 

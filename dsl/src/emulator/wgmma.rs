@@ -32,7 +32,7 @@ use super::error::EmulatorError;
 use super::mbarrier::async_error;
 use super::SHARED_WINDOW_BASE;
 use crate::device::canonicalize_nan_f32;
-use crate::{bf16, f16};
+use crate::{bf16, f16, f8e4m3, f8e5m2};
 
 /// Threads of a warpgroup.
 pub(crate) const WARPGROUP_THREADS: u32 = 128;
@@ -64,14 +64,32 @@ pub(crate) struct AccumulatorState {
 pub(crate) enum WgmmaInput {
     F16,
     Bf16,
+    E4m3,
+    E5m2,
 }
 
 impl WgmmaInput {
+    /// The value of an element's bits (the low `8 · bytes()` bits of `bits`).
     fn to_f64(self, bits: u16) -> f64 {
         match self {
             WgmmaInput::F16 => f16::from_bits(bits).to_f32() as f64,
             WgmmaInput::Bf16 => bf16::from_bits(bits).to_f32() as f64,
+            WgmmaInput::E4m3 => f8e4m3::from_bits(bits as u8).to_f32() as f64,
+            WgmmaInput::E5m2 => f8e5m2::from_bits(bits as u8).to_f32() as f64,
         }
+    }
+
+    /// Bytes of one element.
+    fn bytes(self) -> u32 {
+        match self {
+            WgmmaInput::F16 | WgmmaInput::Bf16 => 2,
+            WgmmaInput::E4m3 | WgmmaInput::E5m2 => 1,
+        }
+    }
+
+    /// K of one instruction: 32 bytes of each row.
+    fn k(self) -> usize {
+        32 / self.bytes() as usize
     }
 }
 
@@ -166,7 +184,7 @@ pub(crate) fn access_accumulator(state: &Cell<AccumulatorState>) {
     })
 }
 
-/// `wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{ty}.{ty}`: `acc` is this thread's `N / 2`
+/// `wgmma.mma_async.sync.aligned.m64n{N}k{K}.f32.{ty}.{ty}`: `acc` is this thread's `N / 2`
 /// registers, updated at once; the state records the instruction until it is retired. The 128
 /// threads of the warpgroup rendezvous ([`Cta::warpgroup_mma`]) and the operands are read once,
 /// when the last of them arrives.
@@ -225,7 +243,7 @@ pub(crate) fn mma(
     for (i, d) in acc.iter_mut().enumerate() {
         let [row, col, ..] = apply(&layout, i as u32, lane, warp);
         let mut sum = if scale_d { *d as f64 } else { 0.0 };
-        for k in 0..16 {
+        for k in 0..input.k() {
             sum += operands.a[row as usize][k] * operands.b[col as usize][k];
         }
         *d = canonicalize_nan_f32(sum as f32);
@@ -259,17 +277,20 @@ impl MmaIssue {
             None => "A from registers".to_string(),
         };
         format!(
-            "m64n{}k16, {a}, B descriptor {:#018x} (trans {})",
-            self.n, self.b_descriptor, self.trans_b as u8
+            "m64n{}k{}, {a}, B descriptor {:#018x} (trans {})",
+            self.n,
+            self.input.k(),
+            self.b_descriptor,
+            self.trans_b as u8
         )
     }
 }
 
 /// The operands of one warpgroup `wgmma`, read from shared memory at the rendezvous:
-/// `a[row][k]` of `64 × 16`, `b[col][k]` of `N × 16`.
+/// `a[row][k]` of `64 × K`, `b[col][k]` of `N × K`.
 pub(crate) struct MmaOperands {
-    a: Vec<[f64; 16]>,
-    b: Vec<[f64; 16]>,
+    a: Vec<Vec<f64>>,
+    b: Vec<Vec<f64>>,
 }
 
 /// A `wgmma.mma_async` some threads of a warpgroup have arrived at.
@@ -418,8 +439,8 @@ impl Cta {
         }
     }
 
-    /// Reads A (`64 × 16`, from shared memory or gathered from the threads' registers) and B
-    /// (`N × 16`) of a complete warpgroup `wgmma`, warpgroup `group`'s number `issue_number`,
+    /// Reads A (`64 × K`, from shared memory or gathered from the threads' registers) and B
+    /// (`N × K`) of a complete warpgroup `wgmma`, warpgroup `group`'s number `issue_number`,
     /// recording the words it reads until it is retired (`super::wgmma_reads`).
     fn read_operands(
         &self,
@@ -427,8 +448,11 @@ impl Cta {
         group: u32,
         issue_number: u64,
     ) -> Result<MmaOperands, String> {
+        let issue = p.issue;
+        let input = issue.input;
+        let bytes = input.bytes();
         let read = |address: u32, operand: &str| -> Result<u16, String> {
-            let value = self.read_u16(address, operand)?;
+            let value = self.read_element(address, bytes, operand)?;
             self.wgmma_read(
                 group,
                 issue_number,
@@ -436,16 +460,14 @@ impl Cta {
             );
             Ok(value)
         };
-        let issue = p.issue;
-        let input = issue.input;
-        let mut a = vec![[0f64; 16]; 64];
+        let mut a = vec![vec![0f64; input.k()]; 64];
         match issue.a_shared {
             Some((descriptor, trans)) => {
                 let desc = decode(descriptor, "A")?;
                 let major = if trans { Major::Mn } else { Major::K };
                 for (row, a_row) in a.iter_mut().enumerate() {
                     for (k, a) in a_row.iter_mut().enumerate() {
-                        let address = desc.address(major, 2, row as u32, k as u32);
+                        let address = desc.address(major, bytes, row as u32, k as u32);
                         *a = input.to_f64(read(address, "A")?);
                     }
                 }
@@ -466,21 +488,24 @@ impl Cta {
         }
         let b_desc = decode(issue.b_descriptor, "B")?;
         let b_major = if issue.trans_b { Major::Mn } else { Major::K };
-        let mut b = vec![[0f64; 16]; issue.n as usize];
+        let mut b = vec![vec![0f64; input.k()]; issue.n as usize];
         for (col, b_col) in b.iter_mut().enumerate() {
             for (k, b) in b_col.iter_mut().enumerate() {
-                let address = b_desc.address(b_major, 2, col as u32, k as u32);
+                let address = b_desc.address(b_major, bytes, col as u32, k as u32);
                 *b = input.to_f64(read(address, "B")?);
             }
         }
         Ok(MmaOperands { a, b })
     }
 
-    /// The 16-bit element at shared address `address` (the async proxy: not counted in the
-    /// wavefront report).
-    fn read_u16(&self, address: u32, operand: &str) -> Result<u16, String> {
+    /// The element of `bytes` (1 or 2) at shared address `address` (the async proxy: not
+    /// counted in the wavefront report).
+    fn read_element(&self, address: u32, bytes: u32, operand: &str) -> Result<u16, String> {
         let end = SHARED_WINDOW_BASE as u64 + self.shared_bytes as u64;
-        if address < SHARED_WINDOW_BASE || address as u64 + 2 > end || !address.is_multiple_of(2) {
+        if address < SHARED_WINDOW_BASE
+            || address as u64 + bytes as u64 > end
+            || !address.is_multiple_of(bytes)
+        {
             return Err(format!(
                 "the descriptor of {operand} names shared address {address:#x}, outside the {} \
                  bytes of dynamic shared memory (or misaligned)",
@@ -489,7 +514,7 @@ impl Cta {
         }
         let word =
             self.shared[((address - SHARED_WINDOW_BASE) / 4) as usize].load(Ordering::Relaxed);
-        Ok((word >> (8 * (address % 4))) as u16)
+        Ok(((word >> (8 * (address % 4))) & (u32::MAX >> (32 - 8 * bytes))) as u16)
     }
 }
 

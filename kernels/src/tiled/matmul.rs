@@ -58,6 +58,26 @@ pub(crate) fn dot_over_k<const BK: usize>(
     acc
 }
 
+/// `a[rm, ..k] · w[rn, ..k]ᵀ` (`[BM, BN]`, f32) for row-major `a: [m, k]` and `w: [n, k]`:
+/// [`dot_over_k`] on `wᵀ` read in place (`[BK, BN]` tiles, K contiguous), rows past `m` and `n`
+/// and the K tail as zeros.
+#[tile_fn]
+pub(crate) fn dot_transposed_over_k<const BM: usize, const BN: usize, const BK: usize>(
+    a: Ptr<_>,
+    w: Ptr<_>,
+    rm: _,
+    rn: _,
+    m: i32,
+    n: i32,
+    k: i32,
+) -> _ {
+    let rk = arange(0, BK);
+    let a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
+    let w_ptrs = w + rk.expand_dims(1) + rn.expand_dims(0) * k;
+    let acc = zeros::<f32>([BM, BN]);
+    dot_over_k::<BK>(a_ptrs, w_ptrs, BK, BK, rm, rn, rk, m, n, k, acc, 0.0)
+}
+
 /// Tile `(tile_m, tile_n)` (`BM × BN`) of `c = a · b` for row-major `a: [m, k]`,
 /// `b: [k, n]`, `c: [m, n]`: accumulated in `A` from zero, stored as `T` (masked at the edges);
 /// `zero` is the zero of the operands' element type.
@@ -127,6 +147,35 @@ pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
 ) {
     let (tile_m, tile_n) = (program_id(0), program_id(1));
     matmul_tile::<i32, i32, BM, BN, BK>(a, b, c, m, n, k, tile_m, tile_n, 0);
+}
+
+/// `c = a · wᵀ` on f8 inputs (e4m3 or e5m2) with an f32 accumulator and f32 output, for
+/// `a: [m, k]` and `w: [n, k]` both row-major (K contiguous, as a linear layer's weight), `BM ×
+/// BN` tiles of `c` walking K in steps of `BK`, unpipelined or over 3 stages. On sm_90a the dot
+/// is `wgmma.m64nNk32` with both operands K-major in shared memory (f8 `wgmma` reads no other
+/// order); on sm_80 the operands are widened to f16 (exact) for `mma.sync`.
+#[tile_kernel(
+    T = [f8e4m3, f8e5m2],
+    num_warps = 4,
+    num_stages = [1, 3],
+    BM = 64,
+    BN = 64,
+    BK = 32,
+    uses = [dot_transposed_over_k, dot_over_k]
+)]
+pub fn tile_matmul_f8<T, const BM: usize, const BN: usize, const BK: usize>(
+    a: Ptr<T>,
+    w: Ptr<T>,
+    c: Ptr<f32>,
+    m: i32,
+    n: i32,
+    k: i32,
+) {
+    let rm = program_id(0) * BM + arange(0, BM);
+    let rn = program_id(1) * BN + arange(0, BN);
+    let acc = dot_transposed_over_k::<BM, BN, BK>(a, w, rm, rn, m, n, k);
+    let c_ok = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
+    store(c + rm.expand_dims(1) * n + rn.expand_dims(0), acc, c_ok);
 }
 
 /// `c = a · b` (row-major) in f16 or bf16 with an f32 accumulator, `BM × BN` tiles of `c`,

@@ -445,9 +445,9 @@ pub trait Float: DeviceElement + Copy + PartialEq + std::fmt::Debug {
     }
 }
 
-/// `impl Float` for a 16-bit float type of `tessera` (its inherent conversions) with its unit
+/// `impl Float` for a narrow float type of `tessera` (its inherent conversions) with its unit
 /// roundoff.
-macro_rules! float_16_bit {
+macro_rules! narrow_float {
     ($($t:ident: $unit_roundoff:expr),*) => {$(
         impl Float for tessera::$t {
             const UNIT_ROUNDOFF: f64 = $unit_roundoff;
@@ -461,7 +461,7 @@ macro_rules! float_16_bit {
     )*};
 }
 
-float_16_bit!(f16: 1.0 / 2048.0, bf16: 1.0 / 256.0);
+narrow_float!(f16: 1.0 / 2048.0, bf16: 1.0 / 256.0, f8e4m3: 1.0 / 16.0, f8e5m2: 1.0 / 8.0);
 
 impl Float for f32 {
     const UNIT_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;

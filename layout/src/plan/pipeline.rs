@@ -142,7 +142,7 @@ pub fn plan_async_copy(
 }
 
 /// The async copies that write `operand`'s NVMMA shared layout (what the `wgmma` dot's store
-/// step writes) from a load planned as `access` (16-bit elements), into slots of `alignment`
+/// step writes) from a load planned as `access`, into slots of `alignment`
 /// bytes (the dot plan's alignment). `Err` says why the load cannot be copied asynchronously.
 pub fn plan_wgmma_operand_copy(
     access: &AccessPlan,
@@ -156,8 +156,9 @@ pub fn plan_wgmma_operand_copy(
             access.elements
         ));
     }
-    let (elements, groups) = copies_for_stores(access, &[&operand.store], 16)?;
-    let bytes = elements * 2;
+    let bits = operand.shared.element_bitwidth;
+    let (elements, groups) = copies_for_stores(access, &[&operand.store], bits)?;
+    let bytes = elements * bits / 8;
     Ok(AsyncCopyPlan {
         bytes,
         bypass_l1: bytes == 16,
@@ -166,7 +167,7 @@ pub fn plan_wgmma_operand_copy(
         groups,
         reads: Vec::new(),
         dst_registers: 0,
-        element_bits: 16,
+        element_bits: bits,
         elements,
     })
 }

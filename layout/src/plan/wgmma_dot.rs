@@ -4,8 +4,9 @@
 //!
 //! - **Shape** ([`wgmma_shape`]): `num_warps / 4` warpgroups, as many over M as there are
 //!   64-row blocks (at most all of them), the rest over N; each warpgroup's instruction is
-//!   `m64nNk16` with `N = min(256, n / warpgroups over N)`, which must be 64, 128 or 256 (the
-//!   instructions of `tessera::device::wgmma`). f16 and bf16 operands, f32 accumulator.
+//!   `m64nNkK` with `N = min(256, n / warpgroups over N)`, which must be 64, 128 or 256 (the
+//!   instructions of `tessera::device::wgmma`), and `K = 256 / element bits`: `k16` for f16 and
+//!   bf16 operands, `k32` for f8 (e4m3, e5m2); f32 accumulator.
 //! - **Accumulator**: the mma v3 family (`NvidiaMma` version 3, warps `[4·wg_m, wg_n]`,
 //!   instruction `[16, N, 16]`). [`plan_wgmma_dot`] reads each instruction's fragment off the
 //!   inferred layout (the `(row, col)` of register `i` of the `m64nNk16` fragment, PTX ISA) and
@@ -13,9 +14,10 @@
 //! - **Operands** are stored to shared memory in the NVMMA layout (`NvmmaShared`, the layout
 //!   TMA writes and `wgmma` descriptors read), contiguous along the dimension the operand's
 //!   registers are contiguous in (the widest store vector; K-major or M/N-major), with the
-//!   swizzle width `min(128, contiguous extent in bytes)` as Triton chooses it. The stores are a
-//!   [`StoreStep`] of the conversion planner (vectorised, owners only); registers with no two
-//!   elements adjacent in memory are stored one 16-bit element at a time.
+//!   swizzle width `min(128, contiguous extent in bytes)` as Triton chooses it. 8-bit operands
+//!   are K-major only (the instruction has no `imm-trans` for them), as Triton's f8 `wgmma`s.
+//!   The stores are a [`StoreStep`] of the conversion planner (vectorised, owners only);
+//!   registers with no two elements adjacent in memory are stored one element at a time.
 //! - **Descriptors** come from [`plan_operand`]: a template, the byte offset of each K step and
 //!   of each M/N block; here resolved per (accumulator block, warpgroup).
 
@@ -35,8 +37,6 @@ use std::vec::Vec;
 
 /// Rows of one `wgmma` (a warpgroup's M block).
 pub const WGMMA_M: u32 = 64;
-/// K of one `wgmma` on 16-bit operands.
-pub const WGMMA_K: u32 = 16;
 
 /// The element type of the operands (the accumulator is f32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,15 +45,40 @@ pub enum WgmmaInput {
     F16,
     /// bf16 operands.
     Bf16,
+    /// f8 E4M3 operands.
+    E4m3,
+    /// f8 E5M2 operands.
+    E5m2,
 }
 
 impl WgmmaInput {
-    /// The PTX type name, `f16` or `bf16`.
+    /// The PTX type name: `f16`, `bf16`, `e4m3` or `e5m2`.
     pub fn name(self) -> &'static str {
         match self {
             WgmmaInput::F16 => "f16",
             WgmmaInput::Bf16 => "bf16",
+            WgmmaInput::E4m3 => "e4m3",
+            WgmmaInput::E5m2 => "e5m2",
         }
+    }
+
+    /// Bits of one element.
+    pub fn bits(self) -> u32 {
+        match self {
+            WgmmaInput::F16 | WgmmaInput::Bf16 => 16,
+            WgmmaInput::E4m3 | WgmmaInput::E5m2 => 8,
+        }
+    }
+
+    /// K of one instruction, 32 bytes of each row: 16 (`k16`) for 16-bit elements, 32 for 8-bit.
+    pub fn instr_k(self) -> u32 {
+        256 / self.bits()
+    }
+
+    /// Whether the instruction reads M/N-major operands (`imm-trans`, and A from registers in
+    /// the 16-bit fragment): 16-bit elements only.
+    pub fn transposable(self) -> bool {
+        self.bits() == 16
     }
 }
 
@@ -64,7 +89,7 @@ pub struct WgmmaShape {
     pub input: WgmmaInput,
     /// The dot's `[M, N, K]`.
     pub mnk: [u32; 3],
-    /// N of the instruction `m64nNk16`.
+    /// N of the instruction `m64nNkK`.
     pub instr_n: u32,
     /// Warpgroups over M and over N.
     pub warpgroups: [u32; 2],
@@ -88,8 +113,9 @@ impl fmt::Display for WgmmaShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "wgmma.m64n{}k16 {}→f32, {} warpgroup(s) over M × {} over N",
+            "wgmma.m64n{}k{} {}→f32, {} warpgroup(s) over M × {} over N",
             self.instr_n,
+            self.input.instr_k(),
             self.input.name(),
             self.warpgroups[0],
             self.warpgroups[1]
@@ -111,8 +137,9 @@ pub fn wgmma_shape(input: WgmmaInput, mnk: [u32; 3], num_warps: u32) -> Result<W
             "M = {m} is not a multiple of a warpgroup's {WGMMA_M} rows"
         ));
     }
-    if !k.is_multiple_of(WGMMA_K) {
-        return Err(format!("K = {k} is not a multiple of {WGMMA_K}"));
+    let instr_k = input.instr_k();
+    if !k.is_multiple_of(instr_k) {
+        return Err(format!("K = {k} is not a multiple of {instr_k}"));
     }
     let groups = num_warps / 4;
     let over_m = groups.min(m / WGMMA_M);
@@ -120,7 +147,7 @@ pub fn wgmma_shape(input: WgmmaInput, mnk: [u32; 3], num_warps: u32) -> Result<W
     let instr_n = (n / over_n).min(256);
     if !n.is_multiple_of(over_n) || !matches!(instr_n, 64 | 128 | 256) {
         return Err(format!(
-            "N = {n} over {over_n} warpgroup(s) gives no m64nNk16 with N = 64, 128 or 256"
+            "N = {n} over {over_n} warpgroup(s) gives no m64nNk{instr_k} with N = 64, 128 or 256"
         ));
     }
     Ok(WgmmaShape {
@@ -159,8 +186,8 @@ impl WgmmaOperand {
     }
 }
 
-/// A planned `wgmma` dot: per warpgroup, `blocks` accumulator blocks of `64 × N`, each `K / 16`
-/// instructions.
+/// A planned `wgmma` dot: per warpgroup, `blocks` accumulator blocks of `64 × N`, each
+/// `K / instr_k` instructions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WgmmaDotPlan {
     /// The instruction and the warpgroups.
@@ -188,7 +215,7 @@ pub struct WgmmaDotPlan {
 impl WgmmaDotPlan {
     /// Instructions per block (K steps).
     pub fn k_steps(&self) -> u32 {
-        self.shape.mnk[2] / WGMMA_K
+        self.shape.mnk[2] / self.shape.input.instr_k()
     }
 }
 
@@ -197,21 +224,31 @@ fn swizzle_width(bytes: u32) -> u32 {
     bytes.clamp(32, 128)
 }
 
-/// The NVMMA layout of an operand of `shape` (`k_dim`: its K dimension) stored from `src`,
-/// contiguous along the dimension that gives the widest store, and its stores.
+/// The NVMMA layout of an operand of `shape` (`k_dim`: its K dimension) of `input` elements
+/// stored from `src`, contiguous along the dimension that gives the widest store (K for 8-bit
+/// elements), and its stores.
 fn operand(
+    input: WgmmaInput,
     src: &LinearLayout,
     shape: [u32; 2],
     k_dim: usize,
     mn_block: u32,
     name: &str,
 ) -> Result<(NvmmaShared, OperandPlan, StoreStep), PlanError> {
+    let bits = input.bits();
+    // `transposed`: contiguous along dimension 0; K-major is contiguous along `k_dim`.
+    let k_major = k_dim == 0;
+    let orders: &[bool] = if input.transposable() {
+        &[false, true]
+    } else {
+        core::slice::from_ref(&k_major)
+    };
     let mut best: Option<(u32, NvmmaShared, LinearLayout, Vec<u32>)> = None;
-    for transposed in [false, true] {
+    for &transposed in orders {
         let contiguous = if transposed { shape[0] } else { shape[1] };
-        let shared = NvmmaShared::new(swizzle_width(contiguous * 2), 16, transposed);
+        let shared = NvmmaShared::new(swizzle_width(contiguous * bits / 8), bits, transposed);
         let memory = shared.to_linear_layout(&shape)?;
-        let access = bank_wavefronts(&memory, src, 16)?;
+        let access = bank_wavefronts(&memory, src, bits)?;
         if best
             .as_ref()
             .is_none_or(|(bits, ..)| access.vector.bits > *bits)
@@ -219,13 +256,20 @@ fn operand(
             best = Some((access.vector.bits, shared, memory, access.vector.registers));
         }
     }
-    let Some((_, shared, memory, vector)) = best else {
+    let Some((vector_bits, shared, memory, mut vector)) = best else {
         return Err(PlanError::new(format!(
             "wgmma: no shared layout for {name}"
         )));
     };
+    // Shared stores move whole words or single elements: a narrower vector (two f8 elements)
+    // is stored element by element.
+    if vector_bits < 32 {
+        vector.clear();
+    }
     let address = src.invert_and_compose(&memory)?;
-    let store = store_step(&address, src, &vector, &Broadcast::of(src)?, 1);
+    // Memory cells of one element: log2 of its bytes.
+    let shift = (bits / 8).trailing_zeros();
+    let store = store_step(&address, src, &vector, &Broadcast::of(src)?, shift);
     let descriptors = plan_operand(shared, shape, k_dim, mn_block)?;
     Ok((shared, descriptors, store))
 }
@@ -271,7 +315,7 @@ fn a_fragments(
                     let mut fragment = [0u32; 8];
                     for (j, slot) in fragment.iter_mut().enumerate() {
                         let (fr, fc) = fragment_element(j as u32, 0, 0);
-                        let want = (br + fr, WGMMA_K * s + fc);
+                        let want = (br + fr, 16 * s + fc);
                         *slot = coords.iter().position(|&c| c == want)? as u32;
                     }
                     for (g, &(gr, _)) in group_origin.iter().enumerate() {
@@ -279,7 +323,7 @@ fn a_fragments(
                             for lane in 0..32 {
                                 for (j, &r) in fragment.iter().enumerate() {
                                     let (fr, fc) = fragment_element(j as u32, lane, warp);
-                                    let want = (br + gr + fr, WGMMA_K * s + fc);
+                                    let want = (br + gr + fr, 16 * s + fc);
                                     if at(a, r, lane, 4 * g as u32 + warp).ok()? != want {
                                         return None;
                                     }
@@ -377,9 +421,14 @@ pub fn plan_wgmma_dot(
             }
         }
     }
-    let a_registers = a_fragments(a, &origins, &group_origin, k / WGMMA_K);
-    let (a_shared, a_desc, a_store) = operand(a, [m, k], 1, WGMMA_M, "a")?;
-    let (b_shared, b_desc, b_store) = operand(b, [k, n], 0, instr_n, "b")?;
+    let input = shape.input;
+    let a_registers = if input.transposable() {
+        a_fragments(a, &origins, &group_origin, k / input.instr_k())
+    } else {
+        None
+    };
+    let (a_shared, a_desc, a_store) = operand(input, a, [m, k], 1, WGMMA_M, "a")?;
+    let (b_shared, b_desc, b_store) = operand(input, b, [k, n], 0, instr_n, "b")?;
     // Per accumulator block and warpgroup: the offset of the M (A) or N (B) block it reads,
     // `along` picking the row or column of an origin, `block` the rows or columns of one.
     let block_offsets = |desc: &OperandPlan, along: fn((u32, u32)) -> u32, block: u32| {
@@ -396,9 +445,9 @@ pub fn plan_wgmma_dot(
     let a_blocks = block_offsets(&a_desc, |(row, _)| row, WGMMA_M);
     let b_blocks = block_offsets(&b_desc, |(_, col)| col, instr_n);
     let alignment = a_desc.alignment.max(b_desc.alignment);
-    let a_bytes = m * k * 2;
+    let a_bytes = m * k * input.bits() / 8;
     let b_offset = a_bytes.div_ceil(alignment) * alignment;
-    let b_bytes = k * n * 2;
+    let b_bytes = k * n * input.bits() / 8;
     Ok(WgmmaDotPlan {
         shape,
         a: WgmmaOperand {

@@ -1,5 +1,6 @@
 use super::*;
 use crate::families::Blocked;
+use crate::plan::movement::StoreStep;
 use crate::plan::wgmma::MatrixDescriptor;
 
 /// A row-major blocked layout of `shape` with 8 contiguous elements per thread along dim 1
@@ -94,6 +95,7 @@ fn accumulator_blocks_cover_the_tile_once() {
 /// element (mn, kk) of its operand exactly where the stores put it (the NVMMA layout).
 fn check_descriptors(plan: &WgmmaDotPlan) {
     let [m, n, k] = plan.shape.mnk;
+    let (instr_k, bytes) = (plan.shape.input.instr_k(), plan.shape.input.bits() / 8);
     let groups = (plan.shape.warpgroups[0] * plan.shape.warpgroups[1]) as usize;
     let acc = plan.shape.accumulator_layout().unwrap();
     for (operand, shape, k_dim, rows) in [
@@ -115,21 +117,21 @@ fn check_descriptors(plan: &WgmmaDotPlan) {
                 let r0 = plan.acc_registers[b][0];
                 let (row, col) = at(&acc, r0, 0, 4 * g as u32).unwrap();
                 let first = if k_dim == 1 { row } else { col };
-                for s in 0..k / WGMMA_K {
+                for s in 0..k / instr_k {
                     let start = block_offset + operand.descriptors.k_step_offsets[s as usize];
                     let desc = MatrixDescriptor {
                         start_address: start,
                         ..operand.descriptors.descriptor
                     };
                     for mn in 0..rows {
-                        for kk in 0..WGMMA_K {
-                            let at_desc = desc.address(major, 2, mn, kk);
+                        for kk in 0..instr_k {
+                            let at_desc = desc.address(major, bytes, mn, kk);
                             let (r, c) = if k_dim == 1 {
-                                (first + mn, s * WGMMA_K + kk)
+                                (first + mn, s * instr_k + kk)
                             } else {
-                                (s * WGMMA_K + kk, first + mn)
+                                (s * instr_k + kk, first + mn)
                             };
-                            let want = 2 * offset_of[(r * shape[1] + c) as usize];
+                            let want = bytes * offset_of[(r * shape[1] + c) as usize];
                             assert_eq!(
                                 at_desc, want,
                                 "{:?} block {b} group {g} step {s}",
@@ -147,6 +149,48 @@ fn check_descriptors(plan: &WgmmaDotPlan) {
 fn descriptors_address_the_nvmma_layout() {
     for (mnk, nw) in PLANNED {
         check_descriptors(&planned(WgmmaInput::F16, mnk, nw));
+    }
+}
+
+/// f8 operands (`k32`) are K-major whatever their registers' order (the instruction has no
+/// `imm-trans` for them), half the bytes of f16, never read from registers; the descriptors
+/// address the NVMMA layout as for 16-bit elements.
+#[test]
+fn f8_operands_are_k_major() {
+    for input in [WgmmaInput::E4m3, WgmmaInput::E5m2] {
+        assert!(wgmma_shape(input, [128, 128, 48], 4)
+            .unwrap_err()
+            .contains("multiple of 32"));
+        for (mnk, nw) in [([128, 128, 64], 4), ([128, 256, 128], 8), ([64, 64, 32], 4)] {
+            let [m, n, k] = mnk;
+            let shape = wgmma_shape(input, mnk, nw).unwrap();
+            let text = format!("{shape}");
+            assert!(
+                text.starts_with(&format!("wgmma.m64n{}k32 ", shape.instr_n)),
+                "{text}"
+            );
+            let acc = shape.accumulator_layout().unwrap();
+            // `b` K-contiguous (a transposed row-major `[n, k]`) and `b` N-contiguous.
+            for b in [col_major([k, n], nw), row_major([k, n], nw)] {
+                let plan = plan_wgmma_dot(shape, &row_major([m, k], nw), &b, &acc).unwrap();
+                assert_eq!((plan.a.trans(), plan.b.trans()), (0, 0), "{mnk:?}");
+                assert_eq!(plan.k_steps(), k / 32);
+                assert_eq!(plan.a.bytes, m * k);
+                assert_eq!(plan.a.shared.swizzle_byte_width, k.min(128));
+                assert!(plan.a_registers.is_none());
+                assert_eq!((plan.a.store.stride, plan.b.store.stride), (1, 1));
+                check_descriptors(&plan);
+                if nw == 4 {
+                    let memory = plan.b.shared.to_linear_layout(&[k, n]).unwrap();
+                    check_stores(&plan.b.store, &b, &memory, 1);
+                }
+                // Whole words or single elements.
+                for store in [&plan.a.store, &plan.b.store] {
+                    let v = store.elements.len();
+                    assert!(v == 1 || v >= 4, "{mnk:?}: {v}-byte vector");
+                }
+            }
+        }
     }
 }
 
@@ -172,30 +216,33 @@ fn column_major_operands_are_stored_mn_or_k_major() {
     assert_eq!(plan.a.store.elements.len(), 8);
 }
 
-/// The stores put each element at its NVMMA offset: the thread's offset XOR the chunk's, plus
-/// the element's position in the vector.
-#[test]
-fn stores_follow_the_nvmma_layout() {
-    let plan = planned(WgmmaInput::F16, [128, 128, 32], 4);
-    let src = row_major([128, 32], 4);
-    let memory = plan.a.shared.to_linear_layout(&[128, 32]).unwrap();
-    let s = &plan.a.store;
-    let mut written = vec![false; 128 * 32];
+/// The stores of `store` (from `src`, 4 warps, elements of `bytes`) put each element at its
+/// offset in `memory`: the thread's offset XOR the chunk's, plus the element's position in the
+/// vector; together they write every element.
+fn check_stores(store: &StoreStep, src: &LinearLayout, memory: &LinearLayout, bytes: u32) {
+    let mut written = vec![false; memory.in_size(Label::Offset) as usize];
     for w in 0..4 {
         for l in 0..32 {
-            let thread = s.thread_offset.eval(l, w);
-            for &(first, off) in &s.chunks {
-                for (j, &e) in s.elements.iter().enumerate() {
-                    let byte = (off ^ thread) + j as u32 * s.stride;
-                    let (row, col) = at(&src, first ^ e, l, w).unwrap();
-                    let c = memory.apply(&[(Label::Offset, byte / 2)]).unwrap();
+            let thread = store.thread_offset.eval(l, w);
+            for &(first, off) in &store.chunks {
+                for (j, &e) in store.elements.iter().enumerate() {
+                    let byte = (off ^ thread) + j as u32 * store.stride;
+                    let (row, col) = at(src, first ^ e, l, w).unwrap();
+                    let c = memory.apply(&[(Label::Offset, byte / bytes)]).unwrap();
                     assert_eq!((c[0], c[1]), (row, col));
-                    written[(byte / 2) as usize] = true;
+                    written[(byte / bytes) as usize] = true;
                 }
             }
         }
     }
     assert!(written.iter().all(|&x| x));
+}
+
+#[test]
+fn stores_follow_the_nvmma_layout() {
+    let plan = planned(WgmmaInput::F16, [128, 128, 32], 4);
+    let memory = plan.a.shared.to_linear_layout(&[128, 32]).unwrap();
+    check_stores(&plan.a.store, &row_major([128, 32], 4), &memory, 2);
 }
 
 #[test]
@@ -231,7 +278,7 @@ fn a_in_an_accumulator_layout_is_read_from_registers() {
         let fragments = plan.a_registers.as_ref().expect("a from registers");
         assert_eq!(fragments.len(), plan.acc_registers.len());
         for (b, steps) in fragments.iter().enumerate() {
-            assert_eq!(steps.len() as u32, k / WGMMA_K);
+            assert_eq!(steps.len() as u32, k / 16);
             // The block's rows: those of its accumulator fragment register 0 at lane 0, warp 0.
             let (row0, _) = at(&acc, plan.acc_registers[b][0], 0, 0).unwrap();
             for (s, fragment) in steps.iter().enumerate() {

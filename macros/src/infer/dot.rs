@@ -1,5 +1,5 @@
 //! The instruction of every `dot`: on [`Target::Hopper`] `wgmma.mma_async` where
-//! [`wgmma_shape`] gives one (f16/bf16 operands, f32 accumulator, `num_warps` a multiple of 4,
+//! [`wgmma_shape`] gives one (f16/bf16/f8 operands, f32 accumulator, `num_warps` a multiple of 4,
 //! M a multiple of 64, a warpgroup's N 64, 128 or 256), else `mma.sync`. [`wgmma_choice`] is
 //! the one place this is decided: the anchors (`solve/terms.rs`) choose the accumulator layout
 //! by it, and [`attach_dot_plans`] plans the instructions by it after the rewrite.
@@ -24,9 +24,11 @@ pub(crate) fn wgmma_choice(
     let input = match (ty(a).dtype, ty(acc).dtype) {
         (DType::Scalar(Scalar::F16), DType::Scalar(Scalar::F32)) => WgmmaInput::F16,
         (DType::Scalar(Scalar::BF16), DType::Scalar(Scalar::F32)) => WgmmaInput::Bf16,
+        (DType::Scalar(Scalar::F8E4M3), DType::Scalar(Scalar::F32)) => WgmmaInput::E4m3,
+        (DType::Scalar(Scalar::F8E5M2), DType::Scalar(Scalar::F32)) => WgmmaInput::E5m2,
         (DType::Scalar(i), DType::Scalar(c)) => {
             return Some(Err(format!(
-                "wgmma is planned for f16/bf16 → f32, not {} → {}",
+                "wgmma is planned for f16/bf16/f8e4m3/f8e5m2 → f32, not {} → {}",
                 i.name(),
                 c.name()
             )))

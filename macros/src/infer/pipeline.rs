@@ -713,7 +713,11 @@ fn plan_wgmma_loads(
         in_flight: u32::from(synchronous.is_none()),
         accumulator: carried.filter(|_| synchronous.is_none()),
         synchronous,
-        instruction: format!("wgmma.m64n{}k16", plan.shape.instr_n),
+        instruction: format!(
+            "wgmma.m64n{}k{}",
+            plan.shape.instr_n,
+            plan.shape.input.instr_k()
+        ),
         deferred: None,
     });
 }

@@ -23,7 +23,7 @@ use crate::ir::Op;
 use crate::types::DType;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use tessera_layout::plan::wgmma_dot::{WgmmaDotPlan, WgmmaInput, WgmmaOperand};
+use tessera_layout::plan::wgmma_dot::{WgmmaDotPlan, WgmmaOperand};
 use tessera_layout::LinearLayout;
 
 /// Lowers `OpKind::Dot` planned as `wgmma`: `a`, `b`, `acc` are the operands' registers; the
@@ -130,13 +130,14 @@ pub(crate) fn render_issue(
         _ => None,
     };
     let operands = [(a, &plan.a, &a_smem), (b, &plan.b, &b_smem)];
+    let bits = plan.shape.input.bits();
     for (k, (at, operand, smem)) in operands.into_iter().enumerate() {
         match at {
             OperandAt::Registers(_) if k == 0 && a_registers.is_some() => {}
             OperandAt::Registers(src) => {
                 let region_offset = Literal::u32_suffixed(operand.region_offset);
                 addresses.extend(quote!(let #smem: u32 = __tessera_wgmma_base + #region_offset;));
-                stores.extend(render_operand_store(&operand.store, src, rc, smem));
+                stores.extend(render_operand_store(&operand.store, bits, src, rc, smem));
                 stored = true;
             }
             OperandAt::Slot(slot) => addresses.extend(quote!(let #smem: u32 = #slot;)),
@@ -209,19 +210,24 @@ fn render_calls(
     span: Span,
 ) -> TokenStream {
     let fragments = a_registers.zip(plan.a_registers.as_ref());
+    let input = plan.shape.input;
     let instruction = format_ident!(
-        "wgmma_m64n{}k16_{}{}",
+        "wgmma_m64n{}k{}_{}{}",
         plan.shape.instr_n,
-        match plan.shape.input {
-            WgmmaInput::F16 => "f16",
-            WgmmaInput::Bf16 => "bf16",
-        },
+        input.instr_k(),
+        input.name(),
         if fragments.is_some() { "_rs" } else { "" }
     );
+    // `imm-trans` immediates: 16-bit operands only (8-bit ones are K-major).
     let (ta, tb) = (
         Literal::u32_unsuffixed(plan.a.trans()),
         Literal::u32_unsuffixed(plan.b.trans()),
     );
+    let trans = if input.transposable() {
+        quote!(::<#ta, #tb>)
+    } else {
+        quote!()
+    };
     let groups = plan.shape.warpgroups[0] * plan.shape.warpgroups[1];
     let mut calls = TokenStream::new();
     for (block, acc) in accumulators.iter().enumerate() {
@@ -256,7 +262,7 @@ fn render_calls(
                 None => {
                     let da = step_descriptor(&plan.a, &da_base, step, span);
                     quote_spanned! {span=>
-                        ::tessera::device::#instruction::<#ta, #tb>(&mut #acc, #da, #db, true);
+                        ::tessera::device::#instruction #trans(&mut #acc, #da, #db, true);
                     }
                 }
             });
@@ -307,7 +313,8 @@ pub(crate) fn render_hoisted_operand(
     let rc = Render::for_op(ctx, dot, dtype, None);
     let (src, address) = (ctx.fresh("hoisted_regs"), ctx.fresh("hoisted"));
     let base = aligned_shared_address(region, alignment);
-    let stores = render_operand_store(&operand.store, &src, &rc, &quote!(#address));
+    let bits = operand.shared.element_bitwidth;
+    let stores = render_operand_store(&operand.store, bits, &src, &rc, &quote!(#address));
     let stores = fenced_stores(&barrier, stores);
     let statements = quote! {
         let #address: u32 = #base;
@@ -476,22 +483,29 @@ pub(crate) fn render_deferred_retire(
     }
 }
 
-/// The stores of one operand (16-bit elements): the conversion renderer's vector stores, or
-/// one `st.shared.b16` per element when no two of a thread's elements are adjacent.
+/// The stores of one operand (`bits` per element, 16 or 8): the conversion renderer's vector
+/// stores (whole words), or one `st.shared.b16` / `st.shared.b8` per element when the plan
+/// stores single elements.
 fn render_operand_store(
     store: &StoreStep,
+    bits: u32,
     src: &Ident,
     rc: &Render,
     smem: &TokenStream,
 ) -> TokenStream {
     if store.elements.len() > 1 {
-        return render_store(store, 16, src, rc, smem);
+        return render_store(store, bits, src, rc, smem);
     }
     let span = rc.span;
     let stores = store.chunks.iter().map(|&(r, off)| {
         let (r, off) = (index_lit(r), Literal::u32_suffixed(off));
-        quote_spanned!(span=> ::tessera::device::st_shared_b16(
-            #smem + (#off ^ __tessera_thread), ::tessera::tile::Elem::to_bits(#src[#r]) as u16);)
+        let bits_of = quote!(::tessera::tile::Elem::to_bits(#src[#r]));
+        let addr = quote!(#smem + (#off ^ __tessera_thread));
+        if bits == 8 {
+            quote_spanned!(span=> ::tessera::device::st_shared_b8(#addr, #bits_of as u8);)
+        } else {
+            quote_spanned!(span=> ::tessera::device::st_shared_b16(#addr, #bits_of as u16);)
+        }
     });
     guarded_stores(store, rc, stores)
 }

@@ -46,7 +46,10 @@ impl Calls {
                     match name.as_str() {
                         "shfl_idx_b32" => self.shuffles += 1,
                         "sync_threads" => self.barriers += 1,
-                        n if n.starts_with("st_shared_v") || n == "st_shared_b16" => {
+                        n if n.starts_with("st_shared_v")
+                            || n == "st_shared_b16"
+                            || n == "st_shared_b8" =>
+                        {
                             self.shared_stores += 1
                         }
                         n if n.starts_with("ld_shared_v") => self.shared_loads += 1,
@@ -201,7 +204,8 @@ fn check(inference: &Inference, what: &str) {
                 let count = plan.acc_registers.len() * plan.k_steps() as usize;
                 let line = format!("[{} × {count}:", plan.shape);
                 assert!(text.contains(&line), "{what}: explain lacks `{line}`");
-                let name = format!("wgmma_m64n{}k16", plan.shape.instr_n);
+                let (n, k) = (plan.shape.instr_n, plan.shape.input.instr_k());
+                let name = format!("wgmma_m64n{n}k{k}");
                 expected.extend(std::iter::repeat_n(name, count));
                 // The block stores both operands as planned, behind barriers.
                 let calls = Calls::of(&wgmma_blocks[wgmma_at]);
