@@ -106,8 +106,8 @@ fn binary(op: Binary, dtype: DType, a: f64, b: f64) -> f64 {
                 Binary::Add => a + b,
                 Binary::Sub => a - b,
                 Binary::Mul => a * b,
-                Binary::Maximum => a.max(b),
-                _ => a.min(b),
+                Binary::Maximum => nan_max(a.into(), b.into()) as f32,
+                _ => nan_min(a.into(), b.into()) as f32,
             }) as f64
         }
         _ => {
@@ -126,15 +126,34 @@ fn binary(op: Binary, dtype: DType, a: f64, b: f64) -> f64 {
     }
 }
 
-/// `f32` sum in order, `i32` wrapping sum, max, min, first index of the max / min.
+/// The tile language's float `maximum`/`max` (PTX `max.NaN`): NaN when either operand is.
+fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+/// The tile language's float `minimum`/`min` (PTX `min.NaN`): NaN when either operand is.
+fn nan_min(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+/// `f32` sum in order, `i32` wrapping sum, max, min (NaN-propagating), first index of the max /
+/// min.
 fn reduce(reduction: Reduction, dtype: DType, values: &[f64]) -> f64 {
     match reduction {
         Reduction::Sum if dtype == DType::F32 => {
             values.iter().fold(0f32, |s, &v| s + v as f32) as f64
         }
         Reduction::Sum => values.iter().fold(0i32, |s, &v| s.wrapping_add(v as i32)) as f64,
-        Reduction::Max => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        Reduction::Min => values.iter().copied().fold(f64::INFINITY, f64::min),
+        Reduction::Max => values.iter().copied().fold(f64::NEG_INFINITY, nan_max),
+        Reduction::Min => values.iter().copied().fold(f64::INFINITY, nan_min),
         Reduction::ArgMax | Reduction::ArgMin => {
             let mut best = 0;
             for (i, &v) in values.iter().enumerate() {
