@@ -96,9 +96,9 @@ impl WgmmaInput {
 /// Where A comes from.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum OperandA {
-    /// A `64 × 16` operand in shared memory; `trans`: M-major.
+    /// A `64 × K` operand in shared memory (K = 16, or 32 for 8-bit types); `trans`: M-major.
     Shared { descriptor: u64, trans: bool },
-    /// This thread's 4 registers of the `64 × 16` A fragment.
+    /// This thread's 4 registers of the `64 × 16` A fragment (16-bit types only).
     Registers([u32; 4]),
 }
 
@@ -518,7 +518,7 @@ impl Cta {
     }
 }
 
-/// The accumulator fragment of `m64nNk16`: (register, lane, warp) → (row, col) of `64 × N`.
+/// The accumulator fragment of `m64nNkK` (any K): (register, lane, warp) → (row, col) of `64 × N`.
 pub(crate) fn accumulator_layout(n: u32) -> LinearLayout {
     NvidiaMma::new(3, 0, &[4, 1], &[16, n, 16])
         .to_linear_layout(&[64, n])
