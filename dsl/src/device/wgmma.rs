@@ -13,8 +13,8 @@
 //! ```
 //!
 //! (and `.bf16`; for the 8-bit types `.e4m3` and `.e5m2` the shape is `m64nNk32`, both operands
-//! come from shared memory, K-major, and there are no `imm-trans` operands). The 128 threads of the warpgroup execute each instruction together,
-//! convergently: the emulator makes `wgmma.mma_async` a rendezvous of the 128 threads that
+//! come from shared memory, K-major, and there are no `imm-trans` operands). The 128 threads of
+//! the warpgroup execute each instruction together, convergently: the emulator makes `wgmma.mma_async` a rendezvous of the 128 threads that
 //! reads its operands once, and reports divergent `wgmma`s or a thread that never arrives. The
 //! accumulator is a [`WgmmaAccumulator`] of `N / 2` f32 registers per thread laid out as the
 //! mma-v3 family (`tessera_layout::families::NvidiaMma` version 3, warps `[4, 1]`,

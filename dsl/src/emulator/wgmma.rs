@@ -33,6 +33,7 @@ use super::mbarrier::async_error;
 use super::SHARED_WINDOW_BASE;
 use crate::device::canonicalize_nan_f32;
 use crate::{bf16, f16, f8e4m3, f8e5m2};
+pub(crate) use tessera_layout::plan::wgmma_dot::WgmmaInput;
 
 /// Threads of a warpgroup.
 pub(crate) const WARPGROUP_THREADS: u32 = 128;
@@ -59,37 +60,13 @@ pub(crate) struct AccumulatorState {
     accessed_at_fence: Option<u64>,
 }
 
-/// The input types of `wgmma` (f32 accumulator).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WgmmaInput {
-    F16,
-    Bf16,
-    E4m3,
-    E5m2,
-}
-
-impl WgmmaInput {
-    /// The value of an element's bits (the low `8 · bytes()` bits of `bits`).
-    fn to_f64(self, bits: u16) -> f64 {
-        match self {
-            WgmmaInput::F16 => f16::from_bits(bits).to_f32() as f64,
-            WgmmaInput::Bf16 => bf16::from_bits(bits).to_f32() as f64,
-            WgmmaInput::E4m3 => f8e4m3::from_bits(bits as u8).to_f32() as f64,
-            WgmmaInput::E5m2 => f8e5m2::from_bits(bits as u8).to_f32() as f64,
-        }
-    }
-
-    /// Bytes of one element.
-    fn bytes(self) -> u32 {
-        match self {
-            WgmmaInput::F16 | WgmmaInput::Bf16 => 2,
-            WgmmaInput::E4m3 | WgmmaInput::E5m2 => 1,
-        }
-    }
-
-    /// K of one instruction: 32 bytes of each row.
-    fn k(self) -> usize {
-        32 / self.bytes() as usize
+/// The value of an element of `input` from its bits (the low `input.bits()` bits of `bits`).
+fn to_f64(input: WgmmaInput, bits: u16) -> f64 {
+    match input {
+        WgmmaInput::F16 => f16::from_bits(bits).to_f32() as f64,
+        WgmmaInput::Bf16 => bf16::from_bits(bits).to_f32() as f64,
+        WgmmaInput::E4m3 => f8e4m3::from_bits(bits as u8).to_f32() as f64,
+        WgmmaInput::E5m2 => f8e5m2::from_bits(bits as u8).to_f32() as f64,
     }
 }
 
@@ -243,7 +220,7 @@ pub(crate) fn mma(
     for (i, d) in acc.iter_mut().enumerate() {
         let [row, col, ..] = apply(&layout, i as u32, lane, warp);
         let mut sum = if scale_d { *d as f64 } else { 0.0 };
-        for k in 0..input.k() {
+        for k in 0..input.instr_k() as usize {
             sum += operands.a[row as usize][k] * operands.b[col as usize][k];
         }
         *d = canonicalize_nan_f32(sum as f32);
@@ -279,7 +256,7 @@ impl MmaIssue {
         format!(
             "m64n{}k{}, {a}, B descriptor {:#018x} (trans {})",
             self.n,
-            self.input.k(),
+            self.input.instr_k(),
             self.b_descriptor,
             self.trans_b as u8
         )
@@ -450,7 +427,7 @@ impl Cta {
     ) -> Result<MmaOperands, String> {
         let issue = p.issue;
         let input = issue.input;
-        let bytes = input.bytes();
+        let bytes = input.bits() / 8;
         let read = |address: u32, operand: &str| -> Result<u16, String> {
             let value = self.read_element(address, bytes, operand)?;
             self.wgmma_read(
@@ -460,7 +437,7 @@ impl Cta {
             );
             Ok(value)
         };
-        let mut a = vec![vec![0f64; input.k()]; 64];
+        let mut a = vec![vec![0f64; input.instr_k() as usize]; 64];
         match issue.a_shared {
             Some((descriptor, trans)) => {
                 let desc = decode(descriptor, "A")?;
@@ -468,7 +445,7 @@ impl Cta {
                 for (row, a_row) in a.iter_mut().enumerate() {
                     for (k, a) in a_row.iter_mut().enumerate() {
                         let address = desc.address(major, bytes, row as u32, k as u32);
-                        *a = input.to_f64(read(address, "A")?);
+                        *a = to_f64(input, read(address, "A")?);
                     }
                 }
             }
@@ -480,7 +457,8 @@ impl Cta {
                         for half in 0..2 {
                             let e = 2 * r as u32 + half;
                             let [row, k, ..] = apply(&layout, e, lane, warp);
-                            a[row as usize][k as usize] = input.to_f64((reg >> (16 * half)) as u16);
+                            a[row as usize][k as usize] =
+                                to_f64(input, (reg >> (16 * half)) as u16);
                         }
                     }
                 }
@@ -488,11 +466,11 @@ impl Cta {
         }
         let b_desc = decode(issue.b_descriptor, "B")?;
         let b_major = if issue.trans_b { Major::Mn } else { Major::K };
-        let mut b = vec![vec![0f64; input.k()]; issue.n as usize];
+        let mut b = vec![vec![0f64; input.instr_k() as usize]; issue.n as usize];
         for (col, b_col) in b.iter_mut().enumerate() {
             for (k, b) in b_col.iter_mut().enumerate() {
                 let address = b_desc.address(b_major, bytes, col as u32, k as u32);
-                *b = input.to_f64(read(address, "B")?);
+                *b = to_f64(input, read(address, "B")?);
             }
         }
         Ok(MmaOperands { a, b })

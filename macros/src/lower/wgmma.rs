@@ -17,7 +17,7 @@
 //! are separate so that a pipelined loop can issue a group and retire it later with
 //! `wait_group N > 0`; [`lower_wgmma`] renders both back to back with `wait_group 0`.
 
-use super::convert::{guarded_stores, index_lit, render_store, Render, StoreStep};
+use super::convert::{guarded_stores, index_lit, render_store, Render};
 use super::{internal, Ctx};
 use crate::ir::Op;
 use crate::types::DType;
@@ -130,14 +130,13 @@ pub(crate) fn render_issue(
         _ => None,
     };
     let operands = [(a, &plan.a, &a_smem), (b, &plan.b, &b_smem)];
-    let bits = plan.shape.input.bits();
     for (k, (at, operand, smem)) in operands.into_iter().enumerate() {
         match at {
             OperandAt::Registers(_) if k == 0 && a_registers.is_some() => {}
             OperandAt::Registers(src) => {
                 let region_offset = Literal::u32_suffixed(operand.region_offset);
                 addresses.extend(quote!(let #smem: u32 = __tessera_wgmma_base + #region_offset;));
-                stores.extend(render_operand_store(&operand.store, bits, src, rc, smem));
+                stores.extend(render_operand_store(operand, src, rc, smem));
                 stored = true;
             }
             OperandAt::Slot(slot) => addresses.extend(quote!(let #smem: u32 = #slot;)),
@@ -313,8 +312,7 @@ pub(crate) fn render_hoisted_operand(
     let rc = Render::for_op(ctx, dot, dtype, None);
     let (src, address) = (ctx.fresh("hoisted_regs"), ctx.fresh("hoisted"));
     let base = aligned_shared_address(region, alignment);
-    let bits = operand.shared.element_bitwidth;
-    let stores = render_operand_store(&operand.store, bits, &src, &rc, &quote!(#address));
+    let stores = render_operand_store(operand, &src, &rc, &quote!(#address));
     let stores = fenced_stores(&barrier, stores);
     let statements = quote! {
         let #address: u32 = #base;
@@ -483,16 +481,16 @@ pub(crate) fn render_deferred_retire(
     }
 }
 
-/// The stores of one operand (`bits` per element, 16 or 8): the conversion renderer's vector
-/// stores (whole words), or one `st.shared.b16` / `st.shared.b8` per element when the plan
-/// stores single elements.
+/// The stores of one operand (16- or 8-bit elements): the conversion renderer's vector stores
+/// (whole words), or one `st.shared.b16` / `st.shared.b8` per element when the plan stores
+/// single elements.
 fn render_operand_store(
-    store: &StoreStep,
-    bits: u32,
+    operand: &WgmmaOperand,
     src: &Ident,
     rc: &Render,
     smem: &TokenStream,
 ) -> TokenStream {
+    let (store, bits) = (&operand.store, operand.shared.element_bitwidth);
     if store.elements.len() > 1 {
         return render_store(store, bits, src, rc, smem);
     }
