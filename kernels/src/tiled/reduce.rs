@@ -12,127 +12,110 @@ fn masked_tile(x: Ptr<f32>, rows: _, cols: _, m: i32, n: i32, stride: i32, fill:
     load(x + offs, mask, fill)
 }
 
-/// `out[r] = Σ_c x[r, c]`, `BLOCK_M` rows per program.
-#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128], uses = [masked_tile, block_offsets])]
-pub fn tile_row_sum<const BLOCK_M: usize, const BLOCK_N: usize>(
-    out: Ptr<f32>,
-    x: Ptr<f32>,
-    m: i32,
-    n: i32,
-    stride: i32,
-) {
-    let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
-    let mut acc = zeros::<f32>([BLOCK_M]);
-    for start in (0..n).step_by(BLOCK_N) {
-        let cols = start + arange(0, BLOCK_N);
-        acc += masked_tile(x, rows, cols, m, n, stride, 0.0).sum(1);
-    }
-    store(out + rows, acc, rows < m);
+/// A reduction kernel over the `m × n` matrix `x` (row stride `stride`) writing `out`.
+macro_rules! reduction_kernel {
+    (
+        $(#[doc = $doc:tt])* $name:ident -> $out:ident, BLOCK_M = $bm:tt, BLOCK_N = $bn:tt,
+        { $($body:tt)* }
+    ) => {
+        $(#[doc = $doc])*
+        #[tile_kernel(num_warps = 4, BLOCK_M = $bm, BLOCK_N = $bn, uses = [masked_tile, block_offsets])]
+        pub fn $name<const BLOCK_M: usize, const BLOCK_N: usize>(
+            out: Ptr<$out>,
+            x: Ptr<f32>,
+            m: i32,
+            n: i32,
+            stride: i32,
+        ) {
+            $($body)*
+        }
+    };
 }
 
-/// `out[r] = max_c x[r, c]` (`-inf` for an empty row).
-#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128], uses = [masked_tile, block_offsets])]
-pub fn tile_row_max<const BLOCK_M: usize, const BLOCK_N: usize>(
-    out: Ptr<f32>,
-    x: Ptr<f32>,
-    m: i32,
-    n: i32,
-    stride: i32,
-) {
-    let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
-    let mut acc = full::<f32>([BLOCK_M], f32::NEG_INFINITY);
-    for start in (0..n).step_by(BLOCK_N) {
-        let cols = start + arange(0, BLOCK_N);
-        let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
-        acc = maximum(acc, tile.max(1));
-    }
-    store(out + rows, acc, rows < m);
+/// The sum, max and argmax kernels of one direction: each program keeps `$KEPT` indices
+/// `$kept` of one axis (those below `$kept_n` are stored) and walks the other axis, `$walked`,
+/// in chunks of `$WALKED` up to `$walked_n`, reducing each `[BLOCK_M, BLOCK_N]` chunk along
+/// `axis`.
+macro_rules! axis_reductions {
+    (
+        $(#[doc = $sum_doc:tt])* $sum:ident,
+        $(#[doc = $max_doc:tt])* $max:ident,
+        $(#[doc = $argmax_doc:tt])* $argmax:ident,
+        keep $kept:ident < $kept_n:ident by $KEPT:ident,
+        walk $walked:ident < $walked_n:ident by $WALKED:ident,
+        axis = $axis:literal, BLOCK_M = $bm:tt, BLOCK_N = $bn:tt
+    ) => {
+        reduction_kernel! {
+            $(#[doc = $sum_doc])*
+            $sum -> f32, BLOCK_M = $bm, BLOCK_N = $bn, {
+                let $kept = program_id(0) * $KEPT + arange(0, $KEPT);
+                let mut acc = zeros::<f32>([$KEPT]);
+                for start in (0..$walked_n).step_by($WALKED) {
+                    let $walked = start + arange(0, $WALKED);
+                    acc += masked_tile(x, rows, cols, m, n, stride, 0.0).sum($axis);
+                }
+                store(out + $kept, acc, $kept < $kept_n);
+            }
+        }
+
+        reduction_kernel! {
+            $(#[doc = $max_doc])*
+            $max -> f32, BLOCK_M = $bm, BLOCK_N = $bn, {
+                let $kept = program_id(0) * $KEPT + arange(0, $KEPT);
+                let mut acc = full::<f32>([$KEPT], f32::NEG_INFINITY);
+                for start in (0..$walked_n).step_by($WALKED) {
+                    let $walked = start + arange(0, $WALKED);
+                    let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
+                    acc = maximum(acc, tile.max($axis));
+                }
+                store(out + $kept, acc, $kept < $kept_n);
+            }
+        }
+
+        reduction_kernel! {
+            $(#[doc = $argmax_doc])*
+            $argmax -> i32, BLOCK_M = $bm, BLOCK_N = $bn, {
+                let $kept = program_id(0) * $KEPT + arange(0, $KEPT);
+                let mut best = full::<f32>([$KEPT], f32::NEG_INFINITY);
+                let mut best_index = zeros::<i32>([$KEPT]);
+                for start in (0..$walked_n).step_by($WALKED) {
+                    let $walked = start + arange(0, $WALKED);
+                    let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
+                    let chunk_max = tile.max($axis);
+                    let chunk_index = tile.argmax($axis) + start;
+                    // A strictly larger maximum moves the index: ties keep the earlier chunk's.
+                    let better = chunk_max > best;
+                    best = where_(better, chunk_max, best);
+                    best_index = where_(better, chunk_index, best_index);
+                }
+                store(out + $kept, best_index, $kept < $kept_n);
+            }
+        }
+    };
 }
 
-/// `out[r] = argmax_c x[r, c]`, the first column on ties.
-#[tile_kernel(num_warps = 4, BLOCK_M = [4], BLOCK_N = [128], uses = [masked_tile, block_offsets])]
-pub fn tile_row_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
-    out: Ptr<i32>,
-    x: Ptr<f32>,
-    m: i32,
-    n: i32,
-    stride: i32,
-) {
-    let rows = program_id(0) * BLOCK_M + arange(0, BLOCK_M);
-    let mut best = full::<f32>([BLOCK_M], f32::NEG_INFINITY);
-    let mut best_index = zeros::<i32>([BLOCK_M]);
-    for start in (0..n).step_by(BLOCK_N) {
-        let cols = start + arange(0, BLOCK_N);
-        let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
-        let chunk_max = tile.max(1);
-        let chunk_index = tile.argmax(1) + start;
-        // A strictly larger maximum moves the index: ties keep the earlier chunk's.
-        let better = chunk_max > best;
-        best = where_(better, chunk_max, best);
-        best_index = where_(better, chunk_index, best_index);
-    }
-    store(out + rows, best_index, rows < m);
+axis_reductions! {
+    /// `out[r] = Σ_c x[r, c]`, `BLOCK_M` rows per program.
+    tile_row_sum,
+    /// `out[r] = max_c x[r, c]` (`-inf` for an empty row).
+    tile_row_max,
+    /// `out[r] = argmax_c x[r, c]`, the first column on ties.
+    tile_row_argmax,
+    keep rows < m by BLOCK_M,
+    walk cols < n by BLOCK_N,
+    axis = 1, BLOCK_M = [4], BLOCK_N = [128]
 }
 
-/// `out[c] = Σ_r x[r, c]`, `BLOCK_N` columns per program.
-#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64], uses = [masked_tile, block_offsets])]
-pub fn tile_col_sum<const BLOCK_M: usize, const BLOCK_N: usize>(
-    out: Ptr<f32>,
-    x: Ptr<f32>,
-    m: i32,
-    n: i32,
-    stride: i32,
-) {
-    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
-    let mut acc = zeros::<f32>([BLOCK_N]);
-    for start in (0..m).step_by(BLOCK_M) {
-        let rows = start + arange(0, BLOCK_M);
-        acc += masked_tile(x, rows, cols, m, n, stride, 0.0).sum(0);
-    }
-    store(out + cols, acc, cols < n);
-}
-
-/// `out[c] = max_r x[r, c]`.
-#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64], uses = [masked_tile, block_offsets])]
-pub fn tile_col_max<const BLOCK_M: usize, const BLOCK_N: usize>(
-    out: Ptr<f32>,
-    x: Ptr<f32>,
-    m: i32,
-    n: i32,
-    stride: i32,
-) {
-    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
-    let mut acc = full::<f32>([BLOCK_N], f32::NEG_INFINITY);
-    for start in (0..m).step_by(BLOCK_M) {
-        let rows = start + arange(0, BLOCK_M);
-        let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
-        acc = maximum(acc, tile.max(0));
-    }
-    store(out + cols, acc, cols < n);
-}
-
-/// `out[c] = argmax_r x[r, c]`, the first row on ties.
-#[tile_kernel(num_warps = 4, BLOCK_M = [32], BLOCK_N = [64], uses = [masked_tile, block_offsets])]
-pub fn tile_col_argmax<const BLOCK_M: usize, const BLOCK_N: usize>(
-    out: Ptr<i32>,
-    x: Ptr<f32>,
-    m: i32,
-    n: i32,
-    stride: i32,
-) {
-    let cols = program_id(0) * BLOCK_N + arange(0, BLOCK_N);
-    let mut best = full::<f32>([BLOCK_N], f32::NEG_INFINITY);
-    let mut best_index = zeros::<i32>([BLOCK_N]);
-    for start in (0..m).step_by(BLOCK_M) {
-        let rows = start + arange(0, BLOCK_M);
-        let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
-        let chunk_max = tile.max(0);
-        let chunk_index = tile.argmax(0) + start;
-        let better = chunk_max > best;
-        best = where_(better, chunk_max, best);
-        best_index = where_(better, chunk_index, best_index);
-    }
-    store(out + cols, best_index, cols < n);
+axis_reductions! {
+    /// `out[c] = Σ_r x[r, c]`, `BLOCK_N` columns per program.
+    tile_col_sum,
+    /// `out[c] = max_r x[r, c]`.
+    tile_col_max,
+    /// `out[c] = argmax_r x[r, c]`, the first row on ties.
+    tile_col_argmax,
+    keep cols < n by BLOCK_N,
+    walk rows < m by BLOCK_M,
+    axis = 0, BLOCK_M = [32], BLOCK_N = [64]
 }
 
 /// Per row of an f16 matrix (one row per program, `n ≤ BLOCK`): the sum (accumulated in f32,

@@ -1,7 +1,10 @@
 //! The `#[tile_kernel]` functions of `kernels/src`, read from their source files, for tests that
 //! run the whole macro on every real kernel: each with the calls of its `#[tile_fn]` helpers
-//! (from any file of `kernels/src`) inlined, as the macro's resumed expansion has them.
+//! (from any file of `kernels/src`) inlined, as the macro's resumed expansion has them. The
+//! kernels a `macro_rules!` of `kernels/src` stamps are read from its expansion
+//! ([`super::macro_rules`]).
 
+use super::macro_rules::MacroRules;
 use crate::tile_fn::{inline_calls, split_uses, Helper};
 use proc_macro2::TokenStream;
 use quote::ToTokens;
@@ -22,12 +25,21 @@ pub fn kernel_sources() -> Vec<KernelSource> {
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     files.sort();
+    let parsed: Vec<(PathBuf, syn::File)> = files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).expect("kernel source");
+            (file, syn::parse_file(&text).expect("kernel source parses"))
+        })
+        .collect();
+    let mut macros = Vec::new();
+    for (_, file) in &parsed {
+        macro_definitions(&file.items, &mut macros);
+    }
     let mut out = Vec::new();
     let mut helpers = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file).expect("kernel source");
-        let parsed = syn::parse_file(&text).expect("kernel source parses");
-        collect(&parsed.items, &file, &mut out, &mut helpers);
+    for (path, file) in &parsed {
+        collect(&file.items, path, &macros, &mut out, &mut helpers);
     }
     for kernel in &mut out {
         let uses = split_uses(kernel.attr.clone()).expect("`uses` of a kernel");
@@ -48,9 +60,28 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The `macro_rules!` definitions among `items` (and their inline modules).
+fn macro_definitions(items: &[syn::Item], out: &mut Vec<MacroRules>) {
+    for item in items {
+        match item {
+            syn::Item::Macro(m) if m.mac.path.is_ident("macro_rules") => {
+                let name = m.ident.as_ref().expect("a macro_rules! name").to_string();
+                out.push(MacroRules::parse(name, m.mac.tokens.clone()));
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    macro_definitions(inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn collect(
     items: &[syn::Item],
     file: &Path,
+    macros: &[MacroRules],
     out: &mut Vec<KernelSource>,
     helpers: &mut Vec<Helper>,
 ) {
@@ -79,7 +110,16 @@ fn collect(
             }
             syn::Item::Mod(m) => {
                 if let Some((_, inner)) = &m.content {
-                    collect(inner, file, out, helpers);
+                    collect(inner, file, macros, out, helpers);
+                }
+            }
+            syn::Item::Macro(m) => {
+                let called = m.mac.path.segments.last().map(|s| s.ident.to_string());
+                if let Some(rules) = macros.iter().find(|r| Some(&r.name) == called.as_ref()) {
+                    let expansion = rules.expand(m.mac.tokens.clone());
+                    let expanded: syn::File = syn::parse2(expansion)
+                        .unwrap_or_else(|e| panic!("`{}!` expands to items: {e}", rules.name));
+                    collect(&expanded.items, file, macros, out, helpers);
                 }
             }
             _ => {}
@@ -103,4 +143,27 @@ fn dump_kernel_expansions() {
         let tokens = crate::expand::tile_kernel(k.attr.clone(), k.item.clone());
         std::fs::write(format!("{dir}/{}.rs", k.name), tokens.to_string()).expect("write dump");
     }
+}
+
+/// The kernels that `macro_rules!` stamp are in the corpus, each with its own name, and no kernel
+/// is read twice.
+#[test]
+fn stamped_kernels_are_read_from_their_expansions() {
+    let names: Vec<String> = kernel_sources().into_iter().map(|k| k.name).collect();
+    for stamped in [
+        "tile_attention_d64",
+        "tile_attention_d128_w8",
+        "tile_softmax",
+        "bench_softmax_w8",
+        "tuned_matmul",
+    ] {
+        assert!(
+            names.iter().any(|n| n == stamped),
+            "{stamped} missing: {names:?}"
+        );
+    }
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "a kernel read twice: {names:?}");
 }

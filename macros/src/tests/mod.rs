@@ -9,6 +9,7 @@ mod generated_malformed;
 mod generated_valid;
 mod generator;
 pub mod kernel_corpus;
+mod macro_rules;
 mod new_user_mistakes;
 mod rejected_output;
 pub mod sources;
