@@ -68,13 +68,11 @@ checks=(
     "ldmatrix_probe:STS\.64"
     "geometry_probe:SR_LANEID"
     # #[tile_kernel] data movement (macros/src/lower/convert.rs, gather.rs, dot.rs): the
-    # transpose's conversion through shared memory, the warp-resident gather by shuffles, the
-    # i8 matmul's mma.sync (on every target; f16/bf16 dots are checked per target below).
+    # transpose's conversion through shared memory, the warp-resident gather by shuffles (the
+    # dots are checked per target below).
     "tile_transpose:STS( |\.)"
     "tile_transpose:LDS( |\.)"
     "tile_transpose:BAR\.SYNC"
-    "tile_matmul_i8:IMMA\.16832\.S8\.S8"
-    "tile_matmul_i8:LDSM\.16\.M88\.4"
     "tile_gather_cols:SHFL\.IDX"
     "tile_gather_cols__unaligned:SHFL\.IDX"
     "tile_transpose_warp__T_f32__B_8:SHFL\.IDX"
@@ -103,7 +101,7 @@ forbidden=(
     # Generated register arrays stay in registers (no local-memory spills).
     "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_1:(LDL|STL)( |\.)"
     "tile_matmul__T_bf16__BM_64__BN_64__BK_32__num_stages_1:(LDL|STL)( |\.)"
-    "tile_matmul_i8:(LDL|STL)( |\.)"
+    "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1:(LDL|STL)( |\.)"
     "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_2:(LDL|STL)( |\.)"
     "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:(LDL|STL)( |\.)"
     "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_4:(LDL|STL)( |\.)"
@@ -152,6 +150,10 @@ if [[ $ptx_target == *a ]]; then
         "tile_matmul_f8__T_f8e5m2__BM_64__BN_64__BK_32__num_stages_1:QGMMA\.64x64x32\.F32\.E5M2\.E5M2"
         "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:QGMMA\.64x64x32\.F32\.E4M3\.E4M3"
         "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
+        # i8 dots on sm_90a: wgmma k32 with an s32 accumulator (IGMMA).
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1:IGMMA\.64x64x32\.S8\.S8"
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:IGMMA\.64x64x32\.S8\.S8"
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
         # Pipelined flash attention on sm_90a (kernels/src/tiled/attention.rs, num_stages 4 at D = 64, 3 at D = 128):
         # K and V by cp.async into their rings, both dots on wgmma (p · v with A from registers).
         "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:HGMMA\.64x64x16\.F32"
@@ -168,6 +170,8 @@ if [[ $ptx_target == *a ]]; then
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_1:HMMA( |\.)"
         "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:HMMA( |\.)"
         "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:(LDL|STL)( |\.)"
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:IMMA( |\.)"
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:(LDL|STL)( |\.)"
         "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8__num_stages_1:(LDL|STL)( |\.)"
         "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8__num_stages_1:(LDL|STL)( |\.)"
         "bench_matmul_w4__T_f16__BM_64__BN_128__BK_64__GROUP_8__num_stages_4:(LDL|STL)( |\.)"
@@ -189,8 +193,11 @@ if [[ $ptx_target == *a ]]; then
 else
     default_archs="sm_80 sm_90"
     # #[tile_kernel] dot on other targets (macros/src/lower/dot.rs): operands read by ldmatrix
-    # (.trans for b) into HMMA.
+    # (.trans for b) into HMMA; i8 into IMMA.
     checks+=(
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1:IMMA\.16832\.S8\.S8"
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1:LDSM\.16\.M88\.4"
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_1:LDSM\.16\.M88\.4"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_1:LDSM\.16\.MT88\.4"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_1:HMMA\.16816\.F32"

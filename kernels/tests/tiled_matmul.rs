@@ -251,10 +251,12 @@ macro_rules! sm80_and_sm90a_tests {
 sm80_and_sm90a_tests! {
     matmul_f16: matmul_f16_matches_cpu, matmul_f16_sm90a_matches_cpu;
     matmul_bf16: matmul_bf16_matches_cpu, matmul_bf16_sm90a_matches_cpu;
+    matmul_i8: matmul_i8_is_exact, matmul_i8_sm90a_is_exact;
 }
 
-#[test]
-fn matmul_i8_is_exact() {
+/// `tile_matmul_i8` unpipelined and over 3 stages in the body of `target` (`mma.sync`
+/// m16n8k32, or `wgmma` k32 with an s32 accumulator), exact against the i32 product.
+fn matmul_i8(target: EmulatedTarget) {
     let gpu = device();
     for (m, n, k) in shapes(gpu) {
         let a: Vec<i8> = values(5, m * k)
@@ -266,7 +268,6 @@ fn matmul_i8_is_exact() {
             .map(|&v| (v * 127.0) as i8)
             .collect();
         let guarded = vec![i32::MIN; m * n + 8];
-        let (c, _) = run_matmul!(gpu, tile_matmul_i8, &a, &b, &guarded, (m, n, k));
         let mut want = vec![0i32; m * n];
         for i in 0..m {
             for x in 0..k {
@@ -275,15 +276,30 @@ fn matmul_i8_is_exact() {
                 }
             }
         }
-        for i in 0..m {
-            for j in 0..n {
-                assert_eq!(c[i * n + j], want[i * n + j], "{m}x{n}x{k}: ({i}, {j})");
+        for stages in [1, 3] {
+            let run = || {
+                run_matmul!(
+                    gpu,
+                    tile_matmul_i8 { num_stages: stages },
+                    &a,
+                    &b,
+                    &guarded,
+                    (m, n, k)
+                )
+            };
+            let (c, report) = with_target(target, run);
+            let ctx = format!("i8 {target:?} {stages} stage(s) {m}x{n}x{k}");
+            let sm80 = || with_target(EmulatedTarget::Sm80, run).1;
+            check_path(gpu, &report, target, sm80, &ctx);
+            if let Some(i) = (0..m * n).find(|&i| c[i] != want[i]) {
+                let (row, col) = (i / n, i % n);
+                panic!("{ctx}: c[{row}, {col}] = {}, want {}", c[i], want[i]);
             }
+            assert!(
+                c[m * n..].iter().all(|&v| v == i32::MIN),
+                "{ctx}: wrote past the end"
+            );
         }
-        assert!(
-            c[m * n..].iter().all(|&v| v == i32::MIN),
-            "{m}x{n}x{k}: wrote past the end"
-        );
     }
 }
 

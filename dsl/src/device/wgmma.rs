@@ -12,17 +12,19 @@
 //! wgmma.wait_group.sync.aligned N;             // wait until at most N groups are pending
 //! ```
 //!
-//! (and `.bf16`; for the 8-bit types `.e4m3` and `.e5m2` the shape is `m64nNk32`, both operands
-//! come from shared memory, K-major, and there are no `imm-trans` operands). The 128 threads of
-//! the warpgroup execute each instruction together, convergently: the emulator makes `wgmma.mma_async` a rendezvous of the 128 threads that
-//! reads its operands once, and reports divergent `wgmma`s or a thread that never arrives. The
-//! accumulator is a [`WgmmaAccumulator`] of `N / 2` f32 registers per thread laid out as the
-//! mma-v3 family (`tessera_layout::families::NvidiaMma` version 3, warps `[4, 1]`,
-//! instruction `[16, N, 16]`, tile `64 × N`): register `i` of lane `l` in warp `w` holds row
-//! `16w + l/4 + 8·(i/2 mod 2)`, column `8·(i/4) + 2·(l mod 4) + i mod 2`. A from registers is
-//! the mma-v3 dot-operand layout (`k_width` 2), the `mma.m16n8k16` A fragment per warp.
-//! Descriptors ([`tessera_layout::plan::wgmma::MatrixDescriptor`]) name `64 × 16` (A) and
-//! `N × 16` (B) operands; `TRANS_A`/`TRANS_B` = 1 reads them M/N-major.
+//! (and `.bf16`; for the 8-bit types `.e4m3`, `.e5m2` and `.s8` the shape is `m64nNk32`, both
+//! operands come from shared memory, K-major, and there are no `imm-trans` operands; `.s8`
+//! accumulates in `.s32`, without `imm-scale` operands, wrapping). The 128 threads of the
+//! warpgroup execute each instruction together, convergently: the emulator makes
+//! `wgmma.mma_async` a rendezvous of the 128 threads that reads its operands once, and reports
+//! divergent `wgmma`s or a thread that never arrives. The accumulator is a [`WgmmaAccumulator`]
+//! of `N / 2` f32 (i32 for `.s8`) registers per thread laid out as the mma-v3 family
+//! (`tessera_layout::families::NvidiaMma` version 3, warps `[4, 1]`, instruction `[16, N, 16]`,
+//! tile `64 × N`): register `i` of lane `l` in warp `w` holds row `16w + l/4 + 8·(i/2 mod 2)`,
+//! column `8·(i/4) + 2·(l mod 4) + i mod 2`. A from registers is the mma-v3 dot-operand layout
+//! (`k_width` 2), the `mma.m16n8k16` A fragment per warp. Descriptors
+//! ([`tessera_layout::plan::wgmma::MatrixDescriptor`]) name `64 × K` (A) and `N × K` (B)
+//! operands (K = 16, or 32 for 8-bit types); `TRANS_A`/`TRANS_B` = 1 reads them M/N-major.
 //!
 //! The accumulator registers may be read only after a `wgmma_wait_group` has retired the group
 //! of the last `wgmma` writing them; the emulator reports an earlier read as an error.
@@ -39,20 +41,52 @@ use crate::emulator::wgmma::{self as emu, AccumulatorState, OperandA, WgmmaInput
 #[cfg(not(tessera_device))]
 use core::cell::Cell;
 
-/// One thread's f32 accumulator fragment of an `m64nNk16` `wgmma`: `R = N / 2` registers.
-pub struct WgmmaAccumulator<const R: usize> {
-    regs: [f32; R],
+/// The element of a `wgmma` accumulator, one 32-bit register each: `f32` (floating-point
+/// operands) or `i32` (`s8` operands, the `.s32` accumulator).
+pub trait WgmmaElement: Copy + Default {
+    /// The register's bits.
+    fn to_bits(self) -> u32;
+    /// The element of a register's bits.
+    fn from_bits(bits: u32) -> Self;
+}
+
+impl WgmmaElement for f32 {
+    #[inline(always)]
+    fn to_bits(self) -> u32 {
+        f32::to_bits(self)
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        f32::from_bits(bits)
+    }
+}
+
+impl WgmmaElement for i32 {
+    #[inline(always)]
+    fn to_bits(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits as i32
+    }
+}
+
+/// One thread's accumulator fragment of an `m64nNkK` `wgmma`: `R = N / 2` registers of `E`
+/// (f32, or i32 for `s8` operands).
+pub struct WgmmaAccumulator<const R: usize, E: WgmmaElement = f32> {
+    regs: [E; R],
     #[cfg(not(tessera_device))]
     state: Cell<AccumulatorState>,
 }
 
-impl<const R: usize> WgmmaAccumulator<R> {
+impl<const R: usize, E: WgmmaElement> WgmmaAccumulator<R, E> {
     /// An accumulator of zeros (registers written by the thread: a [`wgmma_fence`] must follow
     /// before a `wgmma` accumulates into it).
     #[inline(always)]
     pub fn zeroed() -> Self {
         WgmmaAccumulator {
-            regs: [0.0; R],
+            regs: [E::default(); R],
             #[cfg(not(tessera_device))]
             state: emu::new_accumulator(),
         }
@@ -61,7 +95,7 @@ impl<const R: usize> WgmmaAccumulator<R> {
     /// An accumulator holding `regs` (fragment layout: module docs), written by the thread: a
     /// [`wgmma_fence`] must follow before a `wgmma` accumulates into it.
     #[inline(always)]
-    pub fn from_registers(regs: [f32; R]) -> Self {
+    pub fn from_registers(regs: [E; R]) -> Self {
         WgmmaAccumulator {
             regs,
             #[cfg(not(tessera_device))]
@@ -73,7 +107,7 @@ impl<const R: usize> WgmmaAccumulator<R> {
     /// retired by [`wgmma_wait_group`]; a [`wgmma_fence`] must follow before the next `wgmma`.
     #[inline(always)]
     #[track_caller]
-    pub fn registers(&self) -> [f32; R] {
+    pub fn registers(&self) -> [E; R] {
         #[cfg(not(tessera_device))]
         emu::access_accumulator(&self.state);
         self.regs
@@ -120,19 +154,23 @@ impl<const T: u32> Trans<T> {
 }
 
 /// Defines, for one N, the `wgmma` wrappers (f16 and bf16 with A from shared memory or
-/// registers, e4m3 and e5m2 from shared memory) and the `wait_group` fence of its accumulator.
-/// `$first $rest` are the register indices `0 .. N/2`.
+/// registers; e4m3, e5m2 and s8 from shared memory) and the `wait_group` fences of its f32 and
+/// i32 accumulators. `$first $rest` are the register indices `0 .. N/2`.
 macro_rules! wgmma_n {
     ($n:literal, $r:literal, $ss_f16:ident, $ss_bf16:ident, $rs_f16:ident, $rs_bf16:ident,
-     $ss_e4m3:ident, $ss_e5m2:ident, [$first:tt $($rest:tt)*]) => {
+     $ss_e4m3:ident, $ss_e5m2:ident, $ss_s8:ident, [$first:tt $($rest:tt)*]) => {
         wgmma_n!(@ss $n, $r, $ss_f16, "f16", F16, [$first $($rest)*]);
         wgmma_n!(@ss $n, $r, $ss_bf16, "bf16", Bf16, [$first $($rest)*]);
         wgmma_n!(@rs $n, $r, $rs_f16, "f16", F16, [$first $($rest)*]);
         wgmma_n!(@rs $n, $r, $rs_bf16, "bf16", Bf16, [$first $($rest)*]);
-        wgmma_n!(@ss8 $n, $r, $ss_e4m3, "e4m3", E4m3, [$first $($rest)*]);
-        wgmma_n!(@ss8 $n, $r, $ss_e5m2, "e5m2", E5m2, [$first $($rest)*]);
-
-        impl WaitGroupFence for WgmmaAccumulator<$r> {
+        wgmma_n!(@ss8 $n, $r, $ss_e4m3, "e4m3", E4m3, f32, "f32", ", 1, 1", [$first $($rest)*]);
+        wgmma_n!(@ss8 $n, $r, $ss_e5m2, "e5m2", E5m2, f32, "f32", ", 1, 1", [$first $($rest)*]);
+        wgmma_n!(@ss8 $n, $r, $ss_s8, "s8", S8, i32, "s32", "", [$first $($rest)*]);
+        wgmma_n!(@fence $r, f32, [$first $($rest)*]);
+        wgmma_n!(@fence $r, i32, [$first $($rest)*]);
+    };
+    (@fence $r:literal, $acc:ty, [$first:tt $($rest:tt)*]) => {
+        impl WaitGroupFence for WgmmaAccumulator<$r, $acc> {
             #[inline(always)]
             fn wait_group<const N: u32>(&mut self) {
                 #[cfg(target_arch = "nvptx64")]
@@ -166,7 +204,7 @@ macro_rules! wgmma_n {
         }
     };
     (@ss $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $regs:tt) => {
-        wgmma_n!(@mma $n, 16, $r, $name, $ty, $input, $regs,
+        wgmma_n!(@mma $n, 16, $r, $name, $ty, $input, f32, "f32", ", 1, 1", $regs,
             <TRANS_A, TRANS_B>, a_desc: u64, "{a}", ", {TRANS_A}, {TRANS_B}", (a = in(reg64) a_desc,),
             OperandA::Shared { descriptor: a_desc, trans: TRANS_A == 1 }, TRANS_B == 1,
             #[doc = concat!(
@@ -180,14 +218,16 @@ macro_rules! wgmma_n {
             /// name initialised shared memory that stays unchanged until the `wgmma` is retired.
         );
     };
-    (@ss8 $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $regs:tt) => {
-        wgmma_n!(@mma $n, 32, $r, $name, $ty, $input, $regs,
+    (@ss8 $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $acc:ty,
+     $dtype:literal, $scale_ab:literal, $regs:tt) => {
+        wgmma_n!(@mma $n, 32, $r, $name, $ty, $input, $acc, $dtype, $scale_ab, $regs,
             <>, a_desc: u64, "{a}", "", (a = in(reg64) a_desc,),
             OperandA::Shared { descriptor: a_desc, trans: false }, false,
             #[doc = concat!(
-                "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k32.f32.", $ty, ".", $ty,
-                " d, a-desc, b-desc, scale-d, 1, 1`: `acc = A·B (+ acc when scale_d)`, A and B ",
-                "K-major in shared memory (module docs; 8-bit types have no `imm-trans`)."
+                "`wgmma.mma_async.sync.aligned.m64n", stringify!($n), "k32.", $dtype, ".", $ty,
+                ".", $ty, " d, a-desc, b-desc, scale-d", $scale_ab, "`: `acc = A·B (+ acc when ",
+                "scale_d)`, A and B K-major in shared memory (module docs; 8-bit types have no ",
+                "`imm-trans`, integer ones no `imm-scale`; an s32 sum wraps)."
             )]
             ///
             /// # Safety
@@ -196,7 +236,7 @@ macro_rules! wgmma_n {
         );
     };
     (@rs $n:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $regs:tt) => {
-        wgmma_n!(@mma $n, 16, $r, $name, $ty, $input, $regs,
+        wgmma_n!(@mma $n, 16, $r, $name, $ty, $input, f32, "f32", ", 1, 1", $regs,
             <TRANS_B>, a: [u32; 4], "{{{a0}, {a1}, {a2}, {a3}}}", ", {TRANS_B}",
             (a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],),
             OperandA::Registers(a), TRANS_B == 1,
@@ -211,18 +251,20 @@ macro_rules! wgmma_n {
             /// As the shared-memory form; `a` must not be changed before the `wgmma` is retired.
         );
     };
-    // One `wgmma` form, `m64n$n k$k`: A is the parameter `$a` (asm text `$a_text`, operands
-    // `$a_operands`, the emulator's `$operand_a`), with the `imm-trans` immediates `$trans` (asm
-    // text `$trans_text`; none for 8-bit types), B M/N-major when `$trans_b`.
-    (@mma $n:literal, $k:literal, $r:literal, $name:ident, $ty:literal, $input:ident,
-     [$first:tt $($rest:tt)*], <$($trans:ident),*>, $a:ident: $a_ty:ty, $a_text:literal,
-     $trans_text:literal, ($($a_operands:tt)*), $operand_a:expr, $trans_b:expr,
-     $(#[$doc:meta])*) => {
+    // One `wgmma` form, `m64n$n k$k`: `$acc` accumulator registers (PTX type `$dtype`, with the
+    // `imm-scale` immediates `$scale_ab`, none for integers); A is the parameter `$a` (asm text
+    // `$a_text`, operands `$a_operands`, the emulator's `$operand_a`), with the `imm-trans`
+    // immediates `$trans` (asm text `$trans_text`; none for 8-bit types), B M/N-major when
+    // `$trans_b`.
+    (@mma $n:literal, $k:literal, $r:literal, $name:ident, $ty:literal, $input:ident, $acc:ty,
+     $dtype:literal, $scale_ab:literal, [$first:tt $($rest:tt)*], <$($trans:ident),*>,
+     $a:ident: $a_ty:ty, $a_text:literal, $trans_text:literal, ($($a_operands:tt)*),
+     $operand_a:expr, $trans_b:expr, $(#[$doc:meta])*) => {
         $(#[$doc])*
         #[inline(always)]
         #[track_caller]
         pub unsafe fn $name<$(const $trans: u32),*>(
-            acc: &mut WgmmaAccumulator<$r>,
+            acc: &mut WgmmaAccumulator<$r, $acc>,
             $a: $a_ty,
             b_desc: u64,
             scale_d: bool,
@@ -237,9 +279,9 @@ macro_rules! wgmma_n {
                 asm!(
                     concat!(
                         "{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; wgmma.mma_async.sync.aligned.m64n",
-                        stringify!($n), "k", stringify!($k), ".f32.", $ty, ".", $ty, " {{{",
+                        stringify!($n), "k", stringify!($k), ".", $dtype, ".", $ty, ".", $ty, " {{{",
                         stringify!($first), "}", $(", {", stringify!($rest), "}",)*
-                        "}}, ", $a_text, ", {b}, p, 1, 1", $trans_text, "; }}"
+                        "}}, ", $a_text, ", {b}, p", $scale_ab, $trans_text, "; }}"
                     ),
                     inout(reg32) regs[$first], $(inout(reg32) regs[$rest],)*
                     $($a_operands)*
@@ -250,15 +292,19 @@ macro_rules! wgmma_n {
                 );
             }
             #[cfg(not(tessera_device))]
-            emu::mma(
-                WgmmaInput::$input,
-                &mut acc.regs,
-                &acc.state,
-                $operand_a,
-                b_desc,
-                $trans_b,
-                scale_d,
-            );
+            {
+                let mut bits = acc.regs.map(WgmmaElement::to_bits);
+                emu::mma(
+                    WgmmaInput::$input,
+                    &mut bits,
+                    &acc.state,
+                    $operand_a,
+                    b_desc,
+                    $trans_b,
+                    scale_d,
+                );
+                acc.regs = bits.map(WgmmaElement::from_bits);
+            }
         }
     };
 }
@@ -297,6 +343,7 @@ wgmma_n!(
     wgmma_m64n64k16_bf16_rs,
     wgmma_m64n64k32_e4m3,
     wgmma_m64n64k32_e5m2,
+    wgmma_m64n64k32_s8,
     [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
 );
 wgmma_n!(
@@ -307,6 +354,7 @@ wgmma_n!(
     wgmma_m64n128k16_bf16_rs,
     wgmma_m64n128k32_e4m3,
     wgmma_m64n128k32_e5m2,
+    wgmma_m64n128k32_s8,
     [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
     34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
 );
@@ -318,6 +366,7 @@ wgmma_n!(
     wgmma_m64n256k16_bf16_rs,
     wgmma_m64n256k32_e4m3,
     wgmma_m64n256k32_e5m2,
+    wgmma_m64n256k32_s8,
     [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33
     34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64
     65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95

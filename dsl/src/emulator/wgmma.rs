@@ -67,6 +67,7 @@ fn to_f64(input: WgmmaInput, bits: u16) -> f64 {
         WgmmaInput::Bf16 => bf16::from_bits(bits).to_f32() as f64,
         WgmmaInput::E4m3 => f8e4m3::from_bits(bits as u8).to_f32() as f64,
         WgmmaInput::E5m2 => f8e5m2::from_bits(bits as u8).to_f32() as f64,
+        WgmmaInput::S8 => bits as u8 as i8 as f64,
     }
 }
 
@@ -161,14 +162,15 @@ pub(crate) fn access_accumulator(state: &Cell<AccumulatorState>) {
     })
 }
 
-/// `wgmma.mma_async.sync.aligned.m64n{N}k{K}.f32.{ty}.{ty}`: `acc` is this thread's `N / 2`
-/// registers, updated at once; the state records the instruction until it is retired. The 128
-/// threads of the warpgroup rendezvous ([`Cta::warpgroup_mma`]) and the operands are read once,
-/// when the last of them arrives.
+/// `wgmma.mma_async.sync.aligned.m64n{N}k{K}.{f32|s32}.{ty}.{ty}`: `acc` is the bits of this
+/// thread's `N / 2` registers (f32, or i32 for `s8`: the s32 sum wraps), updated at once; the
+/// state records the instruction until it is retired. The 128 threads of the warpgroup
+/// rendezvous ([`Cta::warpgroup_mma`]) and the operands are read once, when the last of them
+/// arrives.
 #[track_caller]
 pub(crate) fn mma(
     input: WgmmaInput,
-    acc: &mut [f32],
+    acc: &mut [u32],
     state: &Cell<AccumulatorState>,
     a: OperandA,
     b_descriptor: u64,
@@ -219,11 +221,20 @@ pub(crate) fn mma(
     let layout = accumulator_layout(n);
     for (i, d) in acc.iter_mut().enumerate() {
         let [row, col, ..] = apply(&layout, i as u32, lane, warp);
-        let mut sum = if scale_d { *d as f64 } else { 0.0 };
-        for k in 0..input.instr_k() as usize {
-            sum += operands.a[row as usize][k] * operands.b[col as usize][k];
-        }
-        *d = canonicalize_nan_f32(sum as f32);
+        let products = (0..input.instr_k() as usize)
+            .map(|k| operands.a[row as usize][k] * operands.b[col as usize][k]);
+        *d = if input.is_integer() {
+            // Exact integer products (|a·b| ≤ 2¹⁴), summed in i64 and wrapped to 32 bits.
+            let start = if scale_d { *d as i32 as i64 } else { 0 };
+            products.fold(start, |sum, p| sum + p as i64) as i32 as u32
+        } else {
+            let start = if scale_d {
+                f32::from_bits(*d) as f64
+            } else {
+                0.0
+            };
+            canonicalize_nan_f32(products.fold(start, |sum, p| sum + p) as f32).to_bits()
+        };
     }
     let issued = with_thread(|t| {
         let mut local = t.local.borrow_mut();

@@ -134,9 +134,17 @@ pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
     matmul_tile::<T, f32, BM, BN, BK>(a, b, c, m, n, k, tile_m, tile_n, 0.0);
 }
 
-/// `c = a · b` on i8 inputs with an i32 accumulator (`mma.sync` m16n8k32; wrapping, as the
-/// instruction without `.satfinite`).
-#[tile_kernel(num_warps = 4, BM = 64, BN = 64, BK = 32, uses = [matmul_tile, dot_over_k])]
+/// `c = a · b` on i8 inputs with an i32 accumulator (`mma.sync` m16n8k32, on sm_90a
+/// `wgmma.m64n64k32.s32.s8.s8`; wrapping, as the instructions without `.satfinite`),
+/// unpipelined or over 3 stages.
+#[tile_kernel(
+    num_warps = 4,
+    num_stages = [1, 3],
+    BM = 64,
+    BN = 64,
+    BK = 32,
+    uses = [matmul_tile, dot_over_k]
+)]
 pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
     a: Ptr<i8>,
     b: Ptr<i8>,

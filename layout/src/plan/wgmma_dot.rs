@@ -6,7 +6,7 @@
 //!   64-row blocks (at most all of them), the rest over N; each warpgroup's instruction is
 //!   `m64nNkK` with `N = min(256, n / warpgroups over N)`, which must be 64, 128 or 256 (the
 //!   instructions of `tessera::device::wgmma`), and `K = 256 / element bits`: `k16` for f16 and
-//!   bf16 operands, `k32` for f8 (e4m3, e5m2); f32 accumulator.
+//!   bf16 operands, `k32` for f8 (e4m3, e5m2) and s8; f32 accumulator (s32 for s8).
 //! - **Accumulator**: the mma v3 family (`NvidiaMma` version 3, warps `[4·wg_m, wg_n]`,
 //!   instruction `[16, N, 16]`). [`plan_wgmma_dot`] reads each instruction's fragment off the
 //!   inferred layout (the `(row, col)` of register `i` of the `m64nNk16` fragment, PTX ISA) and
@@ -15,7 +15,8 @@
 //!   TMA writes and `wgmma` descriptors read), contiguous along the dimension the operand's
 //!   registers are contiguous in (the widest store vector; K-major or M/N-major), with the
 //!   swizzle width `min(128, contiguous extent in bytes)` as Triton chooses it. 8-bit operands
-//!   are K-major only (the instruction has no `imm-trans` for them), as Triton's f8 `wgmma`s.
+//!   are K-major only (the instruction has no `imm-trans` for them), as Triton's f8 and i8
+//!   `wgmma`s.
 //!   The stores are a [`StoreStep`] of the conversion planner (vectorised, owners only);
 //!   registers with no two elements adjacent in memory are stored one element at a time.
 //! - **Descriptors** come from [`plan_operand`]: a template, the byte offset of each K step and
@@ -38,7 +39,7 @@ use std::vec::Vec;
 /// Rows of one `wgmma` (a warpgroup's M block).
 pub const WGMMA_M: u32 = 64;
 
-/// The element type of the operands (the accumulator is f32).
+/// The element type of the operands (the accumulator is f32, s32 for `s8`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WgmmaInput {
     /// f16 operands.
@@ -49,16 +50,33 @@ pub enum WgmmaInput {
     E4m3,
     /// f8 E5M2 operands.
     E5m2,
+    /// Signed 8-bit integer operands (s32 accumulator, wrapping: no `.satfinite`).
+    S8,
 }
 
 impl WgmmaInput {
-    /// The PTX type name: `f16`, `bf16`, `e4m3` or `e5m2`.
+    /// The PTX type name: `f16`, `bf16`, `e4m3`, `e5m2` or `s8`.
     pub fn name(self) -> &'static str {
         match self {
             WgmmaInput::F16 => "f16",
             WgmmaInput::Bf16 => "bf16",
             WgmmaInput::E4m3 => "e4m3",
             WgmmaInput::E5m2 => "e5m2",
+            WgmmaInput::S8 => "s8",
+        }
+    }
+
+    /// Whether the operands are integers (the accumulator then `s32`).
+    pub fn is_integer(self) -> bool {
+        matches!(self, WgmmaInput::S8)
+    }
+
+    /// The PTX type of the accumulator: `f32`, or `s32` for integer operands.
+    pub fn accumulator(self) -> &'static str {
+        if self.is_integer() {
+            "s32"
+        } else {
+            "f32"
         }
     }
 
@@ -66,7 +84,7 @@ impl WgmmaInput {
     pub fn bits(self) -> u32 {
         match self {
             WgmmaInput::F16 | WgmmaInput::Bf16 => 16,
-            WgmmaInput::E4m3 | WgmmaInput::E5m2 => 8,
+            WgmmaInput::E4m3 | WgmmaInput::E5m2 | WgmmaInput::S8 => 8,
         }
     }
 
@@ -113,10 +131,11 @@ impl fmt::Display for WgmmaShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "wgmma.m64n{}k{} {}→f32, {} warpgroup(s) over M × {} over N",
+            "wgmma.m64n{}k{} {}→{}, {} warpgroup(s) over M × {} over N",
             self.instr_n,
             self.input.instr_k(),
             self.input.name(),
+            self.input.accumulator(),
             self.warpgroups[0],
             self.warpgroups[1]
         )

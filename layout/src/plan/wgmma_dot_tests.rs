@@ -152,12 +152,12 @@ fn descriptors_address_the_nvmma_layout() {
     }
 }
 
-/// f8 operands (`k32`) are K-major whatever their registers' order (the instruction has no
-/// `imm-trans` for them), half the bytes of f16, never read from registers; the descriptors
-/// address the NVMMA layout as for 16-bit elements.
+/// 8-bit operands (f8 and s8, `k32`) are K-major whatever their registers' order (the
+/// instruction has no `imm-trans` for them), half the bytes of f16, never read from registers;
+/// the descriptors address the NVMMA layout as for 16-bit elements.
 #[test]
-fn f8_operands_are_k_major() {
-    for input in [WgmmaInput::E4m3, WgmmaInput::E5m2] {
+fn eight_bit_operands_are_k_major() {
+    for input in [WgmmaInput::E4m3, WgmmaInput::E5m2, WgmmaInput::S8] {
         assert!(wgmma_shape(input, [128, 128, 48], 4)
             .unwrap_err()
             .contains("multiple of 32"));
@@ -165,8 +165,9 @@ fn f8_operands_are_k_major() {
             let [m, n, k] = mnk;
             let shape = wgmma_shape(input, mnk, nw).unwrap();
             let text = format!("{shape}");
+            let types = format!("{}→{}", input.name(), input.accumulator());
             assert!(
-                text.starts_with(&format!("wgmma.m64n{}k32 ", shape.instr_n)),
+                text.starts_with(&format!("wgmma.m64n{}k32 {types},", shape.instr_n)),
                 "{text}"
             );
             let acc = shape.accumulator_layout().unwrap();

@@ -1,6 +1,7 @@
 //! The instruction of every `dot`: on [`Target::Hopper`] `wgmma.mma_async` where
-//! [`wgmma_shape`] gives one (f16/bf16/f8 operands, f32 accumulator, `num_warps` a multiple of 4,
-//! M a multiple of 64, a warpgroup's N 64, 128 or 256), else `mma.sync`. [`wgmma_choice`] is
+//! [`wgmma_shape`] gives one (f16/bf16/f8 operands with an f32 accumulator or i8 with an i32
+//! one, `num_warps` a multiple of 4, M a multiple of 64, a warpgroup's N 64, 128 or 256), else
+//! `mma.sync`. [`wgmma_choice`] is
 //! the one place this is decided: the anchors (`solve/terms.rs`) choose the accumulator layout
 //! by it, and [`attach_dot_plans`] plans the instructions by it after the rewrite.
 
@@ -26,9 +27,10 @@ pub(crate) fn wgmma_choice(
         (DType::Scalar(Scalar::BF16), DType::Scalar(Scalar::F32)) => WgmmaInput::Bf16,
         (DType::Scalar(Scalar::F8E4M3), DType::Scalar(Scalar::F32)) => WgmmaInput::E4m3,
         (DType::Scalar(Scalar::F8E5M2), DType::Scalar(Scalar::F32)) => WgmmaInput::E5m2,
+        (DType::Scalar(Scalar::I8), DType::Scalar(Scalar::I32)) => WgmmaInput::S8,
         (DType::Scalar(i), DType::Scalar(c)) => {
             return Some(Err(format!(
-                "wgmma is planned for f16/bf16/f8e4m3/f8e5m2 → f32, not {} → {}",
+                "wgmma is planned for f16/bf16/f8e4m3/f8e5m2 → f32 and i8 → i32, not {} → {}",
                 i.name(),
                 c.name()
             )))

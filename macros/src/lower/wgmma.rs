@@ -85,11 +85,11 @@ fn render_synchronous(
         .collect();
     let issue = render_issue(plan, offset, operands, &rc, &barrier, &accumulators, true);
     let retire = render_retire(plan, 0, &accumulators);
-    let n = index_lit(registers);
+    let (n, element) = (index_lit(registers), accumulator_element(plan));
     quote! {
-        let #out: [f32; #n] = {
+        let #out: [#element; #n] = {
             #[allow(unused_mut)]
-            let mut __tessera_out: [f32; #n] = #acc;
+            let mut __tessera_out: [#element; #n] = #acc;
             #warpgroup
             #issue
             #retire
@@ -173,6 +173,15 @@ pub(crate) fn render_issue(
     }
 }
 
+/// The Rust type of the accumulator's registers: `i32` for integer operands, else `f32`.
+fn accumulator_element(plan: &WgmmaDotPlan) -> TokenStream {
+    if plan.shape.input.is_integer() {
+        quote!(i32)
+    } else {
+        quote!(f32)
+    }
+}
+
 /// One `WgmmaAccumulator` per block (`accumulators`), from the registers of `__tessera_out`:
 /// `let mut` bindings, or with `declare` false assignments.
 fn render_fragment_loads(
@@ -181,6 +190,7 @@ fn render_fragment_loads(
     declare: bool,
 ) -> TokenStream {
     let half_lit = index_lit(plan.shape.instr_n / 2);
+    let element = accumulator_element(plan);
     let loads = plan
         .acc_registers
         .iter()
@@ -189,7 +199,7 @@ fn render_fragment_loads(
             let regs = regs.iter().map(|&r| index_lit(r));
             let binding = if declare { quote!(let mut) } else { quote!() };
             quote! {
-                #binding #acc = ::tessera::device::WgmmaAccumulator::<#half_lit>::from_registers(
+                #binding #acc = ::tessera::device::WgmmaAccumulator::<#half_lit, #element>::from_registers(
                     [#(__tessera_out[#regs]),*]);
             }
         });
@@ -373,7 +383,7 @@ pub fn lower_wgmma_from_ring(
     in_dtype: DType,
 ) -> Result<(TokenStream, Ident), syn::Error> {
     let registers = plan.acc_registers.iter().map(Vec::len).sum::<usize>() as u32;
-    let n = index_lit(registers);
+    let (n, element) = (index_lit(registers), accumulator_element(plan));
     let out = ctx.fresh("wgmma");
     let (a_smem, b_smem) = (quote!(__tessera_wgmma_a), quote!(__tessera_wgmma_b));
     let span = op.loc.first;
@@ -385,10 +395,10 @@ pub fn lower_wgmma_from_ring(
         let operands = [at(&ring.a_slot, a), at(&ring.b_slot, b)];
         let issue = render_deferred(ctx, op, plan, operands, accumulators, in_dtype);
         let code = quote! {
-            let #out: [f32; #n] = #cell.regs();
+            let #out: [#element; #n] = #cell.regs();
             {
                 #[allow(unused_mut)]
-                let mut __tessera_out: [f32; #n] = #acc;
+                let mut __tessera_out: [#element; #n] = #acc;
                 #issue
             }
         };
@@ -402,7 +412,7 @@ pub fn lower_wgmma_from_ring(
                 .iter()
                 .map(|a| quote!(::tessera::device::wgmma_wait_group::<1, _>(&mut #a);));
             quote! {
-                let #out: [f32; #n] = #acc;
+                let #out: [#element; #n] = #acc;
                 {
                     let #a_smem: u32 = #a_slot;
                     let #b_smem: u32 = #b_slot;
