@@ -150,6 +150,11 @@ if [[ $ptx_target == *a ]]; then
         "tile_matmul_f8__T_f8e5m2__BM_64__BN_64__BK_32__num_stages_1:QGMMA\.64x64x32\.F32\.E5M2\.E5M2"
         "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:QGMMA\.64x64x32\.F32\.E4M3\.E4M3"
         "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
+        # The sm_90a-only f8 matmul (targets = [sm_90a]): two warpgroups of m64n128k32, copies
+        # by cp.async over 4 stages.
+        "tile_matmul_f8_grouped__T_f8e4m3__BM_128__BN_128__BK_128__GROUP_8:QGMMA\.64x128x32\.F32\.E4M3\.E4M3"
+        "tile_matmul_f8_grouped__T_f8e4m3__BM_128__BN_128__BK_128__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        "tile_matmul_f8_grouped__T_f8e5m2__BM_128__BN_128__BK_128__GROUP_8:QGMMA\.64x128x32\.F32\.E5M2\.E5M2"
         # i8 dots on sm_90a: wgmma k32 with an s32 accumulator (IGMMA).
         "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1:IGMMA\.64x64x32\.S8\.S8"
         "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:IGMMA\.64x64x32\.S8\.S8"

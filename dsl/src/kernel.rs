@@ -12,6 +12,31 @@ pub struct Kernel<A> {
     pub name: &'static str,
     /// The host build of the same kernel body; the emulator calls it on every simulated thread.
     pub emulate: fn(A),
+    /// The PTX targets the kernel is built for.
+    pub targets: KernelTargets,
+}
+
+/// The PTX targets a kernel is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelTargets {
+    /// Every target of its crate's PTX set (code for sm_80 runs on every later GPU).
+    Every,
+    /// sm_90a only (`#[tile_kernel(targets = [sm_90a])]`): the entry is in the sm_90a PTX alone,
+    /// so it launches on a GPU of compute capability 9.0 that loaded that PTX, and on the
+    /// emulator while it emulates sm_90a; elsewhere the launch is a
+    /// [`LaunchError::UnsupportedTarget`](crate::launch::LaunchError::UnsupportedTarget).
+    Sm90aOnly,
+}
+
+impl KernelTargets {
+    /// The PTX target the kernel needs, when it is one: `Some("sm_90a")` for
+    /// [`KernelTargets::Sm90aOnly`].
+    pub fn required(self) -> Option<&'static str> {
+        match self {
+            KernelTargets::Every => None,
+            KernelTargets::Sm90aOnly => Some("sm_90a"),
+        }
+    }
 }
 
 impl<A> Clone for Kernel<A> {

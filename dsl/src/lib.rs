@@ -29,7 +29,7 @@ pub use tessera_macros::tile_kernel_resume as __tile_kernel_resume;
 #[cfg(not(tessera_device))]
 mod kernel;
 #[cfg(not(tessera_device))]
-pub use kernel::Kernel;
+pub use kernel::{Kernel, KernelTargets};
 
 #[cfg(not(tessera_device))]
 pub mod build;

@@ -9,9 +9,12 @@ mod support;
 
 use support::{device, launch_tile, Float, TestDevice};
 use tessera::emulator::{with_target, EmulatedTarget, EmulatorReport, SharedAccessKind};
+use tessera::launch::LaunchError;
 use tessera::{bf16, f16, f8e4m3, f8e5m2};
 use tessera_kernels::tiled::bench_triton::bench_matmul_pipelined;
-use tessera_kernels::tiled::matmul::{tile_matmul, tile_matmul_f8, tile_matmul_i8};
+use tessera_kernels::tiled::matmul::{
+    tile_matmul, tile_matmul_f8, tile_matmul_f8_grouped, tile_matmul_i8,
+};
 
 /// Values in [-1, 1) from a seeded LCG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -398,6 +401,87 @@ fn matmul_e5m2(target: EmulatedTarget) {
 sm80_and_sm90a_tests! {
     matmul_e4m3: matmul_e4m3_matches_cpu, matmul_e4m3_sm90a_matches_cpu;
     matmul_e5m2: matmul_e5m2_matches_cpu, matmul_e5m2_sm90a_matches_cpu;
+}
+
+/// `tile_matmul_f8_grouped` (sm_90a only: 128 × 128 × 128 tiles, 4 stages, f16 out) on `T`
+/// inputs: against the f64 product in its sm_90a body (half an f16 ulp, and on the GPU the f8
+/// `wgmma`'s slack), the aligned shapes copying by `cp.async`; on the emulator a launch
+/// emulating sm_80 is refused as `UnsupportedTarget`, naming sm_90a.
+fn matmul_f8_grouped<T: tile_matmul_f8_grouped::Listed_T + Float>() {
+    let gpu = device();
+    let shapes = gpu.cases(
+        &[
+            (128, 128, 128),
+            (70, 48, 96),
+            (33, 80, 272),
+            (256, 128, 640),
+            (17, 130, 64),
+        ],
+        &[(257, 512, 1024), (2048, 1024, 512)],
+    );
+    for (m, n, k) in shapes {
+        let a: Vec<T> = values(11, m * k).into_iter().map(T::from_f32).collect();
+        let w: Vec<T> = values(12, n * k).into_iter().map(T::from_f32).collect();
+        let (da, dw) = (
+            gpu.device().upload(&a).unwrap(),
+            gpu.device().upload(&w).unwrap(),
+        );
+        let dc = gpu
+            .device()
+            .upload(&vec![f16::from_f32(99.0); m * n + 8])
+            .unwrap();
+        let run = || {
+            launch_tile!(
+                gpu,
+                tile_matmul_f8_grouped,
+                tile_matmul_f8_grouped::Consts {
+                    BM: 128,
+                    BN: 128,
+                    BK: 128,
+                    GROUP: 8
+                },
+                |c: &tile_matmul_f8_grouped::Consts| {
+                    ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32,)
+                },
+                da.ptr(),
+                dw.ptr(),
+                dc.ptr(),
+                m as i32,
+                n as i32,
+                k as i32,
+            )
+        };
+        let ctx = format!("tile_matmul_f8_grouped {} {m}x{n}x{k}", T::DTYPE_NAME);
+        let report = with_target(EmulatedTarget::Sm90a, run).unwrap();
+        let c: Vec<f64> = dc
+            .download()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_f32() as f64)
+            .collect();
+        check_f8_product(gpu, &c, (&a, &w), (m, n, k), 1.0 / 2048.0, &ctx);
+        check_f8_copies(gpu, &report, EmulatedTarget::Sm90a, 4, (n, k), &ctx);
+        if !gpu.is_gpu() {
+            let refused = with_target(EmulatedTarget::Sm80, run).unwrap_err();
+            let text = refused.to_string();
+            assert!(
+                matches!(refused, LaunchError::UnsupportedTarget { .. })
+                    && text.contains("built for sm_90a only")
+                    && text.contains("sm_80 on the emulator"),
+                "{ctx}: {text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn matmul_f8_grouped_e4m3_matches_cpu() {
+    matmul_f8_grouped::<f8e4m3>();
+}
+
+#[test]
+fn matmul_f8_grouped_e5m2_matches_cpu() {
+    matmul_f8_grouped::<f8e5m2>();
 }
 
 /// Shapes for the pipelined kernels: K loops of 1 to 9 iterations (fewer than the stages

@@ -151,7 +151,8 @@ fn reserved_name_error(name: &Ident) -> Option<syn::Error> {
 }
 
 /// Layout inference of one specialisation, giving its variants: per target (a kernel with a
-/// `dot` is inferred for [`Target::Ampere`] and [`Target::Hopper`], any other for Ampere only),
+/// `dot` is inferred for [`Target::Ampere`] and [`Target::Hopper`], any other for Ampere only;
+/// `targets = [sm_90a]` for Hopper only, `targets = [sm_80]` for Ampere only),
 /// the one inferred under [`AlignmentPolicy::Aligned`] (pointers 16-byte aligned, integers that
 /// reach an address or a mask multiples of 16 — Triton's specialisation), and, when one of them
 /// assumes anything, a second inferred under [`AlignmentPolicy::Natural`] (entry suffix
@@ -159,13 +160,7 @@ fn reserved_name_error(name: &Ident) -> Option<syn::Error> {
 /// one suffix share their PTX entry name: each target's body is built for its own PTX.
 /// `TESSERA_EXPLAIN` prints each.
 fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
-    let mut has_dot = false;
-    kernel.walk(&mut |op| has_dot |= matches!(op.kind, crate::ir::OpKind::Dot { .. }));
-    let targets: &[Target] = if has_dot {
-        &[Target::Ampere, Target::Hopper]
-    } else {
-        &[Target::Ampere]
-    };
+    let targets = body_targets(&kernel);
     let infer_for = |target: Target, policy: AlignmentPolicy| {
         let mut k = kernel.clone();
         k.target = target;
@@ -189,6 +184,21 @@ fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
         }
     }
     Ok(variants)
+}
+
+/// The targets `kernel` gets a body for: Hopper alone for `targets = [sm_90a]`; else Ampere,
+/// and Hopper too when the kernel has a `dot` and `targets` lists sm_90a (without a `dot` the
+/// two bodies would be the same).
+fn body_targets(kernel: &Kernel) -> &'static [Target] {
+    let mut has_dot = false;
+    kernel.walk(&mut |op| has_dot |= matches!(op.kind, crate::ir::OpKind::Dot { .. }));
+    if kernel.targets == [Target::Hopper] {
+        &[Target::Hopper]
+    } else if has_dot && kernel.targets.contains(&Target::Hopper) {
+        &[Target::Ampere, Target::Hopper]
+    } else {
+        &[Target::Ampere]
+    }
 }
 
 /// The lowering's view of an inference: the access plans and the launch checks.
@@ -493,6 +503,11 @@ fn specialisation_items(
     };
     let name = first.name.clone();
     let types = first.types.clone();
+    let targets = if first.targets == [Target::Hopper] {
+        quote!(::tessera::KernelTargets::Sm90aOnly)
+    } else {
+        quote!(::tessera::KernelTargets::Every)
+    };
     let params: Vec<(Ident, DType)> = first
         .params
         .iter()
@@ -642,6 +657,7 @@ fn specialisation_items(
                 kernel: ::tessera::Kernel {
                     name: #entry_str,
                     emulate: |#args: Args| unsafe { #entry(#(#args.#arg_fields),*) },
+                    targets: #targets,
                 },
                 consts: &[#(#cs),*],
                 num_warps: #nw,
@@ -917,9 +933,10 @@ fn launch_and_emulate(
 }
 
 /// The PTX entry and its host twin for the bodies of one variant: with one body (a kernel
-/// without `dot`), one of each; with an Ampere and a Hopper body, the PTX entry once per
-/// target (`cfg(target_feature = "sm_90a")` tells them apart) and a host function that runs
-/// the body of the emulated target (`tessera::emulator::running_target`).
+/// without `dot`, or `targets = [sm_80]`), one of each; with an Ampere and a Hopper body, the
+/// PTX entry once per target (`cfg(target_feature = "sm_90a")` tells them apart) and a host
+/// function that runs the body of the emulated target (`tessera::emulator::running_target`);
+/// with a Hopper body alone (`targets = [sm_90a]`), the entry in the sm_90a PTX only.
 fn entry_items(
     entry: &Ident,
     param_names: &[&Ident],
@@ -935,24 +952,34 @@ fn entry_items(
         /// accesses; use the module's `launch`/`emulate`.
     };
     let attrs = quote!(#[allow(unused, non_snake_case, clippy::all)]);
-    match (body_of(Target::Ampere), body_of(Target::Hopper)) {
-        (Some(ampere), Some(hopper)) => quote! {
-            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+    // The PTX entry, in the PTX of the targets `cfg` selects.
+    let device_entry = |cfg: TokenStream, body: &TokenStream| {
+        quote! {
+            #[cfg(#cfg)]
             #[no_mangle]
             #attrs
             pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
-                #ampere
+                #body
             }
-            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-            #[no_mangle]
-            #attrs
-            pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
-                #hopper
-            }
+        }
+    };
+    let host_entry = |body: TokenStream| {
+        quote! {
             #[cfg(not(target_arch = "nvptx64"))]
             #attrs
             #host_doc
             pub unsafe fn #entry(#(#param_names: #param_types),*) {
+                #body
+            }
+        }
+    };
+    let sm90a = quote!(all(target_arch = "nvptx64", target_feature = "sm_90a"));
+    let items = match (body_of(Target::Ampere), body_of(Target::Hopper)) {
+        // `targets = [sm_90a]`: in the sm_90a PTX alone (the launcher refuses other targets).
+        (None, Some(hopper)) => vec![device_entry(sm90a, hopper), host_entry(hopper.clone())],
+        (Some(ampere), Some(hopper)) => {
+            let others = quote!(all(target_arch = "nvptx64", not(target_feature = "sm_90a")));
+            let emulated = quote! {
                 if ::tessera::emulator::running_target()
                     == ::tessera::emulator::EmulatedTarget::Sm90a
                 {
@@ -960,26 +987,20 @@ fn entry_items(
                 } else {
                     #ampere
                 }
-            }
-        },
-        _ => {
-            let body = bodies.first().map(|b| &b.1);
-            quote! {
-                #[cfg(target_arch = "nvptx64")]
-                #[no_mangle]
-                #attrs
-                pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
-                    #body
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                #attrs
-                #host_doc
-                pub unsafe fn #entry(#(#param_names: #param_types),*) {
-                    #body
-                }
-            }
+            };
+            vec![
+                device_entry(others, ampere),
+                device_entry(sm90a, hopper),
+                host_entry(emulated),
+            ]
         }
-    }
+        _ => {
+            let body = bodies.first().map(|b| b.1.clone()).unwrap_or_default();
+            let every = quote!(target_arch = "nvptx64");
+            vec![device_entry(every, &body), host_entry(body)]
+        }
+    };
+    items.into_iter().collect()
 }
 
 /// The kernel's const parameters (`const BLOCK: usize`), as written.

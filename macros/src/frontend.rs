@@ -101,6 +101,7 @@ pub fn analyze_kernel(
         let mut spec_diags = Diagnostics::default();
         let input = Input { sig, body, spec };
         let mut kernel = check(&input, &mut spec_diags);
+        kernel.targets = attr.targets.clone();
         let stages = spec
             .num_stages
             .zip(attr.num_stages.as_ref().map(|(_, loc)| *loc));

@@ -142,6 +142,8 @@ pub struct Kernel {
     pub loop_stages: Vec<(ValueId, u32)>,
     /// The GPU generation this body is for (set by `expand` per specialisation).
     pub target: Target,
+    /// The bodies the attribute's `targets` asks for (both by default; see `expand::prepare`).
+    pub targets: Vec<Target>,
     /// The type parameters' element types in this specialisation, in declaration order.
     pub types: Vec<(String, Scalar)>,
     /// The const parameters' values in this specialisation, in declaration order.

@@ -293,6 +293,7 @@ macro_rules! device_kernel {
         $vis const $handle: $crate::Kernel<($($ty,)*)> = $crate::Kernel {
             name: stringify!($name),
             emulate: |($($arg,)*): ($($ty,)*)| unsafe { $name($($arg),*) },
+            targets: $crate::KernelTargets::Every,
         };
     };
 }

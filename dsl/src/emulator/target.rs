@@ -22,6 +22,14 @@ pub enum EmulatedTarget {
 }
 
 impl EmulatedTarget {
+    /// `sm_80` or `sm_90a`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EmulatedTarget::Sm80 => "sm_80",
+            EmulatedTarget::Sm90a => "sm_90a",
+        }
+    }
+
     /// The target named `sm_80` or `sm_90a`.
     pub fn from_name(name: &str) -> Option<Self> {
         match name.trim() {

@@ -8,6 +8,7 @@
 
 use super::*;
 use crate::tensor::{Tensor, TensorMut, TensorRef};
+use crate::KernelTargets;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -69,6 +70,7 @@ fn scale(_: ScaleArgs) {}
 const SCALE: Kernel<ScaleArgs> = Kernel {
     name: "scale",
     emulate: scale,
+    targets: KernelTargets::Every,
 };
 
 /// Runs `test` on the emulator with `SCALE_PTX` loaded, a stream, an input of 64 ones and a
@@ -119,6 +121,7 @@ fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
         let missing = Kernel::<ScaleArgs> {
             name: "missing",
             emulate: scale,
+            targets: KernelTargets::Every,
         };
         let before = allocations();
         assert!(module.resolve(missing).is_err());

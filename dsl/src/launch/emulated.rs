@@ -62,12 +62,25 @@ impl Drop for HostAllocation {
     }
 }
 
-/// Runs one launch on the emulator.
-pub(super) fn launch<A: KernelArgs>(
+/// Runs one launch on the emulator (a kernel of one target only while emulating it).
+pub(crate) fn launch<A: KernelArgs>(
     kernel: Kernel<A>,
     config: &LaunchConfig,
     args: A,
 ) -> Result<EmulatorReport, LaunchError> {
+    if let Some(needs) = kernel.targets.required() {
+        let emulated = emulator::launch_target().map_err(|err| LaunchError::Emulator {
+            kernel: kernel.name.to_string(),
+            message: err.to_string(),
+        })?;
+        if emulated.name() != needs {
+            return Err(LaunchError::UnsupportedTarget {
+                kernel: kernel.name.to_string(),
+                needs: needs.to_string(),
+                running: format!("{} on the emulator", emulated.name()),
+            });
+        }
+    }
     let emulate = kernel.emulate;
     let body = move || emulate(args);
     emulator::run_grid(

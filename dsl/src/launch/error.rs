@@ -80,6 +80,16 @@ pub enum LaunchError {
         /// The module's entries.
         entries: Vec<String>,
     },
+    /// The kernel is built for a PTX target other than the one the launch runs (an sm_90a-only
+    /// kernel on a module of another target, or on the emulator emulating another target).
+    UnsupportedTarget {
+        /// The kernel.
+        kernel: String,
+        /// The target it is built for.
+        needs: String,
+        /// The target the launch runs.
+        running: String,
+    },
     /// The argument tuple does not match the PTX entry's parameters.
     ArgumentMismatch {
         /// The kernel.
@@ -217,6 +227,18 @@ impl fmt::Display for LaunchError {
                 } else {
                     entries.join(", ")
                 }
+            ),
+            LaunchError::UnsupportedTarget {
+                kernel,
+                needs,
+                running,
+            } => write!(
+                f,
+                "kernel `{kernel}` is built for {needs} only, and this launch runs {running}: \
+                 launch it on a device whose loaded PTX is {needs} (Device::load_ptx_set picks \
+                 it on compute capability 9.0), or on the emulator under \
+                 tessera::emulator::with_target(EmulatedTarget::Sm90a, …) or \
+                 TESSERA_EMULATE_SM=sm_90a"
             ),
             LaunchError::ArgumentMismatch { kernel, detail } => {
                 write!(

@@ -42,6 +42,7 @@ pub mod code_object;
 mod config;
 mod element;
 mod emulated;
+pub(crate) use emulated::launch as emulate;
 mod error;
 #[cfg(feature = "cuda")]
 mod gpu;

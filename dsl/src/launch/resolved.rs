@@ -66,16 +66,32 @@ impl Module {
     /// `kernel` as an entry of this module (an error names the module's entries if it is not
     /// one). Launching the result skips the name lookup.
     pub fn resolve<A>(&self, kernel: Kernel<A>) -> Result<ResolvedKernel<A>, LaunchError> {
-        let index = if self.host_only {
-            HOST_BUILD_ENTRY
-        } else {
-            self.entries
-                .iter()
-                .position(|entry| entry.name == kernel.name)
-                .ok_or_else(|| LaunchError::KernelNotFound {
+        let emulated = matches!(self.backend, super::ModuleBackend::Emulator);
+        let needs = kernel.targets.required();
+        // A kernel of one target is not in the PTX of the others; the emulator, which runs
+        // host builds, checks the target it emulates at each launch instead.
+        if let (Some(needs), false) = (needs, emulated) {
+            if self.target_name() != Some(needs) {
+                return Err(LaunchError::UnsupportedTarget {
+                    kernel: kernel.name.to_string(),
+                    needs: needs.to_string(),
+                    running: format!("the {} module", self.target_name().unwrap_or("unknown")),
+                });
+            }
+        }
+        let entry = self.entries.iter().position(|e| e.name == kernel.name);
+        let index = match entry {
+            _ if self.host_only => HOST_BUILD_ENTRY,
+            Some(index) => index as u32,
+            // The emulator's module holds one target's PTX: a kernel built for another target
+            // runs its host build, its parameters unchecked against a PTX entry.
+            None if emulated && needs.is_some() => HOST_BUILD_ENTRY,
+            None => {
+                return Err(LaunchError::KernelNotFound {
                     kernel: kernel.name.to_string(),
                     entries: self.entry_names(),
-                })? as u32
+                })
+            }
         };
         Ok(ResolvedKernel {
             kernel,

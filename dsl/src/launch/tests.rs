@@ -3,6 +3,8 @@
 //! every simulated thread runs, arguments arrive intact, and bad launches are refused.
 
 use super::*;
+use crate::emulator::EmulatedTarget;
+use crate::KernelTargets;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A module with the entries the test kernels below claim to be.
@@ -35,6 +37,7 @@ fn count_threads((counter,): (Ptr<u32>,)) {
 const COUNT_THREADS: Kernel<(Ptr<u32>,)> = Kernel {
     name: "count_threads",
     emulate: count_threads,
+    targets: KernelTargets::Every,
 };
 
 /// Writes its scalar arguments to `out[0..4]` as raw 32-bit words (all threads write the same).
@@ -49,6 +52,7 @@ fn store_scalars((out, a, b, c, d): (Ptr<u32>, u32, i32, u64, f32)) {
 const STORE_SCALARS: Kernel<(Ptr<u32>, u32, i32, u64, f32)> = Kernel {
     name: "store_scalars",
     emulate: store_scalars,
+    targets: KernelTargets::Every,
 };
 
 fn emulator_with_module() -> (Device, Module) {
@@ -71,6 +75,52 @@ fn every_thread_of_the_grid_runs_once() {
         .unwrap();
     assert!(report.emulator_report().is_some());
     assert_eq!(counter.download().unwrap(), vec![3 * 2 * 32 * 2]);
+}
+
+/// A kernel built for sm_90a only launches on the emulator while it emulates sm_90a (its
+/// entry is not in the sm_80 test PTX: it runs the host build) and is refused otherwise, naming
+/// the target it needs and the one the launch runs.
+#[test]
+fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
+    let (device, module) = emulator_with_module();
+    let kernel = Kernel {
+        name: "count_threads_sm90a",
+        emulate: count_threads,
+        targets: KernelTargets::Sm90aOnly,
+    };
+    let counter = device.zeros::<u32>(1).unwrap();
+    let config = LaunchConfig {
+        grid: [2, 1, 1],
+        block: [32, 1, 1],
+        shared_bytes: 0,
+    };
+    let on = |target| {
+        crate::emulator::with_target(target, || {
+            device.launch(&module, kernel, config, (counter.ptr(),))
+        })
+    };
+    on(EmulatedTarget::Sm90a).unwrap();
+    assert_eq!(counter.download().unwrap(), [64]);
+    let refused = on(EmulatedTarget::Sm80).unwrap_err();
+    assert!(
+        matches!(&refused, LaunchError::UnsupportedTarget { needs, running, .. }
+            if needs == "sm_90a" && running == "sm_80 on the emulator"),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains("built for sm_90a only"),
+        "{refused}"
+    );
+    assert_eq!(counter.download().unwrap(), [64], "the refused launch ran");
+    // A kernel for every target must be an entry of the module.
+    let missing = Kernel {
+        targets: KernelTargets::Every,
+        ..kernel
+    };
+    assert!(matches!(
+        device.launch(&module, missing, config, (counter.ptr(),)),
+        Err(LaunchError::KernelNotFound { .. })
+    ));
 }
 
 #[test]
@@ -141,6 +191,7 @@ fn unknown_kernels_and_mismatched_arguments_are_refused() {
     let missing: Kernel<(Ptr<u32>,)> = Kernel {
         name: "not_there",
         emulate: count_threads,
+        targets: KernelTargets::Every,
     };
     let err = device
         .launch(
@@ -158,6 +209,7 @@ fn unknown_kernels_and_mismatched_arguments_are_refused() {
     let two_args: Kernel<(Ptr<u32>, u32)> = Kernel {
         name: "count_threads",
         emulate: |_| {},
+        targets: KernelTargets::Every,
     };
     let err = device
         .launch(
@@ -178,6 +230,7 @@ fn unknown_kernels_and_mismatched_arguments_are_refused() {
     let wide: Kernel<Wide> = Kernel {
         name: "store_scalars",
         emulate: |_| {},
+        targets: KernelTargets::Every,
     };
     let args: Wide = (counter.ptr(), 1, 2, 3, 4.0);
     let err = device

@@ -1,6 +1,6 @@
 use super::*;
 use crate::launch::{LaunchConfig, Stream};
-use crate::{Kernel, Ptr};
+use crate::{Kernel, KernelTargets, Ptr};
 
 /// `out[i] = a[i] · scale + 1` for `i < n`, on one thread (a host-built kernel for the stream
 /// tests; the emulator calls it on its single simulated thread).
@@ -15,6 +15,7 @@ fn scale_add_one(args: (Ptr<f32>, Ptr<f32>, u32, f32)) {
 const KERNEL: Kernel<(Ptr<f32>, Ptr<f32>, u32, f32)> = Kernel {
     name: "scale_add_one",
     emulate: scale_add_one,
+    targets: KernelTargets::Every,
 };
 
 fn enqueue(

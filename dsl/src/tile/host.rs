@@ -2,7 +2,7 @@
 //! what the kernel assumes of its arguments, and launching on a [`Device`] or directly on the
 //! emulator. Each kernel's generated module (named after the kernel) calls these.
 
-use crate::emulator::{run_grid, EmulatorReport};
+use crate::emulator::EmulatorReport;
 use crate::launch::{Device, KernelArgs, LaunchConfig, LaunchError, LaunchReport, Module};
 use crate::Kernel;
 use std::fmt::Write as _;
@@ -227,16 +227,5 @@ pub fn emulate<A: KernelArgs>(
     grid: [u32; 3],
     args: A,
 ) -> Result<EmulatorReport, LaunchError> {
-    let config = launch_config(spec, grid);
-    let emulate = spec.kernel.emulate;
-    run_grid(
-        config.grid,
-        config.block,
-        config.shared_bytes as usize,
-        &move || emulate(args),
-    )
-    .map_err(|err| LaunchError::Emulator {
-        kernel: spec.kernel.name.to_string(),
-        message: err.to_string(),
-    })
+    crate::launch::emulate(spec.kernel, &launch_config(spec, grid), args)
 }

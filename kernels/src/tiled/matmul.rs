@@ -5,7 +5,7 @@
 //! mma operand layouts with `ldmatrix` (`.trans` for `b`); masked loads give zeros past the
 //! edges, so every shape works.
 
-use tessera::{tile_fn, tile_kernel, Ptr};
+use tessera::{f16, tile_fn, tile_kernel, Ptr};
 
 /// The `(row, column)` of the tile of `c` that program `pid` computes in Triton's grouped
 /// order: programs walk down `GROUP` rows of tiles before moving one column right, so that the
@@ -184,6 +184,49 @@ pub fn tile_matmul_f8<T, const BM: usize, const BN: usize, const BK: usize>(
     let acc = dot_transposed_over_k::<BM, BN, BK>(a, w, rm, rn, m, n, k);
     let c_ok = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
     store(c + rm.expand_dims(1) * n + rn.expand_dims(0), acc, c_ok);
+}
+
+/// `c = a · wᵀ` as [`tile_matmul_f8`] at the tiles f8 `wgmma` runs fast at, for sm_90a only
+/// (`targets = [sm_90a]`): 128 × 128 tiles of `c` on 8 warps (two warpgroups, one
+/// `wgmma.m64n128k32` each per K step), K in steps of 128 over 4 stages, programs in groups of
+/// `GROUP` tile rows, the f32 accumulator rounded to f16. The kernel is in the sm_90a PTX alone:
+/// an sm_80 body at these tiles (f8 widened to f16 in software for `mma.sync`) would spill, and
+/// take ptxas close to a minute per entry. Elsewhere a launch is an `UnsupportedTarget` error.
+#[tile_kernel(
+    T = [f8e4m3, f8e5m2],
+    targets = [sm_90a],
+    num_warps = 8,
+    num_stages = 4,
+    BM = 128,
+    BN = 128,
+    BK = 128,
+    GROUP = 8,
+    uses = [grouped_tile, dot_transposed_over_k, dot_over_k]
+)]
+pub fn tile_matmul_f8_grouped<
+    T,
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const GROUP: usize,
+>(
+    a: Ptr<T>,
+    w: Ptr<T>,
+    c: Ptr<f16>,
+    m: i32,
+    n: i32,
+    k: i32,
+) {
+    let (tile_m, tile_n) = grouped_tile::<GROUP>(program_id(0), cdiv(m, BM), cdiv(n, BN));
+    let rm = tile_m * BM + arange(0, BM);
+    let rn = tile_n * BN + arange(0, BN);
+    let acc = dot_transposed_over_k::<BM, BN, BK>(a, w, rm, rn, m, n, k);
+    let c_ok = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
+    store(
+        c + rm.expand_dims(1) * n + rn.expand_dims(0),
+        acc.to::<f16>(),
+        c_ok,
+    );
 }
 
 /// `c = a · b` (row-major) in f16 or bf16 with an f32 accumulator, `BM × BN` tiles of `c`,

@@ -105,6 +105,7 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
         num_stages: 1,
         loop_stages: std::mem::take(&mut c.loop_stages),
         target: crate::ir::Target::Ampere,
+        targets: vec![crate::ir::Target::Ampere, crate::ir::Target::Hopper],
         types: input
             .spec
             .types

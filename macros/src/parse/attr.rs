@@ -3,6 +3,7 @@
 use super::autotune::{parse_autotune, AutotuneAttr};
 use super::signature::scalar_named;
 use crate::diag::{Diagnostics, Loc, LocIds};
+use crate::ir::Target;
 use crate::types::Scalar;
 use proc_macro2::TokenStream;
 use syn::ext::IdentExt;
@@ -29,6 +30,10 @@ pub struct KernelAttr {
     pub num_stages: Option<(Vec<u32>, Loc)>,
     /// `autotune(…)`, if given.
     pub autotune: Option<AutotuneAttr>,
+    /// `targets = [sm_80, sm_90a]`: the bodies built (the default, both); `[sm_90a]` builds the
+    /// sm_90a body alone and the kernel is in the sm_90a PTX only; `[sm_80]` builds the
+    /// `mma.sync` body alone, in every PTX.
+    pub targets: Vec<Target>,
 }
 
 /// Most pipeline stages `num_stages` may ask for.
@@ -69,6 +74,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         consts: Vec::new(),
         num_stages: None,
         autotune: None,
+        targets: vec![Target::Ampere, Target::Hopper],
     };
     let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
     // syn reports a list that ends too early ("unexpected end of input") at the call site; the
@@ -145,6 +151,12 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         }
         if key == "num_stages" {
             out.num_stages = num_stages_values(&entry.value, ids, diags).map(|s| (s, key_loc));
+            continue;
+        }
+        if key == "targets" {
+            if let Some(targets) = target_values(&entry.value, ids, diags) {
+                out.targets = targets;
+            }
             continue;
         }
         let mut values = Vec::new();
@@ -232,6 +244,54 @@ fn num_stages_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Opt
         ids,
         diags,
     )
+}
+
+/// `targets = [sm_80, sm_90a]` (or one of them): the PTX targets, each listed once; `None`
+/// after an error (reported at the value).
+fn target_values(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<Target>> {
+    const EXAMPLE: &str =
+        "e.g. `targets = [sm_90a]` (a kernel for Hopper only) or `targets = [sm_80, \
+                           sm_90a]` (the default)";
+    let mut out = Vec::new();
+    let mut valid = true;
+    for element in list_elements(e) {
+        let loc = ids.of(element);
+        let name = match element {
+            Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.unraw().to_string()),
+            _ => None,
+        };
+        let target = match name.as_deref() {
+            Some("sm_80") => Target::Ampere,
+            Some("sm_90a") => Target::Hopper,
+            _ => {
+                valid = false;
+                let written = name.unwrap_or_else(|| quote::quote!(#element).to_string());
+                diags.error(
+                    loc,
+                    format!(
+                        "`{written}` is not a target: `targets` lists `sm_80` (`mma.sync`, every \
+                         GPU from the A100 on) and `sm_90a` (`wgmma`, Hopper), {EXAMPLE}"
+                    ),
+                );
+                continue;
+            }
+        };
+        if out.contains(&target) {
+            diags.error(
+                loc,
+                format!("`{}` is listed twice in `targets`", target.sm()),
+            );
+        } else {
+            out.push(target);
+        }
+    }
+    if out.is_empty() && valid {
+        diags.error(
+            ids.of(e),
+            format!("`targets` needs at least one target, {EXAMPLE}"),
+        );
+    }
+    (valid && !out.is_empty()).then_some(out)
 }
 
 /// A specialisation axis of the launch (`num_warps`, `num_stages`): its name, which values it

@@ -68,6 +68,33 @@ fn attribute_errors() {
     assert!(errors[0].contains("at least one value"), "{errors:?}");
 }
 
+/// `targets` lists sm_80 and sm_90a, each once; the default is both.
+#[test]
+fn targets_attribute() {
+    use crate::ir::Target;
+    let (a, errors) = attr(quote!(num_warps = 4));
+    assert!(errors.is_empty());
+    assert_eq!(a.targets, [Target::Ampere, Target::Hopper]);
+    let (a, errors) = attr(quote!(targets = [sm_90a]));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.targets, [Target::Hopper]);
+    let (a, errors) = attr(quote!(targets = sm_80));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.targets, [Target::Ampere]);
+    let (a, errors) = attr(quote!(targets = [sm_90]));
+    assert_messages(
+        &errors,
+        &["`sm_90` is not a target: `targets` lists `sm_80`"],
+    );
+    assert_eq!(a.targets, [Target::Ampere, Target::Hopper]);
+    let (_, errors) = attr(quote!(targets = [sm_90a, sm_90a]));
+    assert_messages(&errors, &["`sm_90a` is listed twice in `targets`"]);
+    let (_, errors) = attr(quote!(targets = []));
+    assert_messages(&errors, &["`targets` needs at least one target"]);
+    let (_, errors) = attr(quote!(targets = ["sm_90a"]));
+    assert_messages(&errors, &["`\"sm_90a\"` is not a target"]);
+}
+
 #[test]
 fn signature() {
     let (s, errors) = sig(quote!(
