@@ -33,6 +33,7 @@
 //! (`crate::device`) before the `wgmma` that reads them; TMA writes completed through an
 //! `mbarrier` do not.
 
+use super::B32;
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
@@ -41,52 +42,21 @@ use crate::emulator::wgmma::{self as emu, AccumulatorState, OperandA, WgmmaInput
 #[cfg(not(tessera_device))]
 use core::cell::Cell;
 
-/// The element of a `wgmma` accumulator, one 32-bit register each: `f32` (floating-point
-/// operands) or `i32` (`s8` operands, the `.s32` accumulator).
-pub trait WgmmaElement: Copy + Default {
-    /// The register's bits.
-    fn to_bits(self) -> u32;
-    /// The element of a register's bits.
-    fn from_bits(bits: u32) -> Self;
-}
-
-impl WgmmaElement for f32 {
-    #[inline(always)]
-    fn to_bits(self) -> u32 {
-        f32::to_bits(self)
-    }
-    #[inline(always)]
-    fn from_bits(bits: u32) -> Self {
-        f32::from_bits(bits)
-    }
-}
-
-impl WgmmaElement for i32 {
-    #[inline(always)]
-    fn to_bits(self) -> u32 {
-        self as u32
-    }
-    #[inline(always)]
-    fn from_bits(bits: u32) -> Self {
-        bits as i32
-    }
-}
-
-/// One thread's accumulator fragment of an `m64nNkK` `wgmma`: `R = N / 2` registers of `E`
-/// (f32, or i32 for `s8` operands).
-pub struct WgmmaAccumulator<const R: usize, E: WgmmaElement = f32> {
+/// One thread's accumulator fragment of an `m64nNkK` `wgmma`: `R = N / 2` 32-bit registers of
+/// `E` (f32, or i32 for `s8` operands; the `wgmma`s are defined for those two).
+pub struct WgmmaAccumulator<const R: usize, E: B32 = f32> {
     regs: [E; R],
     #[cfg(not(tessera_device))]
     state: Cell<AccumulatorState>,
 }
 
-impl<const R: usize, E: WgmmaElement> WgmmaAccumulator<R, E> {
+impl<const R: usize, E: B32> WgmmaAccumulator<R, E> {
     /// An accumulator of zeros (registers written by the thread: a [`wgmma_fence`] must follow
     /// before a `wgmma` accumulates into it).
     #[inline(always)]
     pub fn zeroed() -> Self {
         WgmmaAccumulator {
-            regs: [E::default(); R],
+            regs: [E::from_b32(0); R],
             #[cfg(not(tessera_device))]
             state: emu::new_accumulator(),
         }
@@ -293,7 +263,7 @@ macro_rules! wgmma_n {
             }
             #[cfg(not(tessera_device))]
             {
-                let mut bits = acc.regs.map(WgmmaElement::to_bits);
+                let mut bits = acc.regs.map(B32::to_b32);
                 emu::mma(
                     WgmmaInput::$input,
                     &mut bits,
@@ -303,7 +273,7 @@ macro_rules! wgmma_n {
                     $trans_b,
                     scale_d,
                 );
-                acc.regs = bits.map(WgmmaElement::from_bits);
+                acc.regs = bits.map(B32::from_b32);
             }
         }
     };
