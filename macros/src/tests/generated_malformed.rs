@@ -537,5 +537,5 @@ fn generated_malformed_kernels_expand_cleanly() {
         tally.record(outcome, &described);
     }
     let elapsed = start.elapsed();
-    tally.report("generated_malformed", CASES, elapsed);
+    tally.report("generated_malformed", seed, CASES, elapsed);
 }

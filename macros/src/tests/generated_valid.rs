@@ -36,7 +36,7 @@ fn generated_valid_kernels_expand_without_errors() {
         }
         tally.record(outcome, &described);
     }
-    tally.report("generated_valid", KERNELS, start.elapsed());
+    tally.report("generated_valid", seed, KERNELS, start.elapsed());
     assert!(
         rejected.is_empty(),
         "{} valid kernel(s) rejected; the first:\n{}",

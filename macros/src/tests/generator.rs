@@ -302,8 +302,9 @@ impl Tally {
         self.rejected + self.expanded
     }
 
-    /// Prints the counts and time; fails the test with the first case of each failure class.
-    pub fn report(&self, test: &str, cases: usize, elapsed: Duration) {
+    /// Prints the counts and time; fails the test with the first case of each failure class
+    /// and the run's `seed`.
+    pub fn report(&self, test: &str, seed: u64, cases: usize, elapsed: Duration) {
         let build = if cfg!(debug_assertions) {
             "debug"
         } else {
@@ -335,7 +336,8 @@ impl Tally {
             .collect();
         assert!(
             failures.is_empty(),
-            "{test}: {} failing case(s) in {} class(es); the first of each:\n\n{}",
+            "{test}: {} failing case(s) in {} class(es) ({SEED_ENV}={seed} replays them); the \
+             first of each:\n\n{}",
             total(&self.failures),
             failures.len(),
             failures.join("\n\n")
