@@ -5,7 +5,9 @@
 //! exist and the emulator runs the one of the launch's target: [`with_target`]'s on the
 //! launching thread, else the environment variable `TESSERA_EMULATE_SM` (`sm_80` or `sm_90a`),
 //! else sm_80 (the oldest PTX of a set, as `Device::load_ptx_set` takes on the emulator). The
-//! target is read once per launch, so every thread of a launch runs the same body.
+//! target is read once per launch, so every thread of a launch runs the same body. A kernel
+//! built for sm_90a alone (`targets = [sm_90a]`) has one body, and a launch emulating sm_80 is
+//! refused (`LaunchError::UnsupportedTarget`).
 
 use super::cta::with_thread;
 use super::EmulatorError;
