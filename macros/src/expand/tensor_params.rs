@@ -14,6 +14,7 @@ use crate::ir::{Kernel, OpKind, Region};
 use crate::types::DType;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 use syn::visit_mut::VisitMut;
 
 /// One `Tensor<T, R>` parameter of a kernel.
@@ -43,7 +44,8 @@ impl TensorParam {
     }
 
     fn scalars(&self, what: &str) -> Vec<Ident> {
-        let name = self.name.to_string();
+        // `r#type__size0` is no identifier: the raw prefix goes (`type__size0` is not a keyword).
+        let name = self.name.unraw().to_string();
         (0..self.rank)
             .map(|d| Ident::new(&scalar_name(&name, what, d), self.name.span()))
             .collect()
@@ -750,6 +752,29 @@ mod tests {
             .unwrap_or_else(|| panic!("no entry {entry} in the expansion"));
         let rest = &tokens[start + 6..];
         rest[..rest.find("entry ").unwrap_or(rest.len())].to_string()
+    }
+
+    /// A tensor parameter with a raw name (`r#type`) gets the language's error for raw
+    /// parameter names. Before, desugaring it panicked first (`"r#type__size0" is not a valid
+    /// Ident`, found by the malformed-kernel generator with seed 1795790359084525575).
+    #[test]
+    fn raw_tensor_names_get_the_raw_name_error() {
+        let tokens = crate::expand::tile_kernel(
+            quote!(B = 256),
+            quote! {
+                fn k<const B: usize>(r#type: Tensor<f32, 1>) {
+                    let offs = arange(0, B);
+                    let mask = offs < r#type.size(0);
+                    store(r#type + offs * r#type.stride(0), zeros::<f32>([B]), mask);
+                }
+            },
+        )
+        .to_string();
+        assert!(
+            tokens.contains("raw identifiers are not supported as a parameter's name")
+                && tokens.contains("rename `r#type`"),
+            "{tokens}"
+        );
     }
 
     #[test]
