@@ -193,7 +193,7 @@ fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
 fn body_targets(kernel: &Kernel) -> &'static [Target] {
     let mut has_dot = false;
     kernel.walk(&mut |op| has_dot |= matches!(op.kind, crate::ir::OpKind::Dot { .. }));
-    if kernel.targets == [Target::Hopper] {
+    if kernel.sm90a_only() {
         &[Target::Hopper]
     } else if has_dot && kernel.targets.contains(&Target::Hopper) {
         &[Target::Ampere, Target::Hopper]
@@ -504,7 +504,7 @@ fn specialisation_items(
     };
     let name = first.name.clone();
     let types = first.types.clone();
-    let targets = if first.targets == [Target::Hopper] {
+    let targets = if first.sm90a_only() {
         quote!(::tessera::KernelTargets::Sm90aOnly)
     } else {
         quote!(::tessera::KernelTargets::Every)

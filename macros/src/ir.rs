@@ -467,6 +467,12 @@ pub enum OpKind {
 }
 
 impl Kernel {
+    /// Whether the kernel is built for sm_90a alone (`targets = [sm_90a]`): a Hopper body only,
+    /// an entry of the sm_90a PTX only, `KernelTargets::Sm90aOnly` on its handle.
+    pub fn sm90a_only(&self) -> bool {
+        self.targets == [Target::Hopper]
+    }
+
     /// The pipelining depth of the `for` op `op`: its own `num_stages(S)`, else the
     /// attribute's.
     pub fn loop_stages_of(&self, op: &Op) -> u32 {
