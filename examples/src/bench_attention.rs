@@ -1,5 +1,6 @@
 //! The `attention` and `attention_causal` families of `triton_ref.py`: flash attention forward
-//! (`tessera_kernels::tiled::attention`) on contiguous f16 `[BH, N, D]` tensors, scale `1/√D`,
+//! (`tessera_kernels::tiled::attention`) on contiguous f16 `[BH, N, D]` tensors (launched as
+//! `[1, BH, N, D]`), scale `1/√D`,
 //! `4·BH·N²·D` flops (halved when causal).
 //!
 //! Every compiled configuration of the head dimension is timed and verified, and the row
@@ -20,6 +21,7 @@ use crate::bench::{best_config_row, time_tile, BenchRow, Timed};
 use crate::data::{check_items, float_vec, spread, within, Verdict};
 use tessera::f16;
 use tessera::launch::{Device, LaunchError, Module};
+use tessera::tensor::Tensor;
 use tessera_kernels::tiled::attention::{
     tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
 };
@@ -61,11 +63,6 @@ fn invalid(reason: String) -> LaunchError {
     }
 }
 
-/// `n` as an `i32` kernel argument.
-fn int(n: usize) -> Result<i32, LaunchError> {
-    i32::try_from(n).map_err(|_| invalid(format!("{n} does not fit the kernels' i32 sizes")))
-}
-
 /// Whether the kernels can run `[bh, n, d]`.
 pub fn check_shape(bh: usize, n: usize, d: usize) -> Result<(), String> {
     if !HEAD_DIMS.contains(&d) {
@@ -84,42 +81,50 @@ pub fn check_shape(bh: usize, n: usize, d: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Times configuration `config` of the head dimension `d`, causal or not.
+/// The `[1, BH, N, D]` tensors of one timing: `q`, `k`, `v` and the output.
+struct Operands<'a> {
+    q: &'a Tensor<f16>,
+    k: &'a Tensor<f16>,
+    v: &'a Tensor<f16>,
+    o: &'a mut Tensor<f16>,
+}
+
+/// Times configuration `config` of the head dimension `d`, causal or not, on `operands`.
 fn time_config(
     device: &Device,
     module: &Module,
     (d, causal, config): (usize, bool, Config),
     grid: [u32; 3],
-    args: tile_attention_d64::T_f16::Args,
+    operands: Operands<'_>,
+    scale: f32,
 ) -> Result<(Timed, &'static str), LaunchError> {
     let c = usize::from(causal);
     let [bm, bn, warps, stages] = config;
-    // The specialisation of one of the three attention kernels: `BM`, `BN`, `CAUSAL`,
-    // `num_stages` and `fields`.
-    macro_rules! spec {
-        ($kernel:ident { $($field:ident: $value:expr),* }) => {
-            $kernel::T_f16::specialisation(
-                &$kernel::Consts {
-                    BM: bm,
-                    BN: bn,
-                    CAUSAL: c,
-                    num_stages: stages as u32,
-                    $($field: $value),*
-                },
-                &args,
-            )?
-        };
+    let Operands { q, k, v, o } = operands;
+    // Times one of the three attention kernels at `BM`, `BN`, `CAUSAL`, `num_stages` and
+    // `fields`, its arguments from the tensors.
+    macro_rules! time {
+        ($kernel:ident { $($field:ident: $value:expr),* }) => {{
+            let args = $kernel::T_f16::args(q, k, v, o, scale)?;
+            let consts = $kernel::Consts {
+                BM: bm,
+                BN: bn,
+                CAUSAL: c,
+                num_stages: stages as u32,
+                $($field: $value),*
+            };
+            let spec = $kernel::T_f16::specialisation(&consts, &args)?;
+            (time_tile(device, module, spec, grid, args)?, spec.kernel.name)
+        }};
     }
-    let spec = match (d, warps) {
-        (64, _) => spec!(tile_attention_d64 {
+    Ok(match (d, warps) {
+        (64, _) => time!(tile_attention_d64 {
             D: 64,
             num_warps: warps as u32
         }),
-        (128, 4) => spec!(tile_attention_d128_w4 { D: 128 }),
-        _ => spec!(tile_attention_d128_w8 { D: 128 }),
-    };
-    let timed = time_tile(device, module, spec, grid, args)?;
-    Ok((timed, spec.kernel.name))
+        (128, 4) => time!(tile_attention_d128_w4 { D: 128 }),
+        _ => time!(tile_attention_d128_w8 { D: 128 }),
+    })
 }
 
 /// Runs `attention` (or `attention_causal`) on `[bh, n, d]` f16.
@@ -134,7 +139,9 @@ pub fn run(
     let q: Vec<f16> = float_vec(151, len, 2.0);
     let k: Vec<f16> = float_vec(152, len, 2.0);
     let v: Vec<f16> = float_vec(153, len, 1.0);
-    let (dq, dk, dv) = (device.upload(&q)?, device.upload(&k)?, device.upload(&v)?);
+    let sizes = [1, bh, n, d];
+    let tensor = |x: &[f16]| Tensor::from_slice(device, x, &sizes);
+    let (tq, tk, tv) = (tensor(&q)?, tensor(&k)?, tensor(&v)?);
     let scale = 1.0 / (d as f32).sqrt();
     let heads = spread(bh, CHECKED_HEADS);
     let rows = spread(n, CHECKED_ROWS);
@@ -145,15 +152,21 @@ pub fn run(
     let mut best: Option<(Timed, &'static str, Config)> = None;
     let mut checks: Vec<(Config, Verdict)> = Vec::new();
     for &config in configs(d) {
-        let o = device.zeros::<f16>(len)?;
+        let mut o = Tensor::<f16>::zeros(device, &sizes)?;
         let grid = [
             u32::try_from(n.div_ceil(config[0])).map_err(|e| invalid(e.to_string()))?,
             u32::try_from(bh).map_err(|e| invalid(e.to_string()))?,
             1,
         ];
-        let args = (dq.ptr(), dk.ptr(), dv.ptr(), o.ptr(), int(n)?, scale);
-        let (timed, entry) = time_config(device, module, (d, causal, config), grid, args)?;
-        let got = o.download()?;
+        let operands = Operands {
+            q: &tq,
+            k: &tk,
+            v: &tv,
+            o: &mut o,
+        };
+        let (timed, entry) =
+            time_config(device, module, (d, causal, config), grid, operands, scale)?;
+        let got = o.to_vec()?;
         let verdict = check_items(items.len(), |x| {
             let (h, i) = items[x];
             check_row((&q, &k, &v, &got), (h, i), (n, d), causal)

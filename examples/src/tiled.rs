@@ -25,6 +25,7 @@ use crate::data::{
     Float, Verdict,
 };
 use tessera::launch::{DeviceBuffer, DeviceElement, DeviceKind, KernelArgs, LaunchError};
+use tessera::tensor::{Tensor, TensorMut};
 use tessera::tile::{launch_on, Specialisation};
 use tessera::{bf16, f16, Ptr};
 use tessera_kernels::tiled::attention::{tile_attention_d128_w4, tile_attention_d64};
@@ -71,8 +72,15 @@ type SoftmaxArgs<T> = (Ptr<T>, Ptr<T>, i32, i32, i32);
 /// The arguments of the matmul kernels: `a`, `b`, `c`, `m`, `n`, `k`.
 type MatmulArgs<T> = (Ptr<T>, Ptr<T>, Ptr<T>, i32, i32, i32);
 
-/// The arguments of the attention kernels (f16): `q`, `k`, `v`, `o`, `seq`, `scale`.
-type AttentionArgs = (Ptr<f16>, Ptr<f16>, Ptr<f16>, Ptr<f16>, i32, f32);
+/// The tensors of an attention launch (f16, `[1, BH, N, D]`): `q`, `k`, `v` and the output (the
+/// first `BH·N·D` elements of a buffer with canaries after them), and the scale.
+struct AttentionOperands<'a> {
+    q: &'a Tensor<f16>,
+    k: &'a Tensor<f16>,
+    v: &'a Tensor<f16>,
+    o: TensorMut<'a, f16>,
+    scale: f32,
+}
 
 /// `launch_tiled!(checks, kernel<CONST = value, …>, grid, args)`: launches the specialisation
 /// of the `#[tile_kernel]` module `kernel` for those constants and `args` on `grid` through
@@ -477,20 +485,29 @@ impl Checks<'_> {
         &mut self,
         [bh, n, d]: [usize; 3],
         causal: bool,
-        launch: impl FnOnce(&mut Self, AttentionArgs, [u32; 3]) -> Result<(), LaunchError>,
+        launch: impl FnOnce(&mut Self, AttentionOperands<'_>, [u32; 3]) -> Result<(), LaunchError>,
         bm: usize,
     ) -> Result<(), LaunchError> {
         let len = bh * n * d;
         let q: Vec<f16> = float_vec(81, len, 2.0);
         let k: Vec<f16> = float_vec(82, len, 2.0);
         let v: Vec<f16> = float_vec(83, len, 1.0);
-        let [dq, dk, dv] = self.upload_each([&q, &k, &v])?;
+        let sizes = [1, bh, n, d];
+        let tensor = |x: &[f16]| Tensor::from_slice(&self.device, x, &sizes);
+        let (tq, tk, tv) = (tensor(&q)?, tensor(&k)?, tensor(&v)?);
         let canary = f16::from_f32(-4321.0);
-        let o = self.padded(len, f16::default(), canary)?;
-        let scale = 1.0 / (d as f32).sqrt();
-        let args = (dq.ptr(), dk.ptr(), dv.ptr(), o.ptr(), int(n)?, scale);
-        launch(self, args, [dim(n.div_ceil(bm))?, dim(bh)?, 1])?;
-        let got = o.download()?;
+        let mut init = vec![f16::default(); len + CANARY_LEN];
+        init[len..].fill(canary);
+        let mut out = Tensor::from_slice(&self.device, &init, &[len + CANARY_LEN])?;
+        let operands = AttentionOperands {
+            q: &tq,
+            k: &tk,
+            v: &tv,
+            o: out.view_mut().slice(0, 0..len)?.reshape(&sizes)?,
+            scale: 1.0 / (d as f32).sqrt(),
+        };
+        launch(self, operands, [dim(n.div_ceil(bm))?, dim(bh)?, 1])?;
+        let got = out.to_vec()?;
         let verdict = check_items(bh * n, |x| {
             let (h, i) = (x / n, x % n);
             crate::bench_attention::check_row((&q, &k, &v, &got), (h, i), (n, d), causal)
@@ -633,29 +650,35 @@ impl Checks<'_> {
         for causal in [0, 1] {
             for &shape in &heads {
                 if shape[2] == 64 {
-                    let launch = |checks: &mut Self, args: AttentionArgs, grid: [u32; 3]| {
-                        launch_tiled!(
-                            checks,
-                            tile_attention_d64::T_f16<
-                                BM = 128, BN = 64, D = 64, CAUSAL = causal, num_warps = 4,
-                                num_stages = 1
-                            >,
-                            grid,
-                            args
-                        )
-                    };
+                    let launch =
+                        |checks: &mut Self, mut ops: AttentionOperands<'_>, grid: [u32; 3]| {
+                            let (q, k, v, o) = (ops.q, ops.k, ops.v, &mut ops.o);
+                            let args = tile_attention_d64::T_f16::args(q, k, v, o, ops.scale)?;
+                            launch_tiled!(
+                                checks,
+                                tile_attention_d64::T_f16<
+                                    BM = 128, BN = 64, D = 64, CAUSAL = causal, num_warps = 4,
+                                    num_stages = 1
+                                >,
+                                grid,
+                                args
+                            )
+                        };
                     self.attention(shape, causal == 1, launch, 128)?;
                 } else {
-                    let launch = |checks: &mut Self, args: AttentionArgs, grid: [u32; 3]| {
-                        launch_tiled!(
-                            checks,
-                            tile_attention_d128_w4::T_f16<
-                                BM = 64, BN = 64, D = 128, CAUSAL = causal, num_stages = 1
-                            >,
-                            grid,
-                            args
-                        )
-                    };
+                    let launch =
+                        |checks: &mut Self, mut ops: AttentionOperands<'_>, grid: [u32; 3]| {
+                            let (q, k, v, o) = (ops.q, ops.k, ops.v, &mut ops.o);
+                            let args = tile_attention_d128_w4::T_f16::args(q, k, v, o, ops.scale)?;
+                            launch_tiled!(
+                                checks,
+                                tile_attention_d128_w4::T_f16<
+                                    BM = 64, BN = 64, D = 128, CAUSAL = causal, num_stages = 1
+                                >,
+                                grid,
+                                args
+                            )
+                        };
                     self.attention(shape, causal == 1, launch, 64)?;
                 }
             }

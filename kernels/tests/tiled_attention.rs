@@ -15,8 +15,10 @@
 
 mod support;
 
-use support::{device, draws, launch_tile, Float, TestDevice};
+use support::{device, device_and_module, draws, Float, TestDevice};
 use tessera::emulator::{with_target, EmulatedTarget};
+use tessera::launch::DeviceElement;
+use tessera::tensor::{Tensor, TensorRef};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::attention::{
     tile_attention_d128_w4, tile_attention_d128_w8, tile_attention_d64,
@@ -63,7 +65,9 @@ fn reference<T: Float>(
 /// Runs one case: `$kernel` at `$consts` (a `Consts` value with `BM`) on random `[HEADS, seq, d]`
 /// tensors of `$t` (`$case` is `(seq, d, causal)`), checked against [`reference`] and the
 /// guards. `[f16, bf16]` runs it on both element types; `bf16 if COND` on bf16 where `COND`
-/// holds, else on f16.
+/// holds, else on f16. The tensors are launched as `[1, HEADS, seq, d]`: contiguous, or with
+/// `interleaved` views of `[1, seq, HEADS, d]` storage (heads interleaved row by row, as a fused
+/// projection's output is), transposed.
 macro_rules! check_case {
     ($gpu:expr, $kernel:ident, [f16, bf16], $($case:tt)*) => {{
         check_case!($gpu, $kernel, f16, $($case)*);
@@ -76,41 +80,61 @@ macro_rules! check_case {
             check_case!($gpu, $kernel, f16, $($case)*);
         }
     }};
-    ($gpu:expr, $kernel:ident, $t:ty, $consts:expr, $case:expr) => {{
+    ($gpu:expr, $kernel:ident, $t:ty, $consts:expr, $case:expr) => {
+        check_case!($gpu, $kernel, $t, $consts, $case, contiguous)
+    };
+    ($gpu:expr, $kernel:ident, $t:ty, $consts:expr, $case:expr, $layout:ident) => {{
         let gpu: &TestDevice = $gpu;
         let (seq, d, causal): (usize, usize, bool) = $case;
+        let interleaved = stringify!($layout) == "interleaved";
         let n = HEADS * seq * d;
         let q: Vec<$t> = values(11 + seq as u64, n, 2.0);
         let k: Vec<$t> = values(12 + seq as u64, n, 2.0);
         let v: Vec<$t> = values(13 + seq as u64, n, 1.0);
+        let (device, module) = device_and_module();
+        let stream = device.stream().unwrap();
+        let store = |x: &[$t]| {
+            let stored = if interleaved { interleave(x, seq, d) } else { x.to_vec() };
+            let sizes = if interleaved { [1, seq, HEADS, d] } else { [1, HEADS, seq, d] };
+            Tensor::from_slice(device, &stored, &sizes).unwrap()
+        };
+        let (tq, tk, tv) = (store(&q), store(&k), store(&v));
         let init: Vec<$t> = vec![<$t as Float>::from_f32(GUARD); n + GUARDS];
-        let dev = gpu.device();
-        let (dq, dk, dv) = (
-            dev.upload(&q).unwrap(),
-            dev.upload(&k).unwrap(),
-            dev.upload(&v).unwrap(),
-        );
-        let dout = dev.upload(&init).unwrap();
+        let mut to = Tensor::from_slice(device, &init, &[n + GUARDS]).unwrap();
         let consts = $consts;
         let ctx = format!(
-            "{} {} BH={HEADS} N={seq} D={d} causal={causal} {consts:?}",
+            "{} {} BH={HEADS} N={seq} D={d} causal={causal} {consts:?} {}",
             stringify!($kernel),
-            stringify!($t)
+            stringify!($t),
+            stringify!($layout),
         );
-        launch_tile!(
-            gpu,
-            $kernel,
-            consts,
-            |c: &$kernel::Consts| (seq.div_ceil(c.BM) as u32, HEADS as u32),
-            dq.ptr(),
-            dk.ptr(),
-            dv.ptr(),
-            dout.ptr(),
-            seq as i32,
-            1.0 / (d as f32).sqrt(),
-        )
-        .unwrap_or_else(|err| panic!("{ctx}: {err}"));
-        let got = dout.download().unwrap();
+        {
+            let o_stored = to.view_mut().slice(0, 0..n).unwrap();
+            let mut o = if interleaved {
+                o_stored.reshape(&[1, seq, HEADS, d]).unwrap().transpose(1, 2).unwrap()
+            } else {
+                o_stored.reshape(&[1, HEADS, seq, d]).unwrap()
+            };
+            $kernel::launch(
+                &stream,
+                module,
+                consts,
+                |c: &$kernel::Consts| (seq.div_ceil(c.BM) as u32, HEADS as u32),
+                &as_heads(tq.view(), interleaved),
+                &as_heads(tk.view(), interleaved),
+                &as_heads(tv.view(), interleaved),
+                &mut o,
+                1.0 / (d as f32).sqrt(),
+            )
+            .unwrap_or_else(|err| panic!("{ctx}: {err}"));
+        }
+        stream.synchronize().unwrap();
+        let got_stored = to.to_vec().unwrap();
+        let got = if interleaved {
+            deinterleave(&got_stored[..n], seq, d)
+        } else {
+            got_stored[..n].to_vec()
+        };
         let (want, spread) = reference((&q, &k, &v), seq, d, causal);
         let u = <$t as Float>::UNIT_ROUNDOFF;
         for (i, (&w, &s)) in want.iter().zip(&spread).enumerate() {
@@ -125,10 +149,44 @@ macro_rules! check_case {
             );
         }
         assert!(
-            got[n..].iter().all(|x| x.to_f64() == GUARD as f64),
+            got_stored[n..].iter().all(|x| x.to_f64() == GUARD as f64),
             "{ctx}: wrote past the end"
         );
     }};
+}
+
+/// `t` as `[1, HEADS, seq, d]`: itself, or when `interleaved` (`[1, seq, HEADS, d]` storage) its
+/// dimensions 1 and 2 swapped.
+fn as_heads<T: DeviceElement>(t: TensorRef<'_, T>, interleaved: bool) -> TensorRef<'_, T> {
+    if interleaved {
+        t.transpose(1, 2).unwrap()
+    } else {
+        t
+    }
+}
+
+/// `[HEADS, seq, d]` values stored as `[seq, HEADS, d]`.
+fn interleave<T: Copy>(x: &[T], seq: usize, d: usize) -> Vec<T> {
+    let mut out = x.to_vec();
+    for h in 0..HEADS {
+        for i in 0..seq {
+            let (from, to) = ((h * seq + i) * d, (i * HEADS + h) * d);
+            out[to..to + d].copy_from_slice(&x[from..from + d]);
+        }
+    }
+    out
+}
+
+/// `[seq, HEADS, d]` storage read back as `[HEADS, seq, d]`.
+fn deinterleave<T: Copy>(x: &[T], seq: usize, d: usize) -> Vec<T> {
+    let mut out = x.to_vec();
+    for h in 0..HEADS {
+        for i in 0..seq {
+            let (to, from) = ((h * seq + i) * d, (i * HEADS + h) * d);
+            out[to..to + d].copy_from_slice(&x[from..from + d]);
+        }
+    }
+    out
 }
 
 /// Cases of the second warp count of each head dimension (the first runs every sequence length,
@@ -237,4 +295,96 @@ fn pipelined_attention_matches_f64_reference() {
             }
         });
     }
+}
+
+/// Heads interleaved row by row (`[1, seq, HEADS, d]` storage viewed as `[1, HEADS, seq, d]`):
+/// the strides the kernel reads from its tensors, not a contiguous layout, on both bodies.
+#[test]
+fn attention_of_transposed_views_matches_f64_reference() {
+    let gpu = device();
+    for target in [EmulatedTarget::Sm90a, EmulatedTarget::Sm80] {
+        with_target(target, || {
+            let c = d64(true, 4, 2);
+            check_case!(
+                gpu,
+                tile_attention_d64,
+                f16,
+                c,
+                (130, 64, true),
+                interleaved
+            );
+            let w4 = d128_w4(false, 1);
+            check_case!(
+                gpu,
+                tile_attention_d128_w4,
+                bf16,
+                w4,
+                (70, 128, false),
+                interleaved
+            );
+        });
+    }
+}
+
+/// Tensors the kernels cannot serve are refused before anything runs, naming the condition:
+/// another head dimension than the compiled one, `k` and `v` of other lengths, an output of
+/// another shape, and a causal launch with fewer keys than queries.
+#[test]
+fn attention_refuses_tensors_it_cannot_serve() {
+    let (device, module) = device_and_module();
+    let stream = device.stream().unwrap();
+    let zeros = |sizes: &[usize]| Tensor::<f16>::zeros(device, sizes).unwrap();
+    let (q, k, v) = (
+        zeros(&[2, 3, 40, 64]),
+        zeros(&[2, 3, 40, 64]),
+        zeros(&[2, 3, 40, 64]),
+    );
+    let mut o = zeros(&[2, 3, 40, 64]);
+    let consts = d64(true, 4, 1);
+    let grid = (1u32, 6u32);
+    let refused = |err: tessera::launch::LaunchError, condition: &str| {
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("requirement `{condition}`")),
+            "{message}"
+        );
+    };
+    let wide = zeros(&[2, 3, 40, 128]);
+    let err = tile_attention_d64::launch(&stream, module, consts, grid, &wide, &k, &v, &mut o, 1.0);
+    refused(err.unwrap_err(), "q.size(3) == D");
+    let longer = zeros(&[2, 3, 41, 64]);
+    let err =
+        tile_attention_d64::launch(&stream, module, consts, grid, &q, &k, &longer, &mut o, 1.0);
+    refused(
+        err.unwrap_err(),
+        "v.size(0) == k.size(0) && v.size(1) == k.size(1) && v.size(2) == k.size(2)",
+    );
+    let mut fewer_heads = zeros(&[2, 2, 40, 64]);
+    let err = tile_attention_d64::launch(
+        &stream,
+        module,
+        consts,
+        grid,
+        &q,
+        &k,
+        &v,
+        &mut fewer_heads,
+        1.0,
+    );
+    refused(
+        err.unwrap_err(),
+        "o.size(0) == q.size(0) && o.size(1) == q.size(1) && o.size(2) == q.size(2)",
+    );
+    let (k_short, v_short) = (zeros(&[2, 3, 20, 64]), zeros(&[2, 3, 20, 64]));
+    let err = tile_attention_d64::launch(
+        &stream, module, consts, grid, &q, &k_short, &v_short, &mut o, 1.0,
+    );
+    refused(err.unwrap_err(), "CAUSAL == 0 || k.size(2) == q.size(2)");
+    // Not causal, 20 keys for 40 queries is cross-attention: it runs.
+    let cross = d64(false, 4, 1);
+    tile_attention_d64::launch(
+        &stream, module, cross, grid, &q, &k_short, &v_short, &mut o, 1.0,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
 }

@@ -271,3 +271,51 @@ fn rmsnorm_matches_cpu() {
         check_rows(&y, (rows, n_cols, stride), 9.0, want, close_f16_out);
     }
 }
+
+/// A row longer than the block asked for would be cut at `BLOCK` columns: each kernel's
+/// `requires = [n_cols <= BLOCK]` refuses the launch, naming the values, and nothing is written.
+#[test]
+fn rows_longer_than_the_block_are_refused() {
+    let gpu = device();
+    let (rows, n_cols, stride) = (2, 300, 304);
+    let NormCase { dx, dw, dy, .. } = norm_case(41, (1.0, 1.0), (rows, n_cols, stride));
+    let want = "the arguments break its requirement `n_cols <= BLOCK` (n_cols = 300, BLOCK = 256)";
+    let refused = |err: tessera::launch::LaunchError, kernel: &str| {
+        let message = err.to_string();
+        assert!(
+            message.contains(want) && message.contains(kernel),
+            "{kernel}: {message}"
+        );
+    };
+    let (y, x, w, grid) = (dy.ptr(), dx.ptr(), dw.ptr(), rows as u32);
+    let (stride, n_cols) = (stride as i32, n_cols as i32);
+    let rms = tile_rmsnorm::Consts { BLOCK: 256 };
+    let err = launch_tile!(gpu, tile_rmsnorm, rms, grid, y, x, w, stride, n_cols, 1e-6);
+    refused(err.unwrap_err(), "tile_rmsnorm");
+    let stats = gpu.device().zeros::<f32>(rows).unwrap();
+    let (b, mean, rstd) = (w, stats.ptr(), stats.ptr());
+    let ln = tile_layernorm::Consts { BLOCK: 256 };
+    let (s, n) = (stride, n_cols);
+    let err = launch_tile!(
+        gpu,
+        tile_layernorm,
+        ln,
+        grid,
+        y,
+        x,
+        w,
+        b,
+        mean,
+        rstd,
+        s,
+        n,
+        1e-5
+    );
+    refused(err.unwrap_err(), "tile_layernorm");
+    let out = gpu.device().zeros::<f32>(rows * stride as usize).unwrap();
+    let sm = tile_softmax::Consts { BLOCK: 256 };
+    let (o, i) = (out.ptr(), out.ptr());
+    let err = launch_tile!(gpu, tile_softmax, sm, grid, o, i, stride, stride, n_cols);
+    refused(err.unwrap_err(), "tile_softmax");
+    assert!(dy.download().unwrap().iter().all(|v| v.to_f32() == 9.0));
+}

@@ -102,6 +102,34 @@ fn the_launcher_rejects_rank_extent_and_unsynchronised_reads() {
         "argument `a` of kernel `tensor_vec_add`: the kernel takes a tensor of rank 1, this one \
          has sizes [2, 4] (rank 2)"
     );
+    // Shape: inputs of another length than the output (the kernel's `requires`).
+    let short = Tensor::from_slice(device, &[1.0f32; 7], &[7]).unwrap();
+    let err = tensor_vec_add::launch(&stream, module, VEC, (1,), &tb, &short, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "cannot launch kernel `tensor_vec_add`: the arguments break its requirement \
+         `b.size(0) == out.size(0)` (b.size(0) = 7, out.size(0) = 8)"
+    );
+    // Shape: a matmul whose inner dimensions differ.
+    let (a, b) = (
+        Tensor::<f16>::zeros(device, &[4, 3]).unwrap(),
+        Tensor::<f16>::zeros(device, &[2, 4]).unwrap(),
+    );
+    let mut c = Tensor::<f16>::zeros(device, &[4, 4]).unwrap();
+    let consts = tensor_matmul::Consts {
+        BM: 64,
+        BN: 64,
+        BK: 32,
+    };
+    let err = tensor_matmul::launch(&stream, module, consts, (1, 1), &a, &b, &mut c)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`b.size(0) == a.size(1)` (b.size(0) = 2, a.size(1) = 3)"),
+        "{err}"
+    );
     // Extent: a view reaching past its allocation cannot even be made.
     let err = tb.view().as_strided(&[8], &[2], 0).unwrap_err().to_string();
     assert!(

@@ -26,6 +26,10 @@
 //! }
 //! ```
 //!
+//! With `Tensor` parameters (`expand::tensor_params`) the module holds `Sizes`, a `launch` and
+//! `launch_sized` on a stream taking the tensors, and `args` (the tensors' `Args`) instead of
+//! the `launch` and `emulate` above.
+//!
 //! A kernel with type parameters (`#[tile_kernel(T = [f16, f32])] fn k<T>(..)`) holds the items
 //! above from `Args` on once per assignment of element types, in a submodule `k::T_f16`, and
 //! `Consts`, `EXPLAIN`, a trait `Listed_T` per type parameter (implemented by its listed types)
@@ -64,6 +68,7 @@ use quote::{quote, ToTokens};
 mod generic_launcher;
 mod own_names;
 mod ptx_entries;
+mod requires;
 pub(crate) mod tensor_params;
 use generic_launcher::generic_launcher;
 pub(crate) use own_names::{consts_param_arg, Own};
@@ -124,6 +129,9 @@ pub(crate) const MODULE_ITEMS: &[&str] = &[
     "specialisation",
     "launch",
     "emulate",
+    "Sizes",
+    "launch_sized",
+    "args",
 ];
 
 /// Names the kernel's module cannot take, with what the module would clash with: the
@@ -504,6 +512,7 @@ fn specialisation_items(
     };
     let name = first.name.clone();
     let types = first.types.clone();
+    let first_requires = first.requires.clone();
     let targets = if first.sm90a_only() {
         quote!(::tessera::KernelTargets::Sm90aOnly)
     } else {
@@ -848,6 +857,20 @@ fn specialisation_items(
         }
         _ => quote!(),
     };
+    let fields: Vec<(&Ident, TokenStream)> = param_names
+        .iter()
+        .copied()
+        .zip(arg_fields.iter().cloned())
+        .collect();
+    let requirement_checks = requires::requirement_checks(
+        &kernel_str,
+        &first_requires,
+        &requires::Values {
+            args: &args,
+            consts: &consts,
+            fields: &fields,
+        },
+    );
     let n_lit = Literal::usize_unsuffixed(n_specs);
     Ok(quote! {
         #(#module_checks)*
@@ -867,6 +890,7 @@ fn specialisation_items(
             #consts: &Consts,
             #args: &Args,
         ) -> ::core::result::Result<&'static ::tessera::tile::Specialisation<Args>, ::tessera::launch::LaunchError> {
+            #requirement_checks
             let checks: [fn(&Args) -> ::core::result::Result<(), ::tessera::launch::LaunchError>; #n_lit] = [#(#checks),*];
             let pick = |indices: &[usize]| {
                 let mut last = ::core::option::Option::None;

@@ -8,8 +8,8 @@ use crate::check::{check, Input};
 use crate::diag::{combine, Diagnostic, Diagnostics, LocIds};
 use crate::ir::Kernel;
 use crate::parse::{
-    parse_attr, parse_signature, specialisations, substitute_types, tuned_specialisations,
-    Autotune, Signature, Specialisation,
+    checked_requirements, parse_attr, parse_signature, specialisations, substitute_types,
+    tuned_specialisations, Autotune, Signature, Specialisation,
 };
 use crate::types::Scalar;
 use proc_macro2::{Span, TokenStream};
@@ -58,6 +58,7 @@ pub fn analyze_kernel(
     let generics = parse_signature(&function.sig, &mut ids.clone(), &mut Diagnostics::default());
     let specs = specialisations(&attr, &generics, &mut diags);
     let (specs, autotune) = tuned_specialisations(&attr, &generics, specs, &mut diags);
+    let requires = checked_requirements(&attr.requires, &generics, &mut diags);
 
     let mut kernels = Vec::new();
     let mut found: Vec<(Diagnostic, Vec<usize>)> = Vec::new();
@@ -102,6 +103,7 @@ pub fn analyze_kernel(
         let input = Input { sig, body, spec };
         let mut kernel = check(&input, &mut spec_diags);
         kernel.targets = attr.targets.clone();
+        kernel.requires = requires.clone();
         let stages = spec
             .num_stages
             .zip(attr.num_stages.as_ref().map(|(_, loc)| *loc));

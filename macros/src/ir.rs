@@ -144,6 +144,8 @@ pub struct Kernel {
     pub target: Target,
     /// The bodies the attribute's `targets` asks for (both by default; see `expand::prepare`).
     pub targets: Vec<Target>,
+    /// The attribute's `requires` conditions, checked by the launcher before a launch.
+    pub requires: Vec<crate::parse::Requirement>,
     /// The type parameters' element types in this specialisation, in declaration order.
     pub types: Vec<(String, Scalar)>,
     /// The const parameters' values in this specialisation, in declaration order.

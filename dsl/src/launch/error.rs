@@ -113,6 +113,17 @@ pub enum LaunchError {
         /// What cannot be launched.
         reason: String,
     },
+    /// The arguments break a condition of the kernel's `requires = […]`.
+    Requirement {
+        /// The kernel.
+        kernel: String,
+        /// The condition, as written in the attribute.
+        condition: String,
+        /// The arguments and const values it reads: `n_cols = 5000, BLOCK = 4096`.
+        values: String,
+        /// False when it could not be evaluated (a division by zero or an overflow).
+        evaluated: bool,
+    },
     /// A module or buffer of another device was passed.
     WrongDevice {
         /// What was passed.
@@ -258,6 +269,26 @@ impl fmt::Display for LaunchError {
             LaunchError::InvalidConfig { kernel, reason } => {
                 write!(f, "cannot launch kernel `{kernel}`: {reason}")
             }
+            LaunchError::Requirement {
+                kernel,
+                condition,
+                values,
+                evaluated: true,
+            } => write!(
+                f,
+                "cannot launch kernel `{kernel}`: the arguments break its requirement \
+                 `{condition}` ({values})"
+            ),
+            LaunchError::Requirement {
+                kernel,
+                condition,
+                values,
+                evaluated: false,
+            } => write!(
+                f,
+                "cannot launch kernel `{kernel}`: its requirement `{condition}` cannot be \
+                 evaluated on the arguments ({values}): a division by zero or an overflow"
+            ),
             LaunchError::WrongDevice { what } => {
                 write!(
                     f,

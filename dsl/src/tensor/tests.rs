@@ -107,6 +107,44 @@ fn a_launch_checks_rank_and_extent() {
     );
 }
 
+/// Each size and stride fits an `i32`, but the offsets the kernel computes from them
+/// (`Σ index · stride`, `i32`s too) would not: refused before anything runs.
+#[test]
+fn a_launch_checks_the_offsets_fit_the_kernels_i32() {
+    let device = Device::emulator();
+    let len = 3usize << 30;
+    // SAFETY: no memory is behind this address, and nothing reads or writes it: the views are
+    // only checked (`kernel_parts` reads sizes and strides, never elements).
+    let t = unsafe { Tensor::<u8>::from_raw_parts(&device, 1 << 40, len, &[len]) }.unwrap();
+    let err = t
+        .view()
+        .slice(0, 0..(1 << 31))
+        .unwrap()
+        .kernel_parts::<1>("k", "x")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with("size 2147483648 does not fit the kernel's i32"),
+        "{err}"
+    );
+    let rows = t
+        .view()
+        .as_strided(&[3, 1 << 30], &[1 << 30, 1], 0)
+        .unwrap();
+    let err = rows.kernel_parts::<2>("k", "x").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "argument `x` of kernel `k`: sizes [3, 1073741824] with strides [1073741824, 1] reach \
+         element 3221225471 from the view's first, past the kernel's i32 offsets (at most \
+         2147483647)"
+    );
+    let fits = t
+        .view()
+        .as_strided(&[2, 1 << 30], &[1 << 30, 1], 0)
+        .unwrap();
+    assert!(fits.kernel_parts::<2>("k", "x").is_ok());
+}
+
 #[test]
 fn stream_work_must_be_synchronised_before_the_host_reads() {
     let device = Device::emulator();

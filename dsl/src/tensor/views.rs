@@ -137,6 +137,24 @@ impl View {
             sizes[d] = small(self.layout.sizes()[d], "size")?;
             strides[d] = small(self.layout.strides()[d], "stride")?;
         }
+        // The kernel's offsets (`Σ index · stride`) are `i32`s too: the farthest element the
+        // view reaches from its first must be one.
+        let reach = self
+            .layout
+            .extent()?
+            .saturating_sub(self.layout.offset() + 1);
+        if i32::try_from(reach).is_err() {
+            return Err(LaunchError::Tensor {
+                what: what(),
+                reason: format!(
+                    "sizes {:?} with strides {:?} reach element {reach} from the view's first, \
+                     past the kernel's i32 offsets (at most {})",
+                    self.layout.sizes(),
+                    self.layout.strides(),
+                    i32::MAX
+                ),
+            });
+        }
         let addr = self.allocation.addr + (self.layout.offset() * std::mem::size_of::<T>()) as u64;
         Ok((Ptr::from_addr(addr), sizes, strides))
     }

@@ -154,6 +154,27 @@ pub fn launch_config<A>(spec: &Specialisation<A>, grid: [u32; 3]) -> LaunchConfi
     }
 }
 
+/// The launcher's check of condition `condition` (as written) of `kernel`'s `requires = […]`:
+/// `holds` is its value on the arguments (`None`: a division by zero or an overflow), `values`
+/// the arguments and const values it reads, by name.
+pub fn check_requirement(
+    kernel: &str,
+    condition: &str,
+    holds: Option<bool>,
+    values: &[(&str, i128)],
+) -> Result<(), LaunchError> {
+    if holds == Some(true) {
+        return Ok(());
+    }
+    let values: Vec<String> = values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+    Err(LaunchError::Requirement {
+        kernel: kernel.to_string(),
+        condition: condition.to_string(),
+        values: values.join(", "),
+        evaluated: holds.is_some(),
+    })
+}
+
 /// Checks that pointer argument `param` is `align`-byte aligned, as the kernel's vectorized
 /// accesses assume (axis analysis); null passes (the kernel may never touch it).
 pub fn check_aligned(kernel: &str, param: &str, addr: u64, align: u64) -> Result<(), LaunchError> {

@@ -1,15 +1,23 @@
 //! Flash attention forward (one pass, online softmax), as the `attention_kernel` of
-//! `shared/bench/triton_ref.py`: `o = softmax(q · kᵀ · scale) · v` per (batch · head) over
-//! contiguous `[BH, SEQ, D]` tensors of `T` (f16 or bf16), causal (`CAUSAL = 1`: query row `i`
-//! sees keys `0..=i`) or not (`CAUSAL = 0`).
+//! `shared/bench/triton_ref.py`: `o = softmax(q · kᵀ · scale) · v` per batch and head over
+//! `[B, H, N, D]` tensors of `T` (f16 or bf16), causal (`CAUSAL = 1`: query row `i` sees keys
+//! `0..=i`) or not (`CAUSAL = 0`).
 //!
-//! Each program computes `BM` query rows of one head (grid `(⌈SEQ/BM⌉, BH)`), walking the keys in
+//! The tensors may be strided views (heads interleaved row by row, `[B, N, H, D]` storage
+//! transposed, is the usual one); the fast variant needs the last dimension contiguous and the
+//! other strides multiples of 16 elements, and anything else runs the unaligned variant. `k`
+//! and `v` have `N_k` rows (cross-attention when not causal) and the same strides; the
+//! attribute's `requires` refuses, before anything runs, tensors of another head dimension than
+//! `D`, `k`, `v` and `o` whose shapes do not match `q`'s, `k` and `v` of different strides, and a
+//! causal launch with `N_k ≠ N`.
+//!
+//! Each program computes `BM` query rows of one head (grid `(⌈N/BM⌉, B · H)`), walking the keys in
 //! blocks of `BN`: `s = q · kᵀ` on tensor cores (f32 accumulator), scaled by
 //! `scale · log₂(e)` so that `exp2` gives `exp`; the running row maximum `m_i` and row sum `l_i`
 //! rescale the output accumulator by `exp2(m_old − m_new)` before `p · v` is added, `p` being the
 //! probabilities of the block rounded to `T` (`p.to::<T>()`, taken from `s`'s mma layout as the
-//! mma's `a` operand). A causal program stops at the block holding its last row. Rows and keys
-//! past `SEQ` are masked (keys as `−∞` scores, rows not stored).
+//! mma's `a` operand). A causal program stops at the block holding its last row. Rows past `N`
+//! and keys past `N_k` are masked (keys as `−∞` scores, rows not stored).
 //!
 //! At `num_stages` above 1 (2 at `D = 64`, 4 at `D = 128` on 8 warps: the faster on an H200;
 //! 3 at `D = 128` on 4 warps, not compared there) the loop is
@@ -18,7 +26,7 @@
 //! memory once before the loop, `p` is read from registers, and the group of `p · v` stays in
 //! flight until the next iteration's `q · kᵀ` waits for its own.
 //!
-//! Offsets are `i32`: `BH · SEQ · D` must be below 2³¹.
+//! Offsets are `i32`: the launcher refuses a tensor whose elements lie 2³¹ or more apart.
 //!
 //! Tiles and registers (per thread, `32 · num_warps` threads): the `[BM, D]` pointer tiles of `q`
 //! and `o` and the `[BN, D]` ones of `k` and `v` are 64-bit, the f32 accumulator `[BM, D]`, the
@@ -26,27 +34,49 @@
 //! 4 warps (past the language's 128 per tile), so `D = 128` runs at `BM = 64` with 4 warps or
 //! `BM = 128` with 8.
 
-use tessera::{tile_kernel, Ptr};
+use tessera::tile_kernel;
 
 /// The body of the attention kernels (one `#[tile_kernel]` per set of specialisations whose
 /// tiles fit the register budget).
 macro_rules! attention_kernel {
     ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, num_stages = $stages:tt, BM = $bm:tt, BN = $bn:tt, D = $d:tt) => {
         $(#[doc = $doc])*
-        #[tile_kernel(T = [f16, bf16], num_warps = $warps, num_stages = $stages, BM = $bm, BN = $bn, D = $d, CAUSAL = [0, 1])]
+        #[tile_kernel(
+            T = [f16, bf16],
+            num_warps = $warps,
+            num_stages = $stages,
+            BM = $bm,
+            BN = $bn,
+            D = $d,
+            CAUSAL = [0, 1],
+            requires = [
+                q.size(3) == D,
+                k.size(0) == q.size(0) && k.size(1) == q.size(1) && k.size(3) == D,
+                v.size(0) == k.size(0) && v.size(1) == k.size(1) && v.size(2) == k.size(2),
+                v.size(3) == D,
+                v.stride(0) == k.stride(0) && v.stride(1) == k.stride(1),
+                v.stride(2) == k.stride(2) && v.stride(3) == k.stride(3),
+                o.size(0) == q.size(0) && o.size(1) == q.size(1) && o.size(2) == q.size(2),
+                o.size(3) == D,
+                CAUSAL == 0 || k.size(2) == q.size(2),
+            ]
+        )]
         pub fn $name<T, const BM: usize, const BN: usize, const D: usize, const CAUSAL: usize>(
-            q: Ptr<T>,
-            k: Ptr<T>,
-            v: Ptr<T>,
-            o: Ptr<T>,
-            seq: i32,
+            q: Tensor<T, 4>,
+            k: Tensor<T, 4>,
+            v: Tensor<T, 4>,
+            o: Tensor<T, 4>,
             scale: f32,
         ) {
             let pm = program_id(0);
-            let base = program_id(1) * seq * D;
+            let (batch, head) = (program_id(1) / q.size(1), program_id(1) % q.size(1));
+            let (seq, keys) = (q.size(2), k.size(2));
             let rm = pm * BM + arange(0, BM);
             let rd = arange(0, D);
-            let q_offs = base + rm.expand_dims(1) * D + rd.expand_dims(0);
+            let q_offs = batch * q.stride(0)
+                + head * q.stride(1)
+                + rm.expand_dims(1) * q.stride(2)
+                + rd.expand_dims(0) * q.stride(3);
             let row_ok = rm.expand_dims(1) < seq;
             let q_tile = load(q + q_offs, row_ok, 0.0);
             let mut m_i = full::<f32>([BM], f32::NEG_INFINITY);
@@ -54,18 +84,21 @@ macro_rules! attention_kernel {
             let mut acc = zeros::<f32>([BM, D]);
             let qk_scale = scale * 1.44269504;
             let end = if CAUSAL == 1 {
-                minimum(seq, (pm + 1) * BM)
+                minimum(keys, (pm + 1) * BM)
             } else {
-                seq
+                keys
             };
+            // `k` and `v` have the same strides (`requires`): one offset tile for both.
+            let kv_base = batch * k.stride(0) + head * k.stride(1);
             for j in 0..cdiv(end, BN) {
                 let rn = j * BN + arange(0, BN);
-                let kv_offs = base + rn.expand_dims(1) * D + rd.expand_dims(0);
-                let key_ok = rn.expand_dims(1) < seq;
+                let kv_offs =
+                    kv_base + rn.expand_dims(1) * k.stride(2) + rd.expand_dims(0) * k.stride(3);
+                let key_ok = rn.expand_dims(1) < keys;
                 let k_tile = load(k + kv_offs, key_ok, 0.0);
                 let v_tile = load(v + kv_offs, key_ok, 0.0);
                 let s = dot(q_tile, k_tile.trans()) * qk_scale;
-                let in_seq = rn.expand_dims(0) < seq;
+                let in_seq = rn.expand_dims(0) < keys;
                 let keep = if CAUSAL == 1 {
                     in_seq & (rn.expand_dims(0) <= rm.expand_dims(1))
                 } else {
@@ -80,11 +113,11 @@ macro_rules! attention_kernel {
                 acc = dot(p.to::<T>(), v_tile, acc);
                 m_i = m_new;
             }
-            store(
-                o + q_offs,
-                (acc / l_i.expand_dims(1)).to::<T>(),
-                row_ok,
-            );
+            let o_offs = batch * o.stride(0)
+                + head * o.stride(1)
+                + rm.expand_dims(1) * o.stride(2)
+                + rd.expand_dims(0) * o.stride(3);
+            store(o + o_offs, (acc / l_i.expand_dims(1)).to::<T>(), row_ok);
         }
     };
 }

@@ -68,6 +68,11 @@ grouped_matmul! {
         key = [a.size(0), b.size(1), a.size(1)],
         configs = [(BM = 64, num_warps = 4), (BM = 128, num_warps = 8)]
     ),
+    requires = [
+        b.size(0) == a.size(1),
+        c.size(0) == a.size(0),
+        c.size(1) == b.size(1),
+    ],
     uses = [grouped_tile, dot_over_k]
 )]
 pub fn tuned_tensor_matmul<

@@ -38,7 +38,12 @@ softmax_kernel! {
 macro_rules! bench_layernorm {
     ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BLOCK = $blocks:tt) => {
         $(#[doc = $doc])*
-        #[tile_kernel(num_warps = $warps, BLOCK = $blocks, uses = [layernorm_row])]
+        #[tile_kernel(
+            num_warps = $warps,
+            BLOCK = $blocks,
+            requires = [n_cols <= BLOCK],
+            uses = [layernorm_row]
+        )]
         pub fn $name<const BLOCK: usize>(
             x: Ptr<f16>,
             y: Ptr<f16>,

@@ -30,7 +30,13 @@ pub(crate) fn softmax_row<T, const BLOCK: usize>(
 macro_rules! softmax_kernel {
     ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BLOCK = $blocks:tt) => {
         $(#[doc = $doc])*
-        #[tile_kernel(T = [f32, f16], num_warps = $warps, BLOCK = $blocks, uses = [softmax_row])]
+        #[tile_kernel(
+            T = [f32, f16],
+            num_warps = $warps,
+            BLOCK = $blocks,
+            requires = [n_cols <= BLOCK],
+            uses = [softmax_row]
+        )]
         pub fn $name<T, const BLOCK: usize>(
             out: Ptr<T>,
             inp: Ptr<T>,
@@ -84,7 +90,12 @@ pub(crate) fn layernorm_row<const BLOCK: usize>(
 
 /// LayerNorm forward, f16 in and out, f32 statistics:
 /// `y = (x - mean) / sqrt(var + eps) * w + b`, and `mean`, `rstd = 1 / sqrt(var + eps)` per row.
-#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096], uses = [layernorm_row])]
+#[tile_kernel(
+    num_warps = 4,
+    BLOCK = [256, 1024, 4096],
+    requires = [n_cols <= BLOCK],
+    uses = [layernorm_row]
+)]
 pub fn tile_layernorm<const BLOCK: usize>(
     y: Ptr<f16>,
     x: Ptr<f16>,
@@ -98,15 +109,12 @@ pub fn tile_layernorm<const BLOCK: usize>(
 ) {
     let row = program_id(0);
     let (mean, rstd) = layernorm_row::<BLOCK>(y, x, w, b, row, stride, n_cols, eps);
-    // The per-row statistics as one-element tiles: layout inference does not yet accept a
-    // store of a scalar (`store(mean_out + row, mean)`: "a memory op without an anchor").
-    let one = arange(0, 1);
-    store(mean_out + row + one, mean + zeros::<f32>([1]));
-    store(rstd_out + row + one, rstd + zeros::<f32>([1]));
+    store(mean_out + row, mean);
+    store(rstd_out + row, rstd);
 }
 
 /// RMSNorm forward, f16 in and out, f32 math: `y = x / sqrt(mean(x²) + eps) * w`.
-#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096])]
+#[tile_kernel(num_warps = 4, BLOCK = [256, 1024, 4096], requires = [n_cols <= BLOCK])]
 pub fn tile_rmsnorm<const BLOCK: usize>(
     y: Ptr<f16>,
     x: Ptr<f16>,

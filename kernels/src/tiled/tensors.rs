@@ -7,7 +7,11 @@ use super::matmul::dot_over_k;
 use tessera::{f16, tile_kernel};
 
 /// `out[i] = a[i] + b[i]`, `BLOCK` elements per program (any strides).
-#[tile_kernel(num_warps = 4, BLOCK = [1024])]
+#[tile_kernel(
+    num_warps = 4,
+    BLOCK = [1024],
+    requires = [a.size(0) == out.size(0), b.size(0) == out.size(0)]
+)]
 pub fn tensor_vec_add<const BLOCK: usize>(
     a: Tensor<f32, 1>,
     b: Tensor<f32, 1>,
@@ -31,7 +35,15 @@ pub fn tensor_add_one<const BLOCK: usize>(x: Tensor<f32, 1>) {
 }
 
 /// Row softmax of `inp` into `out` (both `[rows, cols]`), one program per row.
-#[tile_kernel(num_warps = 4, BLOCK = [256, 1024])]
+#[tile_kernel(
+    num_warps = 4,
+    BLOCK = [256, 1024],
+    requires = [
+        inp.size(1) <= BLOCK,
+        out.size(0) == inp.size(0),
+        out.size(1) == inp.size(1),
+    ]
+)]
 pub fn tensor_softmax<const BLOCK: usize>(out: Tensor<f32, 2>, inp: Tensor<f32, 2>) {
     let row = program_id(0);
     let cols = arange(0, BLOCK);
@@ -51,7 +63,18 @@ pub fn tensor_softmax<const BLOCK: usize>(out: Tensor<f32, 2>, inp: Tensor<f32, 
 
 /// `c = a · b` (f16 in, f32 accumulation, f16 out) for `a: [m, k]`, `b: [k, n]`, `c: [m, n]`
 /// of any strides (a transposed view of `b` is `b` column-major).
-#[tile_kernel(num_warps = 4, BM = 64, BN = 64, BK = 32, uses = [dot_over_k])]
+#[tile_kernel(
+    num_warps = 4,
+    BM = 64,
+    BN = 64,
+    BK = 32,
+    requires = [
+        b.size(0) == a.size(1),
+        c.size(0) == a.size(0),
+        c.size(1) == b.size(1),
+    ],
+    uses = [dot_over_k]
+)]
 pub fn tensor_matmul<const BM: usize, const BN: usize, const BK: usize>(
     a: Tensor<f16, 2>,
     b: Tensor<f16, 2>,

@@ -106,6 +106,7 @@ pub fn check(input: &Input<'_>, diags: &mut Diagnostics) -> Kernel {
         loop_stages: std::mem::take(&mut c.loop_stages),
         target: crate::ir::Target::Ampere,
         targets: vec![crate::ir::Target::Ampere, crate::ir::Target::Hopper],
+        requires: Vec::new(),
         types: input
             .spec
             .types

@@ -531,6 +531,21 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
         #launch
 
         #launch_sized
+
+        /// The kernel's `Args` from its tensors (rank, extent and `i32` range checked as
+        /// `launch` checks them) and its other arguments, for what takes `Args`
+        /// (`specialisation`, `Device::launch`, `Device::time_launches`). Those do not hold the
+        /// tensors for a stream: the tensors must stay alive and untouched by other work until
+        /// such a launch is done.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(clippy::too_many_arguments)]
+        pub fn args(
+            #(#signature),*
+        ) -> ::core::result::Result<Args, ::tessera::launch::LaunchError> {
+            #(#views)*
+            #(#parts)*
+            Ok(#args_value)
+        }
     }
 }
 

@@ -34,6 +34,9 @@ pub struct KernelAttr {
     /// sm_90a body alone and the kernel is in the sm_90a PTX only; `[sm_80]` builds the
     /// `mma.sync` body alone, in every PTX.
     pub targets: Vec<Target>,
+    /// `requires = [n_cols <= BLOCK, …]`: conditions on the arguments, as written (checked
+    /// against the signature by [`super::checked_requirements`]).
+    pub requires: Vec<(Expr, Loc)>,
 }
 
 /// Most pipeline stages `num_stages` may ask for.
@@ -75,6 +78,7 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         num_stages: None,
         autotune: None,
         targets: vec![Target::Ampere, Target::Hopper],
+        requires: Vec::new(),
     };
     let parser = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
     // syn reports a list that ends too early ("unexpected end of input") at the call site; the
@@ -151,6 +155,10 @@ pub fn parse_attr(attr: TokenStream, ids: &mut LocIds, diags: &mut Diagnostics) 
         }
         if key == "num_stages" {
             out.num_stages = num_stages_values(&entry.value, ids, diags).map(|s| (s, key_loc));
+            continue;
+        }
+        if key == "requires" {
+            out.requires = super::requires::requires_list(&entry.value, ids, diags);
             continue;
         }
         if key == "targets" {

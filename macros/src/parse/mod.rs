@@ -6,12 +6,17 @@
 //! - [`signature`]: the parameters, const and type parameters, and the per-type copy of a kernel;
 //! - [`specialisation`]: the attribute's lists matched with the signature, and their product;
 //! - [`autotune`]: `autotune(key = […], configs = […])`, checked against the signature, and the
-//!   specialisations its `configs` keep.
+//!   specialisations its `configs` keep;
+//! - [`requires`]: `requires = […]`, conditions on a launch's arguments, checked against the
+//!   signature.
 
 mod attr;
 mod autotune;
 #[cfg(test)]
 mod autotune_tests;
+mod requires;
+#[cfg(test)]
+mod requires_tests;
 mod signature;
 mod specialisation;
 #[cfg(test)]
@@ -19,5 +24,6 @@ mod tests;
 
 pub use attr::*;
 pub use autotune::*;
+pub use requires::*;
 pub use signature::*;
 pub use specialisation::*;

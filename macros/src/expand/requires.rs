@@ -1,0 +1,128 @@
+//! The launcher's check of the kernel's `requires = […]` conditions (read and checked by
+//! [`crate::parse::requires`]): the first statements of the generated `specialisation`, which
+//! every launcher (plain, tensor, tuned, generic) calls before it launches anything.
+//!
+//! Each condition is evaluated on the arguments and const values in `i128` with checked
+//! arithmetic: an `Option<bool>`, `None` after a division by zero or an overflow.
+//! `tessera::tile::check_requirement` turns anything but `Some(true)` into
+//! `LaunchError::Requirement`, naming the condition and the values it read.
+
+use crate::parse::{Arith, Compare, Condition, Integer, Requirement};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
+
+/// Where the generated code finds the values: `args.#field` of a runtime parameter (by its
+/// desugared name), `consts.#name` of a const parameter.
+pub struct Values<'a> {
+    pub args: &'a Ident,
+    pub consts: &'a Ident,
+    /// The desugared parameters' names and their fields in `Args`.
+    pub fields: &'a [(&'a Ident, TokenStream)],
+}
+
+impl Values<'_> {
+    fn leaf(&self, leaf: &Integer) -> TokenStream {
+        match leaf {
+            Integer::Param { param, .. } => {
+                let field = self
+                    .fields
+                    .iter()
+                    .find(|(name, _)| *name == param)
+                    .map(|(_, field)| field);
+                // The checker only lets through parameters of the signature.
+                let args = self.args;
+                quote!((#args.#field as i128))
+            }
+            Integer::Const(name) => {
+                let (consts, name) = (self.consts, Ident::new(name, Span::call_site()));
+                quote!((#consts.#name as i128))
+            }
+            _ => unreachable!("a leaf is a parameter or a const"),
+        }
+    }
+
+    /// An `Option<i128>`.
+    fn integer(&self, x: &Integer) -> TokenStream {
+        match x {
+            Integer::Literal(v) => {
+                let v = Literal::i128_suffixed(*v);
+                quote!(::core::option::Option::Some(#v))
+            }
+            Integer::Param { .. } | Integer::Const(_) => {
+                let v = self.leaf(x);
+                quote!(::core::option::Option::Some(#v))
+            }
+            Integer::Neg(x) => {
+                let x = self.integer(x);
+                quote!((#x).and_then(i128::checked_neg))
+            }
+            Integer::Arith(op, a, b) => {
+                let (a, b) = (self.integer(a), self.integer(b));
+                let op = match op {
+                    Arith::Add => quote!(checked_add),
+                    Arith::Sub => quote!(checked_sub),
+                    Arith::Mul => quote!(checked_mul),
+                    Arith::Div => quote!(checked_div),
+                    Arith::Rem => quote!(checked_rem),
+                };
+                quote!((#a).zip(#b).and_then(|(a, b)| a.#op(b)))
+            }
+        }
+    }
+
+    /// An `Option<bool>`; `&&` and `||` decide on their left side when it decides.
+    fn condition(&self, c: &Condition) -> TokenStream {
+        match c {
+            Condition::Compare(op, a, b) => {
+                let (a, b) = (self.integer(a), self.integer(b));
+                let op = match op {
+                    Compare::Eq => quote!(==),
+                    Compare::Ne => quote!(!=),
+                    Compare::Lt => quote!(<),
+                    Compare::Le => quote!(<=),
+                    Compare::Gt => quote!(>),
+                    Compare::Ge => quote!(>=),
+                };
+                quote!((#a).zip(#b).map(|(a, b)| a #op b))
+            }
+            Condition::And(a, b) | Condition::Or(a, b) => {
+                let decides = matches!(c, Condition::Or(..));
+                let (a, b) = (self.condition(a), self.condition(b));
+                quote! {
+                    match #a {
+                        ::core::option::Option::Some(#decides) => ::core::option::Option::Some(#decides),
+                        a => a.zip(#b).map(|(_, b)| b),
+                    }
+                }
+            }
+            Condition::Not(a) => {
+                let a = self.condition(a);
+                quote!((#a).map(|a| !a))
+            }
+        }
+    }
+}
+
+/// The statements checking `requires` of `kernel` (`?` on each: they run in a function
+/// returning `Result<_, LaunchError>`).
+pub fn requirement_checks(kernel: &str, requires: &[Requirement], values: &Values) -> TokenStream {
+    let checks = requires.iter().map(|r| {
+        let holds = values.condition(&r.condition);
+        let mut leaves = Vec::new();
+        r.condition.leaves(&mut leaves);
+        let read = leaves.iter().map(|leaf| {
+            let name = match leaf {
+                Integer::Param { written, .. } => written.clone(),
+                Integer::Const(name) => name.clone(),
+                _ => unreachable!("a leaf is a parameter or a const"),
+            };
+            let v = values.leaf(leaf);
+            quote!((#name, #v))
+        });
+        let text = &r.text;
+        quote! {
+            ::tessera::tile::check_requirement(#kernel, #text, #holds, &[#(#read),*])?;
+        }
+    });
+    quote!(#(#checks)*)
+}
