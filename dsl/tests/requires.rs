@@ -122,18 +122,8 @@ fn a_tensor_kernel_checks_shapes_across_its_tensors() {
     let tx = Tensor::from_slice(&device, &x, &[rows, cols]).unwrap();
     let tw = Tensor::from_slice(&device, &w, &[cols]).unwrap();
     let mut out = Tensor::<f32>::zeros(&device, &[rows, cols]).unwrap();
-    let consts = scale_rows::Consts { BLOCK: 64 };
-    scale_rows::launch(
-        &stream,
-        &module,
-        consts,
-        rows as u32,
-        &tx,
-        &tw,
-        &mut out,
-        16,
-    )
-    .unwrap();
+    let (consts, grid) = (scale_rows::Consts { BLOCK: 64 }, rows as u32);
+    scale_rows::launch(&stream, &module, consts, grid, &tx, &tw, &mut out, 16).unwrap();
     stream.synchronize().unwrap();
     let got = out.to_vec().unwrap();
     for r in 0..rows {

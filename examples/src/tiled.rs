@@ -647,39 +647,38 @@ impl Checks<'_> {
         if gpu {
             heads.extend([[8, 1024, 64], [4, 1000, 128]]);
         }
+        // Attention of `shape` through `$kernel`'s specialisation at `$consts`, `$bm` rows per
+        // program, its arguments from the tensors `attention` makes.
+        macro_rules! attention_through {
+            ($checks:expr, $kernel:ident [$($consts:tt)*], $bm:expr, $shape:expr, $causal:expr) => {{
+                let launch = |checks: &mut Self, mut ops: AttentionOperands<'_>, grid: [u32; 3]| {
+                    let (q, k, v, o) = (ops.q, ops.k, ops.v, &mut ops.o);
+                    let args = $kernel::T_f16::args(q, k, v, o, ops.scale)?;
+                    launch_tiled!(checks, $kernel::T_f16<$($consts)*>, grid, args)
+                };
+                $checks.attention($shape, $causal, launch, $bm)?;
+            }};
+        }
         for causal in [0, 1] {
             for &shape in &heads {
                 if shape[2] == 64 {
-                    let launch =
-                        |checks: &mut Self, mut ops: AttentionOperands<'_>, grid: [u32; 3]| {
-                            let (q, k, v, o) = (ops.q, ops.k, ops.v, &mut ops.o);
-                            let args = tile_attention_d64::T_f16::args(q, k, v, o, ops.scale)?;
-                            launch_tiled!(
-                                checks,
-                                tile_attention_d64::T_f16<
-                                    BM = 128, BN = 64, D = 64, CAUSAL = causal, num_warps = 4,
-                                    num_stages = 1
-                                >,
-                                grid,
-                                args
-                            )
-                        };
-                    self.attention(shape, causal == 1, launch, 128)?;
+                    attention_through!(
+                        self,
+                        tile_attention_d64[
+                            BM = 128, BN = 64, D = 64, CAUSAL = causal, num_warps = 4, num_stages = 1
+                        ],
+                        128,
+                        shape,
+                        causal == 1
+                    );
                 } else {
-                    let launch =
-                        |checks: &mut Self, mut ops: AttentionOperands<'_>, grid: [u32; 3]| {
-                            let (q, k, v, o) = (ops.q, ops.k, ops.v, &mut ops.o);
-                            let args = tile_attention_d128_w4::T_f16::args(q, k, v, o, ops.scale)?;
-                            launch_tiled!(
-                                checks,
-                                tile_attention_d128_w4::T_f16<
-                                    BM = 64, BN = 64, D = 128, CAUSAL = causal, num_stages = 1
-                                >,
-                                grid,
-                                args
-                            )
-                        };
-                    self.attention(shape, causal == 1, launch, 64)?;
+                    attention_through!(
+                        self,
+                        tile_attention_d128_w4[BM = 64, BN = 64, D = 128, CAUSAL = causal, num_stages = 1],
+                        64,
+                        shape,
+                        causal == 1
+                    );
                 }
             }
         }

@@ -94,7 +94,7 @@ macro_rules! check_case {
         let (device, module) = device_and_module();
         let stream = device.stream().unwrap();
         let store = |x: &[$t]| {
-            let stored = if interleaved { interleave(x, seq, d) } else { x.to_vec() };
+            let stored = if interleaved { swap_heads(x, seq, d, true) } else { x.to_vec() };
             let sizes = if interleaved { [1, seq, HEADS, d] } else { [1, HEADS, seq, d] };
             Tensor::from_slice(device, &stored, &sizes).unwrap()
         };
@@ -131,7 +131,7 @@ macro_rules! check_case {
         stream.synchronize().unwrap();
         let got_stored = to.to_vec().unwrap();
         let got = if interleaved {
-            deinterleave(&got_stored[..n], seq, d)
+            swap_heads(&got_stored[..n], seq, d, false)
         } else {
             got_stored[..n].to_vec()
         };
@@ -165,24 +165,18 @@ fn as_heads<T: DeviceElement>(t: TensorRef<'_, T>, interleaved: bool) -> TensorR
     }
 }
 
-/// `[HEADS, seq, d]` values stored as `[seq, HEADS, d]`.
-fn interleave<T: Copy>(x: &[T], seq: usize, d: usize) -> Vec<T> {
+/// Rows of `d` values moved between `[HEADS, seq, d]` and `[seq, HEADS, d]` orders: into the
+/// second (`to_interleaved`) or back into the first.
+fn swap_heads<T: Copy>(x: &[T], seq: usize, d: usize, to_interleaved: bool) -> Vec<T> {
     let mut out = x.to_vec();
     for h in 0..HEADS {
         for i in 0..seq {
-            let (from, to) = ((h * seq + i) * d, (i * HEADS + h) * d);
-            out[to..to + d].copy_from_slice(&x[from..from + d]);
-        }
-    }
-    out
-}
-
-/// `[seq, HEADS, d]` storage read back as `[HEADS, seq, d]`.
-fn deinterleave<T: Copy>(x: &[T], seq: usize, d: usize) -> Vec<T> {
-    let mut out = x.to_vec();
-    for h in 0..HEADS {
-        for i in 0..seq {
-            let (to, from) = ((h * seq + i) * d, (i * HEADS + h) * d);
+            let (heads_first, interleaved) = ((h * seq + i) * d, (i * HEADS + h) * d);
+            let (from, to) = if to_interleaved {
+                (heads_first, interleaved)
+            } else {
+                (interleaved, heads_first)
+            };
             out[to..to + d].copy_from_slice(&x[from..from + d]);
         }
     }

@@ -194,5 +194,29 @@ fn f16_row_sum_min_argmin_match_cpu() {
             let first = row.iter().position(|&v| v == m).unwrap() as i32;
             assert_eq!(arg[r], first, "argmin n {n} r {r}");
         }
-    }
+    } // A row longer than the block would be cut at 512 columns: refused before anything runs.
+    let (d16, d32) = (
+        device.zeros::<f16>(513).unwrap(),
+        device.zeros::<i32>(1).unwrap(),
+    );
+    let (sum, min, arg, x) = (d16.ptr(), d16.ptr(), d32.ptr(), d16.ptr());
+    let consts = tile_row_stats_f16::Consts { BLOCK: 512 };
+    let err = launch_tile!(
+        gpu,
+        tile_row_stats_f16,
+        consts,
+        1,
+        sum,
+        min,
+        arg,
+        x,
+        513,
+        513
+    );
+    assert!(
+        err.unwrap_err()
+            .to_string()
+            .contains("requirement `n <= BLOCK` (n = 513, BLOCK = 512)"),
+        "a row of 513 at BLOCK = 512"
+    );
 }

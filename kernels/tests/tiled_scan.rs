@@ -311,3 +311,52 @@ i32_and_f32_tests! {
     cumsum_blocks => cumsum_of_ragged_blocks_matches_cpu;
     cumprod_rows => cumprod_rows_match_cpu;
 }
+
+/// A scanned axis longer than the block would be cut: each matrix scan's `requires` refuses it
+/// before anything runs, naming the values.
+#[test]
+fn scans_longer_than_the_block_are_refused() {
+    let gpu = device();
+    let buffer = gpu.device().zeros::<i32>(1024).unwrap();
+    let (out, x) = (buffer.ptr(), buffer.ptr());
+    let messages = [
+        launch_tile!(
+            gpu,
+            tile_cumsum_rows,
+            tile_cumsum_rows::Consts {
+                BLOCK_M: 2,
+                BLOCK_N: 256,
+                num_warps: 4,
+            },
+            1,
+            out,
+            x,
+            1,
+            257,
+            257
+        ),
+        launch_tile!(
+            gpu,
+            tile_cumsum_cols,
+            tile_cumsum_cols::Consts {
+                BLOCK_M: 256,
+                BLOCK_N: 4,
+                num_warps: 4,
+            },
+            1,
+            out,
+            x,
+            300,
+            3,
+            3
+        ),
+    ]
+    .map(|launch| launch.unwrap_err().to_string());
+    let wanted = [
+        "requirement `n <= BLOCK_N` (n = 257, BLOCK_N = 256)",
+        "requirement `m <= BLOCK_M` (m = 300, BLOCK_M = 256)",
+    ];
+    for (message, want) in messages.iter().zip(wanted) {
+        assert!(message.contains(want), "{message}");
+    }
+}

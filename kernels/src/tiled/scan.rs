@@ -7,15 +7,24 @@ use tessera::{tile_kernel, Ptr};
 
 /// A scan of a block of an `m × n` matrix (row stride `stride`): the program loads the tile at
 /// `rows × cols` (`fill` outside the matrix) and stores `scan` of it (`tile`) at the same
-/// places.
+/// places. The scanned axis fits one block: `requires` refuses a longer one, which the scan
+/// would cut.
 macro_rules! matrix_scan {
     (
         $(#[doc = $doc:tt])* $name:ident,
         num_warps = $warps:tt, BLOCK_M = $bm:tt, BLOCK_N = $bn:tt,
-        rows = [$($rows:tt)*], cols = [$($cols:tt)*], fill = $fill:literal, scan = [$($scan:tt)*]
+        rows = [$($rows:tt)*], cols = [$($cols:tt)*], fill = $fill:literal, scan = [$($scan:tt)*],
+        requires = [$($requires:tt)*]
     ) => {
         $(#[doc = $doc])*
-        #[tile_kernel(T = [i32, f32], num_warps = $warps, BLOCK_M = $bm, BLOCK_N = $bn, uses = [block_offsets])]
+        #[tile_kernel(
+            T = [i32, f32],
+            num_warps = $warps,
+            BLOCK_M = $bm,
+            BLOCK_N = $bn,
+            requires = [$($requires)*],
+            uses = [block_offsets]
+        )]
         pub fn $name<T, const BLOCK_M: usize, const BLOCK_N: usize>(
             out: Ptr<T>,
             x: Ptr<T>,
@@ -36,14 +45,14 @@ matrix_scan! {
     /// `out[r, c] = Σ_{c' ≤ c} x[r, c']` for `c < n ≤ BLOCK_N`, `BLOCK_M` rows per program.
     tile_cumsum_rows, num_warps = [1, 4, 8], BLOCK_M = [2], BLOCK_N = [256],
     rows = [program_id(0) * BLOCK_M + arange(0, BLOCK_M)], cols = [arange(0, BLOCK_N)],
-    fill = 0, scan = [tile.cumsum(1)]
+    fill = 0, scan = [tile.cumsum(1)], requires = [n <= BLOCK_N]
 }
 
 matrix_scan! {
     /// `out[r, c] = Σ_{r' ≤ r} x[r', c]` for `r < m ≤ BLOCK_M`, `BLOCK_N` columns per program.
     tile_cumsum_cols, num_warps = [1, 4, 8], BLOCK_M = [256], BLOCK_N = [4],
     rows = [arange(0, BLOCK_M)], cols = [program_id(0) * BLOCK_N + arange(0, BLOCK_N)],
-    fill = 0, scan = [cumsum(tile, 0)]
+    fill = 0, scan = [cumsum(tile, 0)], requires = [m <= BLOCK_M]
 }
 
 matrix_scan! {
@@ -51,7 +60,7 @@ matrix_scan! {
     /// [`tile_cumsum_cols`]), `BLOCK_N` columns per program.
     tile_cumsum_cols_reverse, num_warps = [2, 8], BLOCK_M = [128], BLOCK_N = [8],
     rows = [arange(0, BLOCK_M)], cols = [program_id(0) * BLOCK_N + arange(0, BLOCK_N)],
-    fill = 0, scan = [tile.cumsum(0, true)]
+    fill = 0, scan = [tile.cumsum(0, true)], requires = [m <= BLOCK_M]
 }
 
 matrix_scan! {
@@ -59,7 +68,7 @@ matrix_scan! {
     /// per program.
     tile_cumprod_rows, num_warps = 4, BLOCK_M = [4], BLOCK_N = [128],
     rows = [program_id(0) * BLOCK_M + arange(0, BLOCK_M)], cols = [arange(0, BLOCK_N)],
-    fill = 1, scan = [tile.cumprod(1)]
+    fill = 1, scan = [tile.cumprod(1)], requires = [n <= BLOCK_N]
 }
 
 /// For each block of `BLOCK` elements of `x[..n]`: `out` its running sum, `rev` its running
