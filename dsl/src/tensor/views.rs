@@ -122,7 +122,8 @@ impl View {
                 ),
             });
         }
-        if self.layout.extent()? > self.elements::<T>() {
+        let extent = self.layout.extent()?;
+        if extent > self.elements::<T>() {
             self.layout.check_within(self.elements::<T>(), &what())?;
         }
         let small = |value: usize, name: &str| {
@@ -139,10 +140,7 @@ impl View {
         }
         // The kernel's offsets (`Σ index · stride`) are `i32`s too: the farthest element the
         // view reaches from its first must be one.
-        let reach = self
-            .layout
-            .extent()?
-            .saturating_sub(self.layout.offset() + 1);
+        let reach = extent.saturating_sub(self.layout.offset() + 1);
         if i32::try_from(reach).is_err() {
             return Err(LaunchError::Tensor {
                 what: what(),

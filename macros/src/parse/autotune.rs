@@ -188,12 +188,7 @@ fn key_names(e: &Expr, ids: &mut LocIds, diags: &mut Diagnostics) -> Option<Vec<
 /// `x.size(d)` / `x.stride(d)` in the key (whether `x` is a tensor of rank above `d` is checked
 /// against the signature); `None` after reporting anything else.
 fn tensor_key(call: &syn::ExprMethodCall, loc: Loc, diags: &mut Diagnostics) -> Option<KeyItem> {
-    let tensor = match &*call.receiver {
-        Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.unraw().to_string()),
-        _ => None,
-    };
-    let method = call.method.to_string();
-    let (Some(tensor), "size" | "stride") = (tensor, method.as_str()) else {
+    let Some(part) = TensorPart::of(call) else {
         diags.error(
             loc,
             "the key takes a tensor parameter's sizes and strides as `x.size(d)` and \
@@ -201,14 +196,8 @@ fn tensor_key(call: &syn::ExprMethodCall, loc: Loc, diags: &mut Diagnostics) -> 
         );
         return None;
     };
-    let dim = match call.args.iter().collect::<Vec<_>>().as_slice() {
-        [Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(i),
-            ..
-        })] => i.base10_parse::<usize>().ok(),
-        _ => None,
-    };
-    let Some(dim) = dim else {
+    let Some(dim) = part.dim else {
+        let TensorPart { tensor, method, .. } = part;
         diags.error(
             loc,
             format!("`{tensor}.{method}(d)` takes the dimension as an integer literal"),
@@ -217,12 +206,56 @@ fn tensor_key(call: &syn::ExprMethodCall, loc: Loc, diags: &mut Diagnostics) -> 
     };
     Some(KeyItem {
         entry: KeyEntry {
-            name: format!("{tensor}.{method}({dim})"),
-            param: scalar_name(&tensor, &method, dim),
+            name: part.written(dim),
+            param: part.param(dim),
         },
         loc,
-        tensor: Some((tensor, dim)),
+        tensor: Some((part.tensor, dim)),
     })
+}
+
+/// `x.size(d)` or `x.stride(d)` as written in the attribute (the autotune key, `requires`):
+/// the tensor's name, the method, and `d` when it is an integer literal.
+pub struct TensorPart {
+    pub tensor: String,
+    pub method: String,
+    pub dim: Option<usize>,
+}
+
+impl TensorPart {
+    /// The call's parts; `None` unless it is `name.size(…)` or `name.stride(…)`.
+    pub fn of(call: &syn::ExprMethodCall) -> Option<TensorPart> {
+        let tensor = match &*call.receiver {
+            Expr::Path(p) if p.qself.is_none() => p.path.get_ident()?.unraw().to_string(),
+            _ => return None,
+        };
+        let method = call.method.to_string();
+        if method != "size" && method != "stride" {
+            return None;
+        }
+        let dim = match call.args.iter().collect::<Vec<_>>().as_slice() {
+            [Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            })] => i.base10_parse::<usize>().ok(),
+            _ => None,
+        };
+        Some(TensorPart {
+            tensor,
+            method,
+            dim,
+        })
+    }
+
+    /// As the user wrote it: `x.size(0)`.
+    pub fn written(&self, dim: usize) -> String {
+        format!("{}.{}({dim})", self.tensor, self.method)
+    }
+
+    /// The desugared parameter holding it: `x__size0`.
+    pub fn param(&self, dim: usize) -> String {
+        scalar_name(&self.tensor, &self.method, dim)
+    }
 }
 
 /// `[(BM = 64, num_warps = 4), …]`.
@@ -330,7 +363,7 @@ pub fn tuned_specialisations(
             continue;
         };
         if !matches!(param.dtype, Some(DType::Scalar(s)) if KEY_TYPES.contains(&s)) {
-            if is_tensor(sig, name) {
+            if sig.tensor_rank(name) > 0 {
                 diags.error(
                     *loc,
                     format!(
@@ -393,11 +426,6 @@ pub fn tuned_specialisations(
 }
 
 /// Whether parameter `name` of the (desugared) signature is a `Tensor` parameter: it has sizes.
-fn is_tensor(sig: &Signature, name: &str) -> bool {
-    let size0 = scalar_name(name, "size", 0);
-    sig.params.iter().any(|p| p.name == size0)
-}
-
 /// Whether the key entry's tensor is a tensor parameter with that dimension (reported when not);
 /// true for a scalar entry (checked by the caller).
 fn key_param_exists(item: &KeyItem, sig: &Signature, diags: &mut Diagnostics) -> bool {
@@ -407,13 +435,8 @@ fn key_param_exists(item: &KeyItem, sig: &Signature, diags: &mut Diagnostics) ->
     if sig.params.iter().any(|p| p.name == item.entry.param) {
         return true;
     }
-    let message = if is_tensor(sig, tensor) {
-        let rank = (0..)
-            .take_while(|&d| {
-                let size = scalar_name(tensor, "size", d);
-                sig.params.iter().any(|p| p.name == size)
-            })
-            .count();
+    let rank = sig.tensor_rank(tensor);
+    let message = if rank > 0 {
         format!("`{tensor}` is a tensor of rank {rank}: it has no dimension {dim}")
     } else if sig.params.iter().any(|p| p.name == *tensor) {
         format!(

@@ -11,9 +11,9 @@
 //! The launcher evaluates it in `i128`; a division by zero or an overflow refuses the launch.
 
 use super::attr::int_value;
+use super::autotune::TensorPart;
 use super::signature::Signature;
 use crate::diag::{did_you_mean, Diagnostics, Loc, LocIds};
-use crate::expand::tensor_params::scalar_name;
 use crate::types::DType;
 use quote::ToTokens;
 use syn::ext::IdentExt;
@@ -327,16 +327,7 @@ impl Reader<'_> {
 
     /// `x.size(d)` / `x.stride(d)` of a tensor parameter.
     fn tensor_part(&mut self, call: &syn::ExprMethodCall) -> Option<Integer> {
-        let tensor = match &*call.receiver {
-            Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.unraw().to_string()),
-            _ => None,
-        };
-        let method = call.method.to_string();
-        let dim = match call.args.iter().collect::<Vec<_>>().as_slice() {
-            [d] => int_value(d).and_then(|d| usize::try_from(d).ok()),
-            _ => None,
-        };
-        let (Some(tensor), "size" | "stride", Some(dim)) = (tensor, method.as_str(), dim) else {
+        let Some((part, dim)) = TensorPart::of(call).and_then(|p| p.dim.map(|d| (p, d))) else {
             self.error(
                 call,
                 "`requires` reads a tensor parameter's sizes and strides as `x.size(d)` and \
@@ -344,22 +335,18 @@ impl Reader<'_> {
             );
             return None;
         };
-        let param = scalar_name(&tensor, &method, dim);
+        let param = part.param(dim);
         if self.sig.params.iter().any(|p| p.name == param) {
             return Some(Integer::Param {
                 param,
-                written: format!("{tensor}.{method}({dim})"),
+                written: part.written(dim),
             });
         }
-        let rank = (0..)
-            .take_while(|&d| {
-                let size = scalar_name(&tensor, "size", d);
-                self.sig.params.iter().any(|p| p.name == size)
-            })
-            .count();
+        let tensor = &part.tensor;
+        let rank = self.sig.tensor_rank(tensor);
         let message = if rank > 0 {
             format!("`{tensor}` is a tensor of rank {rank}: it has no dimension {dim}")
-        } else if self.sig.params.iter().any(|p| p.name == tensor) {
+        } else if self.sig.params.iter().any(|p| p.name == *tensor) {
             format!("`{tensor}` is not a `Tensor` parameter (only a tensor has sizes and strides)")
         } else {
             format!(

@@ -17,6 +17,19 @@ pub struct Signature {
     pub types: Vec<TypeParam>,
 }
 
+impl Signature {
+    /// The rank of tensor parameter `name`: how many of its desugared sizes (`name__size0`, …)
+    /// the parameters hold; 0 when `name` is no tensor parameter.
+    pub fn tensor_rank(&self, name: &str) -> usize {
+        (0..)
+            .take_while(|&d| {
+                let size = crate::expand::tensor_params::scalar_name(name, "size", d);
+                self.params.iter().any(|p| p.name == size)
+            })
+            .count()
+    }
+}
+
 /// A type parameter: `T` in the generics, given its element types by the attribute.
 #[derive(Debug)]
 pub struct TypeParam {
