@@ -165,3 +165,54 @@ fn a_tensor_kernel_checks_shapes_across_its_tensors() {
     );
     stream.synchronize().unwrap();
 }
+
+/// `out = max(x^(1/p), floor)`: `p` must be positive, and `floor` at most the caller's bound `ceil`
+/// (float comparisons, in `f64`).
+#[tile_kernel(num_warps = 1, BLOCK = 32, requires = [p > 0.0, floor <= ceil, n > 0])]
+fn clamped_root<const BLOCK: usize>(
+    x: Ptr<f32>,
+    out: Ptr<f32>,
+    n: i32,
+    p: f32,
+    floor: f32,
+    ceil: f32,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let v = load(x + offs, offs < n, 0.0);
+    let r = exp2(log2(v) / p);
+    store(out + offs, maximum(r, floor), offs < n);
+}
+
+#[test]
+fn float_parameters_are_compared_in_f64_and_a_nan_breaks_the_comparison() {
+    let device = Device::emulator();
+    let x: Vec<f32> = (1..=32).map(|i| i as f32).collect();
+    let dx = device.upload(&x).unwrap();
+    let out = device.zeros::<f32>(32).unwrap();
+    let consts = clamped_root::Consts { BLOCK: 32 };
+    let run = |p: f32, floor: f32, ceil: f32| {
+        clamped_root::emulate(consts, 1, dx.ptr(), out.ptr(), 32, p, floor, ceil)
+    };
+    run(2.0, 1.5, 10.0).unwrap();
+    let got = out.download().unwrap();
+    for (i, (&g, &v)) in got.iter().zip(&x).enumerate() {
+        let want = v.sqrt().max(1.5);
+        assert!((g - want).abs() <= 1e-5 * want, "[{i}] {g} vs {want}");
+    }
+    let err = run(-2.0, 1.5, 10.0).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot launch kernel `clamped_root`: the arguments break its requirement `p > 0.0` \
+         (p = -2)"
+    );
+    let (condition, values, evaluated) = requirement(run(f32::NAN, 1.5, 10.0).unwrap_err());
+    assert_eq!(
+        (condition.as_str(), values.as_str(), evaluated),
+        ("p > 0.0", "p = NaN", true)
+    );
+    let (condition, values, _) = requirement(run(2.0, 11.5, 10.0).unwrap_err());
+    assert_eq!(
+        (condition.as_str(), values.as_str()),
+        ("floor <= ceil", "floor = 11.5, ceil = 10")
+    );
+}

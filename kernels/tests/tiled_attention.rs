@@ -322,7 +322,8 @@ fn attention_of_transposed_views_matches_f64_reference() {
 
 /// Tensors the kernels cannot serve are refused before anything runs, naming the condition:
 /// another head dimension than the compiled one, `k` and `v` of other lengths, an output of
-/// another shape, and a causal launch with fewer keys than queries.
+/// another shape, a causal launch with fewer keys than queries, and a scale that is not
+/// positive.
 #[test]
 fn attention_refuses_tensors_it_cannot_serve() {
     let (device, module) = device_and_module();
@@ -374,6 +375,12 @@ fn attention_refuses_tensors_it_cannot_serve() {
         &stream, module, consts, grid, &q, &k_short, &v_short, &mut o, 1.0,
     );
     refused(err.unwrap_err(), "CAUSAL == 0 || k.size(2) == q.size(2)");
+    // The row maximum is taken before scaling: a scale that is not positive is refused.
+    for scale in [0.0, -0.125, f32::NAN] {
+        let err =
+            tile_attention_d64::launch(&stream, module, consts, grid, &q, &k, &v, &mut o, scale);
+        refused(err.unwrap_err(), "scale > 0.0");
+    }
     // Not causal, 20 keys for 40 queries is cross-attention: it runs.
     let cross = d64(false, 4, 1);
     tile_attention_d64::launch(

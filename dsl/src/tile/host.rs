@@ -161,7 +161,7 @@ pub fn check_requirement(
     kernel: &str,
     condition: &str,
     holds: Option<bool>,
-    values: &[(&str, i128)],
+    values: &[(&str, &dyn core::fmt::Display)],
 ) -> Result<(), LaunchError> {
     if holds == Some(true) {
         return Ok(());

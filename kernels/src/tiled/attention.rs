@@ -8,15 +8,17 @@
 //! other strides multiples of 16 elements, and anything else runs the unaligned variant. `k`
 //! and `v` have `N_k` rows (cross-attention when not causal) and the same strides; the
 //! attribute's `requires` refuses, before anything runs, tensors of another head dimension than
-//! `D`, `k`, `v` and `o` whose shapes do not match `q`'s, `k` and `v` of different strides, and a
-//! causal launch with `N_k ≠ N`.
+//! `D`, `k`, `v` and `o` whose shapes do not match `q`'s, `k` and `v` of different strides, a
+//! causal launch with `N_k ≠ N`, and a `scale` that is not positive.
 //!
 //! Each program computes `BM` query rows of one head (grid `(⌈N/BM⌉, B · H)`), walking the keys in
 //! blocks of `BN`: `s = q · kᵀ` on tensor cores (f32 accumulator), scaled by
-//! `scale · log₂(e)` so that `exp2` gives `exp`; the running row maximum `m_i` and row sum `l_i`
-//! rescale the output accumulator by `exp2(m_old − m_new)` before `p · v` is added, `p` being the
-//! probabilities of the block rounded to `T` (`p.to::<T>()`, taken from `s`'s mma layout as the
-//! mma's `a` operand). A causal program stops at the block holding its last row. Rows past `N`
+//! `scale · log₂(e)` so that `exp2` gives `exp` (`scale > 0`, so the row maximum is taken before
+//! scaling and each score is scaled and shifted by one `fma`); only the blocks that reach past
+//! the last key or (causal) the first query row are masked; the running row maximum `m_i` and
+//! row sum `l_i` rescale the output accumulator by `exp2(m_old − m_new)` before `p · v` is
+//! added, `p` being the probabilities of the block rounded to `T` (`p.to::<T>()`, taken from
+//! `s`'s mma layout as the mma's `a` operand). A causal program stops at the block holding its last row. Rows past `N`
 //! and keys past `N_k` are masked (keys as `−∞` scores, rows not stored).
 //!
 //! At `num_stages` above 1 (2 at `D = 64`, 4 at `D = 128` on 8 warps: the faster on an H200;
@@ -59,6 +61,7 @@ macro_rules! attention_kernel {
                 o.size(0) == q.size(0) && o.size(1) == q.size(1) && o.size(2) == q.size(2),
                 o.size(3) == D,
                 CAUSAL == 0 || k.size(2) == q.size(2),
+                scale > 0.0,
             ]
         )]
         pub fn $name<T, const BM: usize, const BN: usize, const D: usize, const CAUSAL: usize>(
@@ -82,9 +85,18 @@ macro_rules! attention_kernel {
             let mut m_i = full::<f32>([BM], f32::NEG_INFINITY);
             let mut l_i = zeros::<f32>([BM]);
             let mut acc = zeros::<f32>([BM, D]);
+            // `scale > 0` (`requires`): the maximum of the scaled scores is the scaled maximum, so
+            // each score is scaled and shifted by one fused multiply-add.
             let qk_scale = scale * 1.44269504;
             let end = if CAUSAL == 1 {
                 minimum(keys, (pm + 1) * BM)
+            } else {
+                keys
+            };
+            // Key blocks ending at or before `edge` need no mask: their keys exist and (causal)
+            // lie at or before every query row of the program.
+            let edge = if CAUSAL == 1 {
+                minimum(keys, pm * BM + 1)
             } else {
                 keys
             };
@@ -97,18 +109,22 @@ macro_rules! attention_kernel {
                 let key_ok = rn.expand_dims(1) < keys;
                 let k_tile = load(k + kv_offs, key_ok, 0.0);
                 let v_tile = load(v + kv_offs, key_ok, 0.0);
-                let s = dot(q_tile, k_tile.trans()) * qk_scale;
-                let in_seq = rn.expand_dims(0) < keys;
-                let keep = if CAUSAL == 1 {
-                    in_seq & (rn.expand_dims(0) <= rm.expand_dims(1))
+                let s = dot(q_tile, k_tile.trans());
+                let s = if (j + 1) * BN > edge {
+                    let in_seq = rn.expand_dims(0) < keys;
+                    let keep = if CAUSAL == 1 {
+                        in_seq & (rn.expand_dims(0) <= rm.expand_dims(1))
+                    } else {
+                        in_seq.broadcast_to([BM, BN])
+                    };
+                    where_(keep, s, f32::NEG_INFINITY)
                 } else {
-                    in_seq.broadcast_to([BM, BN])
+                    s
                 };
-                let s = where_(keep, s, f32::NEG_INFINITY);
-                let m_new = maximum(m_i, s.max(1));
-                let p = exp2(s - m_new.expand_dims(1));
+                let m_new = maximum(m_i, s.max(1) * qk_scale);
+                let p = exp2(fma(s, qk_scale, -m_new.expand_dims(1)));
                 let alpha = exp2(m_i - m_new);
-                l_i = l_i * alpha + p.sum(1);
+                l_i = fma(l_i, alpha, p.sum(1));
                 acc = acc * alpha.expand_dims(1);
                 acc = dot(p.to::<T>(), v_tile, acc);
                 m_i = m_new;

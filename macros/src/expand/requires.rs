@@ -3,11 +3,12 @@
 //! every launcher (plain, tensor, tuned, generic) calls before it launches anything.
 //!
 //! Each condition is evaluated on the arguments and const values in `i128` with checked
-//! arithmetic: an `Option<bool>`, `None` after a division by zero or an overflow.
+//! arithmetic (float comparisons in `f64`): an `Option<bool>`, `None` after a division by zero or
+//! an overflow.
 //! `tessera::tile::check_requirement` turns anything but `Some(true)` into
 //! `LaunchError::Requirement`, naming the condition and the values it read.
 
-use crate::parse::{Arith, Compare, Condition, Integer, Requirement};
+use crate::parse::{Arith, Compare, Condition, Float, Integer, Leaf, Requirement};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
@@ -21,23 +22,50 @@ pub struct Values<'a> {
 }
 
 impl Values<'_> {
-    fn leaf(&self, leaf: &Integer) -> TokenStream {
+    /// `args.#field` of runtime parameter `param` (the checker only lets through parameters of
+    /// the signature).
+    fn arg(&self, param: &str) -> TokenStream {
+        let field = self
+            .fields
+            .iter()
+            .find(|(name, _)| *name == param)
+            .map(|(_, field)| field);
+        let args = self.args;
+        quote!(#args.#field)
+    }
+
+    /// The value of a leaf: an `i128` of an integer, an `f64` of a float.
+    fn leaf(&self, leaf: Leaf) -> TokenStream {
         match leaf {
-            Integer::Param { param, .. } => {
-                let field = self
-                    .fields
-                    .iter()
-                    .find(|(name, _)| *name == param)
-                    .map(|(_, field)| field);
-                // The checker only lets through parameters of the signature.
-                let args = self.args;
-                quote!((#args.#field as i128))
+            Leaf::Integer(Integer::Param { param, .. }) => {
+                let arg = self.arg(param);
+                quote!((#arg as i128))
             }
-            Integer::Const(name) => {
+            Leaf::Integer(Integer::Const(name)) => {
                 let (consts, name) = (self.consts, Ident::new(name, Span::call_site()));
                 quote!((#consts.#name as i128))
             }
+            Leaf::Float(Float::Param { param, .. }) => {
+                let arg = self.arg(param);
+                quote!((#arg as f64))
+            }
             _ => unreachable!("a leaf is a parameter or a const"),
+        }
+    }
+
+    /// An `f64`.
+    fn float(&self, x: &Float) -> TokenStream {
+        match x {
+            Float::Literal(digits) => {
+                // The checker read the digits from a literal.
+                let v = Literal::f64_unsuffixed(digits.parse().unwrap_or(f64::NAN));
+                quote!(#v)
+            }
+            Float::Param { .. } => self.leaf(Leaf::Float(x)),
+            Float::Neg(x) => {
+                let x = self.float(x);
+                quote!((-#x))
+            }
         }
     }
 
@@ -49,7 +77,7 @@ impl Values<'_> {
                 quote!(::core::option::Option::Some(#v))
             }
             Integer::Param { .. } | Integer::Const(_) => {
-                let v = self.leaf(x);
+                let v = self.leaf(Leaf::Integer(x));
                 quote!(::core::option::Option::Some(#v))
             }
             Integer::Neg(x) => {
@@ -75,15 +103,13 @@ impl Values<'_> {
         match c {
             Condition::Compare(op, a, b) => {
                 let (a, b) = (self.integer(a), self.integer(b));
-                let op = match op {
-                    Compare::Eq => quote!(==),
-                    Compare::Ne => quote!(!=),
-                    Compare::Lt => quote!(<),
-                    Compare::Le => quote!(<=),
-                    Compare::Gt => quote!(>),
-                    Compare::Ge => quote!(>=),
-                };
+                let op = compare_op(*op);
                 quote!((#a).zip(#b).map(|(a, b)| a #op b))
+            }
+            Condition::CompareFloat(op, a, b) => {
+                let (a, b) = (self.float(a), self.float(b));
+                let op = compare_op(*op);
+                quote!(::core::option::Option::Some(#a #op #b))
             }
             Condition::And(a, b) | Condition::Or(a, b) => {
                 let decides = matches!(c, Condition::Or(..));
@@ -103,6 +129,17 @@ impl Values<'_> {
     }
 }
 
+fn compare_op(op: Compare) -> TokenStream {
+    match op {
+        Compare::Eq => quote!(==),
+        Compare::Ne => quote!(!=),
+        Compare::Lt => quote!(<),
+        Compare::Le => quote!(<=),
+        Compare::Gt => quote!(>),
+        Compare::Ge => quote!(>=),
+    }
+}
+
 /// The statements checking `requires` of `kernel` (`?` on each: they run in a function
 /// returning `Result<_, LaunchError>`).
 pub fn requirement_checks(kernel: &str, requires: &[Requirement], values: &Values) -> TokenStream {
@@ -110,14 +147,15 @@ pub fn requirement_checks(kernel: &str, requires: &[Requirement], values: &Value
         let holds = values.condition(&r.condition);
         let mut leaves = Vec::new();
         r.condition.leaves(&mut leaves);
-        let read = leaves.iter().map(|leaf| {
+        let read = leaves.iter().map(|&leaf| {
             let name = match leaf {
-                Integer::Param { written, .. } => written.clone(),
-                Integer::Const(name) => name.clone(),
+                Leaf::Integer(Integer::Param { written, .. })
+                | Leaf::Float(Float::Param { written, .. }) => written.clone(),
+                Leaf::Integer(Integer::Const(name)) => name.clone(),
                 _ => unreachable!("a leaf is a parameter or a const"),
             };
             let v = values.leaf(leaf);
-            quote!((#name, #v))
+            quote!((#name, &#v as &dyn ::core::fmt::Display))
         });
         let text = &r.text;
         quote! {

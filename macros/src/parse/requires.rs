@@ -9,12 +9,14 @@
 //! `%` and parentheses from integer literals, the kernel's integer runtime parameters, its const
 //! parameters, and the sizes and strides of its `Tensor` parameters (`x.size(d)`, `x.stride(d)`).
 //! The launcher evaluates it in `i128`; a division by zero or an overflow refuses the launch.
+//! A comparison with a float parameter compares floats (`scale > 0.0`, `lo < hi`): float
+//! parameters and literals, perhaps negated, without arithmetic, in `f64` (a NaN breaks it).
 
 use super::attr::int_value;
 use super::autotune::TensorPart;
 use super::signature::Signature;
 use crate::diag::{did_you_mean, Diagnostics, Loc, LocIds};
-use crate::types::DType;
+use crate::types::{DType, Scalar};
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::{BinOp, Expr, UnOp};
@@ -31,6 +33,8 @@ pub struct Requirement {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Condition {
     Compare(Compare, Box<Integer>, Box<Integer>),
+    /// A comparison of floats, evaluated in `f64`.
+    CompareFloat(Compare, Box<Float>, Box<Float>),
     And(Box<Condition>, Box<Condition>),
     Or(Box<Condition>, Box<Condition>),
     Not(Box<Condition>),
@@ -71,14 +75,31 @@ pub enum Integer {
     Arith(Arith, Box<Integer>, Box<Integer>),
 }
 
+/// A float of the launch: a literal (its digits as written) or a float runtime parameter,
+/// perhaps negated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Float {
+    Literal(String),
+    Param { param: String, written: String },
+    Neg(Box<Float>),
+}
+
+/// A value a condition reads from the launch: an integer parameter or const, or a float
+/// parameter (the launcher's error reports each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf<'a> {
+    Integer(&'a Integer),
+    Float(&'a Float),
+}
+
 impl Integer {
     /// The parameters and consts it reads, each once, in order.
-    pub fn leaves<'a>(&'a self, out: &mut Vec<&'a Integer>) {
+    pub fn leaves<'a>(&'a self, out: &mut Vec<Leaf<'a>>) {
         match self {
             Integer::Literal(_) => {}
             Integer::Param { .. } | Integer::Const(_) => {
-                if !out.contains(&self) {
-                    out.push(self);
+                if !out.contains(&Leaf::Integer(self)) {
+                    out.push(Leaf::Integer(self));
                 }
             }
             Integer::Neg(x) => x.leaves(out),
@@ -90,11 +111,30 @@ impl Integer {
     }
 }
 
+impl Float {
+    /// The parameters it reads, each once, in order.
+    pub fn leaves<'a>(&'a self, out: &mut Vec<Leaf<'a>>) {
+        match self {
+            Float::Literal(_) => {}
+            Float::Param { .. } => {
+                if !out.contains(&Leaf::Float(self)) {
+                    out.push(Leaf::Float(self));
+                }
+            }
+            Float::Neg(x) => x.leaves(out),
+        }
+    }
+}
+
 impl Condition {
     /// The parameters and consts it reads, each once, in order.
-    pub fn leaves<'a>(&'a self, out: &mut Vec<&'a Integer>) {
+    pub fn leaves<'a>(&'a self, out: &mut Vec<Leaf<'a>>) {
         match self {
             Condition::Compare(_, a, b) => {
+                a.leaves(out);
+                b.leaves(out);
+            }
+            Condition::CompareFloat(_, a, b) => {
                 a.leaves(out);
                 b.leaves(out);
             }
@@ -183,7 +223,8 @@ struct Reader<'a> {
 const GRAMMAR: &str = "a `requires` condition compares integer expressions (`==`, `!=`, `<`, \
                        `<=`, `>`, `>=`) joined by `&&`, `||` and `!`; the integers are literals, \
                        integer parameters, const parameters and tensor sizes and strides \
-                       (`x.size(0)`, `x.stride(1)`) with `+ - * / %`";
+                       (`x.size(0)`, `x.stride(1)`) with `+ - * / %`; a float parameter is \
+                       compared with a literal or another float parameter (`scale > 0.0`)";
 
 impl Reader<'_> {
     fn error<T: ToTokens>(&mut self, at: &T, message: impl Into<String>) {
@@ -227,6 +268,10 @@ impl Reader<'_> {
                         return None;
                     }
                 };
+                if self.is_float(&b.left) || self.is_float(&b.right) {
+                    let (l, r) = (self.float(&b.left), self.float(&b.right));
+                    return Some(Condition::CompareFloat(compare, Box::new(l?), Box::new(r?)));
+                }
                 let (l, r) = (self.integer(&b.left), self.integer(&b.right));
                 Some(Condition::Compare(compare, Box::new(l?), Box::new(r?)))
             }
@@ -276,6 +321,69 @@ impl Reader<'_> {
         }
     }
 
+    /// Whether `e` is a float literal or a float parameter (perhaps negated or in parentheses):
+    /// the comparison it stands in compares floats.
+    fn is_float(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Float(_)),
+            Expr::Paren(p) => self.is_float(&p.expr),
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => self.is_float(&u.expr),
+            Expr::Path(p) => p.path.get_ident().is_some_and(|name| {
+                let name = name.unraw().to_string();
+                self.sig.params.iter().any(|p| {
+                    p.name == name
+                        && matches!(p.dtype, Some(DType::Scalar(Scalar::F32 | Scalar::F64)))
+                })
+            }),
+            _ => false,
+        }
+    }
+
+    /// A side of a float comparison: a literal or a float parameter, perhaps negated.
+    fn float(&mut self, e: &Expr) -> Option<Float> {
+        match e {
+            Expr::Lit(lit) => match &lit.lit {
+                syn::Lit::Float(f) => Some(Float::Literal(f.base10_digits().to_string())),
+                syn::Lit::Int(i) => Some(Float::Literal(i.base10_digits().to_string())),
+                _ => {
+                    self.error(e, format!("not a number of the launch: {GRAMMAR}"));
+                    None
+                }
+            },
+            Expr::Paren(p) => self.float(&p.expr),
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => {
+                Some(Float::Neg(Box::new(self.float(&u.expr)?)))
+            }
+            Expr::Path(p) if self.is_float(e) => {
+                let name = p.path.get_ident()?.unraw().to_string();
+                Some(Float::Param {
+                    param: name.clone(),
+                    written: name,
+                })
+            }
+            Expr::Binary(_) => {
+                self.error(
+                    e,
+                    "`requires` does no arithmetic on floats: compare a float parameter with a \
+                     literal or another float parameter (`scale > 0.0`)",
+                );
+                None
+            }
+            _ => {
+                // An integer leaf where a float is compared: say what it is.
+                let integer = self.integer(e);
+                if integer.is_some() {
+                    self.error(
+                        e,
+                        "an integer compared with a float: `requires` compares a float parameter \
+                         with a float literal or another float parameter",
+                    );
+                }
+                None
+            }
+        }
+    }
+
     /// A parameter or const parameter by name.
     fn named(&mut self, e: &Expr, name: &str) -> Option<Integer> {
         if self.sig.consts.iter().any(|c| c.name == name) {
@@ -308,6 +416,17 @@ impl Reader<'_> {
             }),
             // An unknown type was reported at the parameter.
             None => None,
+            Some(DType::Scalar(s @ (Scalar::F32 | Scalar::F64))) => {
+                self.error(
+                    e,
+                    format!(
+                        "`{name}` is a float (`{}`): `requires` does no arithmetic on floats; \
+                         compare it with a literal or another float parameter (`{name} > 0.0`)",
+                        s.name()
+                    ),
+                );
+                None
+            }
             Some(other) => {
                 let what = match other {
                     DType::Ptr(_) => "a pointer".to_string(),
@@ -317,7 +436,7 @@ impl Reader<'_> {
                     e,
                     format!(
                         "`{name}` is {what}: `requires` compares integers (integer parameters, \
-                         const parameters, tensor sizes and strides)"
+                         const parameters, tensor sizes and strides) and `f32`/`f64` parameters"
                     ),
                 );
                 None

@@ -3,7 +3,7 @@
 
 use crate::expand::tensor_params::desugar;
 use crate::frontend::analyze_kernel;
-use crate::parse::{Arith, Compare, Condition, Integer, Requirement};
+use crate::parse::{Arith, Compare, Condition, Float, Integer, Requirement};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -82,8 +82,27 @@ fn conditions_are_stored_as_written_with_their_leaves() {
 }
 
 #[test]
+fn a_comparison_with_a_float_parameter_compares_floats() {
+    let got = requirements(quote!([s > 0.0, -s <= 2, s != s])).unwrap();
+    let s = || {
+        Box::new(Float::Param {
+            param: "s".to_string(),
+            written: "s".to_string(),
+        })
+    };
+    let literal = |digits: &str| Box::new(Float::Literal(digits.to_string()));
+    let want = [
+        Condition::CompareFloat(Compare::Gt, s(), literal("0.0")),
+        Condition::CompareFloat(Compare::Le, Box::new(Float::Neg(s())), literal("2")),
+        Condition::CompareFloat(Compare::Ne, s(), s()),
+    ];
+    let got: Vec<Condition> = got.into_iter().map(|r| r.condition).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn each_misuse_is_an_error_naming_it() {
-    let cases: [(TokenStream, &str); 9] = [
+    let cases: [(TokenStream, &str); 11] = [
         (quote!(n <= 4), "`requires` takes a list of conditions"),
         (
             quote!([nn <= 4]),
@@ -94,9 +113,14 @@ fn each_misuse_is_an_error_naming_it() {
             "`p` is a pointer: `requires` compares integers",
         ),
         (
-            quote!([s < 1]),
-            "`s` is of type `f32`: `requires` compares integers",
+            quote!([s + 1.0 < 2.0]),
+            "`requires` does no arithmetic on floats",
         ),
+        (
+            quote!([s * 2 < 2]),
+            "`s` is a float (`f32`): `requires` does no arithmetic on floats",
+        ),
+        (quote!([s < n]), "an integer compared with a float"),
         (
             quote!([x.size(2) == 1]),
             "`x` is a tensor of rank 2: it has no dimension 2",
