@@ -25,7 +25,7 @@ use crate::data::{
     Float, Verdict,
 };
 use tessera::launch::{DeviceBuffer, DeviceElement, DeviceKind, KernelArgs, LaunchError};
-use tessera::tensor::{Tensor, TensorMut};
+use tessera::tensor::{Tensor, TensorMut, TensorRef};
 use tessera::tile::{launch_on, Specialisation};
 use tessera::{bf16, f16, Ptr};
 use tessera_kernels::tiled::attention::{tile_attention_d128_w4, tile_attention_d64};
@@ -66,9 +66,6 @@ fn dim(n: usize) -> Result<u32, LaunchError> {
     })
 }
 
-/// The arguments of the softmax kernels: `out`, `inp`, `in_stride`, `out_stride`, `n_cols`.
-type SoftmaxArgs<T> = (Ptr<T>, Ptr<T>, i32, i32, i32);
-
 /// The arguments of the matmul kernels: `a`, `b`, `c`, `m`, `n`, `k`.
 type MatmulArgs<T> = (Ptr<T>, Ptr<T>, Ptr<T>, i32, i32, i32);
 
@@ -97,6 +94,13 @@ macro_rules! launch_tiled {
         let name = concat!(stringify!($kernel), "::", stringify!($types));
         $checks.launch_tile(name, $kernel::EXPLAIN, spec, $grid, args)
     }};
+}
+
+/// `n` elements of `fill` followed by `CANARY_LEN` canaries.
+fn with_canaries<T: Copy>(n: usize, fill: T, canary: T) -> Vec<T> {
+    let mut init = vec![fill; n + CANARY_LEN];
+    init[n..].fill(canary);
+    init
 }
 
 /// A one-line description of a comparison.
@@ -209,19 +213,6 @@ impl Checks<'_> {
         Ok(())
     }
 
-    /// Each of `host` uploaded, in order.
-    fn upload_each<T: DeviceElement, const N: usize>(
-        &self,
-        host: [&Vec<T>; N],
-    ) -> Result<[DeviceBuffer<T>; N], LaunchError> {
-        let buffers = (host.iter())
-            .map(|values| self.device.upload(values))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(buffers
-            .try_into()
-            .unwrap_or_else(|_| unreachable!("N buffers")))
-    }
-
     /// An output of `n` elements of `fill` followed by canaries.
     fn padded<T: DeviceElement>(
         &self,
@@ -229,9 +220,18 @@ impl Checks<'_> {
         fill: T,
         canary: T,
     ) -> Result<DeviceBuffer<T>, LaunchError> {
-        let mut init = vec![fill; n + CANARY_LEN];
-        init[n..].fill(canary);
-        self.device.upload(&init)
+        self.device.upload(&with_canaries(n, fill, canary))
+    }
+
+    /// A tensor of `n` elements of `fill` followed by canaries.
+    fn padded_tensor<T: DeviceElement>(
+        &self,
+        n: usize,
+        fill: T,
+        canary: T,
+    ) -> Result<Tensor<T>, LaunchError> {
+        let init = with_canaries(n, fill, canary);
+        Tensor::from_slice(&self.device, &init, &[init.len()])
     }
 
     /// Pushes the outcome of `verdict`, failing it too when the canaries after `n` changed.
@@ -267,7 +267,10 @@ impl Checks<'_> {
             (-1.0, -12345.5),
             tol,
             label,
-            |s, args, block, grid| launch_tiled!(s, tile_softmax::T_f32<BLOCK = block>, grid, args),
+            |s, mut out, inp, block, grid| {
+                let args = tile_softmax::T_f32::args(&mut out, &inp)?;
+                launch_tiled!(s, tile_softmax::T_f32<BLOCK = block>, grid, args)
+            },
         )
     }
 
@@ -283,13 +286,18 @@ impl Checks<'_> {
             (fill, canary),
             tol,
             label,
-            |s, args, block, grid| launch_tiled!(s, tile_softmax::T_f16<BLOCK = block>, grid, args),
+            |s, mut out, inp, block, grid| {
+                let args = tile_softmax::T_f16::args(&mut out, &inp)?;
+                launch_tiled!(s, tile_softmax::T_f16<BLOCK = block>, grid, args)
+            },
         )
     }
 
     /// A row softmax over the rows of `x` (`n` columns at row stride `stride`) into an output
-    /// filled with `fill` and followed by `canary`s; `launch` launches the kernel of element type
-    /// `T` at `BLOCK = block`. Each column within `tol(want)` of the f64 softmax.
+    /// of the same strides filled with `fill` and followed by `canary`s; `launch` launches the
+    /// kernel of element type `T` at `BLOCK = block` on the two `[rows, n]` views. Each column
+    /// within `tol(want)` of the f64 softmax.
+    #[allow(clippy::type_complexity)]
     fn softmax<T: Float + std::fmt::Display>(
         &mut self,
         x: Vec<T>,
@@ -297,15 +305,22 @@ impl Checks<'_> {
         (fill, canary): (T, T),
         tol: impl Fn(f64) -> f64 + Sync,
         label: String,
-        launch: impl FnOnce(&mut Self, SoftmaxArgs<T>, usize, [u32; 3]) -> Result<(), LaunchError>,
+        launch: impl FnOnce(
+            &mut Self,
+            TensorMut<'_, T>,
+            TensorRef<'_, T>,
+            usize,
+            [u32; 3],
+        ) -> Result<(), LaunchError>,
     ) -> Result<(), LaunchError> {
         let rows = x.len() / stride;
-        let dx = self.device.upload(&x)?;
-        let out = self.padded(rows * stride, fill, canary)?;
-        let args = (out.ptr(), dx.ptr(), int(stride)?, int(stride)?, int(n)?);
+        let tx = Tensor::from_slice(&self.device, &x, &[rows, stride])?;
+        let mut out = self.padded_tensor(rows * stride, fill, canary)?;
+        let out_rows = out.view_mut().as_strided(&[rows, n], &[stride, 1], 0)?;
         let block = block_for(&[256, 1024, 4096], n)?;
-        launch(self, args, block, [dim(rows)?, 1, 1])?;
-        let got = out.download()?;
+        let inp = tx.view().slice(1, 0..n)?;
+        launch(self, out_rows, inp, block, [dim(rows)?, 1, 1])?;
+        let got = out.to_vec()?;
         let verdict = check_items(rows, |r| {
             let row = &x[r * stride..r * stride + n];
             let want = softmax_ref(row.iter().map(|v| v.wide() as f64));
@@ -323,30 +338,33 @@ impl Checks<'_> {
         let x: Vec<f16> = float_vec(41, rows * stride, 3.0);
         let w: Vec<f16> = float_vec(42, n, 1.0);
         let b: Vec<f16> = float_vec(43, n, 0.5);
-        let [dx, dw, db] = self.upload_each([&x, &w, &b])?;
-        let (fill, canary) = (f16::from_f32(9.0), f16::from_f32(-4321.0));
-        let y = self.padded(rows * stride, fill, canary)?;
-        let mean = self.padded(rows, 0f32, -12345.5)?;
-        let rstd = self.padded(rows, 0f32, -12345.5)?;
-        let block = block_for(&[256, 1024, 4096], n)?;
-        let args = (
-            y.ptr(),
-            dx.ptr(),
-            dw.ptr(),
-            db.ptr(),
-            mean.ptr(),
-            rstd.ptr(),
-            int(stride)?,
-            int(n)?,
-            eps,
+        let tensor = |v: &[f16], sizes: &[usize]| Tensor::from_slice(&self.device, v, sizes);
+        let (tx, tw, tb) = (
+            tensor(&x, &[rows, stride])?,
+            tensor(&w, &[n])?,
+            tensor(&b, &[n])?,
         );
+        let (fill, canary) = (f16::from_f32(9.0), f16::from_f32(-4321.0));
+        let mut y = self.padded_tensor(rows * stride, fill, canary)?;
+        let mut mean = self.padded_tensor(rows, 0f32, -12345.5)?;
+        let mut rstd = self.padded_tensor(rows, 0f32, -12345.5)?;
+        let block = block_for(&[256, 1024, 4096], n)?;
+        let args = tile_layernorm::args(
+            &mut y.view_mut().as_strided(&[rows, n], &[stride, 1], 0)?,
+            &tx.view().slice(1, 0..n)?,
+            &tw,
+            &tb,
+            &mut mean.view_mut().slice(0, 0..rows)?,
+            &mut rstd.view_mut().slice(0, 0..rows)?,
+            eps,
+        )?;
         launch_tiled!(
             self,
             tile_layernorm<BLOCK = block>,
             [dim(rows)?, 1, 1],
             args
         )?;
-        let (got, got_mean, got_rstd) = (y.download()?, mean.download()?, rstd.download()?);
+        let (got, got_mean, got_rstd) = (y.to_vec()?, mean.to_vec()?, rstd.to_vec()?);
         let verdict = check_items(rows, |r| {
             let row: Vec<f64> = x[r * stride..r * stride + n]
                 .iter()

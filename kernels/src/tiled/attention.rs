@@ -14,12 +14,12 @@
 //! Each program computes `BM` query rows of one head (grid `(⌈N/BM⌉, B · H)`), walking the keys in
 //! blocks of `BN`: `s = q · kᵀ` on tensor cores (f32 accumulator), scaled by
 //! `scale · log₂(e)` so that `exp2` gives `exp` (`scale > 0`, so the row maximum is taken before
-//! scaling and each score is scaled and shifted by one `fma`); only the blocks that reach past
-//! the last key or (causal) the first query row are masked; the running row maximum `m_i` and
-//! row sum `l_i` rescale the output accumulator by `exp2(m_old − m_new)` before `p · v` is
+//! scaling and each score is scaled and shifted by one `fma`); the running row maximum `m_i`
+//! and row sum `l_i` rescale the output accumulator by `exp2(m_old − m_new)` before `p · v` is
 //! added, `p` being the probabilities of the block rounded to `T` (`p.to::<T>()`, taken from
-//! `s`'s mma layout as the mma's `a` operand). A causal program stops at the block holding its last row. Rows past `N`
-//! and keys past `N_k` are masked (keys as `−∞` scores, rows not stored).
+//! `s`'s mma layout as the mma's `a` operand). A causal program stops at the block holding its
+//! last row. Rows past `N` and keys past `N_k` are masked (keys as `−∞` scores, rows not
+//! stored).
 //!
 //! At `num_stages` above 1 (2 at `D = 64`, 4 at `D = 128` on 8 warps: the faster on an H200;
 //! 3 at `D = 128` on 4 warps, not compared there) the loop is
@@ -93,13 +93,6 @@ macro_rules! attention_kernel {
             } else {
                 keys
             };
-            // Key blocks ending at or before `edge` need no mask: their keys exist and (causal)
-            // lie at or before every query row of the program.
-            let edge = if CAUSAL == 1 {
-                minimum(keys, pm * BM + 1)
-            } else {
-                keys
-            };
             // `k` and `v` have the same strides (`requires`): one offset tile for both.
             let kv_base = batch * k.stride(0) + head * k.stride(1);
             for j in 0..cdiv(end, BN) {
@@ -110,17 +103,13 @@ macro_rules! attention_kernel {
                 let k_tile = load(k + kv_offs, key_ok, 0.0);
                 let v_tile = load(v + kv_offs, key_ok, 0.0);
                 let s = dot(q_tile, k_tile.trans());
-                let s = if (j + 1) * BN > edge {
-                    let in_seq = rn.expand_dims(0) < keys;
-                    let keep = if CAUSAL == 1 {
-                        in_seq & (rn.expand_dims(0) <= rm.expand_dims(1))
-                    } else {
-                        in_seq.broadcast_to([BM, BN])
-                    };
-                    where_(keep, s, f32::NEG_INFINITY)
+                let in_seq = rn.expand_dims(0) < keys;
+                let keep = if CAUSAL == 1 {
+                    in_seq & (rn.expand_dims(0) <= rm.expand_dims(1))
                 } else {
-                    s
+                    in_seq.broadcast_to([BM, BN])
                 };
+                let s = where_(keep, s, f32::NEG_INFINITY);
                 let m_new = maximum(m_i, s.max(1) * qk_scale);
                 let p = exp2(fma(s, qk_scale, -m_new.expand_dims(1)));
                 let alpha = exp2(m_i - m_new);

@@ -53,8 +53,9 @@ macro_rules! bench_layernorm {
             n_cols: i32,
             eps: f32,
         ) {
-            let row = program_id(0);
-            layernorm_row::<BLOCK>(y, x, w, b, row, stride, n_cols, eps);
+            let (row, cols) = (program_id(0), arange(0, BLOCK));
+            let (xs, ys) = (x + row * stride + cols, y + row * stride + cols);
+            layernorm_row(ys, xs, w + cols, b + cols, cols < n_cols, n_cols, eps);
         }
     };
 }

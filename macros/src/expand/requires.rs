@@ -154,7 +154,11 @@ pub fn requirement_checks(kernel: &str, requires: &[Requirement], values: &Value
                 Leaf::Integer(Integer::Const(name)) => name.clone(),
                 _ => unreachable!("a leaf is a parameter or a const"),
             };
-            let v = values.leaf(leaf);
+            // A float is shown as passed (an `f32` as `f32`), an integer as its `i128`.
+            let v = match leaf {
+                Leaf::Float(Float::Param { param, .. }) => values.arg(param),
+                _ => values.leaf(leaf),
+            };
             quote!((#name, &#v as &dyn ::core::fmt::Display))
         });
         let text = &r.text;
