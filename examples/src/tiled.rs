@@ -227,8 +227,7 @@ impl Checks<'_> {
     fn padded_tensor<T: DeviceElement>(
         &self,
         n: usize,
-        fill: T,
-        canary: T,
+        (fill, canary): (T, T),
     ) -> Result<Tensor<T>, LaunchError> {
         let init = with_canaries(n, fill, canary);
         Tensor::from_slice(&self.device, &init, &[init.len()])
@@ -315,7 +314,7 @@ impl Checks<'_> {
     ) -> Result<(), LaunchError> {
         let rows = x.len() / stride;
         let tx = Tensor::from_slice(&self.device, &x, &[rows, stride])?;
-        let mut out = self.padded_tensor(rows * stride, fill, canary)?;
+        let mut out = self.padded_tensor(rows * stride, (fill, canary))?;
         let out_rows = out.view_mut().as_strided(&[rows, n], &[stride, 1], 0)?;
         let block = block_for(&[256, 1024, 4096], n)?;
         let inp = tx.view().slice(1, 0..n)?;
@@ -345,9 +344,9 @@ impl Checks<'_> {
             tensor(&b, &[n])?,
         );
         let (fill, canary) = (f16::from_f32(9.0), f16::from_f32(-4321.0));
-        let mut y = self.padded_tensor(rows * stride, fill, canary)?;
-        let mut mean = self.padded_tensor(rows, 0f32, -12345.5)?;
-        let mut rstd = self.padded_tensor(rows, 0f32, -12345.5)?;
+        let mut y = self.padded_tensor(rows * stride, (fill, canary))?;
+        let mut mean = self.padded_tensor(rows, (0f32, -12345.5))?;
+        let mut rstd = self.padded_tensor(rows, (0f32, -12345.5))?;
         let block = block_for(&[256, 1024, 4096], n)?;
         let args = tile_layernorm::args(
             &mut y.view_mut().as_strided(&[rows, n], &[stride, 1], 0)?,
