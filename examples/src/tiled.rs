@@ -230,7 +230,7 @@ impl Checks<'_> {
         (fill, canary): (T, T),
     ) -> Result<Tensor<T>, LaunchError> {
         let init = with_canaries(n, fill, canary);
-        Tensor::from_slice(&self.device, &init, &[init.len()])
+        Tensor::from_slice(self.device, &init, &[init.len()])
     }
 
     /// Pushes the outcome of `verdict`, failing it too when the canaries after `n` changed.
@@ -313,7 +313,7 @@ impl Checks<'_> {
         ) -> Result<(), LaunchError>,
     ) -> Result<(), LaunchError> {
         let rows = x.len() / stride;
-        let tx = Tensor::from_slice(&self.device, &x, &[rows, stride])?;
+        let tx = Tensor::from_slice(self.device, &x, &[rows, stride])?;
         let mut out = self.padded_tensor(rows * stride, (fill, canary))?;
         let out_rows = out.view_mut().as_strided(&[rows, n], &[stride, 1], 0)?;
         let block = block_for(&[256, 1024, 4096], n)?;
@@ -337,7 +337,7 @@ impl Checks<'_> {
         let x: Vec<f16> = float_vec(41, rows * stride, 3.0);
         let w: Vec<f16> = float_vec(42, n, 1.0);
         let b: Vec<f16> = float_vec(43, n, 0.5);
-        let tensor = |v: &[f16], sizes: &[usize]| Tensor::from_slice(&self.device, v, sizes);
+        let tensor = |v: &[f16], sizes: &[usize]| Tensor::from_slice(self.device, v, sizes);
         let (tx, tw, tb) = (
             tensor(&x, &[rows, stride])?,
             tensor(&w, &[n])?,
@@ -510,12 +510,12 @@ impl Checks<'_> {
         let k: Vec<f16> = float_vec(82, len, 2.0);
         let v: Vec<f16> = float_vec(83, len, 1.0);
         let sizes = [1, bh, n, d];
-        let tensor = |x: &[f16]| Tensor::from_slice(&self.device, x, &sizes);
+        let tensor = |x: &[f16]| Tensor::from_slice(self.device, x, &sizes);
         let (tq, tk, tv) = (tensor(&q)?, tensor(&k)?, tensor(&v)?);
         let canary = f16::from_f32(-4321.0);
         let mut init = vec![f16::default(); len + CANARY_LEN];
         init[len..].fill(canary);
-        let mut out = Tensor::from_slice(&self.device, &init, &[len + CANARY_LEN])?;
+        let mut out = Tensor::from_slice(self.device, &init, &[len + CANARY_LEN])?;
         let operands = AttentionOperands {
             q: &tq,
             k: &tk,
