@@ -16,6 +16,13 @@ const CANARY: f32 = -12345.5;
 /// Elements of canary after each output.
 const CANARY_LEN: usize = 8;
 
+/// `n` elements of `fill` followed by [`CANARY_LEN`] `canary`s: an output whose overrun shows.
+pub fn with_canaries<T: Copy>(n: usize, fill: T, canary: T) -> Vec<T> {
+    let mut init = vec![fill; n + CANARY_LEN];
+    init[n..].fill(canary);
+    init
+}
+
 /// One verified case.
 #[derive(Debug)]
 pub struct Outcome {
@@ -110,9 +117,7 @@ impl<'a> Checks<'a> {
 
     /// An output buffer of `n` elements followed by [`CANARY_LEN`] canaries.
     fn output(&self, n: usize) -> Result<tessera::launch::DeviceBuffer<f32>, LaunchError> {
-        let mut init = vec![0f32; n + CANARY_LEN];
-        init[n..].fill(CANARY);
-        self.device.upload(&init)
+        self.device.upload(&with_canaries(n, 0f32, CANARY))
     }
 
     /// Compares `got[..n]` with `want` bit for bit and checks the canaries after it.

@@ -19,7 +19,7 @@
 //! Every output buffer is followed by canaries, and padding columns (row stride > row length)
 //! hold a fill value that must survive: a write out of bounds fails the case.
 
-use crate::checks::{Checks, TileRun};
+use crate::checks::{with_canaries, Checks, TileRun};
 use crate::data::{
     check_items, float_vec, layernorm_stats, parallel_vec, uniform_below, uniform_vec, within,
     Float, Verdict,
@@ -34,9 +34,6 @@ use tessera_kernels::tiled::matmul::tile_matmul;
 use tessera_kernels::tiled::norm::{tile_layernorm, tile_softmax};
 use tessera_kernels::tiled::scan::{tile_cumsum_blocks, tile_cumsum_cols};
 use tessera_kernels::tiled::transpose::tile_transpose;
-
-/// Elements of canary after each output.
-const CANARY_LEN: usize = 8;
 
 /// The smallest of `blocks` (ascending) that holds `n` columns.
 fn block_for(blocks: &[usize], n: usize) -> Result<usize, LaunchError> {
@@ -94,13 +91,6 @@ macro_rules! launch_tiled {
         let name = concat!(stringify!($kernel), "::", stringify!($types));
         $checks.launch_tile(name, $kernel::EXPLAIN, spec, $grid, args)
     }};
-}
-
-/// `n` elements of `fill` followed by `CANARY_LEN` canaries.
-fn with_canaries<T: Copy>(n: usize, fill: T, canary: T) -> Vec<T> {
-    let mut init = vec![fill; n + CANARY_LEN];
-    init[n..].fill(canary);
-    init
 }
 
 /// A one-line description of a comparison.
@@ -513,9 +503,7 @@ impl Checks<'_> {
         let tensor = |x: &[f16]| Tensor::from_slice(self.device, x, &sizes);
         let (tq, tk, tv) = (tensor(&q)?, tensor(&k)?, tensor(&v)?);
         let canary = f16::from_f32(-4321.0);
-        let mut init = vec![f16::default(); len + CANARY_LEN];
-        init[len..].fill(canary);
-        let mut out = Tensor::from_slice(self.device, &init, &[len + CANARY_LEN])?;
+        let mut out = self.padded_tensor(len, (f16::default(), canary))?;
         let operands = AttentionOperands {
             q: &tq,
             k: &tk,

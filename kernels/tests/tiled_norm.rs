@@ -84,12 +84,13 @@ fn check_rows<T: Copy + PartialEq + std::fmt::Debug>(
     }
 }
 
-/// `[rows, stride]` storage of `values` (on the test device) and, for `rows(&t)`, its first
-/// `n_cols` columns as a `[rows, n_cols]` view.
+/// `[rows, stride]` storage of `values` on the test device.
 fn storage<T: DeviceElement>(values: &[T], (rows, _, stride): (usize, usize, usize)) -> Tensor<T> {
     Tensor::from_slice(device().device(), values, &[rows, stride]).unwrap()
 }
 
+/// The first `n_cols` columns of `[rows, stride]` storage: the `[rows, n_cols]` view a kernel
+/// reads (`rows_of_mut`: writes).
 fn rows_of<T: DeviceElement>(t: &Tensor<T>, n_cols: usize) -> TensorRef<'_, T> {
     t.view().slice(1, 0..n_cols).unwrap()
 }

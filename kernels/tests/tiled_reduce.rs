@@ -194,7 +194,8 @@ fn f16_row_sum_min_argmin_match_cpu() {
             let first = row.iter().position(|&v| v == m).unwrap() as i32;
             assert_eq!(arg[r], first, "argmin n {n} r {r}");
         }
-    } // A row longer than the block would be cut at 512 columns: refused before anything runs.
+    }
+    // A row longer than the block would be cut at 512 columns: refused before anything runs.
     let (d16, d32) = (
         device.zeros::<f16>(513).unwrap(),
         device.zeros::<i32>(1).unwrap(),

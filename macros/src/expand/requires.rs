@@ -34,20 +34,16 @@ impl Values<'_> {
         quote!(#args.#field)
     }
 
-    /// The value of a leaf: an `i128` of an integer, an `f64` of a float.
-    fn leaf(&self, leaf: Leaf) -> TokenStream {
+    /// The `i128` of an integer leaf (a parameter or a const).
+    fn leaf(&self, leaf: &Integer) -> TokenStream {
         match leaf {
-            Leaf::Integer(Integer::Param { param, .. }) => {
+            Integer::Param { param, .. } => {
                 let arg = self.arg(param);
                 quote!((#arg as i128))
             }
-            Leaf::Integer(Integer::Const(name)) => {
+            Integer::Const(name) => {
                 let (consts, name) = (self.consts, Ident::new(name, Span::call_site()));
                 quote!((#consts.#name as i128))
-            }
-            Leaf::Float(Float::Param { param, .. }) => {
-                let arg = self.arg(param);
-                quote!((#arg as f64))
             }
             _ => unreachable!("a leaf is a parameter or a const"),
         }
@@ -61,7 +57,10 @@ impl Values<'_> {
                 let v = Literal::f64_unsuffixed(digits.parse().unwrap_or(f64::NAN));
                 quote!(#v)
             }
-            Float::Param { .. } => self.leaf(Leaf::Float(x)),
+            Float::Param(param) => {
+                let arg = self.arg(param);
+                quote!((#arg as f64))
+            }
             Float::Neg(x) => {
                 let x = self.float(x);
                 quote!((-#x))
@@ -77,7 +76,7 @@ impl Values<'_> {
                 quote!(::core::option::Option::Some(#v))
             }
             Integer::Param { .. } | Integer::Const(_) => {
-                let v = self.leaf(Leaf::Integer(x));
+                let v = self.leaf(x);
                 quote!(::core::option::Option::Some(#v))
             }
             Integer::Neg(x) => {
@@ -147,17 +146,14 @@ pub fn requirement_checks(kernel: &str, requires: &[Requirement], values: &Value
         let holds = values.condition(&r.condition);
         let mut leaves = Vec::new();
         r.condition.leaves(&mut leaves);
+        // Each value read, by name: a float as passed (an `f32` as `f32`), an integer as its
+        // `i128`.
         let read = leaves.iter().map(|&leaf| {
-            let name = match leaf {
-                Leaf::Integer(Integer::Param { written, .. })
-                | Leaf::Float(Float::Param { written, .. }) => written.clone(),
-                Leaf::Integer(Integer::Const(name)) => name.clone(),
+            let (name, v) = match leaf {
+                Leaf::Integer(x @ Integer::Param { written, .. }) => (written, values.leaf(x)),
+                Leaf::Integer(x @ Integer::Const(name)) => (name, values.leaf(x)),
+                Leaf::Float(Float::Param(param)) => (param, values.arg(param)),
                 _ => unreachable!("a leaf is a parameter or a const"),
-            };
-            // A float is shown as passed (an `f32` as `f32`), an integer as its `i128`.
-            let v = match leaf {
-                Leaf::Float(Float::Param { param, .. }) => values.arg(param),
-                _ => values.leaf(leaf),
             };
             quote!((#name, &#v as &dyn ::core::fmt::Display))
         });

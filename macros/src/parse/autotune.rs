@@ -425,7 +425,6 @@ pub fn tuned_specialisations(
     (specs, key.filter(|_| valid).map(|key| Autotune { key }))
 }
 
-/// Whether parameter `name` of the (desugared) signature is a `Tensor` parameter: it has sizes.
 /// Whether the key entry's tensor is a tensor parameter with that dimension (reported when not);
 /// true for a scalar entry (checked by the caller).
 fn key_param_exists(item: &KeyItem, sig: &Signature, diags: &mut Diagnostics) -> bool {

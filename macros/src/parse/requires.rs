@@ -75,12 +75,12 @@ pub enum Integer {
     Arith(Arith, Box<Integer>, Box<Integer>),
 }
 
-/// A float of the launch: a literal (its digits as written) or a float runtime parameter,
-/// perhaps negated.
+/// A float of the launch: a literal (its digits as written) or a float runtime parameter (by
+/// its name, which is also how it is written), perhaps negated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Float {
     Literal(String),
-    Param { param: String, written: String },
+    Param(String),
     Neg(Box<Float>),
 }
 
@@ -116,7 +116,7 @@ impl Float {
     pub fn leaves<'a>(&'a self, out: &mut Vec<Leaf<'a>>) {
         match self {
             Float::Literal(_) => {}
-            Float::Param { .. } => {
+            Float::Param(_) => {
                 if !out.contains(&Leaf::Float(self)) {
                     out.push(Leaf::Float(self));
                 }
@@ -355,11 +355,7 @@ impl Reader<'_> {
                 Some(Float::Neg(Box::new(self.float(&u.expr)?)))
             }
             Expr::Path(p) if self.is_float(e) => {
-                let name = p.path.get_ident()?.unraw().to_string();
-                Some(Float::Param {
-                    param: name.clone(),
-                    written: name,
-                })
+                Some(Float::Param(p.path.get_ident()?.unraw().to_string()))
             }
             Expr::Binary(_) => {
                 self.error(

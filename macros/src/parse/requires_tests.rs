@@ -84,12 +84,7 @@ fn conditions_are_stored_as_written_with_their_leaves() {
 #[test]
 fn a_comparison_with_a_float_parameter_compares_floats() {
     let got = requirements(quote!([s > 0.0, -s <= 2, s != s])).unwrap();
-    let s = || {
-        Box::new(Float::Param {
-            param: "s".to_string(),
-            written: "s".to_string(),
-        })
-    };
+    let s = || Box::new(Float::Param("s".to_string()));
     let literal = |digits: &str| Box::new(Float::Literal(digits.to_string()));
     let want = [
         Condition::CompareFloat(Compare::Gt, s(), literal("0.0")),
