@@ -19,7 +19,9 @@
 //! added, `p` being the probabilities of the block rounded to `T` (`p.to::<T>()`, taken from
 //! `s`'s mma layout as the mma's `a` operand). A causal program stops at the block holding its
 //! last row. Rows past `N` and keys past `N_k` are masked (keys as `−∞` scores, rows not
-//! stored).
+//! stored); the mask is computed only for the key blocks that reach past `N_k` or, causal, past
+//! the program's first query row (an `if` on the block index, uniform across the program; the
+//! others need none).
 //!
 //! At `num_stages` above 1 (2 at `D = 64`, 4 at `D = 128` on 8 warps: the faster on an H200;
 //! 3 at `D = 128` on 4 warps, not compared there) the loop is
@@ -93,6 +95,13 @@ macro_rules! attention_kernel {
             } else {
                 keys
             };
+            // Keys below `edge` are seen by every row of the program: the blocks that end at or
+            // before it need no mask.
+            let edge = if CAUSAL == 1 {
+                minimum(keys, pm * BM + 1)
+            } else {
+                keys
+            };
             // `k` and `v` have the same strides (`requires`): one offset tile for both.
             let kv_base = batch * k.stride(0) + head * k.stride(1);
             for j in 0..cdiv(end, BN) {
@@ -103,13 +112,18 @@ macro_rules! attention_kernel {
                 let k_tile = load(k + kv_offs, key_ok, 0.0);
                 let v_tile = load(v + kv_offs, key_ok, 0.0);
                 let s = dot(q_tile, k_tile.trans());
-                let in_seq = rn.expand_dims(0) < keys;
-                let keep = if CAUSAL == 1 {
-                    in_seq & (rn.expand_dims(0) <= rm.expand_dims(1))
+                // Only the blocks reaching past `edge` hold a masked score.
+                let s = if (j + 1) * BN > edge {
+                    let in_seq = rn.expand_dims(0) < keys;
+                    let keep = if CAUSAL == 1 {
+                        in_seq & (rn.expand_dims(0) <= rm.expand_dims(1))
+                    } else {
+                        in_seq.broadcast_to([BM, BN])
+                    };
+                    where_(keep, s, f32::NEG_INFINITY)
                 } else {
-                    in_seq.broadcast_to([BM, BN])
+                    s
                 };
-                let s = where_(keep, s, f32::NEG_INFINITY);
                 let m_new = maximum(m_i, s.max(1) * qk_scale);
                 let p = exp2(fma(s, qk_scale, -m_new.expand_dims(1)));
                 let alpha = exp2(m_i - m_new);

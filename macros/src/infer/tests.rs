@@ -776,9 +776,42 @@ const CHAINED_DOTS: (&str, &str) = (
     }",
 );
 
+/// [`CHAINED_DOTS`] masking only the last block's scores, through an `if` whose branches yield
+/// `s` masked or `s` itself: the chain goes through the `if`.
+const CHAINED_DOTS_EDGE_MASK: (&str, &str) = (
+    "num_warps = 8, BM = 128, BN = 64, D = 64",
+    "fn chained<const BM: usize, const BN: usize, const D: usize>(
+        q: Ptr<f16>, k: Ptr<f16>, v: Ptr<f16>, o: Ptr<f16>, seq: i32,
+    ) {
+        let rm = program_id(0) * BM + arange(0, BM);
+        let rd = arange(0, D);
+        let q_tile = load(q + rm.expand_dims(1) * D + rd.expand_dims(0));
+        let mut acc = zeros::<f32>([BM, D]);
+        for j in 0..cdiv(seq, BN) {
+            let rn = j * BN + arange(0, BN);
+            let k_tile = load(k + rn.expand_dims(1) * D + rd.expand_dims(0));
+            let v_tile = load(v + rn.expand_dims(1) * D + rd.expand_dims(0));
+            let s = dot(q_tile, k_tile.trans());
+            let s = if (j + 1) * BN > seq {
+                where_(rn.expand_dims(0) < seq, s, f32::NEG_INFINITY)
+            } else {
+                s
+            };
+            let p = exp2(s - s.max(1).expand_dims(1));
+            acc = dot(p.to::<f16>(), v_tile, acc);
+        }
+        store(o + rm.expand_dims(1) * D + rd.expand_dims(0), acc.to::<f16>());
+    }",
+);
+
 #[test]
 fn chained_dots_take_p_from_registers() {
-    let inf = &infer_all(CHAINED_DOTS.0, CHAINED_DOTS.1)[0];
+    chained_dots_take_p_from_registers_in(CHAINED_DOTS);
+    chained_dots_take_p_from_registers_in(CHAINED_DOTS_EDGE_MASK);
+}
+
+fn chained_dots_take_p_from_registers_in(kernel: (&str, &str)) {
+    let inf = &infer_all(kernel.0, kernel.1)[0];
     let k = &inf.kernel;
     let dots = ops_of(k, "dot");
     assert_eq!(dots.len(), 2);

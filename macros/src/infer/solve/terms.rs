@@ -147,7 +147,8 @@ impl Problem<'_> {
     }
 
     /// The warps of each dot in a chain (see [`chained_mma_warps`]): dots joined by data flow
-    /// through ops of one loop depth (result to operand, either way), all taking the warps the
+    /// through ops of one loop depth (result to operand, either way, and through the branches of
+    /// an `if` to its result), all taking the warps the
     /// chain's first dot in program order gets, where its accumulator holds an instruction tile
     /// per warp with them. Other dots are absent (the per-dot rule, [`mma_warps`]).
     fn chained_dot_warps(&self) -> HashMap<OpId, Vec<u32>> {
@@ -160,17 +161,36 @@ impl Problem<'_> {
             let depth = self.graph.op(dot).loop_depth;
             let mut stack = self.graph.op(dot).results.clone();
             let mut seen = HashSet::new();
+            let mut seen_values = HashSet::new();
             while let Some(v) = stack.pop() {
                 for u in &self.graph.uses[v.0 as usize] {
-                    let Use::Operand(op, _) = *u else { continue };
-                    let node = self.graph.op(op);
-                    if node.loop_depth != depth || !node.regions.is_empty() || !seen.insert(op) {
-                        continue;
-                    }
-                    if matches!(node.kind, OpKind::Dot { .. }) {
-                        chain.union(dot.0, op.0);
-                    } else {
-                        stack.extend(node.results.iter().copied());
+                    match *u {
+                        Use::Operand(op, _) => {
+                            let node = self.graph.op(op);
+                            if node.loop_depth != depth
+                                || !node.regions.is_empty()
+                                || !seen.insert(op)
+                            {
+                                continue;
+                            }
+                            if matches!(node.kind, OpKind::Dot { .. }) {
+                                chain.union(dot.0, op.0);
+                            } else {
+                                stack.extend(node.results.iter().copied());
+                            }
+                        }
+                        // A branch's yield of an `if` becomes the `if`'s result (`let s = if
+                        // edge { where_(keep, s, -inf) } else { s }` keeps the chain).
+                        Use::Yield(op, _, pos) => {
+                            let node = self.graph.op(op);
+                            if matches!(node.kind, OpKind::If) && node.loop_depth == depth {
+                                if let Some(&r) = node.results.get(pos) {
+                                    if seen_values.insert(r) {
+                                        stack.push(r);
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
             }
