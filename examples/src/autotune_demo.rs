@@ -9,8 +9,9 @@
 //! evenly), `|c − ref| ≤ u·|ref| + 2⁻¹⁶·Σₖ|a·b|` with `u = 2⁻¹⁰` (f16) or `2⁻⁷` (bf16).
 
 use crate::data::{float_vec, spread, Float};
-use tessera::launch::autotune::{ChoiceSource, TunedLaunch};
+use tessera::launch::autotune::{Choice, ChoiceSource};
 use tessera::launch::{Device, DeviceElement, DeviceKind, Module};
+use tessera::tensor::Tensor;
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::autotuned::tuned_matmul;
 
@@ -28,8 +29,7 @@ pub fn default_shapes(device: &Device) -> Vec<[usize; 3]> {
 }
 
 /// One line for a choice: the candidate, where it came from, and each candidate's time.
-fn describe(tuned: &TunedLaunch) -> String {
-    let choice = &tuned.choice;
+fn describe(choice: &Choice) -> String {
     let mut line = format!("{} ({:?})", choice.candidate, choice.source);
     for r in &choice.results {
         match &r.outcome {
@@ -50,7 +50,8 @@ pub fn run(device: &Device, module: &Module, shapes: &[[usize; 3]]) -> Result<bo
     Ok(ok)
 }
 
-/// Two `launch_tuned` of `c = a · b` on `T`, each output checked.
+/// Two `launch_tuned` of `c = a · b` on `T` tensors (on a stream, the key read from their
+/// sizes), each output checked.
 fn matmul<T: Float + tuned_matmul::Listed_T>(
     device: &Device,
     module: &Module,
@@ -59,10 +60,8 @@ fn matmul<T: Float + tuned_matmul::Listed_T>(
     let err = |e: tessera::launch::LaunchError| e.to_string();
     let a: Vec<T> = float_vec(241, m * k, 1.0);
     let b: Vec<T> = float_vec(242, k * n, 1.0);
-    let (da, db) = (
-        device.upload(&a).map_err(err)?,
-        device.upload(&b).map_err(err)?,
-    );
+    let ta = Tensor::from_slice(device, &a, &[m, k]).map_err(err)?;
+    let tb = Tensor::from_slice(device, &b, &[k, n]).map_err(err)?;
     let (rows, cols) = (spread(m, 64), spread(n, 64));
     let unit = if T::DTYPE_NAME == bf16::DTYPE_NAME {
         2f64.powi(-7)
@@ -70,26 +69,19 @@ fn matmul<T: Float + tuned_matmul::Listed_T>(
         2f64.powi(-10)
     };
     // One program per `BM × BN` tile of `c`, for the candidate's `Consts`.
-    let grid = |c: &tuned_matmul::Consts| ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32,);
-    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    let grid = |c: &tuned_matmul::Consts, s: &tuned_matmul::Sizes| {
+        ((s.c[0].div_ceil(c.BM) * s.c[1].div_ceil(c.BN)) as u32,)
+    };
+    let stream = device.stream().map_err(err)?;
     let mut ok = true;
     for launch in ["first", "second"] {
-        let dc = device.zeros::<T>(m * n).map_err(err)?;
+        let mut tc = Tensor::<T>::zeros(device, &[m, n]).map_err(err)?;
         let start = std::time::Instant::now();
-        let tuned = tuned_matmul::launch_tuned(
-            device,
-            module,
-            grid,
-            da.ptr(),
-            db.ptr(),
-            dc.ptr(),
-            mi,
-            ni,
-            ki,
-        )
-        .map_err(err)?;
+        let choice =
+            tuned_matmul::launch_tuned(&stream, module, grid, &ta, &tb, &mut tc).map_err(err)?;
+        stream.synchronize().map_err(err)?;
         let wall = start.elapsed().as_secs_f64() * 1e3;
-        let c = dc.download().map_err(err)?;
+        let c = tc.to_vec().map_err(err)?;
         let mut worst = 0f64;
         let mut failure = None;
         for &i in &rows {
@@ -117,11 +109,11 @@ fn matmul<T: Float + tuned_matmul::Listed_T>(
         println!(
             "autotune matmul {m}x{n}x{k} {} {launch} launch ({wall:.1} ms wall): {}; {verdict}",
             T::DTYPE_NAME,
-            describe(&tuned)
+            describe(&choice)
         );
         if launch == "second"
             && device.kind() == DeviceKind::Gpu
-            && tuned.choice.source != ChoiceSource::Memory
+            && choice.source != ChoiceSource::Memory
         {
             println!("  unexpected: the second launch did not reuse the choice from memory");
             ok = false;

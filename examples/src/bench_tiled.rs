@@ -30,6 +30,7 @@ use crate::data::{
     Float, Verdict,
 };
 use tessera::launch::{Device, DeviceElement, LaunchError, Module};
+use tessera::tensor::Tensor;
 use tessera::{bf16, f16, Ptr};
 use tessera_kernels::tiled::bench_triton::*;
 
@@ -160,6 +161,11 @@ impl Measured {
 /// (`kernel::T_f16<…>` for the element types of a kernel with type parameters).
 macro_rules! timed {
     ($device:expr, $module:expr, $kernel:ident $(:: $types:ident)? <$($name:ident = $value:tt),+>,
+     $grid:expr, tensors($($tensor:expr),+)) => {
+        timed!($device, $module, $kernel $(:: $types)? <$($name = $value),+>, $grid,
+            $kernel $(:: $types)? ::args($($tensor),+)?)
+    };
+    ($device:expr, $module:expr, $kernel:ident $(:: $types:ident)? <$($name:ident = $value:tt),+>,
      $grid:expr, $args:expr) => {{
         let args = $args;
         let consts = $kernel::Consts { $($name: $value),+ };
@@ -204,20 +210,20 @@ macro_rules! timed_softmax {
 /// over 4 stages, `bench_matmul_w8` (8 warps, 128 × 128 × 64) unpipelined and over 3 and 4
 /// stages, `bench_matmul_w8_wide` (8 warps, 128 × 256 × 64, 3 stages); `GROUP = 8` all.
 macro_rules! timed_matmul {
-    ($device:expr, $module:expr, $config:expr, $grid:expr, $args:expr => $types:ident) => {
+    ($device:expr, $module:expr, $config:expr, $grid:expr, ($a:expr, $b:expr, $c:expr) => $types:ident) => {
         match $config {
             0 => timed!($device, $module,
-                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8, num_stages = 1>, $grid, $args),
+                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8, num_stages = 1>, $grid, tensors($a, $b, $c)),
             1 => timed!($device, $module,
-                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8, num_stages = 4>, $grid, $args),
+                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8, num_stages = 4>, $grid, tensors($a, $b, $c)),
             2 => timed!($device, $module,
-                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 1>, $grid, $args),
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 1>, $grid, tensors($a, $b, $c)),
             3 => timed!($device, $module,
-                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 3>, $grid, $args),
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 3>, $grid, tensors($a, $b, $c)),
             4 => timed!($device, $module,
-                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 4>, $grid, $args),
+                bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 4>, $grid, tensors($a, $b, $c)),
             _ => timed!($device, $module,
-                bench_matmul_w8_wide::$types<BM = 128, BN = 256, BK = 64, GROUP = 8>, $grid, $args),
+                bench_matmul_w8_wide::$types<BM = 128, BN = 256, BK = 64, GROUP = 8>, $grid, tensors($a, $b, $c)),
         }
     };
 }
@@ -276,12 +282,12 @@ pub fn run(
         (Family::Matmul, "float16", &[m, n, k]) => matmul::<f16>(
             device,
             [m, n, k],
-            |args, config, grid| timed_matmul!(device, module, config, grid, args => T_f16),
+            |(a, b, c), config, grid| timed_matmul!(device, module, config, grid, (a, b, c) => T_f16),
         ),
         (Family::Matmul, "bfloat16", &[m, n, k]) => matmul::<bf16>(
             device,
             [m, n, k],
-            |args, config, grid| timed_matmul!(device, module, config, grid, args => T_bf16),
+            |(a, b, c), config, grid| timed_matmul!(device, module, config, grid, (a, b, c) => T_bf16),
         ),
         _ => Err(invalid(format!(
             "no {} benchmark for {dtype} {shape:?}",
@@ -451,19 +457,20 @@ fn gather<T: Float>(
     Ok(measured.row(device, "gather", &[m, n], T::DTYPE_NAME, figure))
 }
 
-/// The matmul kernels' arguments: `a`, `b`, `c`, `m`, `n`, `k`.
-type MatmulArgs<T> = (Ptr<T>, Ptr<T>, Ptr<T>, i32, i32, i32);
+/// The matmul kernels' tensors: `a: [m, k]`, `b: [k, n]`, `c: [m, n]`.
+type MatmulTensors<'a, T> = (&'a Tensor<T>, &'a Tensor<T>, &'a mut Tensor<T>);
 
 /// `c = a · b` with `a: [m, k]`, `b: [k, n]` of `T`; `time(args, config, grid)` times
 /// configuration `config` of [`MATMUL_CONFIGS`].
 fn matmul<T: Float>(
     device: &Device,
     [m, n, k]: [usize; 3],
-    time: impl Fn(MatmulArgs<T>, usize, [u32; 3]) -> TimedEntry,
+    time: impl Fn(MatmulTensors<'_, T>, usize, [u32; 3]) -> TimedEntry,
 ) -> Result<BenchRow, LaunchError> {
     let a: Vec<T> = float_vec(141, m * k, 1.0);
     let b: Vec<T> = float_vec(142, k * n, 1.0);
-    let (da, db) = (device.upload(&a)?, device.upload(&b)?);
+    let ta = Tensor::from_slice(device, &a, &[m, k])?;
+    let tb = Tensor::from_slice(device, &b, &[k, n])?;
     let af = parallel_vec(a.len(), |i| a[i].wide() as f64);
     let bf = parallel_vec(b.len(), |i| b[i].wide() as f64);
     let unit = if T::DTYPE_NAME == bf16::DTYPE_NAME {
@@ -479,11 +486,10 @@ fn matmul<T: Float>(
     let mut best: Option<(Timed, &'static str, [usize; 4])> = None;
     let mut checks = Vec::new();
     for (index, &(config, stages)) in MATMUL_CONFIGS.iter().enumerate() {
-        let c = device.zeros::<T>(m * n)?;
+        let mut c = Tensor::<T>::zeros(device, &[m, n])?;
         let tiles = m.div_ceil(config[0]) * n.div_ceil(config[1]);
-        let args = (da.ptr(), db.ptr(), c.ptr(), int(m)?, int(n)?, int(k)?);
-        let (timed, entry) = time(args, index, [programs(tiles)?, 1, 1])?;
-        let got = c.download()?;
+        let (timed, entry) = time((&ta, &tb, &mut c), index, [programs(tiles)?, 1, 1])?;
+        let got = c.to_vec()?;
         let verdict = check_items(rows.len(), |x| {
             let i = rows[x];
             // Row i of a·b and of |a|·|b| at the checked columns, along the rows of b.

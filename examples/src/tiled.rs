@@ -27,7 +27,7 @@ use crate::data::{
 use tessera::launch::{DeviceBuffer, DeviceElement, DeviceKind, KernelArgs, LaunchError};
 use tessera::tensor::{Tensor, TensorMut, TensorRef};
 use tessera::tile::{launch_on, Specialisation};
-use tessera::{bf16, f16, Ptr};
+use tessera::{bf16, f16};
 use tessera_kernels::tiled::attention::{tile_attention_d128_w4, tile_attention_d64};
 use tessera_kernels::tiled::gather::tile_gather_cols;
 use tessera_kernels::tiled::matmul::tile_matmul;
@@ -63,8 +63,13 @@ fn dim(n: usize) -> Result<u32, LaunchError> {
     })
 }
 
-/// The arguments of the matmul kernels: `a`, `b`, `c`, `m`, `n`, `k`.
-type MatmulArgs<T> = (Ptr<T>, Ptr<T>, Ptr<T>, i32, i32, i32);
+/// The tensors of a matmul launch: `a: [m, k]`, `b: [k, n]` and `c: [m, n]` (the first `m·n`
+/// elements of a buffer with canaries after them).
+struct MatmulOperands<'a, T: DeviceElement> {
+    a: &'a Tensor<T>,
+    b: &'a Tensor<T>,
+    c: TensorMut<'a, T>,
+}
 
 /// The tensors of an attention launch (f16, `[1, BH, N, D]`): `q`, `k`, `v` and the output (the
 /// first `BH·N·D` elements of a buffer with canaries after them), and the scale.
@@ -410,20 +415,18 @@ impl Checks<'_> {
     pub fn gather(&mut self, m: usize, n: usize, k: usize) -> Result<(), LaunchError> {
         let src = uniform_vec(61, m * n);
         let index: Vec<i32> = parallel_vec(m * k, |i| uniform_below(62, i as u64, n as u32) as i32);
-        let (dsrc, dindex) = (self.device.upload(&src)?, self.device.upload(&index)?);
+        let tsrc = Tensor::from_slice(self.device, &src, &[m, n])?;
+        let tindex = Tensor::from_slice(self.device, &index, &[m, k])?;
         let canary = -12345.5f32;
-        let out = self.padded(m * k, 0f32, canary)?;
-        let args = (
-            dsrc.ptr(),
-            dindex.ptr(),
-            out.ptr(),
-            int(m)?,
-            int(n)?,
-            int(k)?,
-        );
+        let mut out = self.padded_tensor(m * k, (0f32, canary))?;
+        let args = tile_gather_cols::args(
+            &tsrc,
+            &tindex,
+            &mut out.view_mut().slice(0, 0..m * k)?.reshape(&[m, k])?,
+        )?;
         let grid = [dim(m.div_ceil(32))?, dim(k.div_ceil(32))?, 1];
         launch_tiled!(self, tile_gather_cols<BM = 32, BN = 32, BK = 32>, grid, args)?;
-        let got = out.download()?;
+        let got = out.to_vec()?;
         let verdict = check_items(m, |i| {
             for j in 0..k {
                 let want = src[i * n + index[i * k + j] as usize];
@@ -437,23 +440,32 @@ impl Checks<'_> {
     }
 
     /// `tile_matmul` (64 × 64 × 32 tiles; `launch` launches its specialisation of element type
-    /// `T`): `c = a · b`, `a: [m, k]`, `b: [k, n]`.
+    /// `T`): `c = a · b` on tensors `a: [m, k]`, `b: [k, n]`.
     fn matmul<T: Float>(
         &mut self,
         m: usize,
         n: usize,
         k: usize,
-        launch: impl FnOnce(&mut Self, MatmulArgs<T>, [u32; 3]) -> Result<(), LaunchError>,
+        launch: impl FnOnce(&mut Self, MatmulOperands<'_, T>, [u32; 3]) -> Result<(), LaunchError>,
     ) -> Result<(), LaunchError> {
         let a: Vec<T> = float_vec(71, m * k, 1.0);
         let b: Vec<T> = float_vec(72, k * n, 1.0);
-        let (da, db) = (self.device.upload(&a)?, self.device.upload(&b)?);
+        let ta = Tensor::from_slice(self.device, &a, &[m, k])?;
+        let tb = Tensor::from_slice(self.device, &b, &[k, n])?;
         let canary = T::narrow(-4321.0);
-        let c = self.padded(m * n, T::default(), canary)?;
-        let args = (da.ptr(), db.ptr(), c.ptr(), int(m)?, int(n)?, int(k)?);
-        launch(self, args, [dim(m.div_ceil(64))?, dim(n.div_ceil(64))?, 1])?;
+        let mut c = self.padded_tensor(m * n, (T::default(), canary))?;
+        let operands = MatmulOperands {
+            a: &ta,
+            b: &tb,
+            c: c.view_mut().slice(0, 0..m * n)?.reshape(&[m, n])?,
+        };
+        launch(
+            self,
+            operands,
+            [dim(m.div_ceil(64))?, dim(n.div_ceil(64))?, 1],
+        )?;
         let bf16_out = T::DTYPE_NAME == bf16::DTYPE_NAME;
-        let got = c.download()?;
+        let got = c.to_vec()?;
         let unit = if bf16_out {
             2f64.powi(-7)
         } else {
@@ -639,12 +651,14 @@ impl Checks<'_> {
             products.extend([(1024, 1024, 1024), (1000, 999, 1001)]);
         }
         for &(m, n, k) in &products {
-            self.matmul::<f16>(m, n, k, |checks, args, grid| {
+            self.matmul::<f16>(m, n, k, |checks, mut ops, grid| {
+                let args = tile_matmul::T_f16::args(ops.a, ops.b, &mut ops.c)?;
                 launch_tiled!(checks, tile_matmul::T_f16<BM = 64, BN = 64, BK = 32, num_stages = 1>, grid, args)
             })?;
         }
         for &(m, n, k) in &products {
-            self.matmul::<bf16>(m, n, k, |checks, args, grid| {
+            self.matmul::<bf16>(m, n, k, |checks, mut ops, grid| {
+                let args = tile_matmul::T_bf16::args(ops.a, ops.b, &mut ops.c)?;
                 launch_tiled!(checks, tile_matmul::T_bf16<BM = 64, BN = 64, BK = 32, num_stages = 1>, grid, args)
             })?;
         }

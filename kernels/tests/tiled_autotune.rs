@@ -2,7 +2,7 @@
 //! chooses, every candidate is right on its own, the candidates are those `configs` keeps (in
 //! the order of the attribute's lists), and
 //! the choice follows the documented rule — the first candidate on the emulator; on a GPU, timed
-//! on the first launch for a key and remembered for the next. `tuned_tensor_matmul` takes
+//! on the first launch for a key and remembered for the next. `tuned_matmul` takes
 //! tensors: its `launch_tuned` runs on a stream, with the key read from the tensors' sizes.
 
 mod support;
@@ -12,7 +12,7 @@ use tessera::launch::autotune::{Choice, ChoiceSource};
 use tessera::launch::DeviceElement;
 use tessera::tensor::Tensor;
 use tessera::{bf16, f16};
-use tessera_kernels::tiled::autotuned::{tuned_axpy, tuned_matmul, tuned_tensor_matmul};
+use tessera_kernels::tiled::autotuned::{tuned_axpy, tuned_matmul};
 
 /// Uniform in [-1, 1) from the seeded test RNG.
 fn values(seed: u64, n: usize) -> Vec<f32> {
@@ -174,71 +174,11 @@ fn matmul_reference<T: Copy>(
     (want, magnitude)
 }
 
-#[test]
-fn tuned_matmul_is_right_whatever_it_chooses() {
-    let gpu = device();
-    let (device, module) = device_and_module();
-    let [m, n, k] = [70usize, 130, 72];
-    let a: Vec<f16> = values(5, m * k).iter().map(|&v| f16::from_f32(v)).collect();
-    let b: Vec<f16> = values(6, k * n).iter().map(|&v| f16::from_f32(v)).collect();
-    let (want, magnitude) = matmul_reference(&a, &b, [m, n, k], f16::to_f32);
-    let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
-    let grid = |c: &tuned_matmul::Consts| ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32,);
-    let check = |c: &[f16], what: &str| {
-        for i in 0..m * n {
-            // f16 output: half an ulp of the result, plus the tensor cores' sum error.
-            let tol = 2f64.powi(-11) * want[i].abs() + gpu.mma_slack(magnitude[i]) + 1e-6;
-            let got = c[i].to_f32() as f64;
-            assert!(
-                (got - want[i]).abs() <= tol,
-                "{what}: c[{i}] = {got}, want {}",
-                want[i]
-            );
-        }
-    };
-    let mut launches = Vec::new();
-    for _ in 0..2 {
-        let dc = device.zeros::<f16>(m * n).unwrap();
-        let tuned = tuned_matmul::launch_tuned(
-            device,
-            module,
-            grid,
-            da.ptr(),
-            db.ptr(),
-            dc.ptr(),
-            m as i32,
-            n as i32,
-            k as i32,
-        )
-        .unwrap();
-        check(&dc.download().unwrap(), tuned.choice.candidate);
-        launches.push(tuned);
-    }
-    check_choice_rule(&launches[0].choice, &launches[1].choice, "matmul");
-    for consts in tuned_matmul::CANDIDATES {
-        let dc = device.zeros::<f16>(m * n).unwrap();
-        support::launch_tile!(
-            gpu,
-            tuned_matmul,
-            consts,
-            grid,
-            da.ptr(),
-            db.ptr(),
-            dc.ptr(),
-            m as i32,
-            n as i32,
-            k as i32,
-        )
-        .unwrap();
-        check(&dc.download().unwrap(), &format!("{consts:?}"));
-    }
-}
-
-/// `tuned_tensor_matmul` of `a: [m, k]` and `b` given transposed (stored `[n, k]`, viewed
+/// `tuned_matmul` of `a: [m, k]` and `b` given transposed (stored `[n, k]`, viewed
 /// `[k, n]`) as `T`, through the generic `launch_tuned` on a stream, twice (the choice rule),
 /// and every candidate through `launch_sized`, against the f64 reference (`T`'s half ulp of
 /// the result, plus the tensor cores' sum error on the GPU).
-fn tensor_matmul_case<T: DeviceElement + tuned_tensor_matmul::Listed_T>(
+fn matmul_case<T: DeviceElement + tuned_matmul::Listed_T>(
     [m, n, k]: [usize; 3],
     from: impl Fn(f32) -> T,
     to: impl Fn(T) -> f32 + Copy,
@@ -254,7 +194,7 @@ fn tensor_matmul_case<T: DeviceElement + tuned_tensor_matmul::Listed_T>(
     let ta = Tensor::from_slice(device, &a, &[m, k]).unwrap();
     let tbt = Tensor::from_slice(device, &bt, &[n, k]).unwrap();
     let tb = tbt.view().transpose(0, 1).unwrap();
-    let grid = |c: &tuned_tensor_matmul::Consts, s: &tuned_tensor_matmul::Sizes| {
+    let grid = |c: &tuned_matmul::Consts, s: &tuned_matmul::Sizes| {
         ((s.c[0].div_ceil(c.BM) * s.c[1].div_ceil(c.BN)) as u32,)
     };
     let check = |c: &Tensor<T>, what: &str| {
@@ -273,31 +213,30 @@ fn tensor_matmul_case<T: DeviceElement + tuned_tensor_matmul::Listed_T>(
     let mut choices = Vec::new();
     for _ in 0..2 {
         let mut c = Tensor::<T>::zeros(device, &[m, n]).unwrap();
-        let choice =
-            tuned_tensor_matmul::launch_tuned(&stream, module, grid, &ta, &tb, &mut c).unwrap();
+        let choice = tuned_matmul::launch_tuned(&stream, module, grid, &ta, &tb, &mut c).unwrap();
         stream.synchronize().unwrap();
         check(&c, choice.candidate);
         choices.push(choice);
     }
-    check_choice_rule(&choices[0], &choices[1], "tensor matmul");
-    for consts in tuned_tensor_matmul::CANDIDATES {
+    check_choice_rule(&choices[0], &choices[1], "matmul");
+    for consts in tuned_matmul::CANDIDATES {
         let mut c = Tensor::<T>::zeros(device, &[m, n]).unwrap();
-        tuned_tensor_matmul::launch_sized(&stream, module, consts, grid, &ta, &tb, &mut c).unwrap();
+        tuned_matmul::launch_sized(&stream, module, consts, grid, &ta, &tb, &mut c).unwrap();
         stream.synchronize().unwrap();
         check(&c, &format!("{consts:?}"));
     }
 }
 
 #[test]
-fn tuned_tensor_matmul_is_right_whatever_it_chooses() {
-    tensor_matmul_case([70, 130, 72], f16::from_f32, f16::to_f32, 2f64.powi(-10));
-    tensor_matmul_case([33, 129, 40], bf16::from_f32, bf16::to_f32, 2f64.powi(-7));
+fn tuned_matmul_is_right_whatever_it_chooses() {
+    matmul_case([70, 130, 72], f16::from_f32, f16::to_f32, 2f64.powi(-10));
+    matmul_case([33, 129, 40], bf16::from_f32, bf16::to_f32, 2f64.powi(-7));
 }
 
 #[test]
-fn tuned_tensor_matmul_is_keyed_by_the_tensors_and_refuses_a_wrong_rank() {
+fn tuned_matmul_is_keyed_by_the_tensors_and_refuses_a_wrong_rank() {
     assert_eq!(
-        tuned_tensor_matmul::T_f16::TUNER.key_text(&["64".into(), "32".into(), "16".into()]),
+        tuned_matmul::T_f16::TUNER.key_text(&["64".into(), "32".into(), "16".into()]),
         "a.size(0)=64 b.size(1)=32 a.size(1)=16"
     );
     let (device, module) = device_and_module();
@@ -305,13 +244,13 @@ fn tuned_tensor_matmul_is_keyed_by_the_tensors_and_refuses_a_wrong_rank() {
     let a = Tensor::<f16>::zeros(device, &[4, 8]).unwrap();
     let b = Tensor::<f16>::zeros(device, &[8, 4]).unwrap();
     let mut flat = Tensor::<f16>::zeros(device, &[16]).unwrap();
-    let grid = |_: &tuned_tensor_matmul::Consts, _: &tuned_tensor_matmul::Sizes| (1u32,);
-    let err = tuned_tensor_matmul::launch_tuned(&stream, module, grid, &a, &b, &mut flat)
+    let grid = |_: &tuned_matmul::Consts, _: &tuned_matmul::Sizes| (1u32,);
+    let err = tuned_matmul::launch_tuned(&stream, module, grid, &a, &b, &mut flat)
         .unwrap_err()
         .to_string();
     assert_eq!(
         err,
-        "argument `c` of kernel `tuned_tensor_matmul`: the kernel takes a tensor of rank 2, this \
+        "argument `c` of kernel `tuned_matmul`: the kernel takes a tensor of rank 2, this \
          one has sizes [16] (rank 1)"
     );
 }

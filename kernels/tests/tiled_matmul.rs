@@ -3,13 +3,16 @@
 //! see `support`). f16 and bf16 run on the emulator for both targets: sm_80, where the
 //! emulator's counters show the operands reaching the tensor cores through conflict-free
 //! `ldmatrix` reads of swizzled shared memory, and sm_90a (`wgmma`, operands stored to NVMMA
-//! shared memory; on the emulator its accesses differ from the sm_80 body's).
+//! shared memory; on the emulator its accesses differ from the sm_80 body's). The kernels take
+//! tensors: `c` is launched as an `[m, n]` view of a longer allocation whose guard elements
+//! must stay untouched.
 
 mod support;
 
-use support::{device, launch_tile, Float, TestDevice};
+use support::{device, device_and_module, launch_tensors, Float, TestDevice};
 use tessera::emulator::{with_target, EmulatedTarget, EmulatorReport, SharedAccessKind};
-use tessera::launch::LaunchError;
+use tessera::launch::{DeviceElement, LaunchError};
+use tessera::tensor::Tensor;
 use tessera::{bf16, f16, f8e4m3, f8e5m2};
 use tessera_kernels::tiled::bench_triton::bench_matmul_pipelined;
 use tessera_kernels::tiled::matmul::{
@@ -76,36 +79,50 @@ fn check_ldmatrix(report: &EmulatorReport, ctx: &str) {
     }
 }
 
-/// Runs the matmul `$kernel` (64 × 64 × 32 tiles, and the `Consts` fields given in braces) on `$a: [m, k]`, `$b: [k, n]` into `$c`
-/// (the initial output, guard elements included); gives the output and the launch report.
+/// `values` (`m × n` outputs and guard elements past them) as a tensor, and the output of a
+/// launch: `launch` gets the `[m, n]` view of its start; gives every value back after it.
+fn with_output<T: DeviceElement, R>(
+    values: &[T],
+    [m, n]: [usize; 2],
+    launch: impl FnOnce(&mut tessera::tensor::TensorMut<'_, T>) -> R,
+) -> (Vec<T>, R) {
+    let (device, _) = device_and_module();
+    let mut stored = Tensor::from_slice(device, values, &[values.len()]).unwrap();
+    let result = {
+        let start = stored.view_mut().slice(0, 0..m * n).unwrap();
+        launch(&mut start.reshape(&[m, n]).unwrap())
+    };
+    (stored.to_vec().unwrap(), result)
+}
+
+/// Runs the matmul `$kernel` (64 × 64 × 32 tiles, and the `Consts` fields given in braces) on
+/// `$a: [m, k]` and `$b` (of sizes `$b_sizes`: `[k, n]`, or `[n, k]` for `c = a · wᵀ`) into
+/// `$c` (the initial output, guard elements included); gives the output and the launch report.
 macro_rules! run_matmul {
-    ($gpu:expr, $kernel:ident $({ $($field:ident: $value:expr),* })?, $a:expr, $b:expr, $c:expr, ($m:expr, $n:expr, $k:expr)) => {{
+    ($gpu:expr, $kernel:ident $({ $($field:ident: $value:expr),* })?, $a:expr, $b:expr => $b_sizes:expr, $c:expr, ($m:expr, $n:expr, $k:expr)) => {{
         let gpu: &TestDevice = $gpu;
-        let (da, db) = (
-            gpu.device().upload($a).unwrap(),
-            gpu.device().upload($b).unwrap(),
-        );
-        let dc = gpu.device().upload($c).unwrap();
-        let (m, n) = ($m, $n);
-        let report = launch_tile!(
-            gpu,
-            $kernel,
-            $kernel::Consts {
-                BM: 64,
-                BN: 64,
-                BK: 32,
-                $($($field: $value,)*)?
-            },
-            |c: &$kernel::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
-            da.ptr(),
-            db.ptr(),
-            dc.ptr(),
-            m as i32,
-            n as i32,
-            $k as i32,
-        )
-        .unwrap();
-        (dc.download().unwrap(), report)
+        let (device, _) = device_and_module();
+        let (m, n): (usize, usize) = ($m, $n);
+        let ta = Tensor::from_slice(device, $a, &[m, $k]).unwrap();
+        let tb = Tensor::from_slice(device, $b, &$b_sizes).unwrap();
+        let (c, report) = with_output($c, [m, n], |c| {
+            launch_tensors!(
+                gpu,
+                $kernel,
+                $kernel::Consts {
+                    BM: 64,
+                    BN: 64,
+                    BK: 32,
+                    $($($field: $value,)*)?
+                },
+                |c: &$kernel::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32),
+                &ta,
+                &tb,
+                c,
+            )
+            .unwrap()
+        });
+        (c, report)
     }};
 }
 
@@ -214,7 +231,7 @@ fn matmul_one_stage<T: Half>(target: EmulatedTarget, seeds: [u64; 2]) {
                 gpu,
                 tile_matmul { num_stages: 1 },
                 &a,
-                &b,
+                &b => [k, n],
                 &guarded,
                 (m, n, k)
             )
@@ -285,7 +302,7 @@ fn matmul_i8(target: EmulatedTarget) {
                     gpu,
                     tile_matmul_i8 { num_stages: stages },
                     &a,
-                    &b,
+                    &b => [k, n],
                     &guarded,
                     (m, n, k)
                 )
@@ -374,7 +391,7 @@ fn matmul_f8<T: tile_matmul_f8::Listed_T + Float>(target: EmulatedTarget) {
                     gpu,
                     tile_matmul_f8 { num_stages: stages },
                     &a,
-                    &w,
+                    &w => [n, k],
                     &guarded,
                     (m, n, k)
                 )
@@ -422,47 +439,38 @@ fn matmul_f8_grouped<T: tile_matmul_f8_grouped::Listed_T + Float>() {
     for (m, n, k) in shapes {
         let a: Vec<T> = values(11, m * k).into_iter().map(T::from_f32).collect();
         let w: Vec<T> = values(12, n * k).into_iter().map(T::from_f32).collect();
-        let (da, dw) = (
-            gpu.device().upload(&a).unwrap(),
-            gpu.device().upload(&w).unwrap(),
-        );
-        let dc = gpu
-            .device()
-            .upload(&vec![f16::from_f32(99.0); m * n + 8])
-            .unwrap();
+        let (device, _) = device_and_module();
+        let ta = Tensor::from_slice(device, &a, &[m, k]).unwrap();
+        let tw = Tensor::from_slice(device, &w, &[n, k]).unwrap();
+        let initial = vec![f16::from_f32(99.0); m * n + 8];
         let run = || {
-            launch_tile!(
-                gpu,
-                tile_matmul_f8_grouped,
-                tile_matmul_f8_grouped::Consts {
-                    BM: 128,
-                    BN: 128,
-                    BK: 128,
-                    GROUP: 8
-                },
-                |c: &tile_matmul_f8_grouped::Consts| {
-                    ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32,)
-                },
-                da.ptr(),
-                dw.ptr(),
-                dc.ptr(),
-                m as i32,
-                n as i32,
-                k as i32,
-            )
+            with_output(&initial, [m, n], |c| {
+                launch_tensors!(
+                    gpu,
+                    tile_matmul_f8_grouped,
+                    tile_matmul_f8_grouped::Consts {
+                        BM: 128,
+                        BN: 128,
+                        BK: 128,
+                        GROUP: 8
+                    },
+                    |c: &tile_matmul_f8_grouped::Consts| {
+                        ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32,)
+                    },
+                    &ta,
+                    &tw,
+                    c,
+                )
+            })
         };
         let ctx = format!("tile_matmul_f8_grouped {} {m}x{n}x{k}", T::DTYPE_NAME);
-        let report = with_target(EmulatedTarget::Sm90a, run).unwrap();
-        let c: Vec<f64> = dc
-            .download()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_f32() as f64)
-            .collect();
+        let (c, report) = with_target(EmulatedTarget::Sm90a, run);
+        let report = report.unwrap();
+        let c: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
         check_f8_product(gpu, &c, (&a, &w), (m, n, k), 1.0 / 2048.0, &ctx);
         check_f8_copies(gpu, &report, EmulatedTarget::Sm90a, 4, (n, k), &ctx);
         if !gpu.is_gpu() {
-            let refused = with_target(EmulatedTarget::Sm80, run).unwrap_err();
+            let refused = with_target(EmulatedTarget::Sm80, run).1.unwrap_err();
             let text = refused.to_string();
             assert!(
                 matches!(refused, LaunchError::UnsupportedTarget { .. })
@@ -515,7 +523,7 @@ macro_rules! pipelined_matmul_test {
                 let b: Vec<f16> = halves(8, k * n);
                 let guarded = guarded_output::<f16>(m, n);
                 let (c, report) = with_target($target, || {
-                    run_matmul!(gpu, tile_matmul { num_stages: $stages }, &a, &b, &guarded, (m, n, k))
+                    run_matmul!(gpu, tile_matmul { num_stages: $stages }, &a, &b => [k, n], &guarded, (m, n, k))
                 });
                 check_product(gpu, &c, (&a, &b), (m, n, k));
                 let what = concat!("tile_matmul at ", $stages, " stages: cp.async copies and ldmatrix reads");
@@ -565,7 +573,7 @@ fn matmul_bf16_three_stages_matches_cpu() {
             gpu,
             tile_matmul { num_stages: 3 },
             &a,
-            &b,
+            &b => [k, n],
             &guarded,
             (m, n, k)
         );
@@ -594,37 +602,31 @@ fn bench_matmul_pipelined_on(target: EmulatedTarget) {
     ) {
         let a: Vec<f16> = halves(11, m * k);
         let b: Vec<f16> = halves(12, k * n);
-        let (da, db) = (
-            gpu.device().upload(&a).unwrap(),
-            gpu.device().upload(&b).unwrap(),
-        );
-        let dc = gpu
-            .device()
-            .upload(&vec![f16::from_f32(0.0); m * n])
-            .unwrap();
-        let report = with_target(target, || {
-            launch_tile!(
-                gpu,
-                bench_matmul_pipelined,
-                bench_matmul_pipelined::Consts {
-                    BM: 128,
-                    BN: 128,
-                    BK: 32,
-                    GROUP: 8,
-                },
-                |c: &bench_matmul_pipelined::Consts| {
-                    ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32, 1)
-                },
-                da.ptr(),
-                db.ptr(),
-                dc.ptr(),
-                m as i32,
-                n as i32,
-                k as i32,
-            )
-        })
-        .unwrap();
-        check_product(gpu, &dc.download().unwrap(), (&a, &b), (m, n, k));
+        let (device, _) = device_and_module();
+        let ta = Tensor::from_slice(device, &a, &[m, k]).unwrap();
+        let tb = Tensor::from_slice(device, &b, &[k, n]).unwrap();
+        let (c, report) = with_target(target, || {
+            with_output(&vec![f16::from_f32(0.0); m * n], [m, n], |c| {
+                launch_tensors!(
+                    gpu,
+                    bench_matmul_pipelined,
+                    bench_matmul_pipelined::Consts {
+                        BM: 128,
+                        BN: 128,
+                        BK: 32,
+                        GROUP: 8,
+                    },
+                    |c: &bench_matmul_pipelined::Consts| {
+                        ((m.div_ceil(c.BM) * n.div_ceil(c.BN)) as u32, 1)
+                    },
+                    &ta,
+                    &tb,
+                    c,
+                )
+                .unwrap()
+            })
+        });
+        check_product(gpu, &c, (&a, &b), (m, n, k));
         if let Some(report) = gpu.emulator_only(&report, "bench_matmul_pipelined: cp.async copies")
         {
             assert!(copied_async(report), "{m}x{n}x{k}: no cp.async\n{report}");

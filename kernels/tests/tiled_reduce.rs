@@ -1,12 +1,14 @@
 //! Row and column reductions written with `#[tile_kernel]` (sum, max, argmax), against CPU
 //! references on the test device (the GPU when present, else the emulator; see `support`), over
-//! matrix shapes with ragged tails in both dimensions.
+//! matrix shapes with ragged tails in both dimensions. The kernels take tensors: the matrix is
+//! the first `n` columns of a `[m, stride]` one (a strided view), the outputs views of longer
+//! allocations whose guard elements must stay untouched.
 
 mod support;
 
-use support::{device, download, draws, launch_tile};
+use support::{device, device_and_module, draws, launch_tensors};
 use tessera::f16;
-use tessera::launch::DeviceBuffer;
+use tessera::tensor::Tensor;
 use tessera_kernels::tiled::reduce::{
     tile_col_argmax, tile_col_max, tile_col_sum, tile_row_argmax, tile_row_max, tile_row_stats_f16,
     tile_row_sum,
@@ -52,26 +54,29 @@ fn first_argmax(values: impl Iterator<Item = f32>) -> i32 {
 
 /// Outputs for the sum, max and argmax of `len` lines, with 4 guard elements each (5.0, 5.0,
 /// -7) that must stay untouched.
-fn guarded_outputs(len: usize) -> (DeviceBuffer<f32>, DeviceBuffer<f32>, DeviceBuffer<i32>) {
-    let device = device().device();
+fn guarded_outputs(len: usize) -> (Tensor<f32>, Tensor<f32>, Tensor<i32>) {
+    let (device, _) = device_and_module();
     (
-        device.upload(&vec![5.0f32; len + 4]).unwrap(),
-        device.upload(&vec![5.0f32; len + 4]).unwrap(),
-        device.upload(&vec![-7i32; len + 4]).unwrap(),
+        Tensor::from_slice(device, &vec![5.0f32; len + 4], &[len + 4]).unwrap(),
+        Tensor::from_slice(device, &vec![5.0f32; len + 4], &[len + 4]).unwrap(),
+        Tensor::from_slice(device, &vec![-7i32; len + 4], &[len + 4]).unwrap(),
     )
 }
 
 /// Launches each reduction `$kernel` (`BLOCK_M × BLOCK_N` = `$bm × $bn`, `$grid` programs)
-/// over the `m × n` matrix `$x` (row stride `stride`) into its output buffer `$out`.
+/// over the `m × n` matrix `$x` (row stride `stride`: the first `n` columns of a `[m, stride]`
+/// tensor) into the first `$len` elements of its output `$out`.
 macro_rules! launch_each {
     ([$($kernel:ident => $out:ident),+], ($bm:expr, $bn:expr), $grid:expr, $x:expr,
-     ($m:expr, $n:expr, $stride:expr)) => {{
+     ($m:expr, $n:expr, $stride:expr), $len:expr) => {{
         let gpu = device();
-        let dx = gpu.device().upload($x).unwrap();
-        let (m, n, stride) = ($m as i32, $n as i32, $stride as i32);
+        let (device, _) = device_and_module();
+        let stored = Tensor::from_slice(device, $x, &[$m, $stride]).unwrap();
+        let x = stored.view().slice(1, 0..$n).unwrap();
         $(
             let consts = $kernel::Consts { BLOCK_M: $bm, BLOCK_N: $bn };
-            launch_tile!(gpu, $kernel, consts, $grid, $out.ptr(), dx.ptr(), m, n, stride).unwrap();
+            let mut out = $out.view_mut().slice(0, 0..$len).unwrap();
+            launch_tensors!(gpu, $kernel, consts, $grid, &mut out, &x).unwrap();
         )+
     }};
 }
@@ -79,15 +84,15 @@ macro_rules! launch_each {
 /// Checks the reductions of one axis: `lines(i)` yields line `i` of the matrix (a row or a
 /// column), `len` lines, and the guard elements past them are untouched.
 fn check_reductions<I: Iterator<Item = f32>>(
-    outputs: (DeviceBuffer<f32>, DeviceBuffer<f32>, DeviceBuffer<i32>),
+    outputs: (Tensor<f32>, Tensor<f32>, Tensor<i32>),
     len: usize,
     lines: impl Fn(usize) -> I,
     what: &str,
 ) {
     let (sum, max, arg) = (
-        download(&outputs.0),
-        download(&outputs.1),
-        download(&outputs.2),
+        outputs.0.to_vec().unwrap(),
+        outputs.1.to_vec().unwrap(),
+        outputs.2.to_vec().unwrap(),
     );
     for i in 0..len {
         assert_eq!(sum[i], lines(i).sum::<f32>(), "sum {what} {i}");
@@ -128,10 +133,10 @@ macro_rules! reduction_tests {
                     1 => (m, m.div_ceil($bm), format!("m {m} n {n} r")),
                     _ => (n, n.div_ceil($bn), format!("m {m} n {n} c")),
                 };
-                let (sum, max, arg) = guarded_outputs(len);
+                let (mut sum, mut max, mut arg) = guarded_outputs(len);
                 launch_each!(
                     [$sum => sum, $max => max, $arg => arg],
-                    ($bm, $bn), (programs as u32,), &x, (m, n, stride)
+                    ($bm, $bn), (programs as u32,), &x, (m, n, stride), len
                 );
                 let lines = |i: usize| line(&x, (m, n, stride), $axis, i).into_iter();
                 check_reductions((sum, max, arg), len, lines, &what);
@@ -148,7 +153,8 @@ reduction_tests! {
 #[test]
 fn f16_row_sum_min_argmin_match_cpu() {
     let gpu = device();
-    let device = gpu.device();
+    let (device, _) = device_and_module();
+    let consts = tile_row_stats_f16::Consts { BLOCK: 512 };
     for (rows, n, stride) in [
         (2usize, 1usize, 8usize),
         (3, 77, 80),
@@ -159,24 +165,27 @@ fn f16_row_sum_min_argmin_match_cpu() {
             .into_iter()
             .map(f16::from_f32)
             .collect();
-        let dx = device.upload(&x).unwrap();
-        let dsum = device.zeros::<f16>(rows).unwrap();
-        let dmin = device.zeros::<f16>(rows).unwrap();
-        let darg = device.zeros::<i32>(rows).unwrap();
-        launch_tile!(
+        let stored = Tensor::from_slice(device, &x, &[rows, stride]).unwrap();
+        let tx = stored.view().slice(1, 0..n).unwrap();
+        let mut tsum = Tensor::<f16>::zeros(device, &[rows]).unwrap();
+        let mut tmin = Tensor::<f16>::zeros(device, &[rows]).unwrap();
+        let mut targ = Tensor::<i32>::zeros(device, &[rows]).unwrap();
+        launch_tensors!(
             gpu,
             tile_row_stats_f16,
-            tile_row_stats_f16::Consts { BLOCK: 512 },
+            consts,
             rows as u32,
-            dsum.ptr(),
-            dmin.ptr(),
-            darg.ptr(),
-            dx.ptr(),
-            n as i32,
-            stride as i32,
+            &mut tsum,
+            &mut tmin,
+            &mut targ,
+            &tx,
         )
         .unwrap();
-        let (sum, min, arg) = (download(&dsum), download(&dmin), download(&darg));
+        let (sum, min, arg) = (
+            tsum.to_vec().unwrap(),
+            tmin.to_vec().unwrap(),
+            targ.to_vec().unwrap(),
+        );
         for r in 0..rows {
             let row: Vec<f32> = x[r * stride..r * stride + n]
                 .iter()
@@ -195,29 +204,36 @@ fn f16_row_sum_min_argmin_match_cpu() {
             assert_eq!(arg[r], first, "argmin n {n} r {r}");
         }
     }
-    // A row longer than the block would be cut at 512 columns: refused before anything runs.
-    let (d16, d32) = (
-        device.zeros::<f16>(513).unwrap(),
-        device.zeros::<i32>(1).unwrap(),
-    );
-    let (sum, min, arg, x) = (d16.ptr(), d16.ptr(), d32.ptr(), d16.ptr());
-    let consts = tile_row_stats_f16::Consts { BLOCK: 512 };
-    let err = launch_tile!(
-        gpu,
-        tile_row_stats_f16,
-        consts,
-        1,
-        sum,
-        min,
-        arg,
-        x,
-        513,
-        513
-    );
+    // A row longer than the block would be cut at 512 columns, and outputs of another length
+    // than the rows: refused before anything runs.
+    let refused = |[rows, n]: [usize; 2], outputs: usize| {
+        let x = Tensor::<f16>::zeros(device, &[rows, n]).unwrap();
+        let mut sum = Tensor::<f16>::zeros(device, &[outputs]).unwrap();
+        let mut min = Tensor::<f16>::zeros(device, &[outputs]).unwrap();
+        let mut arg = Tensor::<i32>::zeros(device, &[outputs]).unwrap();
+        let grid = rows as u32;
+        let err = launch_tensors!(
+            gpu,
+            tile_row_stats_f16,
+            consts,
+            grid,
+            &mut sum,
+            &mut min,
+            &mut arg,
+            &x
+        );
+        err.unwrap_err().to_string()
+    };
+    let text = refused([1, 513], 1);
     assert!(
-        err.unwrap_err()
-            .to_string()
-            .contains("requirement `n <= BLOCK` (n = 513, BLOCK = 512)"),
-        "a row of 513 at BLOCK = 512"
+        text.contains("requirement `x.size(1) <= BLOCK` (x.size(1) = 513, BLOCK = 512)"),
+        "a row of 513 at BLOCK = 512: {text}"
+    );
+    let text = refused([2, 8], 1);
+    assert!(
+        text.contains(
+            "requirement `sum_out.size(0) == x.size(0)` (sum_out.size(0) = 1, x.size(0) = 2)"
+        ),
+        "outputs of 1 for 2 rows: {text}"
     );
 }

@@ -8,7 +8,9 @@ use support::{device, device_and_module, draws, Rng};
 use tessera::f16;
 use tessera::launch::{Module, Stream};
 use tessera::tensor::Tensor;
-use tessera_kernels::tiled::tensors::{tensor_matmul, tensor_softmax, tensor_vec_add};
+use tessera_kernels::tiled::matmul::tile_matmul;
+use tessera_kernels::tiled::norm::tile_softmax;
+use tessera_kernels::tiled::tensors::tensor_vec_add;
 
 fn values(seed: u64, n: usize) -> Vec<f32> {
     draws(seed, n, Rng::next_f32)
@@ -118,12 +120,13 @@ fn the_launcher_rejects_rank_extent_and_unsynchronised_reads() {
         Tensor::<f16>::zeros(device, &[2, 4]).unwrap(),
     );
     let mut c = Tensor::<f16>::zeros(device, &[4, 4]).unwrap();
-    let consts = tensor_matmul::Consts {
+    let consts = tile_matmul::Consts {
         BM: 64,
         BN: 64,
         BK: 32,
+        num_stages: 1,
     };
-    let err = tensor_matmul::launch(&stream, module, consts, (1, 1), &a, &b, &mut c)
+    let err = tile_matmul::launch(&stream, module, consts, (1, 1), &a, &b, &mut c)
         .unwrap_err()
         .to_string();
     assert!(
@@ -163,8 +166,8 @@ fn softmax_of_a_transposed_view() {
     let t = Tensor::from_slice(device, &stored, &[cols, rows]).unwrap();
     let inp = t.view().transpose(0, 1).unwrap();
     let mut out = Tensor::<f32>::zeros(device, &[rows, cols]).unwrap();
-    let consts = tensor_softmax::Consts { BLOCK: 1024 };
-    tensor_softmax::launch(&stream, module, consts, (rows as u32,), &mut out, &inp).unwrap();
+    let consts = tile_softmax::Consts { BLOCK: 1024 };
+    tile_softmax::launch(&stream, module, consts, (rows as u32,), &mut out, &inp).unwrap();
     stream.synchronize().unwrap();
     let got = out.to_vec().unwrap();
     for r in 0..rows {
@@ -195,22 +198,23 @@ fn matmul_with_a_transposed_operand_on_two_streams_and_a_graph() {
     let b = tbt.view().transpose(0, 1).unwrap(); // [k, n], strides [1, k]
     let mut c = Tensor::<f16>::zeros(device, &[m, n]).unwrap();
     let mut c2 = Tensor::<f16>::zeros(device, &[m, n]).unwrap();
-    let consts = tensor_matmul::Consts {
+    let consts = tile_matmul::Consts {
         BM: 64,
         BN: 64,
         BK: 32,
+        num_stages: 1,
     };
     let grid = (m.div_ceil(64) as u32, n.div_ceil(64) as u32);
     let (first, second) = (device.stream().unwrap(), device.stream().unwrap());
     // c on the first stream; c2 = c · I-like reuse: the second stream computes c2 from `a` and
     // `b` too, after waiting for the first (it reads nothing the first writes, but the event
     // orders the two for the host read of c below).
-    tensor_matmul::launch(&first, module, consts, grid, &ta, &b, &mut c).unwrap();
+    tile_matmul::launch(&first, module, consts, grid, &ta, &b, &mut c).unwrap();
     let done = first.record_event().unwrap();
     second.wait_event(&done).unwrap();
     // A graph of the same launch, captured on the second stream and replayed twice.
     second.begin_capture().unwrap();
-    tensor_matmul::launch(&second, module, consts, grid, &ta, &b, &mut c2).unwrap();
+    tile_matmul::launch(&second, module, consts, grid, &ta, &b, &mut c2).unwrap();
     let graph = second.end_capture().unwrap();
     graph.launch(&second).unwrap();
     graph.launch(&second).unwrap();

@@ -548,11 +548,7 @@ fn specialisation_items(
     let mut groups: Vec<SpecGroup> = Vec::new();
     let mut errors: Option<syn::Error> = None;
     for mut kernel in kernels {
-        for tensor in &axes.tensors {
-            if let Some(param) = kernel.params.get_mut(tensor.innermost_stride()) {
-                param.unit_stride = true;
-            }
-        }
+        tensor_params::mark_unit_strides(&mut kernel, &axes.tensors);
         let consts = selecting_values(&kernel, axes);
         let num_warps = kernel.num_warps;
         let variants = match prepare(kernel) {

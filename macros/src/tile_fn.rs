@@ -273,6 +273,15 @@ fn signature_check(function: &syn::ItemFn) -> TokenStream {
     let mut fresh = InferredTypes::default();
     for input in &mut sig.inputs {
         if let syn::FnArg::Typed(t) = input {
+            // `Tensor<T, RANK>` is the language's, not a host type: rustc checks its element
+            // type and rank.
+            if let Some((element, rank)) = tensor_type(&t.ty) {
+                let rank = match rank {
+                    syn::GenericArgument::Type(ty) => quote!(#ty),
+                    other => quote!(#other),
+                };
+                *t.ty = syn::parse_quote!(::core::marker::PhantomData<(#element, [(); #rank])>);
+            }
             fresh.visit_type_mut(&mut t.ty);
         }
     }
@@ -388,6 +397,15 @@ fn check_helper(attr: TokenStream, item: TokenStream) -> Result<syn::ItemFn, syn
                 "a #[tile_fn] parameter is a name and a type: `x: i32`",
             ));
         }
+        if let syn::FnArg::Typed(t) = input {
+            if names_tensor(&t.ty) && tensor_type(&t.ty).is_none() {
+                return Err(syn::Error::new_spanned(
+                    &t.ty,
+                    "a tensor parameter of a #[tile_fn] helper is `Tensor<T, RANK>` (`T` an \
+                     element type or `_`, `RANK` a number or a const parameter)",
+                ));
+            }
+        }
     }
     Ok(function)
 }
@@ -501,22 +519,69 @@ impl<'a> Inliner<'a> {
         self.visit_block_mut(&mut body);
         self.stack.pop();
 
-        let params: Vec<(syn::Ident, bool)> = sig
+        let params: Vec<Param> = sig
             .inputs
             .iter()
             .filter_map(|input| match input {
                 syn::FnArg::Typed(t) => match &*t.pat {
-                    syn::Pat::Ident(p) => Some((p.ident.clone(), p.mutability.is_some())),
+                    syn::Pat::Ident(p) => Some(Param {
+                        name: p.ident.clone(),
+                        mutable: p.mutability.is_some(),
+                        tensor: tensor_type(&t.ty).is_some(),
+                    }),
                     _ => None,
                 },
                 syn::FnArg::Receiver(_) => None,
             })
             .collect();
-        let mut bound: BTreeSet<String> = params.iter().map(|(p, _)| p.to_string()).collect();
-        syn::visit::Visit::visit_block(&mut BindingNames(&mut bound), &body);
+        // A tensor parameter stands for the kernel's tensor the call names: its name is
+        // replaced by that name, so the body reads its sizes and strides.
+        let mut tensors: Vec<(String, syn::Ident)> = Vec::new();
+        for (param, arg) in params.iter().zip(&call.args) {
+            if !param.tensor {
+                continue;
+            }
+            match arg {
+                syn::Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                    let ident = p.path.segments[0].ident.clone();
+                    tensors.push((param.name.to_string(), ident));
+                }
+                _ => {
+                    self.error(syn::Error::new_spanned(
+                        arg,
+                        format!(
+                            "helper `{}` takes `{}` as a tensor: pass a tensor parameter of the \
+                             kernel by its name",
+                            helper.name, param.name
+                        ),
+                    ));
+                    return invalid();
+                }
+            }
+        }
+        let mut bound: BTreeSet<String> = params
+            .iter()
+            .filter(|p| !p.tensor)
+            .map(|p| p.name.to_string())
+            .collect();
+        let mut bindings = BTreeSet::new();
+        syn::visit::Visit::visit_block(&mut BindingNames(&mut bindings), &body);
+        if let Some((name, _)) = tensors.iter().find(|(name, _)| bindings.contains(name)) {
+            self.error(syn::Error::new(
+                span,
+                format!(
+                    "helper `{}` binds `{name}`, the name of its tensor parameter: give the \
+                     local another name",
+                    helper.name
+                ),
+            ));
+            return invalid();
+        }
+        bound.extend(bindings);
         let mut renamer = Renamer {
             helper: &helper.name,
             bound: &bound,
+            tensors: &tensors,
             generics: &generics,
             errors: None,
         };
@@ -526,10 +591,14 @@ impl<'a> Inliner<'a> {
             return invalid();
         }
         let mut stmts: Vec<syn::Stmt> = Vec::new();
-        for ((param, mutable), arg) in params.iter().zip(&call.args) {
-            let name = renamed(param, &helper.name);
-            let mutability = mutable.then(|| quote!(mut));
-            stmts.push(syn::parse_quote_spanned!(param.span()=> let #mutability #name = #arg;));
+        for (param, arg) in params.iter().zip(&call.args) {
+            if param.tensor {
+                continue;
+            }
+            let name = renamed(&param.name, &helper.name);
+            let mutability = param.mutable.then(|| quote!(mut));
+            stmts
+                .push(syn::parse_quote_spanned!(param.name.span()=> let #mutability #name = #arg;));
         }
         stmts.extend(body.stmts);
         syn::Expr::Block(syn::ExprBlock {
@@ -650,6 +719,33 @@ impl Generic {
     }
 }
 
+/// One parameter of a helper: its name, `mut`, and whether it is a tensor (`Tensor<T, RANK>`).
+struct Param {
+    name: syn::Ident,
+    mutable: bool,
+    tensor: bool,
+}
+
+/// The element type and rank of a `Tensor<T, RANK>` type (its last path segment `Tensor`).
+fn tensor_type(ty: &syn::Type) -> Option<(&syn::GenericArgument, &syn::GenericArgument)> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Tensor" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) if a.args.len() == 2 => {
+            Some((&a.args[0], &a.args[1]))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `ty` names `Tensor` (any arguments).
+fn names_tensor(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Tensor"))
+}
+
 fn renamed(ident: &syn::Ident, helper: &str) -> syn::Ident {
     syn::Ident::new(&format!("{ident}_in_{helper}"), ident.span())
 }
@@ -670,6 +766,8 @@ impl syn::visit::Visit<'_> for BindingNames<'_> {
 struct Renamer<'a> {
     helper: &'a str,
     bound: &'a BTreeSet<String>,
+    /// Each tensor parameter's name and the kernel's tensor the call passes for it.
+    tensors: &'a [(String, syn::Ident)],
     generics: &'a [(String, Generic)],
     errors: Option<syn::Error>,
 }
@@ -702,7 +800,9 @@ impl VisitMut for Renamer<'_> {
                     return;
                 }
                 let ident = segment.ident.clone();
-                if let Some(generic) = self.generic(&ident) {
+                if let Some((_, tensor)) = self.tensors.iter().find(|(n, _)| ident == n) {
+                    p.path.segments[0].ident = tensor.clone();
+                } else if let Some(generic) = self.generic(&ident) {
                     *expr = generic.expr();
                 } else if self.bound.contains(&ident.to_string()) {
                     p.path.segments[0].ident = renamed(&ident, self.helper);
@@ -717,7 +817,7 @@ impl VisitMut for Renamer<'_> {
                     ));
                 }
             }
-            // A tensor's sizes and strides are read by name from the kernel's parameters.
+            // Sizes, strides and the pointer are read from tensor parameters alone.
             syn::Expr::MethodCall(m)
                 if ["size", "stride", "ptr"].contains(&m.method.to_string().as_str())
                     && matches!(&*m.receiver, syn::Expr::Path(p)
@@ -727,9 +827,9 @@ impl VisitMut for Renamer<'_> {
                 self.error(syn::Error::new(
                     m.method.span(),
                     format!(
-                        "`{receiver}.{}(..)` in helper `{}`: a helper cannot read a tensor's \
-                         sizes, strides or pointer yet; pass the tensor's pointer and the sizes \
-                         and strides it needs as arguments",
+                        "`{receiver}.{}(..)` in helper `{}`: `{receiver}` is not a tensor \
+                         parameter of the helper; declare it `{receiver}: Tensor<_, RANK>` to \
+                         read its sizes, strides and pointer",
                         m.method, self.helper
                     ),
                 ));

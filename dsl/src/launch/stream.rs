@@ -136,7 +136,8 @@ struct Capture {
 
 /// A queue of work on a device: launches and copies enqueue and return at once. The stream
 /// holds every tensor its pending work uses until the work is known done ([`Stream::synchronize`],
-/// or [`Event::synchronize`] of an event recorded after it), and the launcher refuses a host
+/// [`Event::synchronize`] of an event recorded after it, or the stream's drop, which waits for
+/// it), and the launcher refuses a host
 /// access or another stream's work that is not ordered after pending work using the same memory
 /// ([`LaunchError::Unsynchronized`]).
 pub struct Stream<'d> {
@@ -146,6 +147,9 @@ pub struct Stream<'d> {
     /// Memory used by enqueued work, held until the work is known done.
     held: Mutex<Vec<Arc<Allocation>>>,
     capture: Mutex<Option<Capture>>,
+    /// The emulator's counters of the launches run since the last
+    /// [`take_emulator_report`](Self::take_emulator_report) (emulator streams only).
+    emulated: Mutex<crate::emulator::EmulatorReport>,
 }
 
 impl std::fmt::Debug for Stream<'_> {
@@ -178,6 +182,22 @@ impl<'d> Stream<'d> {
             backend,
             held: Mutex::new(Vec::new()),
             capture: Mutex::new(None),
+            emulated: Mutex::new(crate::emulator::EmulatorReport::default()),
+        }
+    }
+
+    /// On the emulator, the counters (shared-memory wavefronts per site, asynchronous copies,
+    /// …) of the launches this stream ran since the last call, merged, and the count restarts;
+    /// `None` on a GPU. Launches recorded into a graph count when the graph is not: only work
+    /// the stream itself ran.
+    pub fn take_emulator_report(&self) -> Option<crate::emulator::EmulatorReport> {
+        match self.backend {
+            StreamBackend::Emulator => {
+                let mut report = self.emulated.lock().unwrap_or_else(|p| p.into_inner());
+                Some(std::mem::take(&mut *report))
+            }
+            #[cfg(any(feature = "cuda", feature = "hip"))]
+            _ => None,
         }
     }
 
@@ -381,7 +401,12 @@ impl<'d> Stream<'d> {
         let _ = (params, what);
         match (&self.backend, &module.backend) {
             (StreamBackend::Emulator, ModuleBackend::Emulator) => {
-                super::emulated::launch(kernel.kernel, config, args).map(|_| ())
+                let report = super::emulated::launch(kernel.kernel, config, args)?;
+                self.emulated
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .merge(&report);
+                Ok(())
             }
             #[cfg(feature = "cuda")]
             (StreamBackend::Gpu(stream), ModuleBackend::Gpu(gpu_module)) => {
@@ -532,8 +557,10 @@ impl<'d> Stream<'d> {
 
 impl Drop for Stream<'_> {
     fn drop(&mut self) {
-        // Work still running keeps its memory alive until it ends.
-        if !self.held().is_empty() {
+        // Work still running keeps its memory alive until it ends, and a dropped stream's work
+        // is done: the host may then read what it wrote (nobody can synchronise it any more).
+        if self.synchronize().is_err() && !self.held().is_empty() {
+            // Capturing, or the work failed: still wait for the device before the memory goes.
             let _: Result<(), LaunchError> = match &self.backend {
                 StreamBackend::Emulator => Ok(()),
                 #[cfg(feature = "cuda")]

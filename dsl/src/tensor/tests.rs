@@ -168,6 +168,22 @@ fn stream_work_must_be_synchronised_before_the_host_reads() {
     a.copy_from(&[0.0; 3]).unwrap();
 }
 
+/// A dropped stream waits for its work, which is then done: the host reads what it wrote (no
+/// one could synchronise the stream any more).
+#[test]
+fn a_dropped_streams_work_is_done() {
+    let device = Device::emulator();
+    let module = device.host_module().unwrap();
+    let a = Tensor::from_slice(&device, &[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let mut out = Tensor::<f32>::zeros(&device, &[3]).unwrap();
+    {
+        let stream = device.stream().unwrap();
+        enqueue(&stream, &module, &a, &mut out, 2.0).unwrap();
+        assert!(out.to_vec().is_err());
+    }
+    assert_eq!(out.to_vec().unwrap(), [3.0, 5.0, 7.0]);
+}
+
 #[test]
 fn two_streams_are_ordered_by_an_event() {
     let device = Device::emulator();

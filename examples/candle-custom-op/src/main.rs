@@ -2,7 +2,7 @@
 //!
 //! [`TesseraSoftmax`] is a softmax over the last dimension whose `cuda_fwd` borrows the input's
 //! `CudaSlice<f32>` (Candle's `CudaStorage`) and a freshly allocated output slice as Tessera
-//! tensors without copying, and launches `tessera_kernels::tiled::tensors::tensor_softmax` on
+//! tensors without copying, and launches `tessera_kernels::tiled::norm::tile_softmax` on
 //! Candle's own CUDA stream. The binary runs it on Candle tensors on GPU 0 and compares the result
 //! with Candle's `candle_nn::ops::softmax_last_dim` (on the GPU) and with the op's `cpu_fwd` (on the
 //! host); it prints the largest differences and fails when one exceeds the tolerance, or when there
@@ -15,7 +15,7 @@ use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CudaStorage, CustomOp1, Layout, Shape, Tensor};
 use std::process::ExitCode;
 use tessera::launch::{Device, Module, PtxSet, Stream};
-use tessera_kernels::tiled::tensors::tensor_softmax;
+use tessera_kernels::tiled::norm::tile_softmax;
 
 /// The kernels' PTX for every target of the build, oldest first.
 const PTX: PtxSet = tessera::include_ptx!("tessera_kernels");
@@ -114,8 +114,8 @@ impl CustomOp1 for TesseraSoftmax {
             let mut out =
                 tessera::tensor::Tensor::from_cuda_slice(&self.device, &mut dst, &[rows, cols])
                     .map_err(tessera_error)?;
-            let consts = tensor_softmax::Consts { BLOCK };
-            tensor_softmax::launch(
+            let consts = tile_softmax::Consts { BLOCK };
+            tile_softmax::launch(
                 &stream,
                 &self.module,
                 consts,

@@ -1,6 +1,6 @@
 //! `tessera-cudarc-softmax`: a Tessera kernel on memory and a stream owned by `cudarc`, as an
 //! engine built on `cudarc` (Candle's CUDA back end is one) would run it: row softmax
-//! (`tessera_kernels::tiled::tensors::tensor_softmax`) of a `cudarc::driver::CudaSlice<f32>`
+//! (`tessera_kernels::tiled::norm::tile_softmax`) of a `cudarc::driver::CudaSlice<f32>`
 //! into another, both borrowed as tensors without copies, launched on the `cudarc` stream, and
 //! checked against a CPU softmax. Needs a GPU (and this crate's default `cuda` feature); without
 //! one it says so and fails.
@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 use tessera::launch::{Device, LaunchError, PtxSet, Stream};
 use tessera::tensor::Tensor;
-use tessera_kernels::tiled::tensors::tensor_softmax;
+use tessera_kernels::tiled::norm::tile_softmax;
 
 /// The kernels' PTX for every target of the build, oldest first.
 const PTX: PtxSet = tessera_kernels_ptx::PTX;
@@ -60,8 +60,8 @@ fn run() -> Result<f32, String> {
     {
         let inp = Tensor::from_cuda_slice(&device, &mut inp, &[ROWS, COLS]).map_err(lerr)?;
         let mut out = Tensor::from_cuda_slice(&device, &mut out, &[ROWS, COLS]).map_err(lerr)?;
-        let consts = tensor_softmax::Consts { BLOCK: 1024 };
-        tensor_softmax::launch(&stream, &module, consts, (ROWS as u32,), &mut out, &inp)
+        let consts = tile_softmax::Consts { BLOCK: 1024 };
+        tile_softmax::launch(&stream, &module, consts, (ROWS as u32,), &mut out, &inp)
             .map_err(lerr)?;
         stream.synchronize().map_err(lerr)?;
     }
@@ -86,7 +86,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(worst) if worst <= 1e-5 => {
             println!(
-                "tensor_softmax on cudarc memory [{ROWS}, {COLS}]: ok (largest difference from \
+                "tile_softmax on cudarc memory [{ROWS}, {COLS}]: ok (largest difference from \
                  the CPU softmax {worst:e})"
             );
             ExitCode::SUCCESS

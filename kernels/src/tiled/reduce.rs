@@ -1,32 +1,38 @@
-//! Row and column reductions of an `m × n` f32 matrix (row stride `stride`): sums, maxima and
-//! argmax (first index on ties), each program reducing a block of rows (columns) while it walks
-//! the other axis in chunks, with loop-carried accumulators.
+//! Row and column reductions of an `[m, n]` f32 tensor (any strides): sums, maxima and argmax
+//! (first index on ties), each program reducing a block of rows (columns) while it walks the
+//! other axis in chunks, with loop-carried accumulators, into an `out` of one element per row
+//! (column); `requires` refuses an `out` of another length.
 
-use super::blocks::block_offsets;
-use tessera::{f16, tile_fn, tile_kernel, Ptr};
+use super::blocks::tensor_block;
+use tessera::{f16, tile_fn, tile_kernel};
 
-/// The tile of `x` (`m × n`, row stride `stride`) at `rows × cols`, `fill` outside the matrix.
+/// The tile of `x` (`[m, n]`) at `rows × cols`, `fill` outside the matrix.
 #[tile_fn]
-fn masked_tile(x: Ptr<f32>, rows: _, cols: _, m: i32, n: i32, stride: i32, fill: f32) -> _ {
-    let (offs, mask) = block_offsets(rows, cols, m, n, stride);
-    load(x + offs, mask, fill)
+fn masked_tile(x: Tensor<f32, 2>, rows: _, cols: _, fill: f32) -> _ {
+    let (ptrs, mask) = tensor_block(x, rows, cols);
+    load(ptrs, mask, fill)
 }
 
-/// A reduction kernel over the `m × n` matrix `x` (row stride `stride`) writing `out`.
+/// A reduction kernel over the `[m, n]` tensor `x` writing `out` (`[$len]`: `m` for the row
+/// reductions, `n` for the column ones).
 macro_rules! reduction_kernel {
     (
-        $(#[doc = $doc:tt])* $name:ident -> $out:ident, BLOCK_M = $bm:tt, BLOCK_N = $bn:tt,
+        $(#[doc = $doc:tt])* $name:ident -> $out:ident [$($len:tt)*], BLOCK_M = $bm:tt, BLOCK_N = $bn:tt,
         { $($body:tt)* }
     ) => {
         $(#[doc = $doc])*
-        #[tile_kernel(num_warps = 4, BLOCK_M = $bm, BLOCK_N = $bn, uses = [masked_tile, block_offsets])]
+        #[tile_kernel(
+            num_warps = 4,
+            BLOCK_M = $bm,
+            BLOCK_N = $bn,
+            requires = [out.size(0) == $($len)*],
+            uses = [masked_tile, tensor_block]
+        )]
         pub fn $name<const BLOCK_M: usize, const BLOCK_N: usize>(
-            out: Ptr<$out>,
-            x: Ptr<f32>,
-            m: i32,
-            n: i32,
-            stride: i32,
+            out: Tensor<$out, 1>,
+            x: Tensor<f32, 2>,
         ) {
+            let (m, n) = (x.size(0), x.size(1));
             $($body)*
         }
     };
@@ -41,46 +47,46 @@ macro_rules! axis_reductions {
         $(#[doc = $sum_doc:tt])* $sum:ident,
         $(#[doc = $max_doc:tt])* $max:ident,
         $(#[doc = $argmax_doc:tt])* $argmax:ident,
-        keep $kept:ident < $kept_n:ident by $KEPT:ident,
+        keep $kept:ident < $kept_n:ident (x.size($kept_dim:literal)) by $KEPT:ident,
         walk $walked:ident < $walked_n:ident by $WALKED:ident,
         axis = $axis:literal, BLOCK_M = $bm:tt, BLOCK_N = $bn:tt
     ) => {
         reduction_kernel! {
             $(#[doc = $sum_doc])*
-            $sum -> f32, BLOCK_M = $bm, BLOCK_N = $bn, {
+            $sum -> f32 [x.size($kept_dim)], BLOCK_M = $bm, BLOCK_N = $bn, {
                 let $kept = program_id(0) * $KEPT + arange(0, $KEPT);
                 let mut acc = zeros::<f32>([$KEPT]);
                 for start in (0..$walked_n).step_by($WALKED) {
                     let $walked = start + arange(0, $WALKED);
-                    acc += masked_tile(x, rows, cols, m, n, stride, 0.0).sum($axis);
+                    acc += masked_tile(x, rows, cols, 0.0).sum($axis);
                 }
-                store(out + $kept, acc, $kept < $kept_n);
+                store(out + $kept * out.stride(0), acc, $kept < $kept_n);
             }
         }
 
         reduction_kernel! {
             $(#[doc = $max_doc])*
-            $max -> f32, BLOCK_M = $bm, BLOCK_N = $bn, {
+            $max -> f32 [x.size($kept_dim)], BLOCK_M = $bm, BLOCK_N = $bn, {
                 let $kept = program_id(0) * $KEPT + arange(0, $KEPT);
                 let mut acc = full::<f32>([$KEPT], f32::NEG_INFINITY);
                 for start in (0..$walked_n).step_by($WALKED) {
                     let $walked = start + arange(0, $WALKED);
-                    let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
+                    let tile = masked_tile(x, rows, cols, f32::NEG_INFINITY);
                     acc = maximum(acc, tile.max($axis));
                 }
-                store(out + $kept, acc, $kept < $kept_n);
+                store(out + $kept * out.stride(0), acc, $kept < $kept_n);
             }
         }
 
         reduction_kernel! {
             $(#[doc = $argmax_doc])*
-            $argmax -> i32, BLOCK_M = $bm, BLOCK_N = $bn, {
+            $argmax -> i32 [x.size($kept_dim)], BLOCK_M = $bm, BLOCK_N = $bn, {
                 let $kept = program_id(0) * $KEPT + arange(0, $KEPT);
                 let mut best = full::<f32>([$KEPT], f32::NEG_INFINITY);
                 let mut best_index = zeros::<i32>([$KEPT]);
                 for start in (0..$walked_n).step_by($WALKED) {
                     let $walked = start + arange(0, $WALKED);
-                    let tile = masked_tile(x, rows, cols, m, n, stride, f32::NEG_INFINITY);
+                    let tile = masked_tile(x, rows, cols, f32::NEG_INFINITY);
                     let chunk_max = tile.max($axis);
                     let chunk_index = tile.argmax($axis) + start;
                     // A strictly larger maximum moves the index: ties keep the earlier chunk's.
@@ -88,7 +94,7 @@ macro_rules! axis_reductions {
                     best = where_(better, chunk_max, best);
                     best_index = where_(better, chunk_index, best_index);
                 }
-                store(out + $kept, best_index, $kept < $kept_n);
+                store(out + $kept * out.stride(0), best_index, $kept < $kept_n);
             }
         }
     };
@@ -101,7 +107,7 @@ axis_reductions! {
     tile_row_max,
     /// `out[r] = argmax_c x[r, c]`, the first column on ties.
     tile_row_argmax,
-    keep rows < m by BLOCK_M,
+    keep rows < m (x.size(0)) by BLOCK_M,
     walk cols < n by BLOCK_N,
     axis = 1, BLOCK_M = [4], BLOCK_N = [128]
 }
@@ -113,28 +119,40 @@ axis_reductions! {
     tile_col_max,
     /// `out[c] = argmax_r x[r, c]`, the first row on ties.
     tile_col_argmax,
-    keep cols < n by BLOCK_N,
+    keep cols < n (x.size(1)) by BLOCK_N,
     walk rows < m by BLOCK_M,
     axis = 0, BLOCK_M = [32], BLOCK_N = [64]
 }
 
-/// Per row of an f16 matrix (one row per program, `n ≤ BLOCK`): the sum (accumulated in f32,
-/// rounded once to f16), the minimum and the argmin (first column on ties).
-#[tile_kernel(num_warps = 2, BLOCK = [512], requires = [n <= BLOCK])]
+/// Per row of an `[rows, n]` f16 tensor (one row per program, `n ≤ BLOCK`, any strides): the
+/// sum (accumulated in f32, rounded once to f16), the minimum and the argmin (first column on
+/// ties), into `[rows]` outputs.
+#[tile_kernel(
+    num_warps = 2,
+    BLOCK = [512],
+    requires = [
+        x.size(1) <= BLOCK,
+        sum_out.size(0) == x.size(0),
+        min_out.size(0) == x.size(0),
+        argmin_out.size(0) == x.size(0),
+    ]
+)]
 pub fn tile_row_stats_f16<const BLOCK: usize>(
-    sum_out: Ptr<f16>,
-    min_out: Ptr<f16>,
-    argmin_out: Ptr<i32>,
-    x: Ptr<f16>,
-    n: i32,
-    stride: i32,
+    sum_out: Tensor<f16, 1>,
+    min_out: Tensor<f16, 1>,
+    argmin_out: Tensor<i32, 1>,
+    x: Tensor<f16, 2>,
 ) {
     let row = program_id(0);
     let cols = arange(0, BLOCK);
-    let mask = cols < n;
-    let v = load(x + row * stride + cols, mask, f16::INFINITY);
+    let mask = cols < x.size(1);
+    let v = load(
+        x + row * x.stride(0) + cols * x.stride(1),
+        mask,
+        f16::INFINITY,
+    );
     let zeroed = where_(mask, v, 0.0 as f16);
-    store(sum_out + row, zeroed.sum(0));
-    store(min_out + row, v.min(0));
-    store(argmin_out + row, v.argmin(0));
+    store(sum_out + row * sum_out.stride(0), zeroed.sum(0));
+    store(min_out + row * min_out.stride(0), v.min(0));
+    store(argmin_out + row * argmin_out.stride(0), v.argmin(0));
 }

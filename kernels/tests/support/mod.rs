@@ -302,6 +302,29 @@ macro_rules! launch_over {
 #[allow(unused_imports)] // Not every test binary has #[tile_kernel] kernels.
 pub(crate) use launch_over;
 
+/// `launch_tensors!(gpu, kernel_module, consts, grid, tensors…)`: the generated
+/// `kernel_module::launch` of a kernel with `Tensor` parameters on a new stream of the test
+/// device, synchronised. Gives `Result<LaunchReport, LaunchError>`: on the emulator the
+/// stream's counters of the launch ([`Stream::take_emulator_report`]).
+///
+/// [`Stream::take_emulator_report`]: tessera::launch::Stream::take_emulator_report
+macro_rules! launch_tensors {
+    ($gpu:expr, $kernel:ident, $consts:expr, $grid:expr, $($arg:expr),+ $(,)?) => {{
+        let _: &$crate::support::TestDevice = $gpu;
+        let (device, module) = $crate::support::device_and_module();
+        (|| -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
+            let stream = device.stream()?;
+            $kernel::launch(&stream, module, $consts, $grid, $($arg),+)?;
+            stream.synchronize()?;
+            Ok(stream
+                .take_emulator_report()
+                .map_or(::tessera::launch::LaunchReport::Gpu, ::tessera::launch::LaunchReport::Emulator))
+        })()
+    }};
+}
+#[allow(unused_imports)] // Not every test binary has kernels with tensor parameters.
+pub(crate) use launch_tensors;
+
 thread_local! {
     /// Byte ranges of the [`Buffer`]s alive on this (test) thread.
     static LIVE_BUFFERS: RefCell<Vec<Range<u64>>> = const { RefCell::new(Vec::new()) };

@@ -28,6 +28,16 @@ pub struct TensorParam {
     pub first: usize,
 }
 
+/// Marks each tensor's innermost stride among `kernel`'s (desugared) parameters as the unit
+/// stride the aligned variant assumes ([`Param::unit_stride`](crate::ir::Param)).
+pub fn mark_unit_strides(kernel: &mut Kernel, tensors: &[TensorParam]) {
+    for tensor in tensors {
+        if let Some(param) = kernel.params.get_mut(tensor.innermost_stride()) {
+            param.unit_stride = true;
+        }
+    }
+}
+
 /// The desugared scalar parameter holding `tensor.size(dim)` (`what = "size"`) or
 /// `tensor.stride(dim)` (`"stride"`): `x__size0`.
 pub fn scalar_name(tensor: &str, what: &str, dim: usize) -> String {
@@ -136,14 +146,7 @@ impl Rewrite<'_> {
             ));
             return None;
         }
-        let dim = match call.args.iter().collect::<Vec<_>>().as_slice() {
-            [syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(i),
-                ..
-            })] => i.base10_parse::<usize>().ok(),
-            _ => None,
-        };
-        let Some(dim) = dim else {
+        let Some(dim) = crate::parse::literal_dim(&call.args) else {
             self.error(syn::Error::new_spanned(
                 call,
                 format!("`{name}.{method}(d)` takes the dimension as an integer literal"),

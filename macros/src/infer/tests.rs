@@ -295,9 +295,26 @@ fn matmul_operands_are_in_dot_operand_layouts() {
     assert_eq!(inf.conversions.len(), 3, "{inf}");
     let last = convert_op_of(k, inf.conversions.last().unwrap().result);
     assert_eq!(k.ty(last.operands[0]).dtype.to_string(), "f16");
-    // `m` only masks rows, across the vectors (which run along N): not assumed.
+    // `m` (`a.size(0)`) only masks rows, across the vectors (which run along N): not assumed;
+    // `k` (`a.size(1)`) and `n` (`b.size(1)`) are, with the row strides and unit innermost
+    // strides.
     let assumed: Vec<String> = inf.assumptions.iter().map(|a| a.name.clone()).collect();
-    assert_eq!(assumed, ["a", "b", "c", "n", "k"]);
+    assert_eq!(
+        assumed,
+        [
+            "a",
+            "a__size1",
+            "a__stride0",
+            "a__stride1",
+            "b",
+            "b__size1",
+            "b__stride0",
+            "b__stride1",
+            "c",
+            "c__stride0",
+            "c__stride1"
+        ]
+    );
 }
 
 #[test]
@@ -778,36 +795,30 @@ const CHAINED_DOTS: (&str, &str) = (
 
 /// [`CHAINED_DOTS`] masking only the last block's scores, through an `if` whose branches yield
 /// `s` masked or `s` itself: the chain goes through the `if`.
-const CHAINED_DOTS_EDGE_MASK: (&str, &str) = (
-    "num_warps = 8, BM = 128, BN = 64, D = 64",
-    "fn chained<const BM: usize, const BN: usize, const D: usize>(
-        q: Ptr<f16>, k: Ptr<f16>, v: Ptr<f16>, o: Ptr<f16>, seq: i32,
-    ) {
-        let rm = program_id(0) * BM + arange(0, BM);
-        let rd = arange(0, D);
-        let q_tile = load(q + rm.expand_dims(1) * D + rd.expand_dims(0));
-        let mut acc = zeros::<f32>([BM, D]);
-        for j in 0..cdiv(seq, BN) {
-            let rn = j * BN + arange(0, BN);
-            let k_tile = load(k + rn.expand_dims(1) * D + rd.expand_dims(0));
-            let v_tile = load(v + rn.expand_dims(1) * D + rd.expand_dims(0));
-            let s = dot(q_tile, k_tile.trans());
-            let s = if (j + 1) * BN > seq {
+fn chained_dots_edge_mask() -> String {
+    let p = "let p = exp2(s - s.max(1).expand_dims(1));";
+    let masked = CHAINED_DOTS.1.replace(
+        p,
+        &format!(
+            "let s = if (j + 1) * BN > seq {{
                 where_(rn.expand_dims(0) < seq, s, f32::NEG_INFINITY)
-            } else {
+            }} else {{
                 s
-            };
-            let p = exp2(s - s.max(1).expand_dims(1));
-            acc = dot(p.to::<f16>(), v_tile, acc);
-        }
-        store(o + rm.expand_dims(1) * D + rd.expand_dims(0), acc.to::<f16>());
-    }",
-);
+            }};
+            {p}"
+        ),
+    );
+    assert_ne!(
+        masked, CHAINED_DOTS.1,
+        "the kernel has the line to mask before"
+    );
+    masked
+}
 
 #[test]
 fn chained_dots_take_p_from_registers() {
     chained_dots_take_p_from_registers_in(CHAINED_DOTS);
-    chained_dots_take_p_from_registers_in(CHAINED_DOTS_EDGE_MASK);
+    chained_dots_take_p_from_registers_in((CHAINED_DOTS.0, &chained_dots_edge_mask()));
 }
 
 fn chained_dots_take_p_from_registers_in(kernel: (&str, &str)) {

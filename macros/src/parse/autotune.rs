@@ -222,6 +222,24 @@ pub struct TensorPart {
     pub dim: Option<usize>,
 }
 
+/// The dimension of `x.size(d)` / `x.stride(d)`: the one argument, an integer literal (also
+/// inside the invisible group a `macro_rules!` fragment such as `$d:literal` arrives in).
+pub fn literal_dim(args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) -> Option<usize> {
+    fn ungrouped(e: &Expr) -> &Expr {
+        match e {
+            Expr::Group(g) => ungrouped(&g.expr),
+            other => other,
+        }
+    }
+    match args.iter().map(ungrouped).collect::<Vec<_>>().as_slice() {
+        [Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        })] => i.base10_parse::<usize>().ok(),
+        _ => None,
+    }
+}
+
 impl TensorPart {
     /// The call's parts; `None` unless it is `name.size(…)` or `name.stride(…)`.
     pub fn of(call: &syn::ExprMethodCall) -> Option<TensorPart> {
@@ -233,13 +251,7 @@ impl TensorPart {
         if method != "size" && method != "stride" {
             return None;
         }
-        let dim = match call.args.iter().collect::<Vec<_>>().as_slice() {
-            [Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(i),
-                ..
-            })] => i.base10_parse::<usize>().ok(),
-            _ => None,
-        };
+        let dim = literal_dim(&call.args);
         Some(TensorPart {
             tensor,
             method,

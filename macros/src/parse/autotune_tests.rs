@@ -246,3 +246,17 @@ fn tensor_key_errors() {
         assert!(errors[0].contains(message), "{rest}: {errors:?}");
     }
 }
+
+/// `x.size($d)` with `$d:literal` from a `macro_rules!` arrives as `x.size(«0»)`, the literal in
+/// an invisible group: its dimension is read through the group, as `x.size(0)`'s.
+#[test]
+fn a_tensor_dimension_in_an_invisible_group_is_read() {
+    use crate::parse::TensorPart;
+    use proc_macro2::{Delimiter, Group};
+    let zero = Group::new(Delimiter::None, quote!(0));
+    let call: syn::ExprMethodCall = syn::parse2(quote!(x.size(#zero))).expect("a method call");
+    let part = TensorPart::of(&call).expect("a tensor part");
+    assert_eq!(part.dim, Some(0));
+    let call: syn::ExprMethodCall = syn::parse2(quote!(x.stride(n))).expect("a method call");
+    assert_eq!(TensorPart::of(&call).expect("a tensor part").dim, None);
+}

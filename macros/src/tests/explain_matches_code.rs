@@ -3,8 +3,8 @@
 //! the lowered tokens do. The check is structural: the plan stored on each op (the one the
 //! explain text prints) against the device calls in the code generated for that op.
 
+use super::analyze_desugared;
 use super::kernel_corpus::kernel_sources;
-use crate::frontend::analyze;
 use crate::infer::explain::plan_text;
 use crate::infer::{explain, infer_with, AlignmentPolicy, Inference};
 use crate::ir::{DotCode, OpKind, Target};
@@ -239,9 +239,7 @@ fn explain_matches_generated_code_for_every_kernel() {
     let mut conversions = 0;
     for source in sources {
         // `Tensor` parameters desugared as the macro does before reading the kernel.
-        let (item, _) = crate::expand::tensor_params::desugar(source.item.clone())
-            .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
-        let kernels = analyze(source.attr.clone(), item)
+        let kernels = analyze_desugared(source.attr.clone(), source.item.clone())
             .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
         for kernel in kernels {
             for (policy, target) in [

@@ -26,9 +26,10 @@ pub fn located(tokens: TokenStream) -> TokenStream {
     tokens.to_string().parse().expect("quote! output re-lexes")
 }
 
-/// The IR of every specialisation, or the errors as (message, underlined source text).
+/// The IR of every specialisation as the macro reads it ([`analyze_desugared`]), or the errors
+/// as (message, underlined source text).
 pub fn run(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, Vec<(String, String)>> {
-    analyze(located(attr), located(item)).map_err(|errors| {
+    analyze_desugared(located(attr), located(item)).map_err(|errors| {
         errors
             .into_iter()
             .map(|e| {
@@ -37,6 +38,19 @@ pub fn run(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, Vec<(Str
             })
             .collect()
     })
+}
+
+/// The IR of every specialisation as the macro reads it: `Tensor` parameters desugared
+/// ([`desugar`](crate::expand::tensor_params::desugar)) and each tensor's innermost stride
+/// marked unit, as the aligned variant assumes.
+pub fn analyze_desugared(attr: TokenStream, item: TokenStream) -> Result<Vec<Kernel>, syn::Error> {
+    use crate::expand::tensor_params::{desugar, mark_unit_strides};
+    let (item, tensors) = desugar(item)?;
+    let mut kernels = analyze(attr, item)?;
+    for kernel in &mut kernels {
+        mark_unit_strides(kernel, &tensors);
+    }
+    Ok(kernels)
 }
 
 /// Every op of `k` (at any depth) whose kind is named `name`, in program order.

@@ -31,11 +31,12 @@ fn run_with(
 ) -> Result<Vec<Kernel>, Vec<(String, String)>> {
     let uses = split_uses(attr).map_err(|e| vec![(e.to_string(), String::new())])?;
     let item = located(tokens(kernel));
-    let inlined = inline_calls(item, &uses, &helpers(helper_sources)).map_err(|e| {
+    let errors = |e: syn::Error| {
         e.into_iter()
             .map(|e| (e.to_string(), e.span().source_text().unwrap_or_default()))
             .collect::<Vec<_>>()
-    })?;
+    };
+    let inlined = inline_calls(item, &uses, &helpers(helper_sources)).map_err(errors)?;
     run(uses.rest, inlined)
 }
 
@@ -213,11 +214,65 @@ const MISUSES: &[(&str, &str, &[&str], &str, &str)] = &[
         "row_of",
         "store(out + arange(0, 32), row_of(out, 1));",
         &["fn row_of(t: _, r: i32) -> _ { load(t + r * t.stride(0) + arange(0, 32)) }"],
-        "`t.stride(..)` in helper `row_of`: a helper cannot read a tensor's sizes, strides or \
-         pointer yet; pass the tensor's pointer and the sizes and strides it needs as arguments",
+        "`t.stride(..)` in helper `row_of`: `t` is not a tensor parameter of the helper; \
+         declare it `t: Tensor<_, RANK>` to read its sizes, strides and pointer",
         "stride",
     ),
+    (
+        "row_of",
+        "store(out + arange(0, 32), row_of(out + 1, 1));",
+        &["fn row_of(t: Tensor<f32, 1>, r: i32) -> _ { load(t + r * t.stride(0) + arange(0, 32)) }"],
+        "helper `row_of` takes `t` as a tensor: pass a tensor parameter of the kernel by its name",
+        "out + 1",
+    ),
+    (
+        "row_of",
+        "store(out + arange(0, 32), row_of(out, 1));",
+        &["fn row_of(t: Tensor<f32, 1>, r: i32) -> _ { let t = r; full::<f32>([32], 1.0) }"],
+        "helper `row_of` binds `t`, the name of its tensor parameter: give the local another name",
+        "row_of (out , 1)",
+    ),
 ];
+
+/// A helper reads the sizes and strides of the tensors it is given: the kernel checks as the
+/// kernel written out with the caller's tensors in their place, through a helper's call of
+/// another helper too.
+#[test]
+fn helpers_take_tensors() {
+    let with_helpers = run_with(
+        quote!(BLOCK = 64, uses = [scaled_row, row_of]),
+        "fn k<const BLOCK: usize>(out: Tensor<f32, 2>, x: Tensor<f32, 2>) {
+            let r = program_id(0);
+            store(out + r * out.stride(0) + arange(0, BLOCK) * out.stride(1), scaled_row::<BLOCK>(x, r, 2.0));
+        }",
+        &[
+            "fn scaled_row<const B: usize>(t: Tensor<_, 2>, r: i32, s: f32) -> _ { row_of::<B>(t, r) * s }",
+            "fn row_of<const W: usize>(m: Tensor<f32, 2>, r: i32) -> _ {
+                let cols = arange(0, W);
+                load(m + r * m.stride(0) + cols * m.stride(1), cols < m.size(1), 0.0)
+            }",
+        ],
+    )
+    .expect("checks");
+    let written_out = run_with(
+        quote!(BLOCK = 64),
+        "fn k<const BLOCK: usize>(out: Tensor<f32, 2>, x: Tensor<f32, 2>) {
+            let r = program_id(0);
+            store(out + r * out.stride(0) + arange(0, BLOCK) * out.stride(1), {
+                let r2 = r;
+                let s2 = 2.0;
+                ({
+                    let r3 = r2;
+                    let cols = arange(0, BLOCK);
+                    load(x + r3 * x.stride(0) + cols * x.stride(1), cols < x.size(1), 0.0)
+                }) * s2
+            });
+        }",
+        &[],
+    )
+    .expect("checks");
+    assert_eq!(ir_text(&with_helpers), ir_text(&written_out));
+}
 
 #[test]
 fn misuses_of_helpers_are_errors_at_the_users_code() {
