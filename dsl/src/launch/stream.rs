@@ -188,8 +188,8 @@ impl<'d> Stream<'d> {
 
     /// On the emulator, the counters (shared-memory wavefronts per site, asynchronous copies,
     /// …) of the launches this stream ran since the last call, merged, and the count restarts;
-    /// `None` on a GPU. Launches recorded into a graph count when the graph is not: only work
-    /// the stream itself ran.
+    /// `None` on a GPU. Only the launches the stream ran itself count, not those of a captured
+    /// graph or its replays.
     pub fn take_emulator_report(&self) -> Option<crate::emulator::EmulatorReport> {
         match self.backend {
             StreamBackend::Emulator => {
