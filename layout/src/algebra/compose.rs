@@ -1,6 +1,6 @@
 //! Composition (Definition 4.2): `outer ∘ self`, the matrix product `M_outer · M_self`.
 
-use super::{incompatible, with_out_dims_of};
+use super::{incompatible, with_in_dims_of, with_out_dims_of};
 use crate::{LayoutError, LinearLayout};
 
 impl LinearLayout {
@@ -28,10 +28,9 @@ impl LinearLayout {
             }
             o += 1;
         }
-        let mut result = tri!(with_out_dims_of(outer));
+        let mut result = tri!(with_in_dims_of(tri!(with_out_dims_of(outer)), self));
         let mut i = 0;
         while i < self.num_in_dims() {
-            result = tri!(result.with_in_dim(self.in_label(i)));
             let mut k = 0;
             while k < self.in_bits_at(i) as usize {
                 let image = self.through(outer, self.packed_basis(i, k));

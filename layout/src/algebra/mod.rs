@@ -47,6 +47,21 @@ const fn with_out_dims_of(src: &LinearLayout) -> Result<LinearLayout, LayoutErro
     Ok(result)
 }
 
+/// `result` with the input dimensions of `src` appended (same order), without bases: input `i` of
+/// `src` is input `i` of the result when `result` has no inputs of its own.
+pub(crate) const fn with_in_dims_of(
+    result: LinearLayout,
+    src: &LinearLayout,
+) -> Result<LinearLayout, LayoutError> {
+    let mut result = result;
+    let mut i = 0;
+    while i < src.num_in_dims() {
+        result = tri!(result.with_in_dim(src.in_label(i)));
+        i += 1;
+    }
+    Ok(result)
+}
+
 /// Moves a packed vector of `src` into `dst`'s packing, output dimension by label; coordinates
 /// of dimensions `dst` lacks are dropped (callers make sure they fit where they land).
 const fn repack(src: &LinearLayout, dst: &LinearLayout, packed: u64) -> u64 {
@@ -81,17 +96,50 @@ const fn append_in_dim(
     Ok(result)
 }
 
+/// The number of input (`inputs`) or output dimensions of `layout`.
+const fn num_dims(layout: &LinearLayout, inputs: bool) -> usize {
+    if inputs {
+        layout.num_in_dims()
+    } else {
+        layout.num_out_dims()
+    }
+}
+
+/// The label and bits of input (`inputs`) or output dimension `n` of `layout`.
+const fn dim_at(layout: &LinearLayout, inputs: bool, n: usize) -> (Label, u32) {
+    if inputs {
+        (layout.in_label(n), layout.in_bits_at(n))
+    } else {
+        (layout.out_label(n), layout.out_bits_at(n))
+    }
+}
+
+/// Whether `a` and `b` have the same input (`inputs`) or output dimensions: names, order and
+/// sizes.
+const fn same_dims(a: &LinearLayout, b: &LinearLayout, inputs: bool) -> bool {
+    let count = num_dims(a, inputs);
+    if num_dims(b, inputs) != count {
+        return false;
+    }
+    let mut n = 0;
+    while n < count {
+        let (a_label, a_bits) = dim_at(a, inputs, n);
+        let (b_label, b_bits) = dim_at(b, inputs, n);
+        if !a_label.same(b_label) || a_bits != b_bits {
+            return false;
+        }
+        n += 1;
+    }
+    true
+}
+
 /// Ok if `order` lists each of the layout's input (`inputs`) or output dimensions exactly once.
 const fn check_permutation(
     layout: &LinearLayout,
     order: &[Label],
     inputs: bool,
 ) -> Result<(), LayoutError> {
-    let count = if inputs {
-        layout.num_in_dims()
-    } else {
-        layout.num_out_dims()
-    };
+    let count = num_dims(layout, inputs);
     let mut n = 0;
     while n < order.len() {
         let present = if inputs {
@@ -126,20 +174,12 @@ pub(crate) const fn labels(
     inputs: bool,
     except: &[Label],
 ) -> ([Label; MAX_DIMS], usize) {
-    let all = if inputs {
-        layout.num_in_dims()
-    } else {
-        layout.num_out_dims()
-    };
+    let all = num_dims(layout, inputs);
     let mut labels = [Label::Register; MAX_DIMS];
     let mut count = 0;
     let mut n = 0;
     while n < all {
-        let label = if inputs {
-            layout.in_label(n)
-        } else {
-            layout.out_label(n)
-        };
+        let label = dim_at(layout, inputs, n).0;
         if !contains(except, label) {
             labels[count] = label;
             count += 1;
@@ -152,15 +192,8 @@ pub(crate) const fn labels(
 /// Whether input dimension `i` of `a` and `j` of `b` have the same bases, and `a`, `b` the same
 /// output dimensions (names, order, sizes): Triton's `a.sublayout({dim}, outs) == b.sublayout(..)`.
 const fn same_in_dim(a: &LinearLayout, i: usize, b: &LinearLayout, j: usize) -> bool {
-    if a.num_out_dims() != b.num_out_dims() || a.in_bits_at(i) != b.in_bits_at(j) {
+    if a.in_bits_at(i) != b.in_bits_at(j) || !same_dims(a, b, false) {
         return false;
-    }
-    let mut o = 0;
-    while o < a.num_out_dims() {
-        if !a.out_label(o).same(b.out_label(o)) || a.out_bits_at(o) != b.out_bits_at(o) {
-            return false;
-        }
-        o += 1;
     }
     let mut k = 0;
     while k < a.in_bits_at(i) as usize {

@@ -1,7 +1,7 @@
 //! Properties read off the matrix: free variables, equality up to sizes, contiguity,
 //! triviality, quotients and the distributed / memory layout definitions (4.10, 4.14).
 
-use super::{contains, labels};
+use super::{contains, labels, same_dims};
 use crate::f2::EchelonBasis;
 use crate::{Label, LinearLayout, MAX_DIMS};
 
@@ -38,8 +38,7 @@ impl LinearLayout {
     /// Triton `equalIgnoringOutDimSizes`: same output names in the same order, same input
     /// dimensions in the same order, and the same bases as coordinates.
     pub const fn equal_ignoring_out_dim_sizes(&self, other: &LinearLayout) -> bool {
-        if self.num_out_dims() != other.num_out_dims() || self.num_in_dims() != other.num_in_dims()
-        {
+        if self.num_out_dims() != other.num_out_dims() || !same_dims(self, other, true) {
             return false;
         }
         let mut o = 0;
@@ -51,11 +50,6 @@ impl LinearLayout {
         }
         let mut i = 0;
         while i < self.num_in_dims() {
-            if !self.in_label(i).same(other.in_label(i))
-                || self.in_bits_at(i) != other.in_bits_at(i)
-            {
-                return false;
-            }
             let mut k = 0;
             while k < self.in_bits_at(i) as usize {
                 o = 0;

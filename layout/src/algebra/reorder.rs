@@ -1,6 +1,9 @@
 //! Reordering and restricting dimensions: transposes, sublayouts, concatenation, resizing.
 
-use super::{append_in_dim, check_permutation, contains, incompatible, repack, with_out_dims_of};
+use super::{
+    append_in_dim, check_permutation, contains, incompatible, repack, same_dims, with_in_dims_of,
+    with_out_dims_of,
+};
 use crate::{log2_exact, Label, LayoutError, LinearLayout};
 
 impl LinearLayout {
@@ -92,21 +95,10 @@ impl LinearLayout {
     /// The outputs of `self` then those of `other`, same inputs (Triton `concatOuts`):
     /// `[[M_self], [M_other]]`. Input dimensions must agree exactly; output dimensions must differ.
     pub const fn concat_outs(&self, other: &LinearLayout) -> Result<LinearLayout, LayoutError> {
-        if self.num_in_dims() != other.num_in_dims() {
+        if !same_dims(self, other, true) {
             return Err(incompatible(
                 "concat_outs: both layouts must have the same input dimensions, in the same order and sizes",
             ));
-        }
-        let mut i = 0;
-        while i < self.num_in_dims() {
-            if !self.in_label(i).same(other.in_label(i))
-                || self.in_bits_at(i) != other.in_bits_at(i)
-            {
-                return Err(incompatible(
-                    "concat_outs: both layouts must have the same input dimensions, in the same order and sizes",
-                ));
-            }
-            i += 1;
         }
         let mut result = tri!(with_out_dims_of(self));
         let mut o = 0;
@@ -114,10 +106,10 @@ impl LinearLayout {
             result = tri!(result.with_out_dim(other.out_label(o), 1 << other.out_bits_at(o)));
             o += 1;
         }
+        result = tri!(with_in_dims_of(result, self));
         let shift = self.total_out_bits();
-        i = 0;
+        let mut i = 0;
         while i < self.num_in_dims() {
-            result = tri!(result.with_in_dim(self.in_label(i)));
             let mut k = 0;
             while k < self.in_bits_at(i) as usize {
                 let v = self.packed_basis(i, k) | (other.packed_basis(i, k) << shift);
@@ -131,19 +123,7 @@ impl LinearLayout {
 
     /// Whether both layouts have the same output dimensions: names, order and sizes.
     pub const fn same_out_dims(&self, other: &LinearLayout) -> bool {
-        if self.num_out_dims() != other.num_out_dims() {
-            return false;
-        }
-        let mut o = 0;
-        while o < self.num_out_dims() {
-            if !self.out_label(o).same(other.out_label(o))
-                || self.out_bits_at(o) != other.out_bits_at(o)
-            {
-                return false;
-            }
-            o += 1;
-        }
-        true
+        same_dims(self, other, false)
     }
 
     /// Input dimension `label` with `new_size` elements: fewer keeps the first bases (Triton
@@ -160,10 +140,9 @@ impl LinearLayout {
                 size: new_size,
             });
         };
-        let mut result = tri!(with_out_dims_of(self));
+        let mut result = tri!(with_in_dims_of(tri!(with_out_dims_of(self)), self));
         let mut i = 0;
         while i < self.num_in_dims() {
-            result = tri!(result.with_in_dim(self.in_label(i)));
             let count = if i == at {
                 bits as usize
             } else {
@@ -204,9 +183,9 @@ impl LinearLayout {
             result = tri!(result.with_out_dim(self.out_label(o), size));
             o += 1;
         }
+        result = tri!(with_in_dims_of(result, self));
         let mut i = 0;
         while i < self.num_in_dims() {
-            result = tri!(result.with_in_dim(self.in_label(i)));
             let mut k = 0;
             while k < self.in_bits_at(i) as usize {
                 let mut v = self.packed_basis(i, k);
@@ -226,10 +205,9 @@ impl LinearLayout {
     /// broadcast bits dropped, the other bases keep their order.
     pub const fn remove_zero_bases(&self, label: Label) -> Result<LinearLayout, LayoutError> {
         let at = tri!(self.in_index_or_err(label));
-        let mut result = tri!(with_out_dims_of(self));
+        let mut result = tri!(with_in_dims_of(tri!(with_out_dims_of(self)), self));
         let mut i = 0;
         while i < self.num_in_dims() {
-            result = tri!(result.with_in_dim(self.in_label(i)));
             let mut k = 0;
             while k < self.in_bits_at(i) as usize {
                 let v = self.packed_basis(i, k);

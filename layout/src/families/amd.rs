@@ -20,8 +20,8 @@ use super::params::{
 };
 use super::shape::{
     broadcasted_dot_operand_layout, check_shape, combine_cta_with_shape, dot_operand_order,
-    identity_standard_nd, matrix_order, standard, times_identity, times_zeros, transpose_to,
-    with_pow2_bases,
+    identity_standard_nd, matrix_order, standard, times_1d, times_identity, transpose_to,
+    with_pow2_bases, Map1d,
 };
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
 
@@ -348,11 +348,13 @@ impl<'a> AmdWmma<'a> {
         let depth = WMMA_WARP_SIZE / non_k_dim;
         let mut tile = tri!(LinearLayout::identity_1d(k_width, Label::Register, dim_k));
         tile = tri!(times_identity(&tile, non_k_dim, Label::Lane, dim_non_k));
-        tile = if self.version == 1 {
-            tri!(times_zeros(&tile, depth, Label::Lane, dim_k))
+        // The other half-wave: duplicates (v1) or continues along K (v2, v3).
+        let half_wave = if self.version == 1 {
+            Map1d::Zeros
         } else {
-            tri!(times_identity(&tile, depth, Label::Lane, dim_k))
+            Map1d::Identity
         };
+        tile = tri!(times_1d(&tile, half_wave, depth, Label::Lane, dim_k));
         tile = tri!(times_identity(
             &tile,
             k_dim / (depth * k_width),

@@ -57,7 +57,7 @@ pub use shared::{NvmmaShared, SwizzledShared};
 pub use slice::Slice;
 
 use crate::error::incompatible;
-use crate::{Label, LayoutError, LinearLayout};
+use crate::{LayoutError, LinearLayout};
 
 /// A distributed (register) layout of any family: what a [`Slice`] can take as its parent.
 #[derive(Clone, Copy, Debug)]
@@ -106,14 +106,8 @@ pub const fn linear_with_shape(
             "linear layout: its output dimensions are not those of the tensor shape",
         ));
     }
-    let mut d = 0;
-    while d < shape.len() {
-        if !layout.out_label(d).same(Label::Dim(d as u8))
-            || (1u32 << layout.out_bits_at(d)) != shape[d]
-        {
-            return Err(incompatible("linear layout: its output dimensions are not dim0, dim1, … with the sizes of the tensor shape"));
-        }
-        d += 1;
+    if !shape::has_standard_outputs(layout, shape) {
+        return Err(incompatible("linear layout: its output dimensions are not dim0, dim1, … with the sizes of the tensor shape"));
     }
     Ok(*layout)
 }

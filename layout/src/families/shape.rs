@@ -12,6 +12,7 @@
 //!   `dim0, dim1, …` of the outputs.
 
 use super::params::{bad, dim, prefix};
+use crate::algebra::with_in_dims_of;
 use crate::error::incompatible;
 use crate::{log2_exact, Label, LayoutError, LinearLayout, MAX_BASES, MAX_DIMS};
 
@@ -29,16 +30,18 @@ pub const fn check_shape(shape: &[u32]) -> Result<(), LayoutError> {
     super::params::check_pow2_list("tensor", "shape", shape)
 }
 
-/// How a one-dimensional factor maps its input: `x ↦ x` or `x ↦ 0`.
-#[derive(Clone, Copy)]
-enum Map1d {
+/// How a one-dimensional factor maps its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Map1d {
+    /// `x ↦ x` (Triton `identity1D`).
     Identity,
+    /// `x ↦ 0` (Triton `zeros1D`): the input is broadcast.
     Zeros,
 }
 
 /// `layout × map1D(size, in_dim, out_dim)`; `size == 0` multiplies by the empty layout
 /// (Triton's `identity1D(0, …)`, which arises from integer division of sizes).
-const fn times_1d(
+pub const fn times_1d(
     layout: &LinearLayout,
     map: Map1d,
     size: u32,
@@ -61,16 +64,6 @@ pub const fn times_identity(
     out_dim: Label,
 ) -> Result<LinearLayout, LayoutError> {
     times_1d(layout, Map1d::Identity, size, in_dim, out_dim)
-}
-
-/// `layout × zeros1D(size, in_dim, out_dim)`.
-pub const fn times_zeros(
-    layout: &LinearLayout,
-    size: u32,
-    in_dim: Label,
-    out_dim: Label,
-) -> Result<LinearLayout, LayoutError> {
-    times_1d(layout, Map1d::Zeros, size, in_dim, out_dim)
 }
 
 /// `layout` with `log2(count)` more bases of `in_dim` on its two outputs: `step·1, step·2,
@@ -297,11 +290,10 @@ const fn with_inputs_at(
     coords: &BasisCoords,
     dropped: &[u64; MAX_DIMS],
 ) -> Result<LinearLayout, LayoutError> {
-    let mut result = outputs;
+    let mut result = tri!(with_in_dims_of(outputs, layout));
     let num_out = result.num_out_dims();
     let mut i = 0;
     while i < layout.num_in_dims() {
-        result = tri!(result.with_in_dim(layout.in_label(i)));
         let mut k = 0;
         while k < layout.in_bits_at(i) as usize {
             if dropped[i] & (1 << k) == 0 {
@@ -335,14 +327,25 @@ pub const fn combine_cta_with_shape(
         fitted = tri!(fitted.with_in_dim(Label::Block));
     }
     let result = tri!(to_standard_order(&fitted));
+    if !has_standard_outputs(&result, shape) {
+        return Err(incompatible("combine_cta_with_shape: the layout does not fit the tensor shape (Triton asserts here)"));
+    }
+    Ok(result)
+}
+
+/// Whether the outputs of `layout` are `dim0, dim1, …` in that order, with the sizes of `shape`.
+pub const fn has_standard_outputs(layout: &LinearLayout, shape: &[u32]) -> bool {
+    if layout.num_out_dims() != shape.len() {
+        return false;
+    }
     let mut d = 0;
     while d < shape.len() {
-        if result.out_size(dim(d)) != shape[d] {
-            return Err(incompatible("combine_cta_with_shape: the layout does not fit the tensor shape (Triton asserts here)"));
+        if !layout.out_label(d).same(dim(d)) || (1u32 << layout.out_bits_at(d)) != shape[d] {
+            return false;
         }
         d += 1;
     }
-    Ok(result)
+    true
 }
 
 /// Triton `transposeLinearLayout(layout, order)`: output `i` of the result takes the
@@ -442,11 +445,12 @@ pub const fn broadcasted_dot_operand_layout(
     let mut i = 0;
     while i < order.len() {
         let d = order[i] as usize;
-        layout = if d == k_dim {
-            tri!(times_zeros(&layout, shape[d], in_dim, dim(d)))
+        let map = if d == k_dim {
+            Map1d::Zeros
         } else {
-            tri!(times_identity(&layout, shape[d], in_dim, dim(d)))
+            Map1d::Identity
         };
+        layout = tri!(times_1d(&layout, map, shape[d], in_dim, dim(d)));
         i += 1;
     }
     Ok(layout)

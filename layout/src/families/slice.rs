@@ -8,7 +8,7 @@
 //! became zero stay, as broadcast bits.
 
 use super::params::{bad, dim};
-use super::shape::{check_shape, times_identity, times_zeros};
+use super::shape::{check_shape, times_1d, Map1d};
 use super::Distributed;
 use crate::error::incompatible;
 use crate::{Label, LayoutError, LinearLayout, MAX_DIMS};
@@ -87,12 +87,14 @@ pub const fn slice_of(parent: &LinearLayout, removed: u32) -> Result<LinearLayou
             ));
         }
         let size = 1u32 << parent.out_bits_at(o);
-        projection = if o == removed as usize {
-            tri!(times_zeros(&projection, size, label, dim(0)))
+        let (map, target) = if o == removed as usize {
+            (Map1d::Zeros, 0)
+        } else if o < removed as usize {
+            (Map1d::Identity, o)
         } else {
-            let target = if o < removed as usize { o } else { o - 1 };
-            tri!(times_identity(&projection, size, label, dim(target)))
+            (Map1d::Identity, o - 1)
         };
+        projection = tri!(times_1d(&projection, map, size, label, dim(target)));
         o += 1;
     }
     let sliced = tri!(parent.compose(&projection));

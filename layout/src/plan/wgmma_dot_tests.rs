@@ -20,17 +20,24 @@ fn col_major(shape: [u32; 2], num_warps: u32) -> LinearLayout {
         .unwrap()
 }
 
+/// The plan of the dot of `shape` with A `[M, K]` and B `[K, N]` in the layouts `operand`
+/// ([`row_major`] or [`col_major`]) gives their shapes at `num_warps` warps, accumulator `acc`.
+fn plan_operands(
+    shape: WgmmaShape,
+    operand: fn([u32; 2], u32) -> LinearLayout,
+    num_warps: u32,
+    acc: &LinearLayout,
+) -> Result<WgmmaDotPlan, PlanError> {
+    let [m, n, k] = shape.mnk;
+    let a = operand([m, k], num_warps);
+    let b = operand([k, n], num_warps);
+    plan_wgmma_dot(shape, &a, &b, acc)
+}
+
 fn planned(input: WgmmaInput, mnk: [u32; 3], num_warps: u32) -> WgmmaDotPlan {
     let shape = wgmma_shape(input, mnk, num_warps).unwrap();
-    let [m, n, k] = mnk;
     let acc = shape.accumulator_layout().unwrap();
-    plan_wgmma_dot(
-        shape,
-        &row_major([m, k], num_warps),
-        &row_major([k, n], num_warps),
-        &acc,
-    )
-    .unwrap()
+    plan_operands(shape, row_major, num_warps, &acc).unwrap()
 }
 
 #[test]
@@ -200,13 +207,7 @@ fn column_major_operands_are_stored_mn_or_k_major() {
     let shape = wgmma_shape(WgmmaInput::Bf16, [128, 128, 64], 4).unwrap();
     let acc = shape.accumulator_layout().unwrap();
     // A column-major (M contiguous), B column-major (K contiguous).
-    let plan = plan_wgmma_dot(
-        shape,
-        &col_major([128, 64], 4),
-        &col_major([64, 128], 4),
-        &acc,
-    )
-    .unwrap();
+    let plan = plan_operands(shape, col_major, 4, &acc).unwrap();
     assert_eq!(plan.a.trans(), 1);
     assert_eq!(plan.b.trans(), 0);
     assert_eq!(plan.a.store.elements.len(), 8);
@@ -250,13 +251,7 @@ fn stores_follow_the_nvmma_layout() {
 fn an_accumulator_in_another_layout_is_refused() {
     let shape = wgmma_shape(WgmmaInput::F16, [128, 128, 64], 4).unwrap();
     let wrong = row_major([128, 128], 4);
-    let err = plan_wgmma_dot(
-        shape,
-        &row_major([128, 64], 4),
-        &row_major([64, 128], 4),
-        &wrong,
-    )
-    .unwrap_err();
+    let err = plan_operands(shape, row_major, 4, &wrong).unwrap_err();
     assert!(format!("{err}").contains("wgmma"), "{err}");
 }
 
