@@ -14,12 +14,14 @@ use crate::dtype::{bf16, f16, f8e4m3, f8e5m2};
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
-macro_rules! cvt_fn {
-    (
-        $(#[$doc:meta])* $name:ident($x:ident: $in:ty) -> $out:ty,
-        device($dreg:ident: $dty:ty, $sreg:ident, $ptx:literal, $to_asm:expr, $from_asm:expr),
-        host $host:expr
-    ) => {
+/// Defines each conversion `$name`: on nvptx64 the one instruction `$ptx` (`{d}` the result, a
+/// `$dreg` register of type `$dty` that `$from_asm` turns into the value; `{a}` the operand, the
+/// `$sreg` register that `$to_asm` makes of `$x`), on the host `$host`.
+macro_rules! cvt_fns {
+    ($(
+        $(#[$doc:meta])* $name:ident($x:ident: $in:ty) -> $out:ty, host $host:expr,
+        device($dreg:ident: $dty:ty, $sreg:ident, $ptx:literal, $to_asm:expr, $from_asm:expr);
+    )*) => {$(
         $(#[$doc])*
         #[inline(always)]
         pub fn $name($x: $in) -> $out {
@@ -38,73 +40,52 @@ macro_rules! cvt_fn {
                 $host
             }
         }
+    )*};
+}
+
+/// `cvt_fns!` for conversions between 32-bit values, each passed to and from its `reg32`
+/// register unchanged.
+macro_rules! cvt_b32_fns {
+    ($($(#[$doc:meta])* $name:ident($x:ident: $in:ty) -> $out:ty, $ptx:literal, host $host:expr;)*) => {
+        cvt_fns! {$(
+            $(#[$doc])* $name($x: $in) -> $out, host $host,
+            device(reg32: $out, reg32, $ptx, |x: $in| x, |r: $out| r);
+        )*}
     };
 }
 
-cvt_fn!(
+cvt_fns! {
     /// `cvt.rn.f16.f32 d, a`: round to nearest even; overflow gives ±inf, NaN gives `0x7fff`.
-    f32_to_f16(x: f32) -> f16,
-    device(reg16: u16, reg32, "cvt.rn.f16.f32 {d}, {a};", |x: f32| x, |r: u16| f16(r)),
-    host f16::from_f32(x)
-);
-cvt_fn!(
+    f32_to_f16(x: f32) -> f16, host f16::from_f32(x),
+    device(reg16: u16, reg32, "cvt.rn.f16.f32 {d}, {a};", |x: f32| x, |r: u16| f16(r));
     /// `cvt.f32.f16 d, a`: exact; NaN gives `0x7fffffff`.
-    f16_to_f32(x: f16) -> f32,
-    device(reg32: f32, reg16, "cvt.f32.f16 {d}, {a};", |x: f16| x.0, |r: f32| r),
-    host x.to_f32()
-);
-cvt_fn!(
+    f16_to_f32(x: f16) -> f32, host x.to_f32(),
+    device(reg32: f32, reg16, "cvt.f32.f16 {d}, {a};", |x: f16| x.0, |r: f32| r);
     /// `cvt.rn.bf16.f32 d, a` (sm_80): round to nearest even; overflow gives ±inf, NaN gives
     /// `0x7fff`.
-    f32_to_bf16(x: f32) -> bf16,
-    device(reg16: u16, reg32, "cvt.rn.bf16.f32 {d}, {a};", |x: f32| x, |r: u16| bf16(r)),
-    host bf16::from_f32(x)
-);
-cvt_fn!(
+    f32_to_bf16(x: f32) -> bf16, host bf16::from_f32(x),
+    device(reg16: u16, reg32, "cvt.rn.bf16.f32 {d}, {a};", |x: f32| x, |r: u16| bf16(r));
     /// `shl.b32 d, a, 16`: bf16 → f32 is exact (the bf16 bits are the top half of the f32; NaN
     /// payloads are kept). PTX's `cvt.f32.bf16` needs sm_90; the shift works everywhere.
-    bf16_to_f32(x: bf16) -> f32,
-    device(reg32: u32, reg32, "shl.b32 {d}, {a}, 16;", |x: bf16| x.0 as u32, |r: u32| f32::from_bits(r)),
-    host x.to_f32()
-);
-cvt_fn!(
+    bf16_to_f32(x: bf16) -> f32, host x.to_f32(),
+    device(reg32: u32, reg32, "shl.b32 {d}, {a}, 16;", |x: bf16| x.0 as u32, |r: u32| f32::from_bits(r));
+}
+cvt_b32_fns! {
     /// `cvt.rzi.s32.f32 d, a`: truncate toward zero, saturate to the i32 range, NaN → 0
     /// (Rust's `x as i32`).
-    f32_to_i32_rz(x: f32) -> i32,
-    device(reg32: i32, reg32, "cvt.rzi.s32.f32 {d}, {a};", |x: f32| x, |r: i32| r),
-    host x as i32
-);
-cvt_fn!(
+    f32_to_i32_rz(x: f32) -> i32, "cvt.rzi.s32.f32 {d}, {a};", host x as i32;
     /// `cvt.rni.s32.f32 d, a`: round to nearest even integer, saturate, NaN → 0.
-    f32_to_i32_rn(x: f32) -> i32,
-    device(reg32: i32, reg32, "cvt.rni.s32.f32 {d}, {a};", |x: f32| x, |r: i32| r),
-    host x.round_ties_even() as i32
-);
-cvt_fn!(
+    f32_to_i32_rn(x: f32) -> i32, "cvt.rni.s32.f32 {d}, {a};", host x.round_ties_even() as i32;
     /// `cvt.rzi.u32.f32 d, a`: truncate toward zero, saturate to the u32 range (negative → 0),
     /// NaN → 0 (Rust's `x as u32`).
-    f32_to_u32_rz(x: f32) -> u32,
-    device(reg32: u32, reg32, "cvt.rzi.u32.f32 {d}, {a};", |x: f32| x, |r: u32| r),
-    host x as u32
-);
-cvt_fn!(
+    f32_to_u32_rz(x: f32) -> u32, "cvt.rzi.u32.f32 {d}, {a};", host x as u32;
     /// `cvt.rni.u32.f32 d, a`: round to nearest even integer, saturate, NaN → 0.
-    f32_to_u32_rn(x: f32) -> u32,
-    device(reg32: u32, reg32, "cvt.rni.u32.f32 {d}, {a};", |x: f32| x, |r: u32| r),
-    host x.round_ties_even() as u32
-);
-cvt_fn!(
+    f32_to_u32_rn(x: f32) -> u32, "cvt.rni.u32.f32 {d}, {a};", host x.round_ties_even() as u32;
     /// `cvt.rn.f32.s32 d, a`: round to nearest even (Rust's `x as f32`).
-    i32_to_f32(x: i32) -> f32,
-    device(reg32: f32, reg32, "cvt.rn.f32.s32 {d}, {a};", |x: i32| x, |r: f32| r),
-    host x as f32
-);
-cvt_fn!(
+    i32_to_f32(x: i32) -> f32, "cvt.rn.f32.s32 {d}, {a};", host x as f32;
     /// `cvt.rn.f32.u32 d, a`: round to nearest even (Rust's `x as f32`).
-    u32_to_f32(x: u32) -> f32,
-    device(reg32: f32, reg32, "cvt.rn.f32.u32 {d}, {a};", |x: u32| x, |r: f32| r),
-    host x as f32
-);
+    u32_to_f32(x: u32) -> f32, "cvt.rn.f32.u32 {d}, {a};", host x as f32;
+}
 
 /// `(lo, hi)` rounded to `$t` as one `$ptx d, hi, lo` (the high half of `d` from `hi`), bit for
 /// bit the two one-lane conversions `$one`.

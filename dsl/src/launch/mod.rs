@@ -425,6 +425,20 @@ impl Device {
         })
     }
 
+    /// `args` packed as the parameters of a launch of a resolved kernel with `config`, once
+    /// [`check_launch`](Self::check_launch) has accepted them. Allocates nothing unless it fails.
+    fn checked_params<A: KernelArgs>(
+        &self,
+        module: &Module,
+        kernel: &ResolvedKernel<A>,
+        config: &LaunchConfig,
+        args: &A,
+    ) -> Result<KernelParams, LaunchError> {
+        let params = args.kernel_params();
+        self.check_launch(module, kernel, config, &params)?;
+        Ok(params)
+    }
+
     /// Checks a launch of a resolved kernel against the module and this device (see the
     /// [module docs](self)). Allocates nothing unless it fails.
     fn check_launch<A>(
@@ -479,8 +493,9 @@ impl Device {
         args: A,
     ) -> Result<LaunchReport, LaunchError> {
         let resolved = module.resolve(kernel)?;
-        let params = args.kernel_params();
-        self.check_launch(module, &resolved, &config, &params)?;
+        let params = self.checked_params(module, &resolved, &config, &args)?;
+        #[cfg(not(any(feature = "cuda", feature = "hip")))]
+        let _ = params;
         match (&self.backend, &module.backend) {
             (Backend::Emulator, ModuleBackend::Emulator) => {
                 emulated::launch(kernel, &config, args).map(LaunchReport::Emulator)
@@ -516,8 +531,7 @@ impl Device {
         options: TimingOptions,
     ) -> Result<Timing, LaunchError> {
         let resolved = module.resolve(kernel)?;
-        let params = args.kernel_params();
-        self.check_launch(module, &resolved, &config, &params)?;
+        let params = self.checked_params(module, &resolved, &config, &args)?;
         self.time_checked(module, &resolved, &config, args, &params, options)
     }
 

@@ -331,8 +331,7 @@ impl<'d> Stream<'d> {
                 what: format!("a tensor argument of {}", what()),
             });
         }
-        let params = args.kernel_params();
-        self.device.check_launch(module, kernel, &config, &params)?;
+        let params = self.device.checked_params(module, kernel, &config, &args)?;
         let mut capture = self.capture();
         if let Some(capture) = capture.as_mut() {
             for tensor in tensors {
@@ -376,8 +375,7 @@ impl<'d> Stream<'d> {
     ) -> Result<super::Timing, LaunchError> {
         let name = kernel.kernel.name;
         self.not_capturing("timing launches")?;
-        let params = args.kernel_params();
-        self.device.check_launch(module, kernel, &config, &params)?;
+        let params = self.device.checked_params(module, kernel, &config, &args)?;
         let what = || format!("timing kernel `{name}` on stream {}", self.state.id);
         self.enqueue_uses(tensors, &what)?;
         self.synchronize()?;

@@ -181,6 +181,23 @@ fn buffers_round_trip_and_check_lengths() {
     assert!(matches!(err, LaunchError::Allocation { .. }), "{err}");
 }
 
+/// A kernel named `name` for every target whose host build does nothing.
+fn idle_kernel<A>(name: &'static str) -> Kernel<A> {
+    Kernel {
+        name,
+        emulate: |_| {},
+        targets: KernelTargets::Every,
+    }
+}
+
+/// The message of the error that refuses a one-thread launch of `kernel` with `args`.
+fn refusal<A: KernelArgs>(device: &Device, module: &Module, kernel: Kernel<A>, args: A) -> String {
+    device
+        .launch(module, kernel, LaunchConfig::linear(1, 1), args)
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn unknown_kernels_and_mismatched_arguments_are_refused() {
     let (device, module) = emulator_with_module();
@@ -188,59 +205,24 @@ fn unknown_kernels_and_mismatched_arguments_are_refused() {
     assert_eq!(module.target(), Some((8, 0, false)));
     let counter = device.zeros::<u32>(4).unwrap();
 
-    let missing: Kernel<(Ptr<u32>,)> = Kernel {
+    let missing = Kernel {
         name: "not_there",
-        emulate: count_threads,
-        targets: KernelTargets::Every,
+        ..COUNT_THREADS
     };
-    let err = device
-        .launch(
-            &module,
-            missing,
-            LaunchConfig::linear(1, 1),
-            (counter.ptr(),),
-        )
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("count_threads, store_scalars"),
-        "{err}"
-    );
+    let err = refusal(&device, &module, missing, (counter.ptr(),));
+    assert!(err.contains("count_threads, store_scalars"), "{err}");
 
-    let two_args: Kernel<(Ptr<u32>, u32)> = Kernel {
-        name: "count_threads",
-        emulate: |_| {},
-        targets: KernelTargets::Every,
-    };
-    let err = device
-        .launch(
-            &module,
-            two_args,
-            LaunchConfig::linear(1, 1),
-            (counter.ptr(), 1),
-        )
-        .unwrap_err();
+    let two_args = idle_kernel::<(Ptr<u32>, u32)>("count_threads");
+    let err = refusal(&device, &module, two_args, (counter.ptr(), 1));
     assert!(
-        err.to_string()
-            .contains("takes 1 parameters, the Rust handle passes 2"),
+        err.contains("takes 1 parameters, the Rust handle passes 2"),
         "{err}"
     );
 
     // The PTX says parameter 1 is a .u32; a u64 argument is 8 bytes.
-    type Wide = (Ptr<u32>, u64, i32, u64, f32);
-    let wide: Kernel<Wide> = Kernel {
-        name: "store_scalars",
-        emulate: |_| {},
-        targets: KernelTargets::Every,
-    };
-    let args: Wide = (counter.ptr(), 1, 2, 3, 4.0);
-    let err = device
-        .launch(&module, wide, LaunchConfig::linear(1, 1), args)
-        .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("parameter 1 is 4 bytes in the PTX"),
-        "{err}"
-    );
+    let wide = idle_kernel::<(Ptr<u32>, u64, i32, u64, f32)>("store_scalars");
+    let err = refusal(&device, &module, wide, (counter.ptr(), 1, 2, 3, 4.0));
+    assert!(err.contains("parameter 1 is 4 bytes in the PTX"), "{err}");
     assert_eq!(
         counter.download().unwrap(),
         vec![0; 4],

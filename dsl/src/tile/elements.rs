@@ -14,75 +14,45 @@ pub trait Elem: Copy + 'static {
     fn from_bits(bits: u64) -> Self;
 }
 
-macro_rules! elem_int {
-    ($($t:ty, $u:ty);*) => {$(
+/// `impl Elem` for each `type: width, |value| its bits, |bits| the value`.
+macro_rules! elem {
+    ($($t:ty: $width:expr, |$v:ident| $to:expr, |$b:ident| $from:expr;)*) => {$(
         impl Elem for $t {
-            const BITS: u32 = <$t>::BITS;
+            const BITS: u32 = $width;
             #[inline(always)]
             fn to_bits(self) -> u64 {
-                self as $u as u64
+                let $v = self;
+                $to
             }
             #[inline(always)]
-            fn from_bits(bits: u64) -> Self {
-                bits as $u as $t
+            fn from_bits($b: u64) -> Self {
+                $from
             }
         }
     )*};
+}
+
+/// [`Elem`] for each integer type `$t`, whose bits are those of the unsigned `$u` of its width.
+macro_rules! elem_int {
+    ($($t:ty, $u:ty);*) => {
+        elem! { $($t: <$t>::BITS, |x| x as $u as u64, |bits| bits as $u as $t;)* }
+    };
 }
 elem_int!(i8, u8; i16, u16; i32, u32; i64, u64; u8, u8; u16, u16; u32, u32; u64, u64);
 
-impl Elem for bool {
-    const BITS: u32 = 8;
-    #[inline(always)]
-    fn to_bits(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn from_bits(bits: u64) -> Self {
-        bits as u8 != 0
-    }
-}
-
-impl Elem for f32 {
-    const BITS: u32 = 32;
-    #[inline(always)]
-    fn to_bits(self) -> u64 {
-        f32::to_bits(self) as u64
-    }
-    #[inline(always)]
-    fn from_bits(bits: u64) -> Self {
-        f32::from_bits(bits as u32)
-    }
-}
-
-impl Elem for f64 {
-    const BITS: u32 = 64;
-    #[inline(always)]
-    fn to_bits(self) -> u64 {
-        f64::to_bits(self)
-    }
-    #[inline(always)]
-    fn from_bits(bits: u64) -> Self {
-        f64::from_bits(bits)
-    }
-}
-
+/// [`Elem`] for each narrow float `$t`, a newtype over its storage bits `$bits`.
 macro_rules! elem_storage {
-    ($($t:ident, $bits:ty);*) => {$(
-        impl Elem for $t {
-            const BITS: u32 = <$bits>::BITS;
-            #[inline(always)]
-            fn to_bits(self) -> u64 {
-                self.0 as u64
-            }
-            #[inline(always)]
-            fn from_bits(bits: u64) -> Self {
-                $t(bits as $bits)
-            }
-        }
-    )*};
+    ($($t:ident, $bits:ty);*) => {
+        elem! { $($t: <$bits>::BITS, |x| x.0 as u64, |bits| $t(bits as $bits);)* }
+    };
 }
 elem_storage!(f16, u16; bf16, u16; f8e4m3, u8; f8e5m2, u8);
+
+elem! {
+    bool: 8, |x| x as u64, |bits| bits as u8 != 0;
+    f32: 32, |x| f32::to_bits(x) as u64, |bits| f32::from_bits(bits as u32);
+    f64: 64, |x| f64::to_bits(x), |bits| f64::from_bits(bits);
+}
 
 impl<T: 'static> Elem for Ptr<T> {
     const BITS: u32 = 64;
