@@ -17,6 +17,7 @@
 //! let choice = tuned_matmul::launch_tuned(&stream, &module, grid, &a, &b, &mut c)?;
 //! ```
 
+use super::blocks::tensor_block;
 use super::matmul::{dot_over_k, grouped_matmul, grouped_tile, matmul_tile};
 use tessera::{tile_kernel, Ptr};
 

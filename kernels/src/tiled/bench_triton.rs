@@ -15,6 +15,7 @@
 //!   into `wgmma`'s NVMMA layouts with one `wgmma` group in flight; `bench_matmul_w8_wide` is
 //!   Triton's 128 × 256 × 64 configuration.
 
+use super::blocks::tensor_block;
 use super::matmul::{dot_over_k, grouped_matmul, grouped_tile, matmul_tile};
 use super::norm::{layernorm_row, softmax_kernel, softmax_row};
 use tessera::{f16, tile_kernel, Ptr};

@@ -4,6 +4,7 @@
 //! on lanes and warps and the columns on lanes and registers of one warp, so the gathered axis
 //! stays inside each warp and the gather is done with warp shuffles only: no shared memory.
 
+use super::blocks::tensor_block;
 use tessera::tile_kernel;
 
 /// `out[i, j] = src[i, index[i, j]]`, `BM` rows per program, `BK` index columns per program
@@ -17,7 +18,8 @@ use tessera::tile_kernel;
         src.size(1) <= BN,
         index.size(0) == src.size(0),
         out.size(0) == index.size(0) && out.size(1) == index.size(1),
-    ]
+    ],
+    uses = [tensor_block]
 )]
 pub fn tile_gather_cols<const BM: usize, const BN: usize, const BK: usize>(
     src: Tensor<f32, 2>,
@@ -25,23 +27,11 @@ pub fn tile_gather_cols<const BM: usize, const BN: usize, const BK: usize>(
     out: Tensor<f32, 2>,
 ) {
     let rows = program_id(0) * BM + arange(0, BM);
-    let cols = arange(0, BN);
     let picks = program_id(1) * BK + arange(0, BK);
-    let row_ok = rows.expand_dims(1) < src.size(0);
-    let table = load(
-        src + rows.expand_dims(1) * src.stride(0) + cols.expand_dims(0) * src.stride(1),
-        row_ok & (cols.expand_dims(0) < src.size(1)),
-        0.0,
-    );
-    let pick_mask = row_ok & (picks.expand_dims(0) < index.size(1));
-    let which = load(
-        index + rows.expand_dims(1) * index.stride(0) + picks.expand_dims(0) * index.stride(1),
-        pick_mask,
-        0,
-    );
-    store(
-        out + rows.expand_dims(1) * out.stride(0) + picks.expand_dims(0) * out.stride(1),
-        gather(table, which, 1),
-        pick_mask,
-    );
+    let (table_ptrs, table_mask) = tensor_block(src, rows, arange(0, BN));
+    let (index_ptrs, pick_mask) = tensor_block(index, rows, picks);
+    let table = load(table_ptrs, table_mask, 0.0);
+    let which = load(index_ptrs, pick_mask, 0);
+    let (out_ptrs, _) = tensor_block(out, rows, picks);
+    store(out_ptrs, gather(table, which, 1), pick_mask);
 }

@@ -14,6 +14,7 @@
 //! column-major). Offsets are `i32`: the launcher refuses a tensor whose elements lie 2³¹ or
 //! more apart.
 
+use super::blocks::tensor_block;
 use tessera::{f16, tile_fn, tile_kernel};
 
 /// The `(row, column)` of the tile of `c` that program `pid` computes in Triton's grouped
@@ -133,12 +134,8 @@ pub(crate) fn matmul_tile<T, A, const BM: usize, const BN: usize, const BK: usiz
         acc,
         zero,
     );
-    let c_mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
-    store(
-        c + rm.expand_dims(1) * c.stride(0) + rn.expand_dims(0) * c.stride(1),
-        acc.to::<T>(),
-        c_mask,
-    );
+    let (c_ptrs, c_mask) = tensor_block(c, rm, rn);
+    store(c_ptrs, acc.to::<T>(), c_mask);
 }
 
 /// `c = a · b` on `T` inputs (f16 or bf16) with an f32 accumulator, rounded to `T`.
@@ -155,7 +152,7 @@ pub(crate) fn matmul_tile<T, A, const BM: usize, const BN: usize, const BK: usiz
     BN = 64,
     BK = 32,
     requires = [b.size(0) == a.size(1), c.size(0) == a.size(0), c.size(1) == b.size(1)],
-    uses = [matmul_tile, dot_over_k]
+    uses = [matmul_tile, dot_over_k, tensor_block]
 )]
 pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
     a: Tensor<T, 2>,
@@ -175,7 +172,7 @@ pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
     BN = 64,
     BK = 32,
     requires = [b.size(0) == a.size(1), c.size(0) == a.size(0), c.size(1) == b.size(1)],
-    uses = [matmul_tile, dot_over_k]
+    uses = [matmul_tile, dot_over_k, tensor_block]
 )]
 pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
     a: Tensor<i8, 2>,
@@ -199,7 +196,7 @@ pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
     BN = 64,
     BK = 32,
     requires = [w.size(1) == a.size(1), c.size(0) == a.size(0), c.size(1) == w.size(0)],
-    uses = [dot_transposed_over_k, dot_over_k]
+    uses = [dot_transposed_over_k, dot_over_k, tensor_block]
 )]
 pub fn tile_matmul_f8<T, const BM: usize, const BN: usize, const BK: usize>(
     a: Tensor<T, 2>,
@@ -209,12 +206,8 @@ pub fn tile_matmul_f8<T, const BM: usize, const BN: usize, const BK: usize>(
     let rm = program_id(0) * BM + arange(0, BM);
     let rn = program_id(1) * BN + arange(0, BN);
     let acc = dot_transposed_over_k::<BM, BN, BK>(a, w, rm, rn);
-    let c_ok = (rm.expand_dims(1) < c.size(0)) & (rn.expand_dims(0) < c.size(1));
-    store(
-        c + rm.expand_dims(1) * c.stride(0) + rn.expand_dims(0) * c.stride(1),
-        acc,
-        c_ok,
-    );
+    let (c_ptrs, c_mask) = tensor_block(c, rm, rn);
+    store(c_ptrs, acc, c_mask);
 }
 
 /// `c = a · wᵀ` as [`tile_matmul_f8`] at the tiles f8 `wgmma` runs fast at, for sm_90a only
@@ -233,7 +226,7 @@ pub fn tile_matmul_f8<T, const BM: usize, const BN: usize, const BK: usize>(
     BK = 128,
     GROUP = 8,
     requires = [w.size(1) == a.size(1), c.size(0) == a.size(0), c.size(1) == w.size(0)],
-    uses = [grouped_tile, dot_transposed_over_k, dot_over_k]
+    uses = [grouped_tile, dot_transposed_over_k, dot_over_k, tensor_block]
 )]
 pub fn tile_matmul_f8_grouped<
     T,
@@ -251,12 +244,8 @@ pub fn tile_matmul_f8_grouped<
     let rm = tile_m * BM + arange(0, BM);
     let rn = tile_n * BN + arange(0, BN);
     let acc = dot_transposed_over_k::<BM, BN, BK>(a, w, rm, rn);
-    let c_ok = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
-    store(
-        c + rm.expand_dims(1) * c.stride(0) + rn.expand_dims(0) * c.stride(1),
-        acc.to::<f16>(),
-        c_ok,
-    );
+    let (c_ptrs, c_mask) = tensor_block(c, rm, rn);
+    store(c_ptrs, acc.to::<f16>(), c_mask);
 }
 
 /// `c = a · b` (tensors of any strides, as [`tile_matmul`]) in f16 or bf16 with an f32
@@ -271,7 +260,7 @@ macro_rules! grouped_matmul {
             T = [f16, bf16],
             GROUP = 8,
             requires = [b.size(0) == a.size(1), c.size(0) == a.size(0), c.size(1) == b.size(1)],
-            uses = [grouped_tile, matmul_tile, dot_over_k],
+            uses = [grouped_tile, matmul_tile, dot_over_k, tensor_block],
             $($settings)*
         )]
         pub fn $name<T, const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(

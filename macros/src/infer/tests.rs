@@ -295,9 +295,9 @@ fn matmul_operands_are_in_dot_operand_layouts() {
     assert_eq!(inf.conversions.len(), 3, "{inf}");
     let last = convert_op_of(k, inf.conversions.last().unwrap().result);
     assert_eq!(k.ty(last.operands[0]).dtype.to_string(), "f16");
-    // `m` (`a.size(0)`) only masks rows, across the vectors (which run along N): not assumed;
-    // `k` (`a.size(1)`) and `n` (`b.size(1)`) are, with the row strides and unit innermost
-    // strides.
+    // `m` (`a.size(0)`, `c.size(0)`) only masks rows, across the vectors (which run along N):
+    // not assumed; `k` (`a.size(1)`) and `n` (`b.size(1)` for the loads, `c.size(1)` for the
+    // store) are, with the row strides and unit innermost strides.
     let assumed: Vec<String> = inf.assumptions.iter().map(|a| a.name.clone()).collect();
     assert_eq!(
         assumed,
@@ -311,6 +311,7 @@ fn matmul_operands_are_in_dot_operand_layouts() {
             "b__stride0",
             "b__stride1",
             "c",
+            "c__size1",
             "c__stride0",
             "c__stride1"
         ]
