@@ -11,12 +11,14 @@ use tessera::{f16, tile_fn, tile_kernel};
 
 /// Softmax of the row at the pointer tile `inp` (`[BLOCK]`, the elements past the row masked by
 /// `mask`, `T` computed in f32) into the pointer tile `out`:
-/// `out[c] = exp(x[c] - max) / Σ_c exp(x[c] - max)`.
+/// `out[c] = exp(x[c] - max) · (1 / Σ_c exp(x[c] - max))`. The row's one reciprocal replaces a
+/// division per element (`/` is IEEE `div.rn`, several instructions each).
 #[tile_fn]
 pub(crate) fn softmax_row<T>(out: _, inp: _, mask: _) {
     let x = load(inp, mask, T::NEG_INFINITY).to::<f32>();
     let num = exp(x - x.max(0));
-    store(out, (num / num.sum(0)).to::<T>(), mask);
+    let inv_sum = 1.0 / num.sum(0);
+    store(out, (num * inv_sum).to::<T>(), mask);
 }
 
 /// A row softmax kernel `$name` on `T` (f32 or f16) computed in f32 over pointer rows `stride`
@@ -68,25 +70,26 @@ pub fn tile_softmax<T, const BLOCK: usize>(out: Tensor<T, 2>, inp: Tensor<T, 2>)
 
 /// LayerNorm of the row at the pointer tile `x` (`[BLOCK]` f16, the elements past the row's
 /// `n_cols` masked by `mask`, f32 statistics) into the pointer tile `y`, with the weight and
-/// bias at the pointer tiles `w` and `b`: `y = (x - mean) / sqrt(var + eps) * w + b` (biased
-/// variance); the row's `(mean, rstd)` with `rstd = 1 / sqrt(var + eps)`.
+/// bias at the pointer tiles `w` and `b`: `y = (x - mean) · rstd · w + b` (biased variance) with
+/// `rstd = rsqrt(var + eps)` (`rsqrt.approx`), one `fma` per element; the row's `(mean, rstd)`.
+/// The mean and variance multiply by the row's one reciprocal of `n_cols`.
 #[tile_fn]
 pub(crate) fn layernorm_row(y: _, x: _, w: _, b: _, mask: _, n_cols: i32, eps: f32) -> (f32, f32) {
     let xv = load(x, mask, 0.0).to::<f32>();
-    let n = n_cols as f32;
-    let mean = xv.sum(0) / n;
+    let inv_n = 1.0 / (n_cols as f32);
+    let mean = xv.sum(0) * inv_n;
     let diff = where_(mask, xv - mean, 0.0);
-    let var = (diff * diff).sum(0) / n;
-    let rstd = 1.0 / sqrt(var + eps);
+    let var = (diff * diff).sum(0) * inv_n;
+    let rstd = rsqrt(var + eps);
     let wv = load(w, mask, 0.0).to::<f32>();
     let bv = load(b, mask, 0.0).to::<f32>();
-    store(y, (diff * rstd * wv + bv).to::<f16>(), mask);
+    store(y, fma(diff * rstd, wv, bv).to::<f16>(), mask);
     (mean, rstd)
 }
 
 /// LayerNorm forward over the rows of `x: [rows, n]` into `y` of its shape, f16 in and out,
-/// f32 statistics: `y = (x - mean) / sqrt(var + eps) * w + b` with `w`, `b: [n]`, and per row
-/// `mean` and `rstd = 1 / sqrt(var + eps)` into `mean_out`, `rstd_out: [rows]`. Any strides;
+/// f32 statistics: `y = (x - mean) · rstd · w + b` with `w`, `b: [n]`, and per row `mean` and
+/// `rstd = rsqrt(var + eps)` into `mean_out`, `rstd_out: [rows]` ([`layernorm_row`]). Any strides;
 /// one row per program (grid `rows`).
 #[tile_kernel(
     num_warps = 4,
@@ -122,8 +125,8 @@ pub fn tile_layernorm<const BLOCK: usize>(
 }
 
 /// RMSNorm forward over the rows of `x: [rows, n]` into `y` of its shape, f16 in and out, f32
-/// math: `y = x / sqrt(mean(x²) + eps) * w` with `w: [n]`. Any strides; one row per program
-/// (grid `rows`).
+/// math: `y = x · rsqrt(mean(x²) + eps) · w` with `w: [n]` (`rsqrt.approx`). Any strides; one
+/// row per program (grid `rows`).
 #[tile_kernel(
     num_warps = 4,
     BLOCK = [256, 1024, 4096],
@@ -144,7 +147,7 @@ pub fn tile_rmsnorm<const BLOCK: usize>(
     let mask = cols < x.size(1);
     let xv = load(x + row * x.stride(0) + cols * x.stride(1), mask, 0.0).to::<f32>();
     let ms = (xv * xv).sum(0) / (x.size(1) as f32);
-    let scale = 1.0 / sqrt(ms + eps);
+    let scale = rsqrt(ms + eps);
     let wv = load(w + cols * w.stride(0), mask, 0.0).to::<f32>();
     let ys = y + row * y.stride(0) + cols * y.stride(1);
     store(ys, (xv * scale * wv).to::<f16>(), mask);
