@@ -201,7 +201,7 @@ fn tuned_launches_refuse_a_wrong_rank_and_unsynchronised_tensors() {
     );
     // The input is the output of work pending on another stream: refused until that stream
     // is synchronised (an output aliasing an input in one launch does not compile:
-    // ui-tests/tests/ui_tensor/tensor_tuned_aliasing.rs).
+    // ui-tests/tests/ui_tensor/tensor_aliasing.rs).
     let other = device.stream().unwrap();
     let mut x = Tensor::from_slice(&device, &[1.0f32; 8], &[8]).unwrap();
     tuned_add_one::launch_tuned(&other, &module, add_one_grid, &mut x).unwrap();
