@@ -60,12 +60,26 @@ pub struct LoopPipeline {
     pub refusals: Vec<String>,
     /// Indices into the body's ops of the issue ops, in program order.
     pub issue_ops: Vec<usize>,
-    /// Carried values the issue ops read (index `j`: body argument `1 + j`, yield `j`), each
-    /// advanced by its yield, which issue ops compute.
-    pub carried: Vec<usize>,
+    /// Carried values the issue ops read, and how their copies ahead of the loop advance.
+    pub carried: Vec<AheadCarried>,
     /// The loop's `wgmma` dots with at least one operand copied into a ring in its NVMMA
     /// layout, in body order.
     pub wgmma: Vec<WgmmaPipeline>,
+}
+
+/// A carried value the issue ops read (index `j`: body argument `1 + j`, yield `j`): the issue
+/// ops run on a copy of it that is `S - 1` iterations ahead of the loop's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AheadCarried {
+    pub carried: usize,
+    /// `Some(s)`: pointers moved by one loop-invariant scalar `s` each iteration (`p += s`), so
+    /// the copy is the pointers before the loop plus one running offset of `Σ s` elements: the
+    /// loop carries one scalar instead of a register per pointer, and each copy's address is
+    /// `base + offset` (Triton's loops address their copies so). `None`: the copy is advanced
+    /// by the yield, which issue ops compute.
+    pub step: Option<ValueId>,
+    /// The carried value's name, for explain text.
+    pub name: String,
 }
 
 /// A `wgmma` dot fed by the rings of a pipelined loop.
@@ -162,6 +176,19 @@ impl LoopPipeline {
                         "ies"
                     },
                     read_text(&l.copy),
+                ));
+            }
+            let offsets: Vec<String> = self
+                .carried
+                .iter()
+                .filter(|c| c.step.is_some())
+                .map(|c| format!("`{}`", c.name))
+                .collect();
+            if !offsets.is_empty() {
+                t.push_str(&format!(
+                    "; the copies address {} as the pointers before the loop plus one running \
+                     offset",
+                    offsets.join(", ")
                 ));
             }
             t.push_str(&format!(
@@ -370,6 +397,46 @@ struct Body<'a, 'k> {
 }
 
 impl Body<'_, '_> {
+    /// The carried values `js`, each with its step when its yield is `addptr(arg, s)` for a
+    /// scalar `s` the same in every iteration: defined before the loop, or a constant, directly
+    /// or splat to the pointers' shape.
+    fn ahead_carried(&self, js: Vec<usize>) -> Vec<AheadCarried> {
+        let body = self.body;
+        let def = |v: ValueId| self.index_of.get(&v).map(|&i| &body.ops[i]);
+        let invariant = |s: ValueId| match def(s) {
+            None => !body.args.contains(&s),
+            Some(op) => matches!(op.kind, OpKind::Constant(_)),
+        };
+        let scalar = |v: ValueId| self.kernel.ty(v).is_scalar();
+        let step = |j: usize| -> Option<ValueId> {
+            let add = def(body.yields[j]).filter(|op| matches!(op.kind, OpKind::AddPtr))?;
+            if add.operands.first() != Some(&body.args[1 + j]) {
+                return None;
+            }
+            let off = *add.operands.get(1)?;
+            let s = match def(off) {
+                Some(op) if matches!(op.kind, OpKind::Splat) => *op.operands.first()?,
+                _ => off,
+            };
+            (scalar(s) && invariant(s)).then_some(s)
+        };
+        js.into_iter()
+            .map(|j| {
+                let arg = body.args[1 + j];
+                AheadCarried {
+                    carried: j,
+                    step: step(j),
+                    name: self
+                        .kernel
+                        .value(arg)
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| arg.to_string()),
+                }
+            })
+            .collect()
+    }
+
     /// The load in the body defining `value`, with its explain name.
     fn load_of(&self, value: ValueId) -> Option<(&Op, String)> {
         let &li = self.index_of.get(&value)?;
@@ -427,7 +494,7 @@ impl Body<'_, '_> {
         let iv = body.args[0];
         let carried_arg = |v: ValueId| body.args[1..].iter().position(|&a| a == v);
         let mut slice: HashSet<usize> = p.issue_ops.iter().copied().collect();
-        let mut carried: HashSet<usize> = p.carried.iter().copied().collect();
+        let mut carried: HashSet<usize> = p.carried.iter().map(|c| c.carried).collect();
         let mut work: Vec<ValueId> = load.operands.clone();
         while let Some(v) = work.pop() {
             if v == iv {
@@ -544,7 +611,7 @@ fn plan_loop(
         }) {
             Ok((copy, issue, carried)) => {
                 p.issue_ops = issue;
-                p.carried = carried;
+                p.carried = cx.ahead_carried(carried);
                 p.loads.push(PipelinedLoad {
                     pointer: load.operands[0],
                     mask: matches!(load.kind, OpKind::Load { mask: true, .. })
@@ -663,7 +730,7 @@ fn plan_wgmma_loads(
         }) {
             Ok((copy, issue, carried)) => {
                 p.issue_ops = issue;
-                p.carried = carried;
+                p.carried = cx.ahead_carried(carried);
                 rings[k] = Some(p.loads.len());
                 p.loads.push(PipelinedLoad {
                     pointer: load.operands[0],

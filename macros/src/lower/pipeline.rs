@@ -16,7 +16,8 @@
 //!
 //! ISSUE: if the ahead iteration is in range { bind its induction value and the ahead copies of
 //!        the carried values; run the issue ops (addresses, masks); cp.async each planned run
-//!        (zero-filled where masked off); advance the ahead carried values by their yields }
+//!        (zero-filled where masked off); advance the ahead carried values by their yields, or
+//!        pointers moved by a loop-invariant step as their base plus one running offset }
 //!        cp.async.commit_group (always, so group counts stay aligned); next slot.
 //! ```
 //!
@@ -131,14 +132,32 @@ pub fn lower_pipelined_for(
     let mut ahead_init = TokenStream::new();
     let mut ahead_bind = TokenStream::new();
     let mut ahead_advance = TokenStream::new();
-    for &j in &plan.carried {
+    for c in &plan.carried {
+        let j = c.carried;
         let (arg, init_v, yielded) = (body.args[1 + j], op.operands[3 + j], body.yields[j]);
         let ty = ctx.value_type(arg, loc)?;
+        let scalar = ctx.is_scalar(arg);
         let cell = ctx.fresh("ahead");
         let (arg, init_v, yielded) = (ctx.name(arg), ctx.name(init_v), ctx.name(yielded));
-        ahead_init.extend(quote!(let mut #cell: #ty = #init_v;));
-        ahead_bind.extend(quote!(let #arg: #ty = #cell;));
-        ahead_advance.extend(quote!(#cell = #yielded;));
+        match c.step {
+            // The pointers before the loop plus one running offset (elements).
+            Some(s) => {
+                let (base, s) = (ctx.fresh("ahead_base"), ctx.name(s));
+                let at = if scalar {
+                    quote!(#base.offset(#cell))
+                } else {
+                    quote!(::tessera::tile::Tile::from_regs(#base.regs().map(|p| p.offset(#cell))))
+                };
+                ahead_init.extend(quote!(let #base: #ty = #init_v; let mut #cell: isize = 0;));
+                ahead_bind.extend(quote!(let #arg: #ty = #at;));
+                ahead_advance.extend(quote!(#cell = #cell.wrapping_add(#s as isize);));
+            }
+            None => {
+                ahead_init.extend(quote!(let mut #cell: #ty = #init_v;));
+                ahead_bind.extend(quote!(let #arg: #ty = #cell;));
+                ahead_advance.extend(quote!(#cell = #yielded;));
+            }
+        }
     }
     let mut issue_ops = TokenStream::new();
     for &i in &plan.issue_ops {

@@ -317,3 +317,64 @@ fn a_loops_num_stages_is_checked_at_its_argument() {
     let item = quote!(fn k(x: Ptr<f32>, n: i32) { let mut acc = zeros::<f32>([16]); #unpipelined });
     assert!(analyze("num_warps = 4".parse().unwrap(), item).is_ok());
 }
+
+/// Pointers moved by the same scalar each iteration (`a_ptrs += step`, `b_ptrs += BK * n`) are
+/// copied ahead as their value before the loop plus one running offset, so the copies' addresses
+/// are `base + offset` and the loop carries one scalar per pointer tile; a pointer moved by the
+/// induction variable keeps a copy advanced by its yield.
+#[test]
+fn pointers_moved_by_an_invariant_step_are_issued_as_base_plus_offset() {
+    let item = quote! {
+        fn mm<const BM: usize, const BN: usize, const BK: usize>(
+            a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, k: i32, n: i32, step: i32,
+        ) {
+            let rm = arange(0, BM);
+            let rn = arange(0, BN);
+            let rk = arange(0, BK);
+            let mut a_ptrs = a + rm.expand_dims(1) * BK + rk.expand_dims(0);
+            let mut b_ptrs = b + rk.expand_dims(1) * n + rn.expand_dims(0);
+            let mut acc = zeros::<f32>([BM, BN]);
+            for kk in (0..k).num_stages(3) {
+                acc = dot(load(a_ptrs), load(b_ptrs), acc);
+                a_ptrs += step;
+                b_ptrs += kk * BK * n;
+            }
+            store(c + rm.expand_dims(1) * BN + rn.expand_dims(0), acc);
+        }
+    };
+    let attr = "num_warps = 4, BM = 64, BN = 64, BK = 32";
+    for target in [Target::Hopper, Target::Ampere] {
+        let mut kernel = analyze(attr.parse().unwrap(), item.clone())
+            .unwrap()
+            .remove(0);
+        kernel.target = target;
+        let inf = infer_with(&mut kernel, AlignmentPolicy::Aligned).unwrap();
+        let [p] = inf.pipelines.as_slice() else {
+            panic!("one pipelined loop: {:?}", inf.pipelines);
+        };
+        assert_eq!(p.loads.len(), 2, "{}", p.text());
+        let steps: Vec<(&str, bool)> = p
+            .carried
+            .iter()
+            .map(|c| (c.name.as_str(), c.step.is_some()))
+            .collect();
+        assert_eq!(steps, [("a_ptrs", true), ("b_ptrs", false)], "{target:?}");
+        let text = p.text();
+        assert!(
+            text.contains(
+                "the copies address `a_ptrs` as the pointers before the loop plus one running \
+                 offset"
+            ),
+            "{text}"
+        );
+        let (_, body) = lower_with_plans(&inf);
+        // One running offset advanced by `step` (the prologue's and the steady state's issue),
+        // and the copies' pointers made from it.
+        let advances = body.matches("wrapping_add (v5_step as isize)").count();
+        assert_eq!(advances, 2, "{target:?}");
+        assert!(
+            body.contains(". regs () . map (| p | p . offset ("),
+            "{target:?}"
+        );
+    }
+}
