@@ -68,6 +68,7 @@ use crate::ir::Op;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use tessera_layout::plan::pipeline::AsyncCopyPlan;
+use tessera_layout::Label;
 
 /// A pipelined load while its loop body is lowered: the load is skipped, and the conversion of
 /// its value reads the slot at `slot` (a `u32` shared-window address).
@@ -143,10 +144,16 @@ pub fn lower_pipelined_for(
             // The pointers before the loop plus one running offset (elements).
             Some(s) => {
                 let (base, s) = (ctx.fresh("ahead_base"), ctx.name(s));
+                // Each register written out (an array `map` leaves the pointers on the stack).
                 let at = if scalar {
                     quote!(#base.offset(#cell))
                 } else {
-                    quote!(::tessera::tile::Tile::from_regs(#base.regs().map(|p| p.offset(#cell))))
+                    let r = ctx.layout(body.args[1 + j], loc)?.in_size(Label::Register);
+                    let each = (0..r as usize).map(Literal::usize_unsuffixed);
+                    quote!(::tessera::tile::Tile::from_regs({
+                        let __tessera_base = #base.regs();
+                        [#(__tessera_base[#each].offset(#cell)),*]
+                    }))
                 };
                 ahead_init.extend(quote!(let #base: #ty = #init_v; let mut #cell: isize = 0;));
                 ahead_bind.extend(quote!(let #arg: #ty = #at;));
