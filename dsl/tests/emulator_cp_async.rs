@@ -4,7 +4,7 @@
 
 mod emulator_support;
 
-use emulator_support::{run_warp_with_output, run_with_output, Buffer};
+use emulator_support::{run_block_with_output, run_warp_with_output, Buffer};
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError, EmulatorReport, SharedAccessKind};
 use tessera::Ptr;
@@ -113,7 +113,7 @@ fn zfill_writes_zeros_and_reads_nothing_for_masked_lanes() {
     let src: Vec<u32> = (100..164).collect();
     let mut input = Buffer::from_u32(&src);
     let in_ptr: Ptr<u32> = input.ptr();
-    let out = run_with_output([1, 1, 1], [16, 1, 1], 256, 64, |out_ptr: Ptr<u32>| unsafe {
+    let out = run_block_with_output(16, 256, 64, |out_ptr: Ptr<u32>| unsafe {
         let t = thread_idx_x();
         let base = dynamic_shared_base();
         // Pre-fill shared memory with garbage, then copy 16 bytes per lane; odd lanes masked

@@ -7,7 +7,7 @@
 
 mod emulator_support;
 
-use emulator_support::{run_with_output, Buffer, Rng};
+use emulator_support::{run_block_with_output, run_with_output, Buffer, Rng};
 use tessera::device::*;
 use tessera::dtype::{self, bf16, f8e4m3, f8e5m2};
 use tessera::Ptr;
@@ -343,7 +343,7 @@ fn device_conversions_inside_a_kernel() {
 }
 
 fn i32_to_f32_host(x: i32) -> f32 {
-    let out = run_with_output([1, 1, 1], [1, 1, 1], 0, 1, |out_ptr: Ptr<f32>| unsafe {
+    let out = run_block_with_output(1, 0, 1, |out_ptr: Ptr<f32>| unsafe {
         st_global_v1(out_ptr, true, i32_to_f32(x));
     });
     out.to_f32()[0]

@@ -2,7 +2,7 @@
 
 mod emulator_support;
 
-use emulator_support::{run_with_output, Buffer};
+use emulator_support::{run_block_with_output, run_with_output, Buffer};
 use std::time::{Duration, Instant};
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError, SHARED_WINDOW_BASE};
@@ -87,22 +87,16 @@ fn shared_memory_is_fresh_for_every_block() {
 fn named_barrier_with_count_syncs_only_its_warps() {
     // Warps 0 and 1 exchange through shared memory with bar.sync 1, 64; warps 2 and 3 with
     // bar.sync 2, 64. No CTA-wide barrier is involved.
-    let out = run_with_output(
-        [1, 1, 1],
-        [128, 1, 1],
-        512,
-        128,
-        |out_ptr: Ptr<u32>| unsafe {
-            let t = thread_idx_x();
-            let base = dynamic_shared_base();
-            st_shared_v1(base + 4 * t, t + 1000);
-            let group = t / 64;
-            barrier_sync_count(1 + group, 64);
-            let partner = group * 64 + (t + 32) % 64;
-            let v: u32 = ld_shared_v1(base + 4 * partner);
-            st_global_v1(out_ptr.offset(t as isize), true, v);
-        },
-    );
+    let out = run_block_with_output(128, 512, 128, |out_ptr: Ptr<u32>| unsafe {
+        let t = thread_idx_x();
+        let base = dynamic_shared_base();
+        st_shared_v1(base + 4 * t, t + 1000);
+        let group = t / 64;
+        barrier_sync_count(1 + group, 64);
+        let partner = group * 64 + (t + 32) % 64;
+        let v: u32 = ld_shared_v1(base + 4 * partner);
+        st_global_v1(out_ptr.offset(t as isize), true, v);
+    });
     let got = out.to_u32();
     for t in 0..128u32 {
         assert_eq!(got[t as usize], (t / 64) * 64 + (t + 32) % 64 + 1000);
@@ -112,7 +106,7 @@ fn named_barrier_with_count_syncs_only_its_warps() {
 #[test]
 fn exited_threads_count_as_arrived() {
     // Warp 1 returns early; warp 0 still passes the CTA barrier.
-    let out = run_with_output([1, 1, 1], [64, 1, 1], 0, 32, |out_ptr: Ptr<u32>| unsafe {
+    let out = run_block_with_output(64, 0, 32, |out_ptr: Ptr<u32>| unsafe {
         if thread_idx_x() >= 32 {
             return;
         }
@@ -270,7 +264,7 @@ fn misaligned_and_null_accesses_are_errors() {
 fn masked_lanes_do_not_touch_memory_and_get_other() {
     let mut buf = Buffer::from_u32(&[1, 2, 3, 4]);
     let p: Ptr<u32> = buf.ptr();
-    let out = run_with_output([1, 1, 1], [2, 1, 1], 0, 8, |out_ptr: Ptr<u32>| unsafe {
+    let out = run_block_with_output(2, 0, 8, |out_ptr: Ptr<u32>| unsafe {
         let t = thread_idx_x();
         // Thread 1 uses a null pointer with a false predicate: no access, no error.
         let src = if t == 0 { p } else { Ptr::from_addr(0) };
@@ -306,7 +300,7 @@ fn invalid_launch_configurations_are_rejected() {
 
 #[test]
 fn nested_launch_is_rejected() {
-    let out = run_with_output([1, 1, 1], [1, 1, 1], 0, 1, |out_ptr: Ptr<u32>| unsafe {
+    let out = run_block_with_output(1, 0, 1, |out_ptr: Ptr<u32>| unsafe {
         let nested = run_grid([1, 1, 1], [1, 1, 1], 0, &|| {});
         let ok = matches!(nested, Err(EmulatorError::InvalidLaunch { .. }));
         st_global_v1(out_ptr, true, ok as u32);

@@ -4,7 +4,7 @@
 
 mod emulator_support;
 
-use emulator_support::{run_warp_with_output, run_with_output};
+use emulator_support::{run_block_with_output, run_warp_with_output};
 use tessera::device::*;
 use tessera::emulator::{run_grid, EmulatorError};
 use tessera::Ptr;
@@ -99,7 +99,7 @@ fn every_kind_width_and_offset_matches_cuda_semantics() {
 
 #[test]
 fn butterfly_reduction_gives_every_lane_the_sum() {
-    let out = run_with_output([1, 1, 1], [64, 1, 1], 0, 64, |out_ptr: Ptr<f32>| unsafe {
+    let out = run_block_with_output(64, 0, 64, |out_ptr: Ptr<f32>| unsafe {
         let tid = thread_idx_x();
         let mut s = tid as f32;
         for off in [16, 8, 4, 2, 1] {
@@ -214,7 +214,7 @@ fn full_mask_in_a_partial_warp_is_an_error() {
 
 #[test]
 fn partial_warp_with_matching_mask_works() {
-    let out = run_with_output([1, 1, 1], [48, 1, 1], 0, 48, |out_ptr: Ptr<u32>| unsafe {
+    let out = run_block_with_output(48, 0, 48, |out_ptr: Ptr<u32>| unsafe {
         let tid = thread_idx_x();
         let mask = if tid < 32 { FULL_MASK } else { 0xffff };
         let r = shfl_idx(mask, tid, 0, SHFL_C_FULL);

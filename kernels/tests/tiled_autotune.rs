@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::{device, device_and_module};
+use support::{device, device_and_module, Axpy, Guarded};
 use tessera::launch::autotune::{Choice, ChoiceSource};
 use tessera::launch::DeviceElement;
 use tessera::tensor::Tensor;
@@ -85,38 +85,19 @@ fn tuned_axpy_candidates_are_the_configs_in_order() {
 
 #[test]
 fn tuned_axpy_is_right_whatever_it_chooses() {
+    let gpu = device();
     let (device, module) = device_and_module();
     for n in [1usize, 300, 1024, 3001] {
-        let (x, y) = (values(1, n), values(2, n));
-        let (xs, ys): (Vec<f16>, Vec<f16>) = (
-            x.iter().map(|&v| f16::from_f32(v)).collect(),
-            y.iter().map(|&v| f16::from_f32(v)).collect(),
-        );
-        let want: Vec<f16> = (0..n)
-            .map(|i| f16::from_f32(2.0 * xs[i].to_f32() + ys[i].to_f32()))
-            .collect();
-        let (dx, dy) = (device.upload(&xs).unwrap(), device.upload(&ys).unwrap());
-        let guard = f16::from_f32(7.5);
+        let case = Axpy::<f16>::new(device, [1, 2], n);
+        let grid = |c: &tuned_axpy::Consts| (n.div_ceil(c.BLOCK) as u32,);
         let mut launches = Vec::new();
         for _ in 0..2 {
-            let dout = device.upload(&vec![guard; n + 8]).unwrap();
-            let tuned = tuned_axpy::launch_tuned(
-                device,
-                module,
-                |c: &tuned_axpy::Consts| (n.div_ceil(c.BLOCK) as u32,),
-                dx.ptr(),
-                dy.ptr(),
-                dout.ptr(),
-                2.0,
-                n as i32,
-            )
-            .unwrap();
-            let out = dout.download().unwrap();
-            assert_eq!(out[..n], want[..], "n {n}, {}", tuned.choice.candidate);
-            assert!(
-                out[n..].iter().all(|&v| v == guard),
-                "n {n}: wrote past the end"
-            );
+            let dout = Guarded::new(gpu, n, f16::from_f32(7.5));
+            let tuned = case.launch(dout.ptr(), |x, y, out, alpha, len| {
+                tuned_axpy::launch_tuned(device, module, grid, x, y, out, alpha, len)
+            });
+            let out = dout.outputs(&format!("n {n}"));
+            assert_eq!(out, case.want, "n {n}, {}", tuned.choice.candidate);
             launches.push(tuned);
         }
         check_choice_rule(
@@ -130,26 +111,14 @@ fn tuned_axpy_is_right_whatever_it_chooses() {
 #[test]
 fn every_tuned_axpy_candidate_is_right() {
     let gpu = device();
-    let device = gpu.device();
-    let n = 2500;
-    let (x, y) = (values(3, n), values(4, n));
-    let want: Vec<f32> = (0..n).map(|i| 2.0 * x[i] + y[i]).collect();
-    let (dx, dy) = (device.upload(&x).unwrap(), device.upload(&y).unwrap());
+    let case = Axpy::<f32>::new(gpu.device(), [3, 4], 2500);
+    let grid = |c: &tuned_axpy::Consts| (case.n.div_ceil(c.BLOCK) as u32,);
     for consts in tuned_axpy::CANDIDATES {
-        let dout = device.zeros::<f32>(n).unwrap();
-        support::launch_tile!(
-            gpu,
-            tuned_axpy,
-            consts,
-            |c: &tuned_axpy::Consts| (n.div_ceil(c.BLOCK) as u32,),
-            dx.ptr(),
-            dy.ptr(),
-            dout.ptr(),
-            2.0,
-            n as i32,
-        )
-        .unwrap();
-        assert_eq!(dout.download().unwrap(), want, "{consts:?}");
+        let dout = gpu.device().zeros::<f32>(case.n).unwrap();
+        case.launch(dout.ptr(), |x, y, out, alpha, len| {
+            support::launch_tile!(gpu, tuned_axpy, consts, grid, x, y, out, alpha, len)
+        });
+        assert_eq!(dout.download().unwrap(), case.want, "{consts:?}");
     }
 }
 

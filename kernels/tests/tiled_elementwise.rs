@@ -4,7 +4,9 @@
 
 mod support;
 
-use support::{device, draws, launch_tile, Guarded, Rng};
+use support::{device, draws, launch_tile, Guarded, Rng, TestDevice};
+use tessera::launch::{LaunchError, LaunchReport};
+use tessera::Ptr;
 use tessera_kernels::tiled::elementwise::tile_vec_add;
 
 /// Uniform in [-1, 1) from the seeded test RNG.
@@ -20,6 +22,26 @@ fn programs(n: usize) -> impl Fn(&tile_vec_add::Consts) -> (u32,) {
     move |c| (n.div_ceil(c.BLOCK) as u32,)
 }
 
+/// `out = a + b` over `n` elements through `tile_vec_add` at the compiled block.
+fn vec_add(
+    gpu: &TestDevice,
+    a: Ptr<f32>,
+    b: Ptr<f32>,
+    out: Ptr<f32>,
+    n: usize,
+) -> Result<LaunchReport, LaunchError> {
+    launch_tile!(
+        gpu,
+        tile_vec_add,
+        COMPILED,
+        programs(n),
+        a,
+        b,
+        out,
+        n as i32
+    )
+}
+
 #[test]
 fn vec_add_matches_cpu_on_ragged_sizes() {
     let gpu = device();
@@ -33,17 +55,7 @@ fn vec_add_matches_cpu_on_ragged_sizes() {
         let b = values(2, n);
         let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
         let dout = Guarded::new(gpu, n, 7.5f32);
-        launch_tile!(
-            gpu,
-            tile_vec_add,
-            COMPILED,
-            programs(n),
-            da.ptr(),
-            db.ptr(),
-            dout.ptr(),
-            n as i32,
-        )
-        .unwrap();
+        vec_add(gpu, da.ptr(), db.ptr(), dout.ptr(), n).unwrap();
         let out = dout.outputs(&format!("n {n}"));
         for i in 0..n {
             assert_eq!(out[i], a[i] + b[i], "n {n} i {i}");
@@ -63,17 +75,7 @@ fn vec_add_checks_alignment_and_specialisation() {
         tile_vec_add::specialisation(&COMPILED, &(a.ptr().offset(1), a.ptr(), out.ptr(), 63))
             .unwrap();
     assert!(spec.kernel.name.ends_with("unaligned"), "{spec:?}");
-    launch_tile!(
-        gpu,
-        tile_vec_add,
-        COMPILED,
-        1,
-        a.ptr().offset(1),
-        a.ptr(),
-        out.ptr(),
-        63,
-    )
-    .unwrap();
+    vec_add(gpu, a.ptr().offset(1), a.ptr(), out.ptr(), 63).unwrap();
     let (av, got) = (a.download().unwrap(), out.download().unwrap());
     for i in 0..63 {
         assert_eq!(got[i], av[i + 1] + av[i]);

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{device, launch_tile, Float};
+use support::{device, launch_tile, Axpy, Float, Guarded};
 use tessera::{bf16, f16};
 use tessera_kernels::tiled::elementwise::tile_axpy;
 
@@ -13,47 +13,25 @@ trait Element: tile_axpy::Listed_T + Float {}
 
 impl<T: tile_axpy::Listed_T + Float> Element for T {}
 
-/// Uniform in [-1, 1) from the seeded test RNG, rounded to `T`.
-fn values<T: Element>(seed: u64, n: usize) -> Vec<T> {
-    let mut rng = tessera_test_support::Rng(seed);
-    (0..n).map(|_| T::from_f32(rng.next_f32())).collect()
-}
-
-/// `out = 2 · x + y` through `tile_axpy` at `num_warps`, against the CPU (exact: the product by
-/// two is exact, so the kernel and the reference round the same sum).
+/// `out = 2 · x + y` through `tile_axpy` at `num_warps`, against the CPU.
 fn axpy_matches_cpu<T: Element>(what: &str) {
     let gpu = device();
-    let device = gpu.device();
     for num_warps in [4u32, 8] {
+        let consts = tile_axpy::Consts {
+            BLOCK: 1024,
+            num_warps,
+        };
         for n in [1usize, 5, 1024, 1025, 3000] {
-            let (x, y) = (values::<T>(1, n), values::<T>(2, n));
-            let guard = T::from_f32(7.5);
-            let (dx, dy) = (device.upload(&x).unwrap(), device.upload(&y).unwrap());
-            let dout = device.upload(&vec![guard; n + 8]).unwrap();
-            launch_tile!(
-                gpu,
-                tile_axpy,
-                tile_axpy::Consts {
-                    BLOCK: 1024,
-                    num_warps
-                },
-                |c: &tile_axpy::Consts| (n.div_ceil(c.BLOCK) as u32,),
-                dx.ptr(),
-                dy.ptr(),
-                dout.ptr(),
-                2.0,
-                n as i32,
-            )
-            .unwrap();
-            let out = dout.download().unwrap();
-            for i in 0..n {
-                let want = T::from_f32(2.0 * x[i].to_f32() + y[i].to_f32());
-                assert_eq!(out[i], want, "{what} num_warps {num_warps} n {n} i {i}");
+            let case = Axpy::<T>::new(gpu.device(), [1, 2], n);
+            let grid = |c: &tile_axpy::Consts| (n.div_ceil(c.BLOCK) as u32,);
+            let dout = Guarded::new(gpu, n, T::from_f32(7.5));
+            case.launch(dout.ptr(), |x, y, out, alpha, len| {
+                launch_tile!(gpu, tile_axpy, consts, grid, x, y, out, alpha, len)
+            });
+            let out = dout.outputs(&format!("{what} n {n}"));
+            for (i, (got, want)) in out.iter().zip(&case.want).enumerate() {
+                assert_eq!(got, want, "{what} num_warps {num_warps} n {n} i {i}");
             }
-            assert!(
-                out[n..].iter().all(|&v| v == guard),
-                "{what} n {n}: wrote past the end"
-            );
         }
     }
 }

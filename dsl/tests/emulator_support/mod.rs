@@ -71,13 +71,23 @@ pub fn run_with_output<T>(
     out
 }
 
+/// [`run_with_output`] for one block of `threads` threads.
+pub fn run_block_with_output<T>(
+    threads: u32,
+    shared: usize,
+    out_words: usize,
+    body: impl Fn(Ptr<T>) + Sync,
+) -> Buffer {
+    run_with_output([1, 1, 1], [threads, 1, 1], shared, out_words, body)
+}
+
 /// [`run_with_output`] for one warp: one block of 32 threads.
 pub fn run_warp_with_output<T>(
     shared: usize,
     out_words: usize,
     body: impl Fn(Ptr<T>) + Sync,
 ) -> Buffer {
-    run_with_output([1, 1, 1], [32, 1, 1], shared, out_words, body)
+    run_block_with_output(32, shared, out_words, body)
 }
 
 /// Runs one block of `threads` threads (`shared` bytes of dynamic shared memory), each calling

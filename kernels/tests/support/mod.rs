@@ -451,6 +451,55 @@ impl<T: DeviceElement> Guarded<T> {
 #[allow(unused_imports)] // Not every test binary draws random data.
 pub use tessera_test_support::Rng;
 
+/// `out = 2 · x + y` over `n` elements of `T`, the case of the axpy kernels (`tile_axpy`,
+/// `tuned_axpy`): `x` and `y` uniform in [-1, 1) from the seeded test RNG, rounded to `T` and
+/// uploaded, and `want` computed on the CPU (exact: the product by two is exact, so a kernel and
+/// the reference round the same sum to `T`).
+pub struct Axpy<T: Float> {
+    pub n: usize,
+    pub want: Vec<T>,
+    x: DeviceBuffer<T>,
+    y: DeviceBuffer<T>,
+}
+
+impl<T: Float> Axpy<T> {
+    /// The factor of `x`.
+    pub const ALPHA: f32 = 2.0;
+
+    /// The case of `n` elements, `x` drawn from `x_seed` and `y` from `y_seed`.
+    pub fn new(device: &Device, [x_seed, y_seed]: [u64; 2], n: usize) -> Self {
+        let x = draws(x_seed, n, |rng| T::from_f32(rng.next_f32()));
+        let y = draws(y_seed, n, |rng| T::from_f32(rng.next_f32()));
+        let want = x
+            .iter()
+            .zip(&y)
+            .map(|(x, y)| T::from_f32(Self::ALPHA * x.to_f32() + y.to_f32()))
+            .collect();
+        let upload = |v: &[T]| {
+            device
+                .upload(v)
+                .unwrap_or_else(|err| panic!("uploading {n} elements: {err}"))
+        };
+        Axpy {
+            n,
+            want,
+            x: upload(&x),
+            y: upload(&y),
+        }
+    }
+
+    /// `launch(x, y, out, alpha, n)`: a launch of an axpy kernel with this case's arguments and
+    /// `out` as its output (panics, failing the test, when the launch fails).
+    pub fn launch<R>(
+        &self,
+        out: Ptr<T>,
+        launch: impl FnOnce(Ptr<T>, Ptr<T>, Ptr<T>, f32, i32) -> Result<R, LaunchError>,
+    ) -> R {
+        launch(self.x.ptr(), self.y.ptr(), out, Self::ALPHA, self.n as i32)
+            .unwrap_or_else(|err| panic!("launching axpy over {} elements: {err}", self.n))
+    }
+}
+
 /// `n` values `draw(rng)` of the seeded test RNG started at `seed`.
 pub fn draws<T>(seed: u64, n: usize, mut draw: impl FnMut(&mut Rng) -> T) -> Vec<T> {
     let mut rng = Rng::new(seed);
