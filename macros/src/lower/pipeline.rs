@@ -12,8 +12,6 @@
 //!     ISSUE                                  // iteration i+S-1 into slot (i-1)%S
 //!     body: the pipelined loads are gone; their conversions only read slot i%S
 //!           (`ldmatrix` / vector loads, the planner's read steps)
-//!           (a loop whose one `wgmma` dot keeps a group in flight issues between that dot's
-//!           commit and its wait instead, below)
 //! cp.async.wait_all
 //!
 //! ISSUE: if the ahead iteration is in range { bind its induction value and the ahead copies of
@@ -52,9 +50,7 @@
 //!   `i+S-1` into slot `(i+S-1) mod (S+1) = (i-2) mod (S+1)`, last read by group `i-2`, which
 //!   every thread retired (`wait_group 1` in iteration `i-1`) before the barrier of iteration
 //!   `i` that precedes the copies; group `i-1`, possibly still reading slot `(i-1) mod (S+1)`,
-//!   and the copies in flight (iterations `i+1 .. i+S-1`) use the other `S` slots. The copies
-//!   are issued after group `i`'s commit, before its `wait_group 1`: group `i` reads slot
-//!   `i mod (S+1)`, not the one written, and the copies run while the tensor cores work.
+//!   and the copies in flight (iterations `i+1 .. i+S-1`) use the other `S` slots.
 //! - *Retired in the next iteration* (a dot with a `DeferredRetire`, `slots = S + 1`): the
 //!   loop's accumulators are created before the loop from the carried value; iteration `i`
 //!   assigns them from the dot's `acc` operand, issues group `i` and commits without waiting;
@@ -286,7 +282,6 @@ pub fn lower_pipelined_for(
             accumulators,
             deferred,
             retires: TokenStream::new(),
-            after_commit: TokenStream::new(),
         });
     }
     for (dot, retire) in retires {
@@ -312,14 +307,6 @@ pub fn lower_pipelined_for(
         }
     };
 
-    // One dot with a group in flight (a matmul's K loop) issues the copies after its commit;
-    // otherwise they are issued before the body.
-    let mut issue_in_body = quote!(#issue);
-    if let [only] = ring_wgmma.as_mut_slice() {
-        if only.accumulators.is_some() {
-            only.after_commit = std::mem::take(&mut issue_in_body);
-        }
-    }
     let depth = ctx.pipeline_reads.len();
     ctx.pipeline_reads.extend(reads);
     let outer_wgmma = std::mem::replace(&mut ctx.ring_wgmma, ring_wgmma);
@@ -355,7 +342,7 @@ pub fn lower_pipelined_for(
                     // While live, the ahead iteration is `cur + lead`: computed from the loop's
                     // own induction variable, LLVM strength-reduces the issue ops' addresses.
                     #ahead_iv = #cur.wrapping_add(__lead);
-                    #issue_in_body
+                    #issue
                     #inner
                     #assign
                     #read_slot = if #read_slot + 1 == #slots_lit { 0 } else { #read_slot + 1 };

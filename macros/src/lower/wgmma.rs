@@ -299,10 +299,6 @@ pub struct RingWgmma {
     /// The deferred dots this dot's `wait_group 0` retires: their statements after the wait
     /// (the carried value rebound from their accumulators).
     pub retires: TokenStream,
-    /// With a group in flight: the loop's copies of a later iteration, issued between this
-    /// dot's commit and its `wait_group 1` (`super::pipeline`), so that they run while the
-    /// tensor cores work.
-    pub after_commit: TokenStream,
 }
 
 /// Operand `k` (0: `a`, 1: `b`) of the `wgmma` `dot`, a value from before its pipelined loop,
@@ -412,7 +408,6 @@ pub fn lower_wgmma_from_ring(
         (Some(accumulators), Some(a_slot), Some(b_slot)) => {
             let warpgroup = warpgroup_binding(ctx, plan, false);
             let calls = render_calls(plan, &a_smem, &b_smem, None, accumulators, span);
-            let after_commit = &ring.after_commit;
             let waits = accumulators
                 .iter()
                 .map(|a| quote!(::tessera::device::wgmma_wait_group::<1, _>(&mut #a);));
@@ -428,7 +423,6 @@ pub fn lower_wgmma_from_ring(
                     // again before the group is retired (`super::pipeline`'s invariant).
                     unsafe { #calls }
                     ::tessera::device::wgmma_commit_group();
-                    #after_commit
                     #(#waits)*
                 }
             }
