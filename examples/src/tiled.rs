@@ -391,13 +391,16 @@ impl Checks<'_> {
     /// `tile_transpose` (f32, 32 × 32 tiles) of an `m × n` matrix.
     pub fn transpose_tiled(&mut self, m: usize, n: usize) -> Result<(), LaunchError> {
         let x = uniform_vec(51, m * n);
-        let dx = self.device.upload(&x)?;
+        let tx = Tensor::from_slice(self.device, &x, &[m, n])?;
         let canary = -12345.5f32;
-        let out = self.padded(m * n, 0f32, canary)?;
-        let args = (dx.ptr(), out.ptr(), int(m)?, int(n)?);
+        let mut out = self.padded_tensor(m * n, (0f32, canary))?;
+        let args = tile_transpose::args(
+            &tx,
+            &mut out.view_mut().slice(0, 0..m * n)?.reshape(&[n, m])?,
+        )?;
         let grid = [dim(m.div_ceil(32))?, dim(n.div_ceil(32))?, 1];
         launch_tiled!(self, tile_transpose<BM = 32, BN = 32>, grid, args)?;
-        let got = out.download()?;
+        let got = out.to_vec()?;
         // out[j, i] = x[i, j]: row j of the output is column j of x.
         let verdict = check_items(n, |j| {
             for i in 0..m {

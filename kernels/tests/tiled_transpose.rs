@@ -5,9 +5,10 @@
 
 mod support;
 
-use support::{device, launch_tile};
+use support::{device, device_and_module, launch_tensors};
 use tessera::emulator::SharedAccessKind;
 use tessera::f16;
+use tessera::tensor::Tensor;
 use tessera_kernels::tiled::transpose::{tile_transpose, tile_transpose_warp};
 
 fn matrix(m: usize, n: usize) -> Vec<f32> {
@@ -29,18 +30,26 @@ fn assert_transposed<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-/// Runs the transpose `$kernel` (`$consts`, `$grid` programs) of `$x` (`$m × $n`) into a
-/// buffer that starts as `$out`; gives the output and the launch report.
+/// Runs the transpose `$kernel` (`$consts`, `$grid` programs) of `$x` (an `[$m, $n]` tensor)
+/// into the `[$n, $m]` view of the first `$m · $n` elements of a buffer that starts as `$out`;
+/// gives the whole buffer and the launch report.
 macro_rules! run_transpose {
     ($kernel:ident, $consts:expr, $grid:expr, $x:expr, $out:expr, ($m:expr, $n:expr)) => {{
         let gpu = device();
-        let (dx, dout) = (
-            gpu.device().upload($x).unwrap(),
-            gpu.device().upload($out).unwrap(),
-        );
-        let (m, n) = ($m as i32, $n as i32);
-        let run = launch_tile!(gpu, $kernel, $consts, $grid, dx.ptr(), dout.ptr(), m, n).unwrap();
-        (dout.download().unwrap(), run)
+        let (device, _) = device_and_module();
+        let (m, n) = ($m, $n);
+        let tx = Tensor::from_slice(device, $x, &[m, n]).unwrap();
+        let mut stored = Tensor::from_slice(device, $out, &[$out.len()]).unwrap();
+        let run = {
+            let mut tout = stored
+                .view_mut()
+                .slice(0, 0..m * n)
+                .unwrap()
+                .reshape(&[n, m])
+                .unwrap();
+            launch_tensors!(gpu, $kernel, $consts, $grid, &tx, &mut tout).unwrap()
+        };
+        (stored.to_vec().unwrap(), run)
     }};
 }
 

@@ -1,32 +1,37 @@
-//! 2-D transpose: `out[j, i] = x[i, j]` of an `m × n` f32 matrix (row-major, leading dimensions
-//! `n` and `m`). Each program moves a `BM × BN` tile: the load wants the tile row-major across
-//! the threads (vectorized along `n`), the store wants it row-major in the output (vectorized
-//! along `m`), so layout inference puts one conversion between them, through shared memory with
-//! the optimal swizzle, conflict-free on both sides.
+//! 2-D transpose: `out[j, i] = x[i, j]` of an `m × n` matrix into `out: [n, m]`, tensors whose
+//! rows are contiguous (`requires` pins `x.stride(1) == 1` and `out.stride(1) == 1`, so every
+//! variant, the unaligned one too, knows it). Each program moves a `BM × BN` tile: the load wants
+//! the tile row-major across the threads (vectorized along `n`), the store wants it row-major in
+//! the output (vectorized along `m`), so layout inference puts one conversion between them,
+//! through shared memory with the optimal swizzle, conflict-free on both sides.
 
-use super::blocks::block_offsets;
-use tessera::{tile_fn, tile_kernel, Ptr};
+use super::blocks::tensor_block;
+use tessera::{tile_fn, tile_kernel};
 
-/// `out[rn, rm] = x[rm, rn]` for `x: [m, n]` and `out: [n, m]`, both row-major.
+/// `out[rn, rm] = x[rm, rn]` for `x: [m, n]` and `out: [n, m]`.
 #[tile_fn]
-fn transpose_block(x: Ptr<_>, out: Ptr<_>, rm: _, rn: _, m: i32, n: i32) {
-    let (offs, mask) = block_offsets(rm, rn, m, n, n);
-    let tile = load(x + offs, mask, 0.0);
-    let (t_offs, t_mask) = block_offsets(rn, rm, n, m, m);
-    store(out + t_offs, tile.trans(), t_mask);
+fn transpose_block(x: Tensor<_, 2>, out: Tensor<_, 2>, rm: _, rn: _) {
+    let (ptrs, mask) = tensor_block(x, rm, rn);
+    let tile = load(ptrs, mask, 0.0);
+    let (t_ptrs, t_mask) = tensor_block(out, rn, rm);
+    store(t_ptrs, tile.trans(), t_mask);
 }
 
 /// `out = xᵀ` for `x: [m, n]`, tiles of `BM × BN`.
-#[tile_kernel(num_warps = 4, BM = 32, BN = 32, uses = [transpose_block, block_offsets])]
-pub fn tile_transpose<const BM: usize, const BN: usize>(
-    x: Ptr<f32>,
-    out: Ptr<f32>,
-    m: i32,
-    n: i32,
-) {
+#[tile_kernel(
+    num_warps = 4,
+    BM = 32,
+    BN = 32,
+    requires = [
+        out.size(0) == x.size(1) && out.size(1) == x.size(0),
+        x.stride(1) == 1 && out.stride(1) == 1,
+    ],
+    uses = [transpose_block, tensor_block]
+)]
+pub fn tile_transpose<const BM: usize, const BN: usize>(x: Tensor<f32, 2>, out: Tensor<f32, 2>) {
     let rm = program_id(0) * BM + arange(0, BM);
     let rn = program_id(1) * BN + arange(0, BN);
-    transpose_block(x, out, rm, rn, m, n);
+    transpose_block(x, out, rm, rn);
 }
 
 /// One warp per `B × B` tile of `T`s: load and store layouts then share their (single) warp,
@@ -36,10 +41,14 @@ pub fn tile_transpose<const BM: usize, const BN: usize>(
     T = [f32, f16],
     num_warps = 1,
     B = [8, 16, 32],
-    uses = [transpose_block, block_offsets]
+    requires = [
+        out.size(0) == x.size(1) && out.size(1) == x.size(0),
+        x.stride(1) == 1 && out.stride(1) == 1,
+    ],
+    uses = [transpose_block, tensor_block]
 )]
-pub fn tile_transpose_warp<T, const B: usize>(x: Ptr<T>, out: Ptr<T>, m: i32, n: i32) {
+pub fn tile_transpose_warp<T, const B: usize>(x: Tensor<T, 2>, out: Tensor<T, 2>) {
     let rm = program_id(0) * B + arange(0, B);
     let rn = program_id(1) * B + arange(0, B);
-    transpose_block(x, out, rm, rn, m, n);
+    transpose_block(x, out, rm, rn);
 }

@@ -839,4 +839,45 @@ mod tests {
             "{natural}"
         );
     }
+    /// `requires = [x.stride(1) == 1, …]` pins the innermost strides for every variant: the
+    /// unaligned one (any size or alignment) still knows which dimension is contiguous, so a
+    /// transpose loads along `x`'s rows and stores along `out`'s, converting through shared
+    /// memory; without it that variant keeps one layout for both (no conversion).
+    #[test]
+    fn required_unit_strides_are_facts_of_every_variant() {
+        let transpose = |requires: TokenStream| {
+            let tokens = crate::expand::tile_kernel(
+                quote!(B = 32, num_warps = 4 #requires),
+                quote! {
+                    fn t<const B: usize>(x: Tensor<f32, 2>, out: Tensor<f32, 2>) {
+                        let rm = program_id(0) * B + arange(0, B);
+                        let rn = program_id(1) * B + arange(0, B);
+                        let mask = (rm.expand_dims(1) < x.size(0)) & (rn.expand_dims(0) < x.size(1));
+                        let v = load(
+                            x + rm.expand_dims(1) * x.stride(0) + rn.expand_dims(0) * x.stride(1),
+                            mask,
+                            0.0,
+                        );
+                        let out_mask = (rn.expand_dims(1) < out.size(0)) & (rm.expand_dims(0) < out.size(1));
+                        store(
+                            out + rn.expand_dims(1) * out.stride(0) + rm.expand_dims(0) * out.stride(1),
+                            v.trans(),
+                            out_mask,
+                        );
+                    }
+                },
+            )
+            .to_string();
+            assert!(!tokens.contains("compile_error"), "{tokens}");
+            explained_entry(&tokens, "t__unaligned")
+        };
+        let pinned = transpose(quote!(, requires = [x.stride(1) == 1, out.stride(1) == 1]));
+        assert!(pinned.contains("shared memory"), "{pinned}");
+        assert!(
+            !pinned.contains("== 1"),
+            "a fact, not an assumption: {pinned}"
+        );
+        let free = transpose(quote!());
+        assert!(!free.contains("shared memory"), "{free}");
+    }
 }

@@ -222,8 +222,20 @@ pub fn analyze_assuming(kernel: &Kernel, graph: &Graph, assumed: &BTreeSet<usize
         .map(|v| AxisInfo::unknown(v.ty.rank()))
         .collect();
     let mut assumptions = Vec::new();
+    let pinned = required_values(kernel);
     for (i, p) in kernel.params.iter().enumerate() {
         let ty = kernel.ty(p.value);
+        if let (Some(&value), DType::Scalar(s)) = (pinned.get(p.name.as_str()), ty.dtype) {
+            if s.is_int() {
+                // The launcher refuses any other value before a variant runs: a fact of every
+                // variant, assumed by none.
+                info[p.value.0 as usize] = AxisInfo {
+                    nonnegative: value >= 0,
+                    ..AxisInfo::scalar(pow2_divisor(value), Some(value))
+                };
+                continue;
+            }
+        }
         let (d, kind) = match ty.dtype {
             DType::Scalar(s) if s.is_int() && assumed.contains(&i) && p.unit_stride => {
                 let kind = AssumptionKind::IntEquals { value: 1 };
@@ -346,6 +358,49 @@ fn pass(kernel: &Kernel, graph: &Graph, info: &mut [AxisInfo], carried: &[Option
     while let Some(open) = pending.pop() {
         finish(open, info);
     }
+}
+
+/// The integer parameters the kernel's `requires` pins to one value: each condition, or
+/// `&&`-operand of one, `p == c` or `c == p` with `p` a runtime parameter (`n`, `x.stride(1)`)
+/// and `c` a literal or a const parameter (e.g. `requires = [x.stride(1) == 1]`: the unaligned
+/// variant, too, knows the rows are contiguous).
+fn required_values(kernel: &Kernel) -> std::collections::HashMap<&str, i128> {
+    use crate::parse::{Compare, Condition, Integer};
+    fn walk<'k>(
+        kernel: &'k Kernel,
+        c: &'k Condition,
+        out: &mut std::collections::HashMap<&'k str, i128>,
+    ) {
+        let value = |i: &Integer| match i {
+            Integer::Literal(v) => Some(*v),
+            Integer::Const(name) => kernel
+                .consts
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|&(_, v)| v),
+            _ => None,
+        };
+        match c {
+            Condition::And(a, b) => {
+                walk(kernel, a, out);
+                walk(kernel, b, out);
+            }
+            Condition::Compare(Compare::Eq, a, b) => match (&**a, &**b) {
+                (Integer::Param { param, .. }, c) | (c, Integer::Param { param, .. }) => {
+                    if let Some(v) = value(c) {
+                        out.insert(param.as_str(), v);
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    for r in &kernel.requires {
+        walk(kernel, &r.condition, &mut out);
+    }
+    out
 }
 
 /// Parameters whose value reaches the address or mask of a load or store of a tile (through
