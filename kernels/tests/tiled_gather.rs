@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{device, device_and_module, launch_tensors};
+use support::{device, device_and_module, launch_tensors, leading_view};
 use tessera::tensor::Tensor;
 use tessera_kernels::tiled::gather::tile_gather_cols;
 
@@ -45,12 +45,7 @@ fn gather_along_columns_matches_cpu() {
             BK: 32,
         };
         let report = {
-            let mut tout = stored
-                .view_mut()
-                .slice(0, 0..m * k)
-                .unwrap()
-                .reshape(&[m, k])
-                .unwrap();
+            let mut tout = leading_view(&mut stored, &[m, k]);
             launch_tensors!(
                 gpu,
                 tile_gather_cols,

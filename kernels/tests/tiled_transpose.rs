@@ -5,7 +5,7 @@
 
 mod support;
 
-use support::{device, device_and_module, launch_tensors};
+use support::{device, device_and_module, launch_tensors, leading_view};
 use tessera::emulator::SharedAccessKind;
 use tessera::f16;
 use tessera::tensor::Tensor;
@@ -41,12 +41,7 @@ macro_rules! run_transpose {
         let tx = Tensor::from_slice(device, $x, &[m, n]).unwrap();
         let mut stored = Tensor::from_slice(device, $out, &[$out.len()]).unwrap();
         let run = {
-            let mut tout = stored
-                .view_mut()
-                .slice(0, 0..m * n)
-                .unwrap()
-                .reshape(&[n, m])
-                .unwrap();
+            let mut tout = leading_view(&mut stored, &[n, m]);
             launch_tensors!(gpu, $kernel, $consts, $grid, &tx, &mut tout).unwrap()
         };
         (stored.to_vec().unwrap(), run)

@@ -500,6 +500,21 @@ impl<T: Float> Axpy<T> {
     }
 }
 
+/// The first `shape.iter().product()` elements of the 1-D tensor `stored` as a tensor of
+/// `shape` (an output view whose elements past it are guards that must stay untouched).
+#[allow(dead_code)] // Not every test binary has kernels with tensor parameters.
+pub fn leading_view<'a, T: DeviceElement>(
+    stored: &'a mut tessera::tensor::Tensor<T>,
+    shape: &[usize],
+) -> tessera::tensor::TensorMut<'a, T> {
+    let len = shape.iter().product();
+    stored
+        .view_mut()
+        .slice(0, 0..len)
+        .and_then(|v| v.reshape(shape))
+        .unwrap_or_else(|err| panic!("a {shape:?} view of the first {len} elements: {err}"))
+}
+
 /// `n` values `draw(rng)` of the seeded test RNG started at `seed`.
 pub fn draws<T>(seed: u64, n: usize, mut draw: impl FnMut(&mut Rng) -> T) -> Vec<T> {
     let mut rng = Rng::new(seed);
