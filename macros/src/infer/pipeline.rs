@@ -401,31 +401,12 @@ impl Body<'_, '_> {
     /// scalar `s` the same in every iteration: defined before the loop, or a constant, directly
     /// or splat to the pointers' shape.
     fn ahead_carried(&self, js: Vec<usize>) -> Vec<AheadCarried> {
-        let body = self.body;
-        let def = |v: ValueId| self.index_of.get(&v).map(|&i| &body.ops[i]);
-        let invariant = |s: ValueId| match def(s) {
-            None => !body.args.contains(&s),
-            Some(op) => matches!(op.kind, OpKind::Constant(_)),
-        };
-        let scalar = |v: ValueId| self.kernel.ty(v).is_scalar();
-        let step = |j: usize| -> Option<ValueId> {
-            let add = def(body.yields[j]).filter(|op| matches!(op.kind, OpKind::AddPtr))?;
-            if add.operands.first() != Some(&body.args[1 + j]) {
-                return None;
-            }
-            let off = *add.operands.get(1)?;
-            let s = match def(off) {
-                Some(op) if matches!(op.kind, OpKind::Splat) => *op.operands.first()?,
-                _ => off,
-            };
-            (scalar(s) && invariant(s)).then_some(s)
-        };
         js.into_iter()
             .map(|j| {
-                let arg = body.args[1 + j];
+                let arg = self.body.args[1 + j];
                 AheadCarried {
                     carried: j,
-                    step: step(j),
+                    step: self.invariant_step(j),
                     name: self
                         .kernel
                         .value(arg)
@@ -435,6 +416,28 @@ impl Body<'_, '_> {
                 }
             })
             .collect()
+    }
+
+    /// The scalar `s` by which carried value `j` moves each iteration when its yield is
+    /// `addptr(arg, s)` or `addptr(arg, splat(s))` with `s` the same in every iteration (defined
+    /// before the loop, or a constant): the [`AheadCarried::step`] of a pointer tile.
+    fn invariant_step(&self, j: usize) -> Option<ValueId> {
+        let body = self.body;
+        let def = |v: ValueId| self.index_of.get(&v).map(|&i| &body.ops[i]);
+        let add = def(body.yields[j]).filter(|op| matches!(op.kind, OpKind::AddPtr))?;
+        if add.operands.first() != Some(&body.args[1 + j]) {
+            return None;
+        }
+        let off = *add.operands.get(1)?;
+        let s = match def(off) {
+            Some(op) if matches!(op.kind, OpKind::Splat) => *op.operands.first()?,
+            _ => off,
+        };
+        let invariant = match def(s) {
+            None => !body.args.contains(&s),
+            Some(op) => matches!(op.kind, OpKind::Constant(_)),
+        };
+        (self.kernel.ty(s).is_scalar() && invariant).then_some(s)
     }
 
     /// The load in the body defining `value`, with its explain name.
@@ -501,8 +504,10 @@ impl Body<'_, '_> {
                 continue;
             }
             if let Some(j) = carried_arg(v) {
+                // A copy of pointers moved by an invariant step is advanced by a running offset
+                // of that step (the lowering's), not by the yield: only the step is issued.
                 if carried.insert(j) {
-                    work.push(body.yields[j]);
+                    work.push(self.invariant_step(j).unwrap_or(body.yields[j]));
                 }
                 continue;
             }

@@ -359,6 +359,26 @@ fn pointers_moved_by_an_invariant_step_are_issued_as_base_plus_offset() {
             .map(|c| (c.name.as_str(), c.step.is_some()))
             .collect();
         assert_eq!(steps, [("a_ptrs", true), ("b_ptrs", false)], "{target:?}");
+        // The issue ops advance `b_ptrs` by its yield, and not `a_ptrs` (its running offset
+        // does): the `addptr` of `b_ptrs += …` is issued, the one of `a_ptrs += step` is not.
+        let body = &kernel
+            .body
+            .ops
+            .iter()
+            .find(|op| matches!(op.kind, crate::ir::OpKind::For))
+            .expect("the loop")
+            .regions[0];
+        let issued_yields: Vec<bool> = p
+            .carried
+            .iter()
+            .map(|c| {
+                let yielded = body.yields[c.carried];
+                p.issue_ops
+                    .iter()
+                    .any(|&i| body.ops[i].results.contains(&yielded))
+            })
+            .collect();
+        assert_eq!(issued_yields, [false, true], "{target:?}");
         let text = p.text();
         assert!(
             text.contains(
