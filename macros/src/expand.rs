@@ -220,6 +220,7 @@ fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
             .iter()
             .map(|a| (a.param, a.kind))
             .collect(),
+        param_values: inference.param_values.clone(),
         uniform_registers: inference.uniform_registers.clone(),
         pipelines: inference.pipelines.clone(),
     };

@@ -880,4 +880,38 @@ mod tests {
         let free = transpose(quote!());
         assert!(!free.contains("shared memory"), "{free}");
     }
+
+    /// A stride the variant knows is bound to its value in the generated code (so `cols *
+    /// x.stride(1)` folds to `cols`): the aligned variant's assumed unit stride, and a value
+    /// pinned by `requires` in every variant; a stride nobody knows stays the argument.
+    #[test]
+    fn known_strides_are_bound_to_their_values() {
+        let expand = |requires: TokenStream| {
+            crate::expand::tile_kernel(
+                quote!(B = 1024 #requires),
+                quote! {
+                    fn k<const B: usize>(x: Tensor<f32, 1>, out: Tensor<f32, 1>) {
+                        let offs = program_id(0) * B + arange(0, B);
+                        let mask = offs < x.size(0);
+                        let v = load(x + offs * x.stride(0), mask, 0.0);
+                        store(out + offs * out.stride(0), v, mask);
+                    }
+                },
+            )
+            .to_string()
+        };
+        let (known, argument) = (
+            ": i32 = { let _ = x__stride0 ; 1 } ;",
+            ": i32 = x__stride0 ;",
+        );
+        // Assumed 1 by the aligned variant only.
+        let free = expand(quote!());
+        assert!(!free.contains("compile_error"), "{free}");
+        assert!(free.contains(known), "{free}");
+        assert!(free.contains(argument), "{free}");
+        // Pinned by `requires`: every variant's local is the value.
+        let pinned = expand(quote!(, requires = [x.stride(0) == 1]));
+        assert!(pinned.contains(known), "{pinned}");
+        assert!(!pinned.contains(argument), "{pinned}");
+    }
 }

@@ -205,6 +205,18 @@ pub struct AxisAnalysis {
     pub assumptions: Vec<Assumption>,
 }
 
+/// The integer parameters whose value `analysis` knows (an assumed unit stride, or a value
+/// pinned by `requires`), with the value: [`Inference::param_values`](super::Inference).
+pub fn known_param_values(kernel: &Kernel, analysis: &AxisAnalysis) -> Vec<(usize, i128)> {
+    kernel
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(kernel.ty(p.value).dtype, DType::Scalar(s) if s.is_int()))
+        .filter_map(|(i, p)| analysis.info[p.value.0 as usize].value.map(|v| (i, v)))
+        .collect()
+}
+
 /// Bytes of one element a pointer of dtype `Ptr(s)` points at (`bool`: one byte).
 pub fn pointee_bytes(dtype: DType) -> u64 {
     match dtype {

@@ -58,6 +58,11 @@ pub struct Inference {
     pub kernel: Kernel,
     /// What the launcher must check (see [`axis`]).
     pub assumptions: Vec<Assumption>,
+    /// The integer parameters (indices into `Kernel::params`) whose value this variant knows,
+    /// with the value: assumed (a tensor's innermost stride, 1, checked before launch) or
+    /// pinned by `requires` (refused otherwise). The lowering binds each to its value, so the
+    /// compiler folds it (`cols * x.stride(1)` becomes `cols`).
+    pub param_values: Vec<(usize, i128)>,
     pub policy: AlignmentPolicy,
     /// Every load and store with its access plan, in program order.
     pub accesses: Vec<Access>,
@@ -169,9 +174,11 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     let accesses = plans(&facts.info);
     let uniform_registers = uniform::uniform_registers(kernel, &facts.info);
     let pipelines = pipeline::plan_pipelines(kernel, &accesses)?;
+    let param_values = axis::known_param_values(kernel, &facts);
     Ok(Inference {
         kernel: kernel.clone(),
         assumptions: facts.assumptions,
+        param_values,
         policy,
         accesses,
         conversions: report.conversions,

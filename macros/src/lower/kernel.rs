@@ -2,7 +2,7 @@
 
 use super::{Ctx, Facts};
 use crate::ir::Kernel;
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 /// The lowered body of one specialisation.
@@ -22,11 +22,24 @@ pub struct LoweredKernel {
 pub fn lower_kernel(kernel: &Kernel, facts: &Facts) -> Result<LoweredKernel, syn::Error> {
     let mut ctx = Ctx::new(kernel, facts);
     let mut params = TokenStream::new();
-    for p in &kernel.params {
+    for (i, p) in kernel.params.iter().enumerate() {
         let ty = ctx.value_type(p.value, &kernel.value(p.value).loc)?;
         let local = ctx.name(p.value);
         let arg = Ident::new(&p.name, Span::call_site());
-        params.extend(quote!(let #local: #ty = #arg;));
+        // A value the variant knows (checked before launch): the literal, which folds.
+        let value = match facts.param_values.iter().find(|(j, _)| *j == i) {
+            Some(&(_, v)) => {
+                let magnitude = Literal::u128_unsuffixed(v.unsigned_abs());
+                let literal = if v < 0 {
+                    quote!(-#magnitude)
+                } else {
+                    quote!(#magnitude)
+                };
+                quote!({ let _ = #arg; #literal })
+            }
+            None => quote!(#arg),
+        };
+        params.extend(quote!(let #local: #ty = #value;));
     }
     let ops = ctx.lower_region(&kernel.body)?;
     let (bytes, limit) = (ctx.shared_bytes(), kernel.target.shared_bytes_limit());

@@ -97,6 +97,10 @@ pub struct Facts {
     /// Per kernel parameter (index into `Kernel::params`): what the analysis assumed of it
     /// (its address's alignment, its value's divisor or its value), checked before launch.
     pub assumptions: Vec<(usize, crate::infer::AssumptionKind)>,
+    /// Per integer parameter the variant knows the value of (index into `Kernel::params`):
+    /// the value, bound to the parameter's local in place of the argument
+    /// (`crate::infer::Inference::param_values`).
+    pub param_values: Vec<(usize, i128)>,
     /// Elementwise results whose registers come in groups of equal values, with the group size
     /// (`crate::infer::uniform`): computed once per group.
     pub uniform_registers: HashMap<ValueId, u32>,

@@ -504,6 +504,7 @@ fn access_plans_agree_with_inference() {
             let facts = Facts {
                 accesses: inference.accesses.clone(),
                 assumptions: Vec::new(),
+                param_values: inference.param_values.clone(),
                 uniform_registers: inference.uniform_registers.clone(),
                 pipelines: inference.pipelines.clone(),
             };
