@@ -1,7 +1,8 @@
 //! Kernels that call `#[tile_fn]` helpers, run on the emulator against plain-Rust references:
 //! helpers in another module (imported with `use`), a helper with a loop over a `mut` parameter
 //! called inside the kernel's own loop, a helper returning a pair, a helper calling a helper with
-//! a const generic taken from the kernel, an element-type generic, and a helper that stores.
+//! a const generic taken from the kernel, an element-type generic, a helper returning three
+//! values, and a helper that stores.
 
 mod helpers {
     use tessera::{tile_fn, Ptr};
@@ -19,6 +20,13 @@ mod helpers {
     #[tile_fn]
     pub(crate) fn div_rem(v: _, width: i32) -> (_, _) {
         (v / width, v % width)
+    }
+
+    /// `(v / width, v % width, v)`: three results.
+    #[tile_fn]
+    pub(crate) fn div_rem_keep(v: _, width: i32) -> (_, _, _) {
+        let q = v / width;
+        (q, v - q * width, v)
     }
 
     /// The `W` elements of `x` from `start`, masked to `n`, as f32 (`other` past the end).
@@ -45,12 +53,12 @@ mod helpers {
     }
 }
 
-use helpers::{chunk, div_rem, max_of, put, weighted_sum};
+use helpers::{chunk, div_rem, div_rem_keep, max_of, put, weighted_sum};
 use tessera::launch::{Device, DeviceBuffer, DeviceElement};
 use tessera::{f16, tile_kernel, Ptr};
 
 /// `out[i] = Σ_{j < steps} Σ_{k < 4} (x[i] + j) · k` and `rows[i], cols[i] = i / width, i % width`.
-#[tile_kernel(BLOCK = 128, uses = [weighted_sum, div_rem, put])]
+#[tile_kernel(BLOCK = 128, uses = [weighted_sum, div_rem, div_rem_keep, put])]
 fn loops_and_pairs<const BLOCK: usize>(
     x: Ptr<f32>,
     out: Ptr<f32>,
@@ -67,9 +75,10 @@ fn loops_and_pairs<const BLOCK: usize>(
         acc = weighted_sum(acc, v + (j as f32));
     }
     put(out, offs, acc, n);
-    let (r, c) = div_rem(offs, width);
+    let (r, _) = div_rem(offs, width);
+    let (_, c, same) = div_rem_keep(offs, width);
     put(rows, offs, r.to::<f32>(), n);
-    put(cols, offs, c.to::<f32>(), n);
+    put(cols, offs, (c + (same - offs)).to::<f32>(), n);
 }
 
 /// `out[0] = max(x[..n])` (as f32) for f32 and f16 `x`, and `first[0]` its first chunk's max.

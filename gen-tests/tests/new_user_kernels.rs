@@ -225,6 +225,40 @@ fn join_split_interleave_and_undo() {
     assert_output(&diff, &want, 0.0, "diff");
 }
 
+/// Tuples of three and four values destructured by `let`, as in Rust: every value is taken
+/// before any name is bound, so `let (a, b, c) = (b, c, a)` rotates (tiles and scalars mixed).
+#[tile_kernel(num_warps = 1)]
+fn tuple_rotation(x: Ptr<f32>, out: Ptr<f32>, n: i32) {
+    let offs = arange(0, 16);
+    let (a, b, c) = (load(x + offs), load(x + 16 + offs), load(x + 32 + offs));
+    let (a, b, c) = (b, c, a);
+    let (first, second, third, count) = (a, b * 2.0, c * 3.0, n);
+    store(out + offs, first, offs < count);
+    store(out + 16 + offs, second, offs < count);
+    store(out + 32 + offs, third, offs < count);
+}
+
+#[test]
+fn tuples_destructure_all_values_first() {
+    let x = floats(9, 48);
+    for n in [16usize, 5] {
+        let out = up(&[0f32; 48]);
+        tuple_rotation::emulate(1u32, up(&x).ptr(), out.ptr(), n as i32).unwrap();
+        let want: Vec<f32> = (0..48)
+            .map(|i| {
+                let (part, j) = (i / 16, i % 16);
+                if j >= n {
+                    return 0.0;
+                }
+                // (a, b, c) became (b, c, a): part 0 is x's second part, 1 its third (×2), 2
+                // its first (×3).
+                [x[16 + j], 2.0 * x[32 + j], 3.0 * x[j]][part]
+            })
+            .collect();
+        assert_output(&out, &want, 0.0, &format!("rotated tuples, n = {n}"));
+    }
+}
+
 #[tile_kernel]
 fn rank3_permute(x: Ptr<f32>, out: Ptr<f32>) {
     let i = arange(0, 2).expand_dims(1).expand_dims(2);

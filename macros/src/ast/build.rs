@@ -241,6 +241,9 @@ impl AstBuilder<'_> {
                 Box::new(self.expr(&t.elems[0])),
                 Box::new(self.expr(&t.elems[1])),
             ),
+            syn::Expr::Tuple(t) if t.elems.len() > 2 => {
+                ExprKind::Tuple(t.elems.iter().map(|e| self.expr(e)).collect())
+            }
             syn::Expr::Assign(_) => {
                 return self.invalid(
                     e,
@@ -613,8 +616,8 @@ fn unsupported_expr(e: &syn::Expr) -> String {
             "the body is compiled to GPU code by #[tile_kernel], not by rustc",
         ),
         syn::Expr::Tuple(_) => (
-            "tuples other than pairs `(a, b)` are",
-            "`split` and pairs give two results, destructured by `let (x, y) = …`",
+            "the empty tuple `()` and one-element tuples are",
+            "pairs and longer tuples are destructured by `let (x, y, …) = (a, b, …)`",
         ),
         syn::Expr::Range(_) => (
             "ranges outside `for` are",

@@ -164,6 +164,9 @@ pub enum ExprKind {
     /// `(a, b)`: two values, destructured by `let (x, y) = …` (what a helper returns to give
     /// two results, as `split` does).
     Pair(Box<Expr>, Box<Expr>),
+    /// `(a, b, c, …)`: three or more values, destructured right away by a `let` of as many
+    /// names (`let (m, n, k) = (a.size(0), b.size(1), a.size(1));`).
+    Tuple(Vec<Expr>),
     /// Syntax the language does not have; an error was reported.
     Invalid,
 }
@@ -291,6 +294,14 @@ impl std::fmt::Display for Expr {
             ExprKind::While { .. } => f.write_str("while …"),
             ExprKind::Block(_) => f.write_str("{ … }"),
             ExprKind::Pair(a, b) => write!(f, "({a}, {b})"),
+            ExprKind::Tuple(items) => {
+                write!(f, "(")?;
+                for (i, item) in items.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(f, "{sep}{item}")?;
+                }
+                write!(f, ")")
+            }
             ExprKind::Invalid => f.write_str("…"),
         }
     }

@@ -11,6 +11,11 @@ impl Checker<'_> {
     pub(super) fn stmts(&mut self, stmts: &[Stmt]) {
         for s in stmts {
             match s {
+                Stmt::Let {
+                    pat: Pat::Tuple { elems, loc },
+                    init,
+                    ..
+                } if ends_in_tuple(init) => self.let_tuple(elems, *loc, init),
                 Stmt::Let { pat, init, .. } => {
                     let val = self.expr(init);
                     self.bind_pattern(pat, val, init);
@@ -26,6 +31,49 @@ impl Checker<'_> {
                     self.expr(e);
                 }
             }
+        }
+    }
+
+    /// `let (x, y, z, …) = (a, b, c, …);` (or a block ending in such a tuple: a helper's body
+    /// inlined): every value first (left to right), then every name, as Rust does
+    /// (`let (a, b, c) = (b, c, a)` rotates).
+    fn let_tuple(&mut self, elems: &[Pat], loc: Loc, init: &Expr) {
+        let values = self.tuple_values(init);
+        if elems.len() != values.len() {
+            self.error(
+                loc,
+                format!(
+                    "this pattern has {} names for the {} values of `{init}`",
+                    elems.len(),
+                    values.len()
+                ),
+            );
+        }
+        for (i, p) in elems.iter().enumerate() {
+            let value = values.get(i).copied().unwrap_or(Operand::Poison);
+            match p {
+                Pat::Tuple { loc, .. } => self.error(*loc, "nested tuples are not supported"),
+                p => self.bind_pattern(p, Val::One(value), init),
+            }
+        }
+    }
+
+    /// The values of a tuple expression that [`ends_in_tuple`], the statements of the blocks
+    /// around it run in their scopes.
+    fn tuple_values(&mut self, e: &Expr) -> Vec<Operand> {
+        match &e.kind {
+            ExprKind::Tuple(items) => items.iter().map(|item| self.operand(item)).collect(),
+            ExprKind::Block(b) => {
+                self.push_scope();
+                self.stmts(&b.stmts);
+                let values = match &b.tail {
+                    Some(tail) => self.tuple_values(tail),
+                    None => Vec::new(),
+                };
+                self.pop_scope();
+                values
+            }
+            _ => vec![self.operand(e)],
         }
     }
 
@@ -670,6 +718,11 @@ pub(super) fn assigned_in_expr(e: &Expr, declared: &[String], out: &mut Vec<Stri
             assigned_in_expr(lhs, declared, out);
             assigned_in_expr(rhs, declared, out);
         }
+        ExprKind::Tuple(items) => {
+            for item in items {
+                assigned_in_expr(item, declared, out);
+            }
+        }
         ExprKind::Int { .. }
         | ExprKind::Float { .. }
         | ExprKind::Bool(_)
@@ -677,6 +730,16 @@ pub(super) fn assigned_in_expr(e: &Expr, declared: &[String], out: &mut Vec<Stri
         | ExprKind::Special { .. }
         | ExprKind::Var(_)
         | ExprKind::Invalid => {}
+    }
+}
+
+/// Whether `e` is a tuple of three or more values, or a block ending in one (the body of a
+/// helper that returns one, inlined).
+fn ends_in_tuple(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Tuple(_) => true,
+        ExprKind::Block(b) => b.tail.as_deref().is_some_and(ends_in_tuple),
+        _ => false,
     }
 }
 

@@ -513,6 +513,24 @@ impl Checker<'_> {
             }
             ExprKind::Block(b) => self.block(b),
             ExprKind::Pair(a, b) => Val::Pair(self.operand(a), self.operand(b)),
+            ExprKind::Tuple(items) => {
+                for item in items {
+                    self.operand(item);
+                }
+                self.error(
+                    loc,
+                    format!(
+                        "a tuple of {} values is only destructured right away: \
+                         `let ({}) = {e};`",
+                        items.len(),
+                        (0..items.len())
+                            .map(|i| format!("x{i}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+                Val::One(Operand::Poison)
+            }
             ExprKind::Invalid => Val::One(Operand::Poison),
         }
     }

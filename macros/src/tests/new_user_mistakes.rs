@@ -186,6 +186,21 @@ const MISTAKES: &[(&str, &str, &str)] = &[
     ),
     (
         "",
+        "fn k(x: Ptr<f32>, n: i32) { let (a, b) = (n, n + 1, n + 2); store(x + a + b, 1.0); }",
+        "this pattern has 2 names for the 3 values of `(n, n + 1, n + 2)`",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>, n: i32) { let t = (n, n, n); store(x, 1.0); }",
+        "a tuple of 3 values is only destructured right away: `let (x0, x1, x2) = (n, n, n);`",
+    ),
+    (
+        "",
+        "fn k(x: Ptr<f32>) { let u = (); store(x, 1.0); }",
+        "the empty tuple `()` and one-element tuples are not supported",
+    ),
+    (
+        "",
         "fn k(x: Ptr<f32>) { let r = arange(0, 512); let o = r.expand_dims(1) * 512 + r.expand_dims(0); store(x + o, load(x + o) * 2.0); }",
         "too large for registers",
     ),

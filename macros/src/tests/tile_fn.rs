@@ -142,6 +142,33 @@ fn a_helper_returns_two_values_as_a_pair() {
 }
 
 #[test]
+fn a_helper_returns_three_values_as_a_tuple() {
+    let helper = "fn split3(pid: i32, w: i32) -> (i32, i32, i32) { let q = pid / w; (q / w, q % w, pid % w) }";
+    let kernels = run_with(
+        quote!(uses = [split3]),
+        "fn k(out: Ptr<i32>) {
+            let (a, b, c) = split3(program_id(0), 4);
+            store(out + arange(0, 1), zeros::<i32>([1]) + a * 16 + b * 4 + c);
+        }",
+        &[helper],
+    )
+    .expect("checks");
+    assert_eq!(kernels.len(), 1);
+    let errors = run_with(
+        quote!(uses = [split3]),
+        "fn k(out: Ptr<i32>) { let (a, b) = split3(program_id(0), 4); store(out, a + b); }",
+        &[helper],
+    )
+    .expect_err("three values for two names");
+    assert!(
+        errors[0]
+            .0
+            .contains("this pattern has 2 names for the 3 values"),
+        "{errors:?}"
+    );
+}
+
+#[test]
 fn helper_locals_do_not_meet_the_kernels() {
     // The helper's `x` and `acc` are its own: the kernel's `acc` is passed in as `x`, and the
     // helper's `acc` leaves the kernel's untouched.
