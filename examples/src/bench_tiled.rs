@@ -31,7 +31,7 @@ use crate::data::{
 };
 use tessera::launch::{Device, DeviceElement, LaunchError, Module};
 use tessera::tensor::Tensor;
-use tessera::{bf16, f16, Ptr};
+use tessera::{bf16, f16};
 use tessera_kernels::tiled::bench_triton::*;
 
 /// Row lengths the compiled softmax and layernorm blocks cover.
@@ -52,11 +52,6 @@ pub fn check_columns(family: Family, n: usize) -> Result<(), String> {
         _ if n == 0 => Err(format!("{name}: empty rows")),
         _ => Ok(()),
     }
-}
-
-/// `n` as an `i32` kernel argument.
-fn int(n: usize) -> Result<i32, LaunchError> {
-    i32::try_from(n).map_err(|_| invalid(format!("{n} does not fit the kernels' i32 sizes")))
 }
 
 /// `n` programs along one grid axis.
@@ -178,28 +173,28 @@ macro_rules! timed {
 /// Times the softmax of `BLOCK = $block` on elements `$types` (`T_f32`, `T_f16`) on the kernel
 /// of its warp count (4 warps up to 2048, 8 at 4096, 16 at 8192), as `triton_ref.py` picks.
 macro_rules! timed_softmax {
-    ($device:expr, $module:expr, $block:expr, $grid:expr, $args:expr => $types:ident) => {
+    ($device:expr, $module:expr, $block:expr, $grid:expr, ($out:expr, $x:expr) => $types:ident) => {
         match $block {
             4096 => timed!(
                 $device,
                 $module,
                 bench_softmax_w8::$types<BLOCK = 4096>,
                 $grid,
-                $args
+                tensors($out, $x)
             ),
             8192 => timed!(
                 $device,
                 $module,
                 bench_softmax_w16::$types<BLOCK = 8192>,
                 $grid,
-                $args
+                tensors($out, $x)
             ),
             block => timed!(
                 $device,
                 $module,
                 bench_softmax_w4::$types<BLOCK = block>,
                 $grid,
-                $args
+                tensors($out, $x)
             ),
         }
     };
@@ -252,32 +247,44 @@ pub fn run(
             device,
             m,
             n,
-            |args, block, grid| timed_softmax!(device, module, block, grid, args => T_f32),
+            |(out, x), block, grid| timed_softmax!(device, module, block, grid, (out, x) => T_f32),
         ),
         (Family::Softmax, "float16", &[m, n]) => softmax::<f16>(
             device,
             m,
             n,
-            |args, block, grid| timed_softmax!(device, module, block, grid, args => T_f16),
+            |(out, x), block, grid| timed_softmax!(device, module, block, grid, (out, x) => T_f16),
         ),
         (Family::Layernorm, "float16", &[m, n]) => layernorm(device, module, m, n),
         (Family::Transpose, "float32", &[m, n]) => transpose::<f32>(
             device,
             m,
             n,
-            |args, grid| timed!(device, module, bench_transpose::T_f32<BM = 64, BN = 64>, grid, args),
+            |(x, y), grid| timed!(device, module, bench_transpose::T_f32<BM = 64, BN = 64>, grid, tensors(x, y)),
         ),
         (Family::Transpose, "float16", &[m, n]) => transpose::<f16>(
             device,
             m,
             n,
-            |args, grid| timed!(device, module, bench_transpose::T_f16<BM = 64, BN = 64>, grid, args),
+            |(x, y), grid| timed!(device, module, bench_transpose::T_f16<BM = 64, BN = 64>, grid, tensors(x, y)),
         ),
-        (Family::Gather, "float32", &[m, n]) => gather::<f32>(device, m, n, |args, grid| {
-            timed!(device, module, bench_gather::T_f32<N = n>, grid, args)
+        (Family::Gather, "float32", &[m, n]) => gather::<f32>(device, m, n, |(s, i, o), grid| {
+            timed!(
+                device,
+                module,
+                bench_gather::T_f32<N = n>,
+                grid,
+                tensors(s, i, o)
+            )
         }),
-        (Family::Gather, "float16", &[m, n]) => gather::<f16>(device, m, n, |args, grid| {
-            timed!(device, module, bench_gather::T_f16<N = n>, grid, args)
+        (Family::Gather, "float16", &[m, n]) => gather::<f16>(device, m, n, |(s, i, o), grid| {
+            timed!(
+                device,
+                module,
+                bench_gather::T_f16<N = n>,
+                grid,
+                tensors(s, i, o)
+            )
         }),
         (Family::Matmul, "float16", &[m, n, k]) => matmul::<f16>(
             device,
@@ -296,8 +303,8 @@ pub fn run(
     }
 }
 
-/// The softmax kernels' arguments: `out`, `inp`, `in_stride`, `out_stride`, `n_cols`.
-type SoftmaxArgs<T> = (Ptr<T>, Ptr<T>, i32, i32, i32);
+/// The softmax kernels' tensors: `out` and `inp`, `[m, n]` each.
+type SoftmaxTensors<'a, T> = (&'a mut Tensor<T>, &'a Tensor<T>);
 /// What times one kernel: the result and the PTX entry timed.
 type TimedEntry = Result<(Timed, &'static str), LaunchError>;
 
@@ -306,14 +313,13 @@ fn softmax<T: Float>(
     device: &Device,
     m: usize,
     n: usize,
-    time: impl FnOnce(SoftmaxArgs<T>, usize, [u32; 3]) -> TimedEntry,
+    time: impl FnOnce(SoftmaxTensors<'_, T>, usize, [u32; 3]) -> TimedEntry,
 ) -> Result<BenchRow, LaunchError> {
     let x: Vec<T> = float_vec(101, m * n, 4.0);
-    let dx = device.upload(&x)?;
-    let out = device.zeros::<T>(m * n)?;
-    let args = (out.ptr(), dx.ptr(), int(n)?, int(n)?, int(n)?);
-    let (timed, entry) = time(args, row_block(n), [programs(m)?, 1, 1])?;
-    let got = out.download()?;
+    let tx = Tensor::from_slice(device, &x, &[m, n])?;
+    let mut out = Tensor::<T>::zeros(device, &[m, n])?;
+    let (timed, entry) = time((&mut out, &tx), row_block(n), [programs(m)?, 1, 1])?;
+    let got = out.to_vec()?;
     let rows = rows_to_check(m, n);
     let f16_out = T::DTYPE_NAME == f16::DTYPE_NAME;
     let verdict = check_items(rows.len(), |k| {
@@ -356,10 +362,13 @@ fn layernorm(
     let b: Vec<f16> = parallel_vec(n, |i| {
         f16::from_f32(0.5 + 0.5 * crate::data::uniform(113, i as u64))
     });
-    let (dx, dw, db) = (device.upload(&x)?, device.upload(&w)?, device.upload(&b)?);
-    let y = device.zeros::<f16>(m * n)?;
+    let tx = Tensor::from_slice(device, &x, &[m, n])?;
+    let (tw, tb) = (
+        Tensor::from_slice(device, &w, &[n])?,
+        Tensor::from_slice(device, &b, &[n])?,
+    );
+    let mut y = Tensor::<f16>::zeros(device, &[m, n])?;
     let block = row_block(n);
-    let args = (dx.ptr(), y.ptr(), dw.ptr(), db.ptr(), int(n)?, int(n)?, eps);
     let grid = [programs(m)?, 1, 1];
     let (timed, entry) = if block <= 1024 {
         timed!(
@@ -367,7 +376,7 @@ fn layernorm(
             module,
             bench_layernorm_w4<BLOCK = block>,
             grid,
-            args
+            bench_layernorm_w4::args(&tx, &mut y, &tw, &tb, eps)?
         )?
     } else {
         timed!(
@@ -375,10 +384,10 @@ fn layernorm(
             module,
             bench_layernorm_w8<BLOCK = block>,
             grid,
-            args
+            bench_layernorm_w8::args(&tx, &mut y, &tw, &tb, eps)?
         )?
     };
-    let got = y.download()?;
+    let got = y.to_vec()?;
     let rows = rows_to_check(m, n);
     let verdict = check_items(rows.len(), |k| {
         let r = rows[k];
@@ -403,14 +412,14 @@ fn transpose<T: Float>(
     device: &Device,
     m: usize,
     n: usize,
-    time: impl FnOnce((Ptr<T>, Ptr<T>, i32, i32), [u32; 3]) -> TimedEntry,
+    time: impl FnOnce((&Tensor<T>, &mut Tensor<T>), [u32; 3]) -> TimedEntry,
 ) -> Result<BenchRow, LaunchError> {
     let x: Vec<T> = float_vec(121, m * n, 1.0);
-    let dx = device.upload(&x)?;
-    let y = device.zeros::<T>(m * n)?;
+    let tx = Tensor::from_slice(device, &x, &[m, n])?;
+    let mut y = Tensor::<T>::zeros(device, &[n, m])?;
     let grid = [programs(m.div_ceil(64))?, programs(n.div_ceil(64))?, 1];
-    let (timed, entry) = time((dx.ptr(), y.ptr(), int(m)?, int(n)?), grid)?;
-    let got = y.download()?;
+    let (timed, entry) = time((&tx, &mut y), grid)?;
+    let got = y.to_vec()?;
     // Row j of y (n rows of m) is column j of x.
     let verdict = check_items(n, |j| {
         for i in 0..m {
@@ -431,16 +440,17 @@ fn gather<T: Float>(
     device: &Device,
     m: usize,
     n: usize,
-    time: impl FnOnce((Ptr<T>, Ptr<i32>, Ptr<T>, i32), [u32; 3]) -> TimedEntry,
+    time: impl FnOnce((&Tensor<T>, &Tensor<i32>, &mut Tensor<T>), [u32; 3]) -> TimedEntry,
 ) -> Result<BenchRow, LaunchError> {
     let src: Vec<T> = float_vec(131, m * n, 1.0);
     let index: Vec<i32> = parallel_vec(m * n, |i| uniform_below(132, i as u64, n as u32) as i32);
-    let (dsrc, dindex) = (device.upload(&src)?, device.upload(&index)?);
-    let out = device.zeros::<T>(m * n)?;
+    let tsrc = Tensor::from_slice(device, &src, &[m, n])?;
+    let tindex = Tensor::from_slice(device, &index, &[m, n])?;
+    let mut out = Tensor::<T>::zeros(device, &[m, n])?;
     let rows_per_program = 4096 / n;
     let grid = [programs(m.div_ceil(rows_per_program))?, 1, 1];
-    let (timed, entry) = time((dsrc.ptr(), dindex.ptr(), out.ptr(), int(m)?), grid)?;
-    let got = out.download()?;
+    let (timed, entry) = time((&tsrc, &tindex, &mut out), grid)?;
+    let got = out.to_vec()?;
     let verdict = check_items(m, |i| {
         for j in 0..n {
             let want = src[i * n + index[i * n + j] as usize];

@@ -18,6 +18,7 @@
 
 use std::path::Path;
 use tessera::launch::{Device, Module};
+use tessera::tensor::Tensor;
 use tessera_kernels::tiled::random::tile_random;
 
 pub fn dump(
@@ -27,23 +28,23 @@ pub fn dump(
     n: usize,
     out: &str,
 ) -> Result<(), String> {
-    let count = i32::try_from(n).map_err(|_| format!("N = {n} exceeds i32::MAX"))?;
     let fail = |err: tessera::launch::LaunchError| err.to_string();
-    let ints = device.zeros::<u32>(n).map_err(fail)?;
-    let uniform = device.zeros::<f32>(n).map_err(fail)?;
-    let normal = device.zeros::<f32>(n).map_err(fail)?;
+    let mut ints = Tensor::<u32>::zeros(device, &[n]).map_err(fail)?;
+    let mut uniform = Tensor::<f32>::zeros(device, &[n]).map_err(fail)?;
+    let mut normal = Tensor::<f32>::zeros(device, &[n]).map_err(fail)?;
+    let stream = device.stream().map_err(fail)?;
     tile_random::launch(
-        device,
+        &stream,
         module,
         tile_random::Consts { BLOCK: 1024 },
         |c: &tile_random::Consts| (n.div_ceil(c.BLOCK) as u32,),
-        ints.ptr(),
-        uniform.ptr(),
-        normal.ptr(),
+        &mut ints,
+        &mut uniform,
+        &mut normal,
         seed,
-        count,
     )
     .map_err(fail)?;
+    stream.synchronize().map_err(fail)?;
     let write = |suffix: &str, words: Vec<u32>| -> Result<(), String> {
         let path = format!("{out}.{suffix}");
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -52,7 +53,7 @@ pub fn dump(
         Ok(())
     };
     let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect();
-    write("randint.u32", ints.download().map_err(fail)?)?;
-    write("rand.f32", bits(uniform.download().map_err(fail)?))?;
-    write("randn.f32", bits(normal.download().map_err(fail)?))
+    write("randint.u32", ints.to_vec().map_err(fail)?)?;
+    write("rand.f32", bits(uniform.to_vec().map_err(fail)?))?;
+    write("randn.f32", bits(normal.to_vec().map_err(fail)?))
 }

@@ -24,7 +24,7 @@ use crate::data::{
     check_items, float_vec, layernorm_stats, parallel_vec, uniform_below, uniform_vec, within,
     Float, Verdict,
 };
-use tessera::launch::{DeviceBuffer, DeviceElement, DeviceKind, KernelArgs, LaunchError};
+use tessera::launch::{DeviceElement, DeviceKind, KernelArgs, LaunchError};
 use tessera::tensor::{Tensor, TensorMut, TensorRef};
 use tessera::tile::{launch_on, Specialisation};
 use tessera::{bf16, f16};
@@ -45,14 +45,6 @@ fn block_for(blocks: &[usize], n: usize) -> Result<usize, LaunchError> {
             kernel: "examples".to_string(),
             reason: format!("rows of {n} columns exceed the compiled blocks {blocks:?}"),
         })
-}
-
-/// `n` as an `i32` kernel argument.
-fn int(n: usize) -> Result<i32, LaunchError> {
-    i32::try_from(n).map_err(|_| LaunchError::InvalidConfig {
-        kernel: "examples".to_string(),
-        reason: format!("{n} does not fit the kernels' i32 sizes"),
-    })
 }
 
 /// `n` as a grid dimension.
@@ -206,16 +198,6 @@ impl Checks<'_> {
             self.tile_runs[at].entries.push(entry);
         }
         Ok(())
-    }
-
-    /// An output of `n` elements of `fill` followed by canaries.
-    fn padded<T: DeviceElement>(
-        &self,
-        n: usize,
-        fill: T,
-        canary: T,
-    ) -> Result<DeviceBuffer<T>, LaunchError> {
-        self.device.upload(&with_canaries(n, fill, canary))
     }
 
     /// A tensor of `n` elements of `fill` followed by canaries.
@@ -545,11 +527,14 @@ impl Checks<'_> {
         let x: Vec<f32> = parallel_vec(m * n, |i| {
             (uniform_below(81, i as u64, 1024) as f32 - 512.0) / 64.0
         });
-        let dx = self.device.upload(&x)?;
+        let tx = Tensor::from_slice(self.device, &x, &[m, n])?;
         let canary = -12345.5f32;
         for num_warps in [1u32, 4, 8] {
-            let out = self.padded(m * n, 0f32, canary)?;
-            let args = (out.ptr(), dx.ptr(), int(m)?, int(n)?, int(n)?);
+            let mut out = self.padded_tensor(m * n, (0f32, canary))?;
+            let args = tile_cumsum_cols::T_f32::args(
+                &mut out.view_mut().slice(0, 0..m * n)?.reshape(&[m, n])?,
+                &tx,
+            )?;
             let grid = [dim(n.div_ceil(4))?, 1, 1];
             launch_tiled!(
                 self,
@@ -557,7 +542,7 @@ impl Checks<'_> {
                 grid,
                 args
             )?;
-            let got = out.download()?;
+            let got = out.to_vec()?;
             let verdict = check_items(n, |c| {
                 let mut sum = 0f32;
                 for r in 0..m {
@@ -570,14 +555,18 @@ impl Checks<'_> {
             self.conclude(label, verdict, "column", &got, m * n, canary);
         }
         let v: Vec<i32> = parallel_vec(len, |i| uniform_below(82, i as u64, u32::MAX) as i32);
-        let dv = self.device.upload(&v)?;
+        let tv = Tensor::from_slice(self.device, &v, &[len])?;
         let canary = -77i32;
         for num_warps in [1u32, 4] {
-            let (out, rev) = (
-                self.padded(len, 0i32, canary)?,
-                self.padded(len, 0i32, canary)?,
+            let (mut out, mut rev) = (
+                self.padded_tensor(len, (0i32, canary))?,
+                self.padded_tensor(len, (0i32, canary))?,
             );
-            let args = (out.ptr(), rev.ptr(), dv.ptr(), int(len)?);
+            let args = tile_cumsum_blocks::T_i32::args(
+                &mut out.view_mut().slice(0, 0..len)?,
+                &mut rev.view_mut().slice(0, 0..len)?,
+                &tv,
+            )?;
             let grid = [dim(len.div_ceil(1024))?, 1, 1];
             launch_tiled!(
                 self,
@@ -585,7 +574,7 @@ impl Checks<'_> {
                 grid,
                 args
             )?;
-            let (got, got_rev) = (out.download()?, rev.download()?);
+            let (got, got_rev) = (out.to_vec()?, rev.to_vec()?);
             let verdict = check_items(len.div_ceil(1024), |b| {
                 let range = b * 1024..len.min(b * 1024 + 1024);
                 running_sums(&v, &got, range.clone(), false, "out", "the running sum")?;

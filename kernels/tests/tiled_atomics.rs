@@ -4,8 +4,9 @@
 
 mod support;
 
-use support::{device, draws, launch_over, launch_tile, Guarded};
+use support::{device, draws, launch_tensors, GuardedTensor};
 use tessera::f16;
+use tessera::tensor::Tensor;
 use tessera_kernels::tiled::atomics::{
     bucket_reduce, histogram, histogram_f16, matmul_split_k, row_loss, take_numbers, tickets,
 };
@@ -31,20 +32,12 @@ fn histogram_counts_every_value_once() {
                 want[v as usize] += 1;
             }
         }
-        let dx = gpu.device().upload(&x).unwrap();
+        let tx = Tensor::from_slice(gpu.device(), &x, &[n]).unwrap();
         for block in [32, 256] {
-            let bins = Guarded::new(gpu, num_bins, 0i32);
-            launch_over!(
-                gpu,
-                histogram,
-                BLOCK = block,
-                n,
-                dx.ptr(),
-                bins.ptr(),
-                n as i32,
-                num_bins as i32
-            )
-            .unwrap();
+            let mut bins = GuardedTensor::new(gpu, &[num_bins], 0i32);
+            let consts = histogram::Consts { BLOCK: block };
+            let grid = (n.div_ceil(block) as u32,);
+            launch_tensors!(gpu, histogram, consts, grid, &tx, &mut bins.view()).unwrap();
             assert_eq!(
                 bins.outputs(&format!("histogram n={n} BLOCK={block}")),
                 want
@@ -53,18 +46,10 @@ fn histogram_counts_every_value_once() {
         // f16 counts are exact only up to 2048 (2048 + 1 rounds back to 2048 in f16), so the f16
         // histogram is checked where every bin stays within that range.
         if num_bins > 1 && want.iter().all(|&c| c <= 2048) {
-            let bins = Guarded::new(gpu, num_bins, f16::ZERO);
-            launch_over!(
-                gpu,
-                histogram_f16,
-                BLOCK = 256,
-                n,
-                dx.ptr(),
-                bins.ptr(),
-                n as i32,
-                num_bins as i32
-            )
-            .unwrap();
+            let mut bins = GuardedTensor::new(gpu, &[num_bins], f16::ZERO);
+            let consts = histogram_f16::Consts { BLOCK: 256 };
+            let grid = (n.div_ceil(256) as u32,);
+            launch_tensors!(gpu, histogram_f16, consts, grid, &tx, &mut bins.view()).unwrap();
             let got: Vec<f32> = bins
                 .outputs("histogram_f16")
                 .iter()
@@ -96,31 +81,29 @@ fn split_k_matmul_adds_every_partial_tile() {
             a.iter().map(|&v| f16::from_f32(v as f32)).collect(),
             b.iter().map(|&v| f16::from_f32(v as f32)).collect(),
         );
-        let (da, db) = (
-            gpu.device().upload(&ah).unwrap(),
-            gpu.device().upload(&bh).unwrap(),
+        let (ta, tb) = (
+            Tensor::from_slice(gpu.device(), &ah, &[m, k]).unwrap(),
+            Tensor::from_slice(gpu.device(), &bh, &[k, n]).unwrap(),
         );
-        let c = Guarded::new(gpu, m * n, 0.5f32);
+        let mut c = GuardedTensor::new(gpu, &[m, n], 0.5f32);
         let splits = k.div_ceil(k_split) as u32;
         let consts = matmul_split_k::Consts {
             BM: 32,
             BN: 32,
             BK: 32,
         };
-        launch_tile!(
+        let grid =
+            |c: &matmul_split_k::Consts| (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32, splits);
+        let k_split = k_split as i32;
+        launch_tensors!(
             gpu,
             matmul_split_k,
             consts,
-            |c: &matmul_split_k::Consts| {
-                (m.div_ceil(c.BM) as u32, n.div_ceil(c.BN) as u32, splits)
-            },
-            da.ptr(),
-            db.ptr(),
-            c.ptr(),
-            m as i32,
-            n as i32,
-            k as i32,
-            k_split as i32,
+            grid,
+            &ta,
+            &tb,
+            &mut c.view(),
+            k_split
         )
         .unwrap();
         let got = c.outputs(&format!("split-K {m}x{n}x{k}/{k_split}"));
@@ -153,25 +136,25 @@ fn bucket_max_min_and_bits() {
             want_and[b] &= !bit;
             want_xor[b] ^= v as u32;
         }
-        let dx = gpu.device().upload(&x).unwrap();
-        let maxes = Guarded::new(gpu, buckets, i32::MIN);
-        let mins = Guarded::new(gpu, buckets, i32::MAX);
-        let ors = Guarded::new(gpu, buckets, 0u32);
-        let ands = Guarded::new(gpu, buckets, u32::MAX);
-        let xors = Guarded::new(gpu, buckets, 0u32);
-        launch_over!(
+        let tx = Tensor::from_slice(gpu.device(), &x, &[n]).unwrap();
+        let mut maxes = GuardedTensor::new(gpu, &[buckets], i32::MIN);
+        let mut mins = GuardedTensor::new(gpu, &[buckets], i32::MAX);
+        let mut ors = GuardedTensor::new(gpu, &[buckets], 0u32);
+        let mut ands = GuardedTensor::new(gpu, &[buckets], u32::MAX);
+        let mut xors = GuardedTensor::new(gpu, &[buckets], 0u32);
+        let consts = bucket_reduce::Consts { BLOCK: 128 };
+        let grid = (n.div_ceil(128) as u32,);
+        launch_tensors!(
             gpu,
             bucket_reduce,
-            BLOCK = 128,
-            n,
-            dx.ptr(),
-            maxes.ptr(),
-            mins.ptr(),
-            ors.ptr(),
-            ands.ptr(),
-            xors.ptr(),
-            n as i32,
-            buckets as i32
+            consts,
+            grid,
+            &tx,
+            &mut maxes.view(),
+            &mut mins.view(),
+            &mut ors.view(),
+            &mut ands.view(),
+            &mut xors.view()
         )
         .unwrap();
         let what = format!("n={n} buckets={buckets}");
@@ -188,18 +171,12 @@ fn tile_atomic_old_values_are_each_taken_once() {
     let gpu = device();
     for n in gpu.cases(&[1, 31, 32, 100, 1000], &[1 << 20]) {
         for block in [32, 256] {
-            let counter = Guarded::new(gpu, 1, 0i32);
-            let out = Guarded::new(gpu, n, -1i32);
-            launch_over!(
-                gpu,
-                take_numbers,
-                BLOCK = block,
-                n,
-                counter.ptr(),
-                out.ptr(),
-                n as i32
-            )
-            .unwrap();
+            let mut counter = GuardedTensor::new(gpu, &[1], 0i32);
+            let mut out = GuardedTensor::new(gpu, &[n], -1i32);
+            let consts = take_numbers::Consts { BLOCK: block };
+            let grid = (n.div_ceil(block) as u32,);
+            let (mut c, mut o) = (counter.view(), out.view());
+            launch_tensors!(gpu, take_numbers, consts, grid, &mut c, &mut o).unwrap();
             let what = format!("take_numbers n={n} BLOCK={block}");
             assert_eq!(
                 counter.outputs(&what),
@@ -221,18 +198,18 @@ fn tile_atomic_old_values_are_each_taken_once() {
 fn scalar_tickets_cas_and_xchg() {
     let gpu = device();
     for programs in gpu.cases(&[1usize, 5, 37], &[5000]) {
-        let counter = Guarded::new(gpu, 1, 0i32);
-        let slots = Guarded::new(gpu, 4, 0i32);
-        let last = Guarded::new(gpu, 1, -1i32);
-        let out = Guarded::new(gpu, 3 * programs, -7i32);
-        launch_tile!(
+        let mut counter = GuardedTensor::new(gpu, &[1], 0i32);
+        let mut slots = GuardedTensor::new(gpu, &[4], 0i32);
+        let mut last = GuardedTensor::new(gpu, &[1], -1i32);
+        let mut out = GuardedTensor::new(gpu, &[programs, 3], -7i32);
+        launch_tensors!(
             gpu,
             tickets,
-            |_: &tickets::Consts| (programs as u32,),
-            counter.ptr(),
-            slots.ptr(),
-            last.ptr(),
-            out.ptr(),
+            grid = (programs as u32,),
+            &mut counter.view(),
+            &mut slots.view(),
+            &mut last.view(),
+            &mut out.view()
         )
         .unwrap();
         let what = format!("tickets programs={programs}");
@@ -278,22 +255,14 @@ fn row_loss_with_scalar_load_and_store() {
             ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0
         });
         let target = ints(rows as u64 + 99, rows, -1, n_cols as i32);
-        let (dl, dt) = (
-            gpu.device().upload(&logits).unwrap(),
-            gpu.device().upload(&target).unwrap(),
+        let (tl, tt) = (
+            Tensor::from_slice(gpu.device(), &logits, &[rows, n_cols]).unwrap(),
+            Tensor::from_slice(gpu.device(), &target, &[rows]).unwrap(),
         );
-        let loss = Guarded::new(gpu, rows, 9.0f32);
-        launch_tile!(
-            gpu,
-            row_loss,
-            row_loss::Consts { BLOCK: 128 },
-            |_: &row_loss::Consts| (rows as u32,),
-            dl.ptr(),
-            dt.ptr(),
-            loss.ptr(),
-            n_cols as i32,
-        )
-        .unwrap();
+        let mut loss = GuardedTensor::new(gpu, &[rows], 9.0f32);
+        let consts = row_loss::Consts { BLOCK: 128 };
+        let grid = (rows as u32,);
+        launch_tensors!(gpu, row_loss, consts, grid, &tl, &tt, &mut loss.view()).unwrap();
         let got = loss.outputs(&format!("row_loss {rows}x{n_cols}"));
         for r in 0..rows {
             let row = &logits[r * n_cols..(r + 1) * n_cols];
@@ -316,5 +285,59 @@ fn row_loss_with_scalar_load_and_store() {
                 got[r]
             );
         }
+    }
+}
+
+/// Mismatched tensors are refused at launch, before anything runs, naming the requirement: a
+/// target of another length than the logits' rows, a split-K `c` of the wrong shape, slots
+/// that are not four.
+#[test]
+fn mismatched_tensors_are_refused() {
+    let gpu = device();
+    let zeros_f32 = |sizes: &[usize]| Tensor::<f32>::zeros(gpu.device(), sizes).unwrap();
+    let zeros_i32 = |sizes: &[usize]| Tensor::<i32>::zeros(gpu.device(), sizes).unwrap();
+    let zeros_f16 = |sizes: &[usize]| Tensor::<f16>::zeros(gpu.device(), sizes).unwrap();
+    let (logits, target, mut loss) = (zeros_f32(&[4, 10]), zeros_i32(&[3]), zeros_f32(&[4]));
+    let (a, b, mut c) = (zeros_f16(&[8, 16]), zeros_f16(&[16, 8]), zeros_f32(&[8, 9]));
+    let (mut counter, mut slots, mut last, mut out) = (
+        zeros_i32(&[1]),
+        zeros_i32(&[3]),
+        zeros_i32(&[1]),
+        zeros_i32(&[2, 3]),
+    );
+    let split = matmul_split_k::Consts {
+        BM: 32,
+        BN: 32,
+        BK: 32,
+    };
+    let messages = [
+        launch_tensors!(
+            gpu,
+            row_loss,
+            row_loss::Consts { BLOCK: 128 },
+            4,
+            &logits,
+            &target,
+            &mut loss
+        ),
+        launch_tensors!(gpu, matmul_split_k, split, (1, 1, 1), &a, &b, &mut c, 16),
+        launch_tensors!(
+            gpu,
+            tickets,
+            grid = 2,
+            &mut counter,
+            &mut slots,
+            &mut last,
+            &mut out
+        ),
+    ]
+    .map(|launch| launch.unwrap_err().to_string());
+    let wanted = [
+        "requirement `target.size(0) == logits.size(0) && loss.size(0) == logits.size(0)`",
+        "requirement `c.size(1) == b.size(1)` (c.size(1) = 9, b.size(1) = 8)",
+        "requirement `slots.size(0) == 4` (slots.size(0) = 3)",
+    ];
+    for (message, want) in messages.iter().zip(wanted) {
+        assert!(message.contains(want), "{message}");
     }
 }

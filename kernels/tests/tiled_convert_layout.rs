@@ -5,7 +5,8 @@
 
 mod support;
 
-use support::{device, launch_tile, Guarded};
+use support::{device, launch_tensors, GuardedTensor};
+use tessera::tensor::Tensor;
 
 use tessera::tile::Label;
 use tessera_kernels::tiled::convert_layout::{tile_copy_via_layout, WARP_ROWS};
@@ -34,16 +35,14 @@ fn copy_through_user_layout_matches_cpu() {
     );
     for (m, n) in shapes {
         let x: Vec<f32> = (0..m * n).map(|i| (i as f32).sin()).collect();
-        let dx = device.upload(&x).unwrap();
-        let dout = Guarded::new(gpu, m * n, -1.5f32);
-        let report = launch_tile!(
+        let tx = Tensor::from_slice(device, &x, &[m, n]).unwrap();
+        let mut dout = GuardedTensor::new(gpu, &[m, n], -1.5f32);
+        let report = launch_tensors!(
             gpu,
             tile_copy_via_layout,
-            (m.div_ceil(32) as u32, n.div_ceil(64) as u32),
-            dx.ptr(),
-            dout.ptr(),
-            m as i32,
-            n as i32,
+            grid = (m.div_ceil(32) as u32, n.div_ceil(64) as u32),
+            &tx,
+            &mut dout.view(),
         )
         .unwrap();
         let out = dout.outputs(&format!("{m}x{n}"));

@@ -7,7 +7,8 @@
 
 mod support;
 
-use support::{device, launch_tile};
+use support::{device, device_and_module, launch_tensors, leading_view};
+use tessera::tensor::Tensor;
 use tessera_kernels::tiled::scan::{
     tile_cumprod_rows, tile_cumsum_blocks, tile_cumsum_cols, tile_cumsum_cols_reverse,
     tile_cumsum_rows,
@@ -136,12 +137,14 @@ const SHAPES: [(usize, usize, usize); 6] = [
     (1, 1, 1), (3, 5, 7), (2, 128, 128), (7, 33, 40), (128, 9, 9), (100, 128, 130),
 ];
 
-/// Scans `$x` (the matrix `$shape = (m, n, stride)`) with `$kernel` (`Consts` given in braces)
-/// along `$axis` (1: rows, a program per `BLOCK_M` rows; 0: columns, a program per `BLOCK_N`
-/// columns) into an output that starts as the guard, and checks it against [`scan_matrix`].
+/// Scans `$x` (the matrix `$shape = (m, n, stride)`, as an `[m, n]` view of its padded rows)
+/// with `$kernel` (`Consts` given in braces) along `$axis` (1: rows, a program per `BLOCK_M`
+/// rows; 0: columns, a program per `BLOCK_N` columns) into the same view of an output that
+/// starts as the guard, and checks the whole output against [`scan_matrix`].
 macro_rules! check_matrix_scan {
     ($kernel:ident $consts:tt, $x:expr, $shape:expr, $axis:expr, $op:expr, $reverse:expr, $what:expr) => {{
         let gpu = device();
+        let (device, _) = device_and_module();
         let (m, n, stride): (usize, usize, usize) = $shape;
         let consts = $kernel::Consts $consts;
         let programs = if $axis == 1 {
@@ -149,22 +152,20 @@ macro_rules! check_matrix_scan {
         } else {
             n.div_ceil(consts.BLOCK_N)
         };
-        let dx = gpu.device().upload($x).unwrap();
-        let dout = gpu.device().upload(&vec![T::GUARD; $x.len()]).unwrap();
-        launch_tile!(
+        let tx = Tensor::from_slice(device, $x, &[m, stride]).unwrap();
+        let mut tout = Tensor::from_slice(device, &vec![T::GUARD; $x.len()], &[m, stride]).unwrap();
+        let x_view = tx.view().slice(1, 0..n).unwrap();
+        launch_tensors!(
             gpu,
             $kernel,
             consts,
             (programs as u32,),
-            dout.ptr(),
-            dx.ptr(),
-            m as i32,
-            n as i32,
-            stride as i32
+            &mut tout.view_mut().slice(1, 0..n).unwrap(),
+            &x_view
         )
         .unwrap();
         let want = scan_matrix($x, $shape, $axis, $op, $reverse);
-        assert_eq!(dout.download().unwrap(), want, "{}", $what);
+        assert_eq!(tout.to_vec().unwrap(), want, "{}", $what);
     }};
 }
 
@@ -236,29 +237,29 @@ fn cumsum_rows_and_columns<T: Element>() {
 
 fn cumsum_blocks<T: Element>() {
     let gpu = device();
+    let (device, _) = device_and_module();
     for n in [1usize, 7, 1000, 1024, 2500] {
         let x = random::<T>(n as u64, n, T::summand);
         for num_warps in [1u32, 4] {
-            let dx = gpu.device().upload(&x).unwrap();
-            let dout = gpu.device().upload(&vec![T::GUARD; n + 4]).unwrap();
-            let drev = gpu.device().upload(&vec![T::GUARD; n + 4]).unwrap();
+            let tx = Tensor::from_slice(device, &x, &[n]).unwrap();
+            let mut dout = Tensor::from_slice(device, &vec![T::GUARD; n + 4], &[n + 4]).unwrap();
+            let mut drev = Tensor::from_slice(device, &vec![T::GUARD; n + 4], &[n + 4]).unwrap();
             let consts = tile_cumsum_blocks::Consts {
                 BLOCK: 1024,
                 num_warps,
             };
             let grid = (n.div_ceil(1024) as u32,);
-            launch_tile!(
+            launch_tensors!(
                 gpu,
                 tile_cumsum_blocks,
                 consts,
                 grid,
-                dout.ptr(),
-                drev.ptr(),
-                dx.ptr(),
-                n as i32
+                &mut leading_view(&mut dout, &[n]),
+                &mut leading_view(&mut drev, &[n]),
+                &tx
             )
             .unwrap();
-            let (got, got_rev) = (dout.download().unwrap(), drev.download().unwrap());
+            let (got, got_rev) = (dout.to_vec().unwrap(), drev.to_vec().unwrap());
             let mut want = Vec::new();
             let mut want_rev = Vec::new();
             for block in x.chunks(1024) {
@@ -271,6 +272,30 @@ fn cumsum_blocks<T: Element>() {
             assert_eq!(got, want, "cumsum blocks: {what}");
             assert_eq!(got_rev, want_rev, "reversed cumsum blocks: {what}");
         }
+    }
+}
+
+/// The column scan of a transposed view: `x` is stored `n × m` row-major and scanned as its
+/// `[m, n]` transpose (row stride 1, column stride `m`), into a contiguous `[m, n]` output.
+fn cumsum_of_a_transposed_view<T: Element>() {
+    let gpu = device();
+    let (device, _) = device_and_module();
+    for (m, n) in [(5usize, 3usize), (100, 17), (128, 8)] {
+        let stored = random::<T>((m * n) as u64 + 7, n * m, T::summand);
+        let tx = Tensor::from_slice(device, &stored, &[n, m]).unwrap();
+        let xt = tx.view().transpose(0, 1).unwrap();
+        let mut out = Tensor::from_slice(device, &vec![T::GUARD; m * n], &[m, n]).unwrap();
+        let consts = tile_cumsum_cols::Consts {
+            BLOCK_M: 256,
+            BLOCK_N: 4,
+            num_warps: 4,
+        };
+        let grid = (n.div_ceil(4) as u32,);
+        launch_tensors!(gpu, tile_cumsum_cols, consts, grid, &mut out, &xt).unwrap();
+        let x: Vec<T> = (0..m * n).map(|i| stored[(i % n) * m + i / n]).collect();
+        let want = scan_matrix(&x, (m, n, n), 0, (T::add, T::zero()), false);
+        let what = format!("cumsum columns of a transposed view: {} {m}x{n}", T::NAME);
+        assert_eq!(out.to_vec().unwrap(), want, "{what}");
     }
 }
 
@@ -310,51 +335,39 @@ i32_and_f32_tests! {
     cumsum_rows_and_columns => cumsum_rows_and_columns_match_cpu;
     cumsum_blocks => cumsum_of_ragged_blocks_matches_cpu;
     cumprod_rows => cumprod_rows_match_cpu;
+    cumsum_of_a_transposed_view => cumsum_of_a_transposed_view_matches_cpu;
 }
 
 /// A scanned axis longer than the block would be cut: each matrix scan's `requires` refuses it
-/// before anything runs, naming the values.
+/// before anything runs, naming the values; so is an output of another shape than the input.
 #[test]
 fn scans_longer_than_the_block_are_refused() {
     let gpu = device();
-    let buffer = gpu.device().zeros::<i32>(1024).unwrap();
-    let (out, x) = (buffer.ptr(), buffer.ptr());
+    let (device, _) = device_and_module();
+    let tensor = |sizes: &[usize]| Tensor::<i32>::zeros(device, sizes).unwrap();
+    let (wide, mut wide_out) = (tensor(&[1, 257]), tensor(&[1, 257]));
+    let (tall, mut tall_out) = (tensor(&[300, 3]), tensor(&[300, 3]));
+    let (x, mut other) = (tensor(&[4, 8]), tensor(&[4, 9]));
+    let rows = tile_cumsum_rows::Consts {
+        BLOCK_M: 2,
+        BLOCK_N: 256,
+        num_warps: 4,
+    };
+    let cols = tile_cumsum_cols::Consts {
+        BLOCK_M: 256,
+        BLOCK_N: 4,
+        num_warps: 4,
+    };
     let messages = [
-        launch_tile!(
-            gpu,
-            tile_cumsum_rows,
-            tile_cumsum_rows::Consts {
-                BLOCK_M: 2,
-                BLOCK_N: 256,
-                num_warps: 4,
-            },
-            1,
-            out,
-            x,
-            1,
-            257,
-            257
-        ),
-        launch_tile!(
-            gpu,
-            tile_cumsum_cols,
-            tile_cumsum_cols::Consts {
-                BLOCK_M: 256,
-                BLOCK_N: 4,
-                num_warps: 4,
-            },
-            1,
-            out,
-            x,
-            300,
-            3,
-            3
-        ),
+        launch_tensors!(gpu, tile_cumsum_rows, rows, 1, &mut wide_out, &wide),
+        launch_tensors!(gpu, tile_cumsum_cols, cols, 1, &mut tall_out, &tall),
+        launch_tensors!(gpu, tile_cumsum_rows, rows, 2, &mut other, &x),
     ]
     .map(|launch| launch.unwrap_err().to_string());
     let wanted = [
-        "requirement `n <= BLOCK_N` (n = 257, BLOCK_N = 256)",
-        "requirement `m <= BLOCK_M` (m = 300, BLOCK_M = 256)",
+        "requirement `x.size(1) <= BLOCK_N` (x.size(1) = 257, BLOCK_N = 256)",
+        "requirement `x.size(0) <= BLOCK_M` (x.size(0) = 300, BLOCK_M = 256)",
+        "requirement `out.size(0) == x.size(0) && out.size(1) == x.size(1)`",
     ];
     for (message, want) in messages.iter().zip(wanted) {
         assert!(message.contains(want), "{message}");

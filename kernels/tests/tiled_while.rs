@@ -6,7 +6,8 @@
 
 mod support;
 
-use support::{device, draws, launch_tile, Guarded};
+use support::{device, draws, launch_tensors, GuardedTensor};
+use tessera::tensor::Tensor;
 use tessera_kernels::tiled::loops::{collatz_steps, search_sorted};
 
 #[test]
@@ -27,21 +28,14 @@ fn search_sorted_finds_the_lower_bound() {
             .iter()
             .map(|&v| sorted.partition_point(|&s| s < v) as i32)
             .collect();
-        let (ds, dq) = (
-            gpu.device().upload(&sorted).unwrap(),
-            gpu.device().upload(&q).unwrap(),
+        let (ts, tq) = (
+            Tensor::from_slice(gpu.device(), &sorted, &[n]).unwrap(),
+            Tensor::from_slice(gpu.device(), &q, &[queries]).unwrap(),
         );
-        let out = Guarded::new(gpu, queries, -5i32);
-        launch_tile!(
-            gpu,
-            search_sorted,
-            |_: &search_sorted::Consts| (queries as u32,),
-            ds.ptr(),
-            n as i32,
-            dq.ptr(),
-            out.ptr(),
-        )
-        .unwrap();
+        let mut out = GuardedTensor::new(gpu, &[queries], -5i32);
+        // Two programs more than queries: they store nothing.
+        let grid = (queries as u32 + 2,);
+        launch_tensors!(gpu, search_sorted, grid = grid, &ts, &tq, &mut out.view()).unwrap();
         assert_eq!(out.outputs(&format!("search_sorted n={n}")), want);
     }
 }
@@ -68,11 +62,11 @@ fn collatz_steps_loop_until_every_element_is_done() {
             .chunks(128)
             .map(|c| c.iter().copied().max().unwrap_or(0))
             .collect();
-        let dx = gpu.device().upload(&x).unwrap();
+        let tx = Tensor::from_slice(gpu.device(), &x, &[n]).unwrap();
         for num_warps in [1u32, 4] {
-            let steps = Guarded::new(gpu, n, -3i32);
-            let rounds = Guarded::new(gpu, blocks, -3i32);
-            launch_tile!(
+            let mut steps = GuardedTensor::new(gpu, &[n], -3i32);
+            let mut rounds = GuardedTensor::new(gpu, &[blocks], -3i32);
+            launch_tensors!(
                 gpu,
                 collatz_steps,
                 collatz_steps::Consts {
@@ -80,10 +74,9 @@ fn collatz_steps_loop_until_every_element_is_done() {
                     num_warps,
                 },
                 (blocks as u32,),
-                dx.ptr(),
-                steps.ptr(),
-                rounds.ptr(),
-                n as i32,
+                &tx,
+                &mut steps.view(),
+                &mut rounds.view(),
             )
             .unwrap();
             let what = format!("collatz_steps n={n} num_warps={num_warps}");

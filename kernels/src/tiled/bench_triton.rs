@@ -1,6 +1,7 @@
 //! The kernels of `shared/bench/triton_ref.py`, written with `#[tile_kernel]` at the
 //! specialisations that script launches, so `tessera-examples --bench NAME` times the same work
-//! with the same tile sizes and warp counts as Triton:
+//! with the same tile sizes and warp counts as Triton. They take `Tensor` parameters (the
+//! script's kernels take torch tensors' pointers and strides):
 //!
 //! * softmax (f32, f16): `BLOCK = next_power_of_two(N)`, 4 warps up to 2048, 8 up to 4096, 16
 //!   beyond (one kernel per warp count, each with the `BLOCK`s Triton runs at that count; the
@@ -18,7 +19,8 @@
 use super::blocks::tensor_block;
 use super::matmul::{dot_over_k, grouped_matmul, grouped_tile, matmul_tile};
 use super::norm::{layernorm_row, softmax_kernel, softmax_row};
-use tessera::{f16, tile_kernel, Ptr};
+use super::transpose::transpose_block;
+use tessera::{f16, tile_kernel};
 
 softmax_kernel! {
     /// Row softmax of f32 or f16 values (computed in f32):
@@ -35,28 +37,33 @@ softmax_kernel! {
 }
 
 /// LayerNorm forward as `triton_ref.py`'s kernel, f16 in and out, f32 statistics:
-/// `y = (x - mean) · rsqrt(var + eps) · w + b` (biased variance).
+/// `y = (x - mean) · rsqrt(var + eps) · w + b` (biased variance) over the rows of `x: [rows, n]`
+/// into `y` of its shape, `w`, `b: [n]`.
 macro_rules! bench_layernorm {
     ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BLOCK = $blocks:tt) => {
         $(#[doc = $doc])*
         #[tile_kernel(
             num_warps = $warps,
             BLOCK = $blocks,
-            requires = [n_cols <= BLOCK],
+            requires = [
+                x.size(1) <= BLOCK,
+                y.size(0) == x.size(0) && y.size(1) == x.size(1),
+                w.size(0) == x.size(1) && b.size(0) == x.size(1),
+            ],
             uses = [layernorm_row]
         )]
         pub fn $name<const BLOCK: usize>(
-            x: Ptr<f16>,
-            y: Ptr<f16>,
-            w: Ptr<f16>,
-            b: Ptr<f16>,
-            stride: i32,
-            n_cols: i32,
+            x: Tensor<f16, 2>,
+            y: Tensor<f16, 2>,
+            w: Tensor<f16, 1>,
+            b: Tensor<f16, 1>,
             eps: f32,
         ) {
             let (row, cols) = (program_id(0), arange(0, BLOCK));
-            let (xs, ys) = (x + row * stride + cols, y + row * stride + cols);
-            layernorm_row(ys, xs, w + cols, b + cols, cols < n_cols, n_cols, eps);
+            let xs = x + row * x.stride(0) + cols * x.stride(1);
+            let ys = y + row * y.stride(0) + cols * y.stride(1);
+            let (ws, bs) = (w + cols * w.stride(0), b + cols * b.stride(0));
+            layernorm_row(ys, xs, ws, bs, cols < x.size(1), x.size(1), eps);
         }
     };
 }
@@ -71,34 +78,50 @@ bench_layernorm! {
     bench_layernorm_w8, num_warps = 8, BLOCK = [2048, 4096, 8192]
 }
 
-/// `y = xᵀ` for `x: [m, n]` f32 or f16 (`y: [n, m]`), 64 × 64 tiles, 4 warps.
-#[tile_kernel(T = [f32, f16], num_warps = 4, BM = 64, BN = 64)]
-pub fn bench_transpose<T, const BM: usize, const BN: usize>(x: Ptr<T>, y: Ptr<T>, m: i32, n: i32) {
+/// `y = xᵀ` for `x: [m, n]` f32 or f16 (`y: [n, m]`, rows contiguous), 64 × 64 tiles, 4 warps.
+#[tile_kernel(
+    T = [f32, f16],
+    num_warps = 4,
+    BM = 64,
+    BN = 64,
+    requires = [
+        y.size(0) == x.size(1) && y.size(1) == x.size(0),
+        x.stride(1) == 1 && y.stride(1) == 1,
+    ],
+    uses = [transpose_block, tensor_block]
+)]
+pub fn bench_transpose<T, const BM: usize, const BN: usize>(x: Tensor<T, 2>, y: Tensor<T, 2>) {
     let rm = program_id(0) * BM + arange(0, BM);
     let rn = program_id(1) * BN + arange(0, BN);
-    let t = load(
-        x + rm.expand_dims(1) * n + rn.expand_dims(0),
-        (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n),
-        0.0,
-    );
-    store(
-        y + rn.expand_dims(1) * m + rm.expand_dims(0),
-        t.trans(),
-        (rn.expand_dims(1) < n) & (rm.expand_dims(0) < m),
-    );
+    transpose_block(x, y, rm, rn);
 }
 
-/// `out[i, j] = src[i, index[i, j]]` for `src, index, out: [m, N]` (row-major, indices in
-/// `0..N`), `4096 / N` rows per program, 4 warps; f32 or f16 values.
-#[tile_kernel(T = [f32, f16], num_warps = 4, N = [32, 64, 128, 256])]
-pub fn bench_gather<T, const N: usize>(src: Ptr<T>, index: Ptr<i32>, out: Ptr<T>, m: i32) {
+/// `out[i, j] = src[i, index[i, j]]` for `src, index, out: [m, N]` (indices in `0..N`),
+/// `4096 / N` rows per program, 4 warps; f32 or f16 values.
+#[tile_kernel(
+    T = [f32, f16],
+    num_warps = 4,
+    N = [32, 64, 128, 256],
+    requires = [
+        src.size(1) == N && index.size(1) == N,
+        index.size(0) == src.size(0),
+        out.size(0) == src.size(0) && out.size(1) == N,
+    ],
+    uses = [tensor_block]
+)]
+pub fn bench_gather<T, const N: usize>(
+    src: Tensor<T, 2>,
+    index: Tensor<i32, 2>,
+    out: Tensor<T, 2>,
+) {
     let rm = program_id(0) * (4096 / N) + arange(0, 4096 / N);
     let rn = arange(0, N);
-    let offs = rm.expand_dims(1) * N + rn.expand_dims(0);
-    let mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < N);
-    let table = load(src + offs, mask, 0.0);
-    let idx = load(index + offs, mask, 0);
-    store(out + offs, gather(table, idx, 1), mask);
+    let (table_ptrs, mask) = tensor_block(src, rm, rn);
+    let (index_ptrs, _) = tensor_block(index, rm, rn);
+    let table = load(table_ptrs, mask, 0.0);
+    let idx = load(index_ptrs, mask, 0);
+    let (out_ptrs, _) = tensor_block(out, rm, rn);
+    store(out_ptrs, gather(table, idx, 1), mask);
 }
 
 grouped_matmul! {

@@ -4,8 +4,9 @@
 //! it and checks it against the tile in `const` context (an invalid one fails to compile with
 //! the layout's own message); the conversions into and out of it run through shared memory.
 
+use super::blocks::tensor_block;
 use tessera::tile::{expect_layout, Label, LinearLayout};
-use tessera::{tile_kernel, Ptr};
+use tessera::tile_kernel;
 
 /// A `[32, 64]` tile over 4 warps: register bit 0 → column 1, bits 1–3 → rows 1, 2, 4; lanes →
 /// columns 2…32; warps → rows 8, 16.
@@ -21,14 +22,18 @@ pub const WARP_ROWS: LinearLayout = expect_layout(LinearLayout::distributed(
     &[(Label::Dim(0), 32), (Label::Dim(1), 64)],
 ));
 
-/// `out = x` for `x: [m, n]` (row-major), through [`WARP_ROWS`], tiles of 32 × 64.
-#[tile_kernel(num_warps = 4)]
-pub fn tile_copy_via_layout(x: Ptr<f32>, out: Ptr<f32>, m: i32, n: i32) {
+/// `out = x` for `x, out: [m, n]` (any strides), through [`WARP_ROWS`], tiles of 32 × 64.
+#[tile_kernel(
+    num_warps = 4,
+    requires = [out.size(0) == x.size(0) && out.size(1) == x.size(1)],
+    uses = [tensor_block]
+)]
+pub fn tile_copy_via_layout(x: Tensor<f32, 2>, out: Tensor<f32, 2>) {
     let rm = program_id(0) * 32 + arange(0, 32);
     let rn = program_id(1) * 64 + arange(0, 64);
-    let offs = rm.expand_dims(1) * n + rn.expand_dims(0);
-    let mask = (rm.expand_dims(1) < m) & (rn.expand_dims(0) < n);
-    let tile = load(x + offs, mask, 0.0);
+    let (src, mask) = tensor_block(x, rm, rn);
+    let tile = load(src, mask, 0.0);
     let by_rows = tile.convert_layout(WARP_ROWS);
-    store(out + offs, by_rows, mask);
+    let (dst, _) = tensor_block(out, rm, rn);
+    store(dst, by_rows, mask);
 }

@@ -1,11 +1,11 @@
 //! Row-wise normalisations, one row per program (`BLOCK` ≥ the row length; columns past the
 //! row's length are masked, so rows of any length up to `BLOCK` work).
 //!
-//! The library's kernels (`tile_softmax`, `tile_layernorm`, `tile_rmsnorm`) take `Tensor`
-//! parameters: the rows of a `[rows, n]` tensor of any strides (padded rows, a transposed view),
-//! one program per row (grid `rows`), with `requires` refusing a row longer than the block and
-//! operands whose shapes do not match. The row helpers take pointer tiles, so the benchmark's
-//! pointer kernels (`bench_triton`) share them.
+//! The kernels (`tile_softmax`, `tile_layernorm`, `tile_rmsnorm`, and the benchmark's in
+//! `bench_triton`) take `Tensor` parameters: the rows of a `[rows, n]` tensor of any strides
+//! (padded rows, a transposed view), one program per row (grid `rows`), with `requires`
+//! refusing a row longer than the block and operands whose shapes do not match. The row helpers
+//! take pointer tiles, so the kernels share them.
 
 use tessera::{f16, tile_fn, tile_kernel};
 
@@ -21,8 +21,10 @@ pub(crate) fn softmax_row<T>(out: _, inp: _, mask: _) {
     store(out, (num * inv_sum).to::<T>(), mask);
 }
 
-/// A row softmax kernel `$name` on `T` (f32 or f16) computed in f32 over pointer rows `stride`
-/// apart, one row per program ([`softmax_row`]), at the warp count and `BLOCK`s given.
+/// A row softmax kernel `$name` on `T` (f32 or f16) computed in f32: the rows of `inp: [rows,
+/// n]` (any strides) into `out` of its shape, one row per program (grid `rows`,
+/// [`softmax_row`]), at the warp count and `BLOCK`s given; `requires` refuses a row longer
+/// than the block and an output of another shape.
 macro_rules! softmax_kernel {
     ($(#[doc = $doc:tt])* $name:ident, num_warps = $warps:tt, BLOCK = $blocks:tt) => {
         $(#[doc = $doc])*
@@ -30,42 +32,27 @@ macro_rules! softmax_kernel {
             T = [f32, f16],
             num_warps = $warps,
             BLOCK = $blocks,
-            requires = [n_cols <= BLOCK],
+            requires = [
+                inp.size(1) <= BLOCK,
+                out.size(0) == inp.size(0) && out.size(1) == inp.size(1),
+            ],
             uses = [softmax_row]
         )]
-        pub fn $name<T, const BLOCK: usize>(
-            out: Ptr<T>,
-            inp: Ptr<T>,
-            in_stride: i32,
-            out_stride: i32,
-            n_cols: i32,
-        ) {
+        pub fn $name<T, const BLOCK: usize>(out: Tensor<T, 2>, inp: Tensor<T, 2>) {
             let (row, cols) = (program_id(0), arange(0, BLOCK));
-            let (x, y) = (inp + row * in_stride + cols, out + row * out_stride + cols);
-            softmax_row::<T>(y, x, cols < n_cols);
+            let x = inp + row * inp.stride(0) + cols * inp.stride(1);
+            let y = out + row * out.stride(0) + cols * out.stride(1);
+            softmax_row::<T>(y, x, cols < inp.size(1));
         }
     };
 }
 pub(crate) use softmax_kernel;
 
-/// Row softmax of `inp` into `out` (both `[rows, n]`, f32 or f16, computed in f32, any
-/// strides): `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`, one row per program
-/// (grid `rows`).
-#[tile_kernel(
-    T = [f32, f16],
-    num_warps = 4,
-    BLOCK = [256, 1024, 4096],
-    requires = [
-        inp.size(1) <= BLOCK,
-        out.size(0) == inp.size(0) && out.size(1) == inp.size(1),
-    ],
-    uses = [softmax_row]
-)]
-pub fn tile_softmax<T, const BLOCK: usize>(out: Tensor<T, 2>, inp: Tensor<T, 2>) {
-    let (row, cols) = (program_id(0), arange(0, BLOCK));
-    let x = inp + row * inp.stride(0) + cols * inp.stride(1);
-    let y = out + row * out.stride(0) + cols * out.stride(1);
-    softmax_row::<T>(y, x, cols < inp.size(1));
+softmax_kernel! {
+    /// Row softmax of `inp` into `out` (both `[rows, n]`, f32 or f16, computed in f32, any
+    /// strides): `out[r, c] = exp(x[r, c] - max_r) / Σ_c exp(x[r, c] - max_r)`, one row per
+    /// program (grid `rows`).
+    tile_softmax, num_warps = 4, BLOCK = [256, 1024, 4096]
 }
 
 /// LayerNorm of the row at the pointer tile `x` (`[BLOCK]` f16, the elements past the row's

@@ -1,77 +1,107 @@
 //! Float math (`tanh`, `erf`, `sin`, `cos`, `sigmoid`, `clamp`), `umulhi`, Triton's random
-//! numbers (`randint`, `rand`, `randn`) and dropout, checked in `tests/tiled_random.rs`.
+//! numbers (`randint`, `rand`, `randn`) and dropout, on `Tensor` parameters, checked in
+//! `tests/tiled_random.rs`. A kernel with several results writes them as the rows of one
+//! `[results, n]` output.
 
-use tessera::{bf16, tile_kernel, Ptr};
+use super::blocks::store_row;
+use tessera::{bf16, tile_kernel};
 
-/// One result row of `n` per function of `x` in `out` (6 rows): `tanh`, `erf`, `sin`, `cos`,
+/// One result row per function of `x: [n]` in `out: [6, n]`: `tanh`, `erf`, `sin`, `cos`,
 /// `sigmoid`, `clamp(x, -1.5, 2.0)`.
-#[tile_kernel(num_warps = 4, BLOCK = [512])]
-pub fn tile_math<const BLOCK: usize>(out: Ptr<f32>, x: Ptr<f32>, n: i32) {
+#[tile_kernel(
+    num_warps = 4,
+    BLOCK = [512],
+    requires = [out.size(0) == 6 && out.size(1) == x.size(0)],
+    uses = [store_row]
+)]
+pub fn tile_math<const BLOCK: usize>(out: Tensor<f32, 2>, x: Tensor<f32, 1>) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < n;
-    let v = load(x + offs, mask, 0.0);
-    store(out + offs, tanh(v), mask);
-    store(out + n + offs, v.erf(), mask);
-    store(out + 2 * n + offs, sin(v), mask);
-    store(out + 3 * n + offs, v.cos(), mask);
-    store(out + 4 * n + offs, sigmoid(v), mask);
-    store(out + 5 * n + offs, v.clamp(-1.5, 2.0), mask);
+    let mask = offs < x.size(0);
+    let v = load(x + offs * x.stride(0), mask, 0.0);
+    store_row(out, 0, offs, tanh(v), mask);
+    store_row(out, 1, offs, v.erf(), mask);
+    store_row(out, 2, offs, sin(v), mask);
+    store_row(out, 3, offs, v.cos(), mask);
+    store_row(out, 4, offs, sigmoid(v), mask);
+    store_row(out, 5, offs, v.clamp(-1.5, 2.0), mask);
 }
 
-/// `tanh`, `erf`, `sigmoid` of bf16 (computed in f32, rounded once), rows of `n` in `out`.
-#[tile_kernel(num_warps = 1, BLOCK = [128])]
-pub fn tile_math_bf16<const BLOCK: usize>(out: Ptr<bf16>, x: Ptr<bf16>, n: i32) {
+/// `tanh`, `erf`, `sigmoid` of bf16 `x: [n]` (computed in f32, rounded once), the rows of
+/// `out: [3, n]`.
+#[tile_kernel(
+    num_warps = 1,
+    BLOCK = [128],
+    requires = [out.size(0) == 3 && out.size(1) == x.size(0)],
+    uses = [store_row]
+)]
+pub fn tile_math_bf16<const BLOCK: usize>(out: Tensor<bf16, 2>, x: Tensor<bf16, 1>) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < n;
-    let v = load(x + offs, mask);
-    store(out + offs, v.tanh(), mask);
-    store(out + n + offs, erf(v), mask);
-    store(out + 2 * n + offs, v.sigmoid(), mask);
+    let mask = offs < x.size(0);
+    let v = load(x + offs * x.stride(0), mask);
+    store_row(out, 0, offs, v.tanh(), mask);
+    store_row(out, 1, offs, erf(v), mask);
+    store_row(out, 2, offs, v.sigmoid(), mask);
 }
 
-/// `umulhi` of u32 (row 0) and i32 (row 1) tiles, and `clamp` of i32 (row 2).
-#[tile_kernel(num_warps = 1, BLOCK = [128])]
+/// `umulhi` of the u32 tiles `a`, `b` (`out_u`), and, as i32, their `umulhi` (row 0 of `out_i:
+/// [2, n]`) and `clamp(a, -1000, 1000)` (row 1).
+#[tile_kernel(
+    num_warps = 1,
+    BLOCK = [128],
+    requires = [
+        b.size(0) == a.size(0) && out_u.size(0) == a.size(0),
+        out_i.size(0) == 2 && out_i.size(1) == a.size(0),
+    ],
+    uses = [store_row]
+)]
 pub fn tile_umulhi<const BLOCK: usize>(
-    out_u: Ptr<u32>,
-    out_i: Ptr<i32>,
-    a: Ptr<u32>,
-    b: Ptr<u32>,
-    n: i32,
+    out_u: Tensor<u32, 1>,
+    out_i: Tensor<i32, 2>,
+    a: Tensor<u32, 1>,
+    b: Tensor<u32, 1>,
 ) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < n;
-    let x = load(a + offs, mask, 0u32);
-    let y = load(b + offs, mask, 0u32);
-    store(out_u + offs, umulhi(x, y), mask);
+    let mask = offs < a.size(0);
+    let x = load(a + offs * a.stride(0), mask, 0u32);
+    let y = load(b + offs * b.stride(0), mask, 0u32);
+    store(out_u + offs * out_u.stride(0), umulhi(x, y), mask);
     let xi = x.to::<i32>();
-    store(out_i + offs, xi.umulhi(y.to::<i32>()), mask);
-    store(out_i + n + offs, clamp(xi, -1000, 1000), mask);
+    store_row(out_i, 0, offs, xi.umulhi(y.to::<i32>()), mask);
+    store_row(out_i, 1, offs, clamp(xi, -1000, 1000), mask);
 }
 
-/// `randint`, `rand`, `randn` of `seed` at offsets `0..n`: Triton's `tl.randint`, `tl.rand`,
-/// `tl.randn` bit for bit (`randn` up to its `log`/`cos` approximations).
-#[tile_kernel(num_warps = 4, BLOCK = [1024])]
+/// `randint`, `rand`, `randn` of `seed` at offsets `0..n` (`n` the outputs' length): Triton's
+/// `tl.randint`, `tl.rand`, `tl.randn` bit for bit (`randn` up to its `log`/`cos`
+/// approximations).
+#[tile_kernel(
+    num_warps = 4,
+    BLOCK = [1024],
+    requires = [uniform.size(0) == ints.size(0) && normal.size(0) == ints.size(0)]
+)]
 pub fn tile_random<const BLOCK: usize>(
-    ints: Ptr<u32>,
-    uniform: Ptr<f32>,
-    normal: Ptr<f32>,
+    ints: Tensor<u32, 1>,
+    uniform: Tensor<f32, 1>,
+    normal: Tensor<f32, 1>,
     seed: i64,
-    n: i32,
 ) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < n;
-    store(ints + offs, randint(seed, offs), mask);
-    store(uniform + offs, rand(seed, offs), mask);
-    store(normal + offs, randn(seed, offs), mask);
+    let mask = offs < ints.size(0);
+    store(ints + offs * ints.stride(0), randint(seed, offs), mask);
+    store(uniform + offs * uniform.stride(0), rand(seed, offs), mask);
+    store(normal + offs * normal.stride(0), randn(seed, offs), mask);
 }
 
-/// Dropout: `out[i] = x[i] / (1 - p)` where `rand(seed, i) > p`, else 0 (Triton's tutorial
-/// `_seeded_dropout`: each element kept with probability `1 - p`).
-#[tile_kernel(num_warps = 4, BLOCK = [1024])]
-pub fn tile_dropout<const BLOCK: usize>(out: Ptr<f32>, x: Ptr<f32>, n: i32, p: f32, seed: i32) {
+/// Dropout of `x: [n]` into `out: [n]`: `out[i] = x[i] / (1 - p)` where `rand(seed, i) > p`,
+/// else 0 (Triton's tutorial `_seeded_dropout`: each element kept with probability `1 - p`).
+#[tile_kernel(num_warps = 4, BLOCK = [1024], requires = [out.size(0) == x.size(0)])]
+pub fn tile_dropout<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>, p: f32, seed: i32) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < n;
-    let v = load(x + offs, mask, 0.0);
+    let mask = offs < x.size(0);
+    let v = load(x + offs * x.stride(0), mask, 0.0);
     let keep = rand(seed, offs) > p;
-    store(out + offs, where_(keep, v / (1.0 - p), 0.0), mask);
+    store(
+        out + offs * out.stride(0),
+        where_(keep, v / (1.0 - p), 0.0),
+        mask,
+    );
 }

@@ -10,7 +10,7 @@ use tessera::{tile_fn, tile_kernel};
 
 /// `out[rn, rm] = x[rm, rn]` for `x: [m, n]` and `out: [n, m]`.
 #[tile_fn]
-fn transpose_block(x: Tensor<_, 2>, out: Tensor<_, 2>, rm: _, rn: _) {
+pub(crate) fn transpose_block(x: Tensor<_, 2>, out: Tensor<_, 2>, rm: _, rn: _) {
     let (ptrs, mask) = tensor_block(x, rm, rn);
     let tile = load(ptrs, mask, 0.0);
     let (t_ptrs, t_mask) = tensor_block(out, rn, rm);

@@ -302,13 +302,26 @@ macro_rules! launch_over {
 #[allow(unused_imports)] // Not every test binary has #[tile_kernel] kernels.
 pub(crate) use launch_over;
 
-/// `launch_tensors!(gpu, kernel_module, consts, grid, tensors…)`: the generated
-/// `kernel_module::launch` of a kernel with `Tensor` parameters on a new stream of the test
-/// device, synchronised. Gives `Result<LaunchReport, LaunchError>`: on the emulator the
+/// `launch_tensors!(gpu, kernel_module, consts, grid, tensors…)` (or `grid = grid` for a kernel
+/// without const parameters): the generated `kernel_module::launch` of a kernel with `Tensor`
+/// parameters on a new stream of the test device, synchronised. Gives `Result<LaunchReport, LaunchError>`: on the emulator the
 /// stream's counters of the launch ([`Stream::take_emulator_report`]).
 ///
 /// [`Stream::take_emulator_report`]: tessera::launch::Stream::take_emulator_report
 macro_rules! launch_tensors {
+    // A kernel without const parameters: its `launch` takes no `Consts`.
+    ($gpu:expr, $kernel:ident, grid = $grid:expr, $($arg:expr),+ $(,)?) => {{
+        let _: &$crate::support::TestDevice = $gpu;
+        let (device, module) = $crate::support::device_and_module();
+        (|| -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
+            let stream = device.stream()?;
+            $kernel::launch(&stream, module, $grid, $($arg),+)?;
+            stream.synchronize()?;
+            Ok(stream
+                .take_emulator_report()
+                .map_or(::tessera::launch::LaunchReport::Gpu, ::tessera::launch::LaunchReport::Emulator))
+        })()
+    }};
     ($gpu:expr, $kernel:ident, $consts:expr, $grid:expr, $($arg:expr),+ $(,)?) => {{
         let _: &$crate::support::TestDevice = $gpu;
         let (device, module) = $crate::support::device_and_module();
@@ -324,6 +337,24 @@ macro_rules! launch_tensors {
 }
 #[allow(unused_imports)] // Not every test binary has kernels with tensor parameters.
 pub(crate) use launch_tensors;
+
+/// `launch_tensors_over!(gpu, kernel_module, BLOCK = block, n, tensors…)`: [`launch_tensors!`]
+/// of a kernel whose one const parameter `BLOCK` is the elements per program, at
+/// `BLOCK = block`, over a 1-D grid of `ceil(n / BLOCK)` programs.
+macro_rules! launch_tensors_over {
+    ($gpu:expr, $kernel:ident, BLOCK = $block:expr, $n:expr, $($arg:expr),+ $(,)?) => {{
+        let n: usize = $n;
+        $crate::support::launch_tensors!(
+            $gpu,
+            $kernel,
+            $kernel::Consts { BLOCK: $block },
+            |c: &$kernel::Consts| (n.div_ceil(c.BLOCK) as u32,),
+            $($arg),+
+        )
+    }};
+}
+#[allow(unused_imports)] // Not every test binary has kernels with tensor parameters.
+pub(crate) use launch_tensors_over;
 
 thread_local! {
     /// Byte ranges of the [`Buffer`]s alive on this (test) thread.
@@ -435,16 +466,60 @@ impl<T: DeviceElement> Guarded<T> {
     /// The `len` outputs, after asserting that the guard elements still hold `fill`
     /// (`"{what}: wrote past the end"` otherwise).
     pub fn outputs(&self, what: &str) -> Vec<T> {
-        let mut all = self
-            .buffer
-            .download()
-            .unwrap_or_else(|err| panic!("{what}: downloading the output: {err}"));
-        assert!(
-            all[self.len..].iter().all(|&v| v == self.fill),
-            "{what}: wrote past the end"
-        );
-        all.truncate(self.len);
-        all
+        let all = self.buffer.download();
+        without_guards(all, self.len, self.fill, what)
+    }
+}
+
+/// The first `len` of `all` (a download), after asserting that the elements past them still
+/// hold `fill`.
+fn without_guards<T: DeviceElement, E: std::fmt::Display>(
+    all: Result<Vec<T>, E>,
+    len: usize,
+    fill: T,
+    what: &str,
+) -> Vec<T> {
+    let mut all = all.unwrap_or_else(|err| panic!("{what}: downloading the output: {err}"));
+    assert!(
+        all[len..].iter().all(|&v| v == fill),
+        "{what}: wrote past the end"
+    );
+    all.truncate(len);
+    all
+}
+
+/// [`Guarded`] as a tensor: an output tensor of `sizes` (row-major, [`view`](Self::view)) with
+/// [`GUARD`] elements past it, all filled with `fill`.
+#[allow(dead_code)] // Not every test binary has kernels with tensor parameters.
+pub struct GuardedTensor<T: DeviceElement> {
+    stored: tessera::tensor::Tensor<T>,
+    sizes: Vec<usize>,
+    fill: T,
+}
+
+#[allow(dead_code)] // Not every test binary has kernels with tensor parameters.
+impl<T: DeviceElement> GuardedTensor<T> {
+    pub fn new(gpu: &TestDevice, sizes: &[usize], fill: T) -> Self {
+        let len = sizes.iter().product::<usize>() + GUARD;
+        let stored = tessera::tensor::Tensor::from_slice(gpu.device(), &vec![fill; len], &[len])
+            .unwrap_or_else(|err| panic!("uploading {len} elements: {err}"));
+        let sizes = sizes.to_vec();
+        GuardedTensor {
+            stored,
+            sizes,
+            fill,
+        }
+    }
+
+    /// The output tensor (the elements before the guards).
+    pub fn view(&mut self) -> tessera::tensor::TensorMut<'_, T> {
+        leading_view(&mut self.stored, &self.sizes)
+    }
+
+    /// The outputs (row-major), after asserting that the guard elements still hold `fill`.
+    pub fn outputs(&self, what: &str) -> Vec<T> {
+        let len = self.sizes.iter().product();
+        without_guards(self.stored.to_vec(), len, self.fill, what)
     }
 }
 
