@@ -6,28 +6,24 @@
 //! `atomic_xchg`, and a cross-entropy-style per-row loss written with scalar `load`/`store`.
 //! A tensor an atomic writes is an output: the launcher takes it by `&mut`.
 
-use super::blocks::tensor_block;
+use super::blocks::{elements, load_block, tensor_block, vector_block};
 use tessera::{f16, tile_kernel};
 
 /// `bins[x[i]] += 1` for every `x[i]` in `0..bins.size(0)` (others ignored), `BLOCK` values per
 /// program.
-#[tile_kernel(num_warps = 4, BLOCK = [32, 256])]
+#[tile_kernel(num_warps = 4, BLOCK = [32, 256], uses = [load_block, vector_block, elements])]
 pub fn histogram<const BLOCK: usize>(x: Tensor<i32, 1>, bins: Tensor<i32, 1>) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(x + offs * x.stride(0), mask, 0);
+    let (_, mask, v) = load_block::<BLOCK>(x, 0);
     let ok = mask & (v >= 0) & (v < bins.size(0));
-    atomic_add(bins + v * bins.stride(0), 1, ok, "relaxed");
+    atomic_add(elements(bins, v), 1, ok, "relaxed");
 }
 
 /// [`histogram`] into f16 bins (`atom.add.noftz.f16`); exact while each bin stays ≤ 2048.
-#[tile_kernel(num_warps = 4, BLOCK = 256)]
+#[tile_kernel(num_warps = 4, BLOCK = 256, uses = [load_block, vector_block, elements])]
 pub fn histogram_f16<const BLOCK: usize>(x: Tensor<i32, 1>, bins: Tensor<f16, 1>) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(x + offs * x.stride(0), mask, 0);
+    let (_, mask, v) = load_block::<BLOCK>(x, 0);
     let ok = mask & (v >= 0) & (v < bins.size(0));
-    atomic_add(bins + v * bins.stride(0), 1.0, ok);
+    atomic_add(elements(bins, v), 1.0, ok);
 }
 
 /// `c += a · b` for f16 `a: [m, k]`, `b: [k, n]`, f32 `c: [m, n]` (any strides), split along
@@ -78,7 +74,8 @@ pub fn matmul_split_k<const BM: usize, const BN: usize, const BK: usize>(
     requires = [
         mins.size(0) == maxes.size(0) && ors.size(0) == maxes.size(0),
         ands.size(0) == maxes.size(0) && xors.size(0) == maxes.size(0),
-    ]
+    ],
+    uses = [load_block, vector_block, elements]
 )]
 pub fn bucket_reduce<const BLOCK: usize>(
     x: Tensor<i32, 1>,
@@ -88,34 +85,25 @@ pub fn bucket_reduce<const BLOCK: usize>(
     ands: Tensor<u32, 1>,
     xors: Tensor<u32, 1>,
 ) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(x + offs * x.stride(0), mask, 0);
+    let (offs, mask, v) = load_block::<BLOCK>(x, 0);
     let b = offs % maxes.size(0);
-    atomic_max(maxes + b * maxes.stride(0), v, mask);
-    atomic_min(mins + b * mins.stride(0), v, mask, "acq_rel", "gpu");
+    atomic_max(elements(maxes, b), v, mask);
+    atomic_min(elements(mins, b), v, mask, "acq_rel", "gpu");
     let bit = 1u32 << (v & 31).to::<u32>();
-    atomic_or(ors + b * ors.stride(0), bit, mask);
-    atomic_and(ands + b * ands.stride(0), !bit, mask);
-    atomic_xor(
-        xors + b * xors.stride(0),
-        v.to::<u32>(),
-        mask,
-        "relaxed",
-        "cta",
-    );
+    atomic_or(elements(ors, b), bit, mask);
+    atomic_and(elements(ands, b), !bit, mask);
+    atomic_xor(elements(xors, b), v.to::<u32>(), mask, "relaxed", "cta");
 }
 
 /// `out[i] = atomic_add(counter[0], 1)` for `i < n` (`n` the length of `out`), as one tile
 /// atomic per program on a tile of `BLOCK` pointers to the same counter: the old values are
 /// `0 .. n` in some order. At `BLOCK = 32` with 4 warps the tile's layout holds each element on
 /// several threads.
-#[tile_kernel(num_warps = 4, BLOCK = [32, 256])]
+#[tile_kernel(num_warps = 4, BLOCK = [32, 256], uses = [vector_block, elements])]
 pub fn take_numbers<const BLOCK: usize>(counter: Tensor<i32, 1>, out: Tensor<i32, 1>) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < out.size(0);
+    let (offs, mask) = vector_block::<BLOCK>(out);
     let old = atomic_add(counter + offs * 0, 1, mask);
-    store(out + offs * out.stride(0), old, mask);
+    store(elements(out, offs), old, mask);
 }
 
 /// Scalar atomics, once per program `p`: `out[p, 0] = atomic_add(counter[0], 1)` (a ticket),

@@ -2,6 +2,7 @@
 //! in the body) and an iteration carrying tiles until every element has converged (the
 //! condition reduces a tile to a scalar, so the whole program leaves the loop together).
 
+use super::blocks::{elements, load_block, vector_block};
 use tessera::tile_kernel;
 
 /// `out[p]` = the first index `i < n` with `sorted[i] >= queries[p]`, or `n` (a lower bound, as
@@ -28,16 +29,20 @@ pub fn search_sorted(sorted: Tensor<f32, 1>, queries: Tensor<f32, 1>, out: Tenso
 /// Collatz stopping times of the positive values of `x: [n]`, `BLOCK` per program: `steps[i]` =
 /// how many steps (`v → v / 2` for even `v`, `v → 3v + 1` for odd) take `x[i]` to 1, and
 /// `rounds[p]` = how many rounds program `p`'s loop ran (the largest stopping time of its
-/// block; programs past the length of `rounds` store none). Masked-off elements start at 1 and take no step.
-#[tile_kernel(num_warps = [1, 4], BLOCK = [128], requires = [steps.size(0) == x.size(0)])]
+/// block; programs past the length of `rounds` store none). Masked-off elements start at 1 and
+/// take no step.
+#[tile_kernel(
+    num_warps = [1, 4],
+    BLOCK = [128],
+    requires = [steps.size(0) == x.size(0)],
+    uses = [load_block, vector_block, elements]
+)]
 pub fn collatz_steps<const BLOCK: usize>(
     x: Tensor<i32, 1>,
     steps: Tensor<i32, 1>,
     rounds: Tensor<i32, 1>,
 ) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let mut v = load(x + offs * x.stride(0), mask, 1);
+    let (offs, mask, mut v) = load_block::<BLOCK>(x, 1);
     let mut count = zeros::<i32>([BLOCK]);
     let mut round = 0;
     while v.max(0) > 1 {
@@ -47,7 +52,7 @@ pub fn collatz_steps<const BLOCK: usize>(
         v = where_(moving, next, v);
         round += 1;
     }
-    store(steps + offs * steps.stride(0), count, mask);
+    store(elements(steps, offs), count, mask);
     let p = program_id(0);
     store(rounds + p * rounds.stride(0), round, p < rounds.size(0));
 }

@@ -3,17 +3,20 @@
 //! each checked on the emulator against Rust's semantics in `tests/tiled_ops.rs`. They take
 //! `Tensor` parameters; a kernel with several results writes them as the rows of one output.
 
-use super::blocks::store_row;
+use super::blocks::{elements, load_block, store_row, vector_block};
 use tessera::{bf16, f16, tile_kernel};
 
 /// `out = alpha * x` when `alpha != 0`, else `x + 1` (an `if` on a scalar yielding a tile).
-#[tile_kernel(num_warps = 2, BLOCK = [256], requires = [out.size(0) == x.size(0)])]
+#[tile_kernel(
+    num_warps = 2,
+    BLOCK = [256],
+    requires = [out.size(0) == x.size(0)],
+    uses = [load_block, vector_block, elements]
+)]
 pub fn tile_scale_or_shift<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>, alpha: f32) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(x + offs * x.stride(0), mask, 0.0);
+    let (offs, mask, v) = load_block::<BLOCK>(x, 0.0);
     let y = if alpha != 0.0 { v * alpha } else { v + 1.0 };
-    store(out + offs * out.stride(0), y, mask);
+    store(elements(out, offs), y, mask);
 }
 
 /// Integer ops on `a`, `b` (`[n]`), one result row per op in `out: [10, n]`: `/`, `%`, `<<`,
@@ -22,13 +25,11 @@ pub fn tile_scale_or_shift<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f3
     num_warps = 1,
     BLOCK = [128],
     requires = [b.size(0) == a.size(0), out.size(0) == 10 && out.size(1) == a.size(0)],
-    uses = [store_row]
+    uses = [load_block, vector_block, elements, store_row]
 )]
 pub fn tile_int_ops<const BLOCK: usize>(out: Tensor<i32, 2>, a: Tensor<i32, 1>, b: Tensor<i32, 1>) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < a.size(0);
-    let x = load(a + offs * a.stride(0), mask, 0);
-    let y = load(b + offs * b.stride(0), mask, 1);
+    let (offs, mask, x) = load_block::<BLOCK>(a, 0);
+    let y = load(elements(b, offs), mask, 1);
     store_row(out, 0, offs, x / y, mask);
     store_row(out, 1, offs, x % y, mask);
     store_row(out, 2, offs, x << (y & 31), mask);
@@ -48,17 +49,15 @@ pub fn tile_int_ops<const BLOCK: usize>(out: Tensor<i32, 2>, a: Tensor<i32, 1>, 
     num_warps = 1,
     BLOCK = [128],
     requires = [b.size(0) == a.size(0), out.size(0) == 9 && out.size(1) == a.size(0)],
-    uses = [store_row]
+    uses = [load_block, vector_block, elements, store_row]
 )]
 pub fn tile_float_ops<const BLOCK: usize>(
     out: Tensor<f32, 2>,
     a: Tensor<f32, 1>,
     b: Tensor<f32, 1>,
 ) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < a.size(0);
-    let x = load(a + offs * a.stride(0), mask, 1.0);
-    let y = load(b + offs * b.stride(0), mask, 1.0);
+    let (offs, mask, x) = load_block::<BLOCK>(a, 1.0);
+    let y = load(elements(b, offs), mask, 1.0);
     store_row(out, 0, offs, fma(x, y, 0.5), mask);
     store_row(out, 1, offs, sqrt(abs(x)), mask);
     store_row(out, 2, offs, rsqrt(abs(y) + 1.0), mask);
@@ -78,7 +77,8 @@ pub fn tile_float_ops<const BLOCK: usize>(
     requires = [
         bytes.size(0) == x.size(0) && bytes_out.size(0) == x.size(0),
         halves_out.size(0) == x.size(0) && brains_out.size(0) == x.size(0),
-    ]
+    ],
+    uses = [vector_block, elements]
 )]
 pub fn tile_narrow_ops<const BLOCK: usize>(
     bytes_out: Tensor<i16, 1>,
@@ -87,22 +87,13 @@ pub fn tile_narrow_ops<const BLOCK: usize>(
     brains_out: Tensor<bf16, 1>,
     x: Tensor<f32, 1>,
 ) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(bytes + offs * bytes.stride(0), mask, 0u8);
-    store(
-        bytes_out + offs * bytes_out.stride(0),
-        v.to::<i16>() * 3 - 100,
-        mask,
-    );
-    let f = load(x + offs * x.stride(0), mask, 0.0);
+    let (offs, mask) = vector_block::<BLOCK>(x);
+    let v = load(elements(bytes, offs), mask, 0u8);
+    store(elements(bytes_out, offs), v.to::<i16>() * 3 - 100, mask);
+    let f = load(elements(x, offs), mask, 0.0);
     let halves = f.to::<f16>() * (2.0 as f16);
-    store(halves_out + offs * halves_out.stride(0), halves, mask);
-    store(
-        brains_out + offs * brains_out.stride(0),
-        f.to::<bf16>(),
-        mask,
-    );
+    store(elements(halves_out, offs), halves, mask);
+    store(elements(brains_out, offs), f.to::<bf16>(), mask);
 }
 
 /// `out[2i] = a[i]`, `out[2i + 1] = b[i]` for `a, b: [n]`, `out: [2n]`: `join` then `reshape`
@@ -111,17 +102,16 @@ pub fn tile_narrow_ops<const BLOCK: usize>(
 #[tile_kernel(
     num_warps = 2,
     BLOCK = [256],
-    requires = [b.size(0) == a.size(0) && out.size(0) == 2 * a.size(0)]
+    requires = [b.size(0) == a.size(0) && out.size(0) == 2 * a.size(0)],
+    uses = [load_block, vector_block, elements]
 )]
 pub fn tile_interleave<const BLOCK: usize>(
     out: Tensor<f32, 1>,
     a: Tensor<f32, 1>,
     b: Tensor<f32, 1>,
 ) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < a.size(0);
-    let x = load(a + offs * a.stride(0), mask, 0.0);
-    let y = load(b + offs * b.stride(0), mask, 0.0);
+    let (offs, mask, x) = load_block::<BLOCK>(a, 0.0);
+    let y = load(elements(b, offs), mask, 0.0);
     let pairs = join(x, y).reshape([2 * BLOCK]);
     let out_offs = program_id(0) * (2 * BLOCK) + arange(0, 2 * BLOCK);
     store(

@@ -3,7 +3,7 @@
 //! `tests/tiled_random.rs`. A kernel with several results writes them as the rows of one
 //! `[results, n]` output.
 
-use super::blocks::store_row;
+use super::blocks::{elements, load_block, store_row, vector_block};
 use tessera::{bf16, tile_kernel};
 
 /// One result row per function of `x: [n]` in `out: [6, n]`: `tanh`, `erf`, `sin`, `cos`,
@@ -12,12 +12,10 @@ use tessera::{bf16, tile_kernel};
     num_warps = 4,
     BLOCK = [512],
     requires = [out.size(0) == 6 && out.size(1) == x.size(0)],
-    uses = [store_row]
+    uses = [load_block, vector_block, elements, store_row]
 )]
 pub fn tile_math<const BLOCK: usize>(out: Tensor<f32, 2>, x: Tensor<f32, 1>) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(x + offs * x.stride(0), mask, 0.0);
+    let (offs, mask, v) = load_block::<BLOCK>(x, 0.0);
     store_row(out, 0, offs, tanh(v), mask);
     store_row(out, 1, offs, v.erf(), mask);
     store_row(out, 2, offs, sin(v), mask);
@@ -32,12 +30,11 @@ pub fn tile_math<const BLOCK: usize>(out: Tensor<f32, 2>, x: Tensor<f32, 1>) {
     num_warps = 1,
     BLOCK = [128],
     requires = [out.size(0) == 3 && out.size(1) == x.size(0)],
-    uses = [store_row]
+    uses = [vector_block, elements, store_row]
 )]
 pub fn tile_math_bf16<const BLOCK: usize>(out: Tensor<bf16, 2>, x: Tensor<bf16, 1>) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(x + offs * x.stride(0), mask);
+    let (offs, mask) = vector_block::<BLOCK>(x);
+    let v = load(elements(x, offs), mask);
     store_row(out, 0, offs, v.tanh(), mask);
     store_row(out, 1, offs, erf(v), mask);
     store_row(out, 2, offs, v.sigmoid(), mask);
@@ -52,7 +49,7 @@ pub fn tile_math_bf16<const BLOCK: usize>(out: Tensor<bf16, 2>, x: Tensor<bf16, 
         b.size(0) == a.size(0) && out_u.size(0) == a.size(0),
         out_i.size(0) == 2 && out_i.size(1) == a.size(0),
     ],
-    uses = [store_row]
+    uses = [load_block, vector_block, elements, store_row]
 )]
 pub fn tile_umulhi<const BLOCK: usize>(
     out_u: Tensor<u32, 1>,
@@ -60,11 +57,9 @@ pub fn tile_umulhi<const BLOCK: usize>(
     a: Tensor<u32, 1>,
     b: Tensor<u32, 1>,
 ) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < a.size(0);
-    let x = load(a + offs * a.stride(0), mask, 0u32);
-    let y = load(b + offs * b.stride(0), mask, 0u32);
-    store(out_u + offs * out_u.stride(0), umulhi(x, y), mask);
+    let (offs, mask, x) = load_block::<BLOCK>(a, 0u32);
+    let y = load(elements(b, offs), mask, 0u32);
+    store(elements(out_u, offs), umulhi(x, y), mask);
     let xi = x.to::<i32>();
     store_row(out_i, 0, offs, xi.umulhi(y.to::<i32>()), mask);
     store_row(out_i, 1, offs, clamp(xi, -1000, 1000), mask);
@@ -76,7 +71,8 @@ pub fn tile_umulhi<const BLOCK: usize>(
 #[tile_kernel(
     num_warps = 4,
     BLOCK = [1024],
-    requires = [uniform.size(0) == ints.size(0) && normal.size(0) == ints.size(0)]
+    requires = [uniform.size(0) == ints.size(0) && normal.size(0) == ints.size(0)],
+    uses = [vector_block, elements]
 )]
 pub fn tile_random<const BLOCK: usize>(
     ints: Tensor<u32, 1>,
@@ -84,24 +80,22 @@ pub fn tile_random<const BLOCK: usize>(
     normal: Tensor<f32, 1>,
     seed: i64,
 ) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < ints.size(0);
-    store(ints + offs * ints.stride(0), randint(seed, offs), mask);
-    store(uniform + offs * uniform.stride(0), rand(seed, offs), mask);
-    store(normal + offs * normal.stride(0), randn(seed, offs), mask);
+    let (offs, mask) = vector_block::<BLOCK>(ints);
+    store(elements(ints, offs), randint(seed, offs), mask);
+    store(elements(uniform, offs), rand(seed, offs), mask);
+    store(elements(normal, offs), randn(seed, offs), mask);
 }
 
 /// Dropout of `x: [n]` into `out: [n]`: `out[i] = x[i] / (1 - p)` where `rand(seed, i) > p`,
 /// else 0 (Triton's tutorial `_seeded_dropout`: each element kept with probability `1 - p`).
-#[tile_kernel(num_warps = 4, BLOCK = [1024], requires = [out.size(0) == x.size(0)])]
+#[tile_kernel(
+    num_warps = 4,
+    BLOCK = [1024],
+    requires = [out.size(0) == x.size(0)],
+    uses = [load_block, vector_block, elements]
+)]
 pub fn tile_dropout<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>, p: f32, seed: i32) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(x + offs * x.stride(0), mask, 0.0);
+    let (offs, mask, v) = load_block::<BLOCK>(x, 0.0);
     let keep = rand(seed, offs) > p;
-    store(
-        out + offs * out.stride(0),
-        where_(keep, v / (1.0 - p), 0.0),
-        mask,
-    );
+    store(elements(out, offs), where_(keep, v / (1.0 - p), 0.0), mask);
 }

@@ -3,7 +3,7 @@
 //! along ragged 1-D blocks, at several `num_warps` so that the scanned axis runs over
 //! registers, lanes and warps.
 
-use super::blocks::tensor_block;
+use super::blocks::{elements, load_block, tensor_block, vector_block};
 use tessera::tile_kernel;
 
 /// A scan of a block of the `[m, n]` tensor `x` into `out` (of `x`'s shape): the program loads
@@ -81,16 +81,15 @@ matrix_scan! {
     T = [i32, f32],
     num_warps = [1, 4],
     BLOCK = [1024],
-    requires = [out.size(0) == x.size(0) && rev.size(0) == x.size(0)]
+    requires = [out.size(0) == x.size(0) && rev.size(0) == x.size(0)],
+    uses = [load_block, vector_block, elements]
 )]
 pub fn tile_cumsum_blocks<T, const BLOCK: usize>(
     out: Tensor<T, 1>,
     rev: Tensor<T, 1>,
     x: Tensor<T, 1>,
 ) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < x.size(0);
-    let v = load(x + offs * x.stride(0), mask, 0);
-    store(out + offs * out.stride(0), v.cumsum(0), mask);
-    store(rev + offs * rev.stride(0), v.cumsum(0, true), mask);
+    let (offs, mask, v) = load_block::<BLOCK>(x, 0);
+    store(elements(out, offs), v.cumsum(0), mask);
+    store(elements(rev, offs), v.cumsum(0, true), mask);
 }

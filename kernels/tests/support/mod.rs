@@ -286,11 +286,11 @@ pub(crate) use launch_tile;
 
 /// `launch_over!(gpu, kernel_module, BLOCK = block, n, args…)`: [`launch_tile!`] of a kernel
 /// whose one const parameter `BLOCK` is the elements per program, at `BLOCK = block`, over a 1-D
-/// grid of `ceil(n / BLOCK)` programs.
+/// grid of `ceil(n / BLOCK)` programs (`@with launch_tensors, …`: through [`launch_tensors!`]).
 macro_rules! launch_over {
-    ($gpu:expr, $kernel:ident, BLOCK = $block:expr, $n:expr, $($arg:expr),+ $(,)?) => {{
+    (@with $launch:ident, $gpu:expr, $kernel:ident, BLOCK = $block:expr, $n:expr, $($arg:expr),+ $(,)?) => {{
         let n: usize = $n;
-        $crate::support::launch_tile!(
+        $crate::support::$launch!(
             $gpu,
             $kernel,
             $kernel::Consts { BLOCK: $block },
@@ -298,60 +298,50 @@ macro_rules! launch_over {
             $($arg),+
         )
     }};
+    ($($args:tt)*) => {
+        $crate::support::launch_over!(@with launch_tile, $($args)*)
+    };
 }
 #[allow(unused_imports)] // Not every test binary has #[tile_kernel] kernels.
 pub(crate) use launch_over;
 
 /// `launch_tensors!(gpu, kernel_module, consts, grid, tensors…)` (or `grid = grid` for a kernel
 /// without const parameters): the generated `kernel_module::launch` of a kernel with `Tensor`
-/// parameters on a new stream of the test device, synchronised. Gives `Result<LaunchReport, LaunchError>`: on the emulator the
-/// stream's counters of the launch ([`Stream::take_emulator_report`]).
+/// parameters on a new stream of the test device, synchronised. Gives `Result<LaunchReport,
+/// LaunchError>`: on the emulator the stream's counters of the launch
+/// ([`Stream::take_emulator_report`]).
 ///
 /// [`Stream::take_emulator_report`]: tessera::launch::Stream::take_emulator_report
 macro_rules! launch_tensors {
+    (@on $gpu:expr, $kernel:ident, ($($launch:expr),+)) => {{
+        let _: &$crate::support::TestDevice = $gpu;
+        let (device, module) = $crate::support::device_and_module();
+        (|| -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
+            let stream = device.stream()?;
+            $kernel::launch(&stream, module, $($launch),+)?;
+            stream.synchronize()?;
+            Ok(stream
+                .take_emulator_report()
+                .map_or(::tessera::launch::LaunchReport::Gpu, ::tessera::launch::LaunchReport::Emulator))
+        })()
+    }};
     // A kernel without const parameters: its `launch` takes no `Consts`.
-    ($gpu:expr, $kernel:ident, grid = $grid:expr, $($arg:expr),+ $(,)?) => {{
-        let _: &$crate::support::TestDevice = $gpu;
-        let (device, module) = $crate::support::device_and_module();
-        (|| -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
-            let stream = device.stream()?;
-            $kernel::launch(&stream, module, $grid, $($arg),+)?;
-            stream.synchronize()?;
-            Ok(stream
-                .take_emulator_report()
-                .map_or(::tessera::launch::LaunchReport::Gpu, ::tessera::launch::LaunchReport::Emulator))
-        })()
-    }};
-    ($gpu:expr, $kernel:ident, $consts:expr, $grid:expr, $($arg:expr),+ $(,)?) => {{
-        let _: &$crate::support::TestDevice = $gpu;
-        let (device, module) = $crate::support::device_and_module();
-        (|| -> ::core::result::Result<::tessera::launch::LaunchReport, ::tessera::launch::LaunchError> {
-            let stream = device.stream()?;
-            $kernel::launch(&stream, module, $consts, $grid, $($arg),+)?;
-            stream.synchronize()?;
-            Ok(stream
-                .take_emulator_report()
-                .map_or(::tessera::launch::LaunchReport::Gpu, ::tessera::launch::LaunchReport::Emulator))
-        })()
-    }};
+    ($gpu:expr, $kernel:ident, grid = $grid:expr, $($arg:expr),+ $(,)?) => {
+        $crate::support::launch_tensors!(@on $gpu, $kernel, ($grid, $($arg),+))
+    };
+    ($gpu:expr, $kernel:ident, $consts:expr, $grid:expr, $($arg:expr),+ $(,)?) => {
+        $crate::support::launch_tensors!(@on $gpu, $kernel, ($consts, $grid, $($arg),+))
+    };
 }
 #[allow(unused_imports)] // Not every test binary has kernels with tensor parameters.
 pub(crate) use launch_tensors;
 
-/// `launch_tensors_over!(gpu, kernel_module, BLOCK = block, n, tensors…)`: [`launch_tensors!`]
-/// of a kernel whose one const parameter `BLOCK` is the elements per program, at
-/// `BLOCK = block`, over a 1-D grid of `ceil(n / BLOCK)` programs.
+/// `launch_tensors_over!(gpu, kernel_module, BLOCK = block, n, tensors…)`: [`launch_over!`]
+/// through [`launch_tensors!`].
 macro_rules! launch_tensors_over {
-    ($gpu:expr, $kernel:ident, BLOCK = $block:expr, $n:expr, $($arg:expr),+ $(,)?) => {{
-        let n: usize = $n;
-        $crate::support::launch_tensors!(
-            $gpu,
-            $kernel,
-            $kernel::Consts { BLOCK: $block },
-            |c: &$kernel::Consts| (n.div_ceil(c.BLOCK) as u32,),
-            $($arg),+
-        )
-    }};
+    ($($args:tt)*) => {
+        $crate::support::launch_over!(@with launch_tensors, $($args)*)
+    };
 }
 #[allow(unused_imports)] // Not every test binary has kernels with tensor parameters.
 pub(crate) use launch_tensors_over;
@@ -588,6 +578,19 @@ pub fn leading_view<'a, T: DeviceElement>(
         .slice(0, 0..len)
         .and_then(|v| v.reshape(shape))
         .unwrap_or_else(|err| panic!("a {shape:?} view of the first {len} elements: {err}"))
+}
+
+/// Each launch failed with a message containing its `wanted` text (a requirement the arguments
+/// break, typically).
+#[allow(dead_code)] // Not every test binary checks refusals.
+pub fn assert_refused<const N: usize>(
+    launches: [Result<LaunchReport, LaunchError>; N],
+    wanted: [&str; N],
+) {
+    for (launch, want) in launches.into_iter().zip(wanted) {
+        let message = launch.expect_err(want).to_string();
+        assert!(message.contains(want), "{message}");
+    }
 }
 
 /// `n` values `draw(rng)` of the seeded test RNG started at `seed`.
