@@ -376,7 +376,7 @@ fn layernorm(
             module,
             bench_layernorm_w4<BLOCK = block>,
             grid,
-            bench_layernorm_w4::args(&tx, &mut y, &tw, &tb, eps)?
+            tensors(&tx, &mut y, &tw, &tb, eps)
         )?
     } else {
         timed!(
@@ -384,7 +384,7 @@ fn layernorm(
             module,
             bench_layernorm_w8<BLOCK = block>,
             grid,
-            bench_layernorm_w8::args(&tx, &mut y, &tw, &tb, eps)?
+            tensors(&tx, &mut y, &tw, &tb, eps)
         )?
     };
     let got = y.to_vec()?;
