@@ -132,17 +132,42 @@ fn is_attr(attr: &syn::Attribute, name: &str) -> bool {
 }
 
 /// Writes the expansion of every kernel to `$TESSERA_DUMP_DIR/<name>.rs` (for comparing the
-/// generated code before and after a change of the compiler; does nothing without the variable).
+/// generated code before and after a change of the compiler), and to
+/// `$TESSERA_DUMP_DIR/expansions.tsv` each kernel's expansion time and size in tokens (what the
+/// README's table of build costs quotes; run it with `--release`, as cargo builds the macro for
+/// release builds). Does nothing without the variable.
 #[test]
 fn dump_kernel_expansions() {
     let Ok(dir) = std::env::var("TESSERA_DUMP_DIR") else {
         return;
     };
     std::fs::create_dir_all(&dir).expect("dump directory");
+    let mut table = String::from("kernel\tfile\texpansion_ms\ttokens\n");
     for k in kernel_sources() {
+        let start = std::time::Instant::now();
         let tokens = crate::expand::tile_kernel(k.attr.clone(), k.item.clone());
+        let millis = start.elapsed().as_secs_f64() * 1e3;
+        let file = k.file.file_name().map(|f| f.to_string_lossy().into_owned());
+        table += &format!(
+            "{}\t{}\t{millis:.0}\t{}\n",
+            k.name,
+            file.unwrap_or_default(),
+            token_count(tokens.clone())
+        );
         std::fs::write(format!("{dir}/{}.rs", k.name), tokens.to_string()).expect("write dump");
     }
+    std::fs::write(format!("{dir}/expansions.tsv"), table).expect("write table");
+}
+
+/// The tokens of `tokens`, those inside groups included.
+fn token_count(tokens: TokenStream) -> usize {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            proc_macro2::TokenTree::Group(group) => 1 + token_count(group.stream()),
+            _ => 1,
+        })
+        .sum()
 }
 
 /// The kernels that `macro_rules!` stamp are in the corpus, each with its own name, and no kernel

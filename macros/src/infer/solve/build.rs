@@ -173,7 +173,6 @@ impl<'a> Problem<'a> {
             reduce_fixed: HashMap::new(),
             origins: HashMap::new(),
             gather_choice: Vec::new(),
-            costs: HashMap::new(),
             accepted: HashMap::new(),
             transforms: HashMap::new(),
         };

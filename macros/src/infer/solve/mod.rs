@@ -39,7 +39,8 @@
 //!
 //! **Modules.** `build`: classes, groups and the problem's construction; `terms`: the anchors,
 //! edges and reductions each op contributes; `candidates`: candidate layouts and gather options;
-//! `search`: the costs and the search.
+//! `search`: the costs (conversion plans and costs memoised for the compiler process) and the
+//! search.
 
 mod build;
 mod candidates;
@@ -196,7 +197,6 @@ pub struct Problem<'a> {
     /// Chosen candidate per group, option per gather.
     pub choice: Vec<usize>,
     pub gather_choice: Vec<usize>,
-    costs: HashMap<(LinearLayout, LinearLayout, u32), Option<u32>>,
     accepted: HashMap<(usize, LinearLayout), bool>,
     transforms: HashMap<(usize, bool, LinearLayout), Option<LinearLayout>>,
 }

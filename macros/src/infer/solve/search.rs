@@ -3,11 +3,43 @@
 use super::{element_bits, reduce_cost, Problem, INFEASIBLE};
 use crate::infer::access::as_good_as;
 use crate::ir::ValueId;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 use tessera_layout::plan::conversion_code::{
     conversion_code_cost, plan_conversion_code, ConversionCode,
 };
 use tessera_layout::plan::PlanError;
 use tessera_layout::LinearLayout;
+
+/// A conversion: source layout, destination layout, element bits.
+type ConversionKey = (LinearLayout, LinearLayout, u32);
+
+/// Conversion plans, which depend on their [`ConversionKey`] alone, kept for the compiler
+/// process: it expands every kernel of a crate, and a kernel's specialisations and variants
+/// (element types, consts, aligned and unaligned, sm_80 and sm_90a) plan the same conversions
+/// again (planning a shared-memory conversion searches its swizzles).
+static PLANS: LazyLock<Mutex<HashMap<ConversionKey, Result<ConversionCode, PlanError>>>> =
+    LazyLock::new(Default::default);
+
+/// The costs of [`conversion_code_cost`], kept as [`PLANS`] are.
+static COSTS: LazyLock<Mutex<HashMap<ConversionKey, Option<u32>>>> =
+    LazyLock::new(Default::default);
+
+/// `compute()` for `key`, from `memo` when it was computed before. The lock is not held while
+/// computing (a panic there cannot poison it; a poisoned memo is read through).
+fn memoised<V: Clone>(
+    memo: &Mutex<HashMap<ConversionKey, V>>,
+    key: ConversionKey,
+    compute: impl FnOnce() -> V,
+) -> V {
+    let lock = || memo.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(value) = lock().get(&key) {
+        return value.clone();
+    }
+    let value = compute();
+    lock().insert(key, value.clone());
+    value
+}
 
 impl Problem<'_> {
     /// The plan of a conversion inserted into the kernel.
@@ -17,7 +49,9 @@ impl Problem<'_> {
         dst: &LinearLayout,
         bits: u32,
     ) -> Result<ConversionCode, PlanError> {
-        plan_conversion_code(src, dst, bits)
+        memoised(&PLANS, (*src, *dst, bits), || {
+            plan_conversion_code(src, dst, bits)
+        })
     }
 
     /// The cost of converting `src` to `dst` (see the module docs), memoised.
@@ -25,10 +59,9 @@ impl Problem<'_> {
         if src == dst {
             return 0;
         }
-        let cost = *self
-            .costs
-            .entry((*src, *dst, bits))
-            .or_insert_with(|| conversion_code_cost(src, dst, bits).ok());
+        let cost = memoised(&COSTS, (*src, *dst, bits), || {
+            conversion_code_cost(src, dst, bits).ok()
+        });
         match cost {
             Some(c) => u64::from(c) + 1,
             None => INFEASIBLE,
