@@ -26,6 +26,18 @@ pub use tessera_macros::tile_fn;
 #[doc(hidden)]
 pub use tessera_macros::tile_kernel_resume as __tile_kernel_resume;
 
+/// Hands its tokens back as items. `#[tile_kernel]` puts each target's build of a kernel in one
+/// call of it, under that target's `#[cfg]`: a build drops the calls of the other targets before
+/// expanding them, so it never parses their bodies (a kernel's bodies for the host, sm_80 and
+/// sm_90a are each as large as the others).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tile_kernel_items {
+    ($($item:tt)*) => {
+        $($item)*
+    };
+}
+
 #[cfg(not(tessera_device))]
 mod kernel;
 #[cfg(not(tessera_device))]

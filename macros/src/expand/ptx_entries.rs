@@ -1,5 +1,7 @@
 //! The PTX entries of one kernel variant and their host twins: one entry per target body
 //! (told apart by `cfg(target_feature = "sm_90a")`), and the host function the emulator runs.
+//! Each is the argument of a `tessera::__tile_kernel_items!` call under its `#[cfg]`, so that a
+//! build parses only the bodies of its own target.
 
 use crate::ir::Target;
 use proc_macro2::{Ident, TokenStream};
@@ -29,20 +31,24 @@ pub(super) fn entry_items(
     let device_entry = |cfg: TokenStream, body: &TokenStream| {
         quote! {
             #[cfg(#cfg)]
-            #[no_mangle]
-            #attrs
-            pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
-                #body
+            ::tessera::__tile_kernel_items! {
+                #[no_mangle]
+                #attrs
+                pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
+                    #body
+                }
             }
         }
     };
     let host_entry = |body: TokenStream| {
         quote! {
             #[cfg(not(target_arch = "nvptx64"))]
-            #attrs
-            #host_doc
-            pub unsafe fn #entry(#(#param_names: #param_types),*) {
-                #body
+            ::tessera::__tile_kernel_items! {
+                #attrs
+                #host_doc
+                pub unsafe fn #entry(#(#param_names: #param_types),*) {
+                    #body
+                }
             }
         }
     };
