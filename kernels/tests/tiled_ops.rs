@@ -1,13 +1,16 @@
 //! The elementwise semantics of generated code (`tessera::tile`), checked against Rust on the
 //! test device (the GPU when present, else the emulator; see `support`): wrapping integer
 //! arithmetic, division by zero giving 0, clamped shifts, NaN-propagating `maximum`, saturating
-//! casts, sub-word element types, `if` on scalars.
+//! casts, sub-word element types, `if` on scalars; and a kernel of this test crate written with
+//! the kernel library's `pub` `#[tile_fn]` helpers (helpers of another crate).
 
 mod support;
 
 use support::{device, draws, launch_tensors, GuardedTensor, Rng};
+use tessera::launch::Device;
 use tessera::tensor::Tensor;
-use tessera::{bf16, f16};
+use tessera::{bf16, f16, tile_kernel};
+use tessera_kernels::tiled::blocks::{elements, load_block, vector_block};
 use tessera_kernels::tiled::ops::{
     tile_deinterleave, tile_float_ops, tile_int_ops, tile_interleave, tile_narrow_ops,
     tile_scalar_splat, tile_scale_or_shift,
@@ -296,4 +299,54 @@ fn scalars_become_one_element_tiles() {
         row_ids.outputs("rows"),
         (0..rows as i32).collect::<Vec<_>>()
     );
+}
+
+/// `out = x / (1 + |x|)` (softsign), with the helpers of `tessera_kernels::tiled::blocks`:
+/// `load_block` (which calls `vector_block` and `elements`) and `elements`, fetched from
+/// another crate.
+#[tile_kernel(
+    num_warps = 2,
+    BLOCK = [128],
+    requires = [out.size(0) == x.size(0)],
+    uses = [load_block, vector_block, elements]
+)]
+fn softsign<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>) {
+    let (offs, mask, v) = load_block::<BLOCK>(x, 0.0);
+    store(elements(out, offs), v / (1.0 + abs(v)), mask);
+}
+
+/// The kernel above runs on the emulator (it is this test crate's, so it is in no PTX) on views
+/// of every stride, ragged lengths included, and equals Rust's `x / (1 + |x|)` bit for bit.
+#[test]
+fn a_kernel_uses_helpers_of_another_crate() {
+    let device = Device::emulator();
+    let module = device.host_module().unwrap();
+    let stream = device.stream().unwrap();
+    for n in [1usize, 127, 128, 300] {
+        for stride in [1usize, 3] {
+            let wide: Vec<f32> = draws(n as u64 * 10 + stride as u64, n * stride, |rng| {
+                rng.next_f32() * 16.0 - 8.0
+            });
+            let tx = Tensor::from_slice(&device, &wide, &[n * stride]).unwrap();
+            let x = tx.view().as_strided(&[n], &[stride], 0).unwrap();
+            let mut out = Tensor::<f32>::zeros(&device, &[n]).unwrap();
+            let consts = softsign::Consts { BLOCK: 128 };
+            softsign::launch(
+                &stream,
+                &module,
+                consts,
+                (n.div_ceil(128) as u32,),
+                &mut out,
+                &x,
+            )
+            .unwrap();
+            stream.synchronize().unwrap();
+            let got = out.to_vec().unwrap();
+            for (i, got) in got.iter().enumerate() {
+                let v = wide[i * stride];
+                let want = v / (1.0 + v.abs());
+                assert_eq!(got.to_bits(), want.to_bits(), "n {n} stride {stride} i {i}");
+            }
+        }
+    }
 }

@@ -4,7 +4,9 @@
 //!
 //! A proc macro sees only the item it is attached to, so a kernel cannot read a helper's body
 //! by itself. `#[tile_fn] fn name(…) { … }` therefore expands to a `macro_rules!` that hands
-//! the helper's tokens back ([`helper_macro`]), imported under the helper's own name. A kernel
+//! the helper's tokens back ([`helper_macro`]), imported under the helper's own name with the
+//! helper's visibility (a `pub` helper's macro is `#[macro_export]`ed, so kernels of other
+//! crates fetch it through that import as kernels of its own crate do). A kernel
 //! whose `uses` names helpers it has not been given expands to a call of the first missing one
 //! ([`fetch`]), carrying its own attribute and item along; that macro appends the helper and
 //! calls `tessera::__tile_kernel_resume!`, which expands the kernel again with one helper more,
@@ -244,13 +246,25 @@ pub fn helper_macro(attr: TokenStream, item: TokenStream) -> TokenStream {
     match check_helper(attr, item) {
         Ok(function) => {
             let name = &function.sig.ident;
-            let hidden = format_ident!("__tessera_tile_fn_{}", name);
             let vis = &function.vis;
+            // A `pub` helper's macro is exported, so that kernels of other crates can fetch it
+            // (through the re-export below): at the crate's root, where its name must be the
+            // crate's only one, so it carries a hash of the helper's tokens.
+            let (hidden, export) = if matches!(vis, syn::Visibility::Public(_)) {
+                let hash = fnv1a(function.to_token_stream().to_string().as_bytes());
+                (
+                    format_ident!("__tessera_tile_fn_{}_{:016x}", name, hash),
+                    quote!(#[macro_export]),
+                )
+            } else {
+                (format_ident!("__tessera_tile_fn_{}", name), quote!())
+            };
             let docs = function.attrs.iter().filter(|a| a.path().is_ident("doc"));
             let signature = signature_check(&function);
             quote! {
                 #signature
                 #[doc(hidden)]
+                #export
                 macro_rules! #hidden {
                     ($($state:tt)*) => {
                         ::tessera::__tile_kernel_resume! { $($state)* [#[tile_fn] #function] }
@@ -263,6 +277,13 @@ pub fn helper_macro(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         Err(error) => error.to_compile_error(),
     }
+}
+
+/// The 64-bit FNV-1a hash of `bytes` (the same in every build of the same source).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// The helper's signature as a function rustc checks (its body never runs): the types written
@@ -339,13 +360,6 @@ fn check_helper(attr: TokenStream, item: TokenStream) -> Result<syn::ItemFn, syn
         )
     })?;
     let sig = &function.sig;
-    if let syn::Visibility::Public(p) = &function.vis {
-        return Err(syn::Error::new_spanned(
-            p,
-            "a #[tile_fn] helper is usable within its crate: write `pub(crate)` (kernels of \
-             other crates cannot call it yet)",
-        ));
-    }
     let qualifier = sig
         .constness
         .map(|t| t.span())

@@ -1,13 +1,15 @@
 //! Helpers (`#[tile_fn]`) for kernels that work on blocks of a `[m, n]` tensor of any strides or
 //! on one block of a 1-D tensor per program, and for kernels that write several results as the
-//! rows of one tensor.
+//! rows of one tensor. They are `pub`: kernels of other crates use them as this crate's do
+//! (`use tessera_kernels::tiled::blocks::load_block;`, listed in the kernel's `uses` with the
+//! helpers they call).
 
 use tessera::tile_fn;
 
 /// The pointers of the block `rows × cols` of the `[m, n]` tensor `x` (any strides), and the
 /// mask of those inside it.
 #[tile_fn]
-pub(crate) fn tensor_block(x: Tensor<_, 2>, rows: _, cols: _) -> (_, _) {
+pub fn tensor_block(x: Tensor<_, 2>, rows: _, cols: _) -> (_, _) {
     (
         x + rows.expand_dims(1) * x.stride(0) + cols.expand_dims(0) * x.stride(1),
         (rows.expand_dims(1) < x.size(0)) & (cols.expand_dims(0) < x.size(1)),
@@ -17,28 +19,28 @@ pub(crate) fn tensor_block(x: Tensor<_, 2>, rows: _, cols: _) -> (_, _) {
 /// Stores `value` at the elements `offs` of row `r` of `out` (a `[rows, n]` tensor), where
 /// `mask`: the kernels with several results write them as the rows of one output.
 #[tile_fn]
-pub(crate) fn store_row(out: Tensor<_, 2>, r: i32, offs: _, value: _, mask: _) {
+pub fn store_row(out: Tensor<_, 2>, r: i32, offs: _, value: _, mask: _) {
     store(out + r * out.stride(0) + offs * out.stride(1), value, mask);
 }
 
 /// Program `program_id(0)`'s block of `BLOCK` elements of the 1-D tensor `x`: their offsets and
 /// the mask of those inside `x`.
 #[tile_fn]
-pub(crate) fn vector_block<const BLOCK: usize>(x: Tensor<_, 1>) -> (_, _) {
+pub fn vector_block<const BLOCK: usize>(x: Tensor<_, 1>) -> (_, _) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     (offs, offs < x.size(0))
 }
 
 /// The pointers of the elements `offs` of the 1-D tensor `x`.
 #[tile_fn]
-pub(crate) fn elements(x: Tensor<_, 1>, offs: _) -> _ {
+pub fn elements(x: Tensor<_, 1>, offs: _) -> _ {
     x + offs * x.stride(0)
 }
 
 /// [`vector_block`] of `x` and the values there (`other` past the end): the offsets, the mask
 /// and the loaded tile.
 #[tile_fn]
-pub(crate) fn load_block<const BLOCK: usize>(x: Tensor<_, 1>, other: _) -> (_, _, _) {
+pub fn load_block<const BLOCK: usize>(x: Tensor<_, 1>, other: _) -> (_, _, _) {
     let (offs, mask) = vector_block::<BLOCK>(x);
     (offs, mask, load(elements(x, offs), mask, other))
 }

@@ -353,10 +353,6 @@ fn uses_is_a_list_of_names_without_repeats() {
 fn tile_fn_rejects_what_a_helper_cannot_be() {
     let cases = [
         (
-            "pub fn h(x: f32) -> f32 { x }",
-            "a #[tile_fn] helper is usable within its crate",
-        ),
-        (
             "pub(crate) const fn h(x: f32) -> f32 { x }",
             "a #[tile_fn] helper is a plain `fn`",
         ),
@@ -381,4 +377,38 @@ fn tile_fn_rejects_what_a_helper_cannot_be() {
     }
     let text = helper_macro(quote!(inline), tokens("fn h(x: f32) -> f32 { x }")).to_string();
     assert!(text.contains("#[tile_fn] takes no arguments"), "{text}");
+}
+
+/// A `pub` helper's macro is exported (kernels of other crates fetch it through the helper's
+/// `pub use`) under a name of its own per helper (the crate's root holds every exported macro),
+/// the same in every build of the same source; other helpers' macros are not exported.
+#[test]
+fn pub_helpers_export_their_macro_under_a_name_of_their_own() {
+    let expand = |source: &str| helper_macro(TokenStream::new(), tokens(source)).to_string();
+    let exported = |text: &str| text.contains("# [macro_export]");
+    let hidden_name = |text: &str| {
+        let at = text.find("macro_rules ! ").expect("a macro_rules") + "macro_rules ! ".len();
+        text[at..]
+            .split_whitespace()
+            .next()
+            .expect("its name")
+            .to_string()
+    };
+    let public = expand("pub fn h(x: f32) -> f32 { x }");
+    assert!(exported(&public), "{public}");
+    assert!(
+        public.contains(&format!("pub use {} as h ;", hidden_name(&public))),
+        "{public}"
+    );
+    assert_eq!(public, expand("pub fn h(x: f32) -> f32 { x }"));
+    let other_body = expand("pub fn h(x: f32) -> f32 { x + x }");
+    assert_ne!(hidden_name(&public), hidden_name(&other_body));
+    for source in [
+        "fn h(x: f32) -> f32 { x }",
+        "pub(crate) fn h(x: f32) -> f32 { x }",
+    ] {
+        let text = expand(source);
+        assert!(!exported(&text), "{text}");
+        assert_eq!(hidden_name(&text), "__tessera_tile_fn_h");
+    }
 }
