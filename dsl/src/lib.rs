@@ -26,10 +26,10 @@ pub use tessera_macros::tile_fn;
 #[doc(hidden)]
 pub use tessera_macros::tile_kernel_resume as __tile_kernel_resume;
 
-/// Hands its tokens back as items. `#[tile_kernel]` puts each target's build of a kernel in one
-/// call of it, under that target's `#[cfg]`: a build drops the calls of the other targets before
-/// expanding them, so it never parses their bodies (a kernel's bodies for the host, sm_80 and
-/// sm_90a are each as large as the others).
+/// Hands its tokens back as items. `#[tile_kernel]` puts each target's build of a kernel (its
+/// PTX entry for sm_80, the one for sm_90a, the host function the emulator runs) in one call of
+/// it, under that target's `#[cfg]`: a build drops the calls of the other targets before
+/// expanding them, so it never parses their bodies.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __tile_kernel_items {

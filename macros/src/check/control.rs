@@ -40,10 +40,15 @@ impl Checker<'_> {
     fn let_tuple(&mut self, elems: &[Pat], loc: Loc, init: &Expr) {
         let values = self.tuple_values(init);
         if elems.len() != values.len() {
+            // A block (a helper's call is one, inlined) would print as `{ … }`.
+            let of = match &init.kind {
+                ExprKind::Block(_) => "on its right".to_string(),
+                _ => format!("of `{init}`"),
+            };
             self.error(
                 loc,
                 format!(
-                    "this pattern has {} names for the {} values of `{init}`",
+                    "this pattern has {} names for the {} values {of}",
                     elems.len(),
                     values.len()
                 ),

@@ -163,7 +163,7 @@ fn a_helper_returns_three_values_as_a_tuple() {
     assert!(
         errors[0]
             .0
-            .contains("this pattern has 2 names for the 3 values"),
+            .contains("this pattern has 2 names for the 3 values on its right"),
         "{errors:?}"
     );
 }
