@@ -315,8 +315,9 @@ fn softsign<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>) {
     store(elements(out, offs), v / (1.0 + abs(v)), mask);
 }
 
-/// The kernel above runs on the emulator (it is this test crate's, so it is in no PTX) on views
-/// of every stride, ragged lengths included, and equals Rust's `x / (1 + |x|)` bit for bit.
+/// The kernel above runs on the emulator (it is this test crate's, so it is in no PTX) on
+/// contiguous and strided views, ragged lengths included, and equals Rust's `x / (1 + |x|)` bit
+/// for bit.
 #[test]
 fn a_kernel_uses_helpers_of_another_crate() {
     let device = Device::emulator();
