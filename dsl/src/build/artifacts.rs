@@ -26,6 +26,17 @@ impl Artifact {
         self.target_name.replace('-', "_")
     }
 
+    /// Whether it was built for `triple` (cargo puts a cross build's outputs in
+    /// `<target-dir>/<triple>/`; the build scripts and proc macros of the same build are host
+    /// artifacts outside it).
+    pub(super) fn is_for_target(&self, triple: &str) -> bool {
+        self.filenames.iter().any(|file| {
+            Path::new(file)
+                .components()
+                .any(|component| component.as_os_str() == triple)
+        })
+    }
+
     pub(super) fn is_path_package(&self) -> bool {
         self.package_id.starts_with("path+file://")
     }
@@ -151,6 +162,13 @@ pub(super) fn cargo_dep_info_of(artifact: &Artifact) -> Option<PathBuf> {
     })
 }
 
+/// Whether a file lies in the toolchain's sysroot (the sources of `core` and its dependencies,
+/// which `-Zbuild-std` builds).
+pub(super) fn in_sysroot(path: &Path, sysroot: &Path) -> bool {
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    canonical(path).starts_with(canonical(sysroot))
+}
+
 /// What the PTX depends on, for `cargo:rerun-if-changed`: the manifest of every local package
 /// in the build (not the sysroot's `core`), every source file cargo's dep-info lists for the
 /// kernel crate (its own and its local dependencies'), and the kernel crate's
@@ -162,19 +180,12 @@ pub(super) fn tracked_sources(
     sysroot: &Path,
     crate_dir: &Path,
 ) -> Vec<PathBuf> {
-    let sysroot = sysroot
-        .canonicalize()
-        .unwrap_or_else(|_| sysroot.to_path_buf());
     let local_manifests: Vec<PathBuf> = artifacts
         .iter()
-        .filter(|artifact| artifact.is_path_package())
-        .map(|artifact| PathBuf::from(&artifact.manifest_path))
-        .filter(|manifest| {
-            !manifest
-                .canonicalize()
-                .unwrap_or_else(|_| manifest.clone())
-                .starts_with(&sysroot)
+        .filter(|artifact| {
+            artifact.is_path_package() && !in_sysroot(Path::new(&artifact.manifest_path), sysroot)
         })
+        .map(|artifact| PathBuf::from(&artifact.manifest_path))
         .collect();
     let listed = cargo_dep_info_of(kernel_artifact)
         .and_then(|dep_info| std::fs::read_to_string(dep_info).ok())
@@ -182,11 +193,7 @@ pub(super) fn tracked_sources(
         .unwrap_or_default();
     let mut files = local_manifests.clone();
     if !listed.is_empty() && listed.iter().all(|file| file.is_absolute()) {
-        files.extend(
-            listed
-                .into_iter()
-                .filter(|file| !file.starts_with(&sysroot)),
-        );
+        files.extend(listed.into_iter().filter(|file| !in_sysroot(file, sysroot)));
     } else {
         files.extend(
             local_manifests

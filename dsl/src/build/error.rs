@@ -74,6 +74,14 @@ pub enum BuildError {
         /// Its `.target` line.
         found: String,
     },
+    /// The PTX of the kernel crate and of the kernel crates it depends on cannot be one module
+    /// (two of them define the same symbol, or they are for different targets).
+    PtxMerge {
+        /// The kernel crate's directory.
+        crate_dir: PathBuf,
+        /// Which crates, and why.
+        detail: String,
+    },
     /// Reading, writing or copying a file failed.
     Io {
         /// The file.
@@ -126,6 +134,11 @@ impl fmt::Display for BuildError {
                 f,
                 "{} is for `{found}`, not `{expected}`: the nested build's rustflags did not apply",
                 ptx.display()
+            ),
+            BuildError::PtxMerge { crate_dir, detail } => write!(
+                f,
+                "the PTX of {} and of the kernel crates it depends on cannot be merged: {detail}",
+                crate_dir.display()
             ),
             BuildError::Io { path, error } => write!(f, "{}: {error}", path.display()),
         }

@@ -32,7 +32,10 @@
 //! 3. takes the kernel crate's `compiler-artifact` message from that JSON (matched by manifest path),
 //!    reads the metadata hash off its `deps/lib<crate>-<hash>.rlib` file name and picks exactly
 //!    `deps/<crate>-<hash>.s`, the PTX of that compilation (checking its `.target` line);
-//! 4. copies it to `$OUT_DIR/<crate>/<sm>.ptx`, writes the set file
+//!    each other library crate of the build (outside the toolchain's sysroot) whose PTX has a
+//!    kernel entry is a kernel crate it depends on, and its PTX joins the kernel crate's in one
+//!    module (a symbol two of them define is an error naming both crates);
+//! 4. writes that module to `$OUT_DIR/<crate>/<sm>.ptx`, writes the set file
 //!    `$OUT_DIR/<crate>.ptx-set.rs` that [`include_ptx!`](crate::include_ptx) includes, sets
 //!    `TESSERA_PTX_<CRATE>` (upper case) to the set file's path for the host crate's rustc, and
 //!    prints `cargo:rerun-if-changed` for every source file of every local (path) package in
@@ -49,6 +52,7 @@
 mod artifacts;
 mod code_set;
 mod error;
+mod merge;
 mod ptx_set;
 mod sm;
 mod toolchain;
@@ -59,7 +63,8 @@ pub use ptx_set::{ptx_set_path, write_ptx_set, PtxSet};
 pub use sm::{Sm, UnknownSm, SM_ENV};
 
 use crate::launch::ptx::target_name;
-use artifacts::{parse_artifacts, ptx_of_artifact, tracked_sources};
+use artifacts::{in_sysroot, parse_artifacts, ptx_of_artifact, tracked_sources, Artifact};
+use merge::{merge_ptx, CratePtx};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolchain::{device_rustflags, device_toolchain, nested_cargo_env, DeviceToolchain};
@@ -92,8 +97,10 @@ pub struct BuiltPtx {
     pub sm: Sm,
     /// The PTX as copied to the output directory: `<out_dir>/<crate_name>/<sm>.ptx`.
     pub ptx_path: PathBuf,
-    /// The PTX as the nested build left it: `<target>/nvptx64-nvidia-cuda/release/deps/<crate>-<hash>.s`.
-    pub built_ptx_path: PathBuf,
+    /// The PTX files as the nested build left them
+    /// (`<target>/nvptx64-nvidia-cuda/release/deps/<crate>-<hash>.s`): the kernel crate's first,
+    /// then those of the kernel crates it depends on, which [`ptx_path`](Self::ptx_path) merges.
+    pub built_ptx_paths: Vec<PathBuf>,
     /// Every file the PTX depends on (what `cargo:rerun-if-changed` was printed for).
     pub tracked_files: Vec<PathBuf>,
 }
@@ -453,23 +460,64 @@ impl TargetBuild<'_> {
                     artifacts.len()
                 ),
             })?;
-        let built_ptx_path =
+        let kernel_ptx_path =
             ptx_of_artifact(kernel_artifact).map_err(|detail| BuildError::PtxNotFound {
                 crate_dir: crate_dir.clone(),
                 detail,
             })?;
-        let ptx = std::fs::read_to_string(&built_ptx_path).map_err(|error| BuildError::Io {
-            path: built_ptx_path.clone(),
-            error,
-        })?;
-        let found = target_name(&ptx).unwrap_or("<no .target line>").to_string();
+        let read = |path: &Path| {
+            std::fs::read_to_string(path).map_err(|error| BuildError::Io {
+                path: path.to_path_buf(),
+                error,
+            })
+        };
+        let kernel_ptx = CratePtx {
+            crate_name: kernel_artifact.crate_name(),
+            text: read(&kernel_ptx_path)?,
+        };
+        let found = target_name(&kernel_ptx.text)
+            .unwrap_or("<no .target line>")
+            .to_string();
         if found != sm.name() {
             return Err(BuildError::WrongTarget {
-                ptx: built_ptx_path,
+                ptx: kernel_ptx_path,
                 expected: sm,
                 found,
             });
         }
+        // The kernel crates it depends on: the other library crates built for the device,
+        // outside the toolchain's sysroot, whose PTX has an entry; by crate name, after the
+        // kernel crate.
+        let mut parts = vec![kernel_ptx];
+        let mut built_ptx_paths = vec![kernel_ptx_path];
+        let mut dependencies: Vec<&Artifact> = artifacts
+            .iter()
+            .filter(|artifact| {
+                artifact.is_lib()
+                    && artifact.is_for_target(NVPTX_TARGET)
+                    && artifact.manifest_path != kernel_artifact.manifest_path
+                    && !in_sysroot(Path::new(&artifact.manifest_path), &self.toolchain.sysroot)
+            })
+            .collect();
+        dependencies.sort_by_key(|artifact| artifact.crate_name());
+        for artifact in dependencies {
+            let path = ptx_of_artifact(artifact).map_err(|detail| BuildError::PtxNotFound {
+                crate_dir: crate_dir.clone(),
+                detail,
+            })?;
+            let part = CratePtx {
+                crate_name: artifact.crate_name(),
+                text: read(&path)?,
+            };
+            if part.has_entry() {
+                parts.push(part);
+                built_ptx_paths.push(path);
+            }
+        }
+        let ptx = merge_ptx(&parts).map_err(|detail| BuildError::PtxMerge {
+            crate_dir: crate_dir.clone(),
+            detail,
+        })?;
 
         let crate_name = kernel_artifact.crate_name();
         let ptx_dir = self.out_dir.join(&crate_name);
@@ -490,7 +538,7 @@ impl TargetBuild<'_> {
             crate_name,
             sm,
             ptx_path,
-            built_ptx_path,
+            built_ptx_paths,
             tracked_files,
         })
     }

@@ -51,6 +51,15 @@ fn artifact_json_selects_the_hashed_asm_file() {
     let artifact = &artifacts[0];
     assert!(artifact.is_lib() && artifact.is_path_package());
     assert_eq!(artifact.crate_name(), "my_kernels");
+    // Built for the device: its files lie in the triple's directory (a build script's or proc
+    // macro's dependencies, host artifacts of the same build, do not).
+    assert!(artifact.is_for_target("nvptx64-nvidia-cuda"));
+    let mut host = artifact.clone();
+    host.filenames = vec![dir
+        .join("release/deps/libitoa-0.rlib")
+        .display()
+        .to_string()];
+    assert!(!host.is_for_target("nvptx64-nvidia-cuda"));
     assert_eq!(
         ptx_of_artifact(artifact).unwrap(),
         deps.join("my_kernels-1234abcd5678ef90.s")
