@@ -1,11 +1,13 @@
-//! Kernels written against the Tessera device runtime layer ([`tessera::device`]) only.
+//! The repository's kernels: those written in the tile language ([`tiled`], one crate per
+//! family) and those written against the Tessera device runtime layer ([`tessera::device`])
+//! only, defined with [`tessera::device_kernel!`]. Every kernel is built for
+//! `nvptx64-nvidia-cuda` as a PTX entry point of the same name and for the host as a function
+//! the emulator runs, with a `Kernel` handle (`VEC_ADD`, `COPY`, `ROW_SUM`, ...). The PTX of all
+//! of them, one module per target, is built by `tessera::build::PtxBuild` (the crate
+//! `tessera-kernels-ptx`, `kernels/ptx`), which merges this crate's PTX with its families'.
 //!
-//! Every kernel is defined once with [`tessera::device_kernel!`] and built twice: for
-//! `nvptx64-nvidia-cuda` as a PTX entry point of the same name (the PTX of this crate is
-//! `target/nvptx64-nvidia-cuda/release/deps/tessera_kernels-*.s` after
-//! `cd kernels && cargo build --release --target nvptx64-nvidia-cuda`), and for the host as a
-//! function the emulator runs, with a `Kernel` handle (`VEC_ADD`, `COPY`, `ROW_SUM`, ...).
-//!
+//! * [`tiled`]: the `#[tile_kernel]` kernels, one crate per family in `kernels/tiled/<family>`
+//!   (`tessera-kernels-norm`, …), re-exported here as `tiled::<family>`.
 //! * [`vec_add`]: `out = a + b` over f32, 128-bit loads/stores, masked tail.
 //! * [`copy`]: `out = x` over f32, 128-bit loads/stores, masked tail (bandwidth baseline).
 //! * [`thread_quad`]: the walk of `vec_add` and `copy`, four elements per thread (one 128-bit

@@ -103,12 +103,12 @@ const TRANSPOSE: (&str, &str) = ("num_warps = 4, TILE = 64", sources::TRANSPOSE)
 
 const GATHER: (&str, &str) = ("num_warps = 4, ROWS = 16, COLS = 64", sources::GATHER_ROWS);
 
-/// The project's matmul (`kernels/src/tiled/matmul.rs`): its attribute arguments and function.
+/// The project's matmul (`kernels/tiled/matmul/src/lib.rs`): its attribute arguments and function.
 fn project_matmul() -> (String, String) {
     let k = kernel_sources()
         .into_iter()
         .find(|k| k.name == "tile_matmul")
-        .expect("kernels/src has tile_matmul");
+        .expect("kernels/tiled/matmul has tile_matmul");
     (k.attr.to_string(), k.item.to_string())
 }
 

@@ -9,7 +9,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 /// The flash-attention kernel of the guide (`docs/guide/tutorials/src/attention.rs`: f16, causal
-/// or not by its `CAUSAL` parameter, the body of `kernels/src/tiled/attention.rs`), without its
+/// or not by its `CAUSAL` parameter, the body of `kernels/tiled/attention/src/lib.rs`), without its
 /// attributes: the attribute is the test's.
 fn attention_item() -> TokenStream {
     let tutorial = include_str!("../../../docs/guide/tutorials/src/attention.rs");

@@ -1,5 +1,5 @@
-//! EXPLAIN tells the truth: for every kernel of `kernels/src`, every specialisation and both
-//! alignment policies, what the explain text reports for each conversion, gather and dot is what
+//! EXPLAIN tells the truth: for every kernel of the kernel library (`kernels/tiled`), every
+//! specialisation and both alignment policies, what the explain text reports for each conversion, gather and dot is what
 //! the lowered tokens do. The check is structural: the plan stored on each op (the one the
 //! explain text prints) against the device calls in the code generated for that op.
 
@@ -235,7 +235,7 @@ fn check(inference: &Inference, what: &str) {
 #[test]
 fn explain_matches_generated_code_for_every_kernel() {
     let sources = kernel_sources();
-    assert!(sources.len() > 10, "kernels/src has the tile kernels");
+    assert!(sources.len() > 10, "kernels/tiled has the tile kernels");
     let mut conversions = 0;
     for source in sources {
         // `Tensor` parameters desugared as the macro does before reading the kernel.

@@ -1,8 +1,9 @@
 //! Generated malformed kernels through the whole expansion, in-process: every `#[tile_kernel]`
-//! of `kernels/src` is cut out with `syn`, mutated at the token and syntax level (deleted,
-//! duplicated and swapped tokens, edge-value literals, identifiers renamed to keywords, raw
-//! identifiers and launcher names, operation names swapped, arguments dropped or repeated,
-//! attributes and empty statements inserted, shape operations on scalars, ...), and expanded.
+//! of the kernel library (`kernels/tiled`) is cut out with `syn`, mutated at the token and
+//! syntax level (deleted, duplicated and swapped tokens, edge-value literals, identifiers
+//! renamed to keywords, raw identifiers and launcher names, operation names swapped, arguments
+//! dropped or repeated, attributes and empty statements inserted, shape operations on scalars,
+//! ...), and expanded.
 //! For each case: no panic, no "internal error" in the output, and every error underlines the
 //! kernel's own tokens (never the call site, which rustc shows as the attribute).
 //!
@@ -499,7 +500,7 @@ fn generated_malformed_kernels_expand_cleanly() {
     let sources = kernel_sources();
     assert!(
         sources.len() >= 20,
-        "only {} kernels in kernels/src",
+        "only {} kernels in kernels/src and kernels/tiled",
         sources.len()
     );
     let seed = generator::seed();

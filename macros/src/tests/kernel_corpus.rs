@@ -1,8 +1,8 @@
-//! The `#[tile_kernel]` functions of `kernels/src`, read from their source files, for tests that
-//! run the whole macro on every real kernel: each with the calls of its `#[tile_fn]` helpers
-//! (from any file of `kernels/src`) inlined, as the macro's resumed expansion has them. The
-//! kernels a `macro_rules!` of `kernels/src` stamps are read from its expansion
-//! ([`super::macro_rules`]).
+//! The `#[tile_kernel]` functions of the kernel library (`kernels/src` and the family crates of
+//! `kernels/tiled`), read from their source files, for tests that run the whole macro on every
+//! real kernel: each with the calls of its `#[tile_fn]` helpers (from any of those files)
+//! inlined, as the macro's resumed expansion has them. The kernels a `macro_rules!` of the
+//! library stamps are read from its expansion ([`super::macro_rules`]).
 
 use super::macro_rules::MacroRules;
 use crate::tile_fn::{inline_calls, split_uses, Helper};
@@ -19,11 +19,12 @@ pub struct KernelSource {
     pub item: TokenStream,
 }
 
-/// Every `#[tile_kernel(..)]` function under `kernels/src`, in file order.
+/// Every `#[tile_kernel(..)]` function under `kernels/src` and `kernels/tiled`, in file order.
 pub fn kernel_sources() -> Vec<KernelSource> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/src");
+    let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    rust_files(&kernels.join("src"), &mut files);
+    rust_files(&kernels.join("tiled"), &mut files);
     files.sort();
     let parsed: Vec<(PathBuf, syn::File)> = files
         .into_iter()
@@ -50,7 +51,7 @@ pub fn kernel_sources() -> Vec<KernelSource> {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("kernels/src") {
+    for entry in std::fs::read_dir(dir).expect("a directory of kernel sources") {
         let path = entry.expect("directory entry").path();
         if path.is_dir() {
             rust_files(&path, out);

@@ -1,5 +1,5 @@
-//! `macro_rules!` expansion for the kernel corpus: `kernels/src` stamps several `#[tile_kernel]`s
-//! from one body with a declarative macro (the attention, benchmark and softmax kernels), and the
+//! `macro_rules!` expansion for the kernel corpus: the kernel library stamps several
+//! `#[tile_kernel]`s from one body with a declarative macro (the attention, benchmark and softmax kernels), and the
 //! corpus must see those kernels as rustc does.
 //!
 //! What rustc's `macro_rules!` does, restricted to what a corpus macro uses: arms tried in order;
