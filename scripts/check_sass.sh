@@ -159,7 +159,7 @@ if [[ $ptx_target == *a ]]; then
         "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1:IGMMA\.64x64x32\.S8\.S8"
         "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:IGMMA\.64x64x32\.S8\.S8"
         "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
-        # Pipelined flash attention on sm_90a (kernels/src/tiled/attention.rs, num_stages 4 at D = 64, 3 at D = 128):
+        # Pipelined flash attention on sm_90a (kernels/tiled/attention, num_stages 4 at D = 64, 3 at D = 128):
         # K and V by cp.async into their rings, both dots on wgmma (p · v with A from registers).
         "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:HGMMA\.64x64x16\.F32"
         "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:LDGSTS\.E\.BYPASS\.128"

@@ -6,8 +6,10 @@
 #   DIR/run.sh         runs every binary with TESSERA_DEVICE=gpu; exits non-zero on any failure;
 #                      --memcheck / --racecheck run them under compute-sanitizer (see run.sh -h)
 #
-# Usage: scripts/gpu_tests.sh [--out DIR] [--sm "sm_80 sm_90"]
+# Usage: scripts/gpu_tests.sh [--out DIR] [--sm "sm_80 sm_90"] [--profile NAME]
 #   --out DIR  where to put them (default .carry/tests, which git ignores)
+#   --profile  the cargo profile of the build (default release; `ci` reuses scripts/test's build)
+#   --tests L  only the test binaries named in L (e.g. "tiled_matmul tiled_atomics"; default all)
 #   --sm LIST  the PTX targets to build sets for (default sm_80; sm_90 adds stmatrix and the
 #              hardware f8 conversions; each set is one more release build of the crate's tests,
 #              about a minute). The default SM is built last, so target/ is left as a plain build.
@@ -20,11 +22,15 @@ cd "$ROOT"
 
 OUT_DIR="$ROOT/.carry/tests"
 SMS="sm_80"
+PROFILE="release"
+ONLY_TESTS=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --out) OUT_DIR="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2 ;;
         --sm) SMS="$2"; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        --profile) PROFILE="$2"; shift 2 ;;
+        --tests) ONLY_TESTS=" $2 "; shift 2 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) echo "gpu_tests.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -209,10 +215,10 @@ for sm in $SMS; do [[ $sm != sm_80 ]] || ORDERED="$ORDERED $sm"; done
 } >"$STAGE/MANIFEST"
 
 for sm in $ORDERED; do
-    echo "==> building the kernels' tests for $sm (release)"
+    echo "==> building the kernels' tests for $sm ($PROFILE)"
     start=$(date +%s)
     json="$STAGE/cargo-$sm.json"
-    TESSERA_SM="$sm" cargo test -p tessera-kernels --release --no-run --message-format=json \
+    TESSERA_SM="$sm" cargo test -p tessera-kernels --profile "$PROFILE" --no-run --message-format=json \
         >"$json"
     # The integration tests (target kind "test"); the library's unit-test binary has no tests.
     mapfile -t exes < <(grep '"reason":"compiler-artifact"' "$json" | grep '"kind":\["test"\]' |
@@ -223,6 +229,7 @@ for sm in $ORDERED; do
     for exe in "${exes[@]}"; do
         name="$(basename "$exe")"
         name="${name%-*}"
+        [[ -z $ONLY_TESTS || $ONLY_TESTS == *" $name "* ]] || continue
         cp "$exe" "$STAGE/$sm/$name"
         strip "$STAGE/$sm/$name" 2>/dev/null || true
         # The test count, for the runner to check that every test ran (listing needs no GPU).
@@ -234,7 +241,7 @@ done
 
 mkdir -p "$OUT_DIR"
 rm -f "$OUT_DIR/tests.tar.xz"
-(cd "$STAGE" && tar -cJf "$OUT_DIR/tests.tar.xz" MANIFEST $ORDERED)
+(cd "$STAGE" && tar -cf - MANIFEST $ORDERED | xz -T0 >"$OUT_DIR/tests.tar.xz")
 write_runner "$OUT_DIR/run.sh"
 cat "$STAGE/MANIFEST"
 echo "==> $OUT_DIR: $(du -sh "$OUT_DIR/tests.tar.xz" | cut -f1) tests.tar.xz + run.sh"

@@ -322,32 +322,36 @@ fn softsign<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>) {
 fn a_kernel_uses_helpers_of_another_crate() {
     let device = Device::emulator();
     let module = device.host_module().unwrap();
-    let stream = device.stream().unwrap();
-    for n in [1usize, 127, 128, 300] {
-        for stride in [1usize, 3] {
-            let wide: Vec<f32> = draws(n as u64 * 10 + stride as u64, n * stride, |rng| {
-                rng.next_f32() * 16.0 - 8.0
-            });
-            let tx = Tensor::from_slice(&device, &wide, &[n * stride]).unwrap();
-            let x = tx.view().as_strided(&[n], &[stride], 0).unwrap();
-            let mut out = Tensor::<f32>::zeros(&device, &[n]).unwrap();
-            let consts = softsign::Consts { BLOCK: 128 };
-            softsign::launch(
-                &stream,
-                &module,
-                consts,
-                (n.div_ceil(128) as u32,),
-                &mut out,
-                &x,
-            )
-            .unwrap();
-            stream.synchronize().unwrap();
-            let got = out.to_vec().unwrap();
-            for (i, got) in got.iter().enumerate() {
-                let v = wide[i * stride];
-                let want = v / (1.0 + v.abs());
-                assert_eq!(got.to_bits(), want.to_bits(), "n {n} stride {stride} i {i}");
-            }
+    // softsign of the `n` elements of `stored` that are `stride` apart, as the kernel computes it.
+    let softsign_on_device = |stored: &[f32], n: usize, stride: usize| -> Vec<f32> {
+        let stream = device.stream().unwrap();
+        let stored = Tensor::from_slice(&device, stored, &[stored.len()]).unwrap();
+        let x = stored.view().as_strided(&[n], &[stride], 0).unwrap();
+        let mut out = Tensor::<f32>::zeros(&device, &[n]).unwrap();
+        let grid = (n.div_ceil(128) as u32,);
+        softsign::launch(
+            &stream,
+            &module,
+            softsign::Consts { BLOCK: 128 },
+            grid,
+            &mut out,
+            &x,
+        )
+        .unwrap();
+        stream.synchronize().unwrap();
+        out.to_vec().unwrap()
+    };
+    for (n, stride) in [1usize, 127, 128, 300]
+        .into_iter()
+        .flat_map(|n| [(n, 1usize), (n, 3)])
+    {
+        let stored = draws(n as u64 * 10 + stride as u64, n * stride, |rng| {
+            rng.next_f32() * 16.0 - 8.0
+        });
+        let got = softsign_on_device(&stored, n, stride);
+        let want = stored.iter().step_by(stride).map(|v| v / (1.0 + v.abs()));
+        for (i, (got, want)) in got.iter().zip(want).enumerate() {
+            assert_eq!(got.to_bits(), want.to_bits(), "n {n} stride {stride} i {i}");
         }
     }
 }
