@@ -97,9 +97,7 @@ pub struct BuiltPtx {
     pub sm: Sm,
     /// The PTX as copied to the output directory: `<out_dir>/<crate_name>/<sm>.ptx`.
     pub ptx_path: PathBuf,
-    /// The PTX files as the nested build left them
-    /// (`<target>/nvptx64-nvidia-cuda/release/deps/<crate>-<hash>.s`): the kernel crate's first,
-    /// then those of the kernel crates it depends on, which [`ptx_path`](Self::ptx_path) merges.
+    /// The nested build's `.s` files merged into `ptx_path`, the kernel crate's first.
     pub built_ptx_paths: Vec<PathBuf>,
     /// Every file the PTX depends on (what `cargo:rerun-if-changed` was printed for).
     pub tracked_files: Vec<PathBuf>,

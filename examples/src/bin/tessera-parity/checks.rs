@@ -336,6 +336,7 @@ fn transpose32(n: usize, padded: bool, seed: u64) -> Check {
 // ---------------------------------------------------------------------------------------------
 
 /// The fields of `convert_probe`'s 12 output words: (word, shift, width, conversion).
+#[rustfmt::skip] // A table: one field per line.
 const CONVERT_FIELDS: [(usize, u32, u32, &str); 19] = [
     (0, 0, 16, "f32→f16 (cvt.rn.f16.f32)"),
     (0, 16, 16, "f32→bf16 (cvt.rn.bf16.f32)"),
@@ -346,18 +347,8 @@ const CONVERT_FIELDS: [(usize, u32, u32, &str); 19] = [
     (3, 0, 32, "f32→u32 rz (cvt.rzi.u32.f32)"),
     (4, 0, 32, "f16→f32 of bits 0..16 (cvt.f32.f16)"),
     (5, 0, 32, "bf16→f32 of bits 0..16 (shl.b32)"),
-    (
-        6,
-        0,
-        16,
-        "e4m3→f16 of bits 0..8 (cvt.rn.f16x2.e4m3x2 on sm_89+)",
-    ),
-    (
-        6,
-        16,
-        16,
-        "e5m2→f16 of bits 0..8 (cvt.rn.f16x2.e5m2x2 on sm_89+)",
-    ),
+    (6, 0, 16, "e4m3→f16 of bits 0..8 (cvt.rn.f16x2.e4m3x2 on sm_89+)"),
+    (6, 16, 16, "e5m2→f16 of bits 0..8 (cvt.rn.f16x2.e5m2x2 on sm_89+)"),
     (7, 0, 32, "i32→f32 (cvt.rn.f32.s32)"),
     (8, 0, 32, "f32→i32 rz (cvt.rzi.s32.f32)"),
     (9, 0, 32, "f32→u32 rn (cvt.rni.u32.f32)"),
