@@ -162,11 +162,23 @@ pub(super) fn cargo_dep_info_of(artifact: &Artifact) -> Option<PathBuf> {
     })
 }
 
-/// Whether a file lies in the toolchain's sysroot (the sources of `core` and its dependencies,
-/// which `-Zbuild-std` builds).
-pub(super) fn in_sysroot(path: &Path, sysroot: &Path) -> bool {
-    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    canonical(path).starts_with(canonical(sysroot))
+/// The toolchain's sysroot, canonical: where the sources of `core` and its dependencies lie,
+/// which `-Zbuild-std` builds (resolved once, then asked about many files).
+pub(super) struct Sysroot(PathBuf);
+
+impl Sysroot {
+    pub(super) fn new(sysroot: &Path) -> Self {
+        Sysroot(canonical_or_same(sysroot))
+    }
+
+    /// Whether `path` lies in the sysroot.
+    pub(super) fn contains(&self, path: &Path) -> bool {
+        canonical_or_same(path).starts_with(&self.0)
+    }
+}
+
+fn canonical_or_same(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// What the PTX depends on, for `cargo:rerun-if-changed`: the manifest of every local package
@@ -180,10 +192,11 @@ pub(super) fn tracked_sources(
     sysroot: &Path,
     crate_dir: &Path,
 ) -> Vec<PathBuf> {
+    let sysroot = Sysroot::new(sysroot);
     let local_manifests: Vec<PathBuf> = artifacts
         .iter()
         .filter(|artifact| {
-            artifact.is_path_package() && !in_sysroot(Path::new(&artifact.manifest_path), sysroot)
+            artifact.is_path_package() && !sysroot.contains(Path::new(&artifact.manifest_path))
         })
         .map(|artifact| PathBuf::from(&artifact.manifest_path))
         .collect();
@@ -193,7 +206,7 @@ pub(super) fn tracked_sources(
         .unwrap_or_default();
     let mut files = local_manifests.clone();
     if !listed.is_empty() && listed.iter().all(|file| file.is_absolute()) {
-        files.extend(listed.into_iter().filter(|file| !in_sysroot(file, sysroot)));
+        files.extend(listed.into_iter().filter(|file| !sysroot.contains(file)));
     } else {
         files.extend(
             local_manifests

@@ -63,7 +63,7 @@ pub use ptx_set::{ptx_set_path, write_ptx_set, PtxSet};
 pub use sm::{Sm, UnknownSm, SM_ENV};
 
 use crate::launch::ptx::target_name;
-use artifacts::{in_sysroot, parse_artifacts, ptx_of_artifact, tracked_sources, Artifact};
+use artifacts::{parse_artifacts, ptx_of_artifact, tracked_sources, Artifact, Sysroot};
 use merge::{merge_ptx, CratePtx};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -488,13 +488,14 @@ impl TargetBuild<'_> {
         // kernel crate.
         let mut parts = vec![kernel_ptx];
         let mut built_ptx_paths = vec![kernel_ptx_path];
+        let sysroot = Sysroot::new(&self.toolchain.sysroot);
         let mut dependencies: Vec<&Artifact> = artifacts
             .iter()
             .filter(|artifact| {
                 artifact.is_lib()
                     && artifact.is_for_target(NVPTX_TARGET)
                     && artifact.manifest_path != kernel_artifact.manifest_path
-                    && !in_sysroot(Path::new(&artifact.manifest_path), &self.toolchain.sysroot)
+                    && !sysroot.contains(Path::new(&artifact.manifest_path))
             })
             .collect();
         dependencies.sort_by_key(|artifact| artifact.crate_name());
