@@ -9,7 +9,7 @@ use tessera_layout::families::{
     AmdMfma, AmdWmma, Blocked, Distributed, DotOperand, MmaParent, NvidiaMma, NvmmaShared, Slice,
     SwizzledShared,
 };
-use tessera_layout::spec::{parse_json, LayoutSpec};
+use tessera_layout::spec::{parse_json, BlockBases, LayoutSpec};
 use tessera_layout::{expect_layout, Label, LinearLayout};
 use tessera_test_support::oracle::{case_family, check_layout_case, OracleFile};
 use tessera_test_support::Rng;
@@ -821,7 +821,7 @@ fn arbitrary_parameters_never_panic() {
                 register: vec![nasty_list(&mut rng, rank)],
                 lane: vec![nasty_list(&mut rng, rank)],
                 warp: vec![],
-                block: vec![],
+                block: BlockBases::default(),
                 shape: nasty_list(&mut rng, rank),
             },
             _ => random_distributed(&mut rng).0,

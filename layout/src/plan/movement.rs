@@ -199,6 +199,32 @@ pub struct ShuffleStep {
     pub active: u32,
 }
 
+/// Vectorized shared-memory accesses of one thread: per chunk of registers, one instruction
+/// moving `elements.len()` elements at byte `thread_offset(lane, warp) ⊕ chunk offset`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VectorAccess {
+    /// The thread's byte offset (⊕ each chunk's register part).
+    pub thread_offset: Affine,
+    /// One instruction per chunk: (first register, byte offset of the register part).
+    pub chunks: Vec<(u32, u32)>,
+    /// Element `j` of a vector is register `first ⊕ elements[j]`, at byte `+ j·stride`.
+    pub elements: Vec<u32>,
+    /// Bytes between consecutive elements in memory: the element size, or 4 when widened.
+    pub stride: u32,
+}
+
+impl VectorAccess {
+    /// Bytes one instruction moves.
+    pub fn bytes(&self) -> u32 {
+        self.stride * self.elements.len() as u32
+    }
+
+    /// The byte address of the chunk at register byte offset `offset` for `lane` of `warp`.
+    pub fn address(&self, offset: u32, lane: u32, warp: u32) -> u32 {
+        offset ^ self.thread_offset.eval(lane, warp)
+    }
+}
+
 /// Vectorized shared-memory stores of the owners of a source layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreStep {
@@ -207,27 +233,8 @@ pub struct StoreStep {
     pub lane_guard: u32,
     /// See `lane_guard`.
     pub warp_guard: u32,
-    /// The thread's byte offset (⊕ each chunk's register part).
-    pub thread_offset: Affine,
-    /// One instruction per chunk: (first source register, byte offset of the register part).
-    pub chunks: Vec<(u32, u32)>,
-    /// Element `j` of a vector is register `first ⊕ elements[j]`, at byte `+ j·stride`.
-    pub elements: Vec<u32>,
-    /// Bytes between consecutive elements in memory: the element size, or 4 when widened.
-    pub stride: u32,
-}
-
-/// Vectorized shared-memory loads into a destination layout.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadStep {
-    /// The thread's byte offset (⊕ each chunk's register part).
-    pub thread_offset: Affine,
-    /// One instruction per chunk: (first destination register, register byte offset).
-    pub chunks: Vec<(u32, u32)>,
-    /// Element `j` goes to register `first ⊕ elements[j]`, read at byte `+ j·stride`.
-    pub elements: Vec<u32>,
-    /// Bytes between consecutive elements in memory: the element size, or 4 when widened.
-    pub stride: u32,
+    /// The stores (chunks of source registers).
+    pub access: VectorAccess,
 }
 
 /// `ldmatrix.sync.aligned.m8n8.x{matrices}[.trans].shared.b16` loads.
@@ -276,8 +283,8 @@ pub enum Step {
     Barrier,
     /// Stores to shared memory.
     Store(StoreStep),
-    /// Loads from shared memory.
-    Load(LoadStep),
+    /// Vectorized loads from shared memory into the destination's registers.
+    Load(VectorAccess),
     /// `ldmatrix` loads from shared memory.
     Ldmatrix(LdmatrixStep),
 }
@@ -323,17 +330,13 @@ pub fn word_count(n: usize, bits: u32) -> usize {
 pub fn step_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32)>> {
     match step {
         Step::Store(s) => s
+            .access
             .chunks
             .iter()
             .map(|&(_, off)| {
                 (0..LANES)
                     .filter(|l| l & s.lane_guard == 0 && warp & s.warp_guard == 0)
-                    .map(|l| {
-                        (
-                            off ^ s.thread_offset.eval(l, warp),
-                            s.stride * s.elements.len() as u32,
-                        )
-                    })
+                    .map(|l| (s.access.address(off, l, warp), s.access.bytes()))
                     .collect()
             })
             .collect(),
@@ -343,12 +346,11 @@ pub fn step_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32)>> {
             .map(|&(_, off)| {
                 (0..LANES)
                     .map(|l| {
-                        let at = off ^ s.thread_offset.eval(l, warp);
-                        let bytes = s.stride * s.elements.len() as u32;
-                        if bytes < 4 {
+                        let at = s.address(off, l, warp);
+                        if s.bytes() < 4 {
                             (at & !3, 4)
                         } else {
-                            (at, bytes)
+                            (at, s.bytes())
                         }
                     })
                     .collect()

@@ -188,6 +188,7 @@ fn copies_for_stores(
     let mut elements = None;
     let mut groups = Vec::new();
     for s in stores {
+        let (lane_guard, warp_guard, s) = (s.lane_guard, s.warp_guard, &s.access);
         if s.stride * 8 != bits {
             return Err("the shared layout widens elements to 32-bit words".into());
         }
@@ -227,8 +228,8 @@ fn copies_for_stores(
             }
         }
         groups.push(CopyGroup {
-            lane_guard: s.lane_guard,
-            warp_guard: s.warp_guard,
+            lane_guard,
+            warp_guard,
             thread_offset: s.thread_offset.clone(),
             copies,
         });

@@ -1,6 +1,6 @@
 use super::*;
 use crate::plan::access::DimFacts;
-use crate::plan::movement::{LdmatrixStep, StoreStep};
+use crate::plan::movement::{LdmatrixStep, StoreStep, VectorAccess};
 use std::vec;
 
 /// An access plan of `elements` f16 registers per vector (register bits 0.. in memory order).
@@ -36,14 +36,16 @@ fn movement(order: &[u32], chunks: Vec<(u32, u32)>, stride: u32) -> Movement {
             Step::Store(StoreStep {
                 lane_guard: 0,
                 warp_guard: 2,
-                thread_offset: Affine {
-                    constant: 0,
-                    lane: vec![16, 32],
-                    warp: vec![],
+                access: VectorAccess {
+                    thread_offset: Affine {
+                        constant: 0,
+                        lane: vec![16, 32],
+                        warp: vec![],
+                    },
+                    chunks,
+                    elements: order.to_vec(),
+                    stride,
                 },
-                chunks,
-                elements: order.to_vec(),
-                stride,
             }),
             Step::Barrier,
             ldmatrix.clone(),

@@ -22,8 +22,8 @@ use super::broadcast::Broadcast;
 use super::conversion::{shared_plan, SharedPlan};
 use super::ldmatrix::matrix_plan;
 use super::movement::{
-    bases32, duplicate_steps, issue_cost, vector_offsets, xor_bits, Affine, LdmatrixStep, LoadStep,
-    Movement, Step, StoreStep, LANES,
+    bases32, duplicate_steps, issue_cost, vector_offsets, xor_bits, Affine, LdmatrixStep, Movement,
+    Step, StoreStep, VectorAccess, LANES,
 };
 use super::{bases, common_vectors, PlanError, Space};
 use crate::families::ldmatrix::ldmatrix_fragment;
@@ -148,24 +148,10 @@ pub fn store_step(
     owners: &Broadcast,
     shift: u32,
 ) -> StoreStep {
-    let vector_mask = vector.iter().fold(0u32, |m, &b| m | 1 << b);
-    let registers = bases32(store_address, Label::Register);
-    let chunks = (0..src.in_size(Label::Register))
-        .filter(|r| r & (vector_mask | owners.register) == 0)
-        .map(|r| (r, xor_bits(&registers, r) << shift))
-        .collect();
     StoreStep {
         lane_guard: owners.lane,
         warp_guard: owners.warp,
-        thread_offset: Affine {
-            constant: 0,
-            lane: bases32(store_address, Label::Lane),
-            warp: bases32(store_address, Label::Warp),
-        }
-        .shifted(shift),
-        chunks,
-        elements: vector_offsets(vector),
-        stride: 1 << shift,
+        access: vector_access(store_address, src, vector, owners.register, shift),
     }
 }
 
@@ -306,19 +292,31 @@ pub fn load_step(
     dst: &LinearLayout,
     vector: &[u32],
     shift: u32,
-) -> LoadStep {
-    let vector_mask = vector.iter().fold(0u32, |m, &b| m | 1 << b);
+) -> VectorAccess {
     let zeros = dst.zero_bases_mask(Label::Register);
-    let registers = bases32(load_address, Label::Register);
-    LoadStep {
+    vector_access(load_address, dst, vector, zeros, shift)
+}
+
+/// One access per register of `layout` outside `vector` and `skipped` (register bits), at
+/// `address` (registers/lanes/warps → cells of `2^shift` bytes).
+fn vector_access(
+    address: &LinearLayout,
+    layout: &LinearLayout,
+    vector: &[u32],
+    skipped: u32,
+    shift: u32,
+) -> VectorAccess {
+    let vector_mask = vector.iter().fold(0u32, |m, &b| m | 1 << b);
+    let registers = bases32(address, Label::Register);
+    VectorAccess {
         thread_offset: Affine {
             constant: 0,
-            lane: bases32(load_address, Label::Lane),
-            warp: bases32(load_address, Label::Warp),
+            lane: bases32(address, Label::Lane),
+            warp: bases32(address, Label::Warp),
         }
         .shifted(shift),
-        chunks: (0..dst.in_size(Label::Register))
-            .filter(|r| r & (vector_mask | zeros) == 0)
+        chunks: (0..layout.in_size(Label::Register))
+            .filter(|r| r & (vector_mask | skipped) == 0)
             .map(|r| (r, xor_bits(&registers, r) << shift))
             .collect(),
         elements: vector_offsets(vector),

@@ -186,7 +186,10 @@ fn eight_bit_operands_are_k_major() {
                 assert_eq!(plan.a.bytes, m * k);
                 assert_eq!(plan.a.shared.swizzle_byte_width, k.min(128));
                 assert!(plan.a_registers.is_none());
-                assert_eq!((plan.a.store.stride, plan.b.store.stride), (1, 1));
+                assert_eq!(
+                    (plan.a.store.access.stride, plan.b.store.access.stride),
+                    (1, 1)
+                );
                 check_descriptors(&plan);
                 if nw == 4 {
                     let memory = plan.b.shared.to_linear_layout(&[k, n]).unwrap();
@@ -194,7 +197,7 @@ fn eight_bit_operands_are_k_major() {
                 }
                 // Whole words or single elements.
                 for store in [&plan.a.store, &plan.b.store] {
-                    let v = store.elements.len();
+                    let v = store.access.elements.len();
                     assert!(v == 1 || v >= 4, "{mnk:?}: {v}-byte vector");
                 }
             }
@@ -210,18 +213,19 @@ fn column_major_operands_are_stored_mn_or_k_major() {
     let plan = plan_operands(shape, col_major, 4, &acc).unwrap();
     assert_eq!(plan.a.trans(), 1);
     assert_eq!(plan.b.trans(), 0);
-    assert_eq!(plan.a.store.elements.len(), 8);
+    assert_eq!(plan.a.store.access.elements.len(), 8);
     check_descriptors(&plan);
     let plan = planned(WgmmaInput::F16, [128, 128, 64], 4);
     assert_eq!((plan.a.trans(), plan.b.trans()), (0, 1));
     assert_eq!(plan.a.shared.swizzle_byte_width, 128);
-    assert_eq!(plan.a.store.elements.len(), 8);
+    assert_eq!(plan.a.store.access.elements.len(), 8);
 }
 
 /// The stores of `store` (from `src`, 4 warps, elements of `bytes`) put each element at its
 /// offset in `memory`: the thread's offset XOR the chunk's, plus the element's position in the
 /// vector; together they write every element.
 fn check_stores(store: &StoreStep, src: &LinearLayout, memory: &LinearLayout, bytes: u32) {
+    let store = &store.access;
     let mut written = vec![false; memory.in_size(Label::Offset) as usize];
     for w in 0..4 {
         for l in 0..32 {

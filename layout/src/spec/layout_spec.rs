@@ -96,13 +96,9 @@ pub enum LayoutSpec {
         lane: Vec<Vec<u32>>,
         /// The warp bases.
         warp: Vec<Vec<u32>>,
-        /// Absent: none.
-        #[serde(
-            default,
-            deserialize_with = "absent_if_null",
-            skip_serializing_if = "Vec::is_empty"
-        )]
-        block: Vec<Vec<u32>>,
+        /// The block bases.
+        #[serde(default, skip_serializing_if = "BlockBases::is_empty")]
+        block: BlockBases,
         /// The tensor's shape.
         shape: Vec<u32>,
     },
@@ -130,13 +126,9 @@ pub enum LayoutSpec {
     SharedLinear {
         /// The offset bases, one coordinate per dimension each.
         offset: Vec<Vec<u32>>,
-        /// Absent: none.
-        #[serde(
-            default,
-            deserialize_with = "absent_if_null",
-            skip_serializing_if = "Vec::is_empty"
-        )]
-        block: Vec<Vec<u32>>,
+        /// The block bases.
+        #[serde(default, skip_serializing_if = "BlockBases::is_empty")]
+        block: BlockBases,
         /// The tensor's shape (absent: the shape it is used with).
         #[serde(skip_serializing_if = "Option::is_none")]
         shape: Option<Vec<u32>>,
@@ -191,11 +183,22 @@ fn list<S: Serializer>(v: &[u32; 2], s: S) -> Result<S::Ok, S::Error> {
     v.as_slice().serialize(s)
 }
 
-/// An optional parameter that is absent when `null`.
-fn absent_if_null<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
-    d: D,
-) -> Result<T, D::Error> {
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+/// The block bases of an explicit layout: absent or `null` is none, and none are not written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct BlockBases(pub Vec<Vec<u32>>);
+
+impl BlockBases {
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'de> Deserialize<'de> for BlockBases {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(BlockBases(Option::deserialize(d)?.unwrap_or_default()))
+    }
 }
 
 impl LayoutSpec {
@@ -249,14 +252,6 @@ impl LayoutSpec {
     pub fn build_at(&self, shape: &[u32], path: &str) -> Result<LinearLayout, SpecError> {
         let fail = |e| SpecError::layout(if path.is_empty() { "layout" } else { path }, e);
         match self {
-            LayoutSpec::Blocked {
-                size_per_thread,
-                threads_per_warp,
-                warps_per_cta,
-                order,
-            } => Blocked::new(size_per_thread, threads_per_warp, warps_per_cta, order)
-                .to_linear_layout(shape)
-                .map_err(fail),
             LayoutSpec::Slice { dim, parent } => {
                 let rank = shape.len();
                 if *dim as usize > rank || rank + 1 > MAX_DIMS {
@@ -271,7 +266,9 @@ impl LayoutSpec {
                     parent.build_at(&parent_shape, &join(&join(path, "params"), "parent"))?;
                 families::slice::slice_of(&parent_ll, *dim).map_err(fail)
             }
-            LayoutSpec::NvidiaMma { .. }
+            // The families that can parent a dot operand, built through their parameters.
+            LayoutSpec::Blocked { .. }
+            | LayoutSpec::NvidiaMma { .. }
             | LayoutSpec::AmdMfma { .. }
             | LayoutSpec::AmdWmma { .. } => {
                 let ones = [1u32; MAX_DIMS];
@@ -281,7 +278,7 @@ impl LayoutSpec {
                     Some(MmaParent::Mfma(l)) => l.to_linear_layout(shape),
                     Some(MmaParent::Wmma(l)) => l.to_linear_layout(shape),
                     None => Err(crate::LayoutError::Incompatible {
-                        what: "not an mma accumulator layout",
+                        what: "not a layout that can parent a dot operand",
                     }),
                 };
                 built.map_err(fail)
@@ -314,7 +311,7 @@ impl LayoutSpec {
                         (Label::Register, register),
                         (Label::Lane, lane),
                         (Label::Warp, warp),
-                        (Label::Block, block),
+                        (Label::Block, &block.0),
                     ],
                     own_shape,
                     path,
@@ -343,16 +340,20 @@ impl LayoutSpec {
                 shape: own_shape,
             } => {
                 let own = own_shape.as_deref().unwrap_or(shape);
-                let layout =
-                    explicit_layout(&[(Label::Offset, offset), (Label::Block, block)], own, path)?;
+                let layout = explicit_layout(
+                    &[(Label::Offset, offset), (Label::Block, &block.0)],
+                    own,
+                    path,
+                )?;
                 layout.check_injective().map_err(fail)?;
                 families::linear_with_shape(&layout, shape).map_err(fail)
             }
         }
     }
 
-    /// The accumulator parameters of an mma-like spec, borrowing its lists (`ones`: the default
-    /// tiles per warp of an mfma layout, one per dimension).
+    /// The parameters of a spec that can parent a dot operand (blocked or an mma-like
+    /// accumulator), borrowing its lists (`ones`: the default tiles per warp of an mfma layout,
+    /// one per dimension).
     fn mma_parent<'a>(&'a self, ones: &'a [u32]) -> Option<MmaParent<'a>> {
         match self {
             LayoutSpec::Blocked {

@@ -17,7 +17,7 @@ mod layout_spec;
 mod ser;
 
 pub use json::{parse_json, Json, JsonError, MAX_JSON_DEPTH};
-pub use layout_spec::{layout_from_spec, shape_from_json, LayoutSpec, FAMILIES};
+pub use layout_spec::{layout_from_spec, shape_from_json, BlockBases, LayoutSpec, FAMILIES};
 
 use crate::{Label, LayoutError, LinearLayout};
 use core::fmt;

@@ -268,17 +268,10 @@ impl Checker<'_> {
     }
 
     pub(super) fn for_loop(&mut self, l: &ForLoop, loc: Loc) {
-        let ForLoop {
-            var,
-            start,
-            end,
-            step,
-            num_stages,
-            body,
-        } = l;
-        let step = step.as_deref();
-        let s = self.operand(start);
-        let e = self.operand(end);
+        let (var, body) = (&l.var, &l.body);
+        let step = l.step.as_deref();
+        let s = self.operand(&l.start);
+        let e = self.operand(&l.end);
         let st = match step {
             Some(step) => {
                 let st = self.operand(step);
@@ -338,7 +331,7 @@ impl Checker<'_> {
             yields.push(y);
         }
         let mut region = self.regions.pop().unwrap_or_default();
-        if let Some((stages, at)) = *num_stages {
+        if let Some((stages, at)) = l.num_stages {
             // The planner's own test: a `dot` in a nested loop or `if` is not this loop's.
             if stages > 1 && !region.computes_dot() {
                 self.error(

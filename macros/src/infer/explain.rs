@@ -196,7 +196,7 @@ impl Inference {
                                 "from shared ({}-byte swizzle, {}-major, {}-element stores)",
                                 o.shared.swizzle_byte_width,
                                 if o.trans() == 0 { "K" } else { mn },
-                                o.store.elements.len()
+                                o.store.access.elements.len()
                             )
                         };
                         format!(
@@ -351,19 +351,15 @@ fn shared_steps_text(m: &Movement) -> String {
         let text = match step {
             Step::Store(s) => format!(
                 "store {} × {}-bit{}",
-                s.chunks.len(),
-                s.stride * 8 * s.elements.len() as u32,
-                if s.stride * 8 != m.element_bits {
+                s.access.chunks.len(),
+                s.access.bytes() * 8,
+                if s.access.stride * 8 != m.element_bits {
                     " (one element per word)"
                 } else {
                     ""
                 }
             ),
-            Step::Load(s) => format!(
-                "load {} × {}-bit",
-                s.chunks.len(),
-                (s.stride * 8 * s.elements.len() as u32).max(32)
-            ),
+            Step::Load(s) => format!("load {} × {}-bit", s.chunks.len(), (s.bytes() * 8).max(32)),
             Step::Ldmatrix(s) => format!(
                 "load {} × ldmatrix.x{}{}",
                 s.chunks.len(),

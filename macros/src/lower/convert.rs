@@ -321,11 +321,12 @@ pub(crate) fn render_store(
     smem: &TokenStream,
 ) -> TokenStream {
     let (elem, span) = (&rc.elem, rc.span);
-    let n = s.elements.len();
-    let widened = s.stride * 8 != bits;
-    let stores = s.chunks.iter().map(|&(first, off)| {
+    let access = &s.access;
+    let n = access.elements.len();
+    let widened = access.stride * 8 != bits;
+    let stores = access.chunks.iter().map(|&(first, off)| {
         let off = Literal::u32_suffixed(off);
-        let values = s.elements.iter().map(|&e| {
+        let values = access.elements.iter().map(|&e| {
             let r = index_lit(first ^ e);
             quote!(#src[#r])
         });
@@ -357,7 +358,7 @@ pub(crate) fn guarded_stores(
     stores: impl Iterator<Item = TokenStream>,
 ) -> TokenStream {
     let (lane, warp) = (&rc.lane, &rc.warp);
-    let thread = s.thread_offset.render(lane, warp);
+    let thread = s.access.thread_offset.render(lane, warp);
     let lane_guard = Literal::u32_suffixed(s.lane_guard);
     let warp_guard = Literal::u32_suffixed(s.warp_guard);
     quote! {

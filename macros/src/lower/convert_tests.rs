@@ -223,23 +223,13 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
                 if stored_since_barrier {
                     return Err("a load follows a store without a barrier".into());
                 }
-                let n = s.elements.len() as u32;
-                for w in 0..warps {
-                    for l in 0..32usize {
-                        let t = s.thread_offset.eval(l as u32, w as u32);
-                        for &(first, off) in &s.chunks {
-                            let at = off ^ t;
-                            check(at, n * s.stride)?;
-                            for (j, &e) in s.elements.iter().enumerate() {
-                                let addr = at + j as u32 * s.stride;
-                                let v = memory
-                                    .get(&addr)
-                                    .ok_or_else(|| format!("offset {addr} read, never written"))?;
-                                out[w][l][(first ^ e) as usize] = Some(*v);
-                            }
-                        }
-                    }
-                }
+                for_each_element(s, warps, m.shared_bytes, |w, l, register, addr| {
+                    let v = memory
+                        .get(&addr)
+                        .ok_or_else(|| format!("offset {addr} read, never written"))?;
+                    out[w][l][register as usize] = Some(*v);
+                    Ok(())
+                })?;
             }
             Step::Ldmatrix(s) => {
                 if stored_since_barrier {
@@ -286,24 +276,38 @@ pub(crate) fn store_to_shared(
     shared_bytes: u32,
     memory: &mut HashMap<u32, u64>,
 ) -> Result<(), String> {
-    let n = s.elements.len() as u32;
-    for w in 0..input.len() {
-        for l in 0..32usize {
+    for_each_element(
+        &s.access,
+        input.len(),
+        shared_bytes,
+        |w, l, register, addr| {
             if l as u32 & s.lane_guard != 0 || w as u32 & s.warp_guard != 0 {
-                continue;
+                return Ok(());
             }
-            let t = s.thread_offset.eval(l as u32, w as u32);
-            for &(first, off) in &s.chunks {
-                let at = off ^ t;
-                check_shared_access(at, n * s.stride, shared_bytes)?;
-                for (j, &e) in s.elements.iter().enumerate() {
-                    let v = get(input, w, l, first ^ e, "source")?;
-                    let addr = at + j as u32 * s.stride;
-                    if let Some(old) = memory.insert(addr, v) {
-                        if old != v {
-                            return Err(format!("offset {addr} written with {old} and {v}"));
-                        }
-                    }
+            let v = get(input, w, l, register, "source")?;
+            match memory.insert(addr, v) {
+                Some(old) if old != v => Err(format!("offset {addr} written with {old} and {v}")),
+                _ => Ok(()),
+            }
+        },
+    )
+}
+
+/// Calls `f(warp, lane, register, byte address)` for each element that `access` moves in
+/// `warps` warps, after checking each instruction's alignment and bounds.
+fn for_each_element(
+    access: &VectorAccess,
+    warps: usize,
+    shared_bytes: u32,
+    mut f: impl FnMut(usize, usize, u32, u32) -> Result<(), String>,
+) -> Result<(), String> {
+    for w in 0..warps {
+        for l in 0..32usize {
+            for &(first, off) in &access.chunks {
+                let at = access.address(off, l as u32, w as u32);
+                check_shared_access(at, access.bytes(), shared_bytes)?;
+                for (j, &e) in access.elements.iter().enumerate() {
+                    f(w, l, first ^ e, at + j as u32 * access.stride)?;
                 }
             }
         }

@@ -501,11 +501,11 @@ fn render_operand_store(
     smem: &TokenStream,
 ) -> TokenStream {
     let (store, bits) = (&operand.store, operand.shared.element_bitwidth);
-    if store.elements.len() > 1 {
+    if store.access.elements.len() > 1 {
         return render_store(store, bits, src, rc, smem);
     }
     let span = rc.span;
-    let stores = store.chunks.iter().map(|&(r, off)| {
+    let stores = store.access.chunks.iter().map(|&(r, off)| {
         let (r, off) = (index_lit(r), Literal::u32_suffixed(off));
         let bits_of = quote!(::tessera::tile::Elem::to_bits(#src[#r]));
         let addr = quote!(#smem + (#off ^ __tessera_thread));

@@ -105,7 +105,7 @@ fn expected_conversion_calls(c: &ConversionCode) -> Calls {
         ConversionPlan::SharedMemory(_) => Calls {
             barriers: 2,
             shared_stores: count(&|s| match s {
-                Step::Store(s) => s.chunks.len(),
+                Step::Store(s) => s.access.chunks.len(),
                 _ => 0,
             }),
             shared_loads: count(&|s| match s {
@@ -213,9 +213,9 @@ fn check(inference: &Inference, what: &str) {
                 wgmma_at += 1;
                 let a_stores = match plan.a_registers {
                     Some(_) => 0,
-                    None => plan.a.store.chunks.len(),
+                    None => plan.a.store.access.chunks.len(),
                 };
-                let stores = a_stores + plan.b.store.chunks.len();
+                let stores = a_stores + plan.b.store.access.chunks.len();
                 assert_eq!(calls.shared_stores, stores, "{what}: `{line}` stores");
                 assert!(calls.barriers >= 2, "{what}: `{line}` barriers");
             }

@@ -95,9 +95,7 @@ bench_layernorm! {
     uses = [transpose_block, tensor_block]
 )]
 pub fn bench_transpose<T, const BM: usize, const BN: usize>(x: Tensor<T, 2>, y: Tensor<T, 2>) {
-    let rm = program_id(0) * BM + arange(0, BM);
-    let rn = program_id(1) * BN + arange(0, BN);
-    transpose_block(x, y, rm, rn);
+    transpose_block::<BM, BN>(x, y, program_id(0), program_id(1));
 }
 
 /// `out[i, j] = src[i, index[i, j]]` for `src, index, out: [m, N]` (indices in `0..N`),

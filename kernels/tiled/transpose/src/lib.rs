@@ -24,9 +24,7 @@ use tessera_kernels_blocks::transpose::transpose_block;
     uses = [transpose_block, tensor_block]
 )]
 pub fn tile_transpose<const BM: usize, const BN: usize>(x: Tensor<f32, 2>, out: Tensor<f32, 2>) {
-    let rm = program_id(0) * BM + arange(0, BM);
-    let rn = program_id(1) * BN + arange(0, BN);
-    transpose_block(x, out, rm, rn);
+    transpose_block::<BM, BN>(x, out, program_id(0), program_id(1));
 }
 
 /// One warp per `B × B` tile of `T`s: load and store layouts then share their (single) warp,
@@ -43,7 +41,5 @@ pub fn tile_transpose<const BM: usize, const BN: usize>(x: Tensor<f32, 2>, out: 
     uses = [transpose_block, tensor_block]
 )]
 pub fn tile_transpose_warp<T, const B: usize>(x: Tensor<T, 2>, out: Tensor<T, 2>) {
-    let rm = program_id(0) * B + arange(0, B);
-    let rn = program_id(1) * B + arange(0, B);
-    transpose_block(x, out, rm, rn);
+    transpose_block::<B, B>(x, out, program_id(0), program_id(1));
 }
