@@ -38,6 +38,31 @@ macro_rules! __tile_kernel_items {
     };
 }
 
+/// `__device_or_host!({device} {host})`: the first block in device builds, the second on the
+/// host. `#[tile_kernel]` writes per-register code out in full for the device (constant indices
+/// keep every register array in registers) and, for the same values, one loop over the
+/// registers for the host, where the emulator runs it: rustc type-checks and LLVM compiles the
+/// operation once instead of once per register (the flash-attention kernels hold about 80,000
+/// such per-register blocks).
+#[doc(hidden)]
+#[cfg(target_arch = "nvptx64")]
+#[macro_export]
+macro_rules! __device_or_host {
+    ($device:block $host:block) => {
+        $device
+    };
+}
+
+/// See the device build's definition.
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+#[macro_export]
+macro_rules! __device_or_host {
+    ($device:block $host:block) => {
+        $host
+    };
+}
+
 #[cfg(not(tessera_device))]
 mod kernel;
 #[cfg(not(tessera_device))]

@@ -101,6 +101,7 @@ pub(crate) fn render_dot(
             #(__tessera_out[#c] = __tessera_d[#j];)*
         }}
     });
+    let host = host_steps(plan, a, b, &frag_ty, convert.as_ref(), &instruction, span);
     let dups = plan.duplicates.iter().map(|&(d, s)| {
         let (d, s) = (index_lit(d), index_lit(s));
         quote!(__tessera_out[#d] = __tessera_out[#s];)
@@ -109,11 +110,67 @@ pub(crate) fn render_dot(
         let #out: [#acc_ty; #n] = {
             #[allow(unused_mut)]
             let mut __tessera_out: [#acc_ty; #n] = #acc;
-            #(#calls)*
+            ::tessera::__device_or_host!({ #(#calls)* } #host);
             #(#dups)*
             __tessera_out
         };
     }
+}
+
+/// The host's form of the `mma` calls of `plan` (see `lower::per_register_on_host`): the steps'
+/// register indices as one constant table, and one loop over it making the same calls.
+fn host_steps(
+    plan: &DotPlan,
+    a: &Ident,
+    b: &Ident,
+    frag_ty: &TokenStream,
+    convert: Option<&TokenStream>,
+    instruction: &TokenStream,
+    span: proc_macro2::Span,
+) -> TokenStream {
+    let per_word = index_lit(32 / plan.kind.fragment_bits());
+    let (a_len, b_len) = plan
+        .steps
+        .first()
+        .map_or((0, 0), |s| (s.a.len(), s.b.len()));
+    let rows = plan.steps.iter().map(|s| {
+        let (a, b, c) = (
+            s.a.iter().map(|&r| index_lit(r)),
+            s.b.iter().map(|&r| index_lit(r)),
+            s.c.iter().map(|&r| index_lit(r)),
+        );
+        quote!(([#(#a),*], [#(#b),*], [#(#c),*]))
+    });
+    let (a_len, b_len, steps) = (
+        index_lit(a_len as u32),
+        index_lit(b_len as u32),
+        index_lit(plan.steps.len() as u32),
+    );
+    let element = |array: &Ident| match convert {
+        Some(f) => quote!((#f)(#array[__r])),
+        None => quote!(#array[__r]),
+    };
+    let (a_element, b_element) = (element(a), element(b));
+    // Fragment word `__w` of an operand: its `per_word` elements, packed.
+    let word = |regs: TokenStream, element: &TokenStream| {
+        quote!(::tessera::tile_move::pack_words::<#frag_ty, #per_word, 1>(
+            ::core::array::from_fn(|__e| { let __r = #regs[__w * #per_word + __e]; #element }))[0])
+    };
+    let (a_word, b_word) = (word(quote!(__a), &a_element), word(quote!(__b), &b_element));
+    let call = quote_spanned!(span=> ::tessera::device::#instruction(
+        ::core::array::from_fn(|__w| #a_word),
+        ::core::array::from_fn(|__w| #b_word),
+        ::core::array::from_fn(|__j| __tessera_out[__c[__j]])));
+    quote!({
+        const __TESSERA_STEPS: [([usize; #a_len], [usize; #b_len], [usize; 4]); #steps] =
+            [#(#rows),*];
+        for (__a, __b, __c) in __TESSERA_STEPS {
+            let __tessera_d = #call;
+            for __j in 0..4 {
+                __tessera_out[__c[__j]] = __tessera_d[__j];
+            }
+        }
+    })
 }
 
 #[cfg(test)]

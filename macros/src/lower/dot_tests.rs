@@ -219,11 +219,19 @@ fn rendered_dot_calls_mma_per_step() {
     );
     syn::parse2::<syn::Stmt>(code.clone()).unwrap_or_else(|e| panic!("{e}: {code}"));
     let text = code.to_string();
+    // One call per step in the device's form, one in the host's loop over the steps' table.
     assert_eq!(
         text.matches("mma_m16n8k16_f16_f32").count(),
-        plan.steps.len()
+        plan.steps.len() + 1
     );
     assert_eq!(plan.steps.len(), 16);
+    assert!(
+        text.contains(
+            "const __TESSERA_STEPS : [([usize ; 8] , [usize ; 4] , [usize ; 4]) ; 16] = \
+             [([0 , 1 , "
+        ),
+        "{text}"
+    );
     assert!(
         text.contains("pack_words :: < :: tessera :: f16 , 2 , 1 >"),
         "{text}"

@@ -14,7 +14,7 @@
 //! Tile operands and the result must have the same layout (inference inserts conversions
 //! otherwise); scalars stay scalars.
 
-use super::{elem_type, internal, scalar_type, Ctx};
+use super::{elem_type, internal, per_register_on_host, scalar_type, Ctx};
 use crate::ir::{BinaryOp, CmpOp, ConstValue, Op, OpKind, UnaryOp};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Literal, TokenStream};
@@ -65,7 +65,8 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             // Listed, not `[x; R]`: a repeat expression may become a store loop, which keeps the
             // array in local memory instead of registers.
             let copies = (0..r).map(|_| quote!(#name));
-            ctx.bind(result, quote!([#(#copies),*]), loc)
+            let value = quote!(::tessera::__device_or_host!({ [#(#copies),*] } { [#name; #r] }));
+            ctx.bind(result, value, loc)
         }
         _ => {
             let operands: Vec<_> = op.operands.clone();
@@ -118,6 +119,8 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             let locals: Vec<_> = (0..regs.len())
                 .map(|i| ctx.fresh(&format!("in{i}_")))
                 .collect();
+            // Register `__k` of the result, for the host's loop (`per_register_on_host`).
+            let register = quote!({ #(let #params = #locals[__k];)* #body });
             // Registers in groups of equal values (`infer::uniform`): one computation per group.
             let group = ctx
                 .facts
@@ -150,20 +153,22 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
                         let (kl, kh) = (Literal::usize_unsuffixed(k), Literal::usize_unsuffixed(k + 1));
                         quote!(let (#lo, #hi) = <#t as ::tessera::tile::NarrowFloat>::narrow_pair(#src[#kl], #src[#kh]);)
                     });
-                    let value = quote!({
+                    let device = quote!({
                         #(let #locals = #regs;)*
                         #(#pairs)*
                         [#(#firsts),*]
                     });
+                    let value = per_register_on_host(device, &locals, &regs, &register);
                     return ctx.bind(result, value, loc);
                 }
             }
             let per_register = (0..r).map(|k| &firsts[k / group]);
-            let value = quote!({
+            let device = quote!({
                 #(let #locals = #regs;)*
                 #(#per_group)*
                 [#(#per_register),*]
             });
+            let value = per_register_on_host(device, &locals, &regs, &register);
             ctx.bind(result, value, loc)
         }
     }

@@ -56,11 +56,10 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
                 let k = Literal::usize_unsuffixed(k);
                 quote!(#ps[#k].offset(#os[#k] as isize))
             });
-            ctx.bind(
-                result,
-                quote!({ let #ps = #rp; let #os = #ro; [#(#each),*] }),
-                loc,
-            )
+            let device = quote!({ let #ps = #rp; let #os = #ro; [#(#each),*] });
+            let register = quote!(#ps[__k].offset(#os[__k] as isize));
+            let value = super::per_register_on_host(device, &[ps, os], &[rp, ro], &register);
+            ctx.bind(result, value, loc)
         }
         OpKind::Load { mask, other } => {
             let ptr = get(0)?;

@@ -749,3 +749,21 @@ pub fn canonical_registers(layout: &LinearLayout) -> Vec<u32> {
         .map(|(r, img)| *first.entry(*img).or_insert(r as u32))
         .collect()
 }
+
+/// A tile's registers as the device computes them, `device` (written out per register, so that
+/// constant indices keep every array in registers), and on the host, where the emulator runs
+/// the same kernel, as one loop: the arrays `regs` bound to `locals`, then `register`
+/// (register `__k` of the result, reading `locals[__k]`) for each register. The values are the
+/// same; rustc type-checks and LLVM compiles the host's operation once instead of once per
+/// register (`tessera::__device_or_host!` picks the form).
+pub(crate) fn per_register_on_host(
+    device: TokenStream,
+    locals: &[Ident],
+    regs: &[TokenStream],
+    register: &TokenStream,
+) -> TokenStream {
+    quote!(::tessera::__device_or_host!(#device {
+        #(let #locals = #regs;)*
+        ::core::array::from_fn(|__k| #register)
+    }))
+}

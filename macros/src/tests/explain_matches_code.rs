@@ -37,9 +37,21 @@ impl Calls {
         calls
     }
 
+    /// Counts the calls of the device's code: of `__device_or_host!({ device } { host })`, the
+    /// first block.
     fn count(&mut self, tokens: &TokenStream) {
+        let mut device_only = false;
         for tt in tokens.clone() {
             match tt {
+                TokenTree::Group(g) if device_only => {
+                    device_only = false;
+                    let device = g.stream().into_iter().find_map(|tt| match tt {
+                        TokenTree::Group(block) => Some(block.stream()),
+                        _ => None,
+                    });
+                    self.count(&device.unwrap_or_default());
+                }
+                TokenTree::Ident(i) if i == "__device_or_host" => device_only = true,
                 TokenTree::Group(g) => self.count(&g.stream()),
                 TokenTree::Ident(i) => {
                     let name = i.to_string();
