@@ -12,7 +12,9 @@
 //! | `Cast` | Rust `as` between native types; narrow floats through f32 with `::tessera::device` `cvt` |
 //!
 //! Tile operands and the result must have the same layout (inference inserts conversions
-//! otherwise); scalars stay scalars.
+//! otherwise); scalars stay scalars. "Per register" is the device's form (`R` expressions with
+//! constant indices, `Splat` listed `R` times); the host's build, which the emulator runs, loops
+//! over the registers instead (`lower::per_register_on_host`).
 
 use super::{elem_type, internal, per_register_on_host, scalar_type, Ctx};
 use crate::ir::{BinaryOp, CmpOp, ConstValue, Op, OpKind, UnaryOp};
@@ -62,8 +64,9 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             let layout = ctx.layout(result, loc)?;
             let r = layout.in_size(Label::Register) as usize;
             let name = ctx.name(x);
-            // Listed, not `[x; R]`: a repeat expression may become a store loop, which keeps the
-            // array in local memory instead of registers.
+            // Listed for the device, not `[x; R]`: there a repeat expression may become a store
+            // loop, which keeps the array in local memory instead of registers. The host's
+            // build (the emulator's) takes `[x; R]`.
             let copies = (0..r).map(|_| quote!(#name));
             let value = quote!(::tessera::__device_or_host!({ [#(#copies),*] } { [#name; #r] }));
             ctx.bind(result, value, loc)
