@@ -9,7 +9,7 @@ use super::{elem_type, internal, scalar_type, Ctx};
 use crate::ir::Op;
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{quote, quote_spanned, ToTokens};
 use tessera_layout::plan::mma::{DotPlan, MmaKind};
 use tessera_layout::LinearLayout;
 
@@ -68,19 +68,22 @@ pub(crate) fn render_dot(
         _ => (elem_type(DType::Scalar(input)), None),
     };
     let per_word = 32 / plan.kind.fragment_bits();
-    let element = |array: &Ident, r: u32| {
-        let r = index_lit(r);
-        match &convert {
-            Some(f) => quote!((#f)(#array[#r])),
-            None => quote!(#array[#r]),
-        }
+    // The fragment element of `array[index]`, and the fragment word packing `elements`.
+    let element = |array: &Ident, index: TokenStream| match &convert {
+        Some(f) => quote!((#f)(#array[#index])),
+        None => quote!(#array[#index]),
+    };
+    let pack = |elements: TokenStream| {
+        let n = index_lit(per_word);
+        quote!(::tessera::tile_move::pack_words::<#frag_ty, #n, 1>(#elements)[0])
     };
     let words = |array: &Ident, regs: &[u32]| -> Vec<TokenStream> {
-        let n = index_lit(per_word);
         regs.chunks(per_word as usize)
             .map(|chunk| {
-                let elements = chunk.iter().map(|&r| element(array, r));
-                quote!(::tessera::tile_move::pack_words::<#frag_ty, #n, 1>([#(#elements),*])[0])
+                let elements = chunk
+                    .iter()
+                    .map(|&r| element(array, index_lit(r).into_token_stream()));
+                pack(quote!([#(#elements),*]))
             })
             .collect()
     };
@@ -101,7 +104,7 @@ pub(crate) fn render_dot(
             #(__tessera_out[#c] = __tessera_d[#j];)*
         }}
     });
-    let host = host_steps(plan, a, b, &frag_ty, convert.as_ref(), &instruction, span);
+    let host = host_steps(plan, [a, b], &element, &pack, &instruction, span);
     let dups = plan.duplicates.iter().map(|&(d, s)| {
         let (d, s) = (index_lit(d), index_lit(s));
         quote!(__tessera_out[#d] = __tessera_out[#s];)
@@ -118,13 +121,13 @@ pub(crate) fn render_dot(
 }
 
 /// The host's form of the `mma` calls of `plan` (see `lower::per_register_on_host`): the steps'
-/// register indices as one constant table, and one loop over it making the same calls.
+/// register indices as one constant table, and one loop over it making the same calls, with the
+/// device form's `element` and `pack`.
 fn host_steps(
     plan: &DotPlan,
-    a: &Ident,
-    b: &Ident,
-    frag_ty: &TokenStream,
-    convert: Option<&TokenStream>,
+    [a, b]: [&Ident; 2],
+    element: &impl Fn(&Ident, TokenStream) -> TokenStream,
+    pack: &impl Fn(TokenStream) -> TokenStream,
     instruction: &TokenStream,
     span: proc_macro2::Span,
 ) -> TokenStream {
@@ -146,17 +149,12 @@ fn host_steps(
         index_lit(b_len as u32),
         index_lit(plan.steps.len() as u32),
     );
-    let element = |array: &Ident| match convert {
-        Some(f) => quote!((#f)(#array[__r])),
-        None => quote!(#array[__r]),
+    // Fragment word `__w` of an operand: the elements of its registers `regs[__w·per_word..]`.
+    let word = |array: &Ident, regs: TokenStream| {
+        let element = element(array, quote!(#regs[__w * #per_word + __e]));
+        pack(quote!(::core::array::from_fn(|__e| #element)))
     };
-    let (a_element, b_element) = (element(a), element(b));
-    // Fragment word `__w` of an operand: its `per_word` elements, packed.
-    let word = |regs: TokenStream, element: &TokenStream| {
-        quote!(::tessera::tile_move::pack_words::<#frag_ty, #per_word, 1>(
-            ::core::array::from_fn(|__e| { let __r = #regs[__w * #per_word + __e]; #element }))[0])
-    };
-    let (a_word, b_word) = (word(quote!(__a), &a_element), word(quote!(__b), &b_element));
+    let (a_word, b_word) = (word(a, quote!(__a)), word(b, quote!(__b)));
     let call = quote_spanned!(span=> ::tessera::device::#instruction(
         ::core::array::from_fn(|__w| #a_word),
         ::core::array::from_fn(|__w| #b_word),
