@@ -2,13 +2,17 @@
 //! `f32` (`tessera_kernels::tiled::tensors::tensor_add_one`, `triton_ref.py`'s
 //! `add_one_kernel`), measured as that script measures Triton's and torch's: launches issued
 //! back to back after warm-up launches and a synchronisation, no synchronisation inside the
-//! timed loop; `ms` is host milliseconds per launch, not GPU time.
+//! timed loop; `ms` is host milliseconds per launch, not GPU time. The launch rows take turns
+//! over [`ROUNDS`] rounds and each gives its median round, so that none is favoured by its
+//! place in the order.
 //!
 //! Rows (the script names them `ours` and `ours-IMPL`):
 //! - `ours`: the generated `launch` on a [`Stream`] with the tensor by `&mut` (rank, extent and
 //!   stream-use checks, the entry resolved through the specialisation's cache);
 //! - `ptr`: [`Stream::launch_resolved`] of the same entry with its `Ptr`/`i32` arguments and a
 //!   kernel resolved once (no tensor tracking);
+//! - `ptr_tracked`: `ptr` with the tensor's use recorded on the stream (what `ours` adds to it
+//!   besides building the arguments from the tensor and picking the variant);
 //! - `cudarc_raw` (GPU only): `cudarc::driver::result::launch_kernel` of the same PTX entry,
 //!   loaded by `cudarc` into the same (primary) context, on a `cudarc` stream;
 //! - `graph`: a captured graph of [`GRAPH_KERNELS`] `ours` launches replayed; `ms` per kernel.
@@ -100,24 +104,65 @@ impl LaunchRow {
     }
 }
 
-/// Host milliseconds per call of `launch` over `counts.timed` calls, after `counts.warmup`
-/// calls and `synchronize`; synchronised again after the timed loop.
+/// Rounds each row's timed launches are split into, the rows taking turns round by round, so
+/// that no row gains or loses by running first or last (the host's clocks and caches warm up
+/// over the first launches); a row's figure is its median round.
+pub const ROUNDS: usize = 5;
+
+/// Host milliseconds per call of `launch` over `timed` calls, after `warmup` calls and
+/// `synchronize`; synchronised again after the timed loop.
 fn host_ms(
-    counts: Counts,
-    mut launch: impl FnMut() -> Result<(), LaunchError>,
+    warmup: usize,
+    timed: usize,
+    launch: &mut dyn FnMut() -> Result<(), LaunchError>,
     synchronize: &dyn Fn() -> Result<(), LaunchError>,
 ) -> Result<f64, LaunchError> {
-    for _ in 0..counts.warmup {
+    for _ in 0..warmup {
         launch()?;
     }
     synchronize()?;
     let start = Instant::now();
-    for _ in 0..counts.timed {
+    for _ in 0..timed {
         launch()?;
     }
     let elapsed = start.elapsed();
     synchronize()?;
-    Ok(elapsed.as_secs_f64() * 1e3 / counts.timed as f64)
+    Ok(elapsed.as_secs_f64() * 1e3 / timed as f64)
+}
+
+/// One row's launch and synchronisation, timed in turns with the others ([`timed_in_turns`]).
+struct Timed<'a> {
+    launch: Box<dyn FnMut() -> Result<(), LaunchError> + 'a>,
+    synchronize: Box<dyn Fn() -> Result<(), LaunchError> + 'a>,
+}
+
+/// Per row of `rows`: the median over [`ROUNDS`] rounds of host milliseconds per launch, and
+/// the launches it made. Round `r` times every row in turn, `counts.timed / ROUNDS` launches
+/// each (at least one), after `counts.warmup` untimed launches in the first round.
+fn timed_in_turns(
+    counts: Counts,
+    rows: &mut [Timed<'_>],
+) -> Result<Vec<(f64, usize)>, LaunchError> {
+    let per_round = (counts.timed / ROUNDS).max(1);
+    let mut rounds = vec![Vec::with_capacity(ROUNDS); rows.len()];
+    for round in 0..ROUNDS {
+        let warmup = if round == 0 { counts.warmup } else { 0 };
+        for (row, times) in rows.iter_mut().zip(&mut rounds) {
+            times.push(host_ms(
+                warmup,
+                per_round,
+                &mut row.launch,
+                &*row.synchronize,
+            )?);
+        }
+    }
+    Ok(rounds
+        .into_iter()
+        .map(|mut times| {
+            times.sort_by(f64::total_cmp);
+            (times[ROUNDS / 2], per_round * ROUNDS)
+        })
+        .collect())
 }
 
 /// The row of a tensor that `launches` launches each added 1 to.
@@ -148,7 +193,8 @@ fn checked_row(
 
 const CONSTS: tensor_add_one::Consts = tensor_add_one::Consts { BLOCK: 1024 };
 
-/// Every row `device` can run (`cudarc_raw` on a GPU only).
+/// Every row `device` can run (`cudarc_raw` on a GPU only). The launch rows (`ours`, `ptr`,
+/// `cudarc_raw`) take turns ([`ROUNDS`]); the graph row is timed after them.
 pub fn run(
     device: &Device,
     module: &Module,
@@ -156,74 +202,92 @@ pub fn run(
 ) -> Result<Vec<LaunchRow>, LaunchError> {
     let stream = device.stream()?;
     let sync = || stream.synchronize();
-    let launches = counts.warmup + counts.timed;
-    let mut rows = Vec::new();
 
     // ours: the generated tensor launch.
-    let mut x = Tensor::<f32>::zeros(device, &[ELEMENTS])?;
-    let ms = host_ms(
-        counts,
-        || tensor_add_one::launch(&stream, module, CONSTS, 1, &mut x),
-        &sync,
-    )?;
-    rows.push(checked_row(device, None, ms, counts.timed, &x, launches)?);
-
+    let mut ours = Tensor::<f32>::zeros(device, &[ELEMENTS])?;
     // ptr: the same entry resolved once, its arguments as the PTX takes them.
-    let mut x = Tensor::<f32>::zeros(device, &[ELEMENTS])?;
-    let (ptr, sizes, strides) = x.view_mut().kernel_parts::<1>("tensor_add_one", "x")?;
+    let mut ptr_x = Tensor::<f32>::zeros(device, &[ELEMENTS])?;
+    let (ptr, sizes, strides) = ptr_x.view_mut().kernel_parts::<1>("tensor_add_one", "x")?;
     let args: tensor_add_one::Args = (ptr, sizes[0], strides[0]);
     let spec = tensor_add_one::specialisation(&CONSTS, &args)?;
     let resolved = module.resolve(spec.kernel)?;
     let config = launch_config(spec, [1, 1, 1]);
-    let ms = host_ms(
-        counts,
-        || stream.launch_resolved(module, &resolved, config, args, &[]),
-        &sync,
-    )?;
-    rows.push(checked_row(
-        device,
-        Some("ptr"),
-        ms,
-        counts.timed,
-        &x,
-        launches,
-    )?);
-
     // cudarc_raw: the same PTX entry through cudarc's driver calls.
     #[cfg(feature = "cuda")]
-    if device.kind() == DeviceKind::Gpu {
-        let mut x = Tensor::<f32>::zeros(device, &[ELEMENTS])?;
-        let (ptr, sizes, strides) = x.view_mut().kernel_parts::<1>("tensor_add_one", "x")?;
-        let raw = raw::RawKernel::load(device, &crate::PTX, spec.kernel.name)?;
-        let mut values: (u64, i32, i32) = (ptr.addr(), sizes[0], strides[0]);
-        let ms = host_ms(counts, || raw.launch(&config, &mut values), &|| {
-            raw.synchronize()
-        })?;
-        rows.push(checked_row(
-            device,
-            Some("cudarc_raw"),
-            ms,
-            counts.timed,
-            &x,
-            launches,
-        )?);
+    let mut raw_x = Tensor::<f32>::zeros(device, &[ELEMENTS])?;
+    #[cfg(feature = "cuda")]
+    let raw = if device.kind() == DeviceKind::Gpu {
+        let (ptr, sizes, strides) = raw_x.view_mut().kernel_parts::<1>("tensor_add_one", "x")?;
+        let kernel = raw::RawKernel::load(device, &crate::PTX, spec.kernel.name)?;
+        Some((kernel, (ptr.addr(), sizes[0], strides[0])))
+    } else {
+        None
+    };
+
+    // ptr_tracked: `ptr` with the tensor's use recorded on the stream, as `ours` records it.
+    let mut tracked = Tensor::<f32>::zeros(device, &[ELEMENTS])?;
+    let (ptr, sizes, strides) = tracked
+        .view_mut()
+        .kernel_parts::<1>("tensor_add_one", "x")?;
+    let tracked_args: tensor_add_one::Args = (ptr, sizes[0], strides[0]);
+
+    let mut names = vec![None, Some("ptr"), Some("ptr_tracked")];
+    let figures = {
+        let mut timers = vec![
+            Timed {
+                launch: Box::new(|| tensor_add_one::launch(&stream, module, CONSTS, 1, &mut ours)),
+                synchronize: Box::new(sync),
+            },
+            Timed {
+                launch: Box::new(|| stream.launch_resolved(module, &resolved, config, args, &[])),
+                synchronize: Box::new(sync),
+            },
+            Timed {
+                launch: Box::new(|| {
+                    let view = tracked.view_mut();
+                    let uses = [view.use_write()];
+                    stream.launch_resolved(module, &resolved, config, tracked_args, &uses)
+                }),
+                synchronize: Box::new(sync),
+            },
+        ];
+        #[cfg(feature = "cuda")]
+        if let Some((kernel, mut values)) = raw.as_ref().map(|(k, v)| (k, *v)) {
+            names.push(Some("cudarc_raw"));
+            timers.push(Timed {
+                launch: Box::new(move || kernel.launch(&config, &mut values)),
+                synchronize: Box::new(|| kernel.synchronize()),
+            });
+        }
+        timed_in_turns(counts, &mut timers)?
+    };
+    let launched = |timed: usize| counts.warmup + timed;
+    let mut rows = Vec::new();
+    let tensors: Vec<&Tensor<f32>> = {
+        let mut t = vec![&ours, &ptr_x, &tracked];
+        #[cfg(feature = "cuda")]
+        if raw.is_some() {
+            t.push(&raw_x);
+        }
+        t
+    };
+    for ((name, (ms, timed)), x) in names.into_iter().zip(figures).zip(tensors) {
+        rows.push(checked_row(device, name, ms, timed, x, launched(timed))?);
     }
 
     // graph: GRAPH_KERNELS tensor launches captured once, replayed.
     let mut x = Tensor::<f32>::zeros(device, &[ELEMENTS])?;
     let graph = capture(&stream, module, &mut x)?;
-    let replays = Counts {
-        warmup: counts.warmup.div_ceil(GRAPH_KERNELS).max(1),
-        timed: counts.timed.div_ceil(GRAPH_KERNELS).max(1),
-    };
-    let ms = host_ms(replays, || graph.launch(&stream), &sync)? / GRAPH_KERNELS as f64;
-    let kernels = (replays.warmup + replays.timed) * GRAPH_KERNELS;
+    let warmup = counts.warmup.div_ceil(GRAPH_KERNELS).max(1);
+    let replays = counts.timed.div_ceil(GRAPH_KERNELS).max(1);
+    let ms = host_ms(warmup, replays, &mut || graph.launch(&stream), &sync)? / GRAPH_KERNELS as f64;
+    let kernels = (warmup + replays) * GRAPH_KERNELS;
     drop(graph);
     rows.push(checked_row(
         device,
         Some("graph"),
         ms,
-        replays.timed * GRAPH_KERNELS,
+        replays * GRAPH_KERNELS,
         &x,
         kernels,
     )?);
@@ -354,14 +418,17 @@ mod tests {
         };
         let rows = run(&device, &module, counts).expect("runs");
         let names: Vec<Option<&str>> = rows.iter().map(|r| r.implementation).collect();
-        assert_eq!(names, [None, Some("ptr"), Some("graph")]);
+        assert_eq!(
+            names,
+            [None, Some("ptr"), Some("ptr_tracked"), Some("graph")]
+        );
         for row in &rows {
             assert!(row.ok, "{}", row.to_text());
             assert!(row.ms > 0.0 && row.ms.is_finite());
         }
         assert_eq!(rows[0].checked, "all 1024 elements = 7 launches");
         // Graph: one warm-up and one timed replay of GRAPH_KERNELS launches.
-        assert_eq!(rows[2].checked, "all 1024 elements = 200 launches");
+        assert_eq!(rows[3].checked, "all 1024 elements = 200 launches");
         let json = rows[1].to_json();
         for key in [
             "\"name\":\"launch\"",

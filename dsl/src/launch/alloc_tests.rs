@@ -103,7 +103,7 @@ fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
             let write = output.view_mut();
             let params = scale_args(&read, &write).kernel_params();
             device
-                .check_launch(module, &resolved, &config, &params)
+                .check_launch(module, &resolved, &config, &params, &[])
                 .expect("checks pass");
             stream
                 .enqueue_uses(&[read.use_read(), write.use_write()], &what)

@@ -7,6 +7,7 @@
 //! `u32`/`i32`/`f32` are 4 bytes. On the emulator the tuple itself is handed to every thread.
 
 use crate::Ptr;
+use std::mem::MaybeUninit;
 
 /// One argument's value as the launcher passes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -67,12 +68,16 @@ pub const MAX_KERNEL_PARAMS: usize = 64;
 
 /// The parameters of one launch, in order, in a fixed-size array (see [`MAX_KERNEL_PARAMS`]).
 /// Dereferences to the slice of the parameters pushed; a push beyond the capacity is recorded
-/// and reported by [`overflowed`](Self::overflowed) (the launcher refuses such a launch).
+/// and reported by [`overflowed`](Self::overflowed) (the launcher refuses such a launch). Only
+/// the slots pushed are written: a launch of three parameters does not fill 64 (every launch
+/// packs its parameters, and the host's cost of a launch is measured against a raw
+/// `cuLaunchKernel`).
 #[derive(Clone, Copy)]
 pub struct KernelParams {
     len: usize,
     overflowed: bool,
-    items: [KernelParam; MAX_KERNEL_PARAMS],
+    /// Slots `..len` are initialised.
+    items: [MaybeUninit<KernelParam>; MAX_KERNEL_PARAMS],
 }
 
 impl KernelParams {
@@ -81,7 +86,7 @@ impl KernelParams {
         KernelParams {
             len: 0,
             overflowed: false,
-            items: [KernelParam::U32(0); MAX_KERNEL_PARAMS],
+            items: [MaybeUninit::uninit(); MAX_KERNEL_PARAMS],
         }
     }
 
@@ -89,7 +94,7 @@ impl KernelParams {
     pub fn push(&mut self, param: KernelParam) {
         match self.items.get_mut(self.len) {
             Some(slot) => {
-                *slot = param;
+                slot.write(param);
                 self.len += 1;
             }
             None => self.overflowed = true,
@@ -111,7 +116,9 @@ impl Default for KernelParams {
 impl std::ops::Deref for KernelParams {
     type Target = [KernelParam];
     fn deref(&self) -> &[KernelParam] {
-        &self.items[..self.len]
+        // SAFETY: slots `..len` were written by `push` (`len` never exceeds the capacity), and
+        // `MaybeUninit<KernelParam>` has `KernelParam`'s layout.
+        unsafe { std::slice::from_raw_parts(self.items.as_ptr().cast(), self.len) }
     }
 }
 
@@ -144,15 +151,16 @@ pub(super) fn with_param_pointers<R>(
             detail: format!("a launch passes at most {MAX_KERNEL_PARAMS} parameters"),
         });
     }
-    let mut values = [0u64; MAX_KERNEL_PARAMS];
-    let mut pointers = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_PARAMS];
-    for (value, param) in values.iter_mut().zip(params) {
-        *value = u64::from_le_bytes(param.bytes());
+    // Only the slots of the parameters are written (see `KernelParams`).
+    let mut values = [MaybeUninit::<u64>::uninit(); MAX_KERNEL_PARAMS];
+    let mut pointers = [MaybeUninit::<*mut c_void>::uninit(); MAX_KERNEL_PARAMS];
+    for ((value, pointer), param) in values.iter_mut().zip(&mut pointers).zip(params) {
+        let value: *mut u64 = value.write(u64::from_le_bytes(param.bytes()));
+        pointer.write(value.cast());
     }
-    for (pointer, value) in pointers.iter_mut().zip(values.iter_mut()) {
-        *pointer = value as *mut u64 as *mut c_void;
-    }
-    launch(pointers.as_mut_ptr())
+    // The runtime reads `params.len()` pointers (the entry's parameter count, checked against
+    // them before), each written above.
+    launch(pointers.as_mut_ptr().cast())
 }
 
 /// A type that can be one kernel argument.

@@ -218,6 +218,13 @@ impl Allocation {
         })
     }
 
+    /// Whether `addr` lies in `[addr, addr + bytes]` (one past the end included, as the device's
+    /// registry of live allocations counts); never for an empty allocation, which the registry
+    /// does not hold either.
+    pub(crate) fn contains(&self, addr: u64) -> bool {
+        self.bytes > 0 && (self.addr..=self.addr + self.bytes as u64).contains(&addr)
+    }
+
     fn uses(&self) -> MutexGuard<'_, Vec<PendingUse>> {
         self.uses
             .lock()

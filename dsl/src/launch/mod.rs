@@ -426,27 +426,31 @@ impl Device {
     }
 
     /// `args` packed as the parameters of a launch of a resolved kernel with `config`, once
-    /// [`check_launch`](Self::check_launch) has accepted them. Allocates nothing unless it fails.
+    /// [`check_launch`](Self::check_launch) has accepted them (`tensors`: the launch's tensors,
+    /// on this device). Allocates nothing unless it fails.
     fn checked_params<A: KernelArgs>(
         &self,
         module: &Module,
         kernel: &ResolvedKernel<A>,
         config: &LaunchConfig,
         args: &A,
+        tensors: &[stream::TensorUse<'_>],
     ) -> Result<KernelParams, LaunchError> {
         let params = args.kernel_params();
-        self.check_launch(module, kernel, config, &params)?;
+        self.check_launch(module, kernel, config, &params, tensors)?;
         Ok(params)
     }
 
     /// Checks a launch of a resolved kernel against the module and this device (see the
-    /// [module docs](self)). Allocates nothing unless it fails.
+    /// [module docs](self)). A pointer into one of `tensors` (live allocations of this device)
+    /// is not looked up among the device's allocations. Allocates nothing unless it fails.
     fn check_launch<A>(
         &self,
         module: &Module,
         kernel: &ResolvedKernel<A>,
         config: &LaunchConfig,
         params: &KernelParams,
+        tensors: &[stream::TensorUse<'_>],
     ) -> Result<(), LaunchError> {
         let name = kernel.kernel.name;
         if module.device_id != self.id {
@@ -471,7 +475,10 @@ impl Device {
         }
         for (index, param) in params.iter().enumerate() {
             if let KernelParam::Ptr(addr) = *param {
-                if addr != 0 && !self.registry.contains(addr) {
+                let in_tensor = tensors
+                    .iter()
+                    .any(|tensor| tensor.allocation.contains(addr));
+                if addr != 0 && !in_tensor && !self.registry.contains(addr) {
                     return Err(LaunchError::ForeignPointer {
                         kernel: name.to_string(),
                         index,
@@ -493,7 +500,7 @@ impl Device {
         args: A,
     ) -> Result<LaunchReport, LaunchError> {
         let resolved = module.resolve(kernel)?;
-        let params = self.checked_params(module, &resolved, &config, &args)?;
+        let params = self.checked_params(module, &resolved, &config, &args, &[])?;
         #[cfg(not(any(feature = "cuda", feature = "hip")))]
         let _ = params;
         match (&self.backend, &module.backend) {
@@ -531,7 +538,7 @@ impl Device {
         options: TimingOptions,
     ) -> Result<Timing, LaunchError> {
         let resolved = module.resolve(kernel)?;
-        let params = self.checked_params(module, &resolved, &config, &args)?;
+        let params = self.checked_params(module, &resolved, &config, &args, &[])?;
         self.time_checked(module, &resolved, &config, args, &params, options)
     }
 

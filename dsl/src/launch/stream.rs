@@ -66,7 +66,7 @@ use super::resolved::ResolvedKernel;
 use super::{Backend, Device, LaunchError, Module, ModuleBackend};
 use crate::Kernel;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -147,6 +147,8 @@ pub struct Stream<'d> {
     /// Memory used by enqueued work, held until the work is known done.
     held: Mutex<Vec<Arc<Allocation>>>,
     capture: Mutex<Option<Capture>>,
+    /// Whether `capture` holds a capture: a launch reads this before taking the lock.
+    capturing: AtomicBool,
     /// The emulator's counters of the launches run since the last
     /// [`take_emulator_report`](Self::take_emulator_report) (emulator streams only).
     emulated: Mutex<crate::emulator::EmulatorReport>,
@@ -182,6 +184,7 @@ impl<'d> Stream<'d> {
             backend,
             held: Mutex::new(Vec::new()),
             capture: Mutex::new(None),
+            capturing: AtomicBool::new(false),
             emulated: Mutex::new(crate::emulator::EmulatorReport::default()),
         }
     }
@@ -278,11 +281,13 @@ impl<'d> Stream<'d> {
                 .check_stream_use(&self.state, tensor.write, what)?;
         }
         let position = self.state.enqueued.fetch_add(1, Ordering::AcqRel) + 1;
-        let mut held = self.held();
+        // Locked at the first tensor (a launch of raw pointers takes no lock here).
+        let mut held_lock = None;
         for tensor in tensors {
             tensor
                 .allocation
                 .record_use(&self.state, position, tensor.write);
+            let held = held_lock.get_or_insert_with(|| self.held());
             // Held once until the stream is synchronised, however often it is used.
             if !held
                 .iter()
@@ -331,9 +336,15 @@ impl<'d> Stream<'d> {
                 what: format!("a tensor argument of {}", what()),
             });
         }
-        let params = self.device.checked_params(module, kernel, &config, &args)?;
-        let mut capture = self.capture();
-        if let Some(capture) = capture.as_mut() {
+        let params = self
+            .device
+            .checked_params(module, kernel, &config, &args, tensors)?;
+        // Most launches are not captured: they take the capture's lock only while one is begun.
+        let mut capture = self
+            .capturing
+            .load(Ordering::Acquire)
+            .then(|| self.capture());
+        if let Some(capture) = capture.as_mut().and_then(|guard| guard.as_mut()) {
             for tensor in tensors {
                 capture
                     .uses
@@ -375,7 +386,9 @@ impl<'d> Stream<'d> {
     ) -> Result<super::Timing, LaunchError> {
         let name = kernel.kernel.name;
         self.not_capturing("timing launches")?;
-        let params = self.device.checked_params(module, kernel, &config, &args)?;
+        let params = self
+            .device
+            .checked_params(module, kernel, &config, &args, tensors)?;
         let what = || format!("timing kernel `{name}` on stream {}", self.state.id);
         self.enqueue_uses(tensors, &what)?;
         self.synchronize()?;
@@ -526,13 +539,16 @@ impl<'d> Stream<'d> {
             launches: Vec::new(),
             uses: Vec::new(),
         });
+        self.capturing.store(true, Ordering::Release);
         Ok(())
     }
 
     /// Ends the capture begun by [`begin_capture`](Self::begin_capture): the graph of the
     /// launches recorded since.
     pub fn end_capture(&self) -> Result<Graph, LaunchError> {
-        let Some(capture) = self.capture().take() else {
+        let taken = self.capture().take();
+        self.capturing.store(false, Ordering::Release);
+        let Some(capture) = taken else {
             return Err(LaunchError::Stream {
                 what: "ending a capture".to_string(),
                 reason: format!("stream {} is not capturing", self.state.id),
