@@ -101,9 +101,9 @@ fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
             let resolved = CACHE.resolve(module, SCALE).expect("resolves");
             let read = input.view();
             let write = output.view_mut();
-            let params = scale_args(&read, &write).kernel_params();
+            let args = scale_args(&read, &write);
             device
-                .check_launch(module, &resolved, &config, &params, &[])
+                .checked_params(module, &resolved, &config, &args, &[])
                 .expect("checks pass");
             stream
                 .enqueue_uses(&[read.use_read(), write.use_write()], &what)

@@ -425,9 +425,10 @@ impl Device {
         })
     }
 
-    /// `args` packed as the parameters of a launch of a resolved kernel with `config`, once
-    /// [`check_launch`](Self::check_launch) has accepted them (`tensors`: the launch's tensors,
-    /// on this device). Allocates nothing unless it fails.
+    /// `args` packed as the parameters of a launch of a resolved kernel with `config`, checked
+    /// against the module and this device (see the [module docs](self)). A pointer into one of
+    /// `tensors` (the launch's tensors, live allocations of this device) is not looked up among
+    /// the device's allocations. Allocates nothing unless it fails.
     fn checked_params<A: KernelArgs>(
         &self,
         module: &Module,
@@ -437,21 +438,6 @@ impl Device {
         tensors: &[stream::TensorUse<'_>],
     ) -> Result<KernelParams, LaunchError> {
         let params = args.kernel_params();
-        self.check_launch(module, kernel, config, &params, tensors)?;
-        Ok(params)
-    }
-
-    /// Checks a launch of a resolved kernel against the module and this device (see the
-    /// [module docs](self)). A pointer into one of `tensors` (live allocations of this device)
-    /// is not looked up among the device's allocations. Allocates nothing unless it fails.
-    fn check_launch<A>(
-        &self,
-        module: &Module,
-        kernel: &ResolvedKernel<A>,
-        config: &LaunchConfig,
-        params: &KernelParams,
-        tensors: &[stream::TensorUse<'_>],
-    ) -> Result<(), LaunchError> {
         let name = kernel.kernel.name;
         if module.device_id != self.id {
             return Err(LaunchError::WrongDevice {
@@ -471,7 +457,7 @@ impl Device {
             });
         }
         if let Some(entry) = module.entries.get(kernel.index as usize) {
-            check_entry_args(entry, name, params)?;
+            check_entry_args(entry, name, &params)?;
         }
         for (index, param) in params.iter().enumerate() {
             if let KernelParam::Ptr(addr) = *param {
@@ -487,7 +473,7 @@ impl Device {
                 }
             }
         }
-        Ok(())
+        Ok(params)
     }
 
     /// Runs `kernel` over the grid of `config` with `args` and waits for it to finish (so a
