@@ -194,7 +194,7 @@ fn checked_row(
 const CONSTS: tensor_add_one::Consts = tensor_add_one::Consts { BLOCK: 1024 };
 
 /// Every row `device` can run (`cudarc_raw` on a GPU only). The launch rows (`ours`, `ptr`,
-/// `cudarc_raw`) take turns ([`ROUNDS`]); the graph row is timed after them.
+/// `ptr_tracked`, `cudarc_raw`) take turns ([`ROUNDS`]); the graph row is timed after them.
 pub fn run(
     device: &Device,
     module: &Module,
