@@ -177,6 +177,12 @@ impl std::fmt::Debug for Allocation {
     }
 }
 
+/// Whether `addr` lies in `[start, start + bytes]`: one past the end included, as for Rust
+/// pointers (the address a kernel's pointer to an allocation may take).
+pub(crate) fn within(start: u64, bytes: u64, addr: u64) -> bool {
+    (start..=start + bytes).contains(&addr)
+}
+
 impl Allocation {
     /// `bytes` bytes of `device`'s memory, zeroed if asked.
     pub(crate) fn new(
@@ -218,11 +224,11 @@ impl Allocation {
         })
     }
 
-    /// Whether `addr` lies in `[addr, addr + bytes]` (one past the end included, as the device's
-    /// registry of live allocations counts); never for an empty allocation, which the registry
-    /// does not hold either.
+    /// Whether `addr` lies in this allocation ([`within`], as the device's registry of live
+    /// allocations counts); never for an empty allocation, which the registry does not hold
+    /// either.
     pub(crate) fn contains(&self, addr: u64) -> bool {
-        self.bytes > 0 && (self.addr..=self.addr + self.bytes as u64).contains(&addr)
+        self.bytes > 0 && within(self.addr, self.bytes as u64, addr)
     }
 
     fn uses(&self) -> MutexGuard<'_, Vec<PendingUse>> {

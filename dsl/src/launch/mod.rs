@@ -103,13 +103,12 @@ impl Registry {
         self.lock().remove(&start);
     }
 
-    /// Whether `addr` lies in `[start, start + bytes]` of a live allocation (one past the end
-    /// included, as for Rust pointers).
+    /// Whether `addr` lies in a live allocation ([`memory::within`]).
     fn contains(&self, addr: u64) -> bool {
         let live = self.lock();
         live.range(..=addr)
             .next_back()
-            .is_some_and(|(&start, &bytes)| addr <= start + bytes)
+            .is_some_and(|(&start, &bytes)| memory::within(start, bytes, addr))
     }
 }
 
