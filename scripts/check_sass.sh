@@ -13,7 +13,8 @@
 # sm_90-only checks too (stmatrix, hardware f8 conversions), and PTX built for sm_90a the Hopper
 # matmul's (wgmma as HGMMA, TMA loads as UTMALDG, no local memory) and the #[tile_kernel]
 # matmuls' and pipelined attentions' (their sm_90a bodies: HGMMA, no HMMA, no local memory; the
-# num_stages ones also LDGSTS, the cp.async copies into the rings wgmma reads).
+# num_stages ones also UTMALDG, the TMA copies of their `load_block`s into the rings wgmma reads,
+# with the mbarrier waits as SYNCS, or LDGSTS, the cp.async copies of the others).
 # Every function ptxas reports (`ptxas -v`) with spill stores or spill loads fails the check,
 # named with its spilled bytes: the crate's kernels keep their values in registers (the
 # `__unaligned` variants' spills are listed, not failed: see the README's Status).
@@ -135,16 +136,16 @@ if [[ $ptx_target == *a ]]; then
         # num_stages kernels on sm_90a (macros/src/lower/pipeline.rs): cp.async (16 bytes, L2
         # only) into the NVMMA layouts, read by wgmma with one group in flight.
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:HGMMA\.64x64x16\.F32"
-        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
-        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:LDGDEPBAR"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:UTMALDG\.2D"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:SYNCS"
         "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:HGMMA\.64x128x16\.F32"
-        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:UTMALDG\.2D"
         "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8__num_stages_3:HGMMA\.64x128x16\.F32"
-        "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8__num_stages_3:LDGSTS\.E\.BYPASS\.128"
+        "bench_matmul_w8__T_f16__BM_128__BN_128__BK_64__GROUP_8__num_stages_3:UTMALDG\.2D"
         "bench_matmul_w8__T_bf16__BM_128__BN_128__BK_64__GROUP_8__num_stages_4:HGMMA\.64x128x16\.F32\.BF16"
-        "bench_matmul_w8__T_bf16__BM_128__BN_128__BK_64__GROUP_8__num_stages_4:LDGSTS\.E\.BYPASS\.128"
+        "bench_matmul_w8__T_bf16__BM_128__BN_128__BK_64__GROUP_8__num_stages_4:UTMALDG\.2D"
         "bench_matmul_w8_wide__T_f16__BM_128__BN_256__BK_64__GROUP_8:HGMMA\.64x256x16\.F32"
-        "bench_matmul_w8_wide__T_f16__BM_128__BN_256__BK_64__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        "bench_matmul_w8_wide__T_f16__BM_128__BN_256__BK_64__GROUP_8:UTMALDG\.2D"
         # f8 dots on sm_90a: wgmma k32 (QGMMA), the 3-stage variant copying with cp.async.
         "tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1:QGMMA\.64x64x32\.F32\.E4M3\.E4M3"
         "tile_matmul_f8__T_f8e5m2__BM_64__BN_64__BK_32__num_stages_1:QGMMA\.64x64x32\.F32\.E5M2\.E5M2"
@@ -213,13 +214,13 @@ else
         # only): the operand tiles reach shared memory by cp.async (16 bytes, L2 only), then
         # ldmatrix into HMMA.
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_2:LDGSTS\.E\.BYPASS\.128"
-        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
-        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:LDGDEPBAR"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:UTMALDG\.2D"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:SYNCS"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:LDSM\.16\.MT88\.4"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:HMMA\.16816\.F32"
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32__num_stages_4:LDGSTS\.E\.BYPASS\.128"
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32__num_stages_4:HMMA\.16816\.F32\.BF16"
-        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:LDGSTS\.E\.BYPASS\.128"
+        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:UTMALDG\.2D"
         "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:HMMA\.16816\.F32"
     )
 fi

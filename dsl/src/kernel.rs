@@ -14,6 +14,68 @@ pub struct Kernel<A> {
     pub emulate: fn(A),
     /// The PTX targets the kernel is built for.
     pub targets: KernelTargets,
+    /// The tensor maps the kernel's sm_90a entry takes after its own parameters, one per
+    /// tensor it copies by TMA (`#[tile_kernel]` plans them; empty for every other kernel): the
+    /// launcher builds each from the tensor's parameters ([`TensorMapParam`]).
+    pub tensor_maps: &'static [TensorMapParam],
+}
+
+/// A tensor map a kernel's sm_90a entry receives, as a hidden `Ptr<TensorMap>` parameter after
+/// its own ones: the map of the rank-2 tensor whose pointer is parameter `tensor` (its sizes
+/// `[rows, cols]` and strides `[row stride, 1]` the four parameters after it, as
+/// `#[tile_kernel]` passes a `Tensor<T, 2>`), copied in boxes of `box_shape` with `swizzle`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMapParam {
+    /// The index among the kernel's parameters of the tensor's pointer.
+    pub tensor: usize,
+    /// The element type.
+    pub element: crate::device::TmaElement,
+    /// One box: `[rows, cols]` (`cols` along the contiguous dimension).
+    pub box_shape: [u32; 2],
+    /// The shared-memory swizzle the box is written with.
+    pub swizzle: crate::device::TmaSwizzle,
+}
+
+#[cfg(not(tessera_device))]
+impl TensorMapParam {
+    /// The map of the tensor whose parameters are among `params` (a launch's packed
+    /// parameters): `Err` says which parameter is missing or why the driver would refuse it.
+    pub fn map(
+        &self,
+        params: &[crate::launch::KernelParam],
+    ) -> Result<crate::device::TensorMap, String> {
+        use crate::launch::KernelParam;
+        let int = |k: usize| match params.get(self.tensor + k) {
+            Some(KernelParam::I32(v)) => u64::try_from(*v).ok(),
+            Some(KernelParam::U32(v)) => Some(u64::from(*v)),
+            Some(KernelParam::I64(v)) => u64::try_from(*v).ok(),
+            Some(KernelParam::U64(v)) => Some(*v),
+            _ => None,
+        };
+        let Some(KernelParam::Ptr(base)) = params.get(self.tensor) else {
+            return Err(format!(
+                "parameter {} is not a tensor's pointer",
+                self.tensor
+            ));
+        };
+        let (Some(rows), Some(cols), Some(row_stride), Some(1)) = (int(1), int(2), int(3), int(4))
+        else {
+            return Err(format!(
+                "parameters {} to {} are not a rank-2 tensor's sizes and strides with a unit \
+                 innermost stride",
+                self.tensor + 1,
+                self.tensor + 4
+            ));
+        };
+        crate::device::TensorMap::tiled_2d(
+            self.element,
+            crate::Ptr::<u8>::from_addr(*base),
+            [rows, cols],
+            row_stride * u64::from(self.element.bytes()),
+            self.box_shape,
+            self.swizzle,
+        )
+    }
 }
 
 /// The PTX targets a kernel is built for.

@@ -66,7 +66,7 @@ macro_rules! __device_or_host {
 #[cfg(not(tessera_device))]
 mod kernel;
 #[cfg(not(tessera_device))]
-pub use kernel::{Kernel, KernelTargets};
+pub use kernel::{Kernel, KernelTargets, TensorMapParam};
 
 #[cfg(not(tessera_device))]
 pub mod build;

@@ -513,10 +513,21 @@ const PIPELINED_SHAPES: [(usize, usize, usize); 7] = [
 
 /// Whether the emulator saw `cp.async` copies into shared memory.
 fn copied_async(report: &EmulatorReport) -> bool {
-    report
-        .shared_sites
-        .iter()
-        .any(|s| s.kind == SharedAccessKind::CpAsync)
+    copied_by(report, SharedAccessKind::CpAsync)
+}
+
+/// Whether the emulator saw copies of `kind` (`CpAsync`, `Tma`) into shared memory.
+fn copied_by(report: &EmulatorReport, kind: SharedAccessKind) -> bool {
+    report.shared_sites.iter().any(|s| s.kind == kind)
+}
+
+/// How the aligned variant's pipelined K loop copies on `target`: TMA boxes (`load_block`
+/// of 16-byte aligned tensors into `wgmma` operands) on sm_90a, `cp.async` on sm_80.
+fn pipelined_copies(target: EmulatedTarget) -> SharedAccessKind {
+    match target {
+        EmulatedTarget::Sm90a => SharedAccessKind::Tma,
+        _ => SharedAccessKind::CpAsync,
+    }
 }
 
 /// `tile_matmul` pipelined over `$stages` stages against the CPU reference in the body of
@@ -539,10 +550,15 @@ macro_rules! pipelined_matmul_test {
                 let what = concat!("tile_matmul at ", $stages, " stages: cp.async copies and ldmatrix reads");
                 if let Some(report) = gpu.emulator_only(&report, what) {
                     let aligned = k % 16 == 0 && n % 16 == 0;
+                    let kind = pipelined_copies($target);
                     assert_eq!(
-                        copied_async(report),
+                        copied_by(report, kind),
                         aligned,
-                        "{m}x{n}x{k}: the aligned variant copies with cp.async, the other not\n{report}"
+                        "{m}x{n}x{k}: the aligned variant copies by {kind:?}, the other not\n{report}"
+                    );
+                    assert!(
+                        !(aligned && copied_async(report) && kind == SharedAccessKind::Tma),
+                        "{m}x{n}x{k}: TMA and cp.async both\n{report}"
                     );
                     if $target == EmulatedTarget::Sm80 {
                         check_ldmatrix(report, &format!("tile_matmul at {} stages {m}x{n}x{k}", $stages));
@@ -637,9 +653,12 @@ fn bench_matmul_pipelined_on(target: EmulatedTarget) {
             })
         });
         check_product(gpu, &c, (&a, &b), (m, n, k));
-        if let Some(report) = gpu.emulator_only(&report, "bench_matmul_pipelined: cp.async copies")
-        {
-            assert!(copied_async(report), "{m}x{n}x{k}: no cp.async\n{report}");
+        let kind = pipelined_copies(target);
+        if let Some(report) = gpu.emulator_only(&report, "bench_matmul_pipelined: async copies") {
+            assert!(
+                copied_by(report, kind),
+                "{m}x{n}x{k}: no {kind:?} copies\n{report}"
+            );
         }
     }
 }

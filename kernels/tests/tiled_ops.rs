@@ -10,7 +10,7 @@ use support::{device, draws, launch_tensors, GuardedTensor, Rng};
 use tessera::launch::Device;
 use tessera::tensor::Tensor;
 use tessera::{bf16, f16, tile_kernel};
-use tessera_kernels::tiled::blocks::{elements, load_block, vector_block};
+use tessera_kernels::tiled::blocks::{elements, load_vector, vector_block};
 use tessera_kernels::tiled::ops::{
     tile_deinterleave, tile_float_ops, tile_int_ops, tile_interleave, tile_narrow_ops,
     tile_scalar_splat, tile_scale_or_shift,
@@ -302,16 +302,16 @@ fn scalars_become_one_element_tiles() {
 }
 
 /// `out = x / (1 + |x|)` (softsign), with the helpers of `tessera_kernels::tiled::blocks`:
-/// `load_block` (which calls `vector_block` and `elements`) and `elements`, fetched from
+/// `load_vector` (which calls `vector_block` and `elements`) and `elements`, fetched from
 /// another crate.
 #[tile_kernel(
     num_warps = 2,
     BLOCK = [128],
     requires = [out.size(0) == x.size(0)],
-    uses = [load_block, vector_block, elements]
+    uses = [load_vector, vector_block, elements]
 )]
 fn softsign<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>) {
-    let (offs, mask, v) = load_block::<BLOCK>(x, 0.0);
+    let (offs, mask, v) = load_vector::<BLOCK>(x, 0.0);
     store(elements(out, offs), v / (1.0 + abs(v)), mask);
 }
 

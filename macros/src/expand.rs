@@ -572,6 +572,8 @@ fn specialisation_items(
             let mut bodies: Vec<(Target, TokenStream, u32)> = Vec::new();
             let mut facts: Option<Facts> = None;
             let mut entry = None;
+            // The tensor maps of the variant's TMA copies (its sm_90a body's).
+            let mut maps: Vec<crate::lower::TensorMapUse> = Vec::new();
             for variant in variants.iter().filter(|v| v.suffix == suffix) {
                 let lowered = match lower_kernel(&variant.kernel, &variant.facts) {
                     Ok(l) => l,
@@ -589,6 +591,11 @@ fn specialisation_items(
                 let name = entry_name(&variant.kernel, axes, if one_variant { "" } else { suffix });
                 explain.push_str(&format!("entry {name}\n{}", variant.explain));
                 entry = Some(name);
+                for m in lowered.tensor_maps {
+                    if !maps.contains(&m) {
+                        maps.push(m);
+                    }
+                }
                 bodies.push((variant.kernel.target, lowered.body, lowered.shared_bytes));
                 // The launcher checks every target's assumptions (it does not know which PTX
                 // the device runs).
@@ -611,10 +618,11 @@ fn specialisation_items(
                 &param_names,
                 &param_types,
                 &bodies,
+                maps.len(),
             ));
             let shared = bodies.iter().map(|(_, _, s)| *s).max().unwrap_or(0);
             indices.push(specs.len());
-            specs.push((entry, consts.clone(), shared, facts, num_warps));
+            specs.push((entry, consts.clone(), shared, facts, num_warps, maps));
         }
         groups.push((consts, indices));
     }
@@ -656,28 +664,42 @@ fn specialisation_items(
         quote!((#(#param_names,)*))
     };
     let n_specs = specs.len();
-    let spec_items = specs.iter().map(|(entry, values, shared, _, num_warps)| {
-        let entry_str = entry.to_string();
-        let cs = values.iter().map(|(c, v)| {
-            let v = Literal::i128_unsuffixed(*v);
-            quote!((#c, #v))
-        });
-        let shared = Literal::u32_unsuffixed(*shared);
-        let nw = Literal::u32_unsuffixed(*num_warps);
-        quote! {
-            ::tessera::tile::Specialisation {
-                kernel: ::tessera::Kernel {
-                    name: #entry_str,
-                    emulate: |#args: Args| unsafe { #entry(#(#args.#arg_fields),*) },
-                    targets: #targets,
-                },
-                consts: &[#(#cs),*],
-                num_warps: #nw,
-                shared_bytes: #shared,
-                entry: ::tessera::launch::EntryCache::new(),
+    let spec_items = specs
+        .iter()
+        .map(|(entry, values, shared, _, num_warps, maps)| {
+            let entry_str = entry.to_string();
+            let map_params = tensor_map_params(maps);
+            let map_indices = (0..maps.len()).map(Literal::usize_unsuffixed);
+            let emulate = if maps.is_empty() {
+                quote!(|#args: Args| unsafe { #entry(#(#args.#arg_fields),*) })
+            } else {
+                quote!(|#args: Args| {
+                    let __tessera_maps =
+                        ::tessera::tile::emulated_tensor_maps(&[#(#map_params),*], &#args);
+                    unsafe { #entry(#(#args.#arg_fields,)* #(__tessera_maps[#map_indices]),*) }
+                })
+            };
+            let cs = values.iter().map(|(c, v)| {
+                let v = Literal::i128_unsuffixed(*v);
+                quote!((#c, #v))
+            });
+            let shared = Literal::u32_unsuffixed(*shared);
+            let nw = Literal::u32_unsuffixed(*num_warps);
+            quote! {
+                ::tessera::tile::Specialisation {
+                    kernel: ::tessera::Kernel {
+                        name: #entry_str,
+                        emulate: #emulate,
+                        targets: #targets,
+                        tensor_maps: &[#(#map_params),*],
+                    },
+                    consts: &[#(#cs),*],
+                    num_warps: #nw,
+                    shared_bytes: #shared,
+                    entry: ::tessera::launch::EntryCache::new(),
+                }
             }
-        }
-    });
+        });
     let kernel_str = name.to_string();
     let mut selecting: Vec<Ident> = const_params.iter().map(|(n, _)| n.clone()).collect();
     if axes.num_warps_varies {
@@ -691,8 +713,14 @@ fn specialisation_items(
         quote!((#s, #consts.#n as i128))
     });
     // The assumption checks of each variant.
-    let checks = specs.iter().map(|(_, _, _, facts, _)| {
+    let checks = specs.iter().map(|(_, _, _, facts, _, maps)| {
         let mut list = Vec::new();
+        // A variant copying by TMA runs only on tensors whose maps the driver accepts (a
+        // zero-sized or row-overlapping tensor runs the next variant).
+        if !maps.is_empty() {
+            let map_params = tensor_map_params(maps);
+            list.push(quote!(::tessera::tile::check_tensor_maps(#kernel_str, &[#(#map_params),*], #args)));
+        }
         for &(param, kind) in &facts.assumptions {
             let Some((pname, _)) = params.get(param) else {
                 continue;
@@ -911,6 +939,29 @@ fn specialisation_items(
 
         #tuned
     })
+}
+
+/// The `tessera::TensorMapParam` values of a variant's tensor maps.
+fn tensor_map_params(maps: &[crate::lower::TensorMapUse]) -> Vec<TokenStream> {
+    maps.iter()
+        .map(|m| {
+            let (tensor, element, rows, cols, swizzle) = (
+                Literal::usize_unsuffixed(m.tensor),
+                Ident::new(m.element, Span::call_site()),
+                Literal::u32_unsuffixed(m.box_shape[0]),
+                Literal::u32_unsuffixed(m.box_shape[1]),
+                Ident::new(&format!("B{}", m.swizzle_bytes), Span::call_site()),
+            );
+            quote! {
+                ::tessera::TensorMapParam {
+                    tensor: #tensor,
+                    element: ::tessera::device::TmaElement::#element,
+                    box_shape: [#rows, #cols],
+                    swizzle: ::tessera::device::TmaSwizzle::#swizzle,
+                }
+            }
+        })
+        .collect()
 }
 
 /// The host's `launch` (on a `Device`, from a `Module`) and `emulate` (on the CPU emulator) of

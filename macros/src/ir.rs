@@ -398,8 +398,15 @@ pub enum OpKind {
     /// Pointer plus element offset. operands: [Ptr<T>[S], int[S]]; results: [Ptr<T>[S]].
     AddPtr,
     /// Reads global memory. operands: [Ptr<T>[S], (mask: bool[S] if `mask`), (other: T[S] if
-    /// `other`)]; results: [T[S]]; masked-off elements read `other` (unspecified without it).
-    Load { mask: bool, other: bool },
+    /// `other`), (row: i32, col: i32 if `block`)]; results: [T[S]]; masked-off elements read
+    /// `other` (unspecified without it). `block`: the load of a `load_block` of the tensor whose
+    /// pointer is kernel parameter `block`, its first element at `(row, col)` (what a TMA copy
+    /// of it needs; the pointers and mask are that block's).
+    Load {
+        mask: bool,
+        other: bool,
+        block: Option<usize>,
+    },
     /// Writes global memory. operands: [Ptr<T>[S], value: T[S], (mask: bool[S] if `mask`)];
     /// results: [].
     Store { mask: bool },
@@ -588,11 +595,12 @@ impl OpKind {
             }
             OpKind::Trans { perm } => format!(" perm={perm:?}"),
             OpKind::Cast { to } => format!(" to {to}"),
-            OpKind::Load { mask, other } => {
+            OpKind::Load { mask, other, block } => {
                 format!(
-                    "{}{}",
+                    "{}{}{}",
                     if *mask { " masked" } else { "" },
-                    if *other { "+other" } else { "" }
+                    if *other { "+other" } else { "" },
+                    block.map_or(String::new(), |p| format!(" block of param {p}"))
                 )
             }
             OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),

@@ -18,6 +18,8 @@ pub enum Op {
     Zeros,
     Cdiv,
     Load,
+    /// `load_block(t, [row, col], [ROWS, COLS])`: a block of a rank-2 tensor, zeros outside.
+    LoadBlock,
     Store,
     /// The atomics: `atomic_add`, …, `atomic_xchg`, `atomic_cas`.
     Atomic(AtomicOp),
@@ -103,6 +105,7 @@ pub const OPS: &[OpInfo] = &[
     info(Op::Zeros, "zeros", "zeros::<T>([shape])", (1, 1), false, Optional),
     info(Op::Cdiv, "cdiv", "cdiv(a, b)", (2, 2), true, NoType),
     info(Op::Load, "load", "load(ptrs) / load(ptrs, mask) / load(ptrs, mask, other)", (1, 3), true, NoType),
+    info(Op::LoadBlock, "load_block", "load_block(t, [row, col], [ROWS, COLS])", (3, 3), false, NoType),
     info(Op::Store, "store", "store(ptrs, value) / store(ptrs, value, mask)", (2, 3), true, NoType),
     info(Op::Where, "where_", "where_(condition, if_true, if_false)", (3, 3), true, NoType),
     info(Op::Math(UnaryOp::Exp), "exp", "exp(x)", (1, 1), true, NoType),

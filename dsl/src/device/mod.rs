@@ -294,6 +294,7 @@ macro_rules! device_kernel {
             name: stringify!($name),
             emulate: |($($arg,)*): ($($ty,)*)| unsafe { $name($($arg),*) },
             targets: $crate::KernelTargets::Every,
+            tensor_maps: &[],
         };
     };
 }

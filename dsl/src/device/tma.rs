@@ -29,7 +29,7 @@ use crate::Ptr;
 use core::arch::asm;
 
 /// Element type of a tensor map (`CUtensorMapDataType`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum TmaElement {
     /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT16`.
@@ -38,12 +38,15 @@ pub enum TmaElement {
     Bf16,
     /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32`.
     F32,
+    /// `CU_TENSOR_MAP_DATA_TYPE_UINT8`: any 8-bit element (i8, f8) copied as bytes.
+    U8,
 }
 
 impl TmaElement {
     /// Bytes per element.
     pub const fn bytes(self) -> u32 {
         match self {
+            TmaElement::U8 => 1,
             TmaElement::F16 | TmaElement::Bf16 => 2,
             TmaElement::F32 => 4,
         }
@@ -52,7 +55,7 @@ impl TmaElement {
 
 /// Shared-memory swizzle of a tensor map (`CUtensorMapSwizzle`): the width in bytes of the
 /// swizzled rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum TmaSwizzle {
     /// Rows stored as they are.
@@ -79,7 +82,7 @@ impl TmaSwizzle {
 
 /// A 2-D tiled tensor map: what `cuTensorMapEncodeTiled` takes (rank 2, element strides 1,
 /// no interleave, zero out-of-bounds fill). Dimension 0 is the contiguous one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(C, align(64))]
 pub struct TensorMap {
     /// Element type.
@@ -174,6 +177,7 @@ impl TensorMap {
             TmaElement::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             TmaElement::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             TmaElement::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            TmaElement::U8 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         };
         let swizzle = match self.swizzle {
             TmaSwizzle::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
@@ -218,6 +222,7 @@ impl TensorMap {
 /// `dst` must be 128-byte aligned (1024 for the 128-byte swizzle pattern to match the NVMMA
 /// layout) with a box of shared memory behind it; `mbarrier` must be an initialised barrier.
 #[inline(always)]
+#[track_caller]
 pub unsafe fn tma_load_2d(dst: u32, tensor_map: Ptr<TensorMap>, x: i32, y: i32, mbarrier: u32) {
     #[cfg(target_arch = "nvptx64")]
     asm!(

@@ -22,6 +22,8 @@ pub enum SharedAccessKind {
     Stmatrix,
     /// The shared-memory side of `cp.async` (a store of 4, 8 or 16 bytes per lane).
     CpAsync,
+    /// The shared-memory side of a TMA copy (`cp.async.bulk.tensor`: one box from one thread).
+    Tma,
 }
 
 /// Wavefront statistics of shared-memory accesses.

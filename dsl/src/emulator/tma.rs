@@ -2,7 +2,9 @@
 //! tensor), swizzled into shared memory and counted on an `mbarrier`, where it lands when the
 //! barrier's phase completes (see [`crate::device::tma_load_2d`]).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
 
 use tessera_layout::plan::wgmma::DescriptorSwizzle;
 
@@ -17,6 +19,31 @@ const OP: &str = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::compl
 /// Addresses below this are null pointers.
 const NULL_PAGE: u64 = 4096;
 
+/// The emulator's tensor maps of `#[tile_kernel]` launches, each kept at one address for the
+/// process's lifetime (the emulated kernel reads them as the GPU reads encoded maps from
+/// device memory).
+static TENSOR_MAPS: Mutex<Option<HashMap<TensorMap, &'static TensorMap>>> = Mutex::new(None);
+
+/// The address of a copy of `map` that stays valid (one per distinct map), for a kernel's
+/// hidden tensor-map parameter on the emulator.
+pub fn tensor_map_in_memory(map: TensorMap) -> crate::Ptr<TensorMap> {
+    let mut maps = TENSOR_MAPS.lock().unwrap_or_else(|p| p.into_inner());
+    let kept = *maps
+        .get_or_insert_with(HashMap::new)
+        .entry(map)
+        .or_insert_with(|| Box::leak(Box::new(map)));
+    crate::Ptr::from_addr(kept as *const TensorMap as u64)
+}
+
+/// Whether `address` is one of [`tensor_map_in_memory`]'s maps.
+fn kept_tensor_map(address: u64) -> bool {
+    let maps = TENSOR_MAPS.lock().unwrap_or_else(|p| p.into_inner());
+    maps.as_ref().is_some_and(|m| {
+        m.values()
+            .any(|&kept| kept as *const TensorMap as u64 == address)
+    })
+}
+
 /// Issues the copy of the box at element (`x`, `y`) of the map at `map_address` to `dst`.
 ///
 /// # Safety
@@ -28,7 +55,8 @@ pub(crate) unsafe fn load_2d(dst: u32, map_address: u64, x: i32, y: i32, mbarrie
         let map_bytes = size_of::<TensorMap>() as u32;
         if map_address < NULL_PAGE
             || !map_address.is_multiple_of(64)
-            || !t.cta.global_access_allowed(map_address, map_bytes)
+            || !(t.cta.global_access_allowed(map_address, map_bytes)
+                || kept_tensor_map(map_address))
         {
             raise(EmulatorError::GlobalOutOfBounds {
                 thread: t.thread_ref(),
@@ -119,6 +147,12 @@ pub(crate) unsafe fn load_2d(dst: u32, map_address: u64, x: i32, y: i32, mbarrie
                 ));
             }
         }
+        t.local.borrow_mut().log_shared(
+            std::panic::Location::caller(),
+            crate::emulator::SharedAccessKind::Tma,
+            dst,
+            box_bytes,
+        );
         complete_tx(t, mbarrier, box_bytes, words, OP);
     })
 }

@@ -71,6 +71,7 @@ const SCALE: Kernel<ScaleArgs> = Kernel {
     name: "scale",
     emulate: scale,
     targets: KernelTargets::Every,
+    tensor_maps: &[],
 };
 
 /// Runs `test` on the emulator with `SCALE_PTX` loaded, a stream, an input of 64 ones and a
@@ -122,6 +123,7 @@ fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
             name: "missing",
             emulate: scale,
             targets: KernelTargets::Every,
+            tensor_maps: &[],
         };
         let before = allocations();
         assert!(module.resolve(missing).is_err());

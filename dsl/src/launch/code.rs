@@ -43,6 +43,7 @@ impl Device {
                 backend: Backend::Hip(context),
                 registry: std::sync::Arc::default(),
                 selection_note,
+                tensor_maps: Default::default(),
             })
         }
         #[cfg(not(feature = "hip"))]

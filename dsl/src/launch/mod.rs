@@ -57,6 +57,7 @@ mod memory;
 pub mod ptx;
 mod resolved;
 mod stream;
+mod tensor_maps;
 
 pub use args::{KernelArg, KernelArgs, KernelParam, KernelParams, MAX_KERNEL_PARAMS};
 pub use autotune::Autotuner;
@@ -129,6 +130,7 @@ pub struct Device {
     backend: Backend,
     registry: Arc<Registry>,
     selection_note: String,
+    tensor_maps: tensor_maps::TensorMapCache,
 }
 
 impl fmt::Debug for Device {
@@ -196,6 +198,7 @@ impl Device {
             backend: Backend::Emulator,
             registry: Arc::default(),
             selection_note,
+            tensor_maps: Default::default(),
         }
     }
 
@@ -211,6 +214,7 @@ impl Device {
                 backend: Backend::Gpu(context),
                 registry: Arc::default(),
                 selection_note,
+                tensor_maps: Default::default(),
             })
         }
         #[cfg(not(feature = "cuda"))]
@@ -232,6 +236,7 @@ impl Device {
             backend: Backend::Gpu(context),
             registry: Arc::default(),
             selection_note: "Device::from_cudarc".to_string(),
+            tensor_maps: Default::default(),
         })
     }
 
@@ -436,7 +441,7 @@ impl Device {
         args: &A,
         tensors: &[stream::TensorUse<'_>],
     ) -> Result<KernelParams, LaunchError> {
-        let params = args.kernel_params();
+        let mut params = args.kernel_params();
         let name = kernel.kernel.name;
         if module.device_id != self.id {
             return Err(LaunchError::WrongDevice {
@@ -449,6 +454,7 @@ impl Device {
             });
         }
         config.validate(name)?;
+        self.push_tensor_maps(module, name, kernel.kernel.tensor_maps, &mut params)?;
         if params.overflowed() {
             return Err(LaunchError::ArgumentMismatch {
                 kernel: name.to_string(),

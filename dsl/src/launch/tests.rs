@@ -38,6 +38,7 @@ const COUNT_THREADS: Kernel<(Ptr<u32>,)> = Kernel {
     name: "count_threads",
     emulate: count_threads,
     targets: KernelTargets::Every,
+    tensor_maps: &[],
 };
 
 /// Writes its scalar arguments to `out[0..4]` as raw 32-bit words (all threads write the same).
@@ -53,6 +54,7 @@ const STORE_SCALARS: Kernel<(Ptr<u32>, u32, i32, u64, f32)> = Kernel {
     name: "store_scalars",
     emulate: store_scalars,
     targets: KernelTargets::Every,
+    tensor_maps: &[],
 };
 
 fn emulator_with_module() -> (Device, Module) {
@@ -87,6 +89,7 @@ fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
         name: "count_threads_sm90a",
         emulate: count_threads,
         targets: KernelTargets::Sm90aOnly,
+        tensor_maps: &[],
     };
     let counter = device.zeros::<u32>(1).unwrap();
     let config = LaunchConfig {
@@ -115,6 +118,7 @@ fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
     // A kernel for every target must be an entry of the module.
     let missing = Kernel {
         targets: KernelTargets::Every,
+        tensor_maps: &[],
         ..kernel
     };
     assert!(matches!(
@@ -187,6 +191,7 @@ fn idle_kernel<A>(name: &'static str) -> Kernel<A> {
         name,
         emulate: |_| {},
         targets: KernelTargets::Every,
+        tensor_maps: &[],
     }
 }
 

@@ -16,6 +16,7 @@ const KERNEL: Kernel<(Ptr<f32>, Ptr<f32>, u32, f32)> = Kernel {
     name: "scale_add_one",
     emulate: scale_add_one,
     targets: KernelTargets::Every,
+    tensor_maps: &[],
 };
 
 fn enqueue(

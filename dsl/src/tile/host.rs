@@ -250,3 +250,38 @@ pub fn emulate<A: KernelArgs>(
 ) -> Result<EmulatorReport, LaunchError> {
     crate::launch::emulate(spec.kernel, &launch_config(spec, grid), args)
 }
+
+/// Ok when every one of `maps` (a variant's TMA tensor maps) can be built from `args`: the
+/// variant's check, so that tensors the driver would refuse a map for (a zero size, rows that
+/// overlap) run the next variant instead.
+pub fn check_tensor_maps<A: KernelArgs>(
+    kernel: &str,
+    maps: &[crate::TensorMapParam],
+    args: &A,
+) -> Result<(), LaunchError> {
+    let params = args.kernel_params();
+    for m in maps {
+        m.map(&params)
+            .map_err(|reason| LaunchError::InvalidConfig {
+                kernel: kernel.to_string(),
+                reason: format!("the TMA tensor map of parameter {}: {reason}", m.tensor),
+            })?;
+    }
+    Ok(())
+}
+
+/// The emulator's hidden tensor-map parameters of a launch with `args`: each of `maps` built
+/// from the tensor's parameters and kept at a stable address
+/// ([`tensor_map_in_memory`](crate::emulator::tensor_map_in_memory)). The generated host entry
+/// of a kernel copying by TMA calls this on every simulated thread. Panics (a failed kernel on
+/// the emulator) when a map is invalid, which the launch's alignment checks rule out.
+pub fn emulated_tensor_maps<A: KernelArgs, const N: usize>(
+    maps: &[crate::TensorMapParam; N],
+    args: &A,
+) -> [crate::Ptr<crate::device::TensorMap>; N] {
+    let params = args.kernel_params();
+    maps.map(|m| match m.map(&params) {
+        Ok(map) => crate::emulator::tensor_map_in_memory(map),
+        Err(why) => panic!("the tensor map of parameter {}: {why}", m.tensor),
+    })
+}

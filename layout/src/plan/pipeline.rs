@@ -18,10 +18,18 @@
 //! would, and the `wgmma` descriptors read the slot directly (no read steps). Under the 32-, 64-
 //! and 128-byte swizzles a 16-byte chunk stays contiguous (the swizzle permutes 16-byte units),
 //! so the store step's vectors are whole chunks.
+//!
+//! [`plan_tma_operand_copy`] fills such a slot by TMA instead (`cp.async.bulk.tensor`, sm_90a):
+//! when the operand's NVMMA layout is what the tensor-map boxes write — rows of the tensor's
+//! contiguous dimension, each box row `swizzle` bytes wide with its 16-byte chunks swizzled —
+//! one thread copies the whole tile in a few boxes, with no per-thread addresses or masks
+//! (the TMA unit zero-fills what lies outside the tensor).
 
 use super::access::AccessPlan;
 use super::movement::{Affine, Movement, Step, StoreStep};
+use super::wgmma::DescriptorSwizzle;
 use super::wgmma_dot::WgmmaOperand;
+use crate::Label;
 use std::format;
 use std::string::String;
 use std::vec::Vec;
@@ -235,6 +243,121 @@ fn copies_for_stores(
         });
     }
     Ok((elements.unwrap_or(1), groups))
+}
+
+/// The boxes TMA copies into one ring slot of a `wgmma` operand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaCopyPlan {
+    /// One box: `[rows, cols]` of the loaded tile (`cols` along the tensor's contiguous
+    /// dimension), as the tensor map is encoded.
+    pub box_shape: [u32; 2],
+    /// The swizzle width of the box rows in bytes (32, 64 or 128).
+    pub swizzle_bytes: u32,
+    /// Per box: its byte offset in the slot and the `(row, col)` of its first element in the
+    /// loaded tile.
+    pub boxes: Vec<(u32, [u32; 2])>,
+    /// Bytes of all boxes: the transactions the slot's `mbarrier` expects.
+    pub bytes: u32,
+}
+
+impl TmaCopyPlan {
+    /// The PTX instruction and the boxes, for explain text.
+    pub fn instruction(&self) -> String {
+        format!(
+            "TMA cp.async.bulk.tensor.2d, {} box{} of {} × {} ({} B swizzle)",
+            self.boxes.len(),
+            if self.boxes.len() == 1 { "" } else { "es" },
+            self.box_shape[0],
+            self.box_shape[1],
+            self.swizzle_bytes
+        )
+    }
+}
+
+/// The TMA boxes that write `operand`'s NVMMA layout for a load of `load_shape` (`[rows,
+/// cols]`, `cols` contiguous in the tensor); `transposed`: the operand is the load's transpose
+/// (`k.trans()`), so its layout is read with the two dimensions swapped. Each element's place
+/// is checked one by one against the boxes as the TMA unit writes them (row-major, each 16-byte
+/// chunk moved by the swizzle, [`DescriptorSwizzle::apply`]); `Err` says why they differ.
+pub fn plan_tma_operand_copy(
+    operand: &WgmmaOperand,
+    load_shape: [u32; 2],
+    transposed: bool,
+) -> Result<TmaCopyPlan, String> {
+    let shared = operand.shared;
+    let bits = shared.element_bitwidth;
+    let width = shared.swizzle_byte_width;
+    let swizzle = match DescriptorSwizzle::from_width(width) {
+        Some(s) if width >= 32 => s,
+        _ => {
+            return Err(format!(
+                "the operand's layout has no 32-, 64- or 128-byte swizzle ({width})"
+            ))
+        }
+    };
+    let [rows, cols] = load_shape;
+    let bytes = bits / 8;
+    // One box: the contiguous dimension exactly one swizzle row, at most 256 rows.
+    let box_cols = 8 * width / bits;
+    let box_rows = rows.min(256);
+    if cols % box_cols != 0 || rows % box_rows != 0 || box_rows % 8 != 0 {
+        return Err(format!(
+            "a tile of {rows} × {cols} is not whole boxes of {box_rows} × {box_cols}"
+        ));
+    }
+    let operand_shape = if transposed {
+        [cols, rows]
+    } else {
+        [rows, cols]
+    };
+    let memory = shared
+        .to_linear_layout(&operand_shape)
+        .map_err(|e| format!("{e:?}"))?;
+    let at = |o: u32| -> Result<[u32; 2], String> {
+        let c = memory
+            .apply(&[(Label::Offset, o)])
+            .map_err(|e| format!("{e:?}"))?;
+        Ok(if transposed {
+            [c[1], c[0]]
+        } else {
+            [c[0], c[1]]
+        })
+    };
+    let box_elements = box_rows * box_cols;
+    let box_bytes = box_elements * bytes;
+    let mut boxes = Vec::new();
+    for b in 0..rows * cols / box_elements {
+        let origin = at(b * box_elements)?;
+        if origin[0] % box_rows != 0 || origin[1] % box_cols != 0 {
+            return Err(format!(
+                "the layout's {b}th block of {box_elements} elements starts at {origin:?}, not \
+                 at a box's corner"
+            ));
+        }
+        // Byte `p` of the box holds the element whose row-major byte is `swizzle(p)` (the
+        // swizzle is its own inverse; box starts are multiples of its 8-row period).
+        for p in (0..box_bytes).step_by(bytes as usize) {
+            let u = swizzle.apply(p);
+            let want = [
+                origin[0] + u / (box_cols * bytes),
+                origin[1] + u % (box_cols * bytes) / bytes,
+            ];
+            let got = at(b * box_elements + p / bytes)?;
+            if got != want {
+                return Err(format!(
+                    "element {got:?} sits at byte {p} of box {b}, where the TMA box puts \
+                     {want:?}"
+                ));
+            }
+        }
+        boxes.push((b * box_bytes, origin));
+    }
+    Ok(TmaCopyPlan {
+        box_shape: [box_rows, box_cols],
+        swizzle_bytes: width,
+        boxes,
+        bytes: rows * cols * bytes,
+    })
 }
 
 /// Bytes of dynamic shared memory one block may use on sm_80 (its opt-in maximum, 163 KiB),

@@ -206,3 +206,53 @@ fn wgmma_operand_copies_need_a_uniform_mask() {
     // Unmasked, the same load is copied.
     assert!(plan_wgmma_operand_copy(&access(8, false), &plan.a, plan.alignment, false).is_ok());
 }
+
+/// The TMA boxes of `wgmma` operands: `a` `[128, 64]` f16 (one 128 × 64 box, 128-byte swizzle),
+/// `b` `[64, 256]` f16 (four 64 × 64 boxes side by side), and `b` as the transpose of a
+/// `[128, 64]` load (attention's `kᵀ`, K-major: one box). The planner checks each element's
+/// byte itself; here the boxes and their order are pinned, and an operand whose layout is not
+/// the boxes' (a narrower swizzle than a box row) is refused.
+#[test]
+fn tma_boxes_write_the_wgmma_operands_nvmma_layout() {
+    use crate::families::Blocked;
+    use crate::plan::wgmma_dot::{plan_wgmma_dot, wgmma_shape, WgmmaInput};
+    let row_major = |shape: [u32; 2]| -> crate::LinearLayout {
+        let lanes_1 = (shape[1] / 8).min(32);
+        Blocked::new(&[1, 8], &[32 / lanes_1, lanes_1], &[8, 1], &[1, 0])
+            .to_linear_layout(&shape)
+            .unwrap()
+    };
+    let shape = wgmma_shape(WgmmaInput::F16, [128, 256, 64], 8).unwrap();
+    let (a, b) = (row_major([128, 64]), row_major([64, 256]));
+    let plan = plan_wgmma_dot(shape, &a, &b, &shape.accumulator_layout().unwrap()).unwrap();
+    let tma_a = plan_tma_operand_copy(&plan.a, [128, 64], false).unwrap();
+    assert_eq!(tma_a.box_shape, [128, 64]);
+    assert_eq!(tma_a.boxes, vec![(0, [0, 0])]);
+    assert_eq!((tma_a.bytes, tma_a.swizzle_bytes), (128 * 64 * 2, 128));
+    let tma_b = plan_tma_operand_copy(&plan.b, [64, 256], false).unwrap();
+    assert_eq!(tma_b.box_shape, [64, 64]);
+    let box_bytes = 64 * 64 * 2;
+    assert_eq!(
+        tma_b.boxes,
+        vec![
+            (0, [0, 0]),
+            (box_bytes, [0, 64]),
+            (2 * box_bytes, [0, 128]),
+            (3 * box_bytes, [0, 192])
+        ]
+    );
+    // The operand read as its transpose: rows and columns swapped, refused.
+    assert!(plan_tma_operand_copy(&plan.a, [64, 128], true).is_err());
+
+    // `q · kᵀ` with `k` loaded `[128, 64]` row-major: `b = kᵀ` is `[64, 128]`, K-major.
+    let shape = wgmma_shape(WgmmaInput::F16, [128, 128, 64], 8).unwrap();
+    let q = row_major([128, 64]);
+    let k_t = {
+        let k = row_major([128, 64]);
+        crate::families::shape::permute_out_coords(&k, &[1, 0]).unwrap()
+    };
+    let plan = plan_wgmma_dot(shape, &q, &k_t, &shape.accumulator_layout().unwrap()).unwrap();
+    let tma_k = plan_tma_operand_copy(&plan.b, [128, 64], true).unwrap();
+    assert_eq!(tma_k.box_shape, [128, 64]);
+    assert_eq!(tma_k.boxes, vec![(0, [0, 0])]);
+}

@@ -94,6 +94,18 @@ impl Checker<'_> {
     }
 
     pub(super) fn load(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
+        self.load_with_block(args, loc, None)
+    }
+
+    /// `load(args)`; with `block` (the tensor's pointer parameter index and the block's first
+    /// row and column, scalars) the load of a `load_block`, which carries them as two trailing
+    /// operands for the pipeliner's TMA copies.
+    fn load_with_block(
+        &mut self,
+        args: &[Expr],
+        loc: Loc,
+        block: Option<(usize, [ValueId; 2])>,
+    ) -> Option<ValueId> {
         let ptrs = self.tile(&args[0], "load");
         let mask = args.get(1).map(|m| (self.operand(m), m.loc));
         let other = args.get(2).map(|o| (self.operand(o), o.loc));
@@ -118,16 +130,172 @@ impl Checker<'_> {
             operands.push(o);
             roles.push("`other`");
         }
-        let (values, shape) = self.broadcast_all(&operands, &roles, loc)?;
+        let (mut values, shape) = self.broadcast_all(&operands, &roles, loc)?;
+        if let Some((_, origin)) = block {
+            values.extend(origin);
+        }
         self.emit(
             OpKind::Load {
                 mask: mask.is_some(),
                 other: other.is_some(),
+                block: block.map(|(tensor, _)| tensor),
             },
             values,
             TileType::new(shape, DType::Scalar(elem)),
             loc,
         )
+    }
+
+    /// `load_block(t, [row, col], [ROWS, COLS])`: the `ROWS × COLS` block of the rank-2 tensor
+    /// parameter `t` whose first element is `t[row, col]` (`i32` scalars), zeros outside the
+    /// tensor, Triton's tensor-descriptor load. It is the masked load of
+    ///
+    /// ```text
+    /// t + (row + arange(0, ROWS)).expand_dims(1) * t.stride(0)
+    ///   + (col + arange(0, COLS)).expand_dims(0) * t.stride(1)
+    /// ```
+    ///
+    /// whose mask keeps the rows in `0..t.size(0)` and the columns in `0..t.size(1)`, `other`
+    /// zero; the load keeps `t` and the origin, so a pipelined loop may copy it by TMA.
+    pub(super) fn load_block(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
+        use crate::ast::ExprKind;
+        use crate::ops::Op;
+        let usage = "`load_block(t, [row, col], [ROWS, COLS])` takes a `Tensor<T, 2>` parameter, \
+                     the block's first row and column (i32 scalars) and its shape";
+        let tensor = match &args[0].kind {
+            ExprKind::Var(name) => name.clone(),
+            _ => {
+                self.error(args[0].loc, usage);
+                return None;
+            }
+        };
+        let scalars = ["size0", "size1", "stride0", "stride1"].map(|s| format!("{tensor}__{s}"));
+        let is_param = |c: &Self, name: &str| {
+            c.lookup(name).is_some_and(|slot| {
+                matches!(c.operand_at(slot), Operand::Value(v) if c.regions[0].args.contains(&v))
+            })
+        };
+        let pointer = self.lookup(&tensor).map(|slot| self.operand_at(slot));
+        let param_index = match pointer {
+            Some(Operand::Value(p)) if scalars.iter().all(|n| is_param(self, n)) => {
+                self.regions[0].args.iter().position(|&a| a == p)
+            }
+            _ => None,
+        };
+        let (Some(Operand::Value(ptr)), Some(param)) = (pointer, param_index) else {
+            self.error(
+                args[0].loc,
+                format!("`{tensor}` is not a rank-2 tensor parameter: {usage}"),
+            );
+            return None;
+        };
+        let elem = self.pointee(ptr, args[0].loc, "`load_block` reads")?;
+        let ExprKind::Array(origin) = &args[1].kind else {
+            self.error(args[1].loc, usage);
+            return None;
+        };
+        let shape = self.shape_arg(&args[2], "load_block");
+        let [row, col] = origin.as_slice() else {
+            self.error(args[1].loc, usage);
+            return None;
+        };
+        let mut at = Vec::new();
+        for e in [row, col] {
+            let o = self.operand(e);
+            let v = self.materialize(o, Some(DType::Scalar(Scalar::I32)), e.loc)?;
+            let ty = self.ty(v).clone();
+            if !ty.is_scalar() || ty.dtype != DType::Scalar(Scalar::I32) {
+                self.error(
+                    e.loc,
+                    format!(
+                        "the block's first row and column are i32 scalars, found {ty}: {usage}"
+                    ),
+                );
+                return None;
+            }
+            at.push(v);
+        }
+        let shape = shape?;
+        let [rows, cols] = shape.as_slice() else {
+            self.error(
+                args[2].loc,
+                format!("the block of `load_block` has two dimensions: {usage}"),
+            );
+            return None;
+        };
+        let origin = [at[0], at[1]];
+        // The load written out, with the origin bound to names no user code can use.
+        let expr = |kind: ExprKind| Expr { kind, loc };
+        let var = |name: &str| expr(ExprKind::Var(name.to_string()));
+        let int = |value: u64| {
+            expr(ExprKind::Int {
+                value: i128::from(value),
+                suffix: None,
+            })
+        };
+        let call = |op: Op, args: Vec<Expr>| {
+            expr(ExprKind::Call {
+                op,
+                type_arg: None,
+                args,
+                name_loc: loc,
+            })
+        };
+        let bin = |op: BinOp, lhs: Expr, rhs: Expr| {
+            expr(ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            })
+        };
+        let index = |start: &str, size: u64, axis: u64| {
+            let range = bin(
+                BinOp::Add,
+                var(start),
+                call(Op::Arange, vec![int(0), int(size)]),
+            );
+            call(Op::ExpandDims, vec![range, int(axis)])
+        };
+        let [row_name, col_name] = ["__tessera_block_row", "__tessera_block_col"];
+        let ptrs = bin(
+            BinOp::Add,
+            bin(
+                BinOp::Add,
+                var(&tensor),
+                bin(BinOp::Mul, index(row_name, *rows, 1), var(&scalars[2])),
+            ),
+            bin(BinOp::Mul, index(col_name, *cols, 0), var(&scalars[3])),
+        );
+        // Inside: `0 <= index < size` along both dimensions (an origin may be negative, as
+        // TMA's coordinates may: the elements before the tensor read zero too).
+        let inside = |name: &str, size: u64, axis: u64, bound: &str| {
+            let ge = BinOp::Cmp(crate::ir::CmpOp::Ge);
+            let lt = BinOp::Cmp(crate::ir::CmpOp::Lt);
+            bin(
+                BinOp::BitAnd,
+                bin(ge, index(name, size, axis), int(0)),
+                bin(lt, index(name, size, axis), var(bound)),
+            )
+        };
+        let mask = bin(
+            BinOp::BitAnd,
+            inside(row_name, *rows, 1, &scalars[0]),
+            inside(col_name, *cols, 0, &scalars[1]),
+        );
+        let zero = if elem.is_float() {
+            expr(ExprKind::Float {
+                value: 0.0,
+                suffix: None,
+            })
+        } else {
+            int(0)
+        };
+        self.push_scope();
+        self.bind(row_name, Operand::Value(origin[0]), false);
+        self.bind(col_name, Operand::Value(origin[1]), false);
+        let loaded = self.load_with_block(&[ptrs, mask, zero], loc, Some((param, origin)));
+        self.pop_scope();
+        loaded
     }
 
     /// The value or mask `v` of a store broadcast to the pointers' `shape`, Triton's rule: a

@@ -571,6 +571,7 @@ impl Checker<'_> {
                 Val::One(self.cdiv(a, b, loc))
             }
             Op::Load => one(self.load(args, loc)),
+            Op::LoadBlock => one(self.load_block(args, loc)),
             Op::Store => {
                 self.store(args, loc);
                 Val::Unit

@@ -17,6 +17,7 @@ pub(super) fn entry_items(
     param_names: &[&Ident],
     param_types: &[TokenStream],
     bodies: &[(Target, TokenStream, u32)],
+    tensor_maps: usize,
 ) -> TokenStream {
     let body_of = |target: Target| bodies.iter().find(|(t, _, _)| *t == target).map(|b| &b.1);
     let host_doc = quote! {
@@ -27,14 +28,22 @@ pub(super) fn entry_items(
         /// accesses; use the module's `launch`/`emulate`.
     };
     let attrs = quote!(#[allow(unused, non_snake_case, clippy::all)]);
+    // The hidden tensor-map parameters of the sm_90a body's TMA copies (its PTX entry and the
+    // host function take them; the other targets' entries do not).
+    let maps: Vec<TokenStream> = (0..tensor_maps)
+        .map(|i| {
+            let name = crate::lower::TensorMapUse::param(i);
+            quote!(#name: ::tessera::Ptr<::tessera::device::TensorMap>)
+        })
+        .collect();
     // The PTX entry, in the PTX of the targets `cfg` selects.
-    let device_entry = |cfg: TokenStream, body: &TokenStream| {
+    let device_entry = |cfg: TokenStream, body: &TokenStream, maps: &[TokenStream]| {
         quote! {
             #[cfg(#cfg)]
             ::tessera::__tile_kernel_items! {
                 #[no_mangle]
                 #attrs
-                pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types),*) {
+                pub unsafe extern "ptx-kernel" fn #entry(#(#param_names: #param_types,)* #(#maps),*) {
                     #body
                 }
             }
@@ -46,7 +55,7 @@ pub(super) fn entry_items(
             ::tessera::__tile_kernel_items! {
                 #attrs
                 #host_doc
-                pub unsafe fn #entry(#(#param_names: #param_types),*) {
+                pub unsafe fn #entry(#(#param_names: #param_types,)* #(#maps),*) {
                     #body
                 }
             }
@@ -55,7 +64,10 @@ pub(super) fn entry_items(
     let sm90a = quote!(all(target_arch = "nvptx64", target_feature = "sm_90a"));
     let items = match (body_of(Target::Ampere), body_of(Target::Hopper)) {
         // `targets = [sm_90a]`: in the sm_90a PTX alone (the launcher refuses other targets).
-        (None, Some(hopper)) => vec![device_entry(sm90a, hopper), host_entry(hopper.clone())],
+        (None, Some(hopper)) => vec![
+            device_entry(sm90a, hopper, &maps),
+            host_entry(hopper.clone()),
+        ],
         (Some(ampere), Some(hopper)) => {
             let others = quote!(all(target_arch = "nvptx64", not(target_feature = "sm_90a")));
             let emulated = quote! {
@@ -68,15 +80,15 @@ pub(super) fn entry_items(
                 }
             };
             vec![
-                device_entry(others, ampere),
-                device_entry(sm90a, hopper),
+                device_entry(others, ampere, &[]),
+                device_entry(sm90a, hopper, &maps),
                 host_entry(emulated),
             ]
         }
         _ => {
             let body = bodies.first().map(|b| b.1.clone()).unwrap_or_default();
             let every = quote!(target_arch = "nvptx64");
-            vec![device_entry(every, &body), host_entry(body)]
+            vec![device_entry(every, &body, &maps), host_entry(body)]
         }
     };
     items.into_iter().collect()

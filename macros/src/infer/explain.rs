@@ -289,10 +289,11 @@ fn op_attributes(kind: &OpKind) -> String {
         }
         OpKind::Trans { perm } => format!(" perm={perm:?}"),
         OpKind::Cast { to } => format!(" to {to}"),
-        OpKind::Load { mask, other } => format!(
-            "{}{}",
+        OpKind::Load { mask, other, block } => format!(
+            "{}{}{}",
             if *mask { " masked" } else { "" },
-            if *other { "+other" } else { "" }
+            if *other { "+other" } else { "" },
+            block.map_or(String::new(), |p| format!(" block of param {p}"))
         ),
         OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),
         _ => String::new(),

@@ -41,8 +41,10 @@ use crate::ir::{ConstValue, Kernel, Op, OpKind, Region, ValueId};
 use std::collections::{HashMap, HashSet};
 use tessera_layout::plan::access::AccessPlan;
 use tessera_layout::plan::pipeline::{
-    plan_async_copy, plan_wgmma_operand_copy, ring_bytes, AsyncCopyPlan,
+    plan_async_copy, plan_tma_operand_copy, plan_wgmma_operand_copy, ring_bytes, AsyncCopyPlan,
+    TmaCopyPlan,
 };
+use tessera_layout::plan::wgmma_dot::WgmmaOperand;
 
 use super::access::{self, Access};
 
@@ -65,6 +67,20 @@ pub struct LoopPipeline {
     /// The loop's `wgmma` dots with at least one operand copied into a ring in its NVMMA
     /// layout, in body order.
     pub wgmma: Vec<WgmmaPipeline>,
+}
+
+/// A ring load copied by TMA (`cp.async.bulk.tensor`) rather than by `cp.async`: a
+/// `load_block` of a tensor whose every row is 16-byte aligned (the variant's 16-byte global
+/// vectors along its contiguous dimension, which the launch checks), feeding a `wgmma` operand
+/// whose NVMMA layout is what the boxes write.
+#[derive(Clone, Debug)]
+pub struct TmaLoad {
+    pub plan: TmaCopyPlan,
+    /// The kernel parameter index of the tensor's pointer (the launcher's map is built from it
+    /// and the four parameters after it).
+    pub tensor: usize,
+    /// The block's first row and column (issue-op values).
+    pub origin: [ValueId; 2],
 }
 
 /// A carried value the issue ops read (index `j`: body argument `1 + j`, yield `j`): the issue
@@ -136,6 +152,8 @@ pub struct PipelinedLoad {
     /// `a_tile f16[128, 32]`, for explain text.
     pub what: String,
     pub copy: AsyncCopyPlan,
+    /// When every ring load of the loop can be: the TMA copy that replaces `copy`'s.
+    pub tma: Option<TmaLoad>,
 }
 
 impl LoopPipeline {
@@ -146,14 +164,24 @@ impl LoopPipeline {
         self.stages + self.wgmma.iter().map(in_flight).max().unwrap_or(0)
     }
 
-    /// Bytes of shared memory of all rings.
+    /// Whether the loop's ring loads are copied by TMA (all of them; an `mbarrier` per slot).
+    pub fn uses_tma(&self) -> bool {
+        !self.loads.is_empty() && self.loads.iter().all(|l| l.tma.is_some())
+    }
+
+    /// Bytes of shared memory of all rings (with TMA, and an 8-byte `mbarrier` per slot).
     pub fn ring_bytes(&self) -> u64 {
         let rings: Vec<(u32, u32)> = self
             .loads
             .iter()
             .map(|l| (l.copy.slot_bytes, l.copy.slot_alignment))
             .collect();
-        ring_bytes(self.slots(), &rings)
+        let barriers = if self.uses_tma() {
+            8 * u64::from(self.slots())
+        } else {
+            0
+        };
+        ring_bytes(self.slots(), &rings) + barriers
     }
 
     /// The explain text, e.g. `loop for kk: 3 stages, cp.async.cg 16 B; a_tile f16[64, 32] into a
@@ -163,6 +191,17 @@ impl LoopPipeline {
         if !self.loads.is_empty() {
             t.push_str(&format!("{} stages", self.stages));
             for l in &self.loads {
+                if let Some(tma) = &l.tma {
+                    t.push_str(&format!(
+                        "; {} by {} from thread 0 into a shared ring of {} × {} B (then {})",
+                        l.what,
+                        tma.plan.instruction(),
+                        self.slots(),
+                        l.copy.slot_bytes,
+                        read_text(&l.copy),
+                    ));
+                    continue;
+                }
                 t.push_str(&format!(
                     "; {} by {} into a shared ring of {} × {} B ({} cop{} per thread, then {})",
                     l.what,
@@ -191,11 +230,19 @@ impl LoopPipeline {
                     offsets.join(", ")
                 ));
             }
+            let wait = if self.uses_tma() {
+                format!(
+                    "mbarrier of slot i mod {} at phase parity (i / {}) mod 2, bar.sync",
+                    self.slots(),
+                    self.slots()
+                )
+            } else {
+                format!("cp.async.wait_group {}, bar.sync", self.stages - 2)
+            };
             t.push_str(&format!(
                 "; {} B of shared memory; the prologue issues iterations 0 to {}, iteration i \
-                 waits (cp.async.wait_group {}, bar.sync) then issues i+{}",
+                 waits ({wait}) then issues i+{}",
                 self.ring_bytes(),
-                self.stages - 2,
                 self.stages - 2,
                 self.stages - 1
             ));
@@ -470,7 +517,7 @@ impl Body<'_, '_> {
         transposed: bool,
         plan: impl FnOnce(&AccessPlan, bool) -> Result<AsyncCopyPlan, String>,
     ) -> Result<(AsyncCopyPlan, Vec<usize>, Vec<usize>), String> {
-        let OpKind::Load { mask, other } = load.kind else {
+        let OpKind::Load { mask, other, .. } = load.kind else {
             return Err("not a load".into());
         };
         if self.defs.uses.get(&value).copied() != Some(1) {
@@ -625,6 +672,7 @@ fn plan_loop(
                     transposed: None,
                     what,
                     copy,
+                    tma: None,
                 });
             }
             Err(why) => p.refusals.push(format!("{what}: {why}")),
@@ -634,7 +682,80 @@ fn plan_loop(
         p.refusals
             .push("no load in the loop feeds the `dot` through shared memory".into());
     }
+    // TMA for all ring loads or for none: the loop waits on mbarriers or on cp.async groups.
+    let tma_loads = p.loads.iter().filter(|l| l.tma.is_some()).count();
+    if tma_loads > 0 && tma_loads < p.loads.len() {
+        for l in &mut p.loads {
+            l.tma = None;
+        }
+        p.refusals.push(format!(
+            "TMA: only {tma_loads} of the {} ring loads can be copied by TMA, so all are copied \
+             by cp.async",
+            p.loads.len()
+        ));
+    }
     p
+}
+
+/// The tensor-map element type (`tessera::device::TmaElement`'s variant) of `dtype`, if TMA
+/// copies it.
+pub fn tma_element(dtype: crate::types::DType) -> Option<&'static str> {
+    use crate::types::{DType, Scalar};
+    match dtype {
+        DType::Scalar(Scalar::F16) => Some("F16"),
+        DType::Scalar(Scalar::BF16) => Some("Bf16"),
+        DType::Scalar(Scalar::F32) => Some("F32"),
+        DType::Scalar(Scalar::I8 | Scalar::U8 | Scalar::F8E4M3 | Scalar::F8E5M2) => Some("U8"),
+        _ => None,
+    }
+}
+
+/// The TMA copy of ring load `load` (of `value`, the `wgmma` operand `operand` or, when
+/// `transposed`, its transpose), or why there is none.
+fn tma_load(
+    cx: &Body<'_, '_>,
+    load: &Op,
+    operand: &WgmmaOperand,
+    value: ValueId,
+    transposed: bool,
+) -> Result<TmaLoad, String> {
+    let OpKind::Load {
+        block: Some(tensor),
+        ..
+    } = load.kind
+    else {
+        return Err("not a `load_block`".into());
+    };
+    let access = access::find(cx.accesses, load).ok_or("the load has no access plan")?;
+    let plan = &access.plan;
+    if plan.dim != 1 || plan.elements * plan.element_bits != 128 {
+        return Err(format!(
+            "its global accesses are not 16-byte vectors along the rows ({} × {}-bit along \
+             dimension {}): the tensor's alignment is not assumed in this variant",
+            plan.elements, plan.element_bits, plan.dim
+        ));
+    }
+    let shape = &cx.kernel.ty(value).shape;
+    let [rows, cols] = shape.as_slice() else {
+        return Err("not a rank-2 block".into());
+    };
+    let (rows, cols) = (
+        u32::try_from(*rows).map_err(|_| "a block too large")?,
+        u32::try_from(*cols).map_err(|_| "a block too large")?,
+    );
+    let elem = cx.kernel.ty(value).dtype;
+    if tma_element(elem).is_none() {
+        return Err(format!(
+            "TMA copies f16, bf16, f32 and 8-bit elements, not {elem}"
+        ));
+    }
+    let n = load.operands.len();
+    let origin = [load.operands[n - 2], load.operands[n - 1]];
+    Ok(TmaLoad {
+        plan: plan_tma_operand_copy(operand, [rows, cols], transposed)?,
+        tensor,
+        origin,
+    })
 }
 
 /// The load whose value is `operand`, or whose transpose (same registers) is: the load, its
@@ -737,6 +858,13 @@ fn plan_wgmma_loads(
                 p.issue_ops = issue;
                 p.carried = cx.ahead_carried(carried);
                 rings[k] = Some(p.loads.len());
+                let tma = match tma_load(cx, load, operand, value, transposed.is_some()) {
+                    Ok(tma) => Some(tma),
+                    Err(why) => {
+                        p.refusals.push(format!("{what}: not by TMA: {why}"));
+                        None
+                    }
+                };
                 p.loads.push(PipelinedLoad {
                     pointer: load.operands[0],
                     mask: matches!(load.kind, OpKind::Load { mask: true, .. })
@@ -745,6 +873,7 @@ fn plan_wgmma_loads(
                     transposed,
                     what,
                     copy,
+                    tma,
                 });
             }
             Err(why) => p.refusals.push(format!("{what} ({name}): {why}")),

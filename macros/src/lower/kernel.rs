@@ -16,6 +16,9 @@ pub struct LoweredKernel {
     /// Items for the kernel's module (the `const` checks of user layouts), to be emitted once
     /// per distinct text across specialisations and variants.
     pub module_items: Vec<TokenStream>,
+    /// The tensor maps its TMA copies read: hidden parameters `__tessera_map0`, … after the
+    /// kernel's own.
+    pub tensor_maps: Vec<super::TensorMapUse>,
 }
 
 /// Lowers the body of `kernel` (after layout inference) with the facts of its analysis.
@@ -68,6 +71,7 @@ pub fn lower_kernel(kernel: &Kernel, facts: &Facts) -> Result<LoweredKernel, syn
         },
         shared_bytes: ctx.shared_bytes(),
         module_items: ctx.module_items.clone(),
+        tensor_maps: ctx.tensor_maps.clone(),
     })
 }
 

@@ -61,7 +61,7 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             let value = super::per_register_on_host(device, &[ps, os], &[rp, ro], &register);
             ctx.bind(result, value, loc)
         }
-        OpKind::Load { mask, other } => {
+        OpKind::Load { mask, other, .. } => {
             let ptr = get(0)?;
             let mask = if mask { Some(get(1)?) } else { None };
             let other = if other {

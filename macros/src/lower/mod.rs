@@ -137,6 +137,26 @@ pub struct Ctx<'k> {
     pipeline_reads: Vec<pipeline::PipelineRead>,
     /// The `wgmma` dots of the pipelined loop being lowered that read ring slots.
     ring_wgmma: Vec<wgmma::RingWgmma>,
+    /// The tensor maps the body's TMA copies read, in the order of their hidden parameters
+    /// (`__tessera_map0`, …).
+    tensor_maps: Vec<TensorMapUse>,
+}
+
+/// A tensor map the kernel's TMA copies read: the tensor (its pointer's parameter index), the
+/// map's element type (`TmaElement` variant name), box and swizzle width.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorMapUse {
+    pub tensor: usize,
+    pub element: &'static str,
+    pub box_shape: [u32; 2],
+    pub swizzle_bytes: u32,
+}
+
+impl TensorMapUse {
+    /// The hidden parameter of map `index`.
+    pub fn param(index: usize) -> Ident {
+        format_ident!("__tessera_map{}", index)
+    }
 }
 
 impl<'k> Ctx<'k> {
@@ -159,7 +179,20 @@ impl<'k> Ctx<'k> {
             shared_high: 0,
             pipeline_reads: Vec::new(),
             ring_wgmma: Vec::new(),
+            tensor_maps: Vec::new(),
         }
+    }
+
+    /// The hidden parameter holding the tensor map `map` (added to the kernel's maps once).
+    pub fn tensor_map(&mut self, map: TensorMapUse) -> Ident {
+        let index = match self.tensor_maps.iter().position(|m| *m == map) {
+            Some(i) => i,
+            None => {
+                self.tensor_maps.push(map);
+                self.tensor_maps.len() - 1
+            }
+        };
+        TensorMapUse::param(index)
     }
 
     // ------------------------------------------------------------------ names

@@ -180,6 +180,17 @@ pub fn lower_pipelined_for(
     let mut reads = Vec::new();
     let mut ring_bases = TokenStream::new();
     let mut load_slots = Vec::new();
+    // With TMA, an mbarrier per slot: thread 0 expects the slot's bytes and issues the boxes.
+    let barriers = plan.uses_tma().then(|| {
+        let offset = Literal::u32_suffixed(ctx.alloc_shared(8 * slots, 8));
+        let base = ctx.fresh("ring_barriers");
+        ring_bases.extend(quote! {
+            let #base: u32 = ::tessera::device::dynamic_shared_base() + #offset;
+        });
+        base
+    });
+    let mut tma_copies = TokenStream::new();
+    let mut tma_bytes = 0u32;
     for l in &plan.loads {
         let (slot_bytes, align) = (l.copy.slot_bytes, l.copy.slot_alignment.max(16));
         let ring = ctx.alloc_shared(slot_bytes * slots + (align - 16), 16);
@@ -194,7 +205,14 @@ pub fn lower_pipelined_for(
                 (::tessera::device::dynamic_shared_base() + #ring + #align_mask) & !#align_mask;
         });
         let slot_at = |slot: &Ident| quote!(#base + #slot * #slot_bytes);
-        copies.extend(render_copies(ctx, op, l, slot_at(&issue_slot))?);
+        match (&l.tma, &barriers) {
+            (Some(tma), Some(bars)) => {
+                tma_bytes += tma.plan.bytes;
+                let bar = quote!(#bars + 8 * #issue_slot);
+                tma_copies.extend(render_tma_copies(ctx, l, tma, slot_at(&issue_slot), bar)?);
+            }
+            _ => copies.extend(render_copies(ctx, op, l, slot_at(&issue_slot))?),
+        }
         load_slots.push(slot_at(&read_slot));
         reads.push(PipelineRead {
             value: l.value,
@@ -291,6 +309,24 @@ pub fn lower_pipelined_for(
             .ok_or_else(|| internal(loc, "a deferred wgmma retired by a dot outside the rings"))?;
         retiring.retires.extend(retire);
     }
+    if let Some(bars) = &barriers {
+        let bytes = Literal::u32_suffixed(tma_bytes);
+        copies.extend(quote! {
+            if ::tessera::device::thread_idx_x() == 0 {
+                // SAFETY: the slot's barrier was initialised before the loop; every box lies in
+                // the slot, aligned to its swizzle period; the maps are the launch's.
+                unsafe {
+                    ::tessera::device::mbarrier_arrive_expect_tx(#bars + 8 * #issue_slot, #bytes);
+                    #tma_copies
+                }
+            }
+        });
+    }
+    let commit = if barriers.is_some() {
+        quote!()
+    } else {
+        quote!(::tessera::device::cp_async_commit_group();)
+    };
     let issue = quote! {
         if #ahead_live && #ahead_iv < #end {
             let #iv_arg: #iv_ty = #ahead_iv;
@@ -299,7 +335,7 @@ pub fn lower_pipelined_for(
             #copies
             #ahead_advance
         }
-        ::tessera::device::cp_async_commit_group();
+        #commit
         #issue_slot = if #issue_slot + 1 == #slots_lit { 0 } else { #issue_slot + 1 };
         match #ahead_iv.checked_add(#stride) {
             ::core::option::Option::Some(next) => #ahead_iv = next,
@@ -316,6 +352,54 @@ pub fn lower_pipelined_for(
     let inner = inner?;
     let bounds =
         super::control::render_bounds(&iv_ty, [&cur, &end, &stride], [&lower, &upper, &step]);
+    // The waits: the slot's mbarrier at the parity of its use (TMA), or the cp.async groups.
+    let read_phase = ctx.fresh("read_phase");
+    let (init_barriers, wait, next_phase, drain) = match &barriers {
+        Some(bars) => (
+            quote! {
+                let mut #read_phase: u32 = 0;
+                if ::tessera::device::thread_idx_x() == 0 {
+                    // SAFETY: the barriers' own 8-byte words of this block's shared memory,
+                    // which no thread uses before the barrier below.
+                    unsafe {
+                        for __tessera_s in 0..#slots_lit {
+                            ::tessera::device::mbarrier_init(#bars + 8 * __tessera_s, 1);
+                        }
+                        ::tessera::device::fence_mbarrier_init();
+                    }
+                }
+                // The rings' memory may have been written from registers by ops before the
+                // loop: those writes are ordered before the TMA unit's (the async proxy's).
+                ::tessera::device::fence_proxy_async_shared_cta();
+                ::tessera::device::sync_threads();
+            },
+            // SAFETY: an initialised barrier of this loop.
+            quote!(unsafe { ::tessera::device::mbarrier_wait_parity(#bars + 8 * #read_slot, #read_phase) };),
+            quote! {
+                if #read_slot == 0 {
+                    #read_phase ^= 1;
+                }
+            },
+            // Every thread passed its last wait before the last iteration's barrier: the
+            // barriers' memory is free for the ops after the loop once invalidated.
+            quote! {
+                if ::tessera::device::thread_idx_x() == 0 {
+                    // SAFETY: no thread waits on these barriers any more (above).
+                    unsafe {
+                        for __tessera_s in 0..#slots_lit {
+                            ::tessera::device::mbarrier_inval(#bars + 8 * __tessera_s);
+                        }
+                    }
+                }
+            },
+        ),
+        None => (
+            quote!(),
+            quote!(::tessera::device::cp_async_wait_group::<#wait_depth>();),
+            quote!(),
+            quote!(::tessera::device::cp_async_wait_all();),
+        ),
+    };
     Ok(quote! {
         #init
         {
@@ -328,6 +412,7 @@ pub fn lower_pipelined_for(
             #ring_bases
             #before
             ::tessera::device::sync_threads();
+            #init_barriers
             for _ in 0..#prologue_issues {
                 #issue
             }
@@ -337,7 +422,7 @@ pub fn lower_pipelined_for(
                 while #cur < #end {
                     let #iv_arg: #iv_ty = #cur;
                     #bind_args
-                    ::tessera::device::cp_async_wait_group::<#wait_depth>();
+                    #wait
                     ::tessera::device::sync_threads();
                     // While live, the ahead iteration is `cur + lead`: computed from the loop's
                     // own induction variable, LLVM strength-reduces the issue ops' addresses.
@@ -346,16 +431,57 @@ pub fn lower_pipelined_for(
                     #inner
                     #assign
                     #read_slot = if #read_slot + 1 == #slots_lit { 0 } else { #read_slot + 1 };
+                    #next_phase
                     match #cur.checked_add(#stride) {
                         ::core::option::Option::Some(next) => #cur = next,
                         ::core::option::Option::None => break,
                     }
                 }
             }
-            ::tessera::device::cp_async_wait_all();
+            #drain
             #after
         }
         #results
+    })
+}
+
+/// The TMA boxes of one load into the slot at `slot`, completing on the mbarrier at `bar`
+/// (thread 0 runs them, after `arrive.expect_tx` of the slot's bytes).
+fn render_tma_copies(
+    ctx: &mut Ctx,
+    l: &crate::infer::pipeline::PipelinedLoad,
+    tma: &crate::infer::pipeline::TmaLoad,
+    slot: TokenStream,
+    bar: TokenStream,
+) -> Result<TokenStream, syn::Error> {
+    let span = ctx.kernel.value(l.value).loc.first;
+    let element = crate::infer::pipeline::tma_element(ctx.dtype(l.value)).ok_or_else(|| {
+        internal(
+            &ctx.kernel.value(l.value).loc,
+            "a TMA load of an element TMA does not copy",
+        )
+    })?;
+    let map = ctx.tensor_map(super::TensorMapUse {
+        tensor: tma.tensor,
+        element,
+        box_shape: tma.plan.box_shape,
+        swizzle_bytes: tma.plan.swizzle_bytes,
+    });
+    let (row, col) = (ctx.name(tma.origin[0]), ctx.name(tma.origin[1]));
+    let boxes = tma.plan.boxes.iter().map(|&(offset, [r, c])| {
+        let (offset, r, c) = (
+            Literal::u32_suffixed(offset),
+            Literal::i32_suffixed(r as i32),
+            Literal::i32_suffixed(c as i32),
+        );
+        quote_spanned! {span=>
+            ::tessera::device::tma_load_2d(__tessera_slot + #offset, #map, #col + #c, #row + #r, __tessera_bar);
+        }
+    });
+    Ok(quote! {
+        let __tessera_slot: u32 = #slot;
+        let __tessera_bar: u32 = #bar;
+        #(#boxes)*
     })
 }
 

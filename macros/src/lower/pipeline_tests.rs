@@ -395,3 +395,96 @@ fn pointers_moved_by_an_invariant_step_are_issued_as_base_plus_offset() {
         assert!(body.contains("__tessera_base [0] . offset ("), "{target:?}");
     }
 }
+
+/// A matmul whose K loop reads `a` and `b` by `load_block`, as inferred for the aligned sm_90a
+/// variant with `attr`.
+fn block_matmul(attr: &str) -> Inference {
+    block_matmul_with(attr, AlignmentPolicy::Aligned)
+}
+
+/// [`block_matmul`] inferred under `policy`.
+fn block_matmul_with(attr: &str, policy: AlignmentPolicy) -> Inference {
+    let item = quote! {
+        fn block_matmul<const BM: usize, const BN: usize, const BK: usize>(
+            a: Tensor<f16, 2>,
+            b: Tensor<f16, 2>,
+            c: Tensor<f16, 2>,
+        ) {
+            let (m0, n0) = (program_id(0) * BM, program_id(1) * BN);
+            let mut acc = zeros::<f32>([BM, BN]);
+            for kk in 0..cdiv(a.size(1), BK) {
+                let a_tile = load_block(a, [m0, kk * BK], [BM, BK]);
+                let b_tile = load_block(b, [kk * BK, n0], [BK, BN]);
+                acc = dot(a_tile, b_tile, acc);
+            }
+            let rm = m0 + arange(0, BM);
+            let rn = n0 + arange(0, BN);
+            store(
+                c + rm.expand_dims(1) * c.stride(0) + rn.expand_dims(0) * c.stride(1),
+                acc.to::<f16>(),
+                (rm.expand_dims(1) < c.size(0)) & (rn.expand_dims(0) < c.size(1)),
+            );
+        }
+    };
+    let mut kernel = crate::tests::analyze_desugared(attr.parse().unwrap(), item)
+        .unwrap()
+        .remove(0);
+    kernel.target = Target::Hopper;
+    infer_with(&mut kernel, policy).unwrap()
+}
+
+/// `load_block` ring loads of the aligned sm_90a variant are copied by TMA: thread 0 expects
+/// the slot's bytes on its mbarrier and issues one box for `a` (128 × 64, 128-byte swizzle)
+/// and two for `b` (64 × 64 each, side by side), in the prologue and in the steady state; every thread waits on the slot's mbarrier at
+/// the phase of its use; the maps are hidden parameters; no `cp.async` remains.
+#[test]
+fn block_loads_of_aligned_tensors_are_copied_by_tma() {
+    let inf = block_matmul("num_warps = 8, num_stages = 3, BM = 128, BN = 128, BK = 64");
+    let [p] = inf.pipelines.as_slice() else {
+        panic!("one pipelined loop: {:?}", inf.pipelines);
+    };
+    assert!(p.uses_tma(), "{}", p.text());
+    let boxes: Vec<usize> = p
+        .loads
+        .iter()
+        .map(|l| l.tma.as_ref().unwrap().plan.boxes.len())
+        .collect();
+    assert_eq!(boxes, [1, 2], "{}", p.text());
+    let text = p.text();
+    assert!(text.contains("TMA cp.async.bulk.tensor.2d"), "{text}");
+    assert!(text.contains("phase parity"), "{text}");
+    let (calls, body) = lower_with_plans(&inf);
+    let count = |name: &str| calls.iter().filter(|c| c.as_str() == name).count();
+    // The issue code is written twice: the prologue's and the steady state's.
+    assert_eq!(count("tma_load_2d"), 6, "{calls:?}");
+    assert_eq!(count("mbarrier_arrive_expect_tx"), 2, "{calls:?}");
+    assert_eq!(count("mbarrier_wait_parity"), 1, "{calls:?}");
+    assert_eq!(
+        count("cp_async_cg_zfill") + count("cp_async_commit_group"),
+        0,
+        "{calls:?}"
+    );
+    assert!(body.contains("__tessera_map0") && body.contains("__tessera_map1"));
+}
+
+/// The unaligned variant (nothing assumed of the tensors' alignment, so no 16-byte vectors)
+/// copies nothing by TMA (the boxes need 16-byte aligned rows); its element-wide loads are
+/// not pipelined at all.
+#[test]
+fn block_loads_without_alignment_are_not_copied_by_tma() {
+    let inf = block_matmul_with(
+        "num_warps = 8, num_stages = 3, BM = 128, BN = 128, BK = 64",
+        AlignmentPolicy::Natural,
+    );
+    let [p] = inf.pipelines.as_slice() else {
+        panic!("one pipelined loop: {:?}", inf.pipelines);
+    };
+    assert!(!p.uses_tma(), "{}", p.text());
+    let (calls, _) = lower_with_plans(&inf);
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.starts_with("tma") || c.starts_with("mbarrier")),
+        "{calls:?}"
+    );
+}

@@ -866,3 +866,56 @@ fn one_mistake_one_error_across_specialisations() {
         "{out}"
     );
 }
+
+/// `load_block` misused: each message names the rule, underlining the argument at fault.
+#[test]
+fn load_block_mistakes() {
+    let block_kernel = |body: TokenStream| {
+        (
+            quote!(num_warps = 4, BM = 64, BK = 32),
+            quote! {
+                fn k<const BM: usize, const BK: usize>(
+                    t: Tensor<f16, 2>,
+                    v: Tensor<f16, 1>,
+                    p: Ptr<f16>,
+                    out: Tensor<f16, 2>,
+                    r: u32,
+                ) {
+                    #body
+                    store(out + arange(0, BM).expand_dims(1) * BK + arange(0, BK).expand_dims(0), x);
+                }
+            },
+        )
+    };
+    let cases: [(TokenStream, &str, &str); 5] = [
+        (
+            quote!(let x = load_block(p, [0, 0], [BM, BK]);),
+            "`p` is not a rank-2 tensor parameter",
+            "p",
+        ),
+        (
+            quote!(let x = load_block(v, [0, 0], [BM, BK]);),
+            "`v` is not a rank-2 tensor parameter",
+            "v",
+        ),
+        (
+            quote!(let x = load_block(t, 0, [BM, BK]);),
+            "takes a `Tensor<T, 2>` parameter, the block's first row and column",
+            "0",
+        ),
+        (
+            quote!(let x = load_block(t, [r, 0], [BM, BK]);),
+            "the block's first row and column are i32 scalars, found u32",
+            "r",
+        ),
+        (
+            quote!(let x = load_block(t, [0, 0], [BM]);),
+            "the block of `load_block` has two dimensions",
+            "[BM]",
+        ),
+    ];
+    for (body, needle, underlined) in cases {
+        let (attr, item) = block_kernel(body);
+        one_error(attr, item, needle, underlined);
+    }
+}

@@ -6,6 +6,7 @@
 use super::analyze_desugared;
 use super::kernel_corpus::kernel_sources;
 use crate::infer::explain::plan_text;
+use crate::infer::pipeline::LoopPipeline;
 use crate::infer::{explain, infer_with, AlignmentPolicy, Inference};
 use crate::ir::{DotCode, OpKind, Target};
 use crate::lower::{lower_kernel, Facts};
@@ -28,6 +29,9 @@ struct Calls {
     /// `cp.async` copies and `cp.async.wait_group`s (pipelined loops).
     async_copies: usize,
     async_waits: usize,
+    /// TMA boxes and `mbarrier` waits (pipelined loops copying by TMA).
+    tma_copies: usize,
+    mbarrier_waits: usize,
 }
 
 impl Calls {
@@ -71,6 +75,8 @@ impl Calls {
                         }
                         "cp_async_cg_zfill" | "cp_async_ca_zfill" => self.async_copies += 1,
                         "cp_async_wait_group" => self.async_waits += 1,
+                        "tma_load_2d" => self.tma_copies += 1,
+                        "mbarrier_wait_parity" => self.mbarrier_waits += 1,
                         _ => {}
                     }
                 }
@@ -282,8 +288,9 @@ fn explain_matches_generated_code_for_every_kernel() {
 }
 
 /// Pipelined loops: the explain line of each plan is printed, and the code lowered with the
-/// plans issues each planned copy twice (the prologue's issue and the steady state's) and one
-/// `cp.async.wait_group` per pipelined loop; without plans it issues none.
+/// plans issues each planned copy (or TMA box) twice (the prologue's issue and the steady
+/// state's) and one `cp.async.wait_group` (or `mbarrier` wait) per pipelined loop; without plans
+/// it issues none.
 fn check_pipelines(inference: &Inference, text: &str, what: &str) {
     for p in &inference.pipelines {
         assert!(
@@ -305,11 +312,25 @@ fn check_pipelines(inference: &Inference, text: &str, what: &str) {
         .iter()
         .filter(|p| !p.loads.is_empty())
         .collect();
-    let copies: usize = pipelined
+    let (by_tma, by_cp_async): (Vec<&LoopPipeline>, Vec<&LoopPipeline>) =
+        pipelined.iter().copied().partition(|p| p.uses_tma());
+    let copies: usize = by_cp_async
         .iter()
         .flat_map(|p| &p.loads)
         .map(|l| l.copy.copies_per_thread())
         .sum();
+    let boxes: usize = by_tma
+        .iter()
+        .flat_map(|p| &p.loads)
+        .filter_map(|l| l.tma.as_ref())
+        .map(|t| t.plan.boxes.len())
+        .sum();
     assert_eq!(calls.async_copies, 2 * copies, "{what}: cp.async copies");
-    assert_eq!(calls.async_waits, pipelined.len(), "{what}: cp.async waits");
+    assert_eq!(
+        calls.async_waits,
+        by_cp_async.len(),
+        "{what}: cp.async waits"
+    );
+    assert_eq!(calls.tma_copies, 2 * boxes, "{what}: TMA boxes");
+    assert_eq!(calls.mbarrier_waits, by_tma.len(), "{what}: mbarrier waits");
 }

@@ -10,21 +10,21 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::{f16, tile_kernel};
-use tessera_kernels_blocks::{elements, load_block, tensor_block, vector_block};
+use tessera_kernels_blocks::{elements, load_vector, tensor_block, vector_block};
 
 /// `bins[x[i]] += 1` for every `x[i]` in `0..bins.size(0)` (others ignored), `BLOCK` values per
 /// program.
-#[tile_kernel(num_warps = 4, BLOCK = [32, 256], uses = [load_block, vector_block, elements])]
+#[tile_kernel(num_warps = 4, BLOCK = [32, 256], uses = [load_vector, vector_block, elements])]
 pub fn histogram<const BLOCK: usize>(x: Tensor<i32, 1>, bins: Tensor<i32, 1>) {
-    let (_, mask, v) = load_block::<BLOCK>(x, 0);
+    let (_, mask, v) = load_vector::<BLOCK>(x, 0);
     let ok = mask & (v >= 0) & (v < bins.size(0));
     atomic_add(elements(bins, v), 1, ok, "relaxed");
 }
 
 /// [`histogram`] into f16 bins (`atom.add.noftz.f16`); exact while each bin stays ≤ 2048.
-#[tile_kernel(num_warps = 4, BLOCK = 256, uses = [load_block, vector_block, elements])]
+#[tile_kernel(num_warps = 4, BLOCK = 256, uses = [load_vector, vector_block, elements])]
 pub fn histogram_f16<const BLOCK: usize>(x: Tensor<i32, 1>, bins: Tensor<f16, 1>) {
-    let (_, mask, v) = load_block::<BLOCK>(x, 0);
+    let (_, mask, v) = load_vector::<BLOCK>(x, 0);
     let ok = mask & (v >= 0) & (v < bins.size(0));
     atomic_add(elements(bins, v), 1.0, ok);
 }
@@ -78,7 +78,7 @@ pub fn matmul_split_k<const BM: usize, const BN: usize, const BK: usize>(
         mins.size(0) == maxes.size(0) && ors.size(0) == maxes.size(0),
         ands.size(0) == maxes.size(0) && xors.size(0) == maxes.size(0),
     ],
-    uses = [load_block, vector_block, elements]
+    uses = [load_vector, vector_block, elements]
 )]
 pub fn bucket_reduce<const BLOCK: usize>(
     x: Tensor<i32, 1>,
@@ -88,7 +88,7 @@ pub fn bucket_reduce<const BLOCK: usize>(
     ands: Tensor<u32, 1>,
     xors: Tensor<u32, 1>,
 ) {
-    let (offs, mask, v) = load_block::<BLOCK>(x, 0);
+    let (offs, mask, v) = load_vector::<BLOCK>(x, 0);
     let b = offs % maxes.size(0);
     atomic_max(elements(maxes, b), v, mask);
     atomic_min(elements(mins, b), v, mask, "acq_rel", "gpu");

@@ -22,7 +22,7 @@
 
 use tessera::{tile_kernel, Ptr};
 use tessera_kernels_blocks::grouped_matmul;
-use tessera_kernels_blocks::matmul::{dot_over_k, grouped_tile, matmul_tile};
+use tessera_kernels_blocks::matmul::{dot_blocks_over_k, grouped_tile, matmul_tile};
 use tessera_kernels_blocks::tensor_block;
 
 /// `out[i] = alpha · x[i] + y[i]` for `i < n` (computed in f32), `BLOCK` elements per program;

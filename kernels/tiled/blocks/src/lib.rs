@@ -4,7 +4,7 @@
 //! block of a 1-D tensor per program, results written as the rows of one tensor; [`matmul`]:
 //! the grouped program order, the K loops and `grouped_matmul!`; [`rows`]: the softmax and
 //! LayerNorm of a row and `softmax_kernel!`; [`transpose`]: a block stored transposed. They are
-//! `pub`: kernels of any crate use them (`use tessera_kernels::tiled::blocks::load_block;`,
+//! `pub`: kernels of any crate use them (`use tessera_kernels::tiled::blocks::load_vector;`,
 //! listed in the kernel's `uses` with the helpers they call). This crate has no kernels.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -50,7 +50,7 @@ pub fn elements(x: Tensor<_, 1>, offs: _) -> _ {
 /// [`vector_block`] of `x` and the values there (`other` past the end): the offsets, the mask
 /// and the loaded tile.
 #[tile_fn]
-pub fn load_block<const BLOCK: usize>(x: Tensor<_, 1>, other: _) -> (_, _, _) {
+pub fn load_vector<const BLOCK: usize>(x: Tensor<_, 1>, other: _) -> (_, _, _) {
     let (offs, mask) = vector_block::<BLOCK>(x);
     (offs, mask, load(elements(x, offs), mask, other))
 }

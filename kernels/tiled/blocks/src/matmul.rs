@@ -87,9 +87,29 @@ pub fn dot_transposed_over_k<const BM: usize, const BN: usize, const BK: usize>(
     )
 }
 
+/// `acc + a[m0.., ..k] · b[..k, n0..]` (`[BM, BN]`) in steps of `BK` along K, each step's
+/// operand tiles read as blocks (`load_block`: zeros past `a`'s rows and columns and `b`'s
+/// rows and columns). In a pipelined loop of an sm_90a variant whose tensors are 16-byte
+/// aligned, the blocks are copied by TMA; otherwise by `cp.async` (or loaded, unpipelined).
+#[tile_fn]
+pub fn dot_blocks_over_k<const BM: usize, const BN: usize, const BK: usize>(
+    a: Tensor<_, 2>,
+    b: Tensor<_, 2>,
+    m0: i32,
+    n0: i32,
+    mut acc: _,
+) -> _ {
+    for kk in 0..cdiv(a.size(1), BK) {
+        let a_tile = load_block(a, [m0, kk * BK], [BM, BK]);
+        let b_tile = load_block(b, [kk * BK, n0], [BK, BN]);
+        acc = dot(a_tile, b_tile, acc);
+    }
+    acc
+}
+
 /// Tile `(tile_m, tile_n)` (`BM × BN`) of `c = a · b` for `a: [m, k]`, `b: [k, n]`,
-/// `c: [m, n]` (any strides): accumulated in `A` from zero, stored as `T` (masked at the edges);
-/// `zero` is the zero of the operands' element type.
+/// `c: [m, n]` (any strides): accumulated in `A` from zero ([`dot_blocks_over_k`]), stored as
+/// `T` (masked at the edges).
 #[tile_fn]
 pub fn matmul_tile<T, A, const BM: usize, const BN: usize, const BK: usize>(
     a: Tensor<_, 2>,
@@ -97,31 +117,10 @@ pub fn matmul_tile<T, A, const BM: usize, const BN: usize, const BK: usize>(
     c: Tensor<T, 2>,
     tile_m: i32,
     tile_n: i32,
-    zero: _,
 ) {
-    let (m, n) = (a.size(0), b.size(1));
-    let rm = tile_m * BM + arange(0, BM);
-    let rn = tile_n * BN + arange(0, BN);
-    let rk = arange(0, BK);
-    let a_ptrs = a + rm.expand_dims(1) * a.stride(0) + rk.expand_dims(0) * a.stride(1);
-    let b_ptrs = b + rk.expand_dims(1) * b.stride(0) + rn.expand_dims(0) * b.stride(1);
-    let (a_step, b_step) = (BK * a.stride(1), BK * b.stride(0));
-    let acc = zeros::<A>([BM, BN]);
-    let acc = dot_over_k::<BK>(
-        a_ptrs,
-        b_ptrs,
-        a_step,
-        b_step,
-        rm,
-        rn,
-        rk,
-        m,
-        n,
-        a.size(1),
-        acc,
-        zero,
-    );
-    let (c_ptrs, c_mask) = tensor_block(c, rm, rn);
+    let (m0, n0) = (tile_m * BM, tile_n * BN);
+    let acc = dot_blocks_over_k::<BM, BN, BK>(a, b, m0, n0, zeros::<A>([BM, BN]));
+    let (c_ptrs, c_mask) = tensor_block(c, m0 + arange(0, BM), n0 + arange(0, BN));
     store(c_ptrs, acc.to::<T>(), c_mask);
 }
 
@@ -138,7 +137,7 @@ macro_rules! grouped_matmul {
             T = [f16, bf16],
             GROUP = 8,
             requires = [b.size(0) == a.size(1), c.size(0) == a.size(0), c.size(1) == b.size(1)],
-            uses = [grouped_tile, matmul_tile, dot_over_k, tensor_block],
+            uses = [grouped_tile, matmul_tile, dot_blocks_over_k, tensor_block],
             $($settings)*
         )]
         pub fn $name<T, const BM: usize, const BN: usize, const BK: usize, const GROUP: usize>(
@@ -148,7 +147,7 @@ macro_rules! grouped_matmul {
         ) {
             let (m, n) = (a.size(0), b.size(1));
             let (tile_m, tile_n) = grouped_tile::<GROUP>(program_id(0), cdiv(m, BM), cdiv(n, BN));
-            matmul_tile::<T, f32, BM, BN, BK>(a, b, c, tile_m, tile_n, 0.0);
+            matmul_tile::<T, f32, BM, BN, BK>(a, b, c, tile_m, tile_n);
         }
     };
 }

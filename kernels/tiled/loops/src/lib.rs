@@ -6,7 +6,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::tile_kernel;
-use tessera_kernels_blocks::{elements, load_block, vector_block};
+use tessera_kernels_blocks::{elements, load_vector, vector_block};
 
 /// `out[p]` = the first index `i < n` with `sorted[i] >= queries[p]`, or `n` (a lower bound, as
 /// `slice::partition_point`; `n` the length of `sorted`, ascending); one query per program
@@ -38,14 +38,14 @@ pub fn search_sorted(sorted: Tensor<f32, 1>, queries: Tensor<f32, 1>, out: Tenso
     num_warps = [1, 4],
     BLOCK = [128],
     requires = [steps.size(0) == x.size(0)],
-    uses = [load_block, vector_block, elements]
+    uses = [load_vector, vector_block, elements]
 )]
 pub fn collatz_steps<const BLOCK: usize>(
     x: Tensor<i32, 1>,
     steps: Tensor<i32, 1>,
     rounds: Tensor<i32, 1>,
 ) {
-    let (offs, mask, mut v) = load_block::<BLOCK>(x, 1);
+    let (offs, mask, mut v) = load_vector::<BLOCK>(x, 1);
     let mut count = zeros::<i32>([BLOCK]);
     let mut round = 0;
     while v.max(0) > 1 {

@@ -19,7 +19,7 @@
 
 use tessera::{f16, tile_kernel};
 use tessera_kernels_blocks::matmul::{
-    dot_over_k, dot_transposed_over_k, grouped_tile, matmul_tile,
+    dot_blocks_over_k, dot_over_k, dot_transposed_over_k, grouped_tile, matmul_tile,
 };
 use tessera_kernels_blocks::tensor_block;
 
@@ -37,14 +37,14 @@ use tessera_kernels_blocks::tensor_block;
     BN = 64,
     BK = 32,
     requires = [b.size(0) == a.size(1), c.size(0) == a.size(0), c.size(1) == b.size(1)],
-    uses = [matmul_tile, dot_over_k, tensor_block]
+    uses = [matmul_tile, dot_blocks_over_k, tensor_block]
 )]
 pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
     a: Tensor<T, 2>,
     b: Tensor<T, 2>,
     c: Tensor<T, 2>,
 ) {
-    matmul_tile::<T, f32, BM, BN, BK>(a, b, c, program_id(0), program_id(1), 0.0);
+    matmul_tile::<T, f32, BM, BN, BK>(a, b, c, program_id(0), program_id(1));
 }
 
 /// `c = a · b` on i8 inputs with an i32 accumulator (`mma.sync` m16n8k32, on sm_90a
@@ -57,14 +57,14 @@ pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
     BN = 64,
     BK = 32,
     requires = [b.size(0) == a.size(1), c.size(0) == a.size(0), c.size(1) == b.size(1)],
-    uses = [matmul_tile, dot_over_k, tensor_block]
+    uses = [matmul_tile, dot_blocks_over_k, tensor_block]
 )]
 pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
     a: Tensor<i8, 2>,
     b: Tensor<i8, 2>,
     c: Tensor<i32, 2>,
 ) {
-    matmul_tile::<i32, i32, BM, BN, BK>(a, b, c, program_id(0), program_id(1), 0);
+    matmul_tile::<i32, i32, BM, BN, BK>(a, b, c, program_id(0), program_id(1));
 }
 
 /// `c = a · wᵀ` on f8 inputs (e4m3 or e5m2) with an f32 accumulator and f32 output, for

@@ -7,17 +7,17 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::{bf16, f16, tile_kernel};
-use tessera_kernels_blocks::{elements, load_block, store_row, vector_block};
+use tessera_kernels_blocks::{elements, load_vector, store_row, vector_block};
 
 /// `out = alpha * x` when `alpha != 0`, else `x + 1` (an `if` on a scalar yielding a tile).
 #[tile_kernel(
     num_warps = 2,
     BLOCK = [256],
     requires = [out.size(0) == x.size(0)],
-    uses = [load_block, vector_block, elements]
+    uses = [load_vector, vector_block, elements]
 )]
 pub fn tile_scale_or_shift<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>, alpha: f32) {
-    let (offs, mask, v) = load_block::<BLOCK>(x, 0.0);
+    let (offs, mask, v) = load_vector::<BLOCK>(x, 0.0);
     let y = if alpha != 0.0 { v * alpha } else { v + 1.0 };
     store(elements(out, offs), y, mask);
 }
@@ -28,10 +28,10 @@ pub fn tile_scale_or_shift<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f3
     num_warps = 1,
     BLOCK = [128],
     requires = [b.size(0) == a.size(0), out.size(0) == 10 && out.size(1) == a.size(0)],
-    uses = [load_block, vector_block, elements, store_row]
+    uses = [load_vector, vector_block, elements, store_row]
 )]
 pub fn tile_int_ops<const BLOCK: usize>(out: Tensor<i32, 2>, a: Tensor<i32, 1>, b: Tensor<i32, 1>) {
-    let (offs, mask, x) = load_block::<BLOCK>(a, 0);
+    let (offs, mask, x) = load_vector::<BLOCK>(a, 0);
     let y = load(elements(b, offs), mask, 1);
     store_row(out, 0, offs, x / y, mask);
     store_row(out, 1, offs, x % y, mask);
@@ -52,14 +52,14 @@ pub fn tile_int_ops<const BLOCK: usize>(out: Tensor<i32, 2>, a: Tensor<i32, 1>, 
     num_warps = 1,
     BLOCK = [128],
     requires = [b.size(0) == a.size(0), out.size(0) == 9 && out.size(1) == a.size(0)],
-    uses = [load_block, vector_block, elements, store_row]
+    uses = [load_vector, vector_block, elements, store_row]
 )]
 pub fn tile_float_ops<const BLOCK: usize>(
     out: Tensor<f32, 2>,
     a: Tensor<f32, 1>,
     b: Tensor<f32, 1>,
 ) {
-    let (offs, mask, x) = load_block::<BLOCK>(a, 1.0);
+    let (offs, mask, x) = load_vector::<BLOCK>(a, 1.0);
     let y = load(elements(b, offs), mask, 1.0);
     store_row(out, 0, offs, fma(x, y, 0.5), mask);
     store_row(out, 1, offs, sqrt(abs(x)), mask);
@@ -106,14 +106,14 @@ pub fn tile_narrow_ops<const BLOCK: usize>(
     num_warps = 2,
     BLOCK = [256],
     requires = [b.size(0) == a.size(0) && out.size(0) == 2 * a.size(0)],
-    uses = [load_block, vector_block, elements]
+    uses = [load_vector, vector_block, elements]
 )]
 pub fn tile_interleave<const BLOCK: usize>(
     out: Tensor<f32, 1>,
     a: Tensor<f32, 1>,
     b: Tensor<f32, 1>,
 ) {
-    let (offs, mask, x) = load_block::<BLOCK>(a, 0.0);
+    let (offs, mask, x) = load_vector::<BLOCK>(a, 0.0);
     let y = load(elements(b, offs), mask, 0.0);
     let pairs = join(x, y).reshape([2 * BLOCK]);
     let out_offs = program_id(0) * (2 * BLOCK) + arange(0, 2 * BLOCK);

@@ -7,7 +7,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::{bf16, tile_kernel};
-use tessera_kernels_blocks::{elements, load_block, store_row, vector_block};
+use tessera_kernels_blocks::{elements, load_vector, store_row, vector_block};
 
 /// One result row per function of `x: [n]` in `out: [6, n]`: `tanh`, `erf`, `sin`, `cos`,
 /// `sigmoid`, `clamp(x, -1.5, 2.0)`.
@@ -15,10 +15,10 @@ use tessera_kernels_blocks::{elements, load_block, store_row, vector_block};
     num_warps = 4,
     BLOCK = [512],
     requires = [out.size(0) == 6 && out.size(1) == x.size(0)],
-    uses = [load_block, vector_block, elements, store_row]
+    uses = [load_vector, vector_block, elements, store_row]
 )]
 pub fn tile_math<const BLOCK: usize>(out: Tensor<f32, 2>, x: Tensor<f32, 1>) {
-    let (offs, mask, v) = load_block::<BLOCK>(x, 0.0);
+    let (offs, mask, v) = load_vector::<BLOCK>(x, 0.0);
     store_row(out, 0, offs, tanh(v), mask);
     store_row(out, 1, offs, v.erf(), mask);
     store_row(out, 2, offs, sin(v), mask);
@@ -52,7 +52,7 @@ pub fn tile_math_bf16<const BLOCK: usize>(out: Tensor<bf16, 2>, x: Tensor<bf16, 
         b.size(0) == a.size(0) && out_u.size(0) == a.size(0),
         out_i.size(0) == 2 && out_i.size(1) == a.size(0),
     ],
-    uses = [load_block, vector_block, elements, store_row]
+    uses = [load_vector, vector_block, elements, store_row]
 )]
 pub fn tile_umulhi<const BLOCK: usize>(
     out_u: Tensor<u32, 1>,
@@ -60,7 +60,7 @@ pub fn tile_umulhi<const BLOCK: usize>(
     a: Tensor<u32, 1>,
     b: Tensor<u32, 1>,
 ) {
-    let (offs, mask, x) = load_block::<BLOCK>(a, 0u32);
+    let (offs, mask, x) = load_vector::<BLOCK>(a, 0u32);
     let y = load(elements(b, offs), mask, 0u32);
     store(elements(out_u, offs), umulhi(x, y), mask);
     let xi = x.to::<i32>();
@@ -95,10 +95,10 @@ pub fn tile_random<const BLOCK: usize>(
     num_warps = 4,
     BLOCK = [1024],
     requires = [out.size(0) == x.size(0)],
-    uses = [load_block, vector_block, elements]
+    uses = [load_vector, vector_block, elements]
 )]
 pub fn tile_dropout<const BLOCK: usize>(out: Tensor<f32, 1>, x: Tensor<f32, 1>, p: f32, seed: i32) {
-    let (offs, mask, v) = load_block::<BLOCK>(x, 0.0);
+    let (offs, mask, v) = load_vector::<BLOCK>(x, 0.0);
     let keep = rand(seed, offs) > p;
     store(elements(out, offs), where_(keep, v / (1.0 - p), 0.0), mask);
 }

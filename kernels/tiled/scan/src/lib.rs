@@ -7,7 +7,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::tile_kernel;
-use tessera_kernels_blocks::{elements, load_block, tensor_block, vector_block};
+use tessera_kernels_blocks::{elements, load_vector, tensor_block, vector_block};
 
 /// A scan of a block of the `[m, n]` tensor `x` into `out` (of `x`'s shape): the program loads
 /// the tile at `rows × cols` (`fill` outside the tensor) and stores `scan` of it (`tile`) at the
@@ -85,14 +85,14 @@ matrix_scan! {
     num_warps = [1, 4],
     BLOCK = [1024],
     requires = [out.size(0) == x.size(0) && rev.size(0) == x.size(0)],
-    uses = [load_block, vector_block, elements]
+    uses = [load_vector, vector_block, elements]
 )]
 pub fn tile_cumsum_blocks<T, const BLOCK: usize>(
     out: Tensor<T, 1>,
     rev: Tensor<T, 1>,
     x: Tensor<T, 1>,
 ) {
-    let (offs, mask, v) = load_block::<BLOCK>(x, 0);
+    let (offs, mask, v) = load_vector::<BLOCK>(x, 0);
     store(elements(out, offs), v.cumsum(0), mask);
     store(elements(rev, offs), v.cumsum(0, true), mask);
 }
