@@ -159,17 +159,17 @@ if [[ $ptx_target == *a ]]; then
         # i8 dots on sm_90a: wgmma k32 with an s32 accumulator (IGMMA).
         "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1:IGMMA\.64x64x32\.S8\.S8"
         "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:IGMMA\.64x64x32\.S8\.S8"
-        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
+        "tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_3:UTMALDG\.2D"
         # Pipelined flash attention on sm_90a (kernels/tiled/attention, num_stages 4 at D = 64, 3 at D = 128):
-        # K and V by cp.async into their rings, both dots on wgmma (p · v with A from registers).
+        # K and V by TMA (load_block of the rank-4 tensors) into their rings, both dots on wgmma (p · v with A from registers).
         "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:HGMMA\.64x64x16\.F32"
-        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_0__num_warps_4__num_stages_2:UTMALDG\.4D"
         "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_2:HGMMA\.64x64x16\.F32"
-        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_2:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_8__num_stages_2:UTMALDG\.4D"
         "tile_attention_d128_w4__T_f16__BM_64__BN_64__D_128__CAUSAL_0__num_stages_3:HGMMA\.64x128x16\.F32"
-        "tile_attention_d128_w4__T_f16__BM_64__BN_64__D_128__CAUSAL_0__num_stages_3:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d128_w4__T_f16__BM_64__BN_64__D_128__CAUSAL_0__num_stages_3:UTMALDG\.4D"
         "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_4:HGMMA\.64x128x16\.F32"
-        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_4:LDGSTS\.E\.BYPASS\.128"
+        "tile_attention_d128_w8__T_f16__BM_128__BN_64__D_128__CAUSAL_1__num_stages_4:UTMALDG\.4D"
     )
     forbidden+=(
         "hopper_matmul_f16:(LDL|STL)( |\.)"
@@ -214,13 +214,13 @@ else
         # only): the operand tiles reach shared memory by cp.async (16 bytes, L2 only), then
         # ldmatrix into HMMA.
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_2:LDGSTS\.E\.BYPASS\.128"
-        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:UTMALDG\.2D"
-        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:SYNCS"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:LDGSTS\.E\.BYPASS\.128"
+        "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:LDGDEPBAR"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:LDSM\.16\.MT88\.4"
         "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_3:HMMA\.16816\.F32"
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32__num_stages_4:LDGSTS\.E\.BYPASS\.128"
         "tile_matmul__T_bf16__BM_64__BN_64__BK_32__num_stages_4:HMMA\.16816\.F32\.BF16"
-        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:UTMALDG\.2D"
+        "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:LDGSTS\.E\.BYPASS\.128"
         "bench_matmul_pipelined__T_f16__BM_128__BN_128__BK_32__GROUP_8:HMMA\.16816\.F32"
     )
 fi

@@ -21,13 +21,15 @@ pub struct Kernel<A> {
 }
 
 /// A tensor map a kernel's sm_90a entry receives, as a hidden `Ptr<TensorMap>` parameter after
-/// its own ones: the map of the rank-2 tensor whose pointer is parameter `tensor` (its sizes
-/// `[rows, cols]` and strides `[row stride, 1]` the four parameters after it, as
-/// `#[tile_kernel]` passes a `Tensor<T, 2>`), copied in boxes of `box_shape` with `swizzle`.
+/// its own ones: the map of the tensor of rank `rank` whose pointer is parameter `tensor` (its
+/// `rank` sizes, then its `rank` strides, the parameters after it, as `#[tile_kernel]` passes a
+/// `Tensor<T, R>`), copied in boxes of `box_shape` over its last two dimensions with `swizzle`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorMapParam {
     /// The index among the kernel's parameters of the tensor's pointer.
     pub tensor: usize,
+    /// The tensor's rank (2 to 4).
+    pub rank: usize,
     /// The element type.
     pub element: crate::device::TmaElement,
     /// One box: `[rows, cols]` (`cols` along the contiguous dimension).
@@ -58,20 +60,22 @@ impl TensorMapParam {
                 self.tensor
             ));
         };
-        let (Some(rows), Some(cols), Some(row_stride), Some(1)) = (int(1), int(2), int(3), int(4))
-        else {
+        let rank = self.rank;
+        let sizes: Option<Vec<u64>> = (1..=rank).map(int).collect();
+        let strides: Option<Vec<u64>> = (rank + 1..=2 * rank).map(int).collect();
+        let (Some(sizes), Some(strides)) = (sizes, strides) else {
             return Err(format!(
-                "parameters {} to {} are not a rank-2 tensor's sizes and strides with a unit \
-                 innermost stride",
+                "parameters {} to {} are not a rank-{rank} tensor's sizes and strides (each at \
+                 least 0)",
                 self.tensor + 1,
-                self.tensor + 4
+                self.tensor + 2 * rank
             ));
         };
-        crate::device::TensorMap::tiled_2d(
+        crate::device::TensorMap::tiled(
             self.element,
             crate::Ptr::<u8>::from_addr(*base),
-            [rows, cols],
-            row_stride * u64::from(self.element.bytes()),
+            &sizes,
+            &strides,
             self.box_shape,
             self.swizzle,
         )

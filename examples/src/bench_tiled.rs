@@ -11,8 +11,8 @@
 //! * gather: `4096 / N` rows per program, 4 warps; indices uniform in `0..N`.
 //! * matmul: the script's configurations `(BM, BN, BK, warps) = (64, 128, 64, 4)`,
 //!   `(128, 128, 64, 8)` and `(128, 256, 64, 8)`, `GROUP = 8`, unpipelined and
-//!   software-pipelined (`num_stages`: 4 for the first, 3 and 4 for the second, 3 for the third;
-//!   on sm_90a `cp.async` rings read by `wgmma` with one group in flight); each is timed and
+//!   software-pipelined (`num_stages`: 4 and 6 for the first, 3 and 4 for the second, 3 for the
+//!   third; on sm_90a TMA rings read by `wgmma` with one group in flight); each is timed and
 //!   verified, the row reports the fastest (as the script reports its best). `(128, 128, 64, 4)`
 //!   is not run.
 //!
@@ -202,8 +202,8 @@ macro_rules! timed_softmax {
 
 /// Times the matmul on elements `$types` (`T_f16`, `T_bf16`) in configuration `$config` (an
 /// index into [`MATMUL_CONFIGS`]): `bench_matmul_w4` (4 warps, 64 × 128 × 64) unpipelined and
-/// over 4 stages, `bench_matmul_w8` (8 warps, 128 × 128 × 64) unpipelined and over 3 and 4
-/// stages, `bench_matmul_w8_wide` (8 warps, 128 × 256 × 64, 3 stages); `GROUP = 8` all.
+/// over 4 and 6 stages, `bench_matmul_w8` (8 warps, 128 × 128 × 64) unpipelined and over 3 and
+/// 4 stages, `bench_matmul_w8_wide` (8 warps, 128 × 256 × 64, 3 stages); `GROUP = 8` all.
 macro_rules! timed_matmul {
     ($device:expr, $module:expr, $config:expr, $grid:expr, ($a:expr, $b:expr, $c:expr) => $types:ident) => {
         match $config {
@@ -217,6 +217,8 @@ macro_rules! timed_matmul {
                 bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 3>, $grid, tensors($a, $b, $c)),
             4 => timed!($device, $module,
                 bench_matmul_w8::$types<BM = 128, BN = 128, BK = 64, GROUP = 8, num_stages = 4>, $grid, tensors($a, $b, $c)),
+            5 => timed!($device, $module,
+                bench_matmul_w4::$types<BM = 64, BN = 128, BK = 64, GROUP = 8, num_stages = 6>, $grid, tensors($a, $b, $c)),
             _ => timed!($device, $module,
                 bench_matmul_w8_wide::$types<BM = 128, BN = 256, BK = 64, GROUP = 8>, $grid, tensors($a, $b, $c)),
         }
@@ -225,12 +227,13 @@ macro_rules! timed_matmul {
 
 /// The matmul configurations `(BM, BN, BK, warps)` and stages, in the order of
 /// `timed_matmul!`'s index.
-const MATMUL_CONFIGS: [([usize; 4], u32); 6] = [
+const MATMUL_CONFIGS: [([usize; 4], u32); 7] = [
     ([64, 128, 64, 4], 1),
     ([64, 128, 64, 4], 4),
     ([128, 128, 64, 8], 1),
     ([128, 128, 64, 8], 3),
     ([128, 128, 64, 8], 4),
+    ([64, 128, 64, 4], 6),
     ([128, 256, 64, 8], 3),
 ];
 

@@ -268,7 +268,7 @@ fn attention_d128_matches_f64_reference() {
 }
 
 /// The software-pipelined specialisations (`num_stages` 2 at `D = 64`, 4 and 3 at `D = 128`) on both
-/// emulated bodies: sm_90a (`k` and `v` copied by `cp.async` into rings read by `wgmma`) and
+/// emulated bodies: sm_90a (`k` and `v` copied by TMA into rings read by `wgmma`) and
 /// sm_80 (`mma.sync`). Trip counts 1 (`seq` 17: below the stages), 3 (`seq` 130: ragged, past
 /// the prologue), causal and not, and up to 5 (`seq` 320, causal: the rings wrap around, so a
 /// slot still read by the deferred `p · v` would be overwritten if the rings were one slot short).

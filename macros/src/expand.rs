@@ -945,8 +945,9 @@ fn specialisation_items(
 fn tensor_map_params(maps: &[crate::lower::TensorMapUse]) -> Vec<TokenStream> {
     maps.iter()
         .map(|m| {
-            let (tensor, element, rows, cols, swizzle) = (
+            let (tensor, rank, element, rows, cols, swizzle) = (
                 Literal::usize_unsuffixed(m.tensor),
+                Literal::usize_unsuffixed(m.rank),
                 Ident::new(m.element, Span::call_site()),
                 Literal::u32_unsuffixed(m.box_shape[0]),
                 Literal::u32_unsuffixed(m.box_shape[1]),
@@ -955,6 +956,7 @@ fn tensor_map_params(maps: &[crate::lower::TensorMapUse]) -> Vec<TokenStream> {
             quote! {
                 ::tessera::TensorMapParam {
                     tensor: #tensor,
+                    rank: #rank,
                     element: ::tessera::device::TmaElement::#element,
                     box_shape: [#rows, #cols],
                     swizzle: ::tessera::device::TmaSwizzle::#swizzle,

@@ -398,14 +398,15 @@ pub enum OpKind {
     /// Pointer plus element offset. operands: [Ptr<T>[S], int[S]]; results: [Ptr<T>[S]].
     AddPtr,
     /// Reads global memory. operands: [Ptr<T>[S], (mask: bool[S] if `mask`), (other: T[S] if
-    /// `other`), (row: i32, col: i32 if `block`)]; results: [T[S]]; masked-off elements read
-    /// `other` (unspecified without it). `block`: the load of a `load_block` of the tensor whose
-    /// pointer is kernel parameter `block`, its first element at `(row, col)` (what a TMA copy
-    /// of it needs; the pointers and mask are that block's).
+    /// `other`), (the origin: `rank` i32 scalars if `block`)]; results: [T[S]]; masked-off
+    /// elements read `other` (unspecified without it). `block = (p, rank)`: the load of a
+    /// `load_block` of the tensor of `rank` whose pointer is kernel parameter `p`, its first
+    /// element at the origin (what a TMA copy of it needs; the pointers and mask are that
+    /// block's).
     Load {
         mask: bool,
         other: bool,
-        block: Option<usize>,
+        block: Option<(usize, usize)>,
     },
     /// Writes global memory. operands: [Ptr<T>[S], value: T[S], (mask: bool[S] if `mask`)];
     /// results: [].
@@ -600,7 +601,9 @@ impl OpKind {
                     "{}{}{}",
                     if *mask { " masked" } else { "" },
                     if *other { "+other" } else { "" },
-                    block.map_or(String::new(), |p| format!(" block of param {p}"))
+                    block.map_or(String::new(), |(p, r)| format!(
+                        " block of param {p} (rank {r})"
+                    ))
                 )
             }
             OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),

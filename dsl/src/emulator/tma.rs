@@ -44,12 +44,13 @@ fn kept_tensor_map(address: u64) -> bool {
     })
 }
 
-/// Issues the copy of the box at element (`x`, `y`) of the map at `map_address` to `dst`.
+/// Issues the copy of the box at element `coords` (the contiguous dimension first; those past
+/// the map's rank 0) of the map at `map_address` to `dst`.
 ///
 /// # Safety
 /// `map_address` must point to a `TensorMap` whose tensor is valid host memory.
 #[track_caller]
-pub(crate) unsafe fn load_2d(dst: u32, map_address: u64, x: i32, y: i32, mbarrier: u32) {
+pub(crate) unsafe fn load(dst: u32, map_address: u64, coords: [i32; 4], mbarrier: u32) {
     let site = Site(std::panic::Location::caller());
     with_thread(|t| {
         let map_bytes = size_of::<TensorMap>() as u32;
@@ -72,7 +73,7 @@ pub(crate) unsafe fn load_2d(dst: u32, map_address: u64, x: i32, y: i32, mbarrie
             async_error(t, OP, why);
         }
         let bytes = map.element.bytes();
-        let [box_cols, box_rows] = map.box_dim;
+        let [box_cols, box_rows, ..] = map.box_dim;
         let box_bytes = map.box_bytes();
         let end = SHARED_WINDOW_BASE as u64 + t.cta.shared_bytes as u64;
         if !dst.is_multiple_of(128)
@@ -89,21 +90,28 @@ pub(crate) unsafe fn load_2d(dst: u32, map_address: u64, x: i32, y: i32, mbarrie
                 ),
             );
         }
-        // The box, row after row, zeros outside the tensor.
+        // The box, row after row, zeros outside the tensor (the box spans dimensions 0 and 1;
+        // the others are at their coordinate).
         let mut data = vec![0u8; box_bytes as usize];
         let row_bytes = (box_cols * bytes) as usize;
+        let inside = |d: usize, at: i64| at >= 0 && at < map.global_dim[d] as i64;
+        let outer_inside = (2..map.rank as usize).all(|d| inside(d, coords[d] as i64));
+        let outer_offset: u64 = (2..map.rank as usize)
+            .map(|d| coords[d].max(0) as u64 * map.global_stride_bytes[d - 1])
+            .sum();
         for r in 0..box_rows {
-            let gy = y as i64 + r as i64;
-            if gy < 0 || gy >= map.global_dim[1] as i64 {
+            let gy = coords[1] as i64 + r as i64;
+            if !outer_inside || !inside(1, gy) {
                 continue;
             }
             for c in 0..box_cols {
-                let gx = x as i64 + c as i64;
-                if gx < 0 || gx >= map.global_dim[0] as i64 {
+                let gx = coords[0] as i64 + c as i64;
+                if !inside(0, gx) {
                     continue;
                 }
                 let src = map.global_address
-                    + gy as u64 * map.row_stride_bytes
+                    + outer_offset
+                    + gy as u64 * map.global_stride_bytes[0]
                     + gx as u64 * bytes as u64;
                 if !t.cta.global_access_allowed(src, bytes) {
                     raise(EmulatorError::GlobalOutOfBounds {

@@ -97,14 +97,14 @@ impl Checker<'_> {
         self.load_with_block(args, loc, None)
     }
 
-    /// `load(args)`; with `block` (the tensor's pointer parameter index and the block's first
-    /// row and column, scalars) the load of a `load_block`, which carries them as two trailing
-    /// operands for the pipeliner's TMA copies.
+    /// `load(args)`; with `block` (the tensor's pointer parameter index and the block's origin,
+    /// one scalar per dimension of the tensor) the load of a `load_block`, which carries the
+    /// origin as trailing operands for the pipeliner's TMA copies.
     fn load_with_block(
         &mut self,
         args: &[Expr],
         loc: Loc,
-        block: Option<(usize, [ValueId; 2])>,
+        block: Option<(usize, Vec<ValueId>)>,
     ) -> Option<ValueId> {
         let ptrs = self.tile(&args[0], "load");
         let mask = args.get(1).map(|m| (self.operand(m), m.loc));
@@ -131,14 +131,16 @@ impl Checker<'_> {
             roles.push("`other`");
         }
         let (mut values, shape) = self.broadcast_all(&operands, &roles, loc)?;
-        if let Some((_, origin)) = block {
+        let block = block.map(|(tensor, origin)| {
+            let rank = origin.len();
             values.extend(origin);
-        }
+            (tensor, rank)
+        });
         self.emit(
             OpKind::Load {
                 mask: mask.is_some(),
                 other: other.is_some(),
-                block: block.map(|(tensor, _)| tensor),
+                block,
             },
             values,
             TileType::new(shape, DType::Scalar(elem)),
@@ -146,22 +148,25 @@ impl Checker<'_> {
         )
     }
 
-    /// `load_block(t, [row, col], [ROWS, COLS])`: the `ROWS × COLS` block of the rank-2 tensor
-    /// parameter `t` whose first element is `t[row, col]` (`i32` scalars), zeros outside the
-    /// tensor, Triton's tensor-descriptor load. It is the masked load of
+    /// `load_block(t, [row, col], [ROWS, COLS])`: the `ROWS × COLS` block of the tensor
+    /// parameter `t` (rank 2; for rank 3 or 4 the origin lists an index for each leading
+    /// dimension too, `[i, j, row, col]`, and the block spans the last two) whose first element
+    /// is `t[…, row, col]` (`i32` scalars), zeros outside the tensor, Triton's tensor-descriptor
+    /// load. It is the masked load of
     ///
     /// ```text
-    /// t + (row + arange(0, ROWS)).expand_dims(1) * t.stride(0)
-    ///   + (col + arange(0, COLS)).expand_dims(0) * t.stride(1)
+    /// t + i * t.stride(0) + … + (row + arange(0, ROWS)).expand_dims(1) * t.stride(R - 2)
+    ///   + (col + arange(0, COLS)).expand_dims(0) * t.stride(R - 1)
     /// ```
     ///
-    /// whose mask keeps the rows in `0..t.size(0)` and the columns in `0..t.size(1)`, `other`
-    /// zero; the load keeps `t` and the origin, so a pipelined loop may copy it by TMA.
+    /// whose mask keeps every index in `0..t.size(d)`, `other` zero; the load keeps `t` and the
+    /// origin, so a pipelined loop may copy it by TMA.
     pub(super) fn load_block(&mut self, args: &[Expr], loc: Loc) -> Option<ValueId> {
         use crate::ast::ExprKind;
         use crate::ops::Op;
-        let usage = "`load_block(t, [row, col], [ROWS, COLS])` takes a `Tensor<T, 2>` parameter, \
-                     the block's first row and column (i32 scalars) and its shape";
+        let usage = "`load_block(t, [row, col], [ROWS, COLS])` takes a tensor parameter of rank 2 \
+                     to 4, the block's first index along each of its dimensions (i32 scalars: \
+                     `[i, j, row, col]` for rank 4) and the block's shape over the last two";
         let tensor = match &args[0].kind {
             ExprKind::Var(name) => name.clone(),
             _ => {
@@ -169,15 +174,20 @@ impl Checker<'_> {
                 return None;
             }
         };
-        let scalars = ["size0", "size1", "stride0", "stride1"].map(|s| format!("{tensor}__{s}"));
         let is_param = |c: &Self, name: &str| {
             c.lookup(name).is_some_and(|slot| {
                 matches!(c.operand_at(slot), Operand::Value(v) if c.regions[0].args.contains(&v))
             })
         };
+        let scalar = |what: &str, d: usize| format!("{tensor}__{what}{d}");
+        let rank = (0..=crate::check::MAX_RANK)
+            .take_while(|&d| {
+                is_param(self, &scalar("size", d)) && is_param(self, &scalar("stride", d))
+            })
+            .count();
         let pointer = self.lookup(&tensor).map(|slot| self.operand_at(slot));
         let param_index = match pointer {
-            Some(Operand::Value(p)) if scalars.iter().all(|n| is_param(self, n)) => {
+            Some(Operand::Value(p)) if (2..=4).contains(&rank) => {
                 self.regions[0].args.iter().position(|&a| a == p)
             }
             _ => None,
@@ -185,7 +195,7 @@ impl Checker<'_> {
         let (Some(Operand::Value(ptr)), Some(param)) = (pointer, param_index) else {
             self.error(
                 args[0].loc,
-                format!("`{tensor}` is not a rank-2 tensor parameter: {usage}"),
+                format!("`{tensor}` is not a tensor parameter of rank 2 to 4: {usage}"),
             );
             return None;
         };
@@ -195,21 +205,26 @@ impl Checker<'_> {
             return None;
         };
         let shape = self.shape_arg(&args[2], "load_block");
-        let [row, col] = origin.as_slice() else {
-            self.error(args[1].loc, usage);
+        if origin.len() != rank {
+            self.error(
+                args[1].loc,
+                format!(
+                    "`{tensor}` has rank {rank}: the block's origin lists {rank} indices, not {}: \
+                     {usage}",
+                    origin.len()
+                ),
+            );
             return None;
-        };
+        }
         let mut at = Vec::new();
-        for e in [row, col] {
+        for e in origin {
             let o = self.operand(e);
             let v = self.materialize(o, Some(DType::Scalar(Scalar::I32)), e.loc)?;
             let ty = self.ty(v).clone();
             if !ty.is_scalar() || ty.dtype != DType::Scalar(Scalar::I32) {
                 self.error(
                     e.loc,
-                    format!(
-                        "the block's first row and column are i32 scalars, found {ty}: {usage}"
-                    ),
+                    format!("the block's origin holds i32 scalars, found {ty}: {usage}"),
                 );
                 return None;
             }
@@ -223,7 +238,6 @@ impl Checker<'_> {
             );
             return None;
         };
-        let origin = [at[0], at[1]];
         // The load written out, with the origin bound to names no user code can use.
         let expr = |kind: ExprKind| Expr { kind, loc };
         let var = |name: &str| expr(ExprKind::Var(name.to_string()));
@@ -248,40 +262,50 @@ impl Checker<'_> {
                 rhs: Box::new(rhs),
             })
         };
-        let index = |start: &str, size: u64, axis: u64| {
+        let names: Vec<String> = (0..rank)
+            .map(|d| format!("__tessera_block_at{d}"))
+            .collect();
+        // Index `d` of the block: the origin's scalar for a leading dimension, the origin plus
+        // `arange` (along the block's rows or columns) for the last two.
+        let index = |d: usize| {
+            if d + 2 < rank {
+                return var(&names[d]);
+            }
+            let (size, axis) = if d + 2 == rank {
+                (*rows, 1)
+            } else {
+                (*cols, 0)
+            };
             let range = bin(
                 BinOp::Add,
-                var(start),
+                var(&names[d]),
                 call(Op::Arange, vec![int(0), int(size)]),
             );
             call(Op::ExpandDims, vec![range, int(axis)])
         };
-        let [row_name, col_name] = ["__tessera_block_row", "__tessera_block_col"];
-        let ptrs = bin(
-            BinOp::Add,
-            bin(
-                BinOp::Add,
-                var(&tensor),
-                bin(BinOp::Mul, index(row_name, *rows, 1), var(&scalars[2])),
-            ),
-            bin(BinOp::Mul, index(col_name, *cols, 0), var(&scalars[3])),
-        );
-        // Inside: `0 <= index < size` along both dimensions (an origin may be negative, as
+        // Inside: `0 <= index < size` along every dimension (an origin may be negative, as
         // TMA's coordinates may: the elements before the tensor read zero too).
-        let inside = |name: &str, size: u64, axis: u64, bound: &str| {
+        let inside = |d: usize| {
             let ge = BinOp::Cmp(crate::ir::CmpOp::Ge);
             let lt = BinOp::Cmp(crate::ir::CmpOp::Lt);
             bin(
                 BinOp::BitAnd,
-                bin(ge, index(name, size, axis), int(0)),
-                bin(lt, index(name, size, axis), var(bound)),
+                bin(ge, index(d), int(0)),
+                bin(lt, index(d), var(&scalar("size", d))),
             )
         };
-        let mask = bin(
-            BinOp::BitAnd,
-            inside(row_name, *rows, 1, &scalars[0]),
-            inside(col_name, *cols, 0, &scalars[1]),
-        );
+        let mut ptrs = var(&tensor);
+        let mut mask = inside(rank - 2);
+        for d in 0..rank {
+            ptrs = bin(
+                BinOp::Add,
+                ptrs,
+                bin(BinOp::Mul, index(d), var(&scalar("stride", d))),
+            );
+            if d != rank - 2 {
+                mask = bin(BinOp::BitAnd, mask, inside(d));
+            }
+        }
         let zero = if elem.is_float() {
             expr(ExprKind::Float {
                 value: 0.0,
@@ -290,11 +314,22 @@ impl Checker<'_> {
         } else {
             int(0)
         };
+        // The hidden names are bindings only: a value that had no name keeps none (EXPLAIN
+        // prints names).
+        let unnamed: Vec<ValueId> = at
+            .iter()
+            .copied()
+            .filter(|v| self.values[v.0 as usize].name.is_none())
+            .collect();
         self.push_scope();
-        self.bind(row_name, Operand::Value(origin[0]), false);
-        self.bind(col_name, Operand::Value(origin[1]), false);
-        let loaded = self.load_with_block(&[ptrs, mask, zero], loc, Some((param, origin)));
+        for (name, &v) in names.iter().zip(&at) {
+            self.bind(name, Operand::Value(v), false);
+        }
+        let loaded = self.load_with_block(&[ptrs, mask, zero], loc, Some((param, at)));
         self.pop_scope();
+        for v in unnamed {
+            self.values[v.0 as usize].name = None;
+        }
         loaded
     }
 

@@ -293,7 +293,9 @@ fn op_attributes(kind: &OpKind) -> String {
             "{}{}{}",
             if *mask { " masked" } else { "" },
             if *other { "+other" } else { "" },
-            block.map_or(String::new(), |p| format!(" block of param {p}"))
+            block.map_or(String::new(), |(p, r)| format!(
+                " block of param {p} (rank {r})"
+            ))
         ),
         OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),
         _ => String::new(),

@@ -77,10 +77,11 @@ pub struct LoopPipeline {
 pub struct TmaLoad {
     pub plan: TmaCopyPlan,
     /// The kernel parameter index of the tensor's pointer (the launcher's map is built from it
-    /// and the four parameters after it).
+    /// and the sizes and strides after it).
     pub tensor: usize,
-    /// The block's first row and column (issue-op values).
-    pub origin: [ValueId; 2],
+    /// The block's origin, one index per dimension of the tensor, the row and column last
+    /// (issue-op values).
+    pub origin: Vec<ValueId>,
 }
 
 /// A carried value the issue ops read (index `j`: body argument `1 + j`, yield `j`): the issue
@@ -720,7 +721,7 @@ fn tma_load(
     transposed: bool,
 ) -> Result<TmaLoad, String> {
     let OpKind::Load {
-        block: Some(tensor),
+        block: Some((tensor, rank)),
         ..
     } = load.kind
     else {
@@ -749,8 +750,7 @@ fn tma_load(
             "TMA copies f16, bf16, f32 and 8-bit elements, not {elem}"
         ));
     }
-    let n = load.operands.len();
-    let origin = [load.operands[n - 2], load.operands[n - 1]];
+    let origin = load.operands[load.operands.len() - rank..].to_vec();
     Ok(TmaLoad {
         plan: plan_tma_operand_copy(operand, [rows, cols], transposed)?,
         tensor,

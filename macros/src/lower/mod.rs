@@ -147,6 +147,7 @@ pub struct Ctx<'k> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorMapUse {
     pub tensor: usize,
+    pub rank: usize,
     pub element: &'static str,
     pub box_shape: [u32; 2],
     pub swizzle_bytes: u32,

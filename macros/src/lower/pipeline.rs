@@ -21,6 +21,15 @@
 //!        cp.async.commit_group (always, so group counts stay aligned); next slot.
 //! ```
 //!
+//! **TMA rings** (`LoopPipeline::uses_tma`: every ring load a `load_block` copied by boxes):
+//! ISSUE runs the issue ops, then thread 0 arms slot `s`'s `mbarrier` with the slot's bytes
+//! (`mbarrier.arrive.expect_tx`) and issues `tma_load_{2,3,4}d` per box (no commit group); the
+//! wait is every thread's `mbarrier.try_wait.parity` on slot `i mod slots` at parity `(i /
+//! slots) mod 2`, then the same `bar.sync`, whose role for the slot about to be overwritten is
+//! unchanged. The barriers are initialised by thread 0 after the first `bar.sync` (then a
+//! `fence.proxy.async`, for earlier register writes to the rings' memory, and a second
+//! `bar.sync`) and invalidated after the loop, when every issued iteration has been waited for.
+//!
 //! The prologue's and the steady state's range checks make trip counts below `S - 1` (and
 //! empty loops) issue nothing past the end. The conditions are uniform over the program, so
 //! the barriers are reached by every thread.
@@ -461,22 +470,31 @@ fn render_tma_copies(
             "a TMA load of an element TMA does not copy",
         )
     })?;
+    let rank = tma.origin.len();
     let map = ctx.tensor_map(super::TensorMapUse {
         tensor: tma.tensor,
+        rank,
         element,
         box_shape: tma.plan.box_shape,
         swizzle_bytes: tma.plan.swizzle_bytes,
     });
-    let (row, col) = (ctx.name(tma.origin[0]), ctx.name(tma.origin[1]));
+    // TMA's coordinates: the contiguous dimension first (the column, the row, then the leading
+    // indices from the innermost out).
+    let origin: Vec<Ident> = tma.origin.iter().map(|&v| ctx.name(v)).collect();
+    let (row, col) = (&origin[rank - 2], &origin[rank - 1]);
+    let leading: Vec<&Ident> = origin[..rank - 2].iter().rev().collect();
     let boxes = tma.plan.boxes.iter().map(|&(offset, [r, c])| {
         let (offset, r, c) = (
             Literal::u32_suffixed(offset),
             Literal::i32_suffixed(r as i32),
             Literal::i32_suffixed(c as i32),
         );
-        quote_spanned! {span=>
-            ::tessera::device::tma_load_2d(__tessera_slot + #offset, #map, #col + #c, #row + #r, __tessera_bar);
-        }
+        let call = match rank {
+            2 => quote!(::tessera::device::tma_load_2d(__tessera_slot + #offset, #map, #col + #c, #row + #r, __tessera_bar)),
+            3 => quote!(::tessera::device::tma_load_3d(__tessera_slot + #offset, #map, [#col + #c, #row + #r, #(#leading),*], __tessera_bar)),
+            _ => quote!(::tessera::device::tma_load_4d(__tessera_slot + #offset, #map, [#col + #c, #row + #r, #(#leading),*], __tessera_bar)),
+        };
+        quote_spanned!(span=> #call;)
     });
     Ok(quote! {
         let __tessera_slot: u32 = #slot;

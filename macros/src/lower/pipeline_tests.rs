@@ -488,3 +488,48 @@ fn block_loads_without_alignment_are_not_copied_by_tma() {
         "{calls:?}"
     );
 }
+
+/// A batched matmul over rank-3 tensors (`[batch, m, k]`): the blocks of one batch entry are
+/// copied by 3-D TMA boxes, the batch index the boxes' third coordinate.
+#[test]
+fn block_loads_of_rank_3_tensors_are_copied_by_3d_tma() {
+    let item = quote! {
+        fn batched<const BM: usize, const BN: usize, const BK: usize>(
+            a: Tensor<f16, 3>,
+            b: Tensor<f16, 3>,
+            c: Tensor<f16, 3>,
+        ) {
+            let z = program_id(2);
+            let (m0, n0) = (program_id(0) * BM, program_id(1) * BN);
+            let mut acc = zeros::<f32>([BM, BN]);
+            for kk in 0..cdiv(a.size(2), BK) {
+                let a_tile = load_block(a, [z, m0, kk * BK], [BM, BK]);
+                let b_tile = load_block(b, [z, kk * BK, n0], [BK, BN]);
+                acc = dot(a_tile, b_tile, acc);
+            }
+            let rm = m0 + arange(0, BM);
+            let rn = n0 + arange(0, BN);
+            store(
+                c + z * c.stride(0) + rm.expand_dims(1) * c.stride(1) + rn.expand_dims(0) * c.stride(2),
+                acc.to::<f16>(),
+                (rm.expand_dims(1) < c.size(1)) & (rn.expand_dims(0) < c.size(2)),
+            );
+        }
+    };
+    let attr = "num_warps = 4, num_stages = 3, BM = 64, BN = 128, BK = 64";
+    let mut kernel = crate::tests::analyze_desugared(attr.parse().unwrap(), item)
+        .unwrap()
+        .remove(0);
+    kernel.target = Target::Hopper;
+    let inf = infer_with(&mut kernel, AlignmentPolicy::Aligned).unwrap();
+    let [p] = inf.pipelines.as_slice() else {
+        panic!("one pipelined loop: {:?}", inf.pipelines);
+    };
+    assert!(p.uses_tma(), "{}", p.text());
+    let (calls, body) = lower_with_plans(&inf);
+    let count = |name: &str| calls.iter().filter(|c| c.as_str() == name).count();
+    // `a`: one 64 × 64 box, `b`: two 64 × 64 boxes; prologue and steady state.
+    assert_eq!(count("tma_load_3d"), 6, "{calls:?}");
+    assert_eq!(count("tma_load_2d"), 0, "{calls:?}");
+    assert!(body.contains("__tessera_map1"), "{body}");
+}

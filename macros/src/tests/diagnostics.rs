@@ -887,25 +887,30 @@ fn load_block_mistakes() {
             },
         )
     };
-    let cases: [(TokenStream, &str, &str); 5] = [
+    let cases: [(TokenStream, &str, &str); 6] = [
         (
             quote!(let x = load_block(p, [0, 0], [BM, BK]);),
-            "`p` is not a rank-2 tensor parameter",
+            "`p` is not a tensor parameter of rank 2 to 4",
             "p",
         ),
         (
             quote!(let x = load_block(v, [0, 0], [BM, BK]);),
-            "`v` is not a rank-2 tensor parameter",
+            "`v` is not a tensor parameter of rank 2 to 4",
             "v",
         ),
         (
             quote!(let x = load_block(t, 0, [BM, BK]);),
-            "takes a `Tensor<T, 2>` parameter, the block's first row and column",
+            "takes a tensor parameter of rank 2 to 4, the block's first index",
             "0",
         ),
         (
+            quote!(let x = load_block(t, [0, 0, 0], [BM, BK]);),
+            "`t` has rank 2: the block's origin lists 2 indices, not 3",
+            "[0 , 0 , 0]",
+        ),
+        (
             quote!(let x = load_block(t, [r, 0], [BM, BK]);),
-            "the block's first row and column are i32 scalars, found u32",
+            "the block's origin holds i32 scalars, found u32",
             "r",
         ),
         (

@@ -75,7 +75,7 @@ impl Calls {
                         }
                         "cp_async_cg_zfill" | "cp_async_ca_zfill" => self.async_copies += 1,
                         "cp_async_wait_group" => self.async_waits += 1,
-                        "tma_load_2d" => self.tma_copies += 1,
+                        "tma_load_2d" | "tma_load_3d" | "tma_load_4d" => self.tma_copies += 1,
                         "mbarrier_wait_parity" => self.mbarrier_waits += 1,
                         _ => {}
                     }

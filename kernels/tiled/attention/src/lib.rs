@@ -25,8 +25,9 @@
 //!
 //! At `num_stages` above 1 (2 at `D = 64`, 4 at `D = 128` on 8 warps: the faster on an H200;
 //! 3 at `D = 128` on 4 warps, not compared there) the loop is
-//! software-pipelined: on sm_90a `k` (through its transpose) and `v` are copied by `cp.async`
-//! into rings of their own in the `wgmma` operands' NVMMA layouts, `q` is stored to shared
+//! software-pipelined: on sm_90a `k` (through its transpose) and `v`, read by `load_block`, are
+//! copied by TMA (`cp.async.bulk.tensor.4d`; by `cp.async` in the unaligned variant) into rings
+//! of their own in the `wgmma` operands' NVMMA layouts, `q` is stored to shared
 //! memory once before the loop, `p` is read from registers, and the group of `p · v` stays in
 //! flight until the next iteration's `q · kᵀ` waits for its own.
 //!
@@ -105,15 +106,12 @@ macro_rules! attention_kernel {
             } else {
                 keys
             };
-            // `k` and `v` have the same strides (`requires`): one offset tile for both.
-            let kv_base = batch * k.stride(0) + head * k.stride(1);
             for j in 0..cdiv(end, BN) {
                 let rn = j * BN + arange(0, BN);
-                let kv_offs =
-                    kv_base + rn.expand_dims(1) * k.stride(2) + rd.expand_dims(0) * k.stride(3);
-                let key_ok = rn.expand_dims(1) < keys;
-                let k_tile = load(k + kv_offs, key_ok, 0.0);
-                let v_tile = load(v + kv_offs, key_ok, 0.0);
+                // Blocks of this head's keys and values (zeros past `keys`): copied by TMA in the
+                // pipelined loop of the aligned sm_90a variant.
+                let k_tile = load_block(k, [batch, head, j * BN, 0], [BN, D]);
+                let v_tile = load_block(v, [batch, head, j * BN, 0], [BN, D]);
                 let s = dot(q_tile, k_tile.trans());
                 // Only the blocks reaching past `edge` hold a masked score.
                 let s = if (j + 1) * BN > edge {

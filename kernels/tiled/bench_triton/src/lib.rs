@@ -20,7 +20,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::{f16, tile_kernel};
-use tessera_kernels_blocks::matmul::{dot_over_k, grouped_tile, matmul_tile};
+use tessera_kernels_blocks::matmul::{dot_blocks_over_k, grouped_tile, matmul_tile};
 use tessera_kernels_blocks::rows::{layernorm_row, softmax_row};
 use tessera_kernels_blocks::tensor_block;
 use tessera_kernels_blocks::transpose::transpose_block;
@@ -130,8 +130,9 @@ grouped_matmul! {
     /// `c = a · b` (`a: [m, k]`, `b: [k, n]`, `c: [m, n]`, row-major) in f16 or bf16 with an f32
     /// accumulator, `BM × BN` tiles of `c` per program walking K in steps of `BK`, programs in
     /// groups of `GROUP` tile rows (Triton's L2-friendly order); 4 warps, 64 × 128 × 64 (Triton's
-    /// config `(64, 128, 64, 4)`), unpipelined or over 4 stages (Triton's best at 1024³).
-    bench_matmul_w4, num_warps = 4, num_stages = [1, 4], BM = 64, BN = 128, BK = 64
+    /// config `(64, 128, 64, 4)`), unpipelined or over 4 stages (Triton's best at 1024³) or 6
+    /// (with TMA copies the deeper ring costs no registers: the faster at 1024³ on an H200).
+    bench_matmul_w4, num_warps = 4, num_stages = [1, 4, 6], BM = 64, BN = 128, BK = 64
 }
 grouped_matmul! {
     /// [`bench_matmul_w4`] with 8 warps and 128 × 128 × 64 tiles (Triton's `(128, 128, 64, 8)`),
