@@ -192,29 +192,20 @@ impl LoopPipeline {
         if !self.loads.is_empty() {
             t.push_str(&format!("{} stages", self.stages));
             for l in &self.loads {
-                if let Some(tma) = &l.tma {
-                    t.push_str(&format!(
-                        "; {} by {} from thread 0 into a shared ring of {} × {} B (then {})",
-                        l.what,
-                        tma.plan.instruction(),
-                        self.slots(),
-                        l.copy.slot_bytes,
-                        read_text(&l.copy),
-                    ));
-                    continue;
-                }
+                // Who copies: thread 0 by TMA boxes, or every thread by `cp.async`.
+                let (instruction, copies) = match &l.tma {
+                    Some(tma) => (tma.plan.instruction(), "from thread 0".to_string()),
+                    None => {
+                        let n = l.copy.copies_per_thread();
+                        let noun = if n == 1 { "copy" } else { "copies" };
+                        (l.copy.instruction(), format!("{n} {noun} per thread"))
+                    }
+                };
                 t.push_str(&format!(
-                    "; {} by {} into a shared ring of {} × {} B ({} cop{} per thread, then {})",
+                    "; {} by {instruction} into a shared ring of {} × {} B ({copies}, then {})",
                     l.what,
-                    l.copy.instruction(),
                     self.slots(),
                     l.copy.slot_bytes,
-                    l.copy.copies_per_thread(),
-                    if l.copy.copies_per_thread() == 1 {
-                        "y"
-                    } else {
-                        "ies"
-                    },
                     read_text(&l.copy),
                 ));
             }
