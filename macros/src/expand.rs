@@ -69,6 +69,7 @@ mod generic_launcher;
 mod own_names;
 mod ptx_entries;
 mod requires;
+mod tensor_maps;
 pub(crate) mod tensor_params;
 use generic_launcher::generic_launcher;
 pub(crate) use own_names::{consts_param_arg, Own};
@@ -668,17 +669,8 @@ fn specialisation_items(
         .iter()
         .map(|(entry, values, shared, _, num_warps, maps)| {
             let entry_str = entry.to_string();
-            let map_params = tensor_map_params(maps);
-            let map_indices = (0..maps.len()).map(Literal::usize_unsuffixed);
-            let emulate = if maps.is_empty() {
-                quote!(|#args: Args| unsafe { #entry(#(#args.#arg_fields),*) })
-            } else {
-                quote!(|#args: Args| {
-                    let __tessera_maps =
-                        ::tessera::tile::emulated_tensor_maps(&[#(#map_params),*], &#args);
-                    unsafe { #entry(#(#args.#arg_fields,)* #(__tessera_maps[#map_indices]),*) }
-                })
-            };
+            let map_params = tensor_maps::map_params(maps);
+            let emulate = tensor_maps::emulate_closure(entry, &args, &arg_fields, maps);
             let cs = values.iter().map(|(c, v)| {
                 let v = Literal::i128_unsuffixed(*v);
                 quote!((#c, #v))
@@ -715,12 +707,7 @@ fn specialisation_items(
     // The assumption checks of each variant.
     let checks = specs.iter().map(|(_, _, _, facts, _, maps)| {
         let mut list = Vec::new();
-        // A variant copying by TMA runs only on tensors whose maps the driver accepts (a
-        // zero-sized or row-overlapping tensor runs the next variant).
-        if !maps.is_empty() {
-            let map_params = tensor_map_params(maps);
-            list.push(quote!(::tessera::tile::check_tensor_maps(#kernel_str, &[#(#map_params),*], #args)));
-        }
+        list.extend(tensor_maps::map_check(&kernel_str, &args, maps));
         for &(param, kind) in &facts.assumptions {
             let Some((pname, _)) = params.get(param) else {
                 continue;
@@ -939,31 +926,6 @@ fn specialisation_items(
 
         #tuned
     })
-}
-
-/// The `tessera::TensorMapParam` values of a variant's tensor maps.
-fn tensor_map_params(maps: &[crate::lower::TensorMapUse]) -> Vec<TokenStream> {
-    maps.iter()
-        .map(|m| {
-            let (tensor, rank, element, rows, cols, swizzle) = (
-                Literal::usize_unsuffixed(m.tensor),
-                Literal::usize_unsuffixed(m.rank),
-                Ident::new(m.element, Span::call_site()),
-                Literal::u32_unsuffixed(m.box_shape[0]),
-                Literal::u32_unsuffixed(m.box_shape[1]),
-                Ident::new(&format!("B{}", m.swizzle_bytes), Span::call_site()),
-            );
-            quote! {
-                ::tessera::TensorMapParam {
-                    tensor: #tensor,
-                    rank: #rank,
-                    element: ::tessera::device::TmaElement::#element,
-                    box_shape: [#rows, #cols],
-                    swizzle: ::tessera::device::TmaSwizzle::#swizzle,
-                }
-            }
-        })
-        .collect()
 }
 
 /// The host's `launch` (on a `Device`, from a `Module`) and `emulate` (on the CPU emulator) of
