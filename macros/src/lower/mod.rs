@@ -705,6 +705,17 @@ impl<'k> Ctx<'k> {
             });
         }
         out.extend(self.prologue.clone());
+        // The TMA unit reads each tensor map from global memory at its first copy: thread 0
+        // asks for them first thing, so that the fetch overlaps the set-up before the loop.
+        if !self.tensor_maps.is_empty() {
+            let maps = (0..self.tensor_maps.len()).map(TensorMapUse::param);
+            out.extend(quote! {
+                if ::tessera::device::thread_idx_x() == 0 {
+                    // SAFETY: each hidden map parameter points to a map the launcher encoded.
+                    unsafe { #(::tessera::device::prefetch_tensormap(#maps);)* }
+                }
+            });
+        }
         out
     }
 }
