@@ -7,7 +7,12 @@
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
 #![cfg_attr(
     target_arch = "amdgpu",
-    feature(stdarch_amdgpu, core_intrinsics, gpu_intrinsics)
+    feature(
+        stdarch_amdgpu,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem
+    )
 )]
 #![cfg_attr(target_arch = "amdgpu", allow(internal_features))]
 #![warn(missing_docs)]
@@ -38,14 +43,36 @@ macro_rules! __tile_kernel_items {
     };
 }
 
+/// `__tile_kernel_entry! { #[attr]* fn name(params) { body } }`: a kernel's device entry with
+/// its body written once: `pub unsafe extern "ptx-kernel" fn` in nvptx64 builds,
+/// `pub unsafe extern "gpu-kernel" fn` in amdgpu builds. `#[tile_kernel]` puts the call under
+/// `cfg(any(target_arch = "nvptx64", target_arch = "amdgpu"))`, so a host build drops it before
+/// expanding it and parses its body only in its own host function.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tile_kernel_entry {
+    ($(#[$attr:meta])* fn $name:ident($($param:tt)*) $body:block) => {
+        #[cfg(target_arch = "nvptx64")]
+        $(#[$attr])*
+        pub unsafe extern "ptx-kernel" fn $name($($param)*) $body
+
+        #[cfg(target_arch = "amdgpu")]
+        $(#[$attr])*
+        // `Ptr<T>` is `#[repr(transparent)]` over `*mut T`, which the lint accepts.
+        #[allow(improper_gpu_kernel_arg)]
+        pub unsafe extern "gpu-kernel" fn $name($($param)*) $body
+    };
+}
+
 /// `__device_or_host!({device} {host})`: the first block in device builds, the second on the
-/// host. `#[tile_kernel]` writes per-register code out in full for the device (constant indices
+/// host. `#[tile_kernel]` writes per-register code out in full for the device (nvptx64 and
+/// amdgpu; constant indices
 /// keep every register array in registers) and, for the same values, one loop over the
 /// registers for the host, where the emulator runs it: rustc type-checks and LLVM compiles the
 /// operation once instead of once per register (the flash-attention kernels hold about 80,000
 /// such per-register blocks).
 #[doc(hidden)]
-#[cfg(target_arch = "nvptx64")]
+#[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu"))]
 #[macro_export]
 macro_rules! __device_or_host {
     ($device:block $host:block) => {
@@ -55,7 +82,7 @@ macro_rules! __device_or_host {
 
 /// See the device build's definition.
 #[doc(hidden)]
-#[cfg(not(target_arch = "nvptx64"))]
+#[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
 #[macro_export]
 macro_rules! __device_or_host {
     ($device:block $host:block) => {
@@ -77,10 +104,7 @@ pub mod tensor;
 
 pub mod device;
 pub mod dtype;
-// Tiles are nvptx64 and host only until the tile compiler plans for amdgpu (wave64 layouts).
-#[cfg(not(target_arch = "amdgpu"))]
 pub mod tile;
-#[cfg(not(target_arch = "amdgpu"))]
 pub mod tile_move;
 pub mod unroll;
 pub use dtype::{bf16, f16, f8e4m3, f8e5m2};

@@ -20,9 +20,10 @@
 //!   (and, through the same handles, on a GPU).
 //!
 //! For `amdgcn-amd-amdhsa` (AMD GPUs, `-Ctarget-cpu=gfx942` or `gfx90a`) the crate builds
-//! [`vec_add`], [`copy`] and [`row_sum`] as `gpu-kernel`s of an HSA code object
-//! (`scripts/check_amdgcn.sh` builds it and checks the ISA); the tile kernels, the probes and
-//! [`hopper`] are not built there yet.
+//! [`vec_add`], [`copy`], [`row_sum`] and every tile kernel variant that uses no NVIDIA-only
+//! instruction (no `dot`, atomic, `ldmatrix` conversion or async copy) as `gpu-kernel`s of one
+//! HSA code object (`scripts/check_amdgcn.sh` builds it and checks the ISA); the probes and
+//! [`hopper`] are not built there.
 #![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 #![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
@@ -38,7 +39,6 @@ pub mod hopper;
 pub mod probes;
 pub mod row_sum;
 pub mod thread_quad;
-#[cfg(not(target_arch = "amdgpu"))]
 pub mod tiled;
 pub mod vec_add;
 

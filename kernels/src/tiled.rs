@@ -7,8 +7,13 @@
 //! re-exported here under its family's name: changing a kernel recompiles its family and what
 //! depends on it, not every kernel. The PTX of `tessera-kernels` holds every family's entries
 //! (`tessera::build::PtxBuild` merges the PTX of the kernel crates it depends on).
+//!
+//! For amdgpu the families are kernels of one code object, except those whose every kernel uses
+//! an instruction only NVIDIA GPUs have (`atomics`, `attention`, `matmul`), left out there.
 
+#[cfg(not(target_arch = "amdgpu"))]
 pub use tessera_kernels_atomics as atomics;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use tessera_kernels_attention as attention;
 pub use tessera_kernels_autotuned as autotuned;
 pub use tessera_kernels_bench_triton as bench_triton;
@@ -18,6 +23,7 @@ pub use tessera_kernels_elementwise as elementwise;
 pub use tessera_kernels_gather as gather;
 pub use tessera_kernels_loops as loops;
 pub use tessera_kernels_many_params as many_params;
+#[cfg(not(target_arch = "amdgpu"))]
 pub use tessera_kernels_matmul as matmul;
 pub use tessera_kernels_norm as norm;
 pub use tessera_kernels_ops as ops;

@@ -103,14 +103,14 @@ fn tuner_items(parts: &TunedParts) -> TokenStream {
     });
     quote! {
         /// The autotuner of these specialisations (see `launch_tuned`).
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         pub static TUNER: ::tessera::launch::Autotuner = ::tessera::launch::Autotuner::new(
             #kernel, #fingerprint, &[#(#key_names),*], &[#(#descriptions),*],
         );
 
         /// The const values of every candidate `launch_tuned` times, in the order of `TUNER`'s
         /// candidates (the emulator takes the first).
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         pub const CANDIDATES: [Consts; #n] = [#(#candidate_values),*];
     }
 }
@@ -176,7 +176,7 @@ fn plain_launchers(
         key_text(parts)
     );
     quote! {
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[doc = #doc_tuned]
         #[allow(clippy::too_many_arguments)]
         pub fn launch_tuned(
@@ -188,7 +188,7 @@ fn plain_launchers(
             #tuned_with(#device, #module, &mut || Ok(()), #grid, #(#param_names),*)
         }
 
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         /// `launch_tuned` with `reset` run before each candidate's timing and before the final
         /// launch of the chosen candidate (restore the buffers a kernel updates in place, as
         /// Triton's `reset_to_zero` / `restore_value`).
@@ -280,7 +280,7 @@ fn tensor_launchers(parts: &TunedParts, tensor_args: &TensorArgs) -> TokenStream
         key_text(parts)
     );
     quote! {
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[doc = #doc_tuned]
         #[allow(clippy::too_many_arguments)]
         pub fn launch_tuned<G: ::tessera::tile::GridDims>(
@@ -292,7 +292,7 @@ fn tensor_launchers(parts: &TunedParts, tensor_args: &TensorArgs) -> TokenStream
             #tuned_with(#stream, #module, &mut || Ok(()), #grid, #(#forward),*)
         }
 
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         /// `launch_tuned` with `reset` also run before each candidate's timing and before the
         /// final launch (for memory the kernel updates in place through a `Ptr` parameter).
         #[allow(clippy::too_many_arguments)]
@@ -481,10 +481,10 @@ impl GenericTuned<'_> {
         };
         quote! {
             /// The candidates' const values (the same for every assignment of element types).
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
             pub use #first_module::CANDIDATES;
 
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
             #[doc = #doc]
             #[allow(clippy::too_many_arguments)]
             pub fn launch_tuned<#generics>(
@@ -498,7 +498,7 @@ impl GenericTuned<'_> {
                 #no_types
             }
 
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
             /// `launch_tuned` with a reset hook (see each submodule's `launch_tuned_with`).
             #[allow(clippy::too_many_arguments)]
             pub fn launch_tuned_with<#generics>(

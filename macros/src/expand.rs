@@ -1,6 +1,6 @@
 //! What `#[tile_kernel]` expands to: a module named after the kernel holding, per
-//! specialisation (and per alignment variant), the nvptx64 entry point and its host build, plus
-//! the typed host launcher.
+//! specialisation (and per alignment variant), the nvptx64 entry point (and the amdgpu one) and
+//! its host build, plus the typed host launcher.
 //!
 //! ```text
 //! #vis mod softmax {
@@ -9,7 +9,11 @@
 //!     // assumes nothing of the arguments' alignment)
 //!     #[cfg(target_arch = "nvptx64")] #[no_mangle]
 //!     pub unsafe extern "ptx-kernel" fn softmax__BLOCK_1024(out: Ptr<f32>, …) { … }
-//!     #[cfg(not(target_arch = "nvptx64"))]
+//!     // the same body as the kernel of an AMD code object, when it uses no NVIDIA-only
+//!     // instruction (`expand::ptx_entries`)
+//!     #[cfg(target_arch = "amdgpu")] #[no_mangle]
+//!     pub unsafe extern "gpu-kernel" fn softmax__BLOCK_1024(out: Ptr<f32>, …) { … }
+//!     #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
 //!     pub unsafe fn softmax__BLOCK_1024(out: Ptr<f32>, …) { … }          // the emulator runs it
 //!     // host only:
 //!     pub type Args = (Ptr<f32>, …);                                   // the parameters
@@ -169,7 +173,7 @@ fn reserved_name_error(name: &Ident) -> Option<syn::Error> {
 /// `unaligned`) that the launcher picks when an argument breaks an assumption. The variants of
 /// one suffix share their PTX entry name: each target's body is built for its own PTX.
 /// `TESSERA_EXPLAIN` prints each.
-fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
+pub(crate) fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
     let targets = body_targets(&kernel);
     let infer_for = |target: Target, policy: AlignmentPolicy| {
         let mut k = kernel.clone();
@@ -470,7 +474,7 @@ pub fn generate_kernel(
 
             /// The values of the kernel's `const` parameters (and `num_warps` when the
             /// attribute lists several).
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
             #[derive(Clone, Copy, Debug)]
             pub struct Consts { #(#const_fields),* }
 
@@ -479,7 +483,7 @@ pub fn generate_kernel(
             /// The layout inference of every specialisation and variant (what `TESSERA_EXPLAIN`
             /// prints at build time), each after a line
             /// `entry NAME` (its PTX entry).
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
             pub const EXPLAIN: &str = #explain;
 
             #items
@@ -570,7 +574,7 @@ fn specialisation_items(
         let one_variant = suffixes.len() == 1;
         for &suffix in &suffixes {
             // The targets' bodies of this variant (Ampere first), lowered.
-            let mut bodies: Vec<(Target, TokenStream, u32)> = Vec::new();
+            let mut bodies: Vec<ptx_entries::TargetBody> = Vec::new();
             let mut facts: Option<Facts> = None;
             let mut entry = None;
             // The tensor maps of the variant's TMA copies (its sm_90a body's).
@@ -597,7 +601,12 @@ fn specialisation_items(
                         maps.push(m);
                     }
                 }
-                bodies.push((variant.kernel.target, lowered.body, lowered.shared_bytes));
+                bodies.push(ptx_entries::TargetBody {
+                    target: variant.kernel.target,
+                    body: lowered.body,
+                    shared_bytes: lowered.shared_bytes,
+                    nvidia_only: lowered.nvidia_only,
+                });
                 // The launcher checks every target's assumptions (it does not know which PTX
                 // the device runs).
                 match &mut facts {
@@ -621,9 +630,18 @@ fn specialisation_items(
                 &bodies,
                 maps.len(),
             ));
-            let shared = bodies.iter().map(|(_, _, s)| *s).max().unwrap_or(0);
+            let shared = bodies.iter().map(|b| b.shared_bytes).max().unwrap_or(0);
+            let nvidia_only = ptx_entries::amdgpu_blockers(&bodies);
             indices.push(specs.len());
-            specs.push((entry, consts.clone(), shared, facts, num_warps, maps));
+            specs.push((
+                entry,
+                consts.clone(),
+                shared,
+                facts,
+                num_warps,
+                maps,
+                nvidia_only,
+            ));
         }
         groups.push((consts, indices));
     }
@@ -665,33 +683,35 @@ fn specialisation_items(
         quote!((#(#param_names,)*))
     };
     let n_specs = specs.len();
-    let spec_items = specs
-        .iter()
-        .map(|(entry, values, shared, _, num_warps, maps)| {
-            let entry_str = entry.to_string();
-            let map_params = tensor_maps::map_params(maps);
-            let emulate = tensor_maps::emulate_closure(entry, &args, &arg_fields, maps);
-            let cs = values.iter().map(|(c, v)| {
-                let v = Literal::i128_unsuffixed(*v);
-                quote!((#c, #v))
-            });
-            let shared = Literal::u32_unsuffixed(*shared);
-            let nw = Literal::u32_unsuffixed(*num_warps);
-            quote! {
-                ::tessera::tile::Specialisation {
-                    kernel: ::tessera::Kernel {
-                        name: #entry_str,
-                        emulate: #emulate,
-                        targets: #targets,
-                        tensor_maps: &[#(#map_params),*],
-                    },
-                    consts: &[#(#cs),*],
-                    num_warps: #nw,
-                    shared_bytes: #shared,
-                    entry: ::tessera::launch::EntryCache::new(),
+    let spec_items =
+        specs
+            .iter()
+            .map(|(entry, values, shared, _, num_warps, maps, nvidia_only)| {
+                let entry_str = entry.to_string();
+                let map_params = tensor_maps::map_params(maps);
+                let emulate = tensor_maps::emulate_closure(entry, &args, &arg_fields, maps);
+                let cs = values.iter().map(|(c, v)| {
+                    let v = Literal::i128_unsuffixed(*v);
+                    quote!((#c, #v))
+                });
+                let shared = Literal::u32_unsuffixed(*shared);
+                let nw = Literal::u32_unsuffixed(*num_warps);
+                quote! {
+                    ::tessera::tile::Specialisation {
+                        kernel: ::tessera::Kernel {
+                            name: #entry_str,
+                            emulate: #emulate,
+                            targets: #targets,
+                            tensor_maps: &[#(#map_params),*],
+                            nvidia_only: &[#(#nvidia_only),*],
+                        },
+                        consts: &[#(#cs),*],
+                        num_warps: #nw,
+                        shared_bytes: #shared,
+                        entry: ::tessera::launch::EntryCache::new(),
+                    }
                 }
-            }
-        });
+            });
     let kernel_str = name.to_string();
     let mut selecting: Vec<Ident> = const_params.iter().map(|(n, _)| n.clone()).collect();
     if axes.num_warps_varies {
@@ -705,7 +725,7 @@ fn specialisation_items(
         quote!((#s, #consts.#n as i128))
     });
     // The assumption checks of each variant.
-    let checks = specs.iter().map(|(_, _, _, facts, _, maps)| {
+    let checks = specs.iter().map(|(_, _, _, facts, _, maps, _)| {
         let mut list = Vec::new();
         list.extend(tensor_maps::map_check(&kernel_str, &args, maps));
         for &(param, kind) in &facts.assumptions {
@@ -755,7 +775,7 @@ fn specialisation_items(
         // A struct of the parameters: `KernelArgs` for it when the launcher can pass them.
         let kernel_args = if launchable_params {
             quote! {
-                #[cfg(not(target_arch = "nvptx64"))]
+                #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
                 impl ::tessera::launch::KernelArgs for Args {
                     fn kernel_params(&self) -> ::tessera::launch::KernelParams {
                         let mut params = ::tessera::launch::KernelParams::new();
@@ -770,7 +790,7 @@ fn specialisation_items(
         quote! {
             /// The kernel's parameters, in order (a struct: tuples implement
             /// `tessera::launch::KernelArgs` up to 12 elements).
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
             #[derive(Clone, Copy, Debug)]
             pub struct Args { #(pub #param_names: #param_types),* }
 
@@ -779,7 +799,7 @@ fn specialisation_items(
     } else {
         quote! {
             /// The kernel's parameters, in order.
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
             pub type Args = (#(#param_types,)*);
         }
     };
@@ -892,12 +912,12 @@ fn specialisation_items(
         #args_type
 
         /// Every compiled specialisation and alignment variant.
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         pub static SPECIALISATIONS: [::tessera::tile::Specialisation<Args>; #n_lit] = [#(#spec_items),*];
 
         /// The specialisation of `consts` and the first of its variants whose alignment
         /// assumptions hold for `args` (else the error of the last variant's check).
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         pub fn specialisation(
             #consts: &Consts,
             #args: &Args,
@@ -948,7 +968,7 @@ fn launch_and_emulate(
     let [launch_doc, emulate_doc] = docs;
     let [launch_body, emulate_body] = bodies;
     quote! {
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[doc = #launch_doc]
         #[allow(clippy::too_many_arguments)]
         pub fn launch<#(#bounds),*>(
@@ -961,7 +981,7 @@ fn launch_and_emulate(
             #launch_body
         }
 
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[doc = #emulate_doc]
         #[allow(clippy::too_many_arguments)]
         pub fn emulate<#(#bounds),*>(

@@ -6,9 +6,9 @@
 //! selects as `global_load_dword{,x2,x4}` and so on.
 //!
 //! Here so far: thread and block indices and sizes, lanes and warps, `sync_threads`, global
-//! loads and stores, shuffles, f32 arithmetic. Not yet: shared memory (LDS, which
-//! `gpu_launch_sized_workgroup_mem` will give), atomics, conversions, float math; and nothing
-//! NVIDIA-only (`mma`, `wgmma`, `cp.async`, TMA, mbarriers, `ldmatrix`).
+//! loads and stores, shared memory (the launch's dynamic LDS, [`lds`]), shuffles, f32
+//! arithmetic, conversions and float math. Not yet: atomics; and nothing NVIDIA-only (`mma`,
+//! `wgmma`, `cp.async`, TMA, mbarriers, `ldmatrix`).
 //!
 //! **Warps of 32 lanes on waves of 64.** The device layer's contract is PTX's: a warp is 32
 //! consecutive threads, `lane_id() < 32`, shuffles move values within a warp. CDNA waves
@@ -70,6 +70,15 @@ pub(crate) fn block_barrier() {
     fence(Ordering::Release);
     amdgpu::s_barrier();
     fence(Ordering::Acquire);
+}
+
+/// A pointer to byte `offset` of the launch's dynamic LDS (the block's shared memory, sized at
+/// launch; 16-byte aligned at offset 0). LLVM sees the LDS address space through it and selects
+/// `ds_read`/`ds_write`.
+#[inline(always)]
+pub(crate) fn lds<V>(offset: u32) -> *mut V {
+    let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<Words4>();
+    base.cast::<u8>().wrapping_add(offset as usize).cast()
 }
 
 /// 32-bit words loaded and stored together: `N` words at the alignment of `N` words.

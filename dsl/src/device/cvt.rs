@@ -8,6 +8,9 @@
 //! newer (`#[cfg(target_feature = "sm_89")]`, set by `-C target-cpu=sm_89`/`sm_90`, for which
 //! LLVM also raises `.version` to 7.8); for older targets (the default sm_80) the f8 conversions
 //! compile to the same integer code as the host, so they work everywhere and give identical bits.
+//!
+//! On amdgpu every conversion is that exact integer code too (the host's body; rounding to an
+//! integer by LLVM's `roundeven`), bit for bit the emulator's results.
 
 use crate::dtype::{bf16, f16, f8e4m3, f8e5m2};
 
@@ -35,7 +38,7 @@ macro_rules! cvt_fns {
                 }
                 ($from_asm)(r)
             }
-            #[cfg(not(tessera_device))]
+            #[cfg(not(target_arch = "nvptx64"))]
             {
                 $host
             }
@@ -75,16 +78,31 @@ cvt_b32_fns! {
     /// (Rust's `x as i32`).
     f32_to_i32_rz(x: f32) -> i32, "cvt.rzi.s32.f32 {d}, {a};", host x as i32;
     /// `cvt.rni.s32.f32 d, a`: round to nearest even integer, saturate, NaN → 0.
-    f32_to_i32_rn(x: f32) -> i32, "cvt.rni.s32.f32 {d}, {a};", host x.round_ties_even() as i32;
+    f32_to_i32_rn(x: f32) -> i32, "cvt.rni.s32.f32 {d}, {a};", host round_ties_even(x) as i32;
     /// `cvt.rzi.u32.f32 d, a`: truncate toward zero, saturate to the u32 range (negative → 0),
     /// NaN → 0 (Rust's `x as u32`).
     f32_to_u32_rz(x: f32) -> u32, "cvt.rzi.u32.f32 {d}, {a};", host x as u32;
     /// `cvt.rni.u32.f32 d, a`: round to nearest even integer, saturate, NaN → 0.
-    f32_to_u32_rn(x: f32) -> u32, "cvt.rni.u32.f32 {d}, {a};", host x.round_ties_even() as u32;
+    f32_to_u32_rn(x: f32) -> u32, "cvt.rni.u32.f32 {d}, {a};", host round_ties_even(x) as u32;
     /// `cvt.rn.f32.s32 d, a`: round to nearest even (Rust's `x as f32`).
     i32_to_f32(x: i32) -> f32, "cvt.rn.f32.s32 {d}, {a};", host x as f32;
     /// `cvt.rn.f32.u32 d, a`: round to nearest even (Rust's `x as f32`).
     u32_to_f32(x: u32) -> f32, "cvt.rn.f32.u32 {d}, {a};", host x as f32;
+}
+
+/// `x` rounded to the nearest integer, ties to even (`f32::round_ties_even`; on amdgpu LLVM's
+/// `roundeven`, `v_rndne_f32`).
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+fn round_ties_even(x: f32) -> f32 {
+    #[cfg(target_arch = "amdgpu")]
+    {
+        core::intrinsics::round_ties_even_f32(x)
+    }
+    #[cfg(not(tessera_device))]
+    {
+        x.round_ties_even()
+    }
 }
 
 /// `(lo, hi)` rounded to `$t` as one `$ptx d, hi, lo` (the high half of `d` from `hi`), bit for
@@ -104,7 +122,7 @@ macro_rules! narrow_pair_fn {
                 }
                 ($t(d as u16), $t((d >> 16) as u16))
             }
-            #[cfg(not(tessera_device))]
+            #[cfg(not(target_arch = "nvptx64"))]
             {
                 ($one(lo), $one(hi))
             }

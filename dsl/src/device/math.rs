@@ -5,6 +5,11 @@
 //! On the host each function computes the exact function; an f32 NaN result is the GPU's
 //! [`CANONICAL_NAN_F32`] (see [`crate::device::add_f32`]), so the approximations may differ from
 //! the GPU in the last bits but never in their NaNs. f64 results are the host's IEEE ones.
+//!
+//! On amdgpu each is LLVM's generic intrinsic of the same function (`core::intrinsics`:
+//! `v_exp_f32`, `v_log_f32`, `v_sqrt_f32`/`v_rsq_f32` with LLVM's refinement, `v_fma_f32`), the
+//! `ftz` forms flushing their operands and results as the host does, the minimum and maximum
+//! the host's own code; NaN results are AMD's (`0x7fc00000`), not PTX's canonical one.
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
@@ -12,6 +17,8 @@ use core::arch::asm;
 #[cfg(not(tessera_device))]
 use super::float::canonicalize_nan_f32;
 use super::float::CANONICAL_NAN_F32;
+#[cfg(target_arch = "amdgpu")]
+use core::intrinsics::{exp2f32, fmaf32, fmaf64, log2f32, sqrtf32, sqrtf64};
 
 /// Defines the NaN-propagating maximum and minimum of `$t` with `-0 < +0`: the semantics of PTX
 /// `max.NaN`/`min.NaN` ("the result is canonical NaN if any of the inputs is NaN"), NaN `$nan`.
@@ -47,12 +54,14 @@ nan_minmax!(pub max_f64, min_f64, f64, f64::NAN);
 register_op!(
     /// `max.NaN.f32`: NaN-propagating maximum with `-0 < +0` (a NaN result is the canonical
     /// `0x7fffffff`; sm_80+).
-    max_f32(a, b): f32, reg32, "max.NaN.f32 {d}, {a}, {b};", host max_nan_f32(a, b)
+    max_f32(a, b): f32, reg32, "max.NaN.f32 {d}, {a}, {b};", host max_nan_f32(a, b),
+    amdgpu max_nan_f32(a, b)
 );
 register_op!(
     /// `min.NaN.f32`: NaN-propagating minimum with `-0 < +0` (a NaN result is the canonical
     /// `0x7fffffff`; sm_80+).
-    min_f32(a, b): f32, reg32, "min.NaN.f32 {d}, {a}, {b};", host min_nan_f32(a, b)
+    min_f32(a, b): f32, reg32, "min.NaN.f32 {d}, {a}, {b};", host min_nan_f32(a, b),
+    amdgpu min_nan_f32(a, b)
 );
 register_op!(
     /// `ex2.approx.ftz.f32`: 2^x, a subnormal `x` counting as zero and a subnormal result
@@ -60,11 +69,13 @@ register_op!(
     /// non-`ftz` form costs ptxas a test and two scaling multiplies around each `MUFU.EX2`).
     /// The host computes the exact 2^x of the flushed `x`, flushed.
     ex2_approx_ftz_f32(x): f32, reg32, "ex2.approx.ftz.f32 {d}, {x};",
-    host canonicalize_nan_f32(flush_subnormal_f32(flush_subnormal_f32(x).exp2()))
+    host canonicalize_nan_f32(flush_subnormal_f32(flush_subnormal_f32(x).exp2())),
+    amdgpu flush_subnormal_f32(exp2f32(flush_subnormal_f32(x)))
 );
 register_op!(
     /// `lg2.approx.f32`: log₂ x.
-    lg2_approx_f32(x): f32, reg32, "lg2.approx.f32 {d}, {x};", host canonicalize_nan_f32(x.log2())
+    lg2_approx_f32(x): f32, reg32, "lg2.approx.f32 {d}, {x};", host canonicalize_nan_f32(x.log2()),
+    amdgpu log2f32(x)
 );
 register_op!(
     /// `sqrt.approx.ftz.f32`: √x, approximate (Triton's `tl.sqrt`; a subnormal `x` counts as
@@ -82,7 +93,8 @@ register_op!(
         } else {
             x.sqrt()
         }
-    }
+    },
+    amdgpu sqrtf32(flush_subnormal_f32(x))
 );
 register_op!(
     /// `fma.rn.ftz.f32`: `a·b + c` rounded once, subnormal operands and results flushed to
@@ -90,13 +102,17 @@ register_op!(
     fma_rn_ftz_f32(a, b, c): f32, reg32, "fma.rn.ftz.f32 {d}, {a}, {b}, {c};",
     host canonicalize_nan_f32(flush_subnormal_f32(
         flush_subnormal_f32(a).mul_add(flush_subnormal_f32(b), flush_subnormal_f32(c))
+    )),
+    amdgpu flush_subnormal_f32(fmaf32(
+        flush_subnormal_f32(a), flush_subnormal_f32(b), flush_subnormal_f32(c)
     ))
 );
 register_op!(
     /// `mul.rn.ftz.f32`: `a·b` rounded, subnormal operands and results flushed to zero of their
     /// sign (NaN results canonical). Bit for bit the same on the host.
     mul_rn_ftz_f32(a, b): f32, reg32, "mul.rn.ftz.f32 {d}, {a}, {b};",
-    host canonicalize_nan_f32(flush_subnormal_f32(flush_subnormal_f32(a) * flush_subnormal_f32(b)))
+    host canonicalize_nan_f32(flush_subnormal_f32(flush_subnormal_f32(a) * flush_subnormal_f32(b))),
+    amdgpu flush_subnormal_f32(flush_subnormal_f32(a) * flush_subnormal_f32(b))
 );
 
 /// `x`, or the zero of its sign if `x` is subnormal: what `.ftz` instructions do to their
@@ -112,25 +128,31 @@ pub const fn flush_subnormal_f32(x: f32) -> f32 {
 
 register_op!(
     /// `sqrt.rn.f32`: √x, correctly rounded.
-    sqrt_rn_f32(x): f32, reg32, "sqrt.rn.f32 {d}, {x};", host canonicalize_nan_f32(x.sqrt())
+    sqrt_rn_f32(x): f32, reg32, "sqrt.rn.f32 {d}, {x};", host canonicalize_nan_f32(x.sqrt()),
+    amdgpu sqrtf32(x)
 );
 register_op!(
     /// `rsqrt.approx.f32`: 1/√x.
-    rsqrt_approx_f32(x): f32, reg32, "rsqrt.approx.f32 {d}, {x};", host canonicalize_nan_f32(1.0 / x.sqrt())
+    rsqrt_approx_f32(x): f32, reg32, "rsqrt.approx.f32 {d}, {x};", host canonicalize_nan_f32(1.0 / x.sqrt()),
+    amdgpu 1.0 / sqrtf32(x)
 );
 register_op!(
     /// `fma.rn.f32`: `a·b + c` rounded once (NaN results canonical, `0x7fffffff`).
-    fma_rn_f32(a, b, c): f32, reg32, "fma.rn.f32 {d}, {a}, {b}, {c};", host canonicalize_nan_f32(a.mul_add(b, c))
+    fma_rn_f32(a, b, c): f32, reg32, "fma.rn.f32 {d}, {a}, {b}, {c};", host canonicalize_nan_f32(a.mul_add(b, c)),
+    amdgpu fmaf32(a, b, c)
 );
 register_op!(
     /// `sqrt.rn.f64`: √x, correctly rounded.
-    sqrt_rn_f64(x): f64, reg64, "sqrt.rn.f64 {d}, {x};", host x.sqrt()
+    sqrt_rn_f64(x): f64, reg64, "sqrt.rn.f64 {d}, {x};", host x.sqrt(),
+    amdgpu sqrtf64(x)
 );
 register_op!(
     /// `rsqrt.approx.f64`: 1/√x.
-    rsqrt_approx_f64(x): f64, reg64, "rsqrt.approx.f64 {d}, {x};", host 1.0 / x.sqrt()
+    rsqrt_approx_f64(x): f64, reg64, "rsqrt.approx.f64 {d}, {x};", host 1.0 / x.sqrt(),
+    amdgpu 1.0 / sqrtf64(x)
 );
 register_op!(
     /// `fma.rn.f64`: `a·b + c` rounded once.
-    fma_rn_f64(a, b, c): f64, reg64, "fma.rn.f64 {d}, {a}, {b}, {c};", host a.mul_add(b, c)
+    fma_rn_f64(a, b, c): f64, reg64, "fma.rn.f64 {d}, {a}, {b}, {c};", host a.mul_add(b, c),
+    amdgpu fmaf64(a, b, c)
 );

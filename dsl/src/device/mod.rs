@@ -9,8 +9,10 @@
 //!
 //! A part of the layer also has a third body, for AMD GPUs (`amdgcn-amd-amdhsa`, target arch
 //! `amdgpu`): the special registers, `sync_threads`, global loads and stores, shuffles and f32
-//! arithmetic, with a warp being half of a 64-lane wave (`device/amdgpu.rs` says how). The rest
-//! does not exist in amdgpu builds yet, so a kernel that uses it fails to compile there.
+//! arithmetic, conversions, float math and shared memory (LDS), with a warp being half of a
+//! 64-lane wave (`device/amdgpu.rs` says how). The rest (atomics, `mma`, `wgmma`, `cp.async`,
+//! TMA, mbarriers, `ldmatrix`/`stmatrix`) does not exist in amdgpu builds yet, so a kernel that
+//! uses it fails to compile there.
 //!
 //! | area | functions |
 //! |---|---|
@@ -149,17 +151,14 @@ mod amdgpu;
 mod atomic;
 #[cfg(not(target_arch = "amdgpu"))]
 mod cp_async;
-#[cfg(not(target_arch = "amdgpu"))]
 mod cvt;
 pub(crate) mod float;
 mod global;
-#[cfg(not(target_arch = "amdgpu"))]
 mod math;
 #[cfg(not(target_arch = "amdgpu"))]
 mod mbarrier;
 #[cfg(not(target_arch = "amdgpu"))]
 mod mma;
-#[cfg(not(target_arch = "amdgpu"))]
 mod shared;
 pub(crate) mod shfl;
 mod special;
@@ -175,17 +174,14 @@ mod word;
 pub use atomic::*;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use cp_async::*;
-#[cfg(not(target_arch = "amdgpu"))]
 pub use cvt::*;
 pub use float::*;
 pub use global::*;
-#[cfg(not(target_arch = "amdgpu"))]
 pub use math::*;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use mbarrier::*;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use mma::*;
-#[cfg(not(target_arch = "amdgpu"))]
 pub use shared::*;
 pub use shfl::*;
 pub use special::*;
@@ -295,6 +291,7 @@ macro_rules! device_kernel {
             emulate: |($($arg,)*): ($($ty,)*)| unsafe { $name($($arg),*) },
             targets: $crate::KernelTargets::Every,
             tensor_maps: &[],
+            nvidia_only: &[],
         };
     };
 }

@@ -16,6 +16,11 @@
 //! the module then sees the same symbol at the start of its dynamic shared memory. (On sm_90
 //! ptxas resolves it to `0x400` plus the CTA's cluster window, after the 1 KiB that sm_90
 //! reserves; the emulator uses the same `0x400`.)
+//!
+//! On amdgpu the address is an offset into the launch's dynamic LDS (`dynamic_shared_base` is 0)
+//! and each access goes through the pointer rustc gives for it
+//! (`gpu_launch_sized_workgroup_mem`): LLVM selects `ds_read_b32/b64/b128` and
+//! `ds_write_*`. `ldmatrix` and `stmatrix` do not exist there.
 
 use super::word::B32;
 
@@ -24,6 +29,9 @@ use core::arch::asm;
 
 #[cfg(not(tessera_device))]
 use crate::emulator::ops;
+
+#[cfg(target_arch = "amdgpu")]
+use super::amdgpu::{lds, Words1, Words2, Words4};
 
 /// Name of the module-scope `.extern .shared` array that [`dynamic_shared_base`] refers to.
 pub const DYNAMIC_SHARED_SYMBOL: &str = "tessera_dynamic_shared";
@@ -56,6 +64,10 @@ pub fn dynamic_shared_base() -> u32 {
             );
         }
         r
+    }
+    #[cfg(target_arch = "amdgpu")]
+    {
+        0
     }
     #[cfg(not(tessera_device))]
     {
@@ -95,6 +107,10 @@ pub unsafe fn ld_shared_v1<T: B32>(addr: u32) -> T {
              options(nostack, readonly));
         T::from_b32(d)
     }
+    #[cfg(target_arch = "amdgpu")]
+    {
+        T::from_b32(lds::<Words1>(addr).read().0[0])
+    }
     #[cfg(not(tessera_device))]
     {
         T::from_b32(ops::ld_shared::<1>(addr, "ld.shared.b32")[0])
@@ -114,6 +130,10 @@ pub unsafe fn ld_shared_v2<T: B32>(addr: u32) -> [T; 2] {
         asm!("ld.shared.v2.b32 {{{d0}, {d1}}}, [{a}];", d0 = out(reg32) d0, d1 = out(reg32) d1,
              a = in(reg32) addr, options(nostack, readonly));
         [T::from_b32(d0), T::from_b32(d1)]
+    }
+    #[cfg(target_arch = "amdgpu")]
+    {
+        crate::unroll::map(lds::<Words2>(addr).read().0, T::from_b32)
     }
     #[cfg(not(tessera_device))]
     {
@@ -141,6 +161,10 @@ pub unsafe fn ld_shared_v4<T: B32>(addr: u32) -> [T; 4] {
             T::from_b32(d3),
         ]
     }
+    #[cfg(target_arch = "amdgpu")]
+    {
+        crate::unroll::map(lds::<Words4>(addr).read().0, T::from_b32)
+    }
     #[cfg(not(tessera_device))]
     {
         ld_shared_words(addr, "ld.shared.v4.b32")
@@ -157,6 +181,8 @@ pub unsafe fn st_shared_v1<T: B32>(addr: u32, value: T) {
     #[cfg(target_arch = "nvptx64")]
     asm!("st.shared.b32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value.to_b32(),
          options(nostack));
+    #[cfg(target_arch = "amdgpu")]
+    lds::<Words1>(addr).write(Words1([value.to_b32()]));
     #[cfg(not(tessera_device))]
     ops::st_shared::<1>(addr, [value.to_b32()], "st.shared.b32");
 }
@@ -171,6 +197,8 @@ pub unsafe fn st_shared_b16(addr: u32, value: u16) {
     #[cfg(target_arch = "nvptx64")]
     asm!("st.shared.b16 [{a}], {v};", a = in(reg32) addr, v = in(reg16) value,
          options(nostack));
+    #[cfg(target_arch = "amdgpu")]
+    lds::<u16>(addr).write(value);
     #[cfg(not(tessera_device))]
     ops::st_shared_part::<2>(addr, value.into());
 }
@@ -186,6 +214,8 @@ pub unsafe fn st_shared_b8(addr: u32, value: u8) {
     #[cfg(target_arch = "nvptx64")]
     asm!("st.shared.b8 [{a}], {v};", a = in(reg32) addr, v = in(reg16) u16::from(value),
          options(nostack));
+    #[cfg(target_arch = "amdgpu")]
+    lds::<u8>(addr).write(value);
     #[cfg(not(tessera_device))]
     ops::st_shared_part::<1>(addr, value.into());
 }
@@ -200,6 +230,8 @@ pub unsafe fn st_shared_v2<T: B32>(addr: u32, value: [T; 2]) {
     #[cfg(target_arch = "nvptx64")]
     asm!("st.shared.v2.b32 [{a}], {{{v0}, {v1}}};", a = in(reg32) addr,
          v0 = in(reg32) value[0].to_b32(), v1 = in(reg32) value[1].to_b32(), options(nostack));
+    #[cfg(target_arch = "amdgpu")]
+    lds::<Words2>(addr).write(Words2(crate::unroll::map(value, T::to_b32)));
     #[cfg(not(tessera_device))]
     st_shared_words(addr, value, "st.shared.v2.b32");
 }
@@ -215,6 +247,8 @@ pub unsafe fn st_shared_v4<T: B32>(addr: u32, value: [T; 4]) {
     asm!("st.shared.v4.b32 [{a}], {{{v0}, {v1}, {v2}, {v3}}};", a = in(reg32) addr,
          v0 = in(reg32) value[0].to_b32(), v1 = in(reg32) value[1].to_b32(),
          v2 = in(reg32) value[2].to_b32(), v3 = in(reg32) value[3].to_b32(), options(nostack));
+    #[cfg(target_arch = "amdgpu")]
+    lds::<Words4>(addr).write(Words4(crate::unroll::map(value, T::to_b32)));
     #[cfg(not(tessera_device))]
     st_shared_words(addr, value, "st.shared.v4.b32");
 }
@@ -261,6 +295,7 @@ macro_rules! ldmatrix_fn {
         /// # Safety
         /// Every lane of the warp must execute it (`.aligned`); the row addresses must be
         /// 16-byte aligned and inside the block's shared memory.
+        #[cfg(not(target_arch = "amdgpu"))]
         #[inline(always)]
         #[track_caller]
         pub unsafe fn $name(addr: u32) -> [u32; $n] {

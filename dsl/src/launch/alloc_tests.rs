@@ -72,6 +72,7 @@ const SCALE: Kernel<ScaleArgs> = Kernel {
     emulate: scale,
     targets: KernelTargets::Every,
     tensor_maps: &[],
+    nvidia_only: &[],
 };
 
 /// Runs `test` on the emulator with `SCALE_PTX` loaded, a stream, an input of 64 ones and a
@@ -124,6 +125,7 @@ fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
             emulate: scale,
             targets: KernelTargets::Every,
             tensor_maps: &[],
+            nvidia_only: &[],
         };
         let before = allocations();
         assert!(module.resolve(missing).is_err());

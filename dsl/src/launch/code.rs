@@ -109,6 +109,7 @@ impl Device {
             target_name,
             selection: None,
             host_only: false,
+            code_object: true,
             backend,
         })
     }
@@ -295,6 +296,53 @@ mod tests {
         module.check_args("scale", &params).unwrap();
         let err = module.check_args("scal", &params).unwrap_err().to_string();
         assert!(err.contains("kernel `scal` is not an entry"), "{err}");
+        assert!(module.is_code_object());
+    }
+
+    #[test]
+    fn a_kernel_with_nvidia_only_instructions_is_named_as_such_on_a_code_object() {
+        let device = Device::emulator();
+        static CODE: DeviceCode = DeviceCode {
+            ptx: PtxSet::new(&[]),
+            amdgpu: CodeObjectSet::new(&[("gfx942", SCALE_FILL)]),
+        };
+        let module = device.load_code(&CODE).unwrap();
+        let kernel = |name: &'static str, nvidia_only: &'static [&'static str]| crate::Kernel {
+            name,
+            emulate: |_: ()| {},
+            targets: crate::KernelTargets::Every,
+            tensor_maps: &[],
+            nvidia_only,
+        };
+        // A `#[tile_kernel]` variant with a `dot`: no AMD kernel, and the error says why.
+        let err = module
+            .resolve(kernel("tile_matmul", &["ldmatrix", "mma.sync"]))
+            .unwrap_err();
+        assert!(matches!(err, LaunchError::NvidiaOnly { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with(
+                "kernel `tile_matmul` has no kernel in the AMD code object (gfx942): it uses \
+                 ldmatrix, mma.sync, which only NVIDIA GPUs have"
+            ),
+            "{text}"
+        );
+        // A kernel that could be an AMD kernel but is not in this code object: not an entry.
+        let err = module.resolve(kernel("scal", &[])).unwrap_err().to_string();
+        assert!(err.contains("kernel `scal` is not an entry"), "{err}");
+        // The same kernel resolves when the code object has it.
+        module.resolve(kernel("scale", &[])).unwrap();
+        // PTX modules never say so: their kernels are NVIDIA's.
+        let ptx = device
+            .load_ptx(
+                ".version 7.8\n.target sm_80\n.visible .entry scale(.param .u64 p)\n{ ret; }\n",
+            )
+            .unwrap();
+        assert!(!ptx.is_code_object());
+        let err = ptx
+            .resolve(kernel("tile_matmul", &["mma.sync"]))
+            .unwrap_err();
+        assert!(matches!(err, LaunchError::KernelNotFound { .. }), "{err:?}");
     }
 
     #[test]

@@ -80,6 +80,16 @@ pub enum LaunchError {
         /// The module's entries.
         entries: Vec<String>,
     },
+    /// The kernel has no kernel in the module, an AMD code object, because it uses instructions
+    /// only NVIDIA GPUs have.
+    NvidiaOnly {
+        /// The kernel.
+        kernel: String,
+        /// The module's processor (`gfx942`).
+        processor: String,
+        /// The NVIDIA-only instructions it uses.
+        instructions: Vec<String>,
+    },
     /// The kernel is built for a PTX target other than the one the launch runs (an sm_90a-only
     /// kernel on a module of another target, or on the emulator emulating another target).
     UnsupportedTarget {
@@ -238,6 +248,18 @@ impl fmt::Display for LaunchError {
                 } else {
                     entries.join(", ")
                 }
+            ),
+            LaunchError::NvidiaOnly {
+                kernel,
+                processor,
+                instructions,
+            } => write!(
+                f,
+                "kernel `{kernel}` has no kernel in the AMD code object ({processor}): it uses \
+                 {}, which only NVIDIA GPUs have (Tessera does not generate AMD code for `dot`, \
+                 atomics, `ldmatrix` conversions or async copies yet); launch it on a CUDA GPU or \
+                 the emulator",
+                instructions.join(", ")
             ),
             LaunchError::UnsupportedTarget {
                 kernel,

@@ -252,6 +252,7 @@ impl Device {
                 target_name: None,
                 selection: Some("the host builds (no PTX)".to_string()),
                 host_only: true,
+                code_object: false,
                 backend: ModuleBackend::Emulator,
             }),
             #[cfg(feature = "cuda")]
@@ -340,6 +341,7 @@ impl Device {
             target_name: ptx::target_name(ptx).map(str::to_string),
             selection: None,
             host_only: false,
+            code_object: false,
             backend,
         })
     }
@@ -609,6 +611,8 @@ pub struct Module {
     selection: Option<String>,
     /// Made by [`Device::host_module`]: no PTX entries to check launches against.
     host_only: bool,
+    /// Loaded from an AMD code object ([`Device::load_code_object`]), not PTX.
+    code_object: bool,
     backend: ModuleBackend,
 }
 
@@ -629,6 +633,11 @@ impl Module {
     /// The PTX `.target` as `(major, minor, arch_specific)`: `sm_90a` → `(9, 0, true)`.
     pub fn target(&self) -> Option<(u32, u32, bool)> {
         self.target
+    }
+
+    /// Whether the module is an AMD code object ([`Device::load_code_object`]).
+    pub fn is_code_object(&self) -> bool {
+        self.code_object
     }
 
     /// The PTX `.target` as written (`sm_90a`), or a code object's processor (`gfx942`).

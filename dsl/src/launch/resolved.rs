@@ -86,6 +86,13 @@ impl Module {
             // The emulator's module holds one target's PTX: a kernel built for another target
             // runs its host build, its parameters unchecked against a PTX entry.
             None if emulated && needs.is_some() => HOST_BUILD_ENTRY,
+            None if self.is_code_object() && !kernel.nvidia_only.is_empty() => {
+                return Err(LaunchError::NvidiaOnly {
+                    kernel: kernel.name.to_string(),
+                    processor: self.target_name().unwrap_or("unknown").to_string(),
+                    instructions: kernel.nvidia_only.iter().map(|s| s.to_string()).collect(),
+                })
+            }
             None => {
                 return Err(LaunchError::KernelNotFound {
                     kernel: kernel.name.to_string(),

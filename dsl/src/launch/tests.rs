@@ -39,6 +39,7 @@ const COUNT_THREADS: Kernel<(Ptr<u32>,)> = Kernel {
     emulate: count_threads,
     targets: KernelTargets::Every,
     tensor_maps: &[],
+    nvidia_only: &[],
 };
 
 /// Writes its scalar arguments to `out[0..4]` as raw 32-bit words (all threads write the same).
@@ -55,6 +56,7 @@ const STORE_SCALARS: Kernel<(Ptr<u32>, u32, i32, u64, f32)> = Kernel {
     emulate: store_scalars,
     targets: KernelTargets::Every,
     tensor_maps: &[],
+    nvidia_only: &[],
 };
 
 fn emulator_with_module() -> (Device, Module) {
@@ -90,6 +92,7 @@ fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
         emulate: count_threads,
         targets: KernelTargets::Sm90aOnly,
         tensor_maps: &[],
+        nvidia_only: &[],
     };
     let counter = device.zeros::<u32>(1).unwrap();
     let config = LaunchConfig {
@@ -119,6 +122,7 @@ fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
     let missing = Kernel {
         targets: KernelTargets::Every,
         tensor_maps: &[],
+        nvidia_only: &[],
         ..kernel
     };
     assert!(matches!(
@@ -192,6 +196,7 @@ fn idle_kernel<A>(name: &'static str) -> Kernel<A> {
         emulate: |_| {},
         targets: KernelTargets::Every,
         tensor_maps: &[],
+        nvidia_only: &[],
     }
 }
 

@@ -17,6 +17,7 @@ const KERNEL: Kernel<(Ptr<f32>, Ptr<f32>, u32, f32)> = Kernel {
     emulate: scale_add_one,
     targets: KernelTargets::Every,
     tensor_maps: &[],
+    nvidia_only: &[],
 };
 
 fn enqueue(

@@ -1,25 +1,50 @@
-//! The PTX entries of one kernel variant and their host twins: one entry per target body
-//! (told apart by `cfg(target_feature = "sm_90a")`), and the host function the emulator runs.
-//! Each is the argument of a `tessera::__tile_kernel_items!` call under its `#[cfg]`, so that a
-//! build parses only the bodies of its own target.
+//! The device entries of one kernel variant and their host twin: one PTX entry per target body
+//! (told apart by `cfg(target_feature = "sm_90a")`), the amdgpu entry (the Ampere body, when it
+//! uses no NVIDIA-only instruction), and the host function the emulator runs. Each is the
+//! argument of a `tessera::__tile_kernel_items!` call under its `#[cfg]`, so that a build parses
+//! only the bodies of its own target.
 
 use crate::ir::Target;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+/// One target's lowered body of a variant.
+pub(super) struct TargetBody {
+    pub target: Target,
+    pub body: TokenStream,
+    /// Dynamic shared memory the body uses (bytes).
+    pub shared_bytes: u32,
+    /// The NVIDIA-only instructions the body uses (`crate::lower::LoweredKernel::nvidia_only`).
+    pub nvidia_only: Vec<&'static str>,
+}
+
+/// What keeps a variant out of AMD code objects: nothing when its Ampere body (the one
+/// [`entry_items`] makes the amdgpu entry of) uses no NVIDIA-only instruction, else that body's
+/// NVIDIA-only instructions (a Hopper-only variant's, `targets = [sm_90a]`).
+pub(super) fn amdgpu_blockers(bodies: &[TargetBody]) -> Vec<&'static str> {
+    bodies
+        .iter()
+        .find(|b| b.target == Target::Ampere)
+        .or(bodies.first())
+        .map(|b| b.nvidia_only.clone())
+        .unwrap_or_default()
+}
+
 /// The PTX entry and its host twin for the bodies of one variant: with one body (a kernel
 /// without `dot`, or `targets = [sm_80]`), one of each; with an Ampere and a Hopper body, the
 /// PTX entry once per target (`cfg(target_feature = "sm_90a")` tells them apart) and a host
 /// function that runs the body of the emulated target (`tessera::emulator::running_target`);
-/// with a Hopper body alone (`targets = [sm_90a]`), the entry in the sm_90a PTX only.
+/// with a Hopper body alone (`targets = [sm_90a]`), the entry in the sm_90a PTX only. The
+/// Ampere body (the only one of a kernel without `dot`) is also the amdgpu entry when it uses no
+/// NVIDIA-only instruction: its warps are half-waves there (`tessera::device`'s contract).
 pub(super) fn entry_items(
     entry: &Ident,
     param_names: &[&Ident],
     param_types: &[TokenStream],
-    bodies: &[(Target, TokenStream, u32)],
+    bodies: &[TargetBody],
     tensor_maps: usize,
 ) -> TokenStream {
-    let body_of = |target: Target| bodies.iter().find(|(t, _, _)| *t == target).map(|b| &b.1);
+    let body_of = |target: Target| bodies.iter().find(|b| b.target == target).map(|b| &b.body);
     let host_doc = quote! {
         /// The host build of the PTX entry of the same name (the emulator runs it).
         ///
@@ -51,7 +76,7 @@ pub(super) fn entry_items(
     };
     let host_entry = |body: TokenStream| {
         quote! {
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
             ::tessera::__tile_kernel_items! {
                 #attrs
                 #host_doc
@@ -61,6 +86,35 @@ pub(super) fn entry_items(
             }
         }
     };
+    // The PTX entry and the kernel of the amdgpu code object, the body written once.
+    let nvptx_and_amdgpu_entry = |body: &TokenStream| {
+        quote! {
+            #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu"))]
+            ::tessera::__tile_kernel_entry! {
+                #[no_mangle]
+                #attrs
+                fn #entry(#(#param_names: #param_types),*) {
+                    #body
+                }
+            }
+        }
+    };
+    // The kernel of the amdgpu code object alone.
+    let amdgpu_entry = |body: &TokenStream| {
+        quote! {
+            #[cfg(target_arch = "amdgpu")]
+            ::tessera::__tile_kernel_items! {
+                #[no_mangle]
+                #attrs
+                // `Ptr<T>` is `#[repr(transparent)]` over `*mut T`, which the lint accepts.
+                #[allow(improper_gpu_kernel_arg)]
+                pub unsafe extern "gpu-kernel" fn #entry(#(#param_names: #param_types),*) {
+                    #body
+                }
+            }
+        }
+    };
+    let amdgpu = amdgpu_blockers(bodies).is_empty();
     let sm90a = quote!(all(target_arch = "nvptx64", target_feature = "sm_90a"));
     let items = match (body_of(Target::Ampere), body_of(Target::Hopper)) {
         // `targets = [sm_90a]`: in the sm_90a PTX alone (the launcher refuses other targets).
@@ -85,11 +139,23 @@ pub(super) fn entry_items(
                 host_entry(emulated),
             ]
         }
+        // One body: for every PTX target, and for amdgpu when it can be.
         _ => {
-            let body = bodies.first().map(|b| b.1.clone()).unwrap_or_default();
-            let every = quote!(target_arch = "nvptx64");
-            vec![device_entry(every, &body, &maps), host_entry(body)]
+            let body = bodies.first().map(|b| b.body.clone()).unwrap_or_default();
+            let device = if amdgpu {
+                nvptx_and_amdgpu_entry(&body)
+            } else {
+                device_entry(quote!(target_arch = "nvptx64"), &body, &maps)
+            };
+            return [device, host_entry(body)].into_iter().collect();
         }
     };
-    items.into_iter().collect()
+    // Two bodies whose Ampere one has no NVIDIA-only instruction (none today: a `dot` is
+    // `mma.sync` there): the amdgpu kernel apart.
+    let amdgpu = bodies
+        .iter()
+        .find(|b| b.target == Target::Ampere)
+        .filter(|_| amdgpu)
+        .map(|b| amdgpu_entry(&b.body));
+    items.into_iter().chain(amdgpu).collect()
 }

@@ -540,7 +540,7 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
         /// (`specialisation`, `Device::launch`, `Device::time_launches`). Those do not hold the
         /// tensors for a stream: the tensors must stay alive and untouched by other work until
         /// such a launch is done.
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[allow(clippy::too_many_arguments)]
         pub fn args(
             #(#signature),*
@@ -565,7 +565,7 @@ fn launch_sized_item(
     let names = Own::names();
     let (stream, module, grid) = (&names.stream, &names.module, &names.grid);
     quote! {
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
         pub fn launch_sized<#(#bounds,)* G: ::tessera::tile::GridDims>(
@@ -590,7 +590,7 @@ fn sizes_struct(tensors: &[TensorParam]) -> TokenStream {
     quote! {
         /// The sizes of a launch's tensor arguments, one field per tensor parameter (what the
         /// grid of `launch_sized` is computed from).
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub struct Sizes { #(#fields),* }
     }
@@ -694,7 +694,7 @@ fn launch_via_sized(
     } = Own::names();
     let (consts_param, consts_arg) = consts_param_arg(!no_consts);
     quote! {
-        #[cfg(not(target_arch = "nvptx64"))]
+        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
         pub fn launch<#(#bounds),*>(

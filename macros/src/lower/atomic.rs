@@ -21,6 +21,7 @@ use quote::quote;
 use tessera_layout::Label;
 
 pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
+    ctx.nvidia_only("atom");
     let loc = &op.loc;
     let OpKind::Atomic {
         op: kind,

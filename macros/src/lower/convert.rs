@@ -55,6 +55,13 @@ pub(crate) fn emit(
     out: &Ident,
 ) -> TokenStream {
     let shared = (movement.shared_bytes > 0).then_some(movement.shared_bytes);
+    if movement
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Ldmatrix(_)))
+    {
+        ctx.nvidia_only("ldmatrix");
+    }
     let rc = Render::for_op(ctx, op, dtype, shared);
     let expr = render_movement(movement, src, &rc);
     rc.bind(out, movement.dst_registers, expr)

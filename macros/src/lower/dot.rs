@@ -35,6 +35,7 @@ pub fn lower_dot(
             "a dot result not in the accumulator's layout",
         ));
     }
+    ctx.nvidia_only("mma.sync");
     let out = ctx.fresh("dot");
     let code = render_dot(plan, a, b, acc, input, accum, &out, op.loc.first);
     Ok((code, out))

@@ -19,6 +19,9 @@ pub struct LoweredKernel {
     /// The tensor maps its TMA copies read: hidden parameters `__tessera_map0`, … after the
     /// kernel's own.
     pub tensor_maps: Vec<super::TensorMapUse>,
+    /// The NVIDIA-only instructions the body uses (`mma.sync`, `ldmatrix`, `cp.async`, TMA,
+    /// `atom`, `wgmma`), in the order first met: a body with none also builds for amdgpu.
+    pub nvidia_only: Vec<&'static str>,
 }
 
 /// Lowers the body of `kernel` (after layout inference) with the facts of its analysis.
@@ -72,6 +75,7 @@ pub fn lower_kernel(kernel: &Kernel, facts: &Facts) -> Result<LoweredKernel, syn
         shared_bytes: ctx.shared_bytes(),
         module_items: ctx.module_items.clone(),
         tensor_maps: ctx.tensor_maps.clone(),
+        nvidia_only: ctx.nvidia_only.clone(),
     })
 }
 

@@ -140,6 +140,8 @@ pub struct Ctx<'k> {
     /// The tensor maps the body's TMA copies read, in the order of their hidden parameters
     /// (`__tessera_map0`, …).
     tensor_maps: Vec<TensorMapUse>,
+    /// The NVIDIA-only instructions rendered so far ([`Ctx::nvidia_only`]).
+    nvidia_only: Vec<&'static str>,
 }
 
 /// A tensor map the kernel's TMA copies read: the tensor (its pointer's parameter index), the
@@ -181,6 +183,15 @@ impl<'k> Ctx<'k> {
             pipeline_reads: Vec::new(),
             ring_wgmma: Vec::new(),
             tensor_maps: Vec::new(),
+            nvidia_only: Vec::new(),
+        }
+    }
+
+    /// Records that the body uses `instruction`, which exists on NVIDIA GPUs only: the
+    /// variant then has no amdgpu entry (every renderer of such an instruction says so here).
+    pub fn nvidia_only(&mut self, instruction: &'static str) {
+        if !self.nvidia_only.contains(&instruction) {
+            self.nvidia_only.push(instruction);
         }
     }
 

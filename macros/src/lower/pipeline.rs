@@ -112,6 +112,11 @@ pub fn lower_pipelined_for(
     plan: &LoopPipeline,
     parts: LoopParts,
 ) -> Result<TokenStream, syn::Error> {
+    ctx.nvidia_only(if plan.uses_tma() {
+        "cp.async.bulk.tensor"
+    } else {
+        "cp.async"
+    });
     let loc = &op.loc;
     let body = &op.regions[0];
     let stages = plan.stages;

@@ -37,6 +37,7 @@ pub fn lower_wgmma(
     dst_layout: &LinearLayout,
     in_dtype: DType,
 ) -> Result<(TokenStream, Ident), syn::Error> {
+    ctx.nvidia_only("wgmma");
     if dst_layout != acc_layout {
         return Err(internal(
             &op.loc,
@@ -382,6 +383,7 @@ pub fn lower_wgmma_from_ring(
     [a, b, acc]: [&Ident; 3],
     in_dtype: DType,
 ) -> Result<(TokenStream, Ident), syn::Error> {
+    ctx.nvidia_only("wgmma");
     let registers = plan.acc_registers.iter().map(Vec::len).sum::<usize>() as u32;
     let (n, element) = (index_lit(registers), accumulator_element(plan));
     let out = ctx.fresh("wgmma");

@@ -1,5 +1,6 @@
 //! Unit tests of the whole front end on token streams (no compiler involved).
 
+mod amdgpu_entries;
 mod corpus;
 mod diagnostics;
 mod docs;

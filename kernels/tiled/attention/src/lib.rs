@@ -39,7 +39,7 @@
 //! 4 warps (past the language's 128 per tile), so `D = 128` runs at `BM = 64` with 4 warps or
 //! `BM = 128` with 8.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::tile_kernel;

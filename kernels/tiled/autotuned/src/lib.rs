@@ -17,8 +17,9 @@
 //! let choice = tuned_matmul::launch_tuned(&stream, &module, grid, &a, &b, &mut c)?;
 //! ```
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::{tile_kernel, Ptr};
 use tessera_kernels_blocks::grouped_matmul;

@@ -16,8 +16,9 @@
 //!   into `wgmma`'s NVMMA layouts with one `wgmma` group in flight; `bench_matmul_w8_wide` is
 //!   Triton's 128 × 256 × 64 configuration.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::{f16, tile_kernel};
 use tessera_kernels_blocks::matmul::{dot_blocks_over_k, grouped_tile, matmul_tile};

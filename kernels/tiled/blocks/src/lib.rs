@@ -7,7 +7,7 @@
 //! `pub`: kernels of any crate use them (`use tessera_kernels::tiled::blocks::load_vector;`,
 //! listed in the kernel's `uses` with the helpers they call). This crate has no kernels.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::tile_fn;

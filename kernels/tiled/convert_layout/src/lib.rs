@@ -4,8 +4,9 @@
 //! it and checks it against the tile in `const` context (an invalid one fails to compile with
 //! the layout's own message); the conversions into and out of it run through shared memory.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::tile::{expect_layout, Label, LinearLayout};
 use tessera::tile_kernel;

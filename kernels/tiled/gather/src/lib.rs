@@ -4,8 +4,9 @@
 //! on lanes and warps and the columns on lanes and registers of one warp, so the gathered axis
 //! stays inside each warp and the gather is done with warp shuffles only: no shared memory.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::tile_kernel;
 use tessera_kernels_blocks::tensor_block;

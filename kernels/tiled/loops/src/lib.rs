@@ -2,8 +2,9 @@
 //! in the body) and an iteration carrying tiles until every element has converged (the
 //! condition reduces a tile to a scalar, so the whole program leaves the loop together).
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::tile_kernel;
 use tessera_kernels_blocks::{elements, load_vector, vector_block};

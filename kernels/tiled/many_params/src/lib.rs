@@ -3,8 +3,9 @@
 //! `args`, `spec`, `specialisation`): its module's `Args` is a struct and its launcher still
 //! takes every parameter by name.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::{tile_kernel, Ptr};
 

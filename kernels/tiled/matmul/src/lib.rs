@@ -14,8 +14,10 @@
 //! column-major). Offsets are `i32`: the launcher refuses a tensor whose elements lie 2³¹ or
 //! more apart.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+// Every kernel here has a `dot` (NVIDIA-only so far): none is built for amdgpu, nor names `f16`.
+#![cfg_attr(target_arch = "amdgpu", allow(unused_imports))]
 
 use tessera::{f16, tile_kernel};
 use tessera_kernels_blocks::matmul::{

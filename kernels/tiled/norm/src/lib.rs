@@ -8,8 +8,9 @@
 //! (`tessera_kernels_blocks::rows`) take pointer tiles, so these kernels and the benchmark's
 //! share them.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::{f16, tile_kernel};
 use tessera_kernels_blocks::rows::{layernorm_row, softmax_row};

@@ -3,8 +3,9 @@
 //! `tests/tiled_random.rs`. A kernel with several results writes them as the rows of one
 //! `[results, n]` output.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::{bf16, tile_kernel};
 use tessera_kernels_blocks::{elements, load_vector, store_row, vector_block};

@@ -3,8 +3,9 @@
 //! other axis in chunks, with loop-carried accumulators, into an `out` of one element per row
 //! (column); `requires` refuses an `out` of another length.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::{f16, tile_fn, tile_kernel};
 use tessera_kernels_blocks::tensor_block;

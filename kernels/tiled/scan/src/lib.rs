@@ -3,8 +3,9 @@
 //! along ragged 1-D blocks, at several `num_warps` so that the scanned axis runs over
 //! registers, lanes and warps.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::tile_kernel;
 use tessera_kernels_blocks::{elements, load_vector, tensor_block, vector_block};

@@ -5,8 +5,9 @@
 //! library's kernels take tensors too: the matmuls (`tiled::matmul`), the norms and softmax
 //! (`tiled::norm`), attention (`tiled::attention`).
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::tile_kernel;
 

@@ -5,8 +5,9 @@
 //! the output (vectorized along `m`), so layout inference puts one conversion between them,
 //! through shared memory with the optimal swizzle, conflict-free on both sides.
 
-#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::tile_kernel;
 use tessera_kernels_blocks::tensor_block;

@@ -1,0 +1,112 @@
+//! Which variants get an amdgpu entry: the Ampere body when it renders no NVIDIA-only
+//! instruction (`crate::lower::Ctx::nvidia_only`), named as its PTX entry.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// The expansion's text of `#[tile_kernel(attr)] item` (no `compile_error!`).
+fn expansion(attr: TokenStream, item: TokenStream) -> String {
+    let out = crate::expand::tile_kernel(attr, item).to_string();
+    assert!(
+        !out.contains("compile_error"),
+        "{}",
+        &out[..out.len().min(2000)]
+    );
+    out
+}
+
+/// The NVIDIA-only instructions of the first specialisation's bodies (Ampere, then Hopper).
+fn nvidia_only(attr: TokenStream, item: TokenStream) -> Vec<Vec<&'static str>> {
+    let kernels = super::ok(attr, item);
+    let kernel = &kernels[0];
+    let variants = crate::expand::prepare(kernel.clone()).expect("layouts inferred");
+    variants
+        .iter()
+        .map(|v| {
+            crate::lower::lower_kernel(&v.kernel, &v.facts)
+                .expect("lowered")
+                .nvidia_only
+        })
+        .collect()
+}
+
+#[test]
+fn kernels_without_nvidia_only_instructions_have_an_amdgpu_entry() {
+    let out = expansion(
+        quote!(num_warps = 4, BLOCK = [256]),
+        quote!(
+            fn scale<const BLOCK: usize>(x: Ptr<f32>, y: Ptr<f16>, n: i32) {
+                let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+                let v = load(x + offs, offs < n, 0.0);
+                let t = v.to::<f16>();
+                store(y + offs, t, offs < n);
+                let r = v.sum(0);
+                store(x, exp2(r));
+            }
+        ),
+    );
+    // One device entry for both targets, the body written once: `__tile_kernel_entry!` makes it
+    // `extern "ptx-kernel"` on nvptx64 and `extern "gpu-kernel"` on amdgpu.
+    let entry = |name: &str| {
+        format!(
+            "# [cfg (any (target_arch = \"nvptx64\" , target_arch = \"amdgpu\"))] :: tessera :: \
+             __tile_kernel_entry ! {{ # [no_mangle] # [allow (unused , non_snake_case , clippy \
+             :: all)] fn {name} ("
+        )
+    };
+    assert!(out.contains(&entry("scale")), "no entry for both devices");
+    assert!(!out.contains("\"ptx-kernel\""), "a PTX-only entry too");
+    // The variant for unaligned arguments too, under the name of its PTX entry.
+    assert!(
+        out.contains(&entry("scale__unaligned")),
+        "no unaligned entry"
+    );
+    // The launcher's handle says nothing keeps it off AMD.
+    assert!(out.contains("nvidia_only : & []"), "no nvidia_only");
+    // The host build is neither device's.
+    assert!(
+        out.contains("# [cfg (not (any (target_arch = \"nvptx64\" , target_arch = \"amdgpu\")))]")
+    );
+}
+
+#[test]
+fn dots_and_atomics_have_no_amdgpu_entry() {
+    let dot = (
+        quote!(num_warps = 4),
+        quote!(
+            fn mm(a: Ptr<f16>, c: Ptr<f32>) {
+                let r = arange(0, 64);
+                let offs = r.expand_dims(1) * 64 + r.expand_dims(0);
+                let t = load(a + offs);
+                store(c + offs, dot(t, t));
+            }
+        ),
+    );
+    let out = expansion(dot.0.clone(), dot.1.clone());
+    assert!(out.contains("\"ptx-kernel\" fn mm"), "no PTX entry");
+    assert!(!out.contains("gpu-kernel"), "an amdgpu entry");
+    assert!(!out.contains("__tile_kernel_entry"), "an amdgpu entry");
+    // The handle names what keeps the variant off AMD (its Ampere body's instructions), for
+    // the launcher's error on a code object.
+    assert!(
+        out.contains("nvidia_only : & [\"ldmatrix\" , \"mma.sync\"]"),
+        "the handle's nvidia_only"
+    );
+    let bodies = nvidia_only(dot.0, dot.1);
+    assert_eq!(bodies[0], ["ldmatrix", "mma.sync"]);
+    assert_eq!(bodies[1], ["wgmma"]);
+
+    let atomic = (
+        quote!(num_warps = 4),
+        quote!(
+            fn count(bins: Ptr<i32>, x: Ptr<i32>) {
+                let v = load(x + arange(0, 128));
+                atomic_add(bins + v, 1, v >= 0, "relaxed");
+            }
+        ),
+    );
+    let out = expansion(atomic.0.clone(), atomic.1.clone());
+    assert!(!out.contains("gpu-kernel"), "an amdgpu entry");
+    assert!(!out.contains("__tile_kernel_entry"), "an amdgpu entry");
+    assert_eq!(nvidia_only(atomic.0, atomic.1), [["atom"]]);
+}
