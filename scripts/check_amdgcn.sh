@@ -3,23 +3,25 @@
 #
 #   scripts/check_amdgcn.sh [gfx942 gfx90a ...]     (default: gfx942 gfx90a)
 #
-# For each target CPU: `cargo rustc --crate-type cdylib` of the kernels crate with the
-# repository's nightly (rust-toolchain.toml), `-Zbuild-std=core`, `--emit=asm,link`, in one
-# target dir for all CPUs (target/amdgcn/build: the host side, proc macros and build scripts,
-# is built once), its outputs copied to target/amdgcn/<cpu>/tessera_kernels.{s,elf}. The link
-# output is the HSA code object (ELF, machine AMDGPU) that hipModuleLoadData loads; the asm is
-# its ISA. The code object holds the hand-written `copy`, `vec_add` and `row_sum` and every
-# `#[tile_kernel]` variant without an NVIDIA-only instruction (the tile families; see the
-# README, "AMD GPUs"). `-Zmerge-functions=disabled`: LLVM would otherwise make a kernel whose
-# code equals another's an alias of it (`.set`), with no kernel descriptor of its own, which
-# hipModuleGetFunction could not find.
+# The build is the build helper's (`tessera::build::CodeObjectBuild`), run by the build script of
+# tessera-kernels-ptx: `TESSERA_AMDGPU=<cpus> TESSERA_NO_PTX=1 cargo build --release -p
+# tessera-kernels-ptx` builds, one processor after the other in target/tessera-amdgpu, the
+# kernels crate as a `cdylib` for amdgcn-amd-amdhsa (`-Ctarget-cpu=<cpu>
+# -Zmerge-functions=disabled`, `--emit=asm,link`) and leaves `<cpu>.hsaco` (the HSA code object
+# hipModuleLoadData loads) and `<cpu>.s` (its ISA) in the build script's OUT_DIR, copied here to
+# target/amdgcn/<cpu>/tessera_kernels.{elf,s}. The code object holds the hand-written `copy`,
+# `vec_add` and `row_sum` and every `#[tile_kernel]` variant without an NVIDIA-only instruction
+# (the tile families; README, "AMD GPUs"). `-Zmerge-functions=disabled`: LLVM would otherwise
+# make a kernel whose code equals another's an alias of it (`.set`), without a kernel
+# descriptor of its own, which hipModuleGetFunction could not find.
 #
 # Checks: every kernel has its descriptor `<name>.kd` in the code object and is no alias; no
 # kernel uses scratch memory (private segment 0, no flat scratch) but those listed in
 # KNOWN_SCRATCH (reported, and in the README); the kernels in REQUIRED are there; and the ISA of
 # a few: 128-bit global accesses (global_load_dwordx4 / global_store_dwordx4) in `copy`,
 # `vec_add`, `tile_vec_add` and the softmax, `ds_bpermute_b32` (warp shuffles) in `row_sum`,
-# the softmax and the layernorm, LDS stores and loads around `s_barrier` in `tile_transpose`.
+# the softmax, the layernorm and a scan, LDS stores and loads around `s_barrier` in
+# `tile_transpose`.
 # No AMD GPU is needed (nor used): this is what CI can check of the AMD build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,21 +39,37 @@ fail=0
 # The asm text of kernel $2 in file $1: from its label to its .size directive.
 kernel_asm() { sed -n "/^$2:/,/^\.Lfunc_end[0-9]*:/p" "$1"; }
 
-build="$ROOT/target/amdgcn/build"
+# The build helper's code objects, for every CPU in one build.
+messages="$ROOT/target/amdgcn/build-messages.json"
+mkdir -p "$ROOT/target/amdgcn"
+echo "== TESSERA_AMDGPU=$(IFS=,; echo "${CPUS[*]}") TESSERA_NO_PTX=1 cargo build --release -p tessera-kernels-ptx"
+TESSERA_AMDGPU="$(IFS=,; echo "${CPUS[*]}")" TESSERA_NO_PTX=1 cargo build --release \
+    -p tessera-kernels-ptx --message-format=json-render-diagnostics > "$messages"
+out_dir="$(python3 - "$messages" <<'PY'
+import json, sys
+found = set()
+for line in open(sys.argv[1]):
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    if msg.get("reason") == "build-script-executed" and "tessera-kernels-ptx" in msg.get("package_id", ""):
+        found.add(msg["out_dir"])
+if len(found) != 1:
+    sys.exit(f"expected exactly one tessera-kernels-ptx build script output, found {sorted(found)}")
+print(found.pop())
+PY
+)"
 for cpu in "${CPUS[@]}"; do
     dir="$ROOT/target/amdgcn/$cpu"
     echo "== amdgcn-amd-amdhsa, -Ctarget-cpu=$cpu (outputs in target/amdgcn/$cpu)"
-    built="$build/amdgcn-amd-amdhsa/release/deps"
-    (cd kernels && CARGO_TARGET_DIR="$build" cargo rustc --release --crate-type cdylib \
-        -Zbuild-std=core --target amdgcn-amd-amdhsa \
-        --config "target.amdgcn-amd-amdhsa.rustflags=[\"-Ctarget-cpu=$cpu\", \"-Zmerge-functions=disabled\"]" \
-        -- --emit=asm,link)
     mkdir -p "$dir"
     asm="$dir/tessera_kernels.s"
     elf="$dir/tessera_kernels.elf"
-    for f in "$asm" "$elf"; do
-        [[ -f $built/$(basename "$f") ]] || { echo "missing build output: $built/$(basename "$f")" >&2; exit 1; }
-        cp "$built/$(basename "$f")" "$f"
+    for pair in "hsaco:$elf" "s:$asm"; do
+        built="$out_dir/tessera_kernels/$cpu.${pair%%:*}"
+        [[ -f $built ]] || { echo "missing build output: $built" >&2; exit 1; }
+        cp "$built" "${pair#*:}"
     done
     # ELF header: class 64-bit, e_machine (bytes 18-19, little endian) 0xe0 = EM_AMDGPU.
     machine="$(od -An -tx1 -j18 -N2 "$elf" | tr -d ' \n')"

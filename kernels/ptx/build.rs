@@ -8,8 +8,12 @@
 //! * Otherwise the PTX for `sm_80` and `sm_90a` (`TESSERA_SM` replaces the list) is built, each
 //!   target in `<target>/tessera-ptx/<sm>` (the nested cargos lock only those directories, never
 //!   the outer build's), while the outer cargo compiles `tessera-kernels` for the host.
+//! * `TESSERA_AMDGPU=gfx942[,gfx90a…]`: the AMD code objects of `tessera-kernels` for those
+//!   processors too (`tessera::build::CodeObjectBuild`, in `<target>/tessera-amdgpu`), this
+//!   crate's `CODE_OBJECTS`; none unless asked (every build of the examples would otherwise
+//!   compile the kernels a third time).
 
-use tessera::build::{write_ptx_set, PtxBuild};
+use tessera::build::{write_ptx_set, CodeObjectBuild, PtxBuild};
 
 /// Set to `1` (or anything but `0`/empty) to build the crate without its PTX.
 const NO_PTX_ENV: &str = "TESSERA_NO_PTX";
@@ -21,6 +25,14 @@ fn main() {
         eprintln!("error: OUT_DIR is not set (cargo sets it for build scripts)");
         std::process::exit(1);
     };
+    // The AMD code objects: `TESSERA_AMDGPU` names the processors (none by default).
+    if let Err(err) = CodeObjectBuild::new("..")
+        .processors(Vec::<String>::new())
+        .build()
+    {
+        eprintln!("error: building the tessera-kernels code objects failed: {err}");
+        std::process::exit(1);
+    }
     let no_ptx = std::env::var(NO_PTX_ENV).unwrap_or_default();
     if !no_ptx.trim().is_empty() && no_ptx.trim() != "0" {
         println!(

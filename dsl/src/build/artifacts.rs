@@ -15,10 +15,12 @@ pub(super) struct Artifact {
 }
 
 impl Artifact {
+    /// A library target: `lib`, `rlib`, or `cdylib` (what `cargo rustc --crate-type cdylib`
+    /// reports for the crate it links, as the AMD build does).
     pub(super) fn is_lib(&self) -> bool {
         self.kinds
             .iter()
-            .any(|kind| kind == "lib" || kind == "rlib")
+            .any(|kind| kind == "lib" || kind == "rlib" || kind == "cdylib")
     }
 
     /// The crate name: the target name with `-` replaced by `_`.

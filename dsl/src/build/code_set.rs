@@ -4,8 +4,9 @@
 //!
 //! The AMD code objects are embedded as the PTX is: `include_bytes!` of each
 //! `amdgcn-amd-amdhsa` build (one per processor, `gfx942`, `gfx90a`, …) in a `&'static` list of
-//! `(processor, bytes)` pairs. The build helper does not build them yet; a set can be written
-//! by hand from code objects built with `cargo build --target amdgcn-amd-amdhsa`.
+//! `(processor, bytes)` pairs, which [`CodeObjectBuild`](super::CodeObjectBuild) writes and
+//! [`include_code_objects!`](crate::include_code_objects) embeds (or by hand, from code objects
+//! built with `cargo rustc --target amdgcn-amd-amdhsa --crate-type cdylib`).
 
 use super::ptx_set::PtxSet;
 

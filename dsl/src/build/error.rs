@@ -12,6 +12,12 @@ pub enum BuildError {
         /// The name given.
         given: String,
     },
+    /// `TESSERA_AMDGPU` or [`CodeObjectBuild::processors`](super::CodeObjectBuild::processors)
+    /// named something that is not an AMD processor (`gfx942`, `gfx90a`, …).
+    UnknownProcessor {
+        /// The name given.
+        given: String,
+    },
     /// The toolchain is not nightly (`-Zbuild-std` is unstable).
     NotNightly {
         /// The `rustc` run.
@@ -65,6 +71,14 @@ pub enum BuildError {
         /// What the build's output named instead.
         detail: String,
     },
+    /// The nested AMD build succeeded but did not give the kernel crate's code object for the
+    /// processor.
+    CodeObjectNotFound {
+        /// The kernel crate's directory.
+        crate_dir: PathBuf,
+        /// What the build gave instead.
+        detail: String,
+    },
     /// The PTX is not for the requested SM (rustflags did not apply).
     WrongTarget {
         /// The PTX file.
@@ -98,6 +112,11 @@ impl fmt::Display for BuildError {
                 given: given.clone(),
             }
             .fmt(f),
+            BuildError::UnknownProcessor { given } => write!(
+                f,
+                "`{given}` is not an AMD processor name: use LLVM's, e.g. gfx942 (MI300), gfx90a \
+                 (MI200) or gfx1100 (RDNA3), or `none` in TESSERA_AMDGPU"
+            ),
             BuildError::NotNightly { rustc, version } => write!(
                 f,
                 "the PTX build needs a nightly toolchain (it uses -Zbuild-std=core), but `{rustc}` is \
@@ -122,12 +141,17 @@ impl fmt::Display for BuildError {
             BuildError::Spawn { program, error } => write!(f, "could not run `{program}`: {error}"),
             BuildError::CargoFailed { status, command, stderr } => write!(
                 f,
-                "the kernel crate's PTX build failed ({status}): {command}\n{}",
+                "the kernel crate's device build failed ({status}): {command}\n{}",
                 summarize_stderr(stderr)
             ),
             BuildError::PtxNotFound { crate_dir, detail } => write!(
                 f,
                 "the PTX build of {} finished but its PTX was not found: {detail}",
+                crate_dir.display()
+            ),
+            BuildError::CodeObjectNotFound { crate_dir, detail } => write!(
+                f,
+                "the AMD build of {} finished but its code object was not found: {detail}",
                 crate_dir.display()
             ),
             BuildError::WrongTarget { ptx, expected, found } => write!(

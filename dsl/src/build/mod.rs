@@ -50,13 +50,20 @@
 //! ```
 
 mod artifacts;
+mod code_objects;
 mod code_set;
 mod error;
 mod merge;
+mod nested;
 mod ptx_set;
 mod sm;
 mod toolchain;
 
+pub use code_objects::{
+    code_object_set_path, code_objects_env_var, parse_processor, write_code_object_set,
+    BuiltCodeObject, BuiltCodeObjects, CodeObjectBuild, AMDGPU_ENV, AMDGPU_TARGET,
+    AMDGPU_TARGET_DIR_ENV, DEFAULT_PROCESSORS,
+};
 pub use code_set::{CodeObjectSet, DeviceCode};
 pub use error::BuildError;
 pub use ptx_set::{ptx_set_path, write_ptx_set, PtxSet};
@@ -65,9 +72,10 @@ pub use sm::{Sm, UnknownSm, SM_ENV};
 use crate::launch::ptx::target_name;
 use artifacts::{parse_artifacts, ptx_of_artifact, tracked_sources, Artifact, Sysroot};
 use merge::{merge_ptx, CratePtx};
+use nested::{kernel_artifact, kernel_crate_setters, CrateBuild, KernelCrate, NestedCargo, Places};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use toolchain::{device_rustflags, device_toolchain, nested_cargo_env, DeviceToolchain};
+use toolchain::{device_rustflags, device_toolchain};
 pub use toolchain::{DEVICE_RUSTC_VERSION, DEVICE_TOOLCHAIN, DEVICE_TOOLCHAIN_ENV};
 
 /// The device target triple.
@@ -129,12 +137,8 @@ impl BuiltPtxSet {
 /// Builds one kernel crate to PTX; see the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct PtxBuild {
-    crate_dir: PathBuf,
     sms: Vec<Sm>,
-    target_dir: Option<PathBuf>,
-    out_dir: Option<PathBuf>,
-    extra_rustflags: Vec<String>,
-    cargo_directives: bool,
+    settings: KernelCrate,
 }
 
 impl PtxBuild {
@@ -142,12 +146,8 @@ impl PtxBuild {
     /// relative paths are relative to `$CARGO_MANIFEST_DIR`, i.e. the host crate).
     pub fn new(kernel_crate_dir: impl Into<PathBuf>) -> Self {
         PtxBuild {
-            crate_dir: kernel_crate_dir.into(),
             sms: Sm::DEFAULT_TARGETS.to_vec(),
-            target_dir: None,
-            out_dir: None,
-            extra_rustflags: Vec::new(),
-            cargo_directives: true,
+            settings: KernelCrate::new(kernel_crate_dir.into()),
         }
     }
 
@@ -163,31 +163,11 @@ impl PtxBuild {
         self
     }
 
-    /// The nested builds' target directory. Default: `$TESSERA_PTX_TARGET_DIR`, else
-    /// `<target>/tessera-ptx` where `<target>` is the outer build's target directory, else
-    /// `$OUT_DIR/tessera-ptx`; each target builds in its subdirectory `<sm>`.
-    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.target_dir = Some(dir.into());
-        self
-    }
-
-    /// Where the PTX and the set file are written (default `$OUT_DIR`).
-    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.out_dir = Some(dir.into());
-        self
-    }
-
-    /// One more rustflag for the device build (after the defaults).
-    pub fn rustflag(mut self, flag: impl Into<String>) -> Self {
-        self.extra_rustflags.push(flag.into());
-        self
-    }
-
-    /// Whether to print `cargo:` directives (default true; turn off outside a build script).
-    pub fn cargo_directives(mut self, on: bool) -> Self {
-        self.cargo_directives = on;
-        self
-    }
+    kernel_crate_setters!(
+        /// The nested builds' target directory. Default: `$TESSERA_PTX_TARGET_DIR`, else
+        /// `<target>/tessera-ptx` where `<target>` is the outer build's target directory, else
+        /// `$OUT_DIR/tessera-ptx`; each target builds in its subdirectory `<sm>`.
+    );
 
     /// The SMs that will be built: `$TESSERA_SM` (a comma-separated list) if set, else the
     /// configured ones; oldest first.
@@ -200,45 +180,22 @@ impl PtxBuild {
 
     /// Runs the build; see the [module docs](self).
     pub fn build(&self) -> Result<BuiltPtxSet, BuildError> {
-        if self.cargo_directives {
-            println!("cargo:rerun-if-env-changed={SM_ENV}");
-            println!("cargo:rerun-if-env-changed={TARGET_DIR_ENV}");
-            println!("cargo:rerun-if-env-changed={DEVICE_TOOLCHAIN_ENV}");
-            track_explain_env();
-        }
+        let Places {
+            crate_dir,
+            manifest,
+            out_dir,
+        } = self
+            .settings
+            .prepare(&[SM_ENV, TARGET_DIR_ENV, DEVICE_TOOLCHAIN_ENV])?;
         let sms = self.effective_sms()?;
-        let crate_dir = self.resolved_crate_dir()?;
-        let manifest = crate_dir.join("Cargo.toml");
-        if !manifest.is_file() {
-            return Err(BuildError::BadPath {
-                what: "kernel crate",
-                path: crate_dir,
-                reason: "has no Cargo.toml".into(),
-            });
-        }
-        let out_dir = match &self.out_dir {
-            Some(dir) => dir.clone(),
-            None => env_path("OUT_DIR").ok_or_else(|| BuildError::BadPath {
-                what: "output directory",
-                path: PathBuf::new(),
-                reason: "OUT_DIR is not set: call this from a build script or set .out_dir(..)"
-                    .into(),
-            })?,
-        };
-        let directives = self.cargo_directives;
-        let say = |message: &str| {
-            if directives {
-                println!("cargo:warning=tessera: {message}");
-            }
-            eprintln!("tessera: {message}");
-        };
+        let say = |message: &str| self.settings.say(message);
         let toolchain = device_toolchain(&say)?;
-        let target = TargetBuild {
+        let target = CrateBuild {
             crate_dir: &crate_dir,
             manifest: &manifest,
             out_dir: &out_dir,
             toolchain: &toolchain,
-            extra_rustflags: &self.extra_rustflags,
+            extra_rustflags: &self.settings.extra_rustflags,
         };
         let target_dirs = sms
             .iter()
@@ -268,7 +225,7 @@ impl PtxBuild {
             let running: Vec<_> = sms
                 .iter()
                 .zip(&target_dirs)
-                .map(|(&sm, target_dir)| scope.spawn(move || target.build(sm, target_dir)))
+                .map(|(&sm, target_dir)| scope.spawn(move || target.build_ptx(sm, target_dir)))
                 .collect();
             running
                 .into_iter()
@@ -310,54 +267,22 @@ impl PtxBuild {
             targets,
             set_path,
         };
-        if self.cargo_directives {
-            let mut tracked: Vec<&PathBuf> = built
+        self.settings.print_outputs(
+            built
                 .targets
                 .iter()
-                .flat_map(|target| &target.tracked_files)
-                .collect();
-            tracked.sort();
-            tracked.dedup();
-            for file in tracked {
-                println!("cargo:rerun-if-changed={}", file.display());
-            }
-            println!(
-                "cargo:rustc-env={}={}",
-                built.env_var(),
-                built.set_path.display()
-            );
-        }
+                .flat_map(|target| &target.tracked_files),
+            &built.env_var(),
+            &built.set_path,
+        );
         Ok(built)
     }
 
-    fn resolved_crate_dir(&self) -> Result<PathBuf, BuildError> {
-        let dir = if self.crate_dir.is_absolute() {
-            self.crate_dir.clone()
-        } else {
-            match env_path("CARGO_MANIFEST_DIR") {
-                Some(base) => base.join(&self.crate_dir),
-                None => std::env::current_dir()
-                    .map_err(|error| BuildError::Io {
-                        path: PathBuf::from("."),
-                        error,
-                    })?
-                    .join(&self.crate_dir),
-            }
-        };
-        canonical(&dir)
-    }
-
     fn resolved_target_dir(&self, sm: Sm, out_dir: &Path) -> Result<PathBuf, BuildError> {
-        let base = if let Some(dir) = &self.target_dir {
-            dir.clone()
-        } else if let Some(dir) = env_path(TARGET_DIR_ENV) {
-            dir
-        } else if let Some(outer) = outer_target_dir(out_dir) {
-            outer.join("tessera-ptx")
-        } else {
-            out_dir.join("tessera-ptx")
-        };
-        let dir = base.join(sm.name());
+        let dir = self
+            .settings
+            .nested_target_dir(TARGET_DIR_ENV, "tessera-ptx", out_dir)?
+            .join(sm.name());
         std::fs::create_dir_all(&dir).map_err(|error| BuildError::Io {
             path: dir.clone(),
             error,
@@ -366,90 +291,52 @@ impl PtxBuild {
     }
 }
 
-/// What every target's nested build shares.
-#[derive(Clone, Copy)]
-struct TargetBuild<'a> {
-    crate_dir: &'a Path,
-    manifest: &'a Path,
-    out_dir: &'a Path,
-    toolchain: &'a DeviceToolchain,
-    extra_rustflags: &'a [String],
-}
-
 /// The file in each target's directory that holds the nested build's command and diagnostics.
 pub const DEVICE_LOG: &str = "device-build.log";
 
-impl TargetBuild<'_> {
+impl CrateBuild<'_> {
     /// Builds the PTX for `sm` in `target_dir` and copies it to `<out_dir>/<crate>/<sm>.ptx`.
-    fn build(&self, sm: Sm, target_dir: &Path) -> Result<BuiltPtx, BuildError> {
+    fn build_ptx(&self, sm: Sm, target_dir: &Path) -> Result<BuiltPtx, BuildError> {
         let crate_dir = self.crate_dir.to_path_buf();
-        let cargo = self.toolchain.cargo.display().to_string();
-        let mut command = Command::new(&cargo);
-        command
-            .current_dir(self.crate_dir)
-            .arg("build")
-            .arg("--release")
-            .arg("--target")
-            .arg(NVPTX_TARGET)
-            .arg("-Zbuild-std=core")
-            .arg("--manifest-path")
-            .arg(self.manifest)
-            .arg("--target-dir")
-            .arg(target_dir)
-            .arg("--message-format=json-render-diagnostics");
-        let inherited = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
-        for (key, value) in nested_cargo_env(sm, self.extra_rustflags, inherited) {
-            match value {
-                Some(value) => command.env(key, value),
-                None => command.env_remove(key),
-            };
-        }
-        // The device toolchain's compiler, not the outer build's (which may be stable).
-        command.env("RUSTC", &self.toolchain.rustc);
-        match &self.toolchain.name {
-            Some(name) => command.env("RUSTUP_TOOLCHAIN", name),
-            None => command.env_remove("RUSTUP_TOOLCHAIN"),
-        };
+        let rustflags = device_rustflags(sm, self.extra_rustflags);
         let shown = format!(
-            "(cd {} && {cargo} build --release --target {NVPTX_TARGET} -Zbuild-std=core \
+            "(cd {} && {} build --release --target {NVPTX_TARGET} -Zbuild-std=core \
              --target-dir {} --message-format=json-render-diagnostics) with rustflags `{}`",
             crate_dir.display(),
+            self.toolchain.cargo.display(),
             target_dir.display(),
-            device_rustflags(sm, self.extra_rustflags).join(" ")
+            rustflags.join(" ")
         );
-        let output = command.output().map_err(|error| BuildError::Spawn {
-            program: cargo.clone(),
-            error,
-        })?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let log_path = target_dir.join(DEVICE_LOG);
-        let log = format!("{shown}\n{}\n{stderr}", output.status);
-        std::fs::write(&log_path, log).map_err(|error| BuildError::Io {
-            path: log_path.clone(),
-            error,
-        })?;
-        if !output.status.success() {
-            return Err(BuildError::CargoFailed {
-                status: output.status.to_string(),
-                command: shown,
-                stderr: stderr.into_owned(),
-            });
+        let args = [
+            "build",
+            "--release",
+            "--target",
+            NVPTX_TARGET,
+            "-Zbuild-std=core",
+        ]
+        .into_iter()
+        .map(OsString::from)
+        .chain([
+            "--manifest-path".into(),
+            self.manifest.into(),
+            "--target-dir".into(),
+            target_dir.into(),
+            "--message-format=json-render-diagnostics".into(),
+        ])
+        .collect();
+        let stdout = NestedCargo {
+            toolchain: self.toolchain,
+            crate_dir: self.crate_dir,
+            args,
+            rustflags: &rustflags,
+            shown,
+            log_path: target_dir.join(DEVICE_LOG),
         }
+        .run()?;
 
         let artifacts = parse_artifacts(&stdout);
-        let canonical_manifest = canonical(self.manifest)?;
-        let kernel_artifact = artifacts
-            .iter()
-            .find(|artifact| {
-                artifact.is_lib()
-                    && Path::new(&artifact.manifest_path)
-                        .canonicalize()
-                        .ok()
-                        .as_deref()
-                        == Some(canonical_manifest.as_path())
-            })
-            .ok_or_else(|| BuildError::PtxNotFound {
+        let kernel_artifact =
+            kernel_artifact(&artifacts, self.manifest)?.ok_or_else(|| BuildError::PtxNotFound {
                 crate_dir: crate_dir.clone(),
                 detail: format!(
                     "no lib `compiler-artifact` message for {} among {} artifacts (is it a library \

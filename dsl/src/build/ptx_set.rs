@@ -89,17 +89,39 @@ pub fn ptx_set_path(out_dir: &Path, crate_name: &str) -> PathBuf {
 
 /// The text of a set file: a slice expression of `("sm_XY", include_str!("<path>"))` pairs.
 pub(super) fn ptx_set_source(targets: &[(Sm, PathBuf)]) -> String {
+    set_source(
+        "include_str",
+        targets.iter().map(|(sm, path)| (sm.name(), path)),
+    )
+}
+
+/// A slice expression of `(name, <include>!("<path>"))` pairs: the text of a set file (PTX or
+/// code objects) that `include!` embeds.
+pub(super) fn set_source<'a>(
+    include: &str,
+    targets: impl Iterator<Item = (&'a str, &'a PathBuf)>,
+) -> String {
     let mut text = String::from("&[\n");
-    for (sm, path) in targets {
+    for (name, path) in targets {
         let _ = writeln!(
             text,
-            "    ({:?}, include_str!({:?})),",
-            sm.name(),
+            "    ({name:?}, {include}!({:?})),",
             path.display().to_string()
         );
     }
     text.push(']');
     text
+}
+
+/// Writes `text` as the set file `path` (its directory created), unless it holds it already.
+pub(super) fn write_set_file(path: &Path, text: &str) -> Result<(), BuildError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|error| BuildError::Io {
+            path: dir.to_path_buf(),
+            error,
+        })?;
+    }
+    super::write_if_changed(path, text)
 }
 
 /// Writes the set file of `crate_name` in `out_dir` for these `(target, PTX file)` pairs (none
@@ -109,11 +131,7 @@ pub fn write_ptx_set(
     crate_name: &str,
     targets: &[(Sm, PathBuf)],
 ) -> Result<PathBuf, BuildError> {
-    std::fs::create_dir_all(out_dir).map_err(|error| BuildError::Io {
-        path: out_dir.to_path_buf(),
-        error,
-    })?;
     let path = ptx_set_path(out_dir, crate_name);
-    super::write_if_changed(&path, &ptx_set_source(targets))?;
+    write_set_file(&path, &ptx_set_source(targets))?;
     Ok(path)
 }

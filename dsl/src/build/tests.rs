@@ -118,8 +118,7 @@ fn nested_build_gets_device_rustflags_and_no_host_settings() {
         "CARGO_HOME",
     ];
     let env = nested_cargo_env(
-        Sm::SM_90A,
-        &["-Cdebuginfo=0".to_string()],
+        &device_rustflags(Sm::SM_90A, &["-Cdebuginfo=0".to_string()]),
         inherited.iter().map(|name| name.to_string()),
     );
     let flags = env
@@ -165,15 +164,22 @@ fn nested_build_gets_device_rustflags_and_no_host_settings() {
 
 #[test]
 fn missing_crate_dir_is_a_clear_error() {
-    let err = PtxBuild::new("/nonexistent/kernel-crate")
+    let ptx = PtxBuild::new("/nonexistent/kernel-crate")
         .out_dir(std::env::temp_dir())
         .cargo_directives(false)
         .build()
         .unwrap_err();
-    assert!(
-        err.to_string().contains("/nonexistent/kernel-crate"),
-        "{err}"
-    );
+    let amd = CodeObjectBuild::new("/nonexistent/kernel-crate")
+        .out_dir(std::env::temp_dir())
+        .cargo_directives(false)
+        .build()
+        .unwrap_err();
+    for err in [ptx, amd] {
+        assert!(
+            err.to_string().contains("/nonexistent/kernel-crate"),
+            "{err}"
+        );
+    }
 }
 
 /// A nested build for a target without `std`: the root cause is the first error, followed by

@@ -274,22 +274,23 @@ pub(super) const BUILD_SCRIPT_ENV: [&str; 14] = [
 ];
 
 /// Environment changes for the nested cargo (`Some(value)` sets, `None` removes), given the
+/// device build's rustflags ([`device_rustflags`] for PTX, `amdgpu_rustflags` for AMD) and the
 /// names of the inherited variables.
 ///
 /// The nested build gets the device rustflags and none of the outer build's settings: no host
 /// rustflags (`CARGO_ENCODED_RUSTFLAGS`, which cargo would apply to the device crates), no
 /// wrapper such as clippy-driver, no target directory, and no build-script variables. The
 /// release profile's codegen units are set to one, whatever the kernel crate's profile says:
-/// `--emit=asm` gives one PTX file per codegen unit, and the PTX is that of the one unit.
+/// `--emit=asm` gives one PTX file per codegen unit, and the PTX is that of the one unit (an
+/// AMD code object is linked either way).
 pub(super) fn nested_cargo_env(
-    sm: Sm,
-    extra: &[String],
+    rustflags: &[String],
     inherited: impl Iterator<Item = String>,
 ) -> Vec<(String, Option<OsString>)> {
     let mut env: Vec<(String, Option<OsString>)> = vec![
         (
             "CARGO_ENCODED_RUSTFLAGS".to_string(),
-            Some(device_rustflags(sm, extra).join("\u{1f}").into()),
+            Some(rustflags.join("\u{1f}").into()),
         ),
         (
             "CARGO_PROFILE_RELEASE_CODEGEN_UNITS".to_string(),
