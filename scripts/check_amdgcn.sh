@@ -45,21 +45,7 @@ mkdir -p "$ROOT/target/amdgcn"
 echo "== TESSERA_AMDGPU=$(IFS=,; echo "${CPUS[*]}") TESSERA_NO_PTX=1 cargo build --release -p tessera-kernels-ptx"
 TESSERA_AMDGPU="$(IFS=,; echo "${CPUS[*]}")" TESSERA_NO_PTX=1 cargo build --release \
     -p tessera-kernels-ptx --message-format=json-render-diagnostics > "$messages"
-out_dir="$(python3 - "$messages" <<'PY'
-import json, sys
-found = set()
-for line in open(sys.argv[1]):
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        continue
-    if msg.get("reason") == "build-script-executed" and "tessera-kernels-ptx" in msg.get("package_id", ""):
-        found.add(msg["out_dir"])
-if len(found) != 1:
-    sys.exit(f"expected exactly one tessera-kernels-ptx build script output, found {sorted(found)}")
-print(found.pop())
-PY
-)"
+out_dir="$(python3 scripts/build_script_out_dir.py "$messages" tessera-kernels-ptx)"
 for cpu in "${CPUS[@]}"; do
     dir="$ROOT/target/amdgcn/$cpu"
     echo "== amdgcn-amd-amdhsa, -Ctarget-cpu=$cpu (outputs in target/amdgcn/$cpu)"

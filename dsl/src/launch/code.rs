@@ -270,14 +270,20 @@ mod tests {
         assert!(err.contains("the PTX set is empty"), "{err}");
     }
 
-    #[test]
-    fn launches_are_checked_against_a_code_objects_kernels_on_the_emulator() {
-        let device = Device::emulator();
+    /// The gfx942 code object of `scale` and `fill`, loaded on `device` as a kernel set's only
+    /// code.
+    fn scale_fill_module(device: &Device) -> crate::launch::Module {
         static CODE: DeviceCode = DeviceCode {
             ptx: PtxSet::new(&[]),
             amdgpu: CodeObjectSet::new(&[("gfx942", SCALE_FILL)]),
         };
-        let module = device.load_code(&CODE).unwrap();
+        device.load_code(&CODE).unwrap()
+    }
+
+    #[test]
+    fn launches_are_checked_against_a_code_objects_kernels_on_the_emulator() {
+        let device = Device::emulator();
+        let module = scale_fill_module(&device);
         assert_eq!(module.target_name(), Some("gfx942"));
         assert!(module
             .selection()
@@ -302,11 +308,7 @@ mod tests {
     #[test]
     fn a_kernel_with_nvidia_only_instructions_is_named_as_such_on_a_code_object() {
         let device = Device::emulator();
-        static CODE: DeviceCode = DeviceCode {
-            ptx: PtxSet::new(&[]),
-            amdgpu: CodeObjectSet::new(&[("gfx942", SCALE_FILL)]),
-        };
-        let module = device.load_code(&CODE).unwrap();
+        let module = scale_fill_module(&device);
         let kernel = |name: &'static str, nvidia_only: &'static [&'static str]| crate::Kernel {
             name,
             emulate: |_: ()| {},
