@@ -21,7 +21,7 @@
 # a few: 128-bit global accesses (global_load_dwordx4 / global_store_dwordx4) in `copy`,
 # `vec_add`, `tile_vec_add` and the softmax, `ds_bpermute_b32` (warp shuffles) in `row_sum`,
 # the softmax, the layernorm and a scan, LDS stores and loads around `s_barrier` in
-# `tile_transpose`.
+# `tile_transpose`, atomic adds and compare-and-swaps in the histograms and `tickets`.
 # No AMD GPU is needed (nor used): this is what CI can check of the AMD build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +29,8 @@ cd "$ROOT"
 CPUS=("$@")
 [[ ${#CPUS[@]} -gt 0 ]] || CPUS=(gfx942 gfx90a)
 REQUIRED=(copy vec_add row_sum tile_vec_add tile_transpose bench_softmax_w4__T_f32__BLOCK_1024
-    bench_layernorm_w4__BLOCK_1024 tile_cumsum_blocks__T_f32__BLOCK_1024__num_warps_4)
+    bench_layernorm_w4__BLOCK_1024 tile_cumsum_blocks__T_f32__BLOCK_1024__num_warps_4
+    histogram__BLOCK_32 histogram_f16__unaligned tickets)
 # Kernels that use scratch on amdgpu today: the gathers (registers indexed by a runtime value),
 # the one-warp scans of 1024 elements (their registers spill), `tile_math`/`tile_random` (a small
 # table) and the widest layernorm's unaligned variant.
@@ -111,5 +112,8 @@ for cpu in "${CPUS[@]}"; do
     check tile_transpose "ds_write_b" "LDS stores (the conversion through shared memory)"
     check tile_transpose "ds_read_b" "LDS loads"
     check tile_transpose "s_barrier" "the block barrier"
+    check histogram__BLOCK_32 "(global|flat)_atomic_add " "atomic adds"
+    check histogram_f16__unaligned "(global|flat)_atomic_cmpswap " "the f16 add's compare-and-swap loop"
+    check tickets "(global|flat)_atomic_(cmpswap|swap)" "compare-and-swap and exchange"
 done
 [[ $fail == 0 ]] && echo "amdgcn checks: OK (${CPUS[*]})" || { echo "amdgcn checks: FAILED" >&2; exit 1; }

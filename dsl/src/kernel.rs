@@ -19,7 +19,7 @@ pub struct Kernel<A> {
     /// launcher builds each from the tensor's parameters ([`TensorMapParam`]).
     pub tensor_maps: &'static [TensorMapParam],
     /// The instructions only NVIDIA GPUs have that keep the kernel out of AMD code objects
-    /// (`mma.sync`, `wgmma`, `ldmatrix`, `cp.async`, `cp.async.bulk.tensor`, `atom`, as
+    /// (`mma.sync`, `wgmma`, `ldmatrix`, `cp.async`, `cp.async.bulk.tensor`, as
     /// `#[tile_kernel]` recorded them); empty for a kernel that is also an amdgpu kernel. A
     /// launch on an AMD code object says so instead of "not an entry".
     pub nvidia_only: &'static [&'static str],

@@ -8,10 +8,9 @@
 //! depends on it, not every kernel. The PTX of `tessera-kernels` holds every family's entries
 //! (`tessera::build::PtxBuild` merges the PTX of the kernel crates it depends on).
 //!
-//! For amdgpu the families are kernels of one code object, except those whose every kernel uses
-//! an instruction only NVIDIA GPUs have (`atomics`, `attention`, `matmul`), left out there.
+//! For amdgpu the families are kernels of one code object, except those whose every kernel has a
+//! `dot` (`attention`, `matmul`: `mma.sync` and `wgmma` only NVIDIA GPUs have), left out there.
 
-#[cfg(not(target_arch = "amdgpu"))]
 pub use tessera_kernels_atomics as atomics;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use tessera_kernels_attention as attention;

@@ -18,7 +18,9 @@
 //! | `f32`, `f64` | add (`f32`: subnormals flushed to zero, as `atom.add.f32`), xchg, cas |
 //! | `f16` | add (`atom.add.noftz.f16`, sm_70+) |
 //!
-//! `.sem` and `.scope` need sm_70 and PTX 6.0. On the host the
+//! `.sem` and `.scope` need sm_70 and PTX 6.0. On amdgpu the same calls are
+//! `core::sync::atomic` operations at system scope (the float additions compare-and-swap loops
+//! that keep subnormals; module `amd`). On the host the
 //! [emulator](crate::emulator) performs the read-modify-write as one sequentially consistent
 //! step over all simulated threads and programs.
 
@@ -155,10 +157,11 @@ macro_rules! atom_asm {
 }
 
 /// `impl AtomicElem for $t`: on nvptx64 one `atom` per `OP` listed (`$kind` `rmw` or `cas`, the
-/// PTX `op` and `type` `$instr $ty`) on its bits (`$bits`, register class `$reg`); on the host
-/// the emulator's atomic step with `$host(op, old, value, compare) -> new`.
+/// PTX `op` and `type` `$instr $ty`) on its bits (`$bits`, register class `$reg`); on amdgpu
+/// `$amd(op, ptr, value, compare, order)` (module `amd`); on the host the emulator's atomic
+/// step with `$host(op, old, value, compare) -> new`.
 macro_rules! atomic_elem {
-    ($t:ty, $bits:ty, $reg:ident, $to:expr, $from:expr, $host:expr,
+    ($t:ty, $bits:ty, $reg:ident, $to:expr, $from:expr, $host:expr, $amd:path,
      [$($op:ident $kind:ident $instr:literal $ty:literal),* $(,)?]) => {
         impl AtomicElem for $t {
             #[inline(always)]
@@ -184,6 +187,19 @@ macro_rules! atomic_elem {
                         _ => panic!("atom: an operation this element type does not have"),
                     };
                     from(d)
+                }
+                #[cfg(target_arch = "amdgpu")]
+                {
+                    let _ = (to, SCOPE);
+                    if !matches!(OP, $($op)|*) {
+                        panic!("atom: an operation this element type does not have");
+                    }
+                    if !pred {
+                        return from(0);
+                    }
+                    let ptr = ptr.addr() as usize as *mut $t;
+                    // SAFETY: the caller's (`pred` is true).
+                    unsafe { $amd(OP, ptr, value, compare, amd::order(SEM)) }
                 }
                 #[cfg(not(tessera_device))]
                 {
@@ -273,13 +289,133 @@ fn f16_update(_: u32, old: f16, v: f16, _: f16) -> f16 {
     f16::from_f32(old.to_f32() + v.to_f32())
 }
 
+/// The amdgpu atomics: `core::sync::atomic` on the element (LLVM's `atomicrmw` and `cmpxchg`,
+/// `global_atomic_*`/`flat_atomic_*` in the ISA) at system scope, whatever `SCOPE` asks (a
+/// stronger scope than asked: correct, perhaps slower); the float additions are
+/// compare-and-swap loops (Rust has no atomic float add), rounded as the ISA's `v_add_f32`
+/// (subnormals kept, where `atom.add.f32` flushes them).
+#[cfg(target_arch = "amdgpu")]
+mod amd {
+    use super::{
+        ATOM_ADD, ATOM_AND, ATOM_MAX, ATOM_MIN, ATOM_OR, ATOM_XCHG, ATOM_XOR, SEM_ACQUIRE,
+        SEM_RELAXED, SEM_RELEASE,
+    };
+    use crate::f16;
+    use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+    /// The order of `.sem`.
+    #[inline(always)]
+    pub fn order(sem: u32) -> Ordering {
+        match sem {
+            SEM_RELAXED => Ordering::Relaxed,
+            SEM_ACQUIRE => Ordering::Acquire,
+            SEM_RELEASE => Ordering::Release,
+            _ => Ordering::AcqRel,
+        }
+    }
+
+    /// The order of a failed compare-and-swap of order `o` (no release part).
+    #[inline(always)]
+    fn on_failure(o: Ordering) -> Ordering {
+        match o {
+            Ordering::Relaxed | Ordering::Release => Ordering::Relaxed,
+            _ => Ordering::Acquire,
+        }
+    }
+
+    /// `fn $name(op, ptr, v, c, o)`: integer atomic `op` on `*ptr` through `$atomic`.
+    macro_rules! int_rmw {
+        ($name:ident, $atomic:ty, $t:ty) => {
+            /// # Safety
+            /// `ptr` points to a writable global element aligned to its size.
+            #[inline(always)]
+            pub unsafe fn $name(op: u32, ptr: *mut $t, v: $t, c: $t, o: Ordering) -> $t {
+                // SAFETY: the caller's; device memory is only accessed atomically here.
+                let a = unsafe { <$atomic>::from_ptr(ptr) };
+                match op {
+                    ATOM_ADD => a.fetch_add(v, o),
+                    ATOM_MAX => a.fetch_max(v, o),
+                    ATOM_MIN => a.fetch_min(v, o),
+                    ATOM_AND => a.fetch_and(v, o),
+                    ATOM_OR => a.fetch_or(v, o),
+                    ATOM_XOR => a.fetch_xor(v, o),
+                    ATOM_XCHG => a.swap(v, o),
+                    _ => match a.compare_exchange(c, v, o, on_failure(o)) {
+                        Ok(old) | Err(old) => old,
+                    },
+                }
+            }
+        };
+    }
+    int_rmw!(rmw_u32, AtomicU32, u32);
+    int_rmw!(rmw_i32, AtomicI32, i32);
+    int_rmw!(rmw_u64, AtomicU64, u64);
+    int_rmw!(rmw_i64, AtomicI64, i64);
+
+    /// `fn $name(op, ptr, v, c, o)`: float atomic `op` (add, exchange, compare-and-swap on the
+    /// bits) on `*ptr` through `$atomic` of its bits `$bits`.
+    macro_rules! float_rmw {
+        ($name:ident, $atomic:ty, $t:ty) => {
+            /// # Safety
+            /// `ptr` points to a writable global element aligned to its size.
+            #[inline(always)]
+            pub unsafe fn $name(op: u32, ptr: *mut $t, v: $t, c: $t, o: Ordering) -> $t {
+                // SAFETY: the caller's; `$t` and its bits have one size and alignment.
+                let a = unsafe { <$atomic>::from_ptr(ptr.cast()) };
+                <$t>::from_bits(match op {
+                    ATOM_ADD => {
+                        let mut old = a.load(Ordering::Relaxed);
+                        loop {
+                            let new = (<$t>::from_bits(old) + v).to_bits();
+                            match a.compare_exchange_weak(old, new, o, on_failure(o)) {
+                                Ok(_) => break old,
+                                Err(now) => old = now,
+                            }
+                        }
+                    }
+                    ATOM_XCHG => a.swap(v.to_bits(), o),
+                    _ => match a.compare_exchange(c.to_bits(), v.to_bits(), o, on_failure(o)) {
+                        Ok(old) | Err(old) => old,
+                    },
+                })
+            }
+        };
+    }
+    float_rmw!(rmw_f32, AtomicU32, f32);
+    float_rmw!(rmw_f64, AtomicU64, f64);
+
+    /// `f16` add: a compare-and-swap loop on the aligned 32-bit word holding the element (the
+    /// sum rounded once, through f32, as the host model).
+    ///
+    /// # Safety
+    /// `ptr` points to a writable global `f16`, 2-byte aligned, inside a 4-byte aligned word
+    /// of device memory.
+    #[inline(always)]
+    pub unsafe fn rmw_f16(_: u32, ptr: *mut f16, v: f16, _: f16, o: Ordering) -> f16 {
+        let addr = ptr as usize;
+        let shift = ((addr & 2) * 8) as u32;
+        // SAFETY: the caller's: the word holding the element is device memory.
+        let word = unsafe { AtomicU32::from_ptr((addr & !3) as *mut u32) };
+        let mut old = word.load(Ordering::Relaxed);
+        loop {
+            let x = f16::from_bits((old >> shift) as u16);
+            let sum = f16::from_f32(x.to_f32() + v.to_f32()).to_bits();
+            let new = (old & !(0xffff << shift)) | (u32::from(sum) << shift);
+            match word.compare_exchange_weak(old, new, o, on_failure(o)) {
+                Ok(_) => return x,
+                Err(now) => old = now,
+            }
+        }
+    }
+}
+
 /// [`atomic_elem!`] of an integer type: every operation, `add` on the type `$add`, `max`/`min`
 /// on `$ordered` (signed for a signed type), the bitwise ones, `exch` and `cas` on the bits
 /// `$bitwise`.
 macro_rules! int_atomic_elem {
-    ($t:ty, $bits:ty, $reg:ident, $to:expr, $from:expr, $add:literal, $ordered:literal,
-     $bitwise:literal) => {
-        atomic_elem!($t, $bits, $reg, $to, $from, int_update!($t), [
+    ($t:ty, $bits:ty, $reg:ident, $to:expr, $from:expr, $amd:path, $add:literal,
+     $ordered:literal, $bitwise:literal) => {
+        atomic_elem!($t, $bits, $reg, $to, $from, int_update!($t), $amd, [
             ATOM_ADD rmw "add" $add, ATOM_MAX rmw "max" $ordered, ATOM_MIN rmw "min" $ordered,
             ATOM_AND rmw "and" $bitwise, ATOM_OR rmw "or" $bitwise, ATOM_XOR rmw "xor" $bitwise,
             ATOM_XCHG rmw "exch" $bitwise, ATOM_CAS cas "cas" $bitwise,
@@ -287,18 +423,39 @@ macro_rules! int_atomic_elem {
     };
 }
 
-int_atomic_elem!(u32, u32, reg32, |x| x, |b| b, "u32", "u32", "b32");
+int_atomic_elem!(
+    u32,
+    u32,
+    reg32,
+    |x| x,
+    |b| b,
+    amd::rmw_u32,
+    "u32",
+    "u32",
+    "b32"
+);
 int_atomic_elem!(
     i32,
     u32,
     reg32,
     |x| x as u32,
     |b| b as i32,
+    amd::rmw_i32,
     "s32",
     "s32",
     "b32"
 );
-int_atomic_elem!(u64, u64, reg64, |x| x, |b| b, "u64", "u64", "b64");
+int_atomic_elem!(
+    u64,
+    u64,
+    reg64,
+    |x| x,
+    |b| b,
+    amd::rmw_u64,
+    "u64",
+    "u64",
+    "b64"
+);
 // PTX has no `atom.add.s64`: the two's-complement sum is `add.u64`'s.
 int_atomic_elem!(
     i64,
@@ -306,16 +463,17 @@ int_atomic_elem!(
     reg64,
     |x| x as u64,
     |b| b as i64,
+    amd::rmw_i64,
     "u64",
     "s64",
     "b64"
 );
-atomic_elem!(f32, u32, reg32, f32::to_bits, f32::from_bits, f32_update, [
+atomic_elem!(f32, u32, reg32, f32::to_bits, f32::from_bits, f32_update, amd::rmw_f32, [
     ATOM_ADD rmw "add" "f32", ATOM_XCHG rmw "exch" "b32", ATOM_CAS cas "cas" "b32",
 ]);
-atomic_elem!(f64, u64, reg64, f64::to_bits, f64::from_bits, f64_update, [
+atomic_elem!(f64, u64, reg64, f64::to_bits, f64::from_bits, f64_update, amd::rmw_f64, [
     ATOM_ADD rmw "add" "f64", ATOM_XCHG rmw "exch" "b64", ATOM_CAS cas "cas" "b64",
 ]);
-atomic_elem!(f16, u16, reg16, f16::to_bits, f16::from_bits, f16_update, [
+atomic_elem!(f16, u16, reg16, f16::to_bits, f16::from_bits, f16_update, amd::rmw_f16, [
     ATOM_ADD rmw "add.noftz" "f16",
 ]);

@@ -9,10 +9,10 @@
 //!
 //! A part of the layer also has a third body, for AMD GPUs (`amdgcn-amd-amdhsa`, target arch
 //! `amdgpu`): the special registers, `sync_threads`, global loads and stores, shuffles and f32
-//! arithmetic, conversions, float math and shared memory (LDS), with a warp being half of a
-//! 64-lane wave (`device/amdgpu.rs` says how). The rest (atomics, `mma`, `wgmma`, `cp.async`,
-//! TMA, mbarriers, `ldmatrix`/`stmatrix`) does not exist in amdgpu builds yet, so a kernel that
-//! uses it fails to compile there.
+//! arithmetic, conversions, float math, shared memory (LDS) and atomics, with a warp being half
+//! of a 64-lane wave (`device/amdgpu.rs` says how). The rest (`mma`, `wgmma`, `cp.async`, TMA,
+//! mbarriers, `ldmatrix`/`stmatrix`) does not exist in amdgpu builds yet, so a kernel that uses
+//! it fails to compile there.
 //!
 //! | area | functions |
 //! |---|---|
@@ -147,7 +147,6 @@ macro_rules! operandless_op {
 
 #[cfg(target_arch = "amdgpu")]
 mod amdgpu;
-#[cfg(not(target_arch = "amdgpu"))]
 mod atomic;
 #[cfg(not(target_arch = "amdgpu"))]
 mod cp_async;
@@ -170,7 +169,6 @@ mod tma;
 mod wgmma;
 mod word;
 
-#[cfg(not(target_arch = "amdgpu"))]
 pub use atomic::*;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use cp_async::*;

@@ -1,5 +1,5 @@
-//! Atomics: one `::tessera::device::atom` (`atom.<sem>.<scope>.global.<op>.<type>`) per
-//! element of the tile, each element exactly once.
+//! Atomics: one `::tessera::device::atom` (`atom.<sem>.<scope>.global.<op>.<type>` on NVIDIA,
+//! `core::sync::atomic` on amdgpu) per element of the tile, each element exactly once.
 //!
 //! - A tile atomic runs in the layout inference anchored it in (as a store): registers that
 //!   duplicate others (free register bits) skip it and take the old value of their canonical
@@ -21,7 +21,6 @@ use quote::quote;
 use tessera_layout::Label;
 
 pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
-    ctx.nvidia_only("atom");
     let loc = &op.loc;
     let OpKind::Atomic {
         op: kind,

@@ -20,7 +20,7 @@ pub struct LoweredKernel {
     /// kernel's own.
     pub tensor_maps: Vec<super::TensorMapUse>,
     /// The NVIDIA-only instructions the body uses (`mma.sync`, `ldmatrix`, `cp.async`, TMA,
-    /// `atom`, `wgmma`), in the order first met: a body with none also builds for amdgpu.
+    /// `wgmma`), in the order first met: a body with none also builds for amdgpu.
     pub nvidia_only: Vec<&'static str>,
 }
 

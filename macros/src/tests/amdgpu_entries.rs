@@ -70,7 +70,7 @@ fn kernels_without_nvidia_only_instructions_have_an_amdgpu_entry() {
 }
 
 #[test]
-fn dots_and_atomics_have_no_amdgpu_entry() {
+fn dots_have_no_amdgpu_entry() {
     let dot = (
         quote!(num_warps = 4),
         quote!(
@@ -95,7 +95,12 @@ fn dots_and_atomics_have_no_amdgpu_entry() {
     let bodies = nvidia_only(dot.0, dot.1);
     assert_eq!(bodies[0], ["ldmatrix", "mma.sync"]);
     assert_eq!(bodies[1], ["wgmma"]);
+}
 
+/// Atomics are `atom` on NVIDIA and `core::sync::atomic` on amdgpu: a kernel of atomics gets the
+/// shared device entry, and nothing keeps it off AMD.
+#[test]
+fn atomics_have_an_amdgpu_entry() {
     let atomic = (
         quote!(num_warps = 4),
         quote!(
@@ -106,7 +111,13 @@ fn dots_and_atomics_have_no_amdgpu_entry() {
         ),
     );
     let out = expansion(atomic.0.clone(), atomic.1.clone());
-    assert!(!out.contains("gpu-kernel"), "an amdgpu entry");
-    assert!(!out.contains("__tile_kernel_entry"), "an amdgpu entry");
-    assert_eq!(nvidia_only(atomic.0, atomic.1), [["atom"]]);
+    assert!(
+        out.contains("__tile_kernel_entry"),
+        "no shared device entry"
+    );
+    assert!(
+        out.contains("nvidia_only : & []"),
+        "the handle's nvidia_only"
+    );
+    assert_eq!(nvidia_only(atomic.0, atomic.1), [Vec::<&str>::new()]);
 }

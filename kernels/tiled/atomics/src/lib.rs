@@ -8,8 +8,7 @@
 
 #![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
-// Atomics are NVIDIA-only so far: no kernel of this crate is built for amdgpu, nor names `f16`.
-#![cfg_attr(target_arch = "amdgpu", allow(unused_imports))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::{f16, tile_kernel};
 use tessera_kernels_blocks::{elements, load_vector, tensor_block, vector_block};
