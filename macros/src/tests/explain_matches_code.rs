@@ -250,12 +250,34 @@ fn check(inference: &Inference, what: &str) {
     assert_eq!(expected, used, "{what}: mma instructions");
 }
 
+/// Each thread (as many as the machine has cores, at most 4) takes the next kernel source until
+/// none is left; the kernels' token streams cannot cross threads, so each reads the sources
+/// itself. The conversion plans are shared (`infer::solve::search` keeps them per process).
 #[test]
 fn explain_matches_generated_code_for_every_kernel() {
+    let count = kernel_sources().len();
+    assert!(count > 10, "kernels/tiled has the tile kernels");
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let conversions: usize = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| scope.spawn(|| check_sources(&next)))
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    assert!(conversions > 0, "the kernels convert layouts");
+}
+
+/// Checks the kernel sources numbered by `next` (taken one at a time) for both alignment policies
+/// and both targets; returns the number of conversions seen.
+fn check_sources(next: &std::sync::atomic::AtomicUsize) -> usize {
     let sources = kernel_sources();
-    assert!(sources.len() > 10, "kernels/tiled has the tile kernels");
     let mut conversions = 0;
-    for source in sources {
+    loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(source) = sources.get(i) else {
+            return conversions;
+        };
         // `Tensor` parameters desugared as the macro does before reading the kernel.
         let kernels = analyze_desugared(source.attr.clone(), source.item.clone())
             .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
@@ -284,7 +306,6 @@ fn explain_matches_generated_code_for_every_kernel() {
             }
         }
     }
-    assert!(conversions > 0, "the kernels convert layouts");
 }
 
 /// Pipelined loops: the explain line of each plan is printed, and the code lowered with the
