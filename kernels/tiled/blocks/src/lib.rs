@@ -8,7 +8,6 @@
 //! listed in the kernel's `uses` with the helpers they call). This crate has no kernels.
 
 #![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use tessera::tile_fn;
 
