@@ -353,7 +353,7 @@ mod amd {
     int_rmw!(rmw_i64, AtomicI64, i64);
 
     /// `fn $name(op, ptr, v, c, o)`: float atomic `op` (add, exchange, compare-and-swap on the
-    /// bits) on `*ptr` through `$atomic` of its bits `$bits`.
+    /// bits) on `*ptr` through `$atomic`, the atomic integer of its bits.
     macro_rules! float_rmw {
         ($name:ident, $atomic:ty, $t:ty) => {
             /// # Safety

@@ -263,7 +263,11 @@ fn explain_matches_generated_code_for_every_kernel() {
         let workers: Vec<_> = (0..threads)
             .map(|_| scope.spawn(|| check_sources(&next)))
             .collect();
-        workers.into_iter().map(|w| w.join().unwrap()).sum()
+        // A failed check panics in its worker: its message is the test's.
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .sum()
     });
     assert!(conversions > 0, "the kernels convert layouts");
 }
