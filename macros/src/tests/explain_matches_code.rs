@@ -255,11 +255,9 @@ fn check(inference: &Inference, what: &str) {
 /// itself. The conversion plans are shared (`infer::solve::search` keeps them per process).
 #[test]
 fn explain_matches_generated_code_for_every_kernel() {
-    let count = kernel_sources().len();
-    assert!(count > 10, "kernels/tiled has the tile kernels");
     let next = std::sync::atomic::AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let conversions: usize = std::thread::scope(|scope| {
+    let (sources, conversions) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| scope.spawn(|| check_sources(&next)))
             .collect();
@@ -267,21 +265,23 @@ fn explain_matches_generated_code_for_every_kernel() {
         workers
             .into_iter()
             .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .sum()
+            .fold((0, 0), |(s, c), (ws, wc)| (s + ws, c + wc))
     });
+    assert!(sources > 10, "kernels/tiled has the tile kernels");
     assert!(conversions > 0, "the kernels convert layouts");
 }
 
 /// Checks the kernel sources numbered by `next` (taken one at a time) for both alignment policies
-/// and both targets; returns the number of conversions seen.
-fn check_sources(next: &std::sync::atomic::AtomicUsize) -> usize {
+/// and both targets; returns how many sources it checked and the conversions it saw.
+fn check_sources(next: &std::sync::atomic::AtomicUsize) -> (usize, usize) {
     let sources = kernel_sources();
-    let mut conversions = 0;
+    let (mut checked, mut conversions) = (0, 0);
     loop {
         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(source) = sources.get(i) else {
-            return conversions;
+            return (checked, conversions);
         };
+        checked += 1;
         // `Tensor` parameters desugared as the macro does before reading the kernel.
         let kernels = analyze_desugared(source.attr.clone(), source.item.clone())
             .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
