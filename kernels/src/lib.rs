@@ -13,6 +13,8 @@
 //! * [`thread_quad`]: the walk of `vec_add` and `copy`, four elements per thread (one 128-bit
 //!   vector, or predicated 32-bit accesses for the last partial one).
 //! * [`row_sum`]: one warp per row of an M×N f32 matrix, `shfl.sync.bfly` tree reduction.
+//! * [`transpose32`]: an `n`×`n` transpose through a 32 × 32 shared tile, padded or not (the
+//!   bank-conflict example of the emulator's report).
 //! * [`hopper`]: a 128 × 128 × 64 f16 matmul on TMA, `mbarrier` and `wgmma` (sm_90a).
 //! * [`probes`]: small kernels that exercise the rest of the runtime layer (conversions,
 //!   shuffles, `cp.async` + `ldmatrix` + `mma`, shared-memory bank patterns) so that every
@@ -20,9 +22,9 @@
 //!   (and, through the same handles, on a GPU).
 //!
 //! For `amdgcn-amd-amdhsa` (AMD GPUs, `-Ctarget-cpu=gfx942` or `gfx90a`) the crate builds
-//! [`vec_add`], [`copy`], [`row_sum`] and every tile kernel variant that uses no NVIDIA-only
-//! instruction (no `dot`, atomic, `ldmatrix` conversion or async copy) as `gpu-kernel`s of one
-//! HSA code object (`scripts/check_amdgcn.sh` builds it and checks the ISA); the probes and
+//! [`vec_add`], [`copy`], [`row_sum`], [`transpose32`] and every tile kernel variant without
+//! a `dot` or async copy (a variant whose conversions NVIDIA reads by `ldmatrix` has a body
+//! planned for AMD) as `gpu-kernel`s of one HSA code object (`scripts/check_amdgcn.sh` builds it and checks the ISA); the probes and
 //! [`hopper`] are not built there.
 #![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
@@ -40,8 +42,10 @@ pub mod probes;
 pub mod row_sum;
 pub mod thread_quad;
 pub mod tiled;
+pub mod transpose32;
 pub mod vec_add;
 
 pub use copy::*;
 pub use row_sum::*;
+pub use transpose32::*;
 pub use vec_add::*;

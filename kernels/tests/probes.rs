@@ -7,6 +7,7 @@ use support::{device, run_in_buffers, Buffer, Rng, TestDevice};
 use tessera::dtype::{bf16, f16, pack_s8x4};
 use tessera::launch::LaunchConfig;
 use tessera_kernels::probes::*;
+use tessera_kernels::TRANSPOSE32;
 
 /// A launch of `grid` blocks of `block` threads with `shared_bytes` of dynamic shared memory.
 fn config(grid: [u32; 3], block: [u32; 3], shared_bytes: u32) -> LaunchConfig {

@@ -216,6 +216,7 @@ fn check_path(
                 "{ctx}: the sm_90a launch ran the sm_80 body\n{report}"
             );
         }
+        other => panic!("{ctx}: tile_matmul has no body for {}", other.name()),
     }
 }
 

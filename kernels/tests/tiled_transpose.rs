@@ -144,3 +144,44 @@ fn warp_transposes_shuffle_or_share() {
         }
     }
 }
+
+/// Planning per target: the one-warp `f16` transpose's conversion reads shared memory by
+/// `ldmatrix` on NVIDIA; its amdgpu body, planned for AMD, by vector loads. On the emulator the
+/// launch emulating amdgpu runs that body (no `ldmatrix` access, the same exact result, no
+/// conflicts), the one emulating sm_80 the NVIDIA body.
+#[test]
+fn the_amdgpu_body_reads_shared_memory_by_vector_loads() {
+    use tessera::emulator::{with_target, EmulatedTarget};
+    let gpu = device();
+    let (m, n, b) = (64, 96, 32);
+    let x: Vec<f16> = matrix(m, n).iter().map(|&v| f16::from_f32(v)).collect();
+    let bits = |v: &[f16]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+    let grid = (m.div_ceil(b) as u32, n.div_ceil(b) as u32);
+    for target in [EmulatedTarget::Sm80, EmulatedTarget::Amdgpu] {
+        let consts = tile_transpose_warp::Consts { B: b };
+        let zeros = vec![f16::from_f32(0.0); m * n];
+        let (out, report) = with_target(target, || {
+            run_transpose!(tile_transpose_warp, consts, grid, &x, &zeros, (m, n))
+        });
+        let what = format!(
+            "tile_transpose_warp f16 B = {b} emulating {}",
+            target.name()
+        );
+        assert_transposed(&bits(&out), &bits(&x), m, n, &what);
+        let Some(r) = gpu.emulator_only(&report, &what) else {
+            continue;
+        };
+        let reads = |kind| r.shared_sites.iter().filter(|s| s.kind == kind).count();
+        let ldmatrix = reads(SharedAccessKind::Ldmatrix);
+        if target == EmulatedTarget::Amdgpu {
+            assert_eq!(ldmatrix, 0, "{what}: {r}");
+            assert!(reads(SharedAccessKind::Load) > 0, "{what}: {r}");
+        } else {
+            assert!(ldmatrix > 0, "{what}: {r}");
+        }
+        assert_eq!(
+            r.shared_wavefronts, r.shared_ideal_wavefronts,
+            "{what}: {r}"
+        );
+    }
+}

@@ -61,7 +61,7 @@
 use crate::autotune::{generic_tuned, tuned_items, TunedParams, TunedParts};
 use crate::frontend::{analyze_kernel, rejected};
 use crate::infer::AssumptionKind;
-use crate::ir::Kernel;
+use crate::ir::{Kernel, Target};
 use crate::lower::{elem_type, lower_kernel, Facts};
 use crate::parse::{spelled_parameter_types, substitute_types, Autotune};
 use crate::tile_fn;
@@ -476,6 +476,8 @@ fn specialisation_items(
         tensor_params::mark_unit_strides(&mut kernel, &axes.tensors);
         let consts = selecting_values(&kernel, axes);
         let num_warps = kernel.num_warps;
+        // The specialisation before inference, for an amdgpu body of its own.
+        let source = kernel.clone();
         let variants = match prepare(kernel) {
             Ok(v) => v,
             Err(e) => {
@@ -498,14 +500,35 @@ fn specialisation_items(
             let mut entry = None;
             // The tensor maps of the variant's TMA copies (its sm_90a body's).
             let mut maps: Vec<crate::lower::TensorMapUse> = Vec::new();
+            // The variants of this suffix, lowered; then, when the Ampere body uses an
+            // NVIDIA-only instruction that a plan for AMD avoids, the `Target::Amdgpu` variant
+            // (the amdgpu entry's own body).
+            let amdgpu: Option<Variant>;
+            let mut lowered_variants = Vec::new();
             for variant in variants.iter().filter(|v| v.suffix == suffix) {
-                let lowered = match lower_kernel(&variant.kernel, &variant.facts) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        add_errors(&mut errors, e);
-                        continue;
-                    }
-                };
+                match lower_kernel(&variant.kernel, &variant.facts) {
+                    Ok(l) => lowered_variants.push((variant, l)),
+                    Err(e) => add_errors(&mut errors, e),
+                }
+            }
+            let ampere = lowered_variants
+                .iter()
+                .find(|(v, l)| v.kernel.target == Target::Ampere && !l.nvidia_only.is_empty());
+            amdgpu = match ampere.map(|(v, _)| variants::amdgpu_variant(&source, v)) {
+                Some(Ok(v)) => v,
+                Some(Err(e)) => {
+                    add_errors(&mut errors, e);
+                    None
+                }
+                None => None,
+            };
+            if let Some(v) = &amdgpu {
+                match lower_kernel(&v.kernel, &v.facts) {
+                    Ok(l) => lowered_variants.push((v, l)),
+                    Err(e) => add_errors(&mut errors, e),
+                }
+            }
+            for (variant, lowered) in lowered_variants {
                 for item in &lowered.module_items {
                     let text = item.to_string();
                     if !module_items.iter().any(|(t, _)| *t == text) {
@@ -513,7 +536,11 @@ fn specialisation_items(
                     }
                 }
                 let name = entry_name(&variant.kernel, axes, if one_variant { "" } else { suffix });
-                explain.push_str(&format!("entry {name}\n{}", variant.explain));
+                if variant.kernel.target == Target::Amdgpu {
+                    explain.push_str(&format!("entry {name} (amdgpu)\n{}", variant.explain));
+                } else {
+                    explain.push_str(&format!("entry {name}\n{}", variant.explain));
+                }
                 entry = Some(name);
                 for m in lowered.tensor_maps {
                     if !maps.contains(&m) {

@@ -88,30 +88,47 @@ pub struct Param {
 }
 
 /// The GPU generation a body is inferred and lowered for. A kernel with a `dot` is compiled
-/// for both (`expand` emits the Hopper body under `cfg(target_feature = "sm_90a")`); any other
-/// kernel only for [`Target::Ampere`], whose body runs on every target.
+/// for both NVIDIA ones (`expand` emits the Hopper body under `cfg(target_feature = "sm_90a")`);
+/// any other kernel for [`Target::Ampere`], whose body runs on every target, AMD included —
+/// unless that body uses an NVIDIA-only instruction a plan for AMD avoids (`ldmatrix`): then the
+/// amdgpu entry has a body of its own, inferred for [`Target::Amdgpu`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
     /// sm_80 and every PTX target but sm_90a: `dot` as `mma.sync`.
     Ampere,
     /// sm_90a: `dot` as `wgmma.mma_async` where its shape allows (else `mma.sync`).
     Hopper,
+    /// `amdgcn-amd-amdhsa` (gfx942, gfx90a), warps of 32 lanes as half-waves: the Ampere
+    /// plans without NVIDIA-only instructions (shared memory read by vector loads, not
+    /// `ldmatrix`). A kernel with a `dot` has no such body yet (MFMA is not planned).
+    Amdgpu,
 }
 
 impl Target {
-    /// The PTX target named in explain output.
+    /// The target named in explain output.
     pub fn sm(self) -> &'static str {
         match self {
             Target::Ampere => "sm_80",
             Target::Hopper => "sm_90a",
+            Target::Amdgpu => "amdgpu",
         }
     }
 
-    /// Bytes of shared memory a block may use on the target (its opt-in maximum).
+    /// Bytes of shared memory a block may use on the target (its opt-in maximum; on AMD the
+    /// 64 KiB of LDS a workgroup may allocate on gfx90a and gfx942).
     pub fn shared_bytes_limit(self) -> u32 {
         match self {
             Target::Ampere => tessera_layout::plan::pipeline::SHARED_BYTES_LIMIT_SM80,
             Target::Hopper => tessera_layout::plan::pipeline::SHARED_BYTES_LIMIT_SM90,
+            Target::Amdgpu => 64 * 1024,
+        }
+    }
+
+    /// Whose instructions the target's plans may use.
+    pub fn vendor(self) -> tessera_layout::plan::Vendor {
+        match self {
+            Target::Ampere | Target::Hopper => tessera_layout::plan::Vendor::Nvidia,
+            Target::Amdgpu => tessera_layout::plan::Vendor::Amd,
         }
     }
 }

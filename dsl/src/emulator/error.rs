@@ -131,6 +131,17 @@ pub enum EmulatorError {
         /// What is wrong.
         message: String,
     },
+    /// An instruction only NVIDIA GPUs have (`ldmatrix`, `mma`, `wgmma`, `cp.async`, TMA,
+    /// `mbarrier`) executed while the emulator emulates an AMD GPU
+    /// ([`EmulatedTarget::Amdgpu`](crate::emulator::EmulatedTarget::Amdgpu)).
+    NvidiaInstruction {
+        /// The thread that executed it.
+        thread: ThreadRef,
+        /// The PTX operation.
+        op: &'static str,
+        /// Call site.
+        site: Site,
+    },
     /// Every live thread of a CTA waits on a barrier or warp collective that can never complete.
     Deadlock {
         /// `%ctaid` of the block.
@@ -212,6 +223,11 @@ impl fmt::Display for EmulatorError {
             EmulatorError::Barrier { thread, message } => {
                 write!(f, "{thread}: bar.sync: {message}")
             }
+            EmulatorError::NvidiaInstruction { thread, op, site } => write!(
+                f,
+                "{thread}: {op} at {site}: an NVIDIA-only instruction, executed while the \
+                 emulator emulates amdgpu (AMD GPUs have no such instruction)"
+            ),
             EmulatorError::Deadlock { block, message } => {
                 let [x, y, z] = block;
                 write!(f, "deadlock in block ({x}, {y}, {z}): {message}")

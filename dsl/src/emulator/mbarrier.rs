@@ -158,7 +158,9 @@ impl Cta {
 }
 
 /// `mbarrier.init.shared::cta.b64 [addr], count`.
+#[track_caller]
 pub(crate) fn init(addr: u32, count: u32) {
+    super::target::nvidia_instruction("mbarrier.init");
     let op = "mbarrier.init.shared::cta.b64";
     with_thread(|t| {
         check_address(t, addr, op);

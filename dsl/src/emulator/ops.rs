@@ -311,6 +311,7 @@ pub(crate) fn st_shared_part<const BYTES: u32>(addr: u32, value: u32) {
 /// `ldmatrix.sync.aligned.m8n8.x{N}{.trans}.shared.b16`: this lane's N fragment registers.
 #[track_caller]
 pub(crate) fn ldmatrix<const N: usize>(addr: u32, trans: bool) -> [u32; N] {
+    super::target::nvidia_instruction("ldmatrix");
     let site = Location::caller();
     let mut payload = [0; PAYLOAD_WORDS];
     payload[0] = addr;
@@ -327,6 +328,7 @@ pub(crate) fn ldmatrix<const N: usize>(addr: u32, trans: bool) -> [u32; N] {
 /// `stmatrix.sync.aligned.m8n8.x{N}{.trans}.shared.b16 [addr], regs`.
 #[track_caller]
 pub(crate) fn stmatrix<const N: usize>(addr: u32, regs: [u32; N], trans: bool) {
+    super::target::nvidia_instruction("stmatrix");
     let site = Location::caller();
     let mut payload = [0; PAYLOAD_WORDS];
     payload[0] = addr;
@@ -351,6 +353,7 @@ pub(crate) fn stmatrix<const N: usize>(addr: u32, regs: [u32; N], trans: bool) {
 /// completes.
 #[track_caller]
 pub(crate) unsafe fn cp_async(dst: u32, src: u64, cp_size: u32, src_size: u32, op: &'static str) {
+    super::target::nvidia_instruction("cp.async");
     let location = Location::caller();
     let site = Site(location);
     with_thread(|t| {
@@ -406,6 +409,7 @@ pub(crate) fn cp_async_wait_group(n: u32) {
 /// `mma.sync.aligned` of the warp; `a`, `b`, `c` are this lane's fragment registers.
 #[track_caller]
 pub(crate) fn mma(kind: MmaKind, a: [u32; 4], b: [u32; 2], c: [u32; 4]) -> [u32; 4] {
+    super::target::nvidia_instruction("mma.sync");
     let site = Location::caller();
     let mut payload = [0; PAYLOAD_WORDS];
     payload[0..4].copy_from_slice(&a);

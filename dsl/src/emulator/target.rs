@@ -1,42 +1,58 @@
-//! Which PTX target a launch on the emulator stands for.
+//! Which target a launch on the emulator stands for.
 //!
 //! A `#[tile_kernel]` with a `dot` has two bodies: the sm_90a one (`wgmma`) and the one for
-//! every other target (`mma.sync`); the GPU runs the body of the PTX it loaded. On the host both
-//! exist and the emulator runs the one of the launch's target: [`with_target`]'s on the
-//! launching thread, else the environment variable `TESSERA_EMULATE_SM` (`sm_80` or `sm_90a`),
-//! else sm_80 (the oldest PTX of a set, as `Device::load_ptx_set` takes on the emulator). The
-//! target is read once per launch, so every thread of a launch runs the same body. A kernel
-//! built for sm_90a alone (`targets = [sm_90a]`) has one body, and a launch emulating sm_80 is
-//! refused (`LaunchError::UnsupportedTarget`).
+//! every other target (`mma.sync`); the GPU runs the body of the PTX it loaded. A kernel whose
+//! body reads shared memory by `ldmatrix` has a body planned for AMD beside it (vector loads),
+//! the one its amdgpu code object runs. On the host every body exists and the emulator runs the
+//! one of the launch's target: [`with_target`]'s on the launching thread, else the environment
+//! variable `TESSERA_EMULATE_SM` (`sm_80` or `sm_90a`), else `amdgpu` under
+//! `TESSERA_DEVICE=emulator-amd`, else sm_80 (the oldest PTX of a set, as
+//! `Device::load_ptx_set` takes on the emulator). The target is read once per launch, so every
+//! thread of a launch runs the same body. A kernel built for sm_90a alone
+//! (`targets = [sm_90a]`) has one body, and a launch emulating another target is refused
+//! (`LaunchError::UnsupportedTarget`); while emulating amdgpu, a kernel without an amdgpu body
+//! is refused (`LaunchError::NvidiaOnly`, as on an AMD code object), and an NVIDIA-only
+//! instruction executed by a hand-written kernel is an [`EmulatorError::NvidiaInstruction`].
+//!
+//! What the amdgpu mode models: the code the amdgpu entries run (the AMD plans, warps of 32
+//! lanes as the halves of a 64-lane wave, as `tessera::device` runs them) and the absence of
+//! NVIDIA's instructions. It does not model AMD's float approximations or NaN encodings (the
+//! emulator computes as NVIDIA's GPUs do) nor the LDS bank model (banks are counted as on
+//! NVIDIA's).
 
 use super::cta::with_thread;
 use super::EmulatorError;
 use std::cell::Cell;
 
-/// A PTX target whose code the emulator can run.
+/// A target whose code the emulator can run (more may come: match with a wildcard arm).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EmulatedTarget {
     /// sm_80 (and every target but sm_90a): `dot` as `mma.sync`.
     #[default]
     Sm80,
     /// sm_90a: `dot` as `wgmma.mma_async`.
     Sm90a,
+    /// An AMD GPU (`amdgcn-amd-amdhsa`, gfx942/gfx90a): the code of the amdgpu entries.
+    Amdgpu,
 }
 
 impl EmulatedTarget {
-    /// `sm_80` or `sm_90a`.
+    /// `sm_80`, `sm_90a` or `amdgpu`.
     pub fn name(self) -> &'static str {
         match self {
             EmulatedTarget::Sm80 => "sm_80",
             EmulatedTarget::Sm90a => "sm_90a",
+            EmulatedTarget::Amdgpu => "amdgpu",
         }
     }
 
-    /// The target named `sm_80` or `sm_90a`.
+    /// The target named `sm_80`, `sm_90a` or `amdgpu`.
     pub fn from_name(name: &str) -> Option<Self> {
         match name.trim() {
             "sm_80" => Some(EmulatedTarget::Sm80),
             "sm_90a" => Some(EmulatedTarget::Sm90a),
+            "amdgpu" => Some(EmulatedTarget::Amdgpu),
             _ => None,
         }
     }
@@ -59,16 +75,42 @@ pub fn with_target<R>(target: EmulatedTarget, f: impl FnOnce() -> R) -> R {
 }
 
 /// The target a launch from this thread emulates (module docs); an unknown
-/// `TESSERA_EMULATE_SM` is an [`EmulatorError::InvalidLaunch`].
+/// `TESSERA_EMULATE_SM`, or one beside `TESSERA_DEVICE=emulator-amd`, is an
+/// [`EmulatorError::InvalidLaunch`].
 pub fn launch_target() -> Result<EmulatedTarget, EmulatorError> {
     if let Some(t) = CHOSEN.with(Cell::get) {
         return Ok(t);
     }
+    let amd = crate::launch::emulating_amd_by_setting();
     match std::env::var("TESSERA_EMULATE_SM") {
-        Ok(name) => EmulatedTarget::from_name(&name).ok_or_else(|| EmulatorError::InvalidLaunch {
-            reason: format!("TESSERA_EMULATE_SM={name:?}: the emulator runs sm_80 or sm_90a"),
+        Ok(name) if amd => Err(EmulatorError::InvalidLaunch {
+            reason: format!(
+                "TESSERA_EMULATE_SM={name:?} names an NVIDIA target, but \
+                 TESSERA_DEVICE=emulator-amd emulates amdgpu: unset one of them"
+            ),
         }),
+        Ok(name) => EmulatedTarget::from_name(&name)
+            .filter(|t| *t != EmulatedTarget::Amdgpu)
+            .ok_or_else(|| EmulatorError::InvalidLaunch {
+                reason: format!(
+                    "TESSERA_EMULATE_SM={name:?}: the emulator runs sm_80 or sm_90a \
+                     (TESSERA_DEVICE=emulator-amd emulates an AMD GPU)"
+                ),
+            }),
+        Err(_) if amd => Ok(EmulatedTarget::Amdgpu),
         Err(_) => Ok(EmulatedTarget::Sm80),
+    }
+}
+
+/// Inside a kernel on the emulator: stops the launch with an
+/// [`EmulatorError::NvidiaInstruction`] when the launch emulates amdgpu (`op` is an instruction
+/// only NVIDIA GPUs have).
+#[track_caller]
+pub(crate) fn nvidia_instruction(op: &'static str) {
+    let site = super::Site(std::panic::Location::caller());
+    let thread = with_thread(|t| (t.cta.target == EmulatedTarget::Amdgpu).then(|| t.thread_ref()));
+    if let Some(thread) = thread {
+        super::cta::raise(EmulatorError::NvidiaInstruction { thread, op, site });
     }
 }
 

@@ -51,6 +51,7 @@ fn kept_tensor_map(address: u64) -> bool {
 /// `map_address` must point to a `TensorMap` whose tensor is valid host memory.
 #[track_caller]
 pub(crate) unsafe fn load(dst: u32, map_address: u64, coords: [i32; 4], mbarrier: u32) {
+    super::target::nvidia_instruction("cp.async.bulk.tensor");
     let site = Site(std::panic::Location::caller());
     with_thread(|t| {
         let map_bytes = size_of::<TensorMap>() as u32;

@@ -177,6 +177,7 @@ pub(crate) fn mma(
     trans_b: bool,
     scale_d: bool,
 ) {
+    super::target::nvidia_instruction("wgmma.mma_async");
     let site = Location::caller();
     let n = 2 * acc.len() as u32;
     let op = "wgmma.mma_async.sync.aligned";

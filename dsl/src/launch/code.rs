@@ -324,8 +324,8 @@ mod tests {
         let text = err.to_string();
         assert!(
             text.starts_with(
-                "kernel `tile_matmul` has no kernel in the AMD code object (gfx942): it uses \
-                 ldmatrix, mma.sync, which only NVIDIA GPUs have"
+                "kernel `tile_matmul` has no AMD kernel (gfx942): it uses ldmatrix, mma.sync, \
+                 which only NVIDIA GPUs have"
             ),
             "{text}"
         );

@@ -62,17 +62,18 @@ impl Drop for HostAllocation {
     }
 }
 
-/// Runs one launch on the emulator (a kernel of one target only while emulating it).
+/// Runs one launch on the emulator (a kernel of one target only while emulating it; while
+/// emulating amdgpu, only a kernel with an amdgpu body).
 pub(crate) fn launch<A: KernelArgs>(
     kernel: Kernel<A>,
     config: &LaunchConfig,
     args: A,
 ) -> Result<EmulatorReport, LaunchError> {
+    let emulated = emulator::launch_target().map_err(|err| LaunchError::Emulator {
+        kernel: kernel.name.to_string(),
+        message: err.to_string(),
+    })?;
     if let Some(needs) = kernel.targets.required() {
-        let emulated = emulator::launch_target().map_err(|err| LaunchError::Emulator {
-            kernel: kernel.name.to_string(),
-            message: err.to_string(),
-        })?;
         if emulated.name() != needs {
             return Err(LaunchError::UnsupportedTarget {
                 kernel: kernel.name.to_string(),
@@ -80,6 +81,15 @@ pub(crate) fn launch<A: KernelArgs>(
                 running: format!("{} on the emulator", emulated.name()),
             });
         }
+    }
+    // Emulating amdgpu, a kernel without an amdgpu body is refused as an AMD code object
+    // refuses it.
+    if emulated == emulator::EmulatedTarget::Amdgpu && !kernel.nvidia_only.is_empty() {
+        return Err(LaunchError::NvidiaOnly {
+            kernel: kernel.name.to_string(),
+            processor: "amdgpu on the emulator".to_string(),
+            instructions: kernel.nvidia_only.iter().map(|s| s.to_string()).collect(),
+        });
     }
     let emulate = kernel.emulate;
     let body = move || emulate(args);

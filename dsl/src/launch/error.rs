@@ -6,7 +6,8 @@ use std::fmt;
 /// Why a launcher call failed. Every variant names what was being done.
 #[derive(Debug)]
 pub enum LaunchError {
-    /// `TESSERA_DEVICE` holds something other than `gpu`, `cuda`, `hip`, `emulator` or `auto`.
+    /// `TESSERA_DEVICE` holds something other than `gpu`, `cuda`, `hip`, `emulator`,
+    /// `emulator-amd` or `auto`.
     BadDeviceSetting {
         /// The value found.
         value: String,
@@ -80,12 +81,12 @@ pub enum LaunchError {
         /// The module's entries.
         entries: Vec<String>,
     },
-    /// The kernel has no kernel in the module, an AMD code object, because it uses instructions
-    /// only NVIDIA GPUs have.
+    /// The kernel has no kernel in the module, an AMD code object (or no amdgpu body on the
+    /// emulator emulating amdgpu), because it uses instructions only NVIDIA GPUs have.
     NvidiaOnly {
         /// The kernel.
         kernel: String,
-        /// The module's processor (`gfx942`).
+        /// The module's processor (`gfx942`), or `amdgpu on the emulator`.
         processor: String,
         /// The NVIDIA-only instructions it uses.
         instructions: Vec<String>,
@@ -193,7 +194,7 @@ impl fmt::Display for LaunchError {
             LaunchError::BadDeviceSetting { value } => write!(
                 f,
                 "{DEVICE_ENV}={value:?} is not a device choice; use `gpu` (or `cuda`), `hip`, \
-                 `emulator` or `auto`"
+                 `emulator`, `emulator-amd` or `auto`"
             ),
             LaunchError::GpuUnavailable { reason } => write!(f, "no usable GPU: {reason}"),
             LaunchError::Driver {
@@ -255,10 +256,9 @@ impl fmt::Display for LaunchError {
                 instructions,
             } => write!(
                 f,
-                "kernel `{kernel}` has no kernel in the AMD code object ({processor}): it uses \
-                 {}, which only NVIDIA GPUs have (Tessera does not generate AMD code for `dot`, \
-                 atomics, `ldmatrix` conversions or async copies yet); launch it on a CUDA GPU or \
-                 the emulator",
+                "kernel `{kernel}` has no AMD kernel ({processor}): it uses {}, which only \
+                 NVIDIA GPUs have (Tessera does not generate AMD code for `dot` or async copies \
+                 yet); launch it on a CUDA GPU or the emulator emulating an NVIDIA target",
                 instructions.join(", ")
             ),
             LaunchError::UnsupportedTarget {

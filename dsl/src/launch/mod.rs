@@ -18,7 +18,9 @@
 //!
 //! Device choice ([`Device::new`]): `TESSERA_DEVICE=gpu` (or `cuda`) demands the CUDA GPU,
 //! `TESSERA_DEVICE=hip` (or `rocm`) an AMD GPU through HIP (an error says why it cannot be
-//! used), `TESSERA_DEVICE=emulator` the emulator; unset or `auto` takes the CUDA GPU when the
+//! used), `TESSERA_DEVICE=emulator` the emulator, `TESSERA_DEVICE=emulator-amd` the emulator
+//! running each kernel's amdgpu code (see [`crate::emulator::EmulatedTarget`]: the AMD plans,
+//! NVIDIA-only kernels refused); unset or `auto` takes the CUDA GPU when the
 //! `cuda` feature is on and a driver (`libcuda`, loaded at run time) and a device are present,
 //! else a HIP GPU when the `hip` feature is on and the runtime (`libamdhip64`, loaded at run
 //! time) sees a device, else the emulator ([`Device::selection_note`] says why not each GPU).
@@ -66,6 +68,7 @@ use backend::DeviceContext;
 pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions};
 pub use element::DeviceElement;
 pub use error::LaunchError;
+pub(crate) use kind::emulating_amd_by_setting;
 pub use kind::{DeviceKind, GpuRuntime, DEVICE_ENV};
 pub use memory::Allocation;
 use memory::{HostBytes, Memory};
@@ -145,8 +148,10 @@ impl fmt::Debug for Device {
 
 impl Device {
     /// The device `TESSERA_DEVICE` asks for: `gpu` (or `cuda`) CUDA GPU 0, `hip` (or `rocm`)
-    /// HIP GPU 0, `emulator`, or `auto`/unset: a CUDA GPU when one can be used, else a HIP GPU,
-    /// else the emulator. A GPU asked for by name that cannot be used is an error saying why.
+    /// HIP GPU 0, `emulator`, `emulator-amd` (the emulator, its launches emulating an AMD GPU:
+    /// [`EmulatedTarget::Amdgpu`](crate::emulator::EmulatedTarget::Amdgpu)), or `auto`/unset: a
+    /// CUDA GPU when one can be used, else a HIP GPU, else the emulator. A GPU asked for by name
+    /// that cannot be used is an error saying why.
     pub fn new() -> Result<Device, LaunchError> {
         let setting = std::env::var(DEVICE_ENV).unwrap_or_default();
         Device::from_setting(&setting)
@@ -164,6 +169,10 @@ impl Device {
             }
             "emulator" | "emu" | "cpu" => Ok(Device::emulator_with_note(format!(
                 "{DEVICE_ENV}={setting}"
+            ))),
+            // The emulator; its launches emulate amdgpu (`emulating_amd_by_setting`).
+            "emulator-amd" | "emulator-amdgpu" => Ok(Device::emulator_with_note(format!(
+                "{DEVICE_ENV}={setting}: launches emulate amdgpu"
             ))),
             _ => Err(LaunchError::BadDeviceSetting {
                 value: setting.to_string(),

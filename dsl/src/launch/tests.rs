@@ -131,6 +131,61 @@ fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
     ));
 }
 
+/// Emulating amdgpu: a kernel with NVIDIA-only instructions (no amdgpu body) is refused as an
+/// AMD code object refuses it, naming them; a kernel without runs; a hand-written kernel that
+/// executes an NVIDIA-only instruction stops with an error naming it and its call site.
+#[test]
+fn emulating_amdgpu_refuses_nvidia_only_kernels_and_instructions() {
+    let (device, module) = emulator_with_module();
+    let counter = device.zeros::<u32>(1).unwrap();
+    let config = LaunchConfig {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        shared_bytes: 256,
+    };
+    let on_amd = |kernel| {
+        crate::emulator::with_target(EmulatedTarget::Amdgpu, || {
+            device.launch(&module, kernel, config, (counter.ptr(),))
+        })
+    };
+    on_amd(COUNT_THREADS).unwrap();
+    assert_eq!(counter.download().unwrap(), [32]);
+    let nvidia = Kernel {
+        nvidia_only: &["mma.sync"],
+        ..COUNT_THREADS
+    };
+    let refused = on_amd(nvidia).unwrap_err();
+    assert!(
+        matches!(&refused, LaunchError::NvidiaOnly { processor, instructions, .. }
+            if processor == "amdgpu on the emulator" && instructions == &["mma.sync"]),
+        "{refused}"
+    );
+    assert_eq!(counter.download().unwrap(), [32], "the refused launch ran");
+    device
+        .launch(&module, nvidia, config, (counter.ptr(),))
+        .expect("runs emulating sm_80");
+    assert_eq!(counter.download().unwrap(), [64]);
+    // Hand-written code executing `ldmatrix`.
+    fn reads_by_ldmatrix((_counter,): (Ptr<u32>,)) {
+        let row = crate::device::dynamic_shared_base() + 16 * (crate::device::lane_id() % 8);
+        // SAFETY: every lane executes it; the rows are 16-byte aligned, inside 256 bytes.
+        let _ = unsafe { crate::device::ldmatrix_x1(row) };
+    }
+    let ldmatrix = Kernel {
+        emulate: reads_by_ldmatrix,
+        ..COUNT_THREADS
+    };
+    device
+        .launch(&module, ldmatrix, config, (counter.ptr(),))
+        .expect("runs emulating sm_80");
+    let failed = on_amd(ldmatrix).unwrap_err();
+    let message = failed.to_string();
+    assert!(
+        message.contains("ldmatrix at ") && message.contains("an NVIDIA-only instruction"),
+        "{message}"
+    );
+}
+
 #[test]
 fn scalar_arguments_arrive_unchanged() {
     let (device, module) = emulator_with_module();

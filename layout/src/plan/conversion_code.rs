@@ -8,8 +8,8 @@
 //!   [`shuffle_cost_quarters`]). When that makes the shuffles dearer than the cost model's
 //!   shared-memory alternative, the conversion goes through shared memory
 //!   ([`ConversionCode::shuffles_need_selects`]).
-//! - **Shared memory.** The memory layout, vector widths and `ldmatrix` reads are chosen by
-//!   [`shared_movement`] (see `shared_steps`).
+//! - **Shared memory.** The memory layout, vector widths and `ldmatrix` reads (on a
+//!   [`Vendor`] that has them) are chosen by [`shared_movement`] (see `shared_steps`).
 //! - **Costs.** [`ConversionCode::cost`] is the cost model's cost of the plan the code follows;
 //!   [`conversion_code_cost`] gives it without resolving the movement (for searches over many
 //!   layout pairs).
@@ -20,7 +20,7 @@ use super::movement::{
     Step,
 };
 use super::shared_steps::shared_movement;
-use super::PlanError;
+use super::{PlanError, Vendor};
 use crate::{Label, LinearLayout};
 use std::boxed::Box;
 use std::format;
@@ -53,16 +53,17 @@ impl ConversionCode {
 }
 
 /// Plans the conversion of a tile from distributed layout `src` to `dst`, elements of
-/// `element_bits` bits, as generated code runs it (see the module docs).
+/// `element_bits` bits, as generated code runs it on `vendor`'s GPUs (see the module docs).
 pub fn plan_conversion_code(
     src: &LinearLayout,
     dst: &LinearLayout,
     element_bits: u32,
+    vendor: Vendor,
 ) -> Result<ConversionCode, PlanError> {
     let choice = choose(src, dst, element_bits)?;
     let movement = match choice.shuffle_movement {
         Some(m) if matches!(choice.plan, ConversionPlan::WarpShuffle(_)) => m,
-        _ => movement_for(&choice.plan, src, dst, element_bits)?,
+        _ => movement_for(&choice.plan, src, dst, element_bits, vendor)?,
     };
     Ok(ConversionCode {
         plan: choice.plan,
@@ -73,7 +74,8 @@ pub fn plan_conversion_code(
     })
 }
 
-/// [`ConversionCode::cost`] of [`plan_conversion_code`], without resolving the movement.
+/// [`ConversionCode::cost`] of [`plan_conversion_code`], without resolving the movement (the
+/// same for every [`Vendor`]: the cost model prices the plan, not its `ldmatrix` reads).
 pub fn conversion_code_cost(
     src: &LinearLayout,
     dst: &LinearLayout,
@@ -118,7 +120,8 @@ fn choose(src: &LinearLayout, dst: &LinearLayout, element_bits: u32) -> Result<C
         conversion.shared_alternative,
         conversion.shared_cost,
     ) {
-        let movement = movement_for(&choice.plan, src, dst, element_bits)?;
+        // Shuffles, whatever the vendor.
+        let movement = movement_for(&choice.plan, src, dst, element_bits, Vendor::Nvidia)?;
         if shuffle_cost_quarters(&movement) > 4 * shared_cost {
             choice.plan = ConversionPlan::SharedMemory(Box::new(shared));
             choice.shuffles_need_selects = true;
@@ -129,12 +132,14 @@ fn choose(src: &LinearLayout, dst: &LinearLayout, element_bits: u32) -> Result<C
     Ok(choice)
 }
 
-/// The movement that executes `plan` (a plan of `src → dst` on `element_bits`-bit elements).
+/// The movement that executes `plan` (a plan of `src → dst` on `element_bits`-bit elements) on
+/// `vendor`'s GPUs.
 pub fn movement_for(
     plan: &ConversionPlan,
     src: &LinearLayout,
     dst: &LinearLayout,
     element_bits: u32,
+    vendor: Vendor,
 ) -> Result<Movement, PlanError> {
     let src_registers = src.in_size(Label::Register);
     let dst_registers = dst.in_size(Label::Register);
@@ -167,7 +172,9 @@ pub fn movement_for(
                 p.shuffles_per_round
             );
         }
-        ConversionPlan::SharedMemory(p) => return shared_movement(p, src, dst, element_bits),
+        ConversionPlan::SharedMemory(p) => {
+            return shared_movement(p, src, dst, element_bits, vendor)
+        }
     }
     Ok(movement)
 }

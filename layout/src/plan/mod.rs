@@ -49,6 +49,25 @@ pub mod wgmma_dot;
 
 pub use space::Space;
 
+/// Whose instructions a plan may use. The layouts and the cost model are the same for both; the
+/// instructions differ: `ldmatrix` (shared-memory reads of 8 × 16-byte rows) exists on NVIDIA
+/// GPUs only, so a plan for AMD reads shared memory by vector loads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Vendor {
+    /// NVIDIA GPUs (PTX): every instruction the planners know.
+    #[default]
+    Nvidia,
+    /// AMD GPUs (`amdgcn`): no `ldmatrix`.
+    Amd,
+}
+
+impl Vendor {
+    /// Whether the GPUs have `ldmatrix`.
+    pub const fn has_ldmatrix(self) -> bool {
+        matches!(self, Vendor::Nvidia)
+    }
+}
+
 use crate::{Label, LayoutError, LinearLayout};
 use core::fmt;
 use std::boxed::Box;

@@ -8,7 +8,7 @@
 //!   by the construction of Lemma 9.5); the one with the fewest issue slots wins, an `ldmatrix`
 //!   read winning ties. This is how the operands of `dot` reach `ldmatrix` (`.trans` for `b`):
 //!   the optimal swizzle is optimal for bank conflicts but rarely divisible by the `ldmatrix`
-//!   tile.
+//!   tile. A plan for [`Vendor::Amd`] has no `ldmatrix`: the plan's memory read by vector loads.
 //! - **Sub-word stores.** A store narrower than a 32-bit word (sub-word elements whose plan fills
 //!   the word from the read side) has no race-free 32-bit form, so such a conversion runs on the
 //!   optimal swizzle planned for 32-bit elements, each element in its own word. Loads narrower
@@ -25,7 +25,7 @@ use super::movement::{
     bases32, duplicate_steps, issue_cost, vector_offsets, xor_bits, Affine, LdmatrixStep, Movement,
     Step, StoreStep, VectorAccess, LANES,
 };
-use super::{bases, common_vectors, PlanError, Space};
+use super::{bases, common_vectors, PlanError, Space, Vendor};
 use crate::families::ldmatrix::ldmatrix_fragment;
 use crate::{Label, LinearLayout};
 use std::format;
@@ -36,25 +36,38 @@ use std::vec::Vec;
 /// vector loads or by `ldmatrix` where divisible, and the memories built for an `ldmatrix` read
 /// ([`ldmatrix_memories`]); the one with the fewest issue slots (wavefronts plus instructions, on
 /// the emulator's bank model) wins; on a tie an `ldmatrix` read, then the plan's own memory.
+/// On a `vendor` without `ldmatrix`, the plan's memory read by vector loads.
 pub fn shared_movement(
     plan: &SharedPlan,
     src: &LinearLayout,
     dst: &LinearLayout,
     element_bits: u32,
+    vendor: Vendor,
 ) -> Result<Movement, PlanError> {
     // A store narrower than a word cannot be done race-free with 32-bit accesses: plan the
     // memory for 32-bit elements and store each element in its own word.
     if plan.write().vector.bits < 32 {
         let widened = shared_plan(src, dst, 32)?;
-        return shared_candidate(&widened.swizzle.memory, src, dst, element_bits, true)
-            .map(|(m, _)| m)
-            .ok_or(PlanError::SharedStores { widened: true });
+        return shared_candidate(
+            &widened.swizzle.memory,
+            src,
+            dst,
+            element_bits,
+            true,
+            vendor,
+        )
+        .map(|(m, _)| m)
+        .ok_or(PlanError::SharedStores { widened: true });
     }
     let mut best: Option<(Movement, (u32, bool))> = None;
     let mut memories = vec![plan.swizzle.memory];
-    memories.extend(ldmatrix_memories(src, dst, element_bits));
+    if vendor.has_ldmatrix() {
+        memories.extend(ldmatrix_memories(src, dst, element_bits));
+    }
     for memory in &memories {
-        if let Some((movement, cost)) = shared_candidate(memory, src, dst, element_bits, false) {
+        if let Some((movement, cost)) =
+            shared_candidate(memory, src, dst, element_bits, false, vendor)
+        {
             // On equal cost, an ldmatrix read wins (fewer address computations).
             let reads_ldmatrix = movement
                 .steps
@@ -71,13 +84,15 @@ pub fn shared_movement(
 }
 
 /// The movement through `memory` (offset → tile) and its issue cost; `widened`: one element per
-/// 32-bit word. `None` if the store would be narrower than a word.
+/// 32-bit word; read by `ldmatrix` where `vendor` has it and it costs no more than vector loads.
+/// `None` if the store would be narrower than a word.
 pub fn shared_candidate(
     memory: &LinearLayout,
     src: &LinearLayout,
     dst: &LinearLayout,
     element_bits: u32,
     widened: bool,
+    vendor: Vendor,
 ) -> Option<(Movement, u32)> {
     let bits = if widened { 32 } else { element_bits };
     let shift = (bits / 8).trailing_zeros();
@@ -100,7 +115,7 @@ pub fn shared_candidate(
     let cells = 1u32 << memory.total_in_bits();
     let mut read_step = Step::Load(load_step(&load_address, dst, &read.vector.registers, shift));
     let mut how = format!("{}-element loads", read.vector.elements);
-    if !widened {
+    if !widened && vendor.has_ldmatrix() {
         if let Some(ldm) = ldmatrix_read(memory, &load_address, dst, element_bits) {
             let (matrices, transposed) = (ldm.matrices, ldm.transposed);
             let ldm = Step::Ldmatrix(ldm);

@@ -1,6 +1,7 @@
 //! The device entries of one kernel variant and their host twin: one PTX entry per target body
 //! (told apart by `cfg(target_feature = "sm_90a")`), the amdgpu entry (the Ampere body, when it
-//! uses no NVIDIA-only instruction), and the host function the emulator runs. Each is the
+//! uses no NVIDIA-only instruction, else the body planned for AMD when there is one), and the
+//! host function the emulator runs. Each is the
 //! argument of a `tessera::__tile_kernel_items!` call under its `#[cfg]`, so that a build parses
 //! only the bodies of its own target.
 
@@ -18,13 +19,14 @@ pub(super) struct TargetBody {
     pub nvidia_only: Vec<&'static str>,
 }
 
-/// What keeps a variant out of AMD code objects: nothing when its Ampere body (the one
-/// [`entry_items`] makes the amdgpu entry of) uses no NVIDIA-only instruction, else that body's
-/// NVIDIA-only instructions (a Hopper-only variant's, `targets = [sm_90a]`).
+/// What keeps a variant out of AMD code objects: nothing when the body [`entry_items`] makes
+/// the amdgpu entry of (the one planned for AMD, else the Ampere one) uses no NVIDIA-only
+/// instruction, else that body's NVIDIA-only instructions (a Hopper-only variant's,
+/// `targets = [sm_90a]`).
 pub(super) fn amdgpu_blockers(bodies: &[TargetBody]) -> Vec<&'static str> {
-    bodies
-        .iter()
-        .find(|b| b.target == Target::Ampere)
+    let of = |target: Target| bodies.iter().find(|b| b.target == target);
+    of(Target::Amdgpu)
+        .or(of(Target::Ampere))
         .or(bodies.first())
         .map(|b| b.nvidia_only.clone())
         .unwrap_or_default()
@@ -36,7 +38,9 @@ pub(super) fn amdgpu_blockers(bodies: &[TargetBody]) -> Vec<&'static str> {
 /// function that runs the body of the emulated target (`tessera::emulator::running_target`);
 /// with a Hopper body alone (`targets = [sm_90a]`), the entry in the sm_90a PTX only. The
 /// Ampere body (the only one of a kernel without `dot`) is also the amdgpu entry when it uses no
-/// NVIDIA-only instruction: its warps are half-waves there (`tessera::device`'s contract).
+/// NVIDIA-only instruction: its warps are half-waves there (`tessera::device`'s contract). A
+/// body planned for AMD ([`Target::Amdgpu`]) is the amdgpu entry's, and the host function runs
+/// it while the emulator emulates amdgpu.
 pub(super) fn entry_items(
     entry: &Ident,
     param_names: &[&Ident],
@@ -115,6 +119,20 @@ pub(super) fn entry_items(
         }
     };
     let amdgpu = amdgpu_blockers(bodies).is_empty();
+    let amdgpu_body = body_of(Target::Amdgpu).filter(|_| amdgpu);
+    // The host function: the NVIDIA body, or the AMD one while the emulator emulates amdgpu.
+    let host_of = |nvidia: TokenStream| match amdgpu_body {
+        Some(amd) => quote! {
+            if ::tessera::emulator::running_target()
+                == ::tessera::emulator::EmulatedTarget::Amdgpu
+            {
+                #amd
+            } else {
+                #nvidia
+            }
+        },
+        None => nvidia,
+    };
     let sm90a = quote!(all(target_arch = "nvptx64", target_feature = "sm_90a"));
     let items = match (body_of(Target::Ampere), body_of(Target::Hopper)) {
         // `targets = [sm_90a]`: in the sm_90a PTX alone (the launcher refuses other targets).
@@ -136,9 +154,14 @@ pub(super) fn entry_items(
             vec![
                 device_entry(others, ampere, &[]),
                 device_entry(sm90a, hopper, &maps),
-                host_entry(emulated),
+                host_entry(host_of(emulated)),
             ]
         }
+        // One NVIDIA body and one planned for AMD: an entry each.
+        (Some(ampere), None) if amdgpu_body.is_some() => vec![
+            device_entry(quote!(target_arch = "nvptx64"), ampere, &maps),
+            host_entry(host_of(ampere.clone())),
+        ],
         // One body: for every PTX target, and for amdgpu when it can be.
         _ => {
             let body = bodies.first().map(|b| b.body.clone()).unwrap_or_default();
@@ -150,12 +173,10 @@ pub(super) fn entry_items(
             return [device, host_entry(body)].into_iter().collect();
         }
     };
-    // Two bodies whose Ampere one has no NVIDIA-only instruction (none today: a `dot` is
-    // `mma.sync` there): the amdgpu kernel apart.
-    let amdgpu = bodies
-        .iter()
-        .find(|b| b.target == Target::Ampere)
-        .filter(|_| amdgpu)
-        .map(|b| amdgpu_entry(&b.body));
+    // The amdgpu kernel apart: the body planned for AMD, or an Ampere body beside a Hopper one
+    // that has no NVIDIA-only instruction (none today: a `dot` is `mma.sync` there).
+    let amdgpu = amdgpu_body
+        .or(body_of(Target::Ampere).filter(|_| amdgpu))
+        .map(amdgpu_entry);
     items.into_iter().chain(amdgpu).collect()
 }

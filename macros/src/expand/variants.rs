@@ -14,6 +14,8 @@ pub struct Variant {
     pub suffix: &'static str,
     /// The explain text of its layout inference (`infer::explain`), for the module's `EXPLAIN`.
     pub explain: String,
+    /// The alignment policy it was inferred under.
+    pub policy: AlignmentPolicy,
 }
 
 /// Layout inference of one specialisation, giving its variants: per target (a kernel with a
@@ -52,15 +54,38 @@ pub(crate) fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
     Ok(variants)
 }
 
+/// The [`Target::Amdgpu`] variant of `ampere` (an Ampere variant whose body uses an
+/// NVIDIA-only instruction), inferred from `kernel` (the specialisation before inference)
+/// under the same policy, when a plan for AMD can avoid those instructions: a kernel without a
+/// `dot` (the instruction is then `ldmatrix`, which a plan for AMD replaces by vector loads);
+/// `None` for a kernel with a `dot` (MFMA is not planned yet).
+pub(crate) fn amdgpu_variant(
+    kernel: &Kernel,
+    ampere: &Variant,
+) -> Result<Option<Variant>, syn::Error> {
+    if has_dot(kernel) || kernel.sm90a_only() {
+        return Ok(None);
+    }
+    let mut k = kernel.clone();
+    k.target = Target::Amdgpu;
+    let inference = infer::infer_with(&mut k, ampere.policy)?;
+    infer::report_if_requested(&inference);
+    Ok(Some(variant(inference, ampere.suffix)))
+}
+
+fn has_dot(kernel: &Kernel) -> bool {
+    let mut has_dot = false;
+    kernel.walk(&mut |op| has_dot |= matches!(op.kind, crate::ir::OpKind::Dot { .. }));
+    has_dot
+}
+
 /// The targets `kernel` gets a body for: Hopper alone for `targets = [sm_90a]`; else Ampere,
 /// and Hopper too when the kernel has a `dot` and `targets` lists sm_90a (without a `dot` the
 /// two bodies would be the same).
 fn body_targets(kernel: &Kernel) -> &'static [Target] {
-    let mut has_dot = false;
-    kernel.walk(&mut |op| has_dot |= matches!(op.kind, crate::ir::OpKind::Dot { .. }));
     if kernel.sm90a_only() {
         &[Target::Hopper]
-    } else if has_dot && kernel.targets.contains(&Target::Hopper) {
+    } else if has_dot(kernel) && kernel.targets.contains(&Target::Hopper) {
         &[Target::Ampere, Target::Hopper]
     } else {
         &[Target::Ampere]
@@ -86,5 +111,6 @@ fn variant(inference: infer::Inference, suffix: &'static str) -> Variant {
         facts,
         suffix,
         explain,
+        policy: inference.policy,
     }
 }

@@ -873,7 +873,8 @@ fn chained_warps_make_accumulator_to_a_operand_register_only() {
                 applied += 1;
                 let acc = anchors::mma_layout(&[m, n], &warps, nw).unwrap();
                 let a = anchors::dot_operand_layout(0, 2, &[m, n], &warps, nw).unwrap();
-                let code = plan_conversion_code(&acc, &a, 16).unwrap();
+                let code = plan_conversion_code(&acc, &a, 16, tessera_layout::plan::Vendor::Nvidia)
+                    .unwrap();
                 assert!(
                     matches!(
                         code.plan,

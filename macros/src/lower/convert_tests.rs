@@ -4,12 +4,12 @@
 
 use super::*;
 use std::collections::HashMap;
-use tessera_layout::plan::bases;
 use tessera_layout::plan::conversion::shared_plan;
 use tessera_layout::plan::conversion::{plan_conversion, shuffle_plan, ConversionPlan};
 use tessera_layout::plan::conversion_code::{movement_for, plan_conversion_code};
 use tessera_layout::plan::movement::*;
 use tessera_layout::plan::shared_steps::*;
+use tessera_layout::plan::{bases, Vendor};
 use tessera_layout::{Label, LinearLayout};
 
 pub(crate) use tessera_test_support::plan_gen::{self, random_tile};
@@ -327,8 +327,8 @@ fn check_shared_access(at: u32, bytes: u32, shared_bytes: u32) -> Result<(), Str
     }
 }
 
-/// Plans `a → b`, builds the movement of `plan`, executes it and checks every destination
-/// register; returns the movement and what it cost.
+/// Plans `a → b`, builds the movement of `plan` for NVIDIA, executes it and checks every
+/// destination register; returns the movement and what it cost.
 pub(crate) fn run_plan(
     plan: &ConversionPlan,
     a: &LinearLayout,
@@ -336,8 +336,20 @@ pub(crate) fn run_plan(
     bits: u32,
     ctx: &str,
 ) -> (Movement, Stats) {
+    run_plan_on(plan, a, b, bits, Vendor::Nvidia, ctx)
+}
+
+/// [`run_plan`] for `vendor`'s GPUs.
+pub(crate) fn run_plan_on(
+    plan: &ConversionPlan,
+    a: &LinearLayout,
+    b: &LinearLayout,
+    bits: u32,
+    vendor: Vendor,
+    ctx: &str,
+) -> (Movement, Stats) {
     let movement =
-        movement_for(plan, a, b, bits).unwrap_or_else(|e| panic!("{ctx}: movement: {e}"));
+        movement_for(plan, a, b, bits, vendor).unwrap_or_else(|e| panic!("{ctx}: movement: {e}"));
     let (out, stats) = execute(&movement, &holding_elements(a))
         .unwrap_or_else(|e| panic!("{ctx}: {} failed: {e}", movement.description));
     assert!(
@@ -435,17 +447,19 @@ fn every_plan_executes_on_the_model() {
                 shared.read().total_wavefronts() * warps,
             );
             let memory = shared.swizzle.memory;
-            let (m, _) = run_plan(
-                &ConversionPlan::SharedMemory(Box::new(shared)),
-                &a,
-                &b,
-                bits,
-                &ctx,
-            );
+            let shared = ConversionPlan::SharedMemory(Box::new(shared));
+            let (m, _) = run_plan(&shared, &a, &b, bits, &ctx);
             ldmatrix += m.description.contains("ldmatrix") as u32;
+            // For AMD (no `ldmatrix`): vector loads, delivering the same registers.
+            let (amd, _) = run_plan_on(&shared, &a, &b, bits, Vendor::Amd, &ctx);
+            assert!(
+                !amd.steps.iter().any(|s| matches!(s, Step::Ldmatrix(_))),
+                "{ctx}: {}",
+                amd.description
+            );
             // Through the plan's own memory (when not widened), the emulator's whole-warp bank
             // model never counts more than the planner's per-phase count (Lemma 9.4).
-            if let Some((own, _)) = shared_candidate(&memory, &a, &b, bits, false) {
+            if let Some((own, _)) = shared_candidate(&memory, &a, &b, bits, false, Vendor::Nvidia) {
                 let (out, stats) = execute(&own, &holding_elements(&a)).unwrap();
                 assert!(out == holding_elements(&b), "{ctx}: {}", own.description);
                 assert!(
@@ -539,13 +553,21 @@ fn rendered_code_has_the_planned_instructions() {
         (load_b, op_b, "ldmatrix_x4_trans ("),
     ] {
         let plan = plan_conversion(&src, &dst, 16).unwrap().plan;
-        let m = movement_for(&plan, &src, &dst, 16).unwrap();
+        let m = movement_for(&plan, &src, &dst, 16, Vendor::Nvidia).unwrap();
         let text = rendered(&m, quote!(::tessera::f16));
         assert_eq!(text.matches("sync_threads ()").count(), 2, "{text}");
         assert!(text.contains("st_shared_v4 :: < u32 >"), "{text}");
         assert!(text.contains(call), "{text}");
         assert!(text.contains("dynamic_shared_base () + 256u32"), "{text}");
         assert!(!text.contains("ld_shared"), "{text}");
+        // For AMD the same conversion goes through the plan's own memory (its optimal swizzle),
+        // read by vector loads.
+        let (m, _) = run_plan_on(&plan, &src, &dst, 16, Vendor::Amd, "amd operand");
+        let text = rendered(&m, quote!(::tessera::f16));
+        assert_eq!(text.matches("sync_threads ()").count(), 2, "{text}");
+        assert!(text.contains("st_shared_v"), "{text}");
+        assert!(text.contains("ld_shared_v"), "{text}");
+        assert!(!text.contains("ldmatrix"), "{text}");
     }
     // A shuffle conversion: shfl.sync.idx, no shared memory.
     let tile = [(Label::Dim(0), 32), (Label::Dim(1), 8)];
@@ -560,7 +582,7 @@ fn rendered_code_has_the_planned_instructions() {
         &tile,
     );
     let plan = plan_of_kind(&a, &b, "warp shuffle");
-    let m = movement_for(&plan, &a, &b, 32).unwrap();
+    let m = movement_for(&plan, &a, &b, 32, Vendor::Nvidia).unwrap();
     let text = rendered(&m, quote!(f32));
     assert_eq!(text.matches("shfl_idx_b32").count(), 8, "{text}");
     assert!(!text.contains("shared"), "{text}");
@@ -577,7 +599,7 @@ fn rendered_code_has_the_planned_instructions() {
     assert!(text.contains("bit_term (__lane , 4u32"), "{text}");
     // A no-op is a plain copy of registers.
     let plan = plan_conversion(&a, &a, 32).unwrap().plan;
-    let m = movement_for(&plan, &a, &a, 32).unwrap();
+    let m = movement_for(&plan, &a, &a, 32, Vendor::Nvidia).unwrap();
     assert_eq!(
         rendered(&m, quote!(f32)),
         "{ let __tessera_copy : [f32 ; 8] = [src [0] , src [1] , src [2] , src [3] , src [4] , src [5] , src [6] , src [7]] ; __tessera_copy }"
@@ -635,7 +657,7 @@ fn lane_dependent_selects_can_send_a_shuffle_plan_to_shared_memory() {
         let (a, d) = warp_transpose_pair(b);
         let conversion = plan_conversion(&a, &d, 32).unwrap();
         assert_eq!(conversion.plan.kind(), "warp shuffle", "b {b}");
-        let code = plan_conversion_code(&a, &d, 32).unwrap();
+        let code = plan_conversion_code(&a, &d, 32, Vendor::Nvidia).unwrap();
         let m = &code.movement;
         assert_eq!(
             code.shuffles_need_selects, expect_shared,

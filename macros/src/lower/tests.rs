@@ -436,6 +436,7 @@ fn dump_expansions_for_inspection() {
             facts,
             suffix: "",
             explain: String::new(),
+            policy: crate::infer::AlignmentPolicy::Aligned,
         }])
     };
     for (name, attr, item) in [

@@ -121,3 +121,51 @@ fn atomics_have_an_amdgpu_entry() {
     );
     assert_eq!(nvidia_only(atomic.0, atomic.1), [Vec::<&str>::new()]);
 }
+
+/// A conversion the Ampere plans read by `ldmatrix` (a warp's `f16` transpose): the amdgpu
+/// entry gets a body of its own, planned for AMD (shared memory read by vector loads), and the
+/// host function runs it while the emulator emulates amdgpu.
+#[test]
+fn ldmatrix_conversions_get_an_amdgpu_body_planned_without_it() {
+    let transpose = (
+        quote!(num_warps = 1),
+        quote!(
+            fn tr(x: Ptr<f16>, y: Ptr<f16>) {
+                let r = arange(0, 32);
+                let t = load(x + r.expand_dims(1) * 32 + r.expand_dims(0));
+                store(y + r.expand_dims(1) * 32 + r.expand_dims(0), t.trans());
+            }
+        ),
+    );
+    // Both variants' (aligned and unaligned) Ampere bodies read by ldmatrix.
+    assert_eq!(
+        nvidia_only(transpose.0.clone(), transpose.1.clone()),
+        [vec!["ldmatrix"], vec!["ldmatrix"]],
+    );
+    let out = expansion(transpose.0, transpose.1);
+    assert!(!out.contains("__tile_kernel_entry"), "one body for both");
+    let item = |abi: &str| {
+        let at = out
+            .find(&format!("\"{abi}\" fn tr ("))
+            .unwrap_or_else(|| panic!("no {abi} entry"));
+        let end = out[at..].find("# [cfg").map_or(out.len(), |e| at + e);
+        &out[at..end]
+    };
+    let (ptx, amd) = (item("ptx-kernel"), item("gpu-kernel"));
+    assert!(ptx.contains("ldmatrix_x"), "the PTX body reads by ldmatrix");
+    assert!(!amd.contains("ldmatrix"), "the amdgpu body has an ldmatrix");
+    assert!(
+        amd.contains("ld_shared_v"),
+        "the amdgpu body's vector loads"
+    );
+    assert!(
+        out.contains("nvidia_only : & []"),
+        "the handle's nvidia_only"
+    );
+    assert!(
+        out.contains(":: tessera :: emulator :: EmulatedTarget :: Amdgpu"),
+        "the host function's amdgpu body"
+    );
+    // EXPLAIN shows the amdgpu plan.
+    assert!(out.contains("entry tr (amdgpu)"), "EXPLAIN's amdgpu entry");
+}

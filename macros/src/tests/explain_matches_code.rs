@@ -257,7 +257,7 @@ fn check(inference: &Inference, what: &str) {
 fn explain_matches_generated_code_for_every_kernel() {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let (sources, conversions) = std::thread::scope(|scope| {
+    let (sources, conversions, amdgpu) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| scope.spawn(|| check_sources(&next)))
             .collect();
@@ -265,21 +265,25 @@ fn explain_matches_generated_code_for_every_kernel() {
         workers
             .into_iter()
             .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .fold((0, 0), |(s, c), (ws, wc)| (s + ws, c + wc))
+            .fold((0, 0, 0), |(s, c, a), (ws, wc, wa)| {
+                (s + ws, c + wc, a + wa)
+            })
     });
     assert!(sources > 10, "kernels/tiled has the tile kernels");
     assert!(conversions > 0, "the kernels convert layouts");
+    assert!(amdgpu > 0, "some kernels have an amdgpu body of their own");
 }
 
 /// Checks the kernel sources numbered by `next` (taken one at a time) for both alignment policies
-/// and both targets; returns how many sources it checked and the conversions it saw.
-fn check_sources(next: &std::sync::atomic::AtomicUsize) -> (usize, usize) {
+/// and both NVIDIA targets, and amdgpu where a kernel has a body of its own there; returns how
+/// many sources it checked, the conversions it saw and the amdgpu bodies it checked.
+fn check_sources(next: &std::sync::atomic::AtomicUsize) -> (usize, usize, usize) {
     let sources = kernel_sources();
-    let (mut checked, mut conversions) = (0, 0);
+    let (mut checked, mut conversions, mut amdgpu) = (0, 0, 0);
     loop {
         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(source) = sources.get(i) else {
-            return (checked, conversions);
+            return (checked, conversions, amdgpu);
         };
         checked += 1;
         // `Tensor` parameters desugared as the macro does before reading the kernel.
@@ -303,13 +307,38 @@ fn check_sources(next: &std::sync::atomic::AtomicUsize) -> (usize, usize) {
                     "{} {:?} {:?} {target:?}",
                     source.name, kernel.consts, policy
                 );
+                let (mut ldmatrix, mut dot) = (false, false);
                 inference.kernel.walk(&mut |op| {
                     conversions += usize::from(matches!(op.kind, OpKind::Convert { .. }));
+                    ldmatrix |= reads_by_ldmatrix(op);
+                    dot |= matches!(op.kind, OpKind::Dot { .. });
                 });
                 check(&inference, &what);
+                // The amdgpu body of a kernel whose Ampere plans read by `ldmatrix`
+                // (`expand::variants::amdgpu_variant`): explained truthfully, and without it.
+                if target == Target::Ampere && ldmatrix && !dot {
+                    let mut k = kernel.clone();
+                    k.target = Target::Amdgpu;
+                    let inference = infer_with(&mut k, policy)
+                        .unwrap_or_else(|e| panic!("{what}: amdgpu inference failed: {e}"));
+                    inference.kernel.walk(&mut |op| {
+                        assert!(
+                            !reads_by_ldmatrix(op),
+                            "{what}: ldmatrix planned for amdgpu"
+                        );
+                    });
+                    check(&inference, &format!("{what} (amdgpu)"));
+                    amdgpu += 1;
+                }
             }
         }
     }
+}
+
+/// Whether `op` is a conversion whose plan reads shared memory by `ldmatrix`.
+fn reads_by_ldmatrix(op: &crate::ir::Op) -> bool {
+    matches!(&op.kind, OpKind::Convert { conversion: Some(c) }
+        if c.movement.steps.iter().any(|s| matches!(s, Step::Ldmatrix(_))))
 }
 
 /// Pipelined loops: the explain line of each plan is printed, and the code lowered with the

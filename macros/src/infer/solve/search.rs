@@ -8,28 +8,29 @@ use std::sync::{LazyLock, Mutex};
 use tessera_layout::plan::conversion_code::{
     conversion_code_cost, plan_conversion_code, ConversionCode,
 };
-use tessera_layout::plan::PlanError;
+use tessera_layout::plan::{PlanError, Vendor};
 use tessera_layout::LinearLayout;
 
 /// A conversion: source layout, destination layout, element bits.
 type ConversionKey = (LinearLayout, LinearLayout, u32);
 
-/// Conversion plans, which depend on their [`ConversionKey`] alone, kept for the compiler
-/// process: it expands every kernel of a crate, and a kernel's specialisations and variants
-/// (element types, consts, aligned and unaligned, sm_80 and sm_90a) plan the same conversions
-/// again (planning a shared-memory conversion searches its swizzles).
-static PLANS: LazyLock<Mutex<HashMap<ConversionKey, Result<ConversionCode, PlanError>>>> =
+/// Conversion plans, which depend on their [`ConversionKey`] and the [`Vendor`] alone, kept for
+/// the compiler process: it expands every kernel of a crate, and a kernel's specialisations and
+/// variants (element types, consts, aligned and unaligned, sm_80 and sm_90a) plan the same
+/// conversions again (planning a shared-memory conversion searches its swizzles).
+type PlanKey = (ConversionKey, Vendor);
+static PLANS: LazyLock<Mutex<HashMap<PlanKey, Result<ConversionCode, PlanError>>>> =
     LazyLock::new(Default::default);
 
-/// The costs of [`conversion_code_cost`], kept as [`PLANS`] are.
+/// The costs of [`conversion_code_cost`] (the same for every vendor), kept as [`PLANS`] are.
 static COSTS: LazyLock<Mutex<HashMap<ConversionKey, Option<u32>>>> =
     LazyLock::new(Default::default);
 
 /// `compute()` for `key`, from `memo` when it was computed before. The lock is not held while
 /// computing (a panic there cannot poison it; a poisoned memo is read through).
-fn memoised<V: Clone>(
-    memo: &Mutex<HashMap<ConversionKey, V>>,
-    key: ConversionKey,
+fn memoised<K: std::hash::Hash + Eq, V: Clone>(
+    memo: &Mutex<HashMap<K, V>>,
+    key: K,
     compute: impl FnOnce() -> V,
 ) -> V {
     let lock = || memo.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -42,15 +43,16 @@ fn memoised<V: Clone>(
 }
 
 impl Problem<'_> {
-    /// The plan of a conversion inserted into the kernel.
+    /// The plan of a conversion inserted into the kernel, for its target's vendor.
     pub fn plan(
         &self,
         src: &LinearLayout,
         dst: &LinearLayout,
         bits: u32,
     ) -> Result<ConversionCode, PlanError> {
-        memoised(&PLANS, (*src, *dst, bits), || {
-            plan_conversion_code(src, dst, bits)
+        let vendor = self.kernel.target.vendor();
+        memoised(&PLANS, ((*src, *dst, bits), vendor), || {
+            plan_conversion_code(src, dst, bits, vendor)
         })
     }
 
