@@ -21,7 +21,9 @@
 # a few: 128-bit global accesses (global_load_dwordx4 / global_store_dwordx4) in `copy`,
 # `vec_add`, `tile_vec_add` and the softmax, `ds_bpermute_b32` (warp shuffles) in `row_sum`,
 # the softmax, the layernorm and a scan, LDS stores and loads around `s_barrier` in
-# `tile_transpose`, atomic adds and compare-and-swaps in the histograms and `tickets`.
+# `tile_transpose` and in the bodies planned for AMD where NVIDIA reads by `ldmatrix` (a warp's
+# f16 transpose, the aligned histogram), atomic adds and compare-and-swaps in the histograms and
+# `tickets`.
 # No AMD GPU is needed (nor used): this is what CI can check of the AMD build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,7 +32,9 @@ CPUS=("$@")
 [[ ${#CPUS[@]} -gt 0 ]] || CPUS=(gfx942 gfx90a)
 REQUIRED=(copy vec_add row_sum tile_vec_add tile_transpose bench_softmax_w4__T_f32__BLOCK_1024
     bench_layernorm_w4__BLOCK_1024 tile_cumsum_blocks__T_f32__BLOCK_1024__num_warps_4
-    histogram__BLOCK_32 histogram_f16__unaligned tickets)
+    histogram__BLOCK_32 histogram_f16__unaligned tickets transpose32
+    tile_transpose_warp__T_f16__B_32 histogram__BLOCK_256 histogram_f16 take_numbers__BLOCK_256
+    tile_row_sum tile_col_argmax collatz_steps__BLOCK_128__num_warps_4 row_loss)
 # Kernels that use scratch on amdgpu today: the gathers (registers indexed by a runtime value),
 # the one-warp scans of 1024 elements (their registers spill), `tile_math`/`tile_random` (a small
 # table) and the widest layernorm's unaligned variant.
@@ -112,6 +116,10 @@ for cpu in "${CPUS[@]}"; do
     check tile_transpose "ds_write_b" "LDS stores (the conversion through shared memory)"
     check tile_transpose "ds_read_b" "LDS loads"
     check tile_transpose "s_barrier" "the block barrier"
+    for k in tile_transpose_warp__T_f16__B_32 histogram__BLOCK_256; do
+        check "$k" "ds_write" "LDS stores (the conversion planned for AMD)"
+        check "$k" "ds_read" "LDS loads (ds_read*, where NVIDIA reads by ldmatrix)"
+    done
     check histogram__BLOCK_32 "(global|flat)_atomic_add " "atomic adds"
     check histogram_f16__unaligned "(global|flat)_atomic_cmpswap " "the f16 add's compare-and-swap loop"
     check tickets "(global|flat)_atomic_(cmpswap|swap)" "compare-and-swap and exchange"

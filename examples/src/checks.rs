@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use tessera::emulator::EmulatorReport;
 use tessera::launch::{Device, DeviceKind, LaunchConfig, LaunchError, LaunchReport, Module};
 use tessera_kernels::{
-    probes::TRANSPOSE32, COPY, COPY_ELEMENTS_PER_THREAD, ROW_SUM, VEC_ADD,
-    VEC_ADD_ELEMENTS_PER_THREAD,
+    COPY, COPY_ELEMENTS_PER_THREAD, ROW_SUM, TRANSPOSE32, VEC_ADD, VEC_ADD_ELEMENTS_PER_THREAD,
 };
 
 /// Value written past the end of every output: a kernel that writes out of range changes it.
@@ -46,6 +45,10 @@ pub struct Checks<'a> {
     pub tile_runs: Vec<TileRun>,
     /// Print every outcome as it is checked (else only the failures).
     pub verbose: bool,
+    /// The checks not run because their kernel has no code for the device (an NVIDIA-only
+    /// kernel while the emulator emulates amdgpu, `TESSERA_DEVICE=emulator-amd`): the kernel
+    /// and the instructions that keep it off AMD. Neither passed nor failed.
+    pub not_run: Vec<(String, Vec<String>)>,
 }
 
 /// A `#[tile_kernel]` the example ran.
@@ -85,6 +88,27 @@ impl<'a> Checks<'a> {
             reports: BTreeMap::new(),
             tile_runs: Vec::new(),
             verbose: false,
+            not_run: Vec::new(),
+        }
+    }
+
+    /// Runs one check; a launch refused because its kernel is NVIDIA-only on an AMD target
+    /// (`LaunchError::NvidiaOnly`) is recorded in [`Checks::not_run`] instead of stopping the
+    /// run. Every other error stops it.
+    pub(crate) fn unless_nvidia_only(
+        &mut self,
+        check: impl FnOnce(&mut Self) -> Result<(), LaunchError>,
+    ) -> Result<(), LaunchError> {
+        match check(self) {
+            Err(LaunchError::NvidiaOnly {
+                kernel,
+                instructions,
+                ..
+            }) => {
+                self.not_run.push((kernel, instructions));
+                Ok(())
+            }
+            other => other,
         }
     }
 

@@ -52,8 +52,9 @@ usage: tessera-examples [--verbose]          run every kernel on the device, ver
                                              to OUT.randint.u32, OUT.rand.f32, OUT.randn.f32
                                              (little-endian), to compare with Triton
        tessera-examples --help
-environment: TESSERA_DEVICE=gpu|emulator|auto (default auto: the GPU when a driver and a device
-             are present, else the CPU emulator)";
+environment: TESSERA_DEVICE=gpu|emulator|emulator-amd|auto (default auto: the GPU when a driver
+             and a device are present, else the CPU emulator; emulator-amd: the emulator running
+             each kernel's AMD code, kernels with none listed as not run)";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
@@ -172,11 +173,17 @@ fn open(log: &mut dyn FnMut(String)) -> Result<(Device, Module), String> {
     let device = Device::new().map_err(|err| err.to_string())?;
     let detail = match device.compute_capability() {
         Some((major, minor)) => format!("gpu, compute capability {major}.{minor}"),
-        None => "CPU emulator: one host thread per GPU thread".to_string(),
+        None => match tessera::emulator::launch_target() {
+            Ok(target) => format!(
+                "CPU emulator: one host thread per GPU thread, running the {} code",
+                target.name()
+            ),
+            Err(err) => return Err(err.to_string()),
+        },
     };
     log(format!("device:  {} ({detail})", device.name()));
     log(format!(
-        "         why: {} (set {DEVICE_ENV}=gpu|emulator to choose)",
+        "         why: {} (set {DEVICE_ENV}=gpu|emulator|emulator-amd to choose)",
         device.selection_note()
     ));
     let module = device
@@ -250,8 +257,30 @@ fn run_examples(verbose: bool) -> ExitCode {
         print_bank_report(&checks, verbose);
     }
     let failed = checks.failures();
+    let not_run = if checks.not_run.is_empty() {
+        String::new()
+    } else {
+        // Per kernel (its entries' name before the first `__`): checks, and what keeps it off
+        // AMD.
+        let mut kernels: Vec<(&str, usize, &[String])> = Vec::new();
+        for (entry, instructions) in &checks.not_run {
+            let kernel = entry.split("__").next().unwrap_or(entry);
+            match kernels.iter_mut().find(|k| k.0 == kernel) {
+                Some(k) => k.1 += 1,
+                None => kernels.push((kernel, 1, instructions)),
+            }
+        }
+        println!("not run while the emulator emulates amdgpu (kernels with no AMD code):");
+        for (kernel, count, instructions) in kernels {
+            println!(
+                "  {kernel:<32} {count:>3} checks (NVIDIA-only: {})",
+                instructions.join(", ")
+            );
+        }
+        format!(", {} not run (NVIDIA-only)", checks.not_run.len())
+    };
     println!(
-        "result: {} passed, {failed} failed",
+        "result: {} passed, {failed} failed{not_run}",
         checks.outcomes.len() - failed
     );
     if failed == 0 {

@@ -642,16 +642,22 @@ impl Checks<'_> {
         if gpu {
             products.extend([(1024, 1024, 1024), (1000, 999, 1001)]);
         }
+        // The matmuls and attention have no AMD code yet (`dot`): while the emulator emulates
+        // amdgpu their checks are listed as not run.
         for &(m, n, k) in &products {
-            self.matmul::<f16>(m, n, k, |checks, mut ops, grid| {
-                let args = tile_matmul::T_f16::args(ops.a, ops.b, &mut ops.c)?;
-                launch_tiled!(checks, tile_matmul::T_f16<BM = 64, BN = 64, BK = 32, num_stages = 1>, grid, args)
+            self.unless_nvidia_only(|checks| {
+                checks.matmul::<f16>(m, n, k, |checks, mut ops, grid| {
+                    let args = tile_matmul::T_f16::args(ops.a, ops.b, &mut ops.c)?;
+                    launch_tiled!(checks, tile_matmul::T_f16<BM = 64, BN = 64, BK = 32, num_stages = 1>, grid, args)
+                })
             })?;
         }
         for &(m, n, k) in &products {
-            self.matmul::<bf16>(m, n, k, |checks, mut ops, grid| {
-                let args = tile_matmul::T_bf16::args(ops.a, ops.b, &mut ops.c)?;
-                launch_tiled!(checks, tile_matmul::T_bf16<BM = 64, BN = 64, BK = 32, num_stages = 1>, grid, args)
+            self.unless_nvidia_only(|checks| {
+                checks.matmul::<bf16>(m, n, k, |checks, mut ops, grid| {
+                    let args = tile_matmul::T_bf16::args(ops.a, ops.b, &mut ops.c)?;
+                    launch_tiled!(checks, tile_matmul::T_bf16<BM = 64, BN = 64, BK = 32, num_stages = 1>, grid, args)
+                })
             })?;
         }
         // On the emulator (one host thread per GPU thread) two heads of 70 rows: ragged rows and
@@ -670,7 +676,7 @@ impl Checks<'_> {
                     let args = $kernel::T_f16::args(q, k, v, o, ops.scale)?;
                     launch_tiled!(checks, $kernel::T_f16<$($consts)*>, grid, args)
                 };
-                $checks.attention($shape, $causal, launch, $bm)?;
+                $checks.unless_nvidia_only(|checks| checks.attention($shape, $causal, launch, $bm))?;
             }};
         }
         for causal in [0, 1] {

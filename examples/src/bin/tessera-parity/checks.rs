@@ -16,10 +16,10 @@ use tessera::launch::{Device, DeviceBuffer, KernelArgs, LaunchConfig, LaunchErro
 use tessera::{Kernel, Ptr};
 use tessera_kernels::probes::{
     convert_reference, shuffle_reference, CONVERT_PROBE, GEOMETRY_PROBE, LDMATRIX_PROBE,
-    MMA_BF16_TILE, MMA_F16_TILE, MMA_S8_TILE, SHUFFLE_PROBE, STMATRIX_PROBE, TRANSPOSE32,
+    MMA_BF16_TILE, MMA_F16_TILE, MMA_S8_TILE, SHUFFLE_PROBE, STMATRIX_PROBE,
 };
 use tessera_kernels::{
-    COPY, COPY_ELEMENTS_PER_THREAD, ROW_SUM, VEC_ADD, VEC_ADD_ELEMENTS_PER_THREAD,
+    COPY, COPY_ELEMENTS_PER_THREAD, ROW_SUM, TRANSPOSE32, VEC_ADD, VEC_ADD_ELEMENTS_PER_THREAD,
 };
 
 /// Initial value of every output word.
