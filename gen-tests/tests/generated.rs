@@ -9,10 +9,15 @@
 //! values within `1e-3 · (1 + max |want|)` over the tile (products, `exp`, `sqrt`, `dot` and
 //! sums whose order differs); NaN matches NaN, infinities match only themselves. Masked-off outputs and the elements past the tile keep their
 //! sentinel.
+//!
+//! The second test runs them again as AMD code (the emulator emulating amdgpu): the kernels
+//! with a body planned for AMD run it, those with a `dot` (no AMD code yet) are refused as
+//! NVIDIA-only and counted apart, every other launch is checked as in the first.
 
 use std::io::Write;
 use std::time::Instant;
-use tessera::launch::Device;
+use tessera::emulator::{with_target, EmulatedTarget};
+use tessera::launch::{Device, LaunchError};
 use tessera::{tile_kernel, Ptr};
 use tessera_gen_tests::eval::{eval, unflatten, Inputs};
 use tessera_gen_tests::grammar::{self, DType, INPUT_LEN};
@@ -55,12 +60,22 @@ fn inputs(seed: u64) -> (Vec<f32>, Vec<f32>, Vec<i32>) {
     (fa, fb, ia)
 }
 
-#[test]
-fn generated_kernels_match_the_evaluator() {
+/// What a pass over the generated kernels found.
+struct Pass {
+    seed: u64,
+    /// Launches compared with the evaluator.
+    checked: usize,
+    /// Kernels refused as NVIDIA-only (AMD mode).
+    nvidia_only: usize,
+    /// Kernels with a body planned for AMD (`EXPLAIN`'s `(amdgpu)` entries) that ran.
+    own_amd_bodies: usize,
+    failures: Vec<String>,
+}
+
+/// Runs every generated kernel on both argument sets and compares with the evaluator; with
+/// `amd`, a launch refused as NVIDIA-only is counted, not failed.
+fn run_all(amd: bool) -> Pass {
     let seed: u64 = SEED.parse().expect("build.rs sets a decimal seed");
-    say(&format!(
-        "generated kernels: seed {seed} (rebuild with TESSERA_GEN_SEED={seed} to replay), {KERNELS} kernels"
-    ));
     let device = Device::emulator();
     let (fa, fb, ia) = inputs(seed);
     let (dfa, dfb, dia) = (
@@ -68,9 +83,13 @@ fn generated_kernels_match_the_evaluator() {
         device.upload(&fb).unwrap(),
         device.upload(&ia).unwrap(),
     );
-    let start = Instant::now();
-    let mut failures = Vec::new();
-    let mut checked = 0;
+    let mut pass = Pass {
+        seed,
+        checked: 0,
+        nvidia_only: 0,
+        own_amd_bodies: 0,
+        failures: Vec::new(),
+    };
     for index in 0..KERNELS {
         let kernel = grammar::kernel(seed, index);
         let shape = &kernel.root.shape;
@@ -103,9 +122,20 @@ fn generated_kernels_match_the_evaluator() {
                     grammar::function(&kernel)
                 )
             };
-            if let Err(err) = launched {
-                failures.push(format!("launch failed: {err}\n{}", context()));
-                continue;
+            match launched {
+                Err(LaunchError::NvidiaOnly { .. }) if amd => {
+                    pass.nvidia_only += 1;
+                    break;
+                }
+                Err(err) => {
+                    pass.failures
+                        .push(format!("launch failed: {err}\n{}", context()));
+                    continue;
+                }
+                Ok(()) => {}
+            }
+            if amd && (n, m, t) == ragged && explain(index).contains(" (amdgpu)\n") {
+                pass.own_amd_bodies += 1;
             }
             let got: Vec<f64> = match kernel.root.dtype {
                 DType::F32 => out_f
@@ -161,7 +191,7 @@ fn generated_kernels_match_the_evaluator() {
                 }
             }
             if !bad.is_empty() {
-                failures.push(format!(
+                pass.failures.push(format!(
                     "wrong values ({}, tolerance {tolerance}): {}\n{}",
                     if kernel.root.exact {
                         "exact"
@@ -172,24 +202,68 @@ fn generated_kernels_match_the_evaluator() {
                     context()
                 ));
             }
-            checked += 1;
+            pass.checked += 1;
         }
     }
-    say(&format!(
-        "generated kernels: {checked} launches of {KERNELS} kernels checked in {:.1} s ({}), {} failed",
-        start.elapsed().as_secs_f64(),
-        if cfg!(debug_assertions) { "debug" } else { "release" },
-        failures.len()
-    ));
+    pass
+}
+
+/// Fails with the first failures of `pass`.
+fn assert_passed(pass: &Pass) {
     assert!(
-        failures.is_empty(),
+        pass.failures.is_empty(),
         "{} failing launch(es); the first:\n\n{}",
-        failures.len(),
-        failures
+        pass.failures.len(),
+        pass.failures
             .iter()
             .take(5)
             .cloned()
             .collect::<Vec<_>>()
             .join("\n\n")
     );
+}
+
+fn build_kind() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+#[test]
+fn generated_kernels_match_the_evaluator() {
+    let start = Instant::now();
+    let pass = run_all(false);
+    say(&format!(
+        "generated kernels: seed {} (rebuild with TESSERA_GEN_SEED={} to replay), {KERNELS} kernels",
+        pass.seed, pass.seed
+    ));
+    say(&format!(
+        "generated kernels: {} launches of {KERNELS} kernels checked in {:.1} s ({}), {} failed",
+        pass.checked,
+        start.elapsed().as_secs_f64(),
+        build_kind(),
+        pass.failures.len()
+    ));
+    assert_passed(&pass);
+}
+
+#[test]
+fn generated_kernels_match_the_evaluator_as_amd_code() {
+    let start = Instant::now();
+    let pass = with_target(EmulatedTarget::Amdgpu, || run_all(true));
+    say(&format!(
+        "generated kernels as AMD code (seed {}): {} launches checked in {:.1} s ({}), {} \
+         kernels among them with a body planned for AMD, {} kernels NVIDIA-only (dot), {} failed",
+        pass.seed,
+        pass.checked,
+        start.elapsed().as_secs_f64(),
+        build_kind(),
+        pass.own_amd_bodies,
+        pass.nvidia_only,
+        pass.failures.len()
+    ));
+    assert!(pass.checked > 0, "no generated kernel ran as AMD code");
+    assert_passed(&pass);
 }
