@@ -173,12 +173,13 @@ fn open(log: &mut dyn FnMut(String)) -> Result<(Device, Module), String> {
     let device = Device::new().map_err(|err| err.to_string())?;
     let detail = match device.compute_capability() {
         Some((major, minor)) => format!("gpu, compute capability {major}.{minor}"),
-        None => match tessera::emulator::launch_target() {
-            Ok(target) => format!(
+        None => match device.emulated_target() {
+            Some(Ok(target)) => format!(
                 "CPU emulator: one host thread per GPU thread, running the {} code",
                 target.name()
             ),
-            Err(err) => return Err(err.to_string()),
+            Some(Err(err)) => return Err(err.to_string()),
+            None => "HIP GPU".to_string(),
         },
     };
     log(format!("device:  {} ({detail})", device.name()));

@@ -514,18 +514,13 @@ fn specialisation_items(
             let ampere = lowered_variants
                 .iter()
                 .find(|(v, l)| v.kernel.target == Target::Ampere && !l.nvidia_only.is_empty());
-            amdgpu = match ampere.map(|(v, _)| variants::amdgpu_variant(&source, v)) {
-                Some(Ok(v)) => v,
-                Some(Err(e)) => {
-                    add_errors(&mut errors, e);
-                    None
-                }
-                None => None,
-            };
+            // A plan for AMD that cannot be made or rendered (its shared memory above the
+            // 64 KiB of LDS, say) leaves the variant without an amdgpu kernel, as before: its
+            // launch on AMD is refused (`LaunchError::NvidiaOnly`), the NVIDIA build unaffected.
+            amdgpu = ampere.and_then(|(v, _)| variants::amdgpu_variant(&source, v).ok().flatten());
             if let Some(v) = &amdgpu {
-                match lower_kernel(&v.kernel, &v.facts) {
-                    Ok(l) => lowered_variants.push((v, l)),
-                    Err(e) => add_errors(&mut errors, e),
+                if let Ok(l) = lower_kernel(&v.kernel, &v.facts) {
+                    lowered_variants.push((v, l));
                 }
             }
             for (variant, lowered) in lowered_variants {

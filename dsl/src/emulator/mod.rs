@@ -88,5 +88,5 @@ pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};
 pub use machine::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
 pub use report::{EmulatorReport, SharedAccessKind, SharedSiteReport, WavefrontStats};
-pub use target::{launch_target, running_target, with_target, EmulatedTarget};
+pub use target::{launch_target, launch_target_for, running_target, with_target, EmulatedTarget};
 pub use tma::tensor_map_in_memory;

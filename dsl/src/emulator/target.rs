@@ -5,8 +5,8 @@
 //! body reads shared memory by `ldmatrix` has a body planned for AMD beside it (vector loads),
 //! the one its amdgpu code object runs. On the host every body exists and the emulator runs the
 //! one of the launch's target: [`with_target`]'s on the launching thread, else the environment
-//! variable `TESSERA_EMULATE_SM` (`sm_80` or `sm_90a`), else `amdgpu` under
-//! `TESSERA_DEVICE=emulator-amd`, else sm_80 (the oldest PTX of a set, as
+//! variable `TESSERA_EMULATE_SM` (`sm_80` or `sm_90a`), else `amdgpu` on the device
+//! `TESSERA_DEVICE=emulator-amd` chooses (`Device::emulator_amd`), else sm_80 (the oldest PTX of a set, as
 //! `Device::load_ptx_set` takes on the emulator). The target is read once per launch, so every
 //! thread of a launch runs the same body. A kernel built for sm_90a alone
 //! (`targets = [sm_90a]`) has one body, and a launch emulating another target is refused
@@ -74,19 +74,27 @@ pub fn with_target<R>(target: EmulatedTarget, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// The target a launch from this thread emulates (module docs); an unknown
-/// `TESSERA_EMULATE_SM`, or one beside `TESSERA_DEVICE=emulator-amd`, is an
-/// [`EmulatorError::InvalidLaunch`].
+/// The target a launch from this thread emulates (module docs) on a plain emulator:
+/// [`launch_target_for`]`(None)`.
 pub fn launch_target() -> Result<EmulatedTarget, EmulatorError> {
+    launch_target_for(None)
+}
+
+/// The target a launch from this thread emulates on an emulator device whose own target is
+/// `device` (`Some(Amdgpu)` for `Device::emulator_amd`, which `TESSERA_DEVICE=emulator-amd`
+/// chooses): [`with_target`]'s, else `TESSERA_EMULATE_SM`, else `device`'s, else sm_80. An
+/// unknown `TESSERA_EMULATE_SM`, or one on a device emulating amdgpu, is an
+/// [`EmulatorError::InvalidLaunch`].
+pub fn launch_target_for(device: Option<EmulatedTarget>) -> Result<EmulatedTarget, EmulatorError> {
     if let Some(t) = CHOSEN.with(Cell::get) {
         return Ok(t);
     }
-    let amd = crate::launch::emulating_amd_by_setting();
+    let amd = device == Some(EmulatedTarget::Amdgpu);
     match std::env::var("TESSERA_EMULATE_SM") {
         Ok(name) if amd => Err(EmulatorError::InvalidLaunch {
             reason: format!(
-                "TESSERA_EMULATE_SM={name:?} names an NVIDIA target, but \
-                 TESSERA_DEVICE=emulator-amd emulates amdgpu: unset one of them"
+                "TESSERA_EMULATE_SM={name:?} names an NVIDIA target, but the device emulates \
+                 amdgpu (TESSERA_DEVICE=emulator-amd): unset one of them"
             ),
         }),
         Ok(name) => EmulatedTarget::from_name(&name)
@@ -97,8 +105,7 @@ pub fn launch_target() -> Result<EmulatedTarget, EmulatorError> {
                      (TESSERA_DEVICE=emulator-amd emulates an AMD GPU)"
                 ),
             }),
-        Err(_) if amd => Ok(EmulatedTarget::Amdgpu),
-        Err(_) => Ok(EmulatedTarget::Sm80),
+        Err(_) => Ok(device.unwrap_or(EmulatedTarget::Sm80)),
     }
 }
 

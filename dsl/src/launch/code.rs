@@ -44,6 +44,7 @@ impl Device {
                 registry: std::sync::Arc::default(),
                 selection_note,
                 tensor_maps: Default::default(),
+                emulated: None,
             })
         }
         #[cfg(not(feature = "hip"))]
@@ -111,6 +112,7 @@ impl Device {
             host_only: false,
             code_object: true,
             backend,
+            emulated: self.emulated,
         })
     }
 

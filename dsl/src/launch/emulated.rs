@@ -62,14 +62,17 @@ impl Drop for HostAllocation {
     }
 }
 
-/// Runs one launch on the emulator (a kernel of one target only while emulating it; while
-/// emulating amdgpu, only a kernel with an amdgpu body).
+/// Runs one launch on the emulator, emulating the target `launch_target_for(default)` gives
+/// (`default`: the module's device's, [`Device::emulator_amd`](super::Device::emulator_amd)'s
+/// amdgpu); a kernel of one target only while emulating it, and while emulating amdgpu only a
+/// kernel with AMD code.
 pub(crate) fn launch<A: KernelArgs>(
     kernel: Kernel<A>,
     config: &LaunchConfig,
     args: A,
+    default: Option<emulator::EmulatedTarget>,
 ) -> Result<EmulatorReport, LaunchError> {
-    let emulated = emulator::launch_target().map_err(|err| LaunchError::Emulator {
+    let emulated = emulator::launch_target_for(default).map_err(|err| LaunchError::Emulator {
         kernel: kernel.name.to_string(),
         message: err.to_string(),
     })?;
@@ -93,12 +96,14 @@ pub(crate) fn launch<A: KernelArgs>(
     }
     let emulate = kernel.emulate;
     let body = move || emulate(args);
-    emulator::run_grid(
-        config.grid,
-        config.block,
-        config.shared_bytes as usize,
-        &body,
-    )
+    emulator::with_target(emulated, || {
+        emulator::run_grid(
+            config.grid,
+            config.block,
+            config.shared_bytes as usize,
+            &body,
+        )
+    })
     .map_err(|err| LaunchError::Emulator {
         kernel: kernel.name.to_string(),
         message: err.to_string(),
@@ -111,14 +116,15 @@ pub(super) fn time<A: KernelArgs>(
     config: &LaunchConfig,
     args: A,
     options: TimingOptions,
+    default: Option<emulator::EmulatedTarget>,
 ) -> Result<Vec<f64>, LaunchError> {
     for _ in 0..options.warmup {
-        launch(kernel, config, args)?;
+        launch(kernel, config, args, default)?;
     }
     let mut samples = Vec::with_capacity(options.repetitions as usize);
     for _ in 0..options.repetitions {
         let start = Instant::now();
-        launch(kernel, config, args)?;
+        launch(kernel, config, args, default)?;
         samples.push(start.elapsed().as_secs_f64() * 1e3);
     }
     Ok(samples)

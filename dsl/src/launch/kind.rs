@@ -6,17 +6,6 @@ use std::fmt;
 /// `emulator-amd` or `auto` (the default). See [`Device::new`](super::Device::new).
 pub const DEVICE_ENV: &str = "TESSERA_DEVICE";
 
-/// Whether `TESSERA_DEVICE` is `emulator-amd` (or `emulator-amdgpu`): the emulator's launches
-/// then emulate amdgpu (`crate::emulator::launch_target`).
-pub(crate) fn emulating_amd_by_setting() -> bool {
-    std::env::var(DEVICE_ENV).is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "emulator-amd" | "emulator-amdgpu"
-        )
-    })
-}
-
 /// Which back end a [`Device`](super::Device) runs kernels on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {

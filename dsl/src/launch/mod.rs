@@ -68,7 +68,6 @@ use backend::DeviceContext;
 pub use config::{LaunchConfig, LaunchReport, Timing, TimingClock, TimingOptions};
 pub use element::DeviceElement;
 pub use error::LaunchError;
-pub(crate) use kind::emulating_amd_by_setting;
 pub use kind::{DeviceKind, GpuRuntime, DEVICE_ENV};
 pub use memory::Allocation;
 use memory::{HostBytes, Memory};
@@ -77,6 +76,7 @@ pub use stream::{Event, Graph, Stream, TensorUse};
 
 pub use crate::build::{CodeObjectSet, DeviceCode, PtxSet, Sm};
 
+use crate::emulator::EmulatedTarget;
 use crate::{Kernel, Ptr};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -131,6 +131,9 @@ enum Backend {
 pub struct Device {
     id: u64,
     backend: Backend,
+    /// The target the emulator's launches emulate unless told otherwise (`emulator-amd`:
+    /// amdgpu); `None` for the plain emulator and for GPUs.
+    emulated: Option<EmulatedTarget>,
     registry: Arc<Registry>,
     selection_note: String,
     tensor_maps: tensor_maps::TensorMapCache,
@@ -170,10 +173,12 @@ impl Device {
             "emulator" | "emu" | "cpu" => Ok(Device::emulator_with_note(format!(
                 "{DEVICE_ENV}={setting}"
             ))),
-            // The emulator; its launches emulate amdgpu (`emulating_amd_by_setting`).
-            "emulator-amd" | "emulator-amdgpu" => Ok(Device::emulator_with_note(format!(
-                "{DEVICE_ENV}={setting}: launches emulate amdgpu"
-            ))),
+            "emulator-amd" | "emulator-amdgpu" => Ok(Device {
+                emulated: Some(EmulatedTarget::Amdgpu),
+                ..Device::emulator_with_note(format!(
+                    "{DEVICE_ENV}={setting}: the emulator running each kernel's AMD code"
+                ))
+            }),
             _ => Err(LaunchError::BadDeviceSetting {
                 value: setting.to_string(),
             }),
@@ -201,6 +206,16 @@ impl Device {
         Device::emulator_with_note("Device::emulator()".to_string())
     }
 
+    /// The CPU emulator running each kernel's AMD code: its launches emulate
+    /// [`EmulatedTarget::Amdgpu`] (unless `emulator::with_target` says otherwise around a
+    /// launch). `TESSERA_DEVICE=emulator-amd` chooses it.
+    pub fn emulator_amd() -> Device {
+        Device {
+            emulated: Some(EmulatedTarget::Amdgpu),
+            ..Device::emulator_with_note("Device::emulator_amd()".to_string())
+        }
+    }
+
     fn emulator_with_note(selection_note: String) -> Device {
         Device {
             id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
@@ -208,7 +223,20 @@ impl Device {
             registry: Arc::default(),
             selection_note,
             tensor_maps: Default::default(),
+            emulated: None,
         }
+    }
+
+    /// The target a launch from this thread on this device emulates: `None` on a GPU; on the
+    /// emulator `emulator::with_target`'s around the launch, else `TESSERA_EMULATE_SM`, else
+    /// amdgpu for [`Device::emulator_amd`], else sm_80 (`crate::emulator::EmulatedTarget`).
+    pub fn emulated_target(&self) -> Option<Result<EmulatedTarget, LaunchError>> {
+        (self.kind() == DeviceKind::Emulator).then(|| {
+            crate::emulator::launch_target_for(self.emulated).map_err(|err| LaunchError::Emulator {
+                kernel: "(none)".to_string(),
+                message: err.to_string(),
+            })
+        })
     }
 
     /// CUDA GPU number `ordinal` (CUDA numbering, after `CUDA_VISIBLE_DEVICES`); an AMD GPU is
@@ -224,6 +252,7 @@ impl Device {
                 registry: Arc::default(),
                 selection_note,
                 tensor_maps: Default::default(),
+                emulated: None,
             })
         }
         #[cfg(not(feature = "cuda"))]
@@ -246,6 +275,7 @@ impl Device {
             registry: Arc::default(),
             selection_note: "Device::from_cudarc".to_string(),
             tensor_maps: Default::default(),
+            emulated: None,
         })
     }
 
@@ -263,6 +293,7 @@ impl Device {
                 host_only: true,
                 code_object: false,
                 backend: ModuleBackend::Emulator,
+                emulated: self.emulated,
             }),
             #[cfg(feature = "cuda")]
             Backend::Gpu(_) => Err(LaunchError::WrongDevice {
@@ -352,6 +383,7 @@ impl Device {
             host_only: false,
             code_object: false,
             backend,
+            emulated: self.emulated,
         })
     }
 
@@ -507,7 +539,7 @@ impl Device {
         let _ = params;
         match (&self.backend, &module.backend) {
             (Backend::Emulator, ModuleBackend::Emulator) => {
-                emulated::launch(kernel, &config, args).map(LaunchReport::Emulator)
+                emulated::launch(kernel, &config, args, module.emulated).map(LaunchReport::Emulator)
             }
             #[cfg(feature = "cuda")]
             (Backend::Gpu(context), ModuleBackend::Gpu(gpu_module)) => {
@@ -566,7 +598,8 @@ impl Device {
         let _ = params;
         match (&self.backend, &module.backend) {
             (Backend::Emulator, ModuleBackend::Emulator) => {
-                let samples = emulated::time(kernel.kernel, config, args, options)?;
+                let samples =
+                    emulated::time(kernel.kernel, config, args, options, module.emulated)?;
                 Ok(Timing::from_samples(samples, TimingClock::EmulatorWallTime))
             }
             #[cfg(feature = "cuda")]
@@ -623,6 +656,8 @@ pub struct Module {
     /// Loaded from an AMD code object ([`Device::load_code_object`]), not PTX.
     code_object: bool,
     backend: ModuleBackend,
+    /// Its device's default emulated target ([`Device::emulator_amd`]).
+    emulated: Option<EmulatedTarget>,
 }
 
 impl Module {

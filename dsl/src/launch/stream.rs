@@ -352,9 +352,9 @@ impl<'d> Stream<'d> {
             }
             match (&self.backend, &module.backend) {
                 (StreamBackend::Emulator, ModuleBackend::Emulator) => {
-                    let emulated = kernel.kernel;
+                    let (emulated, target) = (kernel.kernel, module.emulated);
                     capture.launches.push(Box::new(move || {
-                        super::emulated::launch(emulated, &config, args).map(|_| ())
+                        super::emulated::launch(emulated, &config, args, target).map(|_| ())
                     }));
                     return Ok(());
                 }
@@ -412,7 +412,7 @@ impl<'d> Stream<'d> {
         let _ = (params, what);
         match (&self.backend, &module.backend) {
             (StreamBackend::Emulator, ModuleBackend::Emulator) => {
-                let report = super::emulated::launch(kernel.kernel, config, args)?;
+                let report = super::emulated::launch(kernel.kernel, config, args, module.emulated)?;
                 self.emulated
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())

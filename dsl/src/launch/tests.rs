@@ -184,6 +184,31 @@ fn emulating_amdgpu_refuses_nvidia_only_kernels_and_instructions() {
         message.contains("ldmatrix at ") && message.contains("an NVIDIA-only instruction"),
         "{message}"
     );
+    // The device `TESSERA_DEVICE=emulator-amd` chooses emulates amdgpu by itself; a launch may
+    // still say otherwise.
+    let amd = Device::from_setting("emulator-amd").unwrap();
+    assert_eq!(
+        amd.emulated_target().unwrap().unwrap(),
+        EmulatedTarget::Amdgpu
+    );
+    let amd_module = amd.load_ptx(TEST_PTX).unwrap();
+    let amd_counter = amd.zeros::<u32>(1).unwrap();
+    let refused = amd
+        .launch(&amd_module, nvidia, config, (amd_counter.ptr(),))
+        .unwrap_err();
+    assert!(
+        matches!(refused, LaunchError::NvidiaOnly { .. }),
+        "{refused}"
+    );
+    crate::emulator::with_target(EmulatedTarget::Sm80, || {
+        amd.launch(&amd_module, nvidia, config, (amd_counter.ptr(),))
+    })
+    .expect("runs when the launch emulates sm_80");
+    assert_eq!(amd_counter.download().unwrap(), [32]);
+    assert_eq!(
+        device.emulated_target().unwrap().unwrap(),
+        EmulatedTarget::Sm80
+    );
 }
 
 #[test]

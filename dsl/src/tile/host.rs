@@ -242,13 +242,14 @@ pub fn launch_on<A: KernelArgs>(
 }
 
 /// Runs a specialisation on the CPU emulator directly (no PTX module needed): the host build of
-/// the kernel on every simulated thread. Pointers must be host addresses of live memory.
+/// the kernel on every simulated thread, emulating the target `emulator::launch_target` gives.
+/// Pointers must be host addresses of live memory.
 pub fn emulate<A: KernelArgs>(
     spec: &Specialisation<A>,
     grid: [u32; 3],
     args: A,
 ) -> Result<EmulatorReport, LaunchError> {
-    crate::launch::emulate(spec.kernel, &launch_config(spec, grid), args)
+    crate::launch::emulate(spec.kernel, &launch_config(spec, grid), args, None)
 }
 
 /// Ok when every one of `maps` (a variant's TMA tensor maps) can be built from `args`: the

@@ -243,7 +243,8 @@ impl TestDevice {
 
     /// Launches a hand-written kernel (see the [module docs](self)). On the emulator the
     /// launch is checked against its PTX entry (name, parameter sizes), as `Device::launch`
-    /// does, and runs in the memory map of the live [`Buffer`]s of this thread.
+    /// does, and runs in the memory map of the live [`Buffer`]s of this thread, emulating the
+    /// device's target.
     pub fn launch<A: KernelArgs>(
         &self,
         kernel: Kernel<A>,
@@ -260,7 +261,13 @@ impl TestDevice {
         if let Some(module) = &self.module {
             module.check_args(kernel.name, &args.kernel_params())?;
         }
-        run_in_buffers(kernel, config, args)
+        // The target the device's launches emulate (amdgpu for `TESSERA_DEVICE=emulator-amd`).
+        let target = self
+            .device
+            .emulated_target()
+            .transpose()?
+            .unwrap_or_default();
+        tessera::emulator::with_target(target, || run_in_buffers(kernel, config, args))
             .map(LaunchReport::Emulator)
             .map_err(|err| LaunchError::Emulator {
                 kernel: kernel.name.to_string(),
