@@ -6,9 +6,9 @@
 //! the one its amdgpu code object runs. On the host every body exists and the emulator runs the
 //! one of the launch's target: [`with_target`]'s on the launching thread, else the environment
 //! variable `TESSERA_EMULATE_SM` (`sm_80` or `sm_90a`), else `amdgpu` on the device
-//! `TESSERA_DEVICE=emulator-amd` chooses (`Device::emulator_amd`), else sm_80 (the oldest PTX of a set, as
-//! `Device::load_ptx_set` takes on the emulator). The target is read once per launch, so every
-//! thread of a launch runs the same body. A kernel built for sm_90a alone
+//! `TESSERA_DEVICE=emulator-amd` chooses (`Device::emulator_amd`), else sm_80 (the oldest PTX
+//! of a set, as `Device::load_ptx_set` takes on the emulator). The target is read once per
+//! launch, so every thread of a launch runs the same body. A kernel built for sm_90a alone
 //! (`targets = [sm_90a]`) has one body, and a launch emulating another target is refused
 //! (`LaunchError::UnsupportedTarget`); while emulating amdgpu, a kernel without an amdgpu body
 //! is refused (`LaunchError::NvidiaOnly`, as on an AMD code object), and an NVIDIA-only

@@ -152,7 +152,7 @@ impl fmt::Debug for Device {
 impl Device {
     /// The device `TESSERA_DEVICE` asks for: `gpu` (or `cuda`) CUDA GPU 0, `hip` (or `rocm`)
     /// HIP GPU 0, `emulator`, `emulator-amd` (the emulator, its launches emulating an AMD GPU:
-    /// [`EmulatedTarget::Amdgpu`](crate::emulator::EmulatedTarget::Amdgpu)), or `auto`/unset: a
+    /// [`EmulatedTarget::Amdgpu`]), or `auto`/unset: a
     /// CUDA GPU when one can be used, else a HIP GPU, else the emulator. A GPU asked for by name
     /// that cannot be used is an error saying why.
     pub fn new() -> Result<Device, LaunchError> {
