@@ -170,15 +170,14 @@ impl Device {
             "hip" | "rocm" => {
                 Device::hip(0).map_err(|err| code::demanded(setting, "a HIP GPU", err))
             }
-            "emulator" | "emu" | "cpu" => Ok(Device::emulator_with_note(format!(
-                "{DEVICE_ENV}={setting}"
-            ))),
-            "emulator-amd" | "emulator-amdgpu" => Ok(Device {
-                emulated: Some(EmulatedTarget::Amdgpu),
-                ..Device::emulator_with_note(format!(
-                    "{DEVICE_ENV}={setting}: the emulator running each kernel's AMD code"
-                ))
-            }),
+            "emulator" | "emu" | "cpu" => Ok(Device::emulator_with_note(
+                format!("{DEVICE_ENV}={setting}"),
+                None,
+            )),
+            "emulator-amd" | "emulator-amdgpu" => Ok(Device::emulator_with_note(
+                format!("{DEVICE_ENV}={setting}: the emulator running each kernel's AMD code"),
+                Some(EmulatedTarget::Amdgpu),
+            )),
             _ => Err(LaunchError::BadDeviceSetting {
                 value: setting.to_string(),
             }),
@@ -196,47 +195,47 @@ impl Device {
             Ok(device) => return device,
             Err(err) => err,
         };
-        Device::emulator_with_note(format!(
-            "auto: CUDA: {cuda}; HIP: {hip}; using the emulator"
-        ))
+        Device::emulator_with_note(
+            format!("auto: CUDA: {cuda}; HIP: {hip}; using the emulator"),
+            None,
+        )
     }
 
     /// The CPU emulator.
     pub fn emulator() -> Device {
-        Device::emulator_with_note("Device::emulator()".to_string())
+        Device::emulator_with_note("Device::emulator()".to_string(), None)
     }
 
     /// The CPU emulator running each kernel's AMD code: its launches emulate
     /// [`EmulatedTarget::Amdgpu`] (unless `emulator::with_target` says otherwise around a
     /// launch). `TESSERA_DEVICE=emulator-amd` chooses it.
     pub fn emulator_amd() -> Device {
-        Device {
-            emulated: Some(EmulatedTarget::Amdgpu),
-            ..Device::emulator_with_note("Device::emulator_amd()".to_string())
-        }
+        Device::emulator_with_note(
+            "Device::emulator_amd()".to_string(),
+            Some(EmulatedTarget::Amdgpu),
+        )
     }
 
-    fn emulator_with_note(selection_note: String) -> Device {
+    /// The emulator, its launches emulating `emulated` by default (`None`: sm_80).
+    fn emulator_with_note(selection_note: String, emulated: Option<EmulatedTarget>) -> Device {
         Device {
             id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
             backend: Backend::Emulator,
             registry: Arc::default(),
             selection_note,
             tensor_maps: Default::default(),
-            emulated: None,
+            emulated,
         }
     }
 
     /// The target a launch from this thread on this device emulates: `None` on a GPU; on the
     /// emulator `emulator::with_target`'s around the launch, else `TESSERA_EMULATE_SM`, else
     /// amdgpu for [`Device::emulator_amd`], else sm_80 (`crate::emulator::EmulatedTarget`).
-    pub fn emulated_target(&self) -> Option<Result<EmulatedTarget, LaunchError>> {
-        (self.kind() == DeviceKind::Emulator).then(|| {
-            crate::emulator::launch_target_for(self.emulated).map_err(|err| LaunchError::Emulator {
-                kernel: "(none)".to_string(),
-                message: err.to_string(),
-            })
-        })
+    pub fn emulated_target(
+        &self,
+    ) -> Option<Result<EmulatedTarget, crate::emulator::EmulatorError>> {
+        (self.kind() == DeviceKind::Emulator)
+            .then(|| crate::emulator::launch_target_for(self.emulated))
     }
 
     /// CUDA GPU number `ordinal` (CUDA numbering, after `CUDA_VISIBLE_DEVICES`); an AMD GPU is

@@ -265,7 +265,11 @@ impl TestDevice {
         let target = self
             .device
             .emulated_target()
-            .transpose()?
+            .transpose()
+            .map_err(|err| LaunchError::Emulator {
+                kernel: kernel.name.to_string(),
+                message: err.to_string(),
+            })?
             .unwrap_or_default();
         tessera::emulator::with_target(target, || run_in_buffers(kernel, config, args))
             .map(LaunchReport::Emulator)

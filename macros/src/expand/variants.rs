@@ -63,7 +63,7 @@ pub(crate) fn amdgpu_variant(
     kernel: &Kernel,
     ampere: &Variant,
 ) -> Result<Option<Variant>, syn::Error> {
-    if has_dot(kernel) || kernel.sm90a_only() {
+    if has_dot(kernel) {
         return Ok(None);
     }
     let mut k = kernel.clone();
