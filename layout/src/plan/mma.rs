@@ -227,12 +227,12 @@ pub struct DotPlan {
 }
 
 /// The `(dim0, dim1)` coordinates of a packed vector of a rank-2 layout.
-fn coords(layout: &LinearLayout, v: u64) -> (u32, u32) {
+pub(crate) fn coords(layout: &LinearLayout, v: u64) -> (u32, u32) {
     (layout.coord(v, 0), layout.coord(v, 1))
 }
 
 /// The register bit of `layout` whose basis is exactly `target` (the first one), if any.
-fn register_with(layout: &LinearLayout, target: u64) -> Option<u32> {
+pub(crate) fn register_with(layout: &LinearLayout, target: u64) -> Option<u32> {
     bases(layout, Label::Register)
         .iter()
         .position(|&v| v == target)
@@ -392,24 +392,13 @@ pub fn plan_dot(
     let element = |bits: &[u32], base: u32, i: usize| -> u32 {
         xor_bits(&bits.iter().map(|&b| 1 << b).collect::<Vec<_>>(), i as u32) ^ base
     };
-    // Accumulator tiles: registers with the fragment bits clear, broadcast registers skipped.
-    let zeros = acc.zero_bases_mask(Label::Register);
-    let fragment_mask = 1 << c_col1 | 1 << c_row8;
-    let tiles: Vec<u32> = (0..acc.in_size(Label::Register))
-        .filter(|r| r & (fragment_mask | zeros) == 0)
-        .collect();
-    let c_regs = bases(acc, Label::Register);
+    let tiles = accumulator_tiles(acc, 1 << c_col1 | 1 << c_row8);
     let (a_solver, b_solver) = (RegisterSolver::new(a), RegisterSolver::new(b));
     let mut steps = Vec::new();
     for step in 0..1u32 << k_steps.len() {
         let kt = xor_bits(k_steps, step);
         for &tile in &tiles {
-            let image = c_regs
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| tile >> j & 1 == 1)
-                .fold(0u64, |acc_v, (_, &v)| acc_v ^ v);
-            let (m0, n0) = coords(acc, image);
+            let (m0, n0) = tile_origin(acc, tile);
             let a_base = register_at(&a_solver, "a", (m0, kt), a_at)?;
             let b_base = register_at(&b_solver, "b", (kt, n0), b_at)?;
             steps.push(MmaStep {
@@ -428,16 +417,43 @@ pub fn plan_dot(
             });
         }
     }
-    let duplicates = (0..acc.in_size(Label::Register))
-        .filter(|r| r & zeros != 0)
-        .map(|r| (r, r & !zeros))
-        .collect();
+    let duplicates = broadcast_duplicates(acc);
     Ok(DotPlan {
         kind,
         steps,
         duplicates,
         acc_registers: acc.in_size(Label::Register),
     })
+}
+
+/// The accumulator tiles of an instruction whose fragment holds the register bits of
+/// `fragment_mask`: the registers with those bits clear, broadcast registers (zero bases)
+/// skipped.
+pub(crate) fn accumulator_tiles(acc: &LinearLayout, fragment_mask: u32) -> Vec<u32> {
+    let zeros = acc.zero_bases_mask(Label::Register);
+    (0..acc.in_size(Label::Register))
+        .filter(|r| r & (fragment_mask | zeros) == 0)
+        .collect()
+}
+
+/// The `(row, column)` of the accumulator's register `tile` in thread 0.
+pub(crate) fn tile_origin(acc: &LinearLayout, tile: u32) -> (u32, u32) {
+    let image = bases(acc, Label::Register)
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| tile >> j & 1 == 1)
+        .fold(0u64, |v, (_, &basis)| v ^ basis);
+    coords(acc, image)
+}
+
+/// `(dst, src)`: each broadcast register of the accumulator (a zero basis set) and the register
+/// it copies after the instructions.
+pub(crate) fn broadcast_duplicates(acc: &LinearLayout) -> Vec<(u32, u32)> {
+    let zeros = acc.zero_bases_mask(Label::Register);
+    (0..acc.in_size(Label::Register))
+        .filter(|r| r & zeros != 0)
+        .map(|r| (r, r & !zeros))
+        .collect()
 }
 
 /// The register of `operand` (relative to register 0) holding the element at `at`, whose image

@@ -13,6 +13,7 @@
 //! - [`movement`]: a conversion resolved to per-thread steps (what a code generator renders).
 //! - [`shared_steps`]: the shared-memory form of a conversion (memory, vectors, `ldmatrix` reads).
 //! - [`mma`]: `dot` as `mma.sync` instructions on register fragments of the operand layouts.
+//! - [`mfma`]: `dot` as AMD `v_mfma` instructions on the fragments of a wave (two warps).
 //! - [`ldmatrix`]: when `ldmatrix`/`stmatrix` apply, by left division (Theorem 5.1).
 //! - [`gather`]: warp-local gathers by shuffles, else through shared memory (§5.5).
 //! - [`gather_code`]: a gather plan resolved to per-thread steps, and its cost.
@@ -36,6 +37,7 @@ pub mod conversion_code;
 pub mod gather;
 pub mod gather_code;
 pub mod ldmatrix;
+pub mod mfma;
 pub mod mma;
 pub mod movement;
 pub mod pipeline;

@@ -1,0 +1,333 @@
+//! `dot(a, b, acc)` as AMD matrix-core instructions (CDNA `v_mfma`, gfx90a and gfx942) on the
+//! register fragments of a wave of 64 lanes: which instruction, and for each accumulator tile and
+//! K step which registers of `a`, `b` and `acc` form its fragments.
+//!
+//! | operands | instruction | per lane |
+//! |---|---|---|
+//! | f16 → f32 | `v_mfma_f32_32x32x8f16` / `v_mfma_f32_16x16x16f16` | a, b: 4 × f16 in 2 words; c/d: 16 / 4 × f32 |
+//! | bf16 → f32 | `v_mfma_f32_32x32x8bf16_1k` / `v_mfma_f32_16x16x16bf16_1k` | as f16 |
+//!
+//! **Waves of two warps.** The tile compiler's warps have 32 lanes (`tessera::device`'s
+//! contract: a warp is half a wave on CDNA), so a wave's layouts ([`AmdMfma`], six lane bits)
+//! are relabelled by [`wave_as_warps`]: wave lane bit 5 becomes warp bit 0, and the family's
+//! warps (waves) become warp bits 1 and up. An `mfma` is then a collective of warps `2w` and
+//! `2w + 1`.
+//!
+//! **Fragments from layouts.** One instruction's fragments are the family's layouts of one
+//! `nd × nd` tile (`nd = 32` or `16`) on one wave: the operands `dot_operand` with `k_width = 4`
+//! (registers K 1, 2; lanes along M of A / N of B, then K), the accumulator [`AmdMfma`]. The
+//! accumulator is *transposed* (lanes along M, 4 consecutive N per lane, so a lane stores 16
+//! contiguous bytes, and the accumulator of `q·kᵀ` already is the A operand of the next dot in
+//! registers); the instruction then computes `dᵀ = bᵀ·aᵀ`: its first source is `b`'s fragment,
+//! its second `a`'s. The planner requires the lanes and warp bit 0 of `a`, `b` and `acc` to be
+//! exactly the instruction's, finds the instruction's register bases among each layout's register
+//! bits, takes every remaining K direction of `a`'s registers as a K step (`b` must hold the same
+//! ones) and every remaining register direction of the accumulator as a tile, and requires warp
+//! bits 1 and up to tile `a`'s M and `b`'s N as they tile the accumulator. For each tile and K
+//! step the registers of every fragment element are resolved at planning time. Any mismatch is
+//! an error naming the operand and the basis.
+
+use super::mma::{accumulator_tiles, broadcast_duplicates, coords, register_with, tile_origin};
+use super::movement::xor_bits;
+use super::space::RegisterSolver;
+use super::{bases, PlanError};
+use crate::families::AmdMfma;
+use crate::{Label, LayoutError, LinearLayout};
+use core::fmt;
+use std::format;
+use std::vec::Vec;
+
+/// Elements of A (and of B) per lane in one instruction (`k_width`).
+pub const MFMA_K_WIDTH: u32 = 4;
+
+/// The element type of an `mfma`'s operands (the accumulator is f32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MfmaInput {
+    /// f16.
+    F16,
+    /// bf16 (the `_1k` instructions of gfx90a and later).
+    Bf16,
+}
+
+/// One `mfma` instruction: its operand type and its `nd × nd` output tile (32 or 16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MfmaInstr {
+    /// The operands' element type.
+    pub input: MfmaInput,
+    /// M = N of the instruction: 32 (`32x32x8`) or 16 (`16x16x16`).
+    pub nd: u32,
+}
+
+impl MfmaInstr {
+    /// The reduction depth: 8 (`32x32x8`) or 16 (`16x16x16`).
+    pub const fn k(self) -> u32 {
+        64 / self.nd * MFMA_K_WIDTH
+    }
+
+    /// Accumulator registers per lane: 16 or 4.
+    pub const fn acc_registers(self) -> u32 {
+        self.nd * self.nd / 64
+    }
+
+    /// The ISA name, e.g. `v_mfma_f32_32x32x8f16` (gfx90a spelling; gfx942 writes
+    /// `v_mfma_f32_32x32x8_f16`).
+    pub fn isa_name(self) -> &'static str {
+        match (self.input, self.nd) {
+            (MfmaInput::F16, 32) => "v_mfma_f32_32x32x8f16",
+            (MfmaInput::F16, _) => "v_mfma_f32_16x16x16f16",
+            (MfmaInput::Bf16, 32) => "v_mfma_f32_32x32x8bf16_1k",
+            (MfmaInput::Bf16, _) => "v_mfma_f32_16x16x16bf16_1k",
+        }
+    }
+
+    /// The family parameters of this instruction's accumulator on `waves` (`[M, N]` waves).
+    fn family<'a>(&self, shape: &'a [u32; 3], waves: &'a [u32]) -> AmdMfma<'a> {
+        AmdMfma::new(3, shape, true, waves)
+    }
+}
+
+impl fmt::Display for MfmaInstr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.isa_name())
+    }
+}
+
+/// `layout` (a wave-64 layout: six lane bits) with wave lane bit 5 as warp bit 0 and its warp
+/// bits from 1 up: the same map on 32-lane warps, two per wave.
+pub fn wave_as_warps(layout: &LinearLayout) -> Result<LinearLayout, LayoutError> {
+    let lanes = bases(layout, Label::Lane);
+    let warps = bases(layout, Label::Warp);
+    let mut out = LinearLayout::empty();
+    for o in 0..layout.num_out_dims() {
+        out = out.with_out_dim(layout.out_label(o), layout.out_size(layout.out_label(o)))?;
+    }
+    let push = |out: LinearLayout, label: Label, vectors: &[u64]| {
+        let mut out = out.with_in_dim(label)?;
+        let i = out.num_in_dims() - 1;
+        for &v in vectors {
+            out.push_packed_basis(i, v)?;
+        }
+        Ok::<_, LayoutError>(out)
+    };
+    out = push(out, Label::Register, &bases(layout, Label::Register))?;
+    out = push(out, Label::Lane, &lanes[..lanes.len().min(5)])?;
+    let mut warp_bases: Vec<u64> = lanes.get(5).copied().into_iter().collect();
+    warp_bases.extend(warps);
+    out = push(out, Label::Warp, &warp_bases)?;
+    if layout.in_index(Label::Block).is_some() {
+        out = push(out, Label::Block, &bases(layout, Label::Block))?;
+    }
+    Ok(out)
+}
+
+/// The layouts of a dot of `[m, k] × [k, n]` with `instr` on `waves` (`[M, N]` waves), on 32-lane
+/// warps ([`wave_as_warps`]): `(a, b, acc)`.
+pub fn mfma_layouts(
+    instr: MfmaInstr,
+    waves: [u32; 2],
+    [m, n, k]: [u32; 3],
+) -> Result<[LinearLayout; 3], LayoutError> {
+    let shape = [instr.nd, instr.nd, instr.k()];
+    let family = instr.family(&shape, &waves);
+    Ok([
+        wave_as_warps(&family.dot_operand(0, MFMA_K_WIDTH, &[m, k])?)?,
+        wave_as_warps(&family.dot_operand(1, MFMA_K_WIDTH, &[k, n])?)?,
+        wave_as_warps(&family.to_linear_layout(&[m, n])?)?,
+    ])
+}
+
+/// The instruction whose accumulator fragment `acc`'s lanes and warp bit 0 hold (32×32 or
+/// 16×16, operands of `input`), if any: what a dot planned with [`mfma_layouts`] uses.
+pub fn mfma_instr_of(input: MfmaInput, acc: &LinearLayout) -> Option<MfmaInstr> {
+    [32, 16]
+        .into_iter()
+        .map(|nd| MfmaInstr { input, nd })
+        .find(|&instr| {
+            let Ok([_, _, atom]) = mfma_layouts(instr, [1, 1], [instr.nd, instr.nd, instr.k()])
+            else {
+                return false;
+            };
+            let fragment = |l: &LinearLayout| {
+                let mut c = coord_bases(l, Label::Lane);
+                c.extend(coord_bases(l, Label::Warp).into_iter().take(1));
+                c
+            };
+            acc.num_out_dims() == 2 && fragment(acc) == fragment(&atom)
+        })
+}
+
+/// One `mfma`: the registers of each fragment element of its two sources (`src0` is `b`'s
+/// fragment, `src1` `a`'s: the transposed accumulator) and of the accumulator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MfmaStep {
+    /// The registers of `b` holding the first source's 4 elements, in fragment order.
+    pub src0: [u32; 4],
+    /// The registers of `a` holding the second source's 4 elements, in fragment order.
+    pub src1: [u32; 4],
+    /// The accumulator registers of `d0..`, in fragment order (16 or 4).
+    pub c: Vec<u32>,
+}
+
+/// A planned dot: the instruction, its steps (K steps outer, accumulator tiles inner), then
+/// `out[dst] = out[src]` for the accumulator's broadcast registers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MfmaPlan {
+    /// The instruction.
+    pub instr: MfmaInstr,
+    /// The `mfma`s in order.
+    pub steps: Vec<MfmaStep>,
+    /// `(dst, src)`: accumulator registers that copy another after the steps (broadcast).
+    pub duplicates: Vec<(u32, u32)>,
+    /// Registers of the accumulator.
+    pub acc_registers: u32,
+}
+
+/// The bases of `label` of `layout` as coordinates.
+fn coord_bases(layout: &LinearLayout, label: Label) -> Vec<(u32, u32)> {
+    bases(layout, label)
+        .into_iter()
+        .map(|v| coords(layout, v))
+        .collect()
+}
+
+/// Plans the `mfma` instructions of `a × b + acc` with `instr` (see the module docs).
+pub fn plan_mfma_dot(
+    instr: MfmaInstr,
+    a: &LinearLayout,
+    b: &LinearLayout,
+    acc: &LinearLayout,
+) -> Result<MfmaPlan, PlanError> {
+    let operands = [(a, "a"), (b, "b"), (acc, "the accumulator")];
+    for (l, name) in operands {
+        if l.num_out_dims() != 2 || l.in_size(Label::Lane) != 32 || l.in_size(Label::Warp) < 2 {
+            return Err(PlanError::new(format!(
+                "mfma: {name} must be a rank-2 tile on 32-lane warps, two per wave (a wave of \
+                 64 lanes runs each instruction)"
+            )));
+        }
+    }
+    let [atom_a, atom_b, atom_c] = mfma_layouts(instr, [1, 1], [instr.nd, instr.nd, instr.k()])?;
+    // Lanes and warp bit 0: exactly the instruction's.
+    for ((l, name), atom) in operands.into_iter().zip([&atom_a, &atom_b, &atom_c]) {
+        let want = coord_bases(atom, Label::Lane)
+            .into_iter()
+            .chain(coord_bases(atom, Label::Warp));
+        let have = coord_bases(l, Label::Lane)
+            .into_iter()
+            .chain(coord_bases(l, Label::Warp));
+        for (bit, (w, h)) in want.zip(have).enumerate() {
+            if w != h {
+                let which = if bit < 5 {
+                    format!("lane bit {bit}")
+                } else {
+                    "warp bit 0 (wave lane bit 5)".into()
+                };
+                return Err(PlanError::new(format!(
+                    "mfma {instr}: {which} of {name} must be element {w:?} of the instruction's \
+                     fragment, got {h:?}"
+                )));
+            }
+        }
+    }
+    // Warp bits 1..: the accumulator's M/N tiling, repeated by the operands.
+    let (a_warps, b_warps, c_warps) = (
+        coord_bases(a, Label::Warp),
+        coord_bases(b, Label::Warp),
+        coord_bases(acc, Label::Warp),
+    );
+    if a_warps.len() != c_warps.len() || b_warps.len() != c_warps.len() {
+        return Err(PlanError::new(
+            "mfma: a, b and the accumulator use different numbers of warps",
+        ));
+    }
+    for w in 1..c_warps.len() {
+        let (m, n) = c_warps[w];
+        if a_warps[w] != (m, 0) || b_warps[w] != (0, n) {
+            return Err(PlanError::new(format!(
+                "mfma: warp bit {w} covers accumulator ({m}, {n}) but a {:?} and b {:?}",
+                a_warps[w], b_warps[w]
+            )));
+        }
+    }
+    // The instruction's register bases, found among each layout's register bits.
+    let fragment_bits = |l: &LinearLayout, atom: &LinearLayout, name: &str| {
+        coord_bases(atom, Label::Register)
+            .into_iter()
+            .map(|(r, c)| {
+                register_with(l, l.pack(&[r, c])).ok_or_else(|| {
+                    PlanError::new(format!(
+                        "mfma {instr}: {name} holds element ({r}, {c}) in no register bit of its \
+                         own (the instruction's fragment needs it)"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<u32>, PlanError>>()
+    };
+    let a_bits = fragment_bits(a, &atom_a, "a")?;
+    let b_bits = fragment_bits(b, &atom_b, "b")?;
+    let c_bits = fragment_bits(acc, &atom_c, "the accumulator")?;
+    // K steps: a's K-direction registers beyond the instruction's, held by b too.
+    let fragment_k: Vec<u32> = coord_bases(&atom_a, Label::Lane)
+        .into_iter()
+        .chain(coord_bases(&atom_a, Label::Warp))
+        .chain(coord_bases(&atom_a, Label::Register))
+        .map(|(_, k)| k)
+        .filter(|&k| k != 0)
+        .collect();
+    let k_steps: Vec<u32> = coord_bases(a, Label::Register)
+        .into_iter()
+        .filter(|&(m, k)| m == 0 && k != 0 && !fragment_k.contains(&k))
+        .map(|(_, k)| k)
+        .collect();
+    let mut b_k_steps: Vec<u32> = coord_bases(b, Label::Register)
+        .into_iter()
+        .filter(|&(k, n)| n == 0 && k != 0 && !fragment_k.contains(&k))
+        .map(|(k, _)| k)
+        .collect();
+    let mut sorted = k_steps.clone();
+    sorted.sort_unstable();
+    b_k_steps.sort_unstable();
+    if sorted != b_k_steps {
+        return Err(PlanError::new(format!(
+            "mfma: a and b hold different K directions in registers ({sorted:?} vs {b_k_steps:?})"
+        )));
+    }
+    let tiles = accumulator_tiles(acc, c_bits.iter().fold(0u32, |m, &b| m | 1 << b));
+    let (a_solver, b_solver) = (RegisterSolver::new(a), RegisterSolver::new(b));
+    let element = |bits: &[u32], base: u32, i: u32| -> u32 {
+        xor_bits(&bits.iter().map(|&b| 1 << b).collect::<Vec<_>>(), i) ^ base
+    };
+    let mut steps = Vec::new();
+    for step in 0..1u32 << k_steps.len() {
+        let kt = xor_bits(&k_steps, step);
+        for &tile in &tiles {
+            let (m0, n0) = tile_origin(acc, tile);
+            let missing = |name: &str, at: (u32, u32)| {
+                PlanError::new(format!("mfma: {name} has no register for {at:?}"))
+            };
+            let a_base = a_solver
+                .register_of(a.pack(&[m0, kt]))
+                .ok_or_else(|| missing("a", (m0, kt)))?;
+            let b_base = b_solver
+                .register_of(b.pack(&[kt, n0]))
+                .ok_or_else(|| missing("b", (kt, n0)))?;
+            steps.push(MfmaStep {
+                src0: core::array::from_fn(|i| element(&b_bits, b_base, i as u32)),
+                src1: core::array::from_fn(|i| element(&a_bits, a_base, i as u32)),
+                c: (0..instr.acc_registers())
+                    .map(|i| element(&c_bits, tile, i))
+                    .collect(),
+            });
+        }
+    }
+    Ok(MfmaPlan {
+        instr,
+        steps,
+        duplicates: broadcast_duplicates(acc),
+        acc_registers: acc.in_size(Label::Register),
+    })
+}
+
+#[cfg(test)]
+#[path = "mfma_tests.rs"]
+mod tests;
