@@ -11,7 +11,12 @@
         stdarch_amdgpu,
         core_intrinsics,
         gpu_intrinsics,
-        gpu_launch_sized_workgroup_mem
+        gpu_launch_sized_workgroup_mem,
+        link_llvm_intrinsics,
+        repr_simd,
+        abi_unadjusted,
+        f16,
+        simd_ffi
     )
 )]
 #![cfg_attr(target_arch = "amdgpu", allow(internal_features))]

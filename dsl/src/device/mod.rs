@@ -10,9 +10,10 @@
 //! A part of the layer also has a third body, for AMD GPUs (`amdgcn-amd-amdhsa`, target arch
 //! `amdgpu`): the special registers, `sync_threads`, global loads and stores, shuffles and f32
 //! arithmetic, conversions, float math, shared memory (LDS) and atomics, with a warp being half
-//! of a 64-lane wave (`device/amdgpu.rs` says how). The rest (`mma`, `wgmma`, `cp.async`, TMA,
-//! mbarriers, `ldmatrix`/`stmatrix`) does not exist in amdgpu builds yet, so a kernel that uses
-//! it fails to compile there.
+//! of a 64-lane wave (`device/amdgpu.rs` says how), and AMD's own matrix cores (`v_mfma`, a
+//! collective of the two warps of a wave), which do not exist in nvptx64 builds. The NVIDIA-only
+//! rest (`mma`, `wgmma`, `cp.async`, TMA, mbarriers, `ldmatrix`/`stmatrix`) does not exist in
+//! amdgpu builds, so a kernel that uses it fails to compile there.
 //!
 //! | area | functions |
 //! |---|---|
@@ -28,6 +29,7 @@
 //! | float math | [`max_f32`], [`min_f32`] (`max.NaN`), [`ex2_approx_ftz_f32`], [`lg2_approx_f32`], [`sqrt_rn_f32`], [`sqrt_approx_ftz_f32`], [`fma_rn_ftz_f32`], [`mul_rn_ftz_f32`], [`rsqrt_approx_f32`], [`fma_rn_f32`], f64 `sqrt`/`rsqrt`/`fma`, [`max_f64`], [`min_f64`], [`sin_approx_f32`], [`cos_approx_f32`], [`tanh_approx_f32`] |
 //! | integer | [`mul_hi_u32`] |
 //! | tensor cores | [`mma_m16n8k16_f16_f32`], [`mma_m16n8k16_bf16_f32`], [`mma_m16n8k32_s8_s32`] |
+//! | AMD matrix cores (amdgpu, host) | [`mfma_f32_32x32x8_f16`], [`mfma_f32_32x32x8_bf16`], [`mfma_f32_16x16x16_f16`], [`mfma_f32_16x16x16_bf16`] |
 //! | warpgroup MMA (sm_90a) | [`WgmmaAccumulator`], [`wgmma_m64n128k16_f16`] & co. (N = 64, 128, 256; f16, bf16; `_rs`: A from registers), [`wgmma_pin`], [`wgmma_fence`], [`wgmma_commit_group`], [`wgmma_wait_group`], [`wgmma_descriptor_offset`] |
 //! | mbarrier, TMA (sm_90) | [`mbarrier_init`], [`mbarrier_arrive`], [`mbarrier_arrive_expect_tx`], [`mbarrier_try_wait_parity`], [`mbarrier_wait_parity`], [`mbarrier_inval`], [`TensorMap`], [`tma_load_2d`], [`fence_mbarrier_init`], [`fence_proxy_async_shared_cta`] |
 //!
@@ -156,6 +158,8 @@ mod global;
 mod math;
 #[cfg(not(target_arch = "amdgpu"))]
 mod mbarrier;
+#[cfg(not(target_arch = "nvptx64"))]
+mod mfma;
 #[cfg(not(target_arch = "amdgpu"))]
 mod mma;
 mod shared;
@@ -178,6 +182,8 @@ pub use global::*;
 pub use math::*;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use mbarrier::*;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use mfma::*;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use mma::*;
 pub use shared::*;

@@ -169,6 +169,8 @@ pub(crate) struct SyncState {
     pub(super) warps: Vec<WarpState>,
     /// The `wgmma` rendezvous of each warpgroup.
     pub(super) warpgroups: Vec<WarpgroupState>,
+    /// The `mfma` rendezvous of each wave (two warps; amdgpu).
+    pub(super) waves: Vec<super::mfma::WaveState>,
     pub(crate) sites: SiteTable,
     pub(crate) mbarriers: MbarrierTable,
 }
@@ -392,6 +394,7 @@ impl Cta {
             }
         }
         parts.extend(describe_warpgroup_waits(&st.warpgroups));
+        parts.extend(super::mfma::describe_wave_waits(&st.waves));
         parts.extend(st.mbarriers.describe_waits());
         parts.join("; ")
     }
@@ -583,6 +586,9 @@ impl Cta {
         }
         for g in st.warpgroups.iter_mut() {
             *g = WarpgroupState::default();
+        }
+        for w in st.waves.iter_mut() {
+            *w = super::mfma::WaveState::default();
         }
         // Nobody runs in this slot now: its old block is done, the next one not yet admitted.
         for word in self.shared.iter() {
@@ -783,6 +789,7 @@ fn launch(
                 barriers: [BarrierState::default(); NUM_BARRIERS],
                 warps: (0..warps).map(|_| WarpState::new()).collect(),
                 warpgroups: (0..warps / 4).map(|_| WarpgroupState::default()).collect(),
+                waves: (0..warps / 2).map(|_| Default::default()).collect(),
                 sites: SiteTable::default(),
                 mbarriers: MbarrierTable::default(),
             }),

@@ -142,6 +142,16 @@ pub enum EmulatorError {
         /// Call site.
         site: Site,
     },
+    /// An instruction only AMD GPUs have (`v_mfma`) executed while the emulator emulates an
+    /// NVIDIA GPU (sm_80 or sm_90a).
+    AmdInstruction {
+        /// The thread that executed it.
+        thread: ThreadRef,
+        /// The ISA instruction.
+        op: &'static str,
+        /// Call site.
+        site: Site,
+    },
     /// Every live thread of a CTA waits on a barrier or warp collective that can never complete.
     Deadlock {
         /// `%ctaid` of the block.
@@ -227,6 +237,11 @@ impl fmt::Display for EmulatorError {
                 f,
                 "{thread}: {op} at {site}: an NVIDIA-only instruction, executed while the \
                  emulator emulates amdgpu (AMD GPUs have no such instruction)"
+            ),
+            EmulatorError::AmdInstruction { thread, op, site } => write!(
+                f,
+                "{thread}: {op} at {site}: an AMD-only instruction, executed while the emulator \
+                 emulates an NVIDIA GPU (TESSERA_DEVICE=emulator-amd emulates amdgpu)"
             ),
             EmulatorError::Deadlock { block, message } => {
                 let [x, y, z] = block;

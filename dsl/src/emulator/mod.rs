@@ -76,6 +76,7 @@ mod cta;
 mod error;
 mod machine;
 pub(crate) mod mbarrier;
+pub(crate) mod mfma;
 pub(crate) mod ops;
 pub mod report;
 pub(crate) mod target;

@@ -121,6 +121,17 @@ pub(crate) fn nvidia_instruction(op: &'static str) {
     }
 }
 
+/// Inside a kernel on the emulator: stops the launch with an [`EmulatorError::AmdInstruction`]
+/// when the launch emulates an NVIDIA target (`op` is an instruction only AMD GPUs have).
+#[track_caller]
+pub(crate) fn amd_instruction(op: &'static str) {
+    let site = super::Site(std::panic::Location::caller());
+    let thread = with_thread(|t| (t.cta.target != EmulatedTarget::Amdgpu).then(|| t.thread_ref()));
+    if let Some(thread) = thread {
+        super::cta::raise(EmulatorError::AmdInstruction { thread, op, site });
+    }
+}
+
 /// Inside a kernel on the emulator: the target of the running launch.
 pub fn running_target() -> EmulatedTarget {
     with_thread(|t| t.cta.target)

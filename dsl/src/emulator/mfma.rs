@@ -1,0 +1,239 @@
+//! AMD `v_mfma` of a wave (64 threads: warps `2w` and `2w + 1`), as the CDNA3 ISA defines its
+//! fragments.
+//!
+//! An `mfma` is a wave collective: the 64 threads rendezvous, every one issuing the same
+//! instruction from the same site; the last to arrive computes every thread's result, which each
+//! then takes. Divergent instructions are an error, a wave the block's threads do not fill is an
+//! error, and a thread that never arrives leaves its wave blocked, which the CTA's deadlock check
+//! reports naming the wave and the site. Fragments, with `nd` the instruction's M = N (32 or 16),
+//! lane `l` and element or register `i`:
+//! - first source (`a` of the ISA): row `l % nd`, K `4·(l / nd) + i` (4 elements);
+//! - second source (`b`): column `l % nd`, K `4·(l / nd) + i`;
+//! - accumulator `c`/`d`: column `l % nd`, row `8·(i / 4) + 4·(l / 32) + i % 4` (32×32, 16
+//!   registers) or `4·(l / 16) + i` (16×16, 4 registers).
+//!
+//! `D = A·B + C` with exact products summed in f64 and rounded once to f32 (a NaN result is the
+//! canonical quiet NaN).
+
+use std::panic::Location;
+use std::sync::Arc;
+
+use super::cta::{with_thread, Cta, ThreadCtx};
+use super::error::EmulatorError;
+use crate::device::canonicalize_nan_f32;
+use crate::{bf16, f16};
+pub(crate) use tessera_layout::plan::mfma::{MfmaInput, MfmaInstr};
+
+/// Threads of a wave.
+pub(crate) const WAVE_THREADS: u32 = 64;
+
+/// An `mfma` some threads of a wave have arrived at: per thread its 2 + 2 operand words and
+/// up to 16 accumulator words.
+struct PendingMfma {
+    instr: MfmaInstr,
+    site: &'static Location<'static>,
+    arrived: u64,
+    payloads: Box<[[u32; 20]; 64]>,
+}
+
+/// The `mfma` rendezvous of one wave.
+#[derive(Default)]
+pub(crate) struct WaveState {
+    pending: Option<PendingMfma>,
+    /// Rendezvous completed so far.
+    generation: u64,
+    /// Every thread's result of the last completed rendezvous.
+    results: Option<Arc<[[u32; 16]; 64]>>,
+}
+
+/// The ISA name of `instr` on the emulator's messages.
+fn name(instr: MfmaInstr) -> &'static str {
+    instr.isa_name()
+}
+
+/// The value of element `i` (0..4) of a fragment's two words.
+fn element(input: MfmaInput, words: [u32; 2], i: usize) -> f64 {
+    let bits = (words[i / 2] >> (16 * (i % 2))) as u16;
+    match input {
+        MfmaInput::F16 => f16::from_bits(bits).to_f32() as f64,
+        MfmaInput::Bf16 => bf16::from_bits(bits).to_f32() as f64,
+    }
+}
+
+/// Every lane's `d` of one instruction from every lane's payload (module docs).
+fn compute(instr: MfmaInstr, payloads: &[[u32; 20]; 64]) -> [[u32; 16]; 64] {
+    let nd = instr.nd as usize;
+    let k_len = 64 / nd * 4;
+    let mut a = vec![vec![0f64; k_len]; nd];
+    let mut b = vec![vec![0f64; nd]; k_len];
+    for (l, p) in payloads.iter().enumerate() {
+        for i in 0..4 {
+            a[l % nd][4 * (l / nd) + i] = element(instr.input, [p[0], p[1]], i);
+            b[4 * (l / nd) + i][l % nd] = element(instr.input, [p[2], p[3]], i);
+        }
+    }
+    let row = |l: usize, i: usize| {
+        if nd == 32 {
+            8 * (i / 4) + 4 * (l / 32) + i % 4
+        } else {
+            4 * (l / 16) + i
+        }
+    };
+    let mut out = [[0u32; 16]; 64];
+    for (l, o) in out.iter_mut().enumerate() {
+        for (i, o) in o
+            .iter_mut()
+            .take(instr.acc_registers() as usize)
+            .enumerate()
+        {
+            let (r, c) = (row(l, i), l % nd);
+            let mut acc = f32::from_bits(payloads[l][4 + i]) as f64;
+            for k in 0..k_len {
+                acc += a[r][k] * b[k][c];
+            }
+            *o = canonicalize_nan_f32(acc as f32).to_bits();
+        }
+    }
+    out
+}
+
+/// `v_mfma` of this thread's wave: `a`, `b` this lane's source fragments (4 elements in 2 words
+/// each), `c` its accumulator registers; returns its `d`.
+#[track_caller]
+pub(crate) fn mfma<const N: usize>(
+    instr: MfmaInstr,
+    a: [u32; 2],
+    b: [u32; 2],
+    c: [u32; N],
+) -> [u32; N] {
+    super::target::amd_instruction(name(instr));
+    let site = Location::caller();
+    let mut payload = [0u32; 20];
+    payload[..2].copy_from_slice(&a);
+    payload[2..4].copy_from_slice(&b);
+    payload[4..4 + N].copy_from_slice(&c);
+    let d = with_thread(|t| t.cta.wave_mfma(t, instr, payload, site));
+    core::array::from_fn(|i| d[i])
+}
+
+/// The waves stuck in an `mfma` rendezvous, for the deadlock report.
+pub(crate) fn describe_wave_waits(waves: &[WaveState]) -> Vec<String> {
+    waves
+        .iter()
+        .enumerate()
+        .filter_map(|(w, s)| {
+            let p = s.pending.as_ref()?;
+            let missing: Vec<String> = (0..64)
+                .filter(|i| p.arrived & (1 << i) == 0)
+                .take(8)
+                .map(|i| (w as u32 * WAVE_THREADS + i).to_string())
+                .collect();
+            Some(format!(
+                "wave {w} (threads {}..{}): {} threads wait in {} at {}:{}:{}; threads {}{} \
+                 never arrived (mfma is a wave collective)",
+                w as u32 * WAVE_THREADS,
+                (w as u32 + 1) * WAVE_THREADS,
+                p.arrived.count_ones(),
+                name(p.instr),
+                p.site.file(),
+                p.site.line(),
+                p.site.column(),
+                missing.join(", "),
+                if 64 - p.arrived.count_ones() > 8 {
+                    ", …"
+                } else {
+                    ""
+                }
+            ))
+        })
+        .collect()
+}
+
+impl Cta {
+    /// The rendezvous of a wave's 64 threads at one `mfma`: waits until every thread has issued
+    /// the same instruction; the last to arrive computes all results.
+    fn wave_mfma(
+        &self,
+        ctx: &ThreadCtx<'_>,
+        instr: MfmaInstr,
+        payload: [u32; 20],
+        site: &'static Location<'static>,
+    ) -> [u32; 16] {
+        let error = |message: String| EmulatorError::WarpCollective {
+            thread: ctx.thread_ref(),
+            op: name(instr),
+            message,
+        };
+        let wave = ctx.linear / WAVE_THREADS;
+        let index = ctx.linear % WAVE_THREADS;
+        if (wave + 1) * WAVE_THREADS > self.threads {
+            super::cta::raise(error(format!(
+                "wave {wave} has {} of its 64 threads (the block has {}): an mfma needs a whole \
+                 wave, so a block of a kernel with a dot on AMD has an even number of warps",
+                self.threads - wave * WAVE_THREADS,
+                self.threads
+            )));
+        }
+        let mut st = self.unwind_if_aborted(self.lock());
+        self.mark_sync_used();
+        let w = wave as usize;
+        match &st.waves[w].pending {
+            Some(p) if p.instr != instr || p.site != site => {
+                let message = format!(
+                    "wave {wave}: thread {} issues {} at {}:{} while {} threads of the wave wait \
+                     in {} at {}:{} (every thread of a wave must execute the same mfma)",
+                    ctx.linear,
+                    name(instr),
+                    site.file(),
+                    site.line(),
+                    p.arrived.count_ones(),
+                    name(p.instr),
+                    p.site.file(),
+                    p.site.line()
+                );
+                self.fail(st, error(message));
+            }
+            Some(_) => {}
+            None => {
+                st.waves[w].pending = Some(PendingMfma {
+                    instr,
+                    site,
+                    arrived: 0,
+                    payloads: Box::new([[0; 20]; 64]),
+                })
+            }
+        }
+        let Some(pending) = st.waves[w].pending.as_mut() else {
+            unreachable!("the pending mfma was just set")
+        };
+        pending.arrived |= 1 << index;
+        pending.payloads[index as usize] = payload;
+        if pending.arrived == u64::MAX {
+            let Some(pending) = st.waves[w].pending.take() else {
+                unreachable!("the pending mfma was just set")
+            };
+            let results = Arc::new(compute(instr, &pending.payloads));
+            let state = &mut st.waves[w];
+            state.generation += 1;
+            state.results = Some(results.clone());
+            st.blocked -= WAVE_THREADS - 1;
+            drop(st);
+            for warp in 2 * w..2 * w + 2 {
+                self.warp_cv[warp].notify_all();
+            }
+            results[index as usize]
+        } else {
+            let generation = st.waves[w].generation;
+            let cv = &self.warp_cv[ctx.warp() as usize];
+            let (st, results) = self.block_until(cv, st, |st| {
+                let state = &st.waves[w];
+                match &state.results {
+                    Some(r) if state.generation != generation => Some(r.clone()),
+                    _ => None,
+                }
+            });
+            drop(st);
+            results[index as usize]
+        }
+    }
+}
