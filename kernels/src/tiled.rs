@@ -8,11 +8,10 @@
 //! depends on it, not every kernel. The PTX of `tessera-kernels` holds every family's entries
 //! (`tessera::build::PtxBuild` merges the PTX of the kernel crates it depends on).
 //!
-//! For amdgpu the families are kernels of one code object, except those whose every kernel has a
-//! `dot` (`attention`, `matmul`: `mma.sync` and `wgmma` only NVIDIA GPUs have), left out there.
+//! For amdgpu the families are kernels of one code object (a `dot` is `v_mfma` there; the
+//! variants without AMD code, such as the i8 and f8 matmuls, are left out of it).
 
 pub use tessera_kernels_atomics as atomics;
-#[cfg(not(target_arch = "amdgpu"))]
 pub use tessera_kernels_attention as attention;
 pub use tessera_kernels_autotuned as autotuned;
 pub use tessera_kernels_bench_triton as bench_triton;
@@ -22,7 +21,6 @@ pub use tessera_kernels_elementwise as elementwise;
 pub use tessera_kernels_gather as gather;
 pub use tessera_kernels_loops as loops;
 pub use tessera_kernels_many_params as many_params;
-#[cfg(not(target_arch = "amdgpu"))]
 pub use tessera_kernels_matmul as matmul;
 pub use tessera_kernels_norm as norm;
 pub use tessera_kernels_ops as ops;

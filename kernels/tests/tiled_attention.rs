@@ -291,6 +291,26 @@ fn pipelined_attention_matches_f64_reference() {
     }
 }
 
+/// The amdgpu bodies (`v_mfma` on waves of two warps: `32x32x8` where each wave gets a 32-row
+/// tile, `16x16x16` for 64 rows on 4 waves; `p` from the first dot's transposed accumulator in
+/// registers; the pipelined specialisations run unpipelined there) on the emulator.
+#[test]
+fn attention_on_amdgpu_matches_f64_reference() {
+    let gpu = device();
+    with_target(EmulatedTarget::Amdgpu, || {
+        for (seq, causal) in [(17, false), (130, true), (200, false)] {
+            let c = d64(causal, 4, 1);
+            check_case!(gpu, tile_attention_d64, [f16, bf16], c, (seq, 64, causal));
+            let c = d64(causal, 8, 2);
+            check_case!(gpu, tile_attention_d64, f16, c, (seq, 64, causal));
+            let w4 = d128_w4(causal, 1);
+            check_case!(gpu, tile_attention_d128_w4, bf16, w4, (seq, 128, causal));
+            let w8 = d128_w8(causal, 1);
+            check_case!(gpu, tile_attention_d128_w8, f16, w8, (seq, 128, causal));
+        }
+    });
+}
+
 /// Heads interleaved row by row (`[1, seq, HEADS, d]` storage viewed as `[1, HEADS, seq, d]`):
 /// the strides the kernel reads from its tensors, not a contiguous layout, on both bodies.
 #[test]

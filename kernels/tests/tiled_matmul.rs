@@ -216,8 +216,21 @@ fn check_path(
                 "{ctx}: the sm_90a launch ran the sm_80 body\n{report}"
             );
         }
+        EmulatedTarget::Amdgpu => check_no_ldmatrix(report, ctx),
         other => panic!("{ctx}: tile_matmul has no body for {}", other.name()),
     }
+}
+
+/// The amdgpu body (`v_mfma`) read its operands from shared memory without `ldmatrix` and
+/// copied nothing asynchronously.
+fn check_no_ldmatrix(report: &EmulatorReport, ctx: &str) {
+    assert!(
+        !report.shared_sites.iter().any(|s| matches!(
+            s.kind,
+            SharedAccessKind::Ldmatrix | SharedAccessKind::CpAsync
+        )),
+        "{ctx}: NVIDIA-only shared-memory accesses in the amdgpu body\n{report}"
+    );
 }
 
 /// `tile_matmul` (one stage) on `T` inputs drawn from `seeds` in the body of `target`.
@@ -273,6 +286,78 @@ sm80_and_sm90a_tests! {
     matmul_f16: matmul_f16_matches_cpu, matmul_f16_sm90a_matches_cpu;
     matmul_bf16: matmul_bf16_matches_cpu, matmul_bf16_sm90a_matches_cpu;
     matmul_i8: matmul_i8_is_exact, matmul_i8_sm90a_is_exact;
+}
+
+/// The amdgpu body on the emulator (`v_mfma_f32_32x32x8` on waves of two warps); on a GPU the
+/// device's own code.
+#[test]
+fn matmul_f16_amdgpu_matches_cpu() {
+    matmul_f16(EmulatedTarget::Amdgpu);
+}
+
+#[test]
+fn matmul_bf16_amdgpu_matches_cpu() {
+    matmul_bf16(EmulatedTarget::Amdgpu);
+}
+
+/// The pipelined variants on amdgpu: no asynchronous copies are planned there, so the loop runs
+/// unpipelined (the same code as one stage), and is right.
+#[test]
+fn matmul_f16_three_stages_amdgpu_matches_cpu() {
+    let gpu = device();
+    for (m, n, k) in gpu.cases(&PIPELINED_SHAPES, &[]) {
+        let a: Vec<f16> = halves(7, m * k);
+        let b: Vec<f16> = halves(8, k * n);
+        let guarded = guarded_output::<f16>(m, n);
+        let (c, report) = with_target(
+            EmulatedTarget::Amdgpu,
+            || run_matmul!(gpu, tile_matmul { num_stages: 3 }, &a, &b => [k, n], &guarded, (m, n, k)),
+        );
+        check_product(gpu, &c, (&a, &b), (m, n, k));
+        if let Some(report) = gpu.emulator_only(&report, "amdgpu: no async copies") {
+            check_no_ldmatrix(report, &format!("3 stages on amdgpu {m}x{n}x{k}"));
+        }
+    }
+}
+
+/// A dot without an `mfma` (i8 operands: only f16/bf16 are planned for AMD) has no amdgpu code:
+/// its launch emulating amdgpu is refused, naming the instructions.
+#[test]
+fn matmul_i8_has_no_amdgpu_code() {
+    let gpu = device();
+    if gpu.is_gpu() {
+        gpu.skip("emulator-only check: the i8 matmul's launch emulating amdgpu is refused");
+        return;
+    }
+    let (m, n, k) = (64, 64, 32);
+    let (device, _) = device_and_module();
+    let a = Tensor::from_slice(device, &vec![1i8; m * k], &[m, k]).unwrap();
+    let b = Tensor::from_slice(device, &vec![1i8; k * n], &[k, n]).unwrap();
+    let refused = with_target(EmulatedTarget::Amdgpu, || {
+        with_output(&vec![0i32; m * n], [m, n], |c| {
+            launch_tensors!(
+                gpu,
+                tile_matmul_i8,
+                tile_matmul_i8::Consts {
+                    BM: 64,
+                    BN: 64,
+                    BK: 32,
+                    num_stages: 1
+                },
+                |_: &tile_matmul_i8::Consts| (1, 1),
+                &a,
+                &b,
+                c,
+            )
+            .unwrap_err()
+        })
+        .1
+    });
+    let message = refused.to_string();
+    assert!(
+        message.contains("mma.sync") && message.contains("amdgpu"),
+        "{message}"
+    );
 }
 
 /// `tile_matmul_i8` unpipelined and over 3 stages in the body of `target` (`mma.sync`

@@ -517,7 +517,7 @@ fn specialisation_items(
             // A plan for AMD that cannot be made or rendered (its shared memory above the
             // 64 KiB of LDS, say) leaves the variant without an amdgpu kernel, as before: its
             // launch on AMD is refused (`LaunchError::NvidiaOnly`), the NVIDIA build unaffected.
-            amdgpu = ampere.and_then(|(v, _)| variants::amdgpu_variant(&source, v).ok().flatten());
+            amdgpu = ampere.and_then(|(v, _)| variants::amdgpu_variant(&source, v).ok());
             if let Some(v) = &amdgpu {
                 if let Ok(l) = lower_kernel(&v.kernel, &v.facts) {
                     lowered_variants.push((v, l));

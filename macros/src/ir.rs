@@ -144,6 +144,8 @@ pub enum DotCode {
     },
     /// `wgmma.mma_async` on operands stored to shared memory.
     Wgmma(Box<tessera_layout::plan::wgmma_dot::WgmmaDotPlan>),
+    /// AMD `v_mfma` on the register fragments of a wave (amdgpu bodies).
+    Mfma(tessera_layout::plan::mfma::MfmaPlan),
 }
 
 /// One specialisation of a kernel.

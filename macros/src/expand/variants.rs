@@ -55,22 +55,16 @@ pub(crate) fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
 }
 
 /// The [`Target::Amdgpu`] variant of `ampere` (an Ampere variant whose body uses an
-/// NVIDIA-only instruction), inferred from `kernel` (the specialisation before inference)
-/// under the same policy, when a plan for AMD can avoid those instructions: a kernel without a
-/// `dot` (the instruction is then `ldmatrix`, which a plan for AMD replaces by vector loads);
-/// `None` for a kernel with a `dot` (MFMA is not planned yet).
-pub(crate) fn amdgpu_variant(
-    kernel: &Kernel,
-    ampere: &Variant,
-) -> Result<Option<Variant>, syn::Error> {
-    if has_dot(kernel) {
-        return Ok(None);
-    }
+/// NVIDIA-only instruction: `ldmatrix`, which a plan for AMD replaces by vector loads; a dot's
+/// `mma.sync` and `cp.async`, replaced by `v_mfma` and plain loads), inferred from `kernel` (the
+/// specialisation before inference) under the same policy. An error when no plan for AMD
+/// exists (a dot `infer::dot::mfma_choice` refuses, shared memory above the LDS).
+pub(crate) fn amdgpu_variant(kernel: &Kernel, ampere: &Variant) -> Result<Variant, syn::Error> {
     let mut k = kernel.clone();
     k.target = Target::Amdgpu;
     let inference = infer::infer_with(&mut k, ampere.policy)?;
     infer::report_if_requested(&inference);
-    Ok(Some(variant(inference, ampere.suffix)))
+    Ok(variant(inference, ampere.suffix))
 }
 
 fn has_dot(kernel: &Kernel) -> bool {

@@ -15,6 +15,9 @@
 //!   On the Hopper target, where `tessera_layout::plan::wgmma_dot::wgmma_shape` gives a
 //!   `wgmma`: the accumulator in `nvidia_mma` v3 (instruction `[16, N, 16]`, warpgroups over
 //!   M), and no anchor on the operands (they go through shared memory from any layout).
+//!   On the AMD target (`v_mfma`, `infer::dot::mfma_choice`): the accumulator in `amd_mfma`
+//!   v3, transposed, on waves of two warps ([`mfma_anchor_layouts`]), the operands in its
+//!   `dot_operand` with `k_width = 4`.
 //! - **`gather`** and **reductions**: the axis first in the order, held by registers and at most
 //!   the 32 lanes of a warp, warps on the other dimensions ([`axis_in_warp`]).
 
@@ -25,6 +28,7 @@ use tessera_layout::families::shape::{
 };
 use tessera_layout::families::Blocked;
 use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
+use tessera_layout::plan::mfma::{mfma_layouts, MfmaInstr, MFMA_K_WIDTH};
 use tessera_layout::plan::wgmma_dot::WgmmaShape;
 use tessera_layout::{LayoutError, LinearLayout};
 
@@ -50,6 +54,13 @@ pub enum Origin {
         op_idx: u32,
         k_width: u32,
         warps_per_cta: Vec<u32>,
+    },
+    /// `amd_mfma` (v3, transposed) on `waves` (`[M, N]`), or operand `op_idx` of it (`Some`),
+    /// on 32-lane warps (wave lane bit 5 = warp bit 0).
+    Mfma {
+        instr: MfmaInstr,
+        waves: [u32; 2],
+        op_idx: Option<u32>,
     },
     /// Another layout transformed by a shape op (`what`: e.g. `trans [1, 0]`).
     Derived {
@@ -103,6 +114,23 @@ impl Origin {
             } => Some(format!(
                 "dot_operand{{op={op_idx}, k_width={k_width}, parent=nvidia_mma{{v2, wpc={warps_per_cta:?}}}}}"
             )),
+            Origin::Mfma {
+                instr,
+                waves,
+                op_idx,
+            } => {
+                let parent = format!(
+                    "amd_mfma{{v3, instr=[{nd}, {nd}, {}], transposed, waves={waves:?}, wave lane 5 = warp 0}}",
+                    instr.k(),
+                    nd = instr.nd
+                );
+                Some(match op_idx {
+                    None => parent,
+                    Some(i) => format!(
+                        "dot_operand{{op={i}, k_width={MFMA_K_WIDTH}, parent={parent}}}"
+                    ),
+                })
+            }
         }
     }
 }
@@ -313,6 +341,24 @@ pub fn mma_v3_layout(shape: &WgmmaShape, num_warps: u32) -> Result<LinearLayout,
     let warps = shape.warps_per_cta();
     let l = NvidiaMma::new(3, 0, &warps, &[16, shape.instr_n, 16]).to_linear_layout(&[m, n]);
     normalized(l, &[u64::from(m), u64::from(n)], num_warps)
+}
+
+/// The `v_mfma` layouts `[a, b, acc]` of a dot of `[m, k] × [k, n]` with `instr` on `waves`
+/// (`tessera_layout::plan::mfma::mfma_layouts`: transposed accumulator, warps as half-waves).
+pub fn mfma_anchor_layouts(
+    instr: MfmaInstr,
+    waves: [u32; 2],
+    [m, n, k]: [u64; 3],
+    num_warps: u32,
+) -> Result<[LinearLayout; 3], AnchorError> {
+    let s = to_u32(&[m, n, k])?;
+    let [a, b, acc] =
+        mfma_layouts(instr, waves, [s[0], s[1], s[2]]).map_err(AnchorError::Family)?;
+    Ok([
+        normalized(Ok(a), &[m, k], num_warps)?,
+        normalized(Ok(b), &[k, n], num_warps)?,
+        normalized(Ok(acc), &[m, n], num_warps)?,
+    ])
 }
 
 /// Operand `op_idx` (0: A `[M, K]`, 1: B `[K, N]`) of the mma v2 parent with `warps`.

@@ -190,6 +190,12 @@ impl Inference {
                             plan.steps.len()
                         )
                     }
+                    DotCode::Mfma(plan) => format!(
+                        "[{} × {}, k_width {}: a {a}, b {b}, acc {c}]",
+                        plan.instr,
+                        plan.steps.len(),
+                        tessera_layout::plan::mfma::MFMA_K_WIDTH
+                    ),
                     DotCode::Wgmma(plan) => {
                         let operand = |o: &WgmmaOperand, mn: &str| {
                             format!(

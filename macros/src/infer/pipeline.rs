@@ -596,6 +596,14 @@ fn plan_loop(
         carried: Vec::new(),
         wgmma: Vec::new(),
     };
+    if kernel.target == crate::ir::Target::Amdgpu {
+        p.refusals.push(
+            "amdgpu: no asynchronous copies are planned for AMD GPUs yet (the loop runs \
+             unpipelined)"
+                .into(),
+        );
+        return p;
+    }
     let cx = Body {
         kernel,
         defs,
@@ -614,7 +622,7 @@ fn plan_loop(
     let wgmma_dot = |i: usize| match &body.ops[i].kind {
         OpKind::Dot { plan: Some(code) } => match &**code {
             DotCode::Wgmma(plan) => Some(plan),
-            DotCode::MmaSync { .. } => None,
+            DotCode::MmaSync { .. } | DotCode::Mfma(_) => None,
         },
         _ => None,
     };

@@ -1,7 +1,7 @@
-//! `dot(a, b, acc)` in generated code: the `mma.sync.aligned` instructions layout inference
-//! planned and stored on the op (`tessera_layout::plan::mma`, which documents the instructions
-//! and how fragments are read off the layouts), rendered as a sequence of calls on array
-//! elements. The operands arrive in the layouts layout inference gives a dot (the conversions
+//! `dot(a, b, acc)` in generated code: the `mma.sync.aligned` instructions (NVIDIA) or `v_mfma`
+//! instructions (AMD) layout inference planned and stored on the op (`tessera_layout::plan::mma`
+//! and `plan::mfma`, which document the instructions and how fragments are read off the
+//! layouts), rendered as a sequence of calls on array elements. The operands arrive in the layouts layout inference gives a dot (the conversions
 //! into them are ordinary `Convert` ops, lowered by `convert.rs`).
 
 use super::convert::index_lit;
@@ -10,6 +10,7 @@ use crate::ir::Op;
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
+use tessera_layout::plan::mfma::{MfmaInput, MfmaPlan};
 use tessera_layout::plan::mma::{DotPlan, MmaKind};
 use tessera_layout::LinearLayout;
 
@@ -170,6 +171,106 @@ fn host_steps(
             }
         }
     })
+}
+
+/// Lowers `OpKind::Dot` planned as `v_mfma` (an amdgpu body): `a`, `b`, `acc` are the operands'
+/// registers; the result is in the accumulator's layout.
+#[allow(clippy::too_many_arguments)]
+pub fn lower_mfma(
+    ctx: &mut Ctx,
+    op: &Op,
+    plan: &MfmaPlan,
+    names: [&Ident; 3],
+    acc_layout: &LinearLayout,
+    dst_layout: &LinearLayout,
+) -> Result<(TokenStream, Ident), syn::Error> {
+    if dst_layout != acc_layout {
+        return Err(internal(
+            &op.loc,
+            "a dot result not in the accumulator's layout",
+        ));
+    }
+    let out = ctx.fresh("dot");
+    Ok((render_mfma(plan, names, &out, op.loc.first), out))
+}
+
+/// `let out: [f32; R] = { … mfma calls … };`: on the device one call per step (first source
+/// `b`'s fragment, second `a`'s: the accumulator is transposed), on the host one loop over a
+/// constant table of the steps' registers making the same calls.
+pub(crate) fn render_mfma(
+    plan: &MfmaPlan,
+    [a, b, acc]: [&Ident; 3],
+    out: &Ident,
+    span: proc_macro2::Span,
+) -> TokenStream {
+    let scalar = match plan.instr.input {
+        MfmaInput::F16 => Scalar::F16,
+        MfmaInput::Bf16 => Scalar::BF16,
+    };
+    let elem = elem_type(DType::Scalar(scalar));
+    let function = quote::format_ident!(
+        "mfma_f32_{}x{}x{}_{}",
+        plan.instr.nd,
+        plan.instr.nd,
+        plan.instr.k(),
+        if scalar == Scalar::F16 { "f16" } else { "bf16" }
+    );
+    let n = index_lit(plan.acc_registers);
+    let nc = index_lit(plan.instr.acc_registers());
+    let pack =
+        |elements: TokenStream| quote!(::tessera::tile_move::pack_words::<#elem, 4, 2>(#elements));
+    let calls = plan.steps.iter().map(|s| {
+        let fragment = |array: &Ident, regs: &[u32; 4]| {
+            let r = regs.map(index_lit);
+            pack(quote!([#(#array[#r]),*]))
+        };
+        let (src0, src1) = (fragment(b, &s.src0), fragment(a, &s.src1));
+        let c: Vec<_> = s.c.iter().map(|&r| index_lit(r)).collect();
+        let j: Vec<_> = (0..c.len() as u32).map(index_lit).collect();
+        let call = quote_spanned!(span=> ::tessera::device::#function(
+            #src0, #src1, [#(__tessera_out[#c]),*]));
+        quote! {{
+            let __tessera_d: [f32; #nc] = #call;
+            #(__tessera_out[#c] = __tessera_d[#j];)*
+        }}
+    });
+    let rows = plan.steps.iter().map(|s| {
+        let (s0, s1, c) = (
+            s.src0.map(index_lit),
+            s.src1.map(index_lit),
+            s.c.iter().map(|&r| index_lit(r)),
+        );
+        quote!(([#(#s0),*], [#(#s1),*], [#(#c),*]))
+    });
+    let steps = index_lit(plan.steps.len() as u32);
+    let (s0, s1) = (
+        pack(quote!(::core::array::from_fn(|__e| #b[__s0[__e]]))),
+        pack(quote!(::core::array::from_fn(|__e| #a[__s1[__e]]))),
+    );
+    let host_call = quote_spanned!(span=> ::tessera::device::#function(
+        #s0, #s1, ::core::array::from_fn(|__j| __tessera_out[__c[__j]])));
+    let host = quote!({
+        const __TESSERA_STEPS: [([usize; 4], [usize; 4], [usize; #nc]); #steps] = [#(#rows),*];
+        for (__s0, __s1, __c) in __TESSERA_STEPS {
+            let __tessera_d = #host_call;
+            for __j in 0..#nc {
+                __tessera_out[__c[__j]] = __tessera_d[__j];
+            }
+        }
+    });
+    let dups = plan.duplicates.iter().map(|&(d, s)| {
+        let (d, s) = (index_lit(d), index_lit(s));
+        quote!(__tessera_out[#d] = __tessera_out[#s];)
+    });
+    quote! {
+        let #out: [f32; #n] = {
+            #[allow(unused_mut)]
+            let mut __tessera_out: [f32; #n] = #acc;
+            ::tessera::__device_or_host!({ #(#calls)* } #host);
+            #(#dups)*
+            __tessera_out
+        };
+    }
 }
 
 #[cfg(test)]

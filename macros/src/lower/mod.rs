@@ -622,8 +622,8 @@ impl<'k> Ctx<'k> {
         Ok(quote!(let #sn = #sr; let #inn = #ir; #code #bind))
     }
 
-    /// `dot(a, b, acc)`: `dot::lower_dot` (`mma.sync`) or `wgmma::lower_wgmma` on the
-    /// operands' registers, as planned.
+    /// `dot(a, b, acc)`: `dot::lower_dot` (`mma.sync`), `wgmma::lower_wgmma` or
+    /// `dot::lower_mfma` (AMD) on the operands' registers, as planned.
     fn lower_dot(&mut self, op: &Op, code: &DotCode) -> Result<TokenStream, syn::Error> {
         let loc = &op.loc;
         let (Some(&a), Some(&b), Some(&c), Some(&r)) = (
@@ -678,6 +678,7 @@ impl<'k> Ctx<'k> {
                 let da = self.dtype(a);
                 wgmma::lower_wgmma(self, op, plan, names, &cl, &rl, da)?
             }
+            DotCode::Mfma(plan) => dot::lower_mfma(self, op, plan, names, &cl, &rl)?,
         };
         let bind = self.bind(r, quote!(#out), loc)?;
         Ok(quote!(let #an = #ar; let #bn = #br; let #cn = #cr; #code #bind))

@@ -69,8 +69,20 @@ fn kernels_without_nvidia_only_instructions_have_an_amdgpu_entry() {
     );
 }
 
+/// The text of the item of `out` whose function is `"abi" fn name (`, to the next `#[cfg`.
+fn item<'a>(out: &'a str, abi: &str, name: &str) -> &'a str {
+    let at = out
+        .find(&format!("\"{abi}\" fn {name} ("))
+        .unwrap_or_else(|| panic!("no {abi} entry"));
+    let end = out[at..].find("# [cfg").map_or(out.len(), |e| at + e);
+    &out[at..end]
+}
+
+/// A dot's Ampere body uses `mma.sync` (and `ldmatrix`): the amdgpu entry gets a body of its
+/// own, planned for AMD, whose dot is `v_mfma` calls and whose conversions read without
+/// `ldmatrix`; EXPLAIN names the instruction.
 #[test]
-fn dots_have_no_amdgpu_entry() {
+fn dots_get_an_amdgpu_body_of_mfma() {
     let dot = (
         quote!(num_warps = 4),
         quote!(
@@ -82,19 +94,65 @@ fn dots_have_no_amdgpu_entry() {
             }
         ),
     );
-    let out = expansion(dot.0.clone(), dot.1.clone());
-    assert!(out.contains("\"ptx-kernel\" fn mm"), "no PTX entry");
-    assert!(!out.contains("gpu-kernel"), "an amdgpu entry");
-    assert!(!out.contains("__tile_kernel_entry"), "an amdgpu entry");
-    // The handle names what keeps the variant off AMD (its Ampere body's instructions), for
-    // the launcher's error on a code object.
-    assert!(
-        out.contains("nvidia_only : & [\"ldmatrix\" , \"mma.sync\"]"),
-        "the handle's nvidia_only"
-    );
-    let bodies = nvidia_only(dot.0, dot.1);
+    let bodies = nvidia_only(dot.0.clone(), dot.1.clone());
     assert_eq!(bodies[0], ["ldmatrix", "mma.sync"]);
     assert_eq!(bodies[1], ["wgmma"]);
+    let out = expansion(dot.0, dot.1);
+    let (ptx, amd) = (
+        item(&out, "ptx-kernel", "mm"),
+        item(&out, "gpu-kernel", "mm"),
+    );
+    assert!(
+        ptx.contains("mma_m16n8k16_f16_f32"),
+        "the PTX body's mma.sync"
+    );
+    assert!(
+        amd.contains("mfma_f32_32x32x8_f16"),
+        "the amdgpu body's mfma"
+    );
+    assert!(
+        !amd.contains("mma_m16n8") && !amd.contains("ldmatrix"),
+        "NVIDIA code for AMD"
+    );
+    // Nothing keeps the variant off AMD; EXPLAIN shows the amdgpu plan.
+    assert!(
+        out.contains("nvidia_only : & []"),
+        "the handle's nvidia_only"
+    );
+    assert!(out.contains("entry mm (amdgpu)"), "EXPLAIN's amdgpu entry");
+    assert!(out.contains("v_mfma_f32_32x32x8f16 ×"), "EXPLAIN's mfma");
+}
+
+/// A dot `mfma_choice` refuses (i8 operands; one warp, half a wave) keeps its variant
+/// NVIDIA-only: no amdgpu entry, the handle names the Ampere body's instructions for the
+/// launcher's error on a code object.
+#[test]
+fn dots_without_an_mfma_have_no_amdgpu_entry() {
+    for (attr, ty) in [
+        (quote!(num_warps = 4), quote!(i8)),
+        (quote!(num_warps = 1), quote!(f16)),
+    ] {
+        let acc = if ty.to_string() == "i8" {
+            quote!(i32)
+        } else {
+            quote!(f32)
+        };
+        let out = expansion(
+            attr,
+            quote!(
+                fn mm(a: Ptr<#ty>, c: Ptr<#acc>) {
+                    let r = arange(0, 32);
+                    let offs = r.expand_dims(1) * 32 + r.expand_dims(0);
+                    let t = load(a + offs);
+                    store(c + offs, dot(t, t));
+                }
+            ),
+        );
+        assert!(out.contains("\"ptx-kernel\" fn mm"), "no PTX entry");
+        assert!(!out.contains("gpu-kernel"), "an amdgpu entry");
+        assert!(!out.contains("__tile_kernel_entry"), "an amdgpu entry");
+        assert!(out.contains("\"mma.sync\"]"), "the handle's nvidia_only");
+    }
 }
 
 /// Atomics are `atom` on NVIDIA and `core::sync::atomic` on amdgpu: a kernel of atomics gets the
@@ -144,14 +202,10 @@ fn ldmatrix_conversions_get_an_amdgpu_body_planned_without_it() {
     );
     let out = expansion(transpose.0, transpose.1);
     assert!(!out.contains("__tile_kernel_entry"), "one body for both");
-    let item = |abi: &str| {
-        let at = out
-            .find(&format!("\"{abi}\" fn tr ("))
-            .unwrap_or_else(|| panic!("no {abi} entry"));
-        let end = out[at..].find("# [cfg").map_or(out.len(), |e| at + e);
-        &out[at..end]
-    };
-    let (ptx, amd) = (item("ptx-kernel"), item("gpu-kernel"));
+    let (ptx, amd) = (
+        item(&out, "ptx-kernel", "tr"),
+        item(&out, "gpu-kernel", "tr"),
+    );
     assert!(ptx.contains("ldmatrix_x"), "the PTX body reads by ldmatrix");
     assert!(!amd.contains("ldmatrix"), "the amdgpu body has an ldmatrix");
     assert!(

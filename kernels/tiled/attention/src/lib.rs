@@ -41,6 +41,7 @@
 
 #![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
 
 use tessera::tile_kernel;
 

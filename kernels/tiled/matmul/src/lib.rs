@@ -16,8 +16,9 @@
 
 #![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
-// Every kernel here has a `dot` (NVIDIA-only so far): none is built for amdgpu. `f16` names the
-// output of `tile_matmul_f8`, a kernel of the sm_90a PTX alone: no other device build names it.
+#![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
+// `f16` names the output of `tile_matmul_f8_grouped`, a kernel of the sm_90a PTX alone: no other
+// device build names it (its amdgpu build has no body: no Ampere variant to plan one from).
 #![cfg_attr(
     any(
         target_arch = "amdgpu",

@@ -7,11 +7,11 @@ use super::{
 };
 use crate::infer::anchors::{
     axis_in_warp, blocked_layout, blocked_params, chained_mma_warps, dot_operand_layout,
-    mma_layout, mma_v3_layout, mma_warps, order_from_contiguity, own_per_thread, warps_off_axes,
-    AnchorError, Origin,
+    mfma_anchor_layouts, mma_layout, mma_v3_layout, mma_warps, order_from_contiguity,
+    own_per_thread, warps_off_axes, AnchorError, Origin,
 };
 use crate::infer::axis::AxisAnalysis;
-use crate::infer::dot::wgmma_choice;
+use crate::infer::dot::{mfma_choice, wgmma_choice};
 use crate::infer::graph::{OpId, Use};
 use crate::infer::layouts::reduce_forward;
 use crate::ir::{OpKind, ValueId};
@@ -231,6 +231,30 @@ impl Problem<'_> {
             match &node.kind {
                 OpKind::Dot { .. } => {
                     let operands = [node.operands[0], node.operands[1], node.operands[2]];
+                    let chain = chained.get(&id).map(Vec::as_slice);
+                    let amd =
+                        mfma_choice(self.kernel.target, nw, &self.kernel.values, operands, chain);
+                    if let Some(choice) = amd {
+                        let no_layout = |e: String| {
+                            self.error_at(id, &format!("no AMD matrix-core layout: {e}"))
+                        };
+                        let (instr, waves) = choice.map_err(no_layout)?;
+                        let (ta, tb) = (self.kernel.ty(operands[0]), self.kernel.ty(operands[1]));
+                        let mnk = [ta.shape[0], tb.shape[1], ta.shape[1]];
+                        let layouts = mfma_anchor_layouts(instr, waves, mnk, nw)
+                            .map_err(|e| no_layout(e.to_string()))?;
+                        for (pos, l) in layouts.into_iter().enumerate() {
+                            let op_idx = (pos < 2).then_some(pos as u32);
+                            self.origins.entry(l).or_insert(Origin::Mfma {
+                                instr,
+                                waves,
+                                op_idx,
+                            });
+                            self.use_anchor(id, pos, node.operands[pos], l);
+                        }
+                        self.produce_anchor(id, 0, node.results[0], layouts[2], w);
+                        continue;
+                    }
                     let choice =
                         wgmma_choice(self.kernel.target, nw, &self.kernel.values, operands);
                     if let Some(Ok(shape)) = choice {
