@@ -5,7 +5,7 @@
 #
 # The build is the build helper's (`tessera::build::CodeObjectBuild`), run by the build script of
 # tessera-kernels-ptx: `TESSERA_AMDGPU=<cpus> TESSERA_NO_PTX=1 cargo build --release -p
-# tessera-kernels-ptx` builds, one processor after the other in target/tessera-amdgpu, the
+# tessera-kernels-ptx` builds, the processors at once in target/tessera-amdgpu/<cpu>, the
 # kernels crate as a `cdylib` for amdgcn-amd-amdhsa (`-Ctarget-cpu=<cpu>
 # -Zmerge-functions=disabled`, `--emit=asm,link`) and leaves `<cpu>.hsaco` (the HSA code object
 # hipModuleLoadData loads) and `<cpu>.s` (its ISA) in the build script's OUT_DIR, copied here to
@@ -79,7 +79,8 @@ for cpu in "${CPUS[@]}"; do
     mapfile -t kernels < <(sed -n 's/^[[:space:]]*\.amdhsa_kernel \([A-Za-z0-9_]*\)$/\1/p' "$asm")
     echo "     $cpu: ${#kernels[@]} kernels in the code object"
     for k in "${REQUIRED[@]}"; do
-        printf '%s\n' "${kernels[@]}" | grep -qx "$k" || { echo "FAIL $cpu: no kernel $k in $asm" >&2; fail=1; }
+        # `grep` reads to the end (no `-q`): under pipefail its early exit would fail `printf`.
+        printf '%s\n' "${kernels[@]}" | grep -x "$k" >/dev/null || { echo "FAIL $cpu: no kernel $k in $asm" >&2; fail=1; }
     done
     if grep -qE '^\.set [A-Za-z0-9_]+, [A-Za-z0-9_]+$' "$asm"; then
         echo "FAIL $cpu: aliased functions (merged by LLVM): $(grep -cE '^\.set [A-Za-z0-9_]+, [A-Za-z0-9_]+$' "$asm")" >&2; fail=1

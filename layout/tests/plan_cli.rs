@@ -71,3 +71,34 @@ fn pictures_label_what_they_show() {
     assert!(ok, "{err}");
     assert!(out.contains("at most 2 → 2 wavefronts per phase"), "{out}");
 }
+
+/// `mfma`: the instruction and waves `#[tile_kernel]` chooses for AMD, and the plan's count.
+#[test]
+fn mfma_shows_the_amd_instruction_waves_and_plan() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tessera-layout"))
+            .args(args)
+            .output()
+            .expect("run tessera-layout");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // 4 warps = 2 waves along M, 32x32x8: 2 tiles along N x 4 K steps per wave.
+    let (ok, text, _) = run(&["mfma", "64", "64", "32"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("v_mfma_f32_32x32x8f16 × 8 on waves [2, 1]"),
+        "{text}"
+    );
+    assert_eq!(text.matches("mfma 7: src0").count(), 1, "{text}");
+    // 8 warps on a 32-row tile: 16x16x16 on bf16.
+    let (ok, text, _) = run(&["mfma", "32", "64", "32", "--input", "bf16", "--warps", "8"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("v_mfma_f32_16x16x16bf16_1k"), "{text}");
+    // An odd number of warps: refused, saying why.
+    let (ok, _, err) = run(&["mfma", "64", "64", "32", "--warps", "1"]);
+    assert!(!ok && err.contains("num_warps = 1 is odd"), "{err}");
+}

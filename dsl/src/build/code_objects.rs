@@ -127,9 +127,8 @@ pub struct BuiltCodeObjects {
 /// the kernel crate's directory with rustflags `-Ctarget-cpu=<processor>
 /// -Zmerge-functions=disabled` (LLVM would otherwise make a kernel whose code equals another's an
 /// alias of it, without the kernel descriptor `hipModuleGetFunction` looks for) and
-/// `--emit=asm,link` for the crate itself, one processor after the other in one target directory
-/// (`<target>/tessera-amdgpu`: the host side, proc macros and build scripts, is built once), and
-/// copies the linked code object to `$OUT_DIR/<crate>/<processor>.hsaco` and its ISA (the asm)
+/// `--emit=asm,link` for the crate itself, the processors at once, each in a target directory of
+/// its own (`<target>/tessera-amdgpu/<processor>`), and copies the linked code object to `$OUT_DIR/<crate>/<processor>.hsaco` and its ISA (the asm)
 /// to `$OUT_DIR/<crate>/<processor>.s`. The kernel crate needs
 /// `#![cfg_attr(target_arch = "amdgpu", no_std, feature(abi_gpu_kernel))]`; its `#[tile_kernel]`s
 /// without NVIDIA-only instructions are kernels of the code object (see the README, "AMD GPUs").
@@ -157,9 +156,9 @@ impl CodeObjectBuild {
     }
 
     kernel_crate_setters!(
-        /// The nested builds' target directory (all processors'). Default:
-        /// `$TESSERA_AMDGPU_TARGET_DIR`, else `<target>/tessera-amdgpu` where `<target>` is the
-        /// outer build's target directory, else `$OUT_DIR/tessera-amdgpu`.
+        /// The folder of the nested builds' target directories (one per processor, named after
+        /// it). Default: `$TESSERA_AMDGPU_TARGET_DIR`, else `<target>/tessera-amdgpu` where
+        /// `<target>` is the outer build's target directory, else `$OUT_DIR/tessera-amdgpu`.
     );
 
     /// The processors that will be built: `$TESSERA_AMDGPU` if set, else the configured ones.
@@ -214,15 +213,34 @@ impl CodeObjectBuild {
             toolchain: &toolchain,
             extra_rustflags: &self.settings.extra_rustflags,
         };
-        // One processor after another: each build is a whole LLVM compilation of the crate,
-        // which takes every core it can.
+        // The processors at once, each in a target directory of its own (as the PTX targets):
+        // the longest parts of a build, the largest kernel crate and the link's whole-crate LLVM
+        // compilation (amdgpu code is linked by LTO), use one core each.
         let target_dir =
             self.settings
                 .nested_target_dir(AMDGPU_TARGET_DIR_ENV, "tessera-amdgpu", &out_dir)?;
-        let mut targets = Vec::new();
-        for processor in &processors {
-            targets.push(build.build_code_object(processor, &target_dir)?);
-        }
+        let results: Vec<Result<BuiltCodeObject, BuildError>> = std::thread::scope(|scope| {
+            let running: Vec<_> = processors
+                .iter()
+                .map(|processor| {
+                    let dir = target_dir.join(processor);
+                    let build = &build;
+                    scope.spawn(move || build.build_code_object(processor, &dir))
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|thread| {
+                    thread.join().unwrap_or_else(|_| {
+                        Err(BuildError::CodeObjectNotFound {
+                            crate_dir: crate_dir.clone(),
+                            detail: "the thread of a processor's build panicked".to_string(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let targets = results.into_iter().collect::<Result<Vec<_>, _>>()?;
         let crate_name = targets[0].crate_name.clone();
         say(&format!(
             "built the code objects of {crate_name} for {AMDGPU_TARGET} ({names}) with \

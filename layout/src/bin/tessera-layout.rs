@@ -6,13 +6,17 @@
 //! tessera-layout swizzle A B [--bits N] [--json]
 //! tessera-layout conflicts DIST SHARED --bits N [--json]
 //! tessera-layout svg LAYOUT [--bits N] [--access DIST] [-o FILE]
+//! tessera-layout mfma M N K [--input f16|bf16] [--warps W] [--json]
 //! ```
 //!
 //! A layout argument is a file or inline JSON `{"layout": SPEC, "shape": [d0, d1, ...]}`, SPEC in
 //! the schema of `test-support/oracle/README.md` (plus `shared_linear`: `{"offset": [[c0, c1, ...],
 //! ...]}`). Element widths default to 32 bits. Wavefront counts are per phase of one warp
 //! access (a 128-bit access is served in 4 phases): `conflicts` prints Lemma 9.4's count
-//! (Triton's `bankConflictsMemDesc` + 1), `swizzle` the hardware count of its layouts.
+//! (Triton's `bankConflictsMemDesc` + 1), `swizzle` the hardware count of its layouts. `mfma`
+//! shows what a `dot` of `[M, K] × [K, N]` is on AMD GPUs: the instruction and waves
+//! `#[tile_kernel]` chooses (`plan::mfma::choose_mfma`), the three layouts on 32-lane warps
+//! (wave lane bit 5 as warp bit 0) and the planned instructions' registers.
 
 #[cfg(feature = "std")]
 fn main() -> std::process::ExitCode {
@@ -46,6 +50,7 @@ mod cli {
   tessera-layout swizzle A B [--bits N] [--json]
   tessera-layout conflicts DIST SHARED --bits N [--json]
   tessera-layout svg LAYOUT [--bits N] [--access DIST] [-o FILE]
+  tessera-layout mfma M N K [--input f16|bf16] [--warps W] [--json]
 LAYOUT: a file or inline JSON {\"layout\": SPEC, \"shape\": [d0, d1, ...]} (SPEC as in
 test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\"offset\": [[c0, c1], ...]}}).";
 
@@ -69,6 +74,8 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
         bits: Option<u32>,
         access: Option<String>,
         output: Option<String>,
+        input: Option<String>,
+        warps: Option<u32>,
     }
 
     impl Options {
@@ -90,6 +97,8 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
             bits: None,
             access: None,
             output: None,
+            input: None,
+            warps: None,
         };
         let mut i = 0;
         while i < args.len() {
@@ -110,6 +119,18 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
                 }
                 "--access" => {
                     o.access = Some(value(i)?);
+                    i += 1;
+                }
+                "--input" => {
+                    o.input = Some(value(i)?);
+                    i += 1;
+                }
+                "--warps" => {
+                    let v = value(i)?;
+                    o.warps = Some(
+                        v.parse()
+                            .map_err(|_| format!("--warps: `{v}` is not a number"))?,
+                    );
                     i += 1;
                 }
                 "-o" | "--output" => {
@@ -231,6 +252,58 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
             ("layout", a.spec.clone()),
             ("shape", Json::u32_array(&a.shape)),
             ("bases", layout_to_dim_bases_json(&a.layout)),
+        ]);
+        emit(o.json, value, t);
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ mfma
+
+    fn mfma(o: &Options) -> Result<(), String> {
+        use tessera_layout::plan::mfma::{choose_mfma, mfma_layouts, plan_mfma_dot, MfmaInput};
+        let [m, n, k] = o.positional.as_slice() else {
+            return Err("mfma takes M N K".into());
+        };
+        let size = |s: &String| {
+            s.parse::<u32>()
+                .map_err(|_| format!("mfma: `{s}` is not a tile size"))
+        };
+        let (m, n, k) = (size(m)?, size(n)?, size(k)?);
+        let input = match o.input.as_deref().unwrap_or("f16") {
+            "f16" => MfmaInput::F16,
+            "bf16" => MfmaInput::Bf16,
+            other => return Err(format!("--input: `{other}`: mfma takes f16 or bf16")),
+        };
+        let warps = o.warps.unwrap_or(4);
+        let dims = [u64::from(m), u64::from(n), u64::from(k)];
+        let (instr, waves) = choose_mfma(input, dims, warps, None).map_err(|e| e.to_string())?;
+        let layouts = mfma_layouts(instr, waves, [m, n, k]).map_err(|e| e.to_string())?;
+        let [a, b, acc] = &layouts;
+        let plan = plan_mfma_dot(instr, a, b, acc).map_err(|e| e.to_string())?;
+        let mut t = String::new();
+        let _ = writeln!(
+            t,
+            "dot [{m}, {k}] × [{k}, {n}] on {warps} warps: {instr} × {} on waves {waves:?} \
+             (a wave is warps 2w, 2w + 1: wave lane bit 5 = warp bit 0), accumulator transposed",
+            plan.steps.len()
+        );
+        for (name, l) in [("a", a), ("b", b), ("acc", acc)] {
+            let _ = writeln!(t, "{name} {}:\n{l}", tile_name(l));
+        }
+        for (i, s) in plan.steps.iter().enumerate() {
+            let _ = writeln!(
+                t,
+                "mfma {i}: src0 = b registers {:?}, src1 = a registers {:?}, acc registers {:?}",
+                s.src0, s.src1, s.c
+            );
+        }
+        let value = Json::object([
+            ("instruction", Json::String(instr.isa_name().into())),
+            ("waves", Json::u32_array(&waves)),
+            ("instructions", Json::Int(plan.steps.len() as i64)),
+            ("a", layout_to_dim_bases_json(a)),
+            ("b", layout_to_dim_bases_json(b)),
+            ("acc", layout_to_dim_bases_json(acc)),
         ]);
         emit(o.json, value, t);
         Ok(())
@@ -687,6 +760,7 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
             "swizzle" => swizzle(&options),
             "conflicts" => conflicts(&options),
             "svg" => svg(&options),
+            "mfma" => mfma(&options),
             "-h" | "--help" | "help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;

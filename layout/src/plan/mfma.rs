@@ -92,6 +92,61 @@ impl fmt::Display for MfmaInstr {
     }
 }
 
+/// Triton's `warpsPerTile` for `mfma`: `waves` over `[M, N]`, doubling M while it has at least
+/// as many `nd`-tiles per wave as N (and tiles left), else N.
+pub fn mfma_waves(m: u64, n: u64, waves: u32, nd: u32) -> [u32; 2] {
+    let nd = u64::from(nd);
+    let mut w = [1u64, 1];
+    while w[0] * w[1] < u64::from(waves) {
+        if m / nd / w[0] >= n / nd / w[1] && w[0] < m / nd {
+            w[0] *= 2;
+        } else {
+            w[1] *= 2;
+        }
+    }
+    [w[0] as u32, w[1] as u32]
+}
+
+/// The `mfma` of a dot of `[m, k] × [k, n]` with `input` operands on `num_warps` warps, and its
+/// waves (`[M, N]`, pairs of warps): the first of `32x32x8` and `16x16x16` whose `nd × nd` tile
+/// each wave holds at least once, with K a multiple of its depth. `chained` is the warps
+/// (`[M, N]`) a dot in a chain takes, which the waves follow where an instruction tile per wave
+/// fits them; else the per-dot rule ([`mfma_waves`]). An error when `num_warps` is odd or no
+/// instruction fits.
+pub fn choose_mfma(
+    input: MfmaInput,
+    [m, n, k]: [u64; 3],
+    num_warps: u32,
+    chained: Option<[u32; 2]>,
+) -> Result<(MfmaInstr, [u32; 2]), PlanError> {
+    if !num_warps.is_multiple_of(2) {
+        return Err(PlanError::new(format!(
+            "an mfma runs on a wave of 64 threads (two warps): num_warps = {num_warps} is odd"
+        )));
+    }
+    let waves = num_warps / 2;
+    for nd in [32u32, 16] {
+        let instr = MfmaInstr { input, nd };
+        let fits = |w: [u32; 2]| {
+            m >= u64::from(nd * w[0])
+                && n >= u64::from(nd * w[1])
+                && k.is_multiple_of(u64::from(instr.k()))
+        };
+        let chain = chained.map(|w| [w[0].div_ceil(2), w[1].div_ceil(2)]);
+        if let Some(w) = chain.filter(|&w| fits(w)) {
+            return Ok((instr, w));
+        }
+        let w = mfma_waves(m, n, waves, nd);
+        if fits(w) {
+            return Ok((instr, w));
+        }
+    }
+    Err(PlanError::new(format!(
+        "`dot` of [{m}, {k}] × [{k}, {n}] on {waves} wave(s): no wave gets a whole 32×32×8 or \
+         16×16×16 mfma tile"
+    )))
+}
+
 /// `layout` (a wave-64 layout: six lane bits) with wave lane bit 5 as warp bit 0 and its warp
 /// bits from 1 up: the same map on 32-lane warps, two per wave.
 pub fn wave_as_warps(layout: &LinearLayout) -> Result<LinearLayout, LayoutError> {

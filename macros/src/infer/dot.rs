@@ -3,13 +3,13 @@
 //! one, `num_warps` a multiple of 4, M a multiple of 64, a warpgroup's N 64, 128 or 256), else
 //! `mma.sync`; on [`Target::Amdgpu`] `v_mfma` ([`mfma_choice`]: f16/bf16 operands with an f32
 //! accumulator, an even `num_warps`, `32x32x8` where each wave gets a 32×32 tile, else
-//! `16x16x16`). [`wgmma_choice`] and [`mfma_choice`] are the places this is decided: the anchors
+//! `16x16x16`: `tessera_layout::plan::mfma::choose_mfma`). [`wgmma_choice`] and [`mfma_choice`] are the places this is decided: the anchors
 //! (`solve/terms.rs`) choose the accumulator layout by them, and [`attach_dot_plans`] plans the
 //! instructions after the rewrite (the `mfma` read off the accumulator's layout).
 
 use crate::ir::{DotCode, LayoutSlot, OpKind, Region, Target, Value, ValueId};
 use crate::types::{DType, Scalar};
-use tessera_layout::plan::mfma::{mfma_instr_of, plan_mfma_dot, MfmaInput, MfmaInstr};
+use tessera_layout::plan::mfma::{choose_mfma, mfma_instr_of, plan_mfma_dot, MfmaInput, MfmaInstr};
 use tessera_layout::plan::mma::plan_dot;
 use tessera_layout::plan::wgmma_dot::{plan_wgmma_dot, wgmma_shape, WgmmaInput, WgmmaShape};
 
@@ -52,10 +52,9 @@ pub(crate) fn wgmma_choice(
 
 /// The `v_mfma` of a dot of `a` (`[M, K]`), `b` (`[K, N]`) into `acc` in a body for
 /// [`Target::Amdgpu`] and its waves (`[M, N]`): `None` on NVIDIA targets, else the instruction
-/// or why there is none. Waves are pairs of warps (`num_warps / 2`); `chained` is the warps a
-/// dot in a chain takes (`solve/terms.rs`), which the waves follow when an instruction tile per
-/// wave fits them, else the per-dot rule ([`mfma_waves`]). The first of `32x32x8` and
-/// `16x16x16` whose `nd × nd` tile each wave holds at least once, with K a multiple of its depth.
+/// or why there is none (`tessera_layout::plan::mfma::choose_mfma`, which the `tessera-layout
+/// mfma` command shows too, on the operands' type); `chained` is the warps a dot in a chain
+/// takes (`solve/terms.rs`).
 pub(crate) fn mfma_choice(
     target: Target,
     num_warps: u32,
@@ -79,48 +78,9 @@ pub(crate) fn mfma_choice(
         }
         _ => return Some(Err("a dot of pointers".into())),
     };
-    if !num_warps.is_multiple_of(2) {
-        return Some(Err(format!(
-            "an mfma runs on a wave of 64 threads (two warps): num_warps = {num_warps} is odd"
-        )));
-    }
-    let waves = num_warps / 2;
     let (m, k, n) = (ty(a).shape[0], ty(a).shape[1], ty(b).shape[1]);
-    for nd in [32u32, 16] {
-        let instr = MfmaInstr { input, nd };
-        let fits = |w: [u32; 2]| {
-            m >= u64::from(nd * w[0])
-                && n >= u64::from(nd * w[1])
-                && k.is_multiple_of(u64::from(instr.k()))
-        };
-        let chain = chained.map(|w| [w[0].div_ceil(2), w[1].div_ceil(2)]);
-        if let Some(w) = chain.filter(|&w| fits(w)) {
-            return Some(Ok((instr, w)));
-        }
-        let w = mfma_waves(m, n, waves, nd);
-        if fits(w) {
-            return Some(Ok((instr, w)));
-        }
-    }
-    Some(Err(format!(
-        "`dot` of [{m}, {k}] × [{k}, {n}] on {waves} wave(s): no wave gets a whole 32×32×8 or \
-         16×16×16 mfma tile"
-    )))
-}
-
-/// Triton's `warpsPerTile` for `mfma`: `waves` over `[M, N]`, doubling M while it has at least
-/// as many `nd`-tiles per wave as N (and tiles left), else N.
-pub(crate) fn mfma_waves(m: u64, n: u64, waves: u32, nd: u32) -> [u32; 2] {
-    let nd = u64::from(nd);
-    let mut w = [1u64, 1];
-    while w[0] * w[1] < u64::from(waves) {
-        if m / nd / w[0] >= n / nd / w[1] && w[0] < m / nd {
-            w[0] *= 2;
-        } else {
-            w[1] *= 2;
-        }
-    }
-    [w[0] as u32, w[1] as u32]
+    let chained = chained.and_then(|w| Some([*w.first()?, *w.get(1)?]));
+    Some(choose_mfma(input, [m, n, k], num_warps, chained).map_err(|e| e.to_string()))
 }
 
 /// Stores on every dot of `region` its plan for the operands' layouts: `wgmma` where
