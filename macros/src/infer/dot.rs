@@ -3,9 +3,10 @@
 //! one, `num_warps` a multiple of 4, M a multiple of 64, a warpgroup's N 64, 128 or 256), else
 //! `mma.sync`; on [`Target::Amdgpu`] `v_mfma` ([`mfma_choice`]: f16/bf16 operands with an f32
 //! accumulator, an even `num_warps`, `32x32x8` where each wave gets a 32×32 tile, else
-//! `16x16x16`: `tessera_layout::plan::mfma::choose_mfma`). [`wgmma_choice`] and [`mfma_choice`] are the places this is decided: the anchors
-//! (`solve/terms.rs`) choose the accumulator layout by them, and [`attach_dot_plans`] plans the
-//! instructions after the rewrite (the `mfma` read off the accumulator's layout).
+//! `16x16x16`: `tessera_layout::plan::mfma::choose_mfma`). [`wgmma_choice`] and
+//! [`mfma_choice`] are the places this is decided: the anchors (`solve/terms.rs`) choose the
+//! accumulator layout by them, and [`attach_dot_plans`] plans the instructions after the
+//! rewrite (the `mfma` read off the accumulator's layout).
 
 use crate::ir::{DotCode, LayoutSlot, OpKind, Region, Target, Value, ValueId};
 use crate::types::{DType, Scalar};
