@@ -219,28 +219,14 @@ impl CodeObjectBuild {
         let target_dir =
             self.settings
                 .nested_target_dir(AMDGPU_TARGET_DIR_ENV, "tessera-amdgpu", &out_dir)?;
-        let results: Vec<Result<BuiltCodeObject, BuildError>> = std::thread::scope(|scope| {
-            let running: Vec<_> = processors
-                .iter()
-                .map(|processor| {
-                    let dir = target_dir.join(processor);
-                    let build = &build;
-                    scope.spawn(move || build.build_code_object(processor, &dir))
-                })
-                .collect();
-            running
-                .into_iter()
-                .map(|thread| {
-                    thread.join().unwrap_or_else(|_| {
-                        Err(BuildError::CodeObjectNotFound {
-                            crate_dir: crate_dir.clone(),
-                            detail: "the thread of a processor's build panicked".to_string(),
-                        })
-                    })
-                })
-                .collect()
-        });
-        let targets = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let targets = super::build_each_at_once(
+            &processors,
+            |processor| build.build_code_object(processor, &target_dir.join(processor)),
+            || BuildError::CodeObjectNotFound {
+                crate_dir: crate_dir.clone(),
+                detail: "the thread of a processor's build panicked".to_string(),
+            },
+        )?;
         let crate_name = targets[0].crate_name.clone();
         say(&format!(
             "built the code objects of {crate_name} for {AMDGPU_TARGET} ({names}) with \

@@ -221,25 +221,15 @@ impl PtxBuild {
             toolchain.version
         );
         let started = std::time::Instant::now();
-        let results: Vec<Result<BuiltPtx, BuildError>> = std::thread::scope(|scope| {
-            let running: Vec<_> = sms
-                .iter()
-                .zip(&target_dirs)
-                .map(|(&sm, target_dir)| scope.spawn(move || target.build_ptx(sm, target_dir)))
-                .collect();
-            running
-                .into_iter()
-                .map(|thread| {
-                    thread.join().unwrap_or_else(|_| {
-                        Err(BuildError::PtxNotFound {
-                            crate_dir: crate_dir.clone(),
-                            detail: "the thread of a target's build panicked".to_string(),
-                        })
-                    })
-                })
-                .collect()
-        });
-        let targets = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let jobs: Vec<_> = sms.iter().copied().zip(&target_dirs).collect();
+        let targets = build_each_at_once(
+            &jobs,
+            |&(sm, target_dir)| target.build_ptx(sm, target_dir),
+            || BuildError::PtxNotFound {
+                crate_dir: crate_dir.clone(),
+                detail: "the thread of a target's build panicked".to_string(),
+            },
+        )?;
         if let Some(first) = targets.first() {
             say(&format!(
                 "built the PTX of {} for {NVPTX_TARGET} ({sm_names}) with {toolchain_name} in {:.0} s (log: {logs})",
@@ -463,6 +453,27 @@ fn canonical(path: &Path) -> Result<PathBuf, BuildError> {
 }
 
 /// Writes `text` to `path` unless it already holds exactly that (keeps the mtime stable).
+/// Runs `build` on every job at once, a thread each (the nested device builds of several
+/// targets); their results in the jobs' order, the first error if any (`panicked` for a thread
+/// that panicked).
+pub(super) fn build_each_at_once<J: Sync, T: Send>(
+    jobs: &[J],
+    build: impl Fn(&J) -> Result<T, BuildError> + Sync,
+    panicked: impl Fn() -> BuildError,
+) -> Result<Vec<T>, BuildError> {
+    let build = &build;
+    std::thread::scope(|scope| {
+        let running: Vec<_> = jobs
+            .iter()
+            .map(|job| scope.spawn(move || build(job)))
+            .collect();
+        running
+            .into_iter()
+            .map(|thread| thread.join().unwrap_or_else(|_| Err(panicked())))
+            .collect()
+    })
+}
+
 fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
     if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
         return Ok(());

@@ -67,21 +67,28 @@ pub(crate) fn mfma_choice(
         return None;
     }
     let ty = |v: ValueId| &values[v.0 as usize].ty;
-    let input = match (ty(a).dtype, ty(acc).dtype) {
-        (DType::Scalar(Scalar::F16), DType::Scalar(Scalar::F32)) => MfmaInput::F16,
-        (DType::Scalar(Scalar::BF16), DType::Scalar(Scalar::F32)) => MfmaInput::Bf16,
-        (DType::Scalar(i), DType::Scalar(c)) => {
-            return Some(Err(format!(
-                "mfma is planned for f16 and bf16 operands with an f32 accumulator, not {} → {}",
-                i.name(),
-                c.name()
-            )))
-        }
-        _ => return Some(Err("a dot of pointers".into())),
+    let input = match mfma_input(ty(a).dtype, ty(acc).dtype) {
+        Ok(input) => input,
+        Err(e) => return Some(Err(e)),
     };
     let (m, k, n) = (ty(a).shape[0], ty(a).shape[1], ty(b).shape[1]);
     let chained = chained.and_then(|w| Some([*w.first()?, *w.get(1)?]));
     Some(choose_mfma(input, [m, n, k], num_warps, chained).map_err(|e| e.to_string()))
+}
+
+/// The `mfma` operand type of a dot of `a` elements into an `acc` accumulator: f16 or bf16 into
+/// f32, else why not.
+fn mfma_input(a: DType, acc: DType) -> Result<MfmaInput, String> {
+    match (a, acc) {
+        (DType::Scalar(Scalar::F16), DType::Scalar(Scalar::F32)) => Ok(MfmaInput::F16),
+        (DType::Scalar(Scalar::BF16), DType::Scalar(Scalar::F32)) => Ok(MfmaInput::Bf16),
+        (DType::Scalar(i), DType::Scalar(c)) => Err(format!(
+            "mfma is planned for f16 and bf16 operands with an f32 accumulator, not {} → {}",
+            i.name(),
+            c.name()
+        )),
+        _ => Err("a dot of pointers".into()),
+    }
 }
 
 /// Stores on every dot of `region` its plan for the operands' layouts: `wgmma` where
@@ -111,12 +118,11 @@ pub(super) fn attach_dot_plans(
         };
         let operands = [op.operands[0], op.operands[1], op.operands[2]];
         if target == Target::Amdgpu {
-            let input = match value(0).ty.dtype {
-                DType::Scalar(Scalar::BF16) => MfmaInput::Bf16,
-                _ => MfmaInput::F16,
-            };
-            let plan = mfma_instr_of(input, &acc)
-                .ok_or_else(|| "the accumulator holds no mfma fragment".to_string())
+            let plan = mfma_input(value(0).ty.dtype, value(2).ty.dtype)
+                .and_then(|input| {
+                    mfma_instr_of(input, &acc)
+                        .ok_or_else(|| "the accumulator holds no mfma fragment".to_string())
+                })
                 .and_then(|instr| plan_mfma_dot(instr, &a, &b, &acc).map_err(|e| e.to_string()))
                 .map_err(|e| {
                     op.loc
