@@ -4,21 +4,27 @@
 #   scripts/check_amdgcn.sh [gfx942 gfx90a ...]     (default: gfx942 gfx90a)
 #
 # The build is the build helper's (`tessera::build::CodeObjectBuild`), run by the build script of
-# tessera-kernels-ptx: `TESSERA_AMDGPU=<cpus> TESSERA_NO_PTX=1 cargo build --release -p
-# tessera-kernels-ptx` builds, the processors at once in target/tessera-amdgpu/<cpu>, the
-# kernels crate as a `cdylib` for amdgcn-amd-amdhsa (`-Ctarget-cpu=<cpu>
-# -Zmerge-functions=disabled`, `--emit=asm,link`) and leaves `<cpu>.hsaco` (the HSA code object
-# hipModuleLoadData loads) and `<cpu>.s` (its ISA) in the build script's OUT_DIR, copied here to
+# tessera-kernels-ptx: `TESSERA_AMDGPU=<cpus> TESSERA_AMDGPU_ASM=<first cpu> TESSERA_NO_PTX=1
+# cargo build --release -p tessera-kernels-ptx` builds, the processors at once in
+# target/tessera-amdgpu/<cpu>, the kernels crate as a `cdylib` for amdgcn-amd-amdhsa
+# (`-Ctarget-cpu=<cpu> -Zmerge-functions=disabled`, fat LTO, `--emit=link`, and
+# `--emit=asm,link` for the first CPU: the asm costs a second run of LLVM's code generation) and
+# leaves `<cpu>.hsaco` (the HSA code object hipModuleLoadData loads) and the first CPU's
+# `<cpu>.s` (its ISA) in the build script's OUT_DIR, copied here to
 # target/amdgcn/<cpu>/tessera_kernels.{elf,s}. The code object holds the hand-written `copy`,
 # `vec_add` and `row_sum` and every `#[tile_kernel]` variant without an NVIDIA-only instruction
-# (the tile families, dots by `v_mfma`; README, "AMD GPUs"). `-Zmerge-functions=disabled`: LLVM would otherwise
-# make a kernel whose code equals another's an alias of it (`.set`), without a kernel
-# descriptor of its own, which hipModuleGetFunction could not find.
+# (the tile families, dots by `v_mfma`; README, "AMD GPUs"), each distinct amdgpu body once
+# (a variant whose body equals another's runs that kernel: `Kernel::amdgpu_entry`).
+# `-Zmerge-functions=disabled`: LLVM would otherwise make a kernel whose code equals another's
+# an alias of it (`.set`), without a kernel descriptor of its own, which hipModuleGetFunction
+# could not find.
 #
-# Checks: every kernel has its descriptor `<name>.kd` in the code object and is no alias; no
-# kernel uses scratch memory (private segment 0, no flat scratch) but those listed in
-# KNOWN_SCRATCH (reported, and in the README); the kernels in REQUIRED are there; and the ISA of
-# a few: 128-bit global accesses (global_load_dwordx4 / global_store_dwordx4) in `copy`,
+# Checks, per CPU, on the code object: its kernels are its kernel descriptors `<name>.kd`
+# (scripts/code_object_kernels.py reads them), the same on every CPU; no kernel uses scratch
+# memory (private segment 0, no flat scratch, no dynamic stack) but those listed in
+# KNOWN_SCRATCH (reported, and in the README); the kernels in REQUIRED are there. On the asm of
+# the first CPU: its kernels are the code object's and none is an alias, and the ISA of a few:
+# 128-bit global accesses (global_load_dwordx4 / global_store_dwordx4) in `copy`,
 # `vec_add`, `tile_vec_add` and the softmax, `ds_bpermute_b32` (warp shuffles) in `row_sum`,
 # the softmax, the layernorm and a scan, LDS stores and loads around `s_barrier` in
 # `tile_transpose` and in the bodies planned for AMD where NVIDIA reads by `ldmatrix` (a warp's
@@ -53,42 +59,55 @@ fail=0
 # The asm text of kernel $2 in file $1: from its label to its .size directive.
 kernel_asm() { sed -n "/^$2:/,/^\.Lfunc_end[0-9]*:/p" "$1"; }
 
-# The build helper's code objects, for every CPU in one build.
+# The build helper's code objects, for every CPU in one build; the asm (the ISA) of the first.
 messages="$ROOT/target/amdgcn/build-messages.json"
 mkdir -p "$ROOT/target/amdgcn"
-echo "== TESSERA_AMDGPU=$(IFS=,; echo "${CPUS[*]}") TESSERA_NO_PTX=1 cargo build --release -p tessera-kernels-ptx"
-TESSERA_AMDGPU="$(IFS=,; echo "${CPUS[*]}")" TESSERA_NO_PTX=1 cargo build --release \
-    -p tessera-kernels-ptx --message-format=json-render-diagnostics > "$messages"
+ASM_CPU="${CPUS[0]}"
+echo "== TESSERA_AMDGPU=$(IFS=,; echo "${CPUS[*]}") TESSERA_AMDGPU_ASM=$ASM_CPU TESSERA_NO_PTX=1 cargo build --release -p tessera-kernels-ptx"
+TESSERA_AMDGPU="$(IFS=,; echo "${CPUS[*]}")" TESSERA_AMDGPU_ASM="$ASM_CPU" TESSERA_NO_PTX=1 \
+    cargo build --release -p tessera-kernels-ptx --message-format=json-render-diagnostics > "$messages"
 out_dir="$(python3 scripts/build_script_out_dir.py "$messages" tessera-kernels-ptx)"
+first_kernels=""
 for cpu in "${CPUS[@]}"; do
     dir="$ROOT/target/amdgcn/$cpu"
     echo "== amdgcn-amd-amdhsa, -Ctarget-cpu=$cpu (outputs in target/amdgcn/$cpu)"
     mkdir -p "$dir"
     asm="$dir/tessera_kernels.s"
     elf="$dir/tessera_kernels.elf"
-    for pair in "hsaco:$elf" "s:$asm"; do
-        built="$out_dir/tessera_kernels/$cpu.${pair%%:*}"
-        [[ -f $built ]] || { echo "missing build output: $built" >&2; exit 1; }
-        cp "$built" "${pair#*:}"
-    done
+    rm -f "$asm"
+    built="$out_dir/tessera_kernels/$cpu.hsaco"
+    [[ -f $built ]] || { echo "missing build output: $built" >&2; exit 1; }
+    cp "$built" "$elf"
+    if [[ $cpu == "$ASM_CPU" ]]; then
+        [[ -f ${built%.hsaco}.s ]] || { echo "missing build output: ${built%.hsaco}.s" >&2; exit 1; }
+        cp "${built%.hsaco}.s" "$asm"
+    fi
     # ELF header: class 64-bit, e_machine (bytes 18-19, little endian) 0xe0 = EM_AMDGPU.
     machine="$(od -An -tx1 -j18 -N2 "$elf" | tr -d ' \n')"
     [[ $machine == e000 ]] || { echo "FAIL $cpu: $elf has e_machine $machine, not e000 (AMDGPU)" >&2; fail=1; }
-    grep -q "\.amdgcn_target \"amdgcn-amd-amdhsa--$cpu" "$asm" \
-        || { echo "FAIL $cpu: the asm is not for $cpu: $(grep -m1 amdgcn_target "$asm")" >&2; fail=1; }
-    mapfile -t kernels < <(sed -n 's/^[[:space:]]*\.amdhsa_kernel \([A-Za-z0-9_]*\)$/\1/p' "$asm")
+    grep -aq "amdgcn-amd-amdhsa--$cpu" "$elf" \
+        || { echo "FAIL $cpu: the code object is not for $cpu" >&2; fail=1; }
+    # The kernels: the descriptors `<name>.kd` of the code object, each with its scratch use
+    # (scripts/code_object_kernels.py: private segment size, then the private-segment,
+    # flat-scratch and dynamic-stack flags).
+    descriptors="$(python3 scripts/code_object_kernels.py "$elf")"
+    mapfile -t kernels < <(cut -d' ' -f1 <<<"$descriptors")
     echo "     $cpu: ${#kernels[@]} kernels in the code object"
     for k in "${REQUIRED[@]}"; do
         # `grep` reads to the end (no `-q`): under pipefail its early exit would fail `printf`.
-        printf '%s\n' "${kernels[@]}" | grep -x "$k" >/dev/null || { echo "FAIL $cpu: no kernel $k in $asm" >&2; fail=1; }
+        printf '%s\n' "${kernels[@]}" | grep -x "$k" >/dev/null || { echo "FAIL $cpu: no kernel $k in $elf" >&2; fail=1; }
     done
-    if grep -qE '^\.set [A-Za-z0-9_]+, [A-Za-z0-9_]+$' "$asm"; then
-        echo "FAIL $cpu: aliased functions (merged by LLVM): $(grep -cE '^\.set [A-Za-z0-9_]+, [A-Za-z0-9_]+$' "$asm")" >&2; fail=1
+    # Every processor has the same kernels (the same source, built for each).
+    if [[ -z $first_kernels ]]; then
+        first_kernels="$(printf '%s\n' "${kernels[@]}")"
+    elif [[ "$(printf '%s\n' "${kernels[@]}")" != "$first_kernels" ]]; then
+        echo "FAIL $cpu: its kernels differ from ${CPUS[0]}'s:" >&2
+        diff <(echo "$first_kernels") <(printf '%s\n' "${kernels[@]}") | head -n 20 >&2 || true
+        fail=1
     fi
-    # Per kernel: its descriptor's private segment size (scratch bytes) and flat-scratch use.
     clean=0 known=()
-    while read -r k scratch; do
-        if [[ $scratch != 0 ]] || ! grep -qE "^\s*\.set $k\.uses_flat_scratch, 0$" "$asm"; then
+    while read -r k scratch private flat dynamic; do
+        if [[ $scratch != 0 || $private != 0 || $flat != 0 || $dynamic != 0 ]]; then
             if [[ $k =~ $KNOWN_SCRATCH ]]; then
                 known+=("$k ($scratch B)")
             else
@@ -97,16 +116,24 @@ for cpu in "${CPUS[@]}"; do
         else
             clean=$((clean + 1))
         fi
-    done < <(awk '/^[[:space:]]*\.amdhsa_kernel /{k=$2} /\.amdhsa_private_segment_fixed_size /{print k, $2}' "$asm")
+    done <<<"$descriptors"
     echo "ok   $cpu: $clean kernels without scratch memory"
     [[ ${#known[@]} == 0 ]] || echo "note $cpu: ${#known[@]} kernels use scratch (known, README): ${known[*]}"
-    # The code object's symbol table has each kernel's descriptor, `<name>.kd`.
-    symbols="$(strings -a "$elf" | grep '\.kd$' | sort -u)"
-    missing=0
-    for k in "${kernels[@]}"; do
-        grep -qx "$k\.kd" <<<"$symbols" || { echo "FAIL $cpu $k: no $k.kd in $elf" >&2; fail=1; missing=$((missing + 1)); }
-    done
-    [[ $missing == 0 ]] && echo "ok   $cpu: a kernel descriptor <name>.kd in the code object for each of the ${#kernels[@]}"
+    [[ -f $asm ]] || { echo "     $cpu: no asm asked for (TESSERA_AMDGPU_ASM=$ASM_CPU): the ISA is checked on $ASM_CPU"; continue; }
+    grep -q "\.amdgcn_target \"amdgcn-amd-amdhsa--$cpu" "$asm" \
+        || { echo "FAIL $cpu: the asm is not for $cpu: $(grep -m1 amdgcn_target "$asm")" >&2; fail=1; }
+    if grep -qE '^\.set [A-Za-z0-9_]+, [A-Za-z0-9_]+$' "$asm"; then
+        echo "FAIL $cpu: aliased functions (merged by LLVM): $(grep -cE '^\.set [A-Za-z0-9_]+, [A-Za-z0-9_]+$' "$asm")" >&2; fail=1
+    fi
+    # The asm's kernels are the code object's, each with its descriptor.
+    asm_kernels="$(sed -n 's/^[[:space:]]*\.amdhsa_kernel \([A-Za-z0-9_]*\)$/\1/p' "$asm" | sort)"
+    if [[ "$asm_kernels" != "$(printf '%s\n' "${kernels[@]}")" ]]; then
+        echo "FAIL $cpu: the asm's kernels are not the code object's descriptors:" >&2
+        diff <(echo "$asm_kernels") <(printf '%s\n' "${kernels[@]}") | head -n 20 >&2 || true
+        fail=1
+    else
+        echo "ok   $cpu: a kernel descriptor <name>.kd in the code object for each of the asm's ${#kernels[@]} kernels"
+    fi
     check() { # kernel, pattern, what
         # `grep` reads to the end (no `-q`): under pipefail an early exit would fail `sed`.
         if kernel_asm "$asm" "$1" | grep -E "$2" >/dev/null; then

@@ -23,6 +23,11 @@ pub struct Kernel<A> {
     /// `#[tile_kernel]` recorded them); empty for a kernel that is also an amdgpu kernel. A
     /// launch on an AMD code object says so instead of "not an entry".
     pub nvidia_only: &'static [&'static str],
+    /// The kernel of an AMD code object that runs this one: `None` when it has its own (named
+    /// `name`), else the name of another variant of the same kernel whose amdgpu body is the
+    /// same. `#[tile_kernel]` puts each distinct amdgpu body in the code object once: variants
+    /// that differ only in `num_stages` (AMD code is not pipelined) share one kernel.
+    pub amdgpu_entry: Option<&'static str>,
 }
 
 /// A tensor map a kernel's sm_90a entry receives, as a hidden `Ptr<TensorMap>` parameter after
@@ -106,6 +111,17 @@ impl KernelTargets {
         match self {
             KernelTargets::Every => None,
             KernelTargets::Sm90aOnly => Some("sm_90a"),
+        }
+    }
+}
+
+impl<A> Kernel<A> {
+    /// The kernel's name in an AMD code object: [`amdgpu_entry`](Self::amdgpu_entry), else
+    /// [`name`](Self::name).
+    pub const fn amdgpu_name(&self) -> &'static str {
+        match self.amdgpu_entry {
+            Some(name) => name,
+            None => self.name,
         }
     }
 }

@@ -208,7 +208,7 @@ pub fn time_tile<A: KernelArgs>(
     grid: [u32; 3],
     args: A,
 ) -> Result<Timed, LaunchError> {
-    let config = launch_config(spec, grid);
+    let config = launch_config(spec, grid, module);
     let (ms, clock, repetitions) = time_kernel(device, module, spec.kernel, config, args)?;
     Ok(Timed {
         ms,

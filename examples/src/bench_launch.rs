@@ -211,7 +211,7 @@ pub fn run(
     let args: tensor_add_one::Args = (ptr, sizes[0], strides[0]);
     let spec = tensor_add_one::specialisation(&CONSTS, &args)?;
     let resolved = module.resolve(spec.kernel)?;
-    let config = launch_config(spec, [1, 1, 1]);
+    let config = launch_config(spec, [1, 1, 1], module);
     // cudarc_raw: the same PTX entry through cudarc's driver calls.
     #[cfg(feature = "cuda")]
     let mut raw_x = Tensor::<f32>::zeros(device, &[ELEMENTS])?;

@@ -209,6 +209,7 @@ fn plain_launchers(
                 let config = ::tessera::tile::launch_config(
                     #spec,
                     ::tessera::tile::Grid::grid(::core::clone::Clone::clone(&#grid), &#consts),
+                    #module,
                 );
                 #device
                     .time_launches(#module, #spec.kernel, config, #args,
@@ -324,6 +325,7 @@ fn tensor_launchers(parts: &TunedParts, tensor_args: &TensorArgs) -> TokenStream
                 let config = ::tessera::tile::launch_config(
                     #spec,
                     ::tessera::tile::GridDims::dims(#grid(&#consts, &#sizes)),
+                    #module,
                 );
                 #stream
                     .time_launches(
@@ -347,6 +349,7 @@ fn tensor_launchers(parts: &TunedParts, tensor_args: &TensorArgs) -> TokenStream
             let config = ::tessera::tile::launch_config(
                 #spec,
                 ::tessera::tile::GridDims::dims(#grid(&#consts, &#sizes)),
+                #module,
             );
             #stream.launch_resolved(
                 #module,

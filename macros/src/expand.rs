@@ -177,6 +177,21 @@ fn add_errors(errors: &mut Option<syn::Error>, new: syn::Error) {
 /// A specialisation's const values and the indices of its variants in `SPECIALISATIONS`.
 type SpecGroup = (Vec<(String, i128)>, Vec<usize>);
 
+/// One entry of a kernel's `SPECIALISATIONS`: a variant of a specialisation, as its
+/// `tessera::tile::Specialisation` is generated.
+struct SpecEntry {
+    entry: Ident,
+    consts: Vec<(String, i128)>,
+    /// Dynamic shared memory of each target's body: sm_80, sm_90a, amdgpu.
+    shared: [u32; 3],
+    facts: Facts,
+    num_warps: u32,
+    maps: Vec<crate::lower::TensorMapUse>,
+    nvidia_only: Vec<&'static str>,
+    /// The earlier variant whose amdgpu kernel this one runs (the same amdgpu body).
+    amdgpu_entry: Option<Ident>,
+}
+
 /// The entry name of a specialisation's variant: the kernel's name, then (when it has several
 /// specialisations) `__T_f16` per type parameter, `__BLOCK_1024` per const parameter,
 /// `__num_warps_8` when `num_warps` varies and `__num_stages_3` when `num_stages` varies, then
@@ -468,7 +483,12 @@ fn specialisation_items(
     let mut entries = TokenStream::new();
     // One of each module item (user-layout checks) across specialisations and variants.
     let mut module_items: Vec<(String, TokenStream)> = Vec::new();
-    let mut specs = Vec::new();
+    let mut specs: Vec<SpecEntry> = Vec::new();
+    // The amdgpu bodies made into kernels so far (their tokens as text), with the entry and
+    // tensor-map count of the variant that has each: a later variant with the same body runs
+    // that kernel (AMD code is not pipelined, so variants differing in `num_stages` alone
+    // have the same).
+    let mut amdgpu_kernels: Vec<(String, Ident, usize)> = Vec::new();
     // Per specialisation: (const values, indices into `specs` of its variants, in order).
     let mut groups: Vec<SpecGroup> = Vec::new();
     let mut errors: Option<syn::Error> = None;
@@ -564,25 +584,54 @@ fn specialisation_items(
             let (Some(entry), Some(facts)) = (entry, facts) else {
                 continue;
             };
+            let amdgpu_text = ptx_entries::amdgpu_body(&bodies).map(|b| b.to_string());
+            let shared_kernel = amdgpu_text
+                .as_ref()
+                .and_then(|text| amdgpu_kernels.iter().find(|(t, _, _)| t == text));
             entries.extend(ptx_entries::entry_items(
                 &entry,
                 &param_names,
                 &param_types,
                 &bodies,
                 maps.len(),
+                shared_kernel.map(|(_, owner, maps)| ptx_entries::SharedAmdgpuKernel {
+                    entry: owner,
+                    tensor_maps: *maps,
+                }),
             ));
-            let shared = bodies.iter().map(|b| b.shared_bytes).max().unwrap_or(0);
+            let amdgpu_entry = shared_kernel.map(|(_, owner, _)| owner.clone());
+            if let Some(owner) = &amdgpu_entry {
+                explain.push_str(&format!(
+                    "amdgpu: runs the code object's kernel {owner} (the same amdgpu body)\n"
+                ));
+            }
+            if let (Some(text), None) = (amdgpu_text, &amdgpu_entry) {
+                amdgpu_kernels.push((text, entry.clone(), maps.len()));
+            }
+            let shared_of = |target: Target| {
+                bodies
+                    .iter()
+                    .find(|b| b.target == target)
+                    .map(|b| b.shared_bytes)
+            };
+            let nvidia = shared_of(Target::Ampere).or(shared_of(Target::Hopper));
+            let shared = [
+                nvidia.unwrap_or(0),
+                shared_of(Target::Hopper).or(nvidia).unwrap_or(0),
+                shared_of(Target::Amdgpu).or(nvidia).unwrap_or(0),
+            ];
             let nvidia_only = ptx_entries::amdgpu_blockers(&bodies);
             indices.push(specs.len());
-            specs.push((
+            specs.push(SpecEntry {
                 entry,
-                consts.clone(),
+                consts: consts.clone(),
                 shared,
                 facts,
                 num_warps,
                 maps,
                 nvidia_only,
-            ));
+                amdgpu_entry,
+            });
         }
         groups.push((consts, indices));
     }
@@ -624,35 +673,57 @@ fn specialisation_items(
         quote!((#(#param_names,)*))
     };
     let n_specs = specs.len();
-    let spec_items =
-        specs
-            .iter()
-            .map(|(entry, values, shared, _, num_warps, maps, nvidia_only)| {
-                let entry_str = entry.to_string();
-                let map_params = tensor_maps::map_params(maps);
-                let emulate = tensor_maps::emulate_closure(entry, &args, &arg_fields, maps);
-                let cs = values.iter().map(|(c, v)| {
-                    let v = Literal::i128_unsuffixed(*v);
-                    quote!((#c, #v))
-                });
-                let shared = Literal::u32_unsuffixed(*shared);
-                let nw = Literal::u32_unsuffixed(*num_warps);
-                quote! {
-                    ::tessera::tile::Specialisation {
-                        kernel: ::tessera::Kernel {
-                            name: #entry_str,
-                            emulate: #emulate,
-                            targets: #targets,
-                            tensor_maps: &[#(#map_params),*],
-                            nvidia_only: &[#(#nvidia_only),*],
-                        },
-                        consts: &[#(#cs),*],
-                        num_warps: #nw,
-                        shared_bytes: #shared,
-                        entry: ::tessera::launch::EntryCache::new(),
-                    }
+    let spec_items = specs.iter().map(
+        |SpecEntry {
+             entry,
+             consts: values,
+             shared,
+             num_warps,
+             maps,
+             nvidia_only,
+             amdgpu_entry,
+             ..
+         }| {
+            let entry_str = entry.to_string();
+            let amdgpu_entry = match amdgpu_entry {
+                Some(owner) => {
+                    let owner = owner.to_string();
+                    quote!(::core::option::Option::Some(#owner))
                 }
+                None => quote!(::core::option::Option::None),
+            };
+            let map_params = tensor_maps::map_params(maps);
+            let emulate = tensor_maps::emulate_closure(entry, &args, &arg_fields, maps);
+            let cs = values.iter().map(|(c, v)| {
+                let v = Literal::i128_unsuffixed(*v);
+                quote!((#c, #v))
             });
+            let [sm80, sm90a, amdgpu] = shared.map(Literal::u32_unsuffixed);
+            let most = Literal::u32_unsuffixed(shared.iter().copied().max().unwrap_or(0));
+            let nw = Literal::u32_unsuffixed(*num_warps);
+            quote! {
+                ::tessera::tile::Specialisation {
+                    kernel: ::tessera::Kernel {
+                        name: #entry_str,
+                        emulate: #emulate,
+                        targets: #targets,
+                        tensor_maps: &[#(#map_params),*],
+                        nvidia_only: &[#(#nvidia_only),*],
+                        amdgpu_entry: #amdgpu_entry,
+                    },
+                    consts: &[#(#cs),*],
+                    num_warps: #nw,
+                    shared_bytes: #most,
+                    target_shared_bytes: ::tessera::tile::TargetSharedBytes {
+                        sm80: #sm80,
+                        sm90a: #sm90a,
+                        amdgpu: #amdgpu,
+                    },
+                    entry: ::tessera::launch::EntryCache::new(),
+                }
+            }
+        },
+    );
     let kernel_str = name.to_string();
     let mut selecting: Vec<Ident> = const_params.iter().map(|(n, _)| n.clone()).collect();
     if axes.num_warps_varies {
@@ -666,7 +737,7 @@ fn specialisation_items(
         quote!((#s, #consts.#n as i128))
     });
     // The assumption checks of each variant.
-    let checks = specs.iter().map(|(_, _, _, facts, _, maps, _)| {
+    let checks = specs.iter().map(|SpecEntry { facts, maps, .. }| {
         let mut list = Vec::new();
         list.extend(tensor_maps::map_check(&kernel_str, &args, maps));
         for &(param, kind) in &facts.assumptions {

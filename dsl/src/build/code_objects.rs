@@ -23,6 +23,10 @@ pub const AMDGPU_ENV: &str = "TESSERA_AMDGPU";
 /// The processors built unless told otherwise: `gfx942` (MI300).
 pub const DEFAULT_PROCESSORS: [&str; 1] = ["gfx942"];
 
+/// Environment variable naming the processors whose ISA (the asm) the build also writes
+/// (`gfx942`, `all`, or `none`); it overrides [`CodeObjectBuild::asm_for`].
+pub const AMDGPU_ASM_ENV: &str = "TESSERA_AMDGPU_ASM";
+
 /// Environment variable that overrides the nested AMD builds' target directory.
 pub const AMDGPU_TARGET_DIR_ENV: &str = "TESSERA_AMDGPU_TARGET_DIR";
 
@@ -83,8 +87,9 @@ pub struct BuiltCodeObject {
     pub processor: String,
     /// The code object as copied to the output directory: `<out_dir>/<crate>/<processor>.hsaco`.
     pub path: PathBuf,
-    /// Its ISA, the crate's asm: `<out_dir>/<crate>/<processor>.s`.
-    pub asm_path: PathBuf,
+    /// Its ISA, the crate's asm, when asked for ([`CodeObjectBuild::asm_for`]):
+    /// `<out_dir>/<crate>/<processor>.s`.
+    pub asm_path: Option<PathBuf>,
     /// Every file the code object depends on (what `cargo:rerun-if-changed` was printed for).
     pub tracked_files: Vec<PathBuf>,
 }
@@ -127,14 +132,20 @@ pub struct BuiltCodeObjects {
 /// the kernel crate's directory with rustflags `-Ctarget-cpu=<processor>
 /// -Zmerge-functions=disabled` (LLVM would otherwise make a kernel whose code equals another's an
 /// alias of it, without the kernel descriptor `hipModuleGetFunction` looks for) and
-/// `--emit=asm,link` for the crate itself, the processors at once, each in a target directory of
-/// its own (`<target>/tessera-amdgpu/<processor>`), and copies the linked code object to `$OUT_DIR/<crate>/<processor>.hsaco` and its ISA (the asm)
-/// to `$OUT_DIR/<crate>/<processor>.s`. The kernel crate needs
+/// `--emit=link` for the crate itself (`--emit=asm,link` for the processors
+/// [`asm_for`](CodeObjectBuild::asm_for) names: rustc then runs LLVM's code generation of the
+/// whole crate twice), and `--config profile.release.lto="fat"` (amdgpu code is linked by LTO:
+/// told so, cargo compiles the dependencies to bitcode only), the processors at once, each in a
+/// target directory of its own (`<target>/tessera-amdgpu/<processor>`), and copies the linked
+/// code object to `$OUT_DIR/<crate>/<processor>.hsaco` (and the asm to
+/// `$OUT_DIR/<crate>/<processor>.s`). The kernel crate needs
 /// `#![cfg_attr(target_arch = "amdgpu", no_std, feature(abi_gpu_kernel))]`; its `#[tile_kernel]`s
 /// without NVIDIA-only instructions are kernels of the code object (see the README, "AMD GPUs").
 #[derive(Clone, Debug)]
 pub struct CodeObjectBuild {
     processors: Vec<String>,
+    /// The processors whose asm is written too.
+    asm_for: Vec<String>,
     settings: KernelCrate,
 }
 
@@ -144,6 +155,7 @@ impl CodeObjectBuild {
     pub fn new(kernel_crate_dir: impl Into<PathBuf>) -> Self {
         CodeObjectBuild {
             processors: DEFAULT_PROCESSORS.iter().map(|p| p.to_string()).collect(),
+            asm_for: Vec::new(),
             settings: KernelCrate::new(kernel_crate_dir.into()),
         }
     }
@@ -153,6 +165,33 @@ impl CodeObjectBuild {
     pub fn processors<S: Into<String>>(mut self, processors: impl IntoIterator<Item = S>) -> Self {
         self.processors = processors.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// Also writes the ISA (the crate's asm) of these processors (default: none; `all` in
+    /// `$TESSERA_AMDGPU_ASM` for every processor, which overrides this). It costs a second run
+    /// of LLVM's code generation over the whole crate per processor.
+    pub fn asm_for<S: Into<String>>(mut self, processors: impl IntoIterator<Item = S>) -> Self {
+        self.asm_for = processors.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The processors among `processors` whose asm is written: `env` (the value of
+    /// `$TESSERA_AMDGPU_ASM`: `all`, `none`, or names) if set, else the configured ones.
+    pub(super) fn effective_asm(
+        &self,
+        processors: &[String],
+        env: Option<&str>,
+    ) -> Result<Vec<String>, BuildError> {
+        let named = match env.map(str::trim) {
+            Some("all") => return Ok(processors.to_vec()),
+            Some(text) if !text.is_empty() => parse_processor_list(text)?,
+            _ => parse_processor_list(&self.asm_for.join(","))?,
+        };
+        Ok(processors
+            .iter()
+            .filter(|p| named.contains(p))
+            .cloned()
+            .collect())
     }
 
     kernel_crate_setters!(
@@ -178,10 +217,13 @@ impl CodeObjectBuild {
             out_dir,
         } = self.settings.prepare(&[
             AMDGPU_ENV,
+            AMDGPU_ASM_ENV,
             AMDGPU_TARGET_DIR_ENV,
             super::DEVICE_TOOLCHAIN_ENV,
         ])?;
         let processors = self.effective_processors()?;
+        let asm_for =
+            self.effective_asm(&processors, std::env::var(AMDGPU_ASM_ENV).ok().as_deref())?;
         if processors.is_empty() {
             let crate_name = package_crate_name(&manifest)?;
             let set_path = write_code_object_set(&out_dir, &crate_name, &[])?;
@@ -221,7 +263,10 @@ impl CodeObjectBuild {
                 .nested_target_dir(AMDGPU_TARGET_DIR_ENV, "tessera-amdgpu", &out_dir)?;
         let targets = super::build_each_at_once(
             &processors,
-            |processor| build.build_code_object(processor, &target_dir.join(processor)),
+            |processor| {
+                let asm = asm_for.contains(processor);
+                build.build_code_object(processor, &target_dir.join(processor), asm)
+            },
             || BuildError::CodeObjectNotFound {
                 crate_dir: crate_dir.clone(),
                 detail: "the thread of a processor's build panicked".to_string(),
@@ -257,19 +302,25 @@ pub fn code_objects_env_var(crate_name: &str) -> String {
 }
 
 impl CrateBuild<'_> {
-    /// Builds the code object for `processor` in `target_dir` and copies it and its asm to
-    /// `<out_dir>/<crate>/<processor>.{hsaco,s}`.
+    /// Builds the code object for `processor` in `target_dir` and copies it (and its asm, with
+    /// `asm`) to `<out_dir>/<crate>/<processor>.{hsaco,s}`.
     fn build_code_object(
         &self,
         processor: &str,
         target_dir: &Path,
+        asm: bool,
     ) -> Result<BuiltCodeObject, BuildError> {
         let crate_dir = self.crate_dir.to_path_buf();
         let rustflags = amdgpu_rustflags(processor, self.extra_rustflags);
+        let emit = if asm {
+            "--emit=asm,link"
+        } else {
+            "--emit=link"
+        };
         let shown = format!(
             "(cd {} && {} rustc --release --target {AMDGPU_TARGET} -Zbuild-std=core \
-             --crate-type cdylib --target-dir {} --message-format=json-render-diagnostics -- \
-             --emit=asm,link) with rustflags `{}`",
+             --crate-type cdylib {LTO_CONFIG} --target-dir {} \
+             --message-format=json-render-diagnostics -- {emit}) with rustflags `{}`",
             crate_dir.display(),
             self.toolchain.cargo.display(),
             target_dir.display(),
@@ -284,6 +335,7 @@ impl CrateBuild<'_> {
         ]
         .into_iter()
         .chain(["--crate-type", "cdylib"])
+        .chain(LTO_CONFIG.split(' '))
         .map(OsString::from)
         .chain([
             "--manifest-path".into(),
@@ -292,7 +344,7 @@ impl CrateBuild<'_> {
             target_dir.into(),
             "--message-format=json-render-diagnostics".into(),
             "--".into(),
-            "--emit=asm,link".into(),
+            emit.into(),
         ])
         .collect();
         let stdout = NestedCargo {
@@ -343,16 +395,6 @@ impl CrateBuild<'_> {
                 ))
             })?;
         let crate_name = kernel_artifact.crate_name();
-        // The asm beside the linked object, or in `deps/` (cargo uplifts only the link output).
-        let asm = [
-            Some(elf.with_extension("s")),
-            elf.parent()
-                .map(|d| d.join("deps").join(format!("{crate_name}.s"))),
-        ]
-        .into_iter()
-        .flatten()
-        .find(|path| path.is_file())
-        .ok_or_else(|| not_found(format!("no asm `{crate_name}.s` beside {}", elf.display())))?;
         let dir = self.out_dir.join(&crate_name);
         std::fs::create_dir_all(&dir).map_err(|error| BuildError::Io {
             path: dir.clone(),
@@ -365,12 +407,30 @@ impl CrateBuild<'_> {
                 error,
             })?;
         }
-        let asm_path = dir.join(format!("{processor}.s"));
-        let asm_text = std::fs::read_to_string(&asm).map_err(|error| BuildError::Io {
-            path: asm.clone(),
-            error,
-        })?;
-        write_if_changed(&asm_path, &asm_text)?;
+        let asm_path = if asm {
+            // The asm beside the linked object, or in `deps/` (cargo uplifts only the link
+            // output).
+            let asm = [
+                Some(elf.with_extension("s")),
+                elf.parent()
+                    .map(|d| d.join("deps").join(format!("{crate_name}.s"))),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|path| path.is_file())
+            .ok_or_else(|| {
+                not_found(format!("no asm `{crate_name}.s` beside {}", elf.display()))
+            })?;
+            let asm_path = dir.join(format!("{processor}.s"));
+            let asm_text = std::fs::read_to_string(&asm).map_err(|error| BuildError::Io {
+                path: asm.clone(),
+                error,
+            })?;
+            write_if_changed(&asm_path, &asm_text)?;
+            Some(asm_path)
+        } else {
+            None
+        };
         let tracked_files = tracked_sources(
             &artifacts,
             kernel_artifact,
@@ -386,6 +446,10 @@ impl CrateBuild<'_> {
         })
     }
 }
+
+/// The nested build's profile setting: fat LTO (which the amdgpu target needs anyway), so that
+/// cargo builds the kernel crate's dependencies as bitcode only, without machine code.
+const LTO_CONFIG: &str = "--config profile.release.lto=\"fat\"";
 
 /// The processor an HSA code object is for (`gfx942`), from the `amdgcn-amd-amdhsa--<processor>`
 /// target name its metadata holds; `None` for bytes that are not an AMDGPU ELF.

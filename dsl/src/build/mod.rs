@@ -61,7 +61,7 @@ mod toolchain;
 
 pub use code_objects::{
     code_object_set_path, code_objects_env_var, parse_processor, write_code_object_set,
-    BuiltCodeObject, BuiltCodeObjects, CodeObjectBuild, AMDGPU_ENV, AMDGPU_TARGET,
+    BuiltCodeObject, BuiltCodeObjects, CodeObjectBuild, AMDGPU_ASM_ENV, AMDGPU_ENV, AMDGPU_TARGET,
     AMDGPU_TARGET_DIR_ENV, DEFAULT_PROCESSORS,
 };
 pub use code_set::{CodeObjectSet, DeviceCode};

@@ -421,3 +421,26 @@ fn device_toolchain_is_the_pin_or_its_compiler_under_another_name() {
         }
     );
 }
+
+/// The asm is written for the processors `asm_for` names among those built (none by default);
+/// `TESSERA_AMDGPU_ASM` (`all`, `none` or names) overrides it.
+#[test]
+fn asm_is_written_for_the_processors_asked_for() {
+    let built = ["gfx942".to_string(), "gfx90a".to_string()];
+    let build = CodeObjectBuild::new("../kernels");
+    assert!(build.effective_asm(&built, None).unwrap().is_empty());
+    assert_eq!(build.effective_asm(&built, Some("all")).unwrap(), built);
+    let build = build.asm_for(["gfx90a", "gfx1100"]);
+    assert_eq!(build.effective_asm(&built, None).unwrap(), ["gfx90a"]);
+    assert_eq!(build.effective_asm(&built, Some(" ")).unwrap(), ["gfx90a"]);
+    assert_eq!(
+        build.effective_asm(&built, Some("gfx942")).unwrap(),
+        ["gfx942"]
+    );
+    assert!(build
+        .effective_asm(&built, Some("none"))
+        .unwrap()
+        .is_empty());
+    let err = build.effective_asm(&built, Some("sm_90a")).unwrap_err();
+    assert!(err.to_string().contains("sm_90a"), "{err}");
+}

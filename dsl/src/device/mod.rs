@@ -296,6 +296,7 @@ macro_rules! device_kernel {
             targets: $crate::KernelTargets::Every,
             tensor_maps: &[],
             nvidia_only: &[],
+            amdgpu_entry: None,
         };
     };
 }

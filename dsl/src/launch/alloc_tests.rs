@@ -73,6 +73,7 @@ const SCALE: Kernel<ScaleArgs> = Kernel {
     targets: KernelTargets::Every,
     tensor_maps: &[],
     nvidia_only: &[],
+    amdgpu_entry: None,
 };
 
 /// Runs `test` on the emulator with `SCALE_PTX` loaded, a stream, an input of 64 ones and a
@@ -126,6 +127,7 @@ fn launch_checks_and_packing_allocate_nothing_after_the_first_launch() {
             targets: KernelTargets::Every,
             tensor_maps: &[],
             nvidia_only: &[],
+            amdgpu_entry: None,
         };
         let before = allocations();
         assert!(module.resolve(missing).is_err());

@@ -317,6 +317,7 @@ mod tests {
             targets: crate::KernelTargets::Every,
             tensor_maps: &[],
             nvidia_only,
+            amdgpu_entry: None,
         };
         // A `#[tile_kernel]` variant with a `dot`: no AMD kernel, and the error says why.
         let err = module
@@ -336,6 +337,19 @@ mod tests {
         assert!(err.contains("kernel `scal` is not an entry"), "{err}");
         // The same kernel resolves when the code object has it.
         module.resolve(kernel("scale", &[])).unwrap();
+        // A variant that shares another's amdgpu kernel resolves to that one's entry in a code
+        // object, and to its own name in PTX.
+        let shared = crate::Kernel {
+            amdgpu_entry: Some("scale"),
+            ..kernel("scale__num_stages_2", &[])
+        };
+        let resolved = module.resolve(shared).unwrap();
+        let index = module
+            .entry_names()
+            .iter()
+            .position(|n| n == "scale")
+            .unwrap();
+        assert_eq!(resolved.index as usize, index);
         // PTX modules never say so: their kernels are NVIDIA's.
         let ptx = device
             .load_ptx(

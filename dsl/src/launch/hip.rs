@@ -424,14 +424,22 @@ impl HipModule {
         if let Some(function) = functions[index] {
             return Ok(function);
         }
-        let c_name = CString::new(name).map_err(|_| not_found())?;
+        // The code object's name of entry `index` (a variant sharing another's amdgpu body
+        // resolved to that one's entry, `Kernel::amdgpu_name`).
+        let entry = &kernel.name;
+        let c_name = CString::new(entry.as_str()).map_err(|_| not_found())?;
         let mut function = std::ptr::null_mut();
         // SAFETY: valid module and NUL-terminated name.
         self.context.check(
             unsafe {
                 (self.context.api.hipModuleGetFunction)(&mut function, self.module, c_name.as_ptr())
             },
-            || format!("looking up kernel `{name}` in the code object"),
+            || match entry == name {
+                true => format!("looking up kernel `{name}` in the code object"),
+                false => {
+                    format!("looking up kernel `{entry}` (which runs `{name}`) in the code object")
+                }
+            },
         )?;
         functions[index] = Some(function);
         Ok(function)

@@ -683,6 +683,24 @@ impl Module {
         self.code_object
     }
 
+    /// Whose body of a `#[tile_kernel]` a launch from this module runs: a code object's
+    /// kernels are amdgpu bodies, PTX for sm_90a has the sm_90a bodies and other PTX the sm_80
+    /// ones; on the emulator, the target its launches emulate
+    /// ([`emulator::launch_target_for`](crate::emulator::launch_target_for); sm_80 if that is
+    /// misconfigured, which the launch itself then reports).
+    pub fn body_target(&self) -> crate::emulator::EmulatedTarget {
+        use crate::emulator::EmulatedTarget;
+        if matches!(self.backend, ModuleBackend::Emulator) {
+            crate::emulator::launch_target_for(self.emulated).unwrap_or_default()
+        } else if self.code_object {
+            EmulatedTarget::Amdgpu
+        } else if self.target_name() == Some("sm_90a") {
+            EmulatedTarget::Sm90a
+        } else {
+            EmulatedTarget::Sm80
+        }
+    }
+
     /// The PTX `.target` as written (`sm_90a`), or a code object's processor (`gfx942`).
     pub fn target_name(&self) -> Option<&str> {
         self.target_name.as_deref()

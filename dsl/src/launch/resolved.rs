@@ -79,7 +79,13 @@ impl Module {
                 });
             }
         }
-        let entry = self.entries.iter().position(|e| e.name == kernel.name);
+        // In a code object, a variant sharing another's amdgpu body runs that one's kernel.
+        let wanted = if self.is_code_object() {
+            kernel.amdgpu_name()
+        } else {
+            kernel.name
+        };
+        let entry = self.entries.iter().position(|e| e.name == wanted);
         let index = match entry {
             _ if self.host_only => HOST_BUILD_ENTRY,
             Some(index) => index as u32,

@@ -40,6 +40,7 @@ const COUNT_THREADS: Kernel<(Ptr<u32>,)> = Kernel {
     targets: KernelTargets::Every,
     tensor_maps: &[],
     nvidia_only: &[],
+    amdgpu_entry: None,
 };
 
 /// Writes its scalar arguments to `out[0..4]` as raw 32-bit words (all threads write the same).
@@ -57,6 +58,7 @@ const STORE_SCALARS: Kernel<(Ptr<u32>, u32, i32, u64, f32)> = Kernel {
     targets: KernelTargets::Every,
     tensor_maps: &[],
     nvidia_only: &[],
+    amdgpu_entry: None,
 };
 
 fn emulator_with_module() -> (Device, Module) {
@@ -93,6 +95,7 @@ fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
         targets: KernelTargets::Sm90aOnly,
         tensor_maps: &[],
         nvidia_only: &[],
+        amdgpu_entry: None,
     };
     let counter = device.zeros::<u32>(1).unwrap();
     let config = LaunchConfig {
@@ -123,6 +126,7 @@ fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
         targets: KernelTargets::Every,
         tensor_maps: &[],
         nvidia_only: &[],
+        amdgpu_entry: None,
         ..kernel
     };
     assert!(matches!(
@@ -277,6 +281,7 @@ fn idle_kernel<A>(name: &'static str) -> Kernel<A> {
         targets: KernelTargets::Every,
         tensor_maps: &[],
         nvidia_only: &[],
+        amdgpu_entry: None,
     }
 }
 

@@ -18,6 +18,7 @@ const KERNEL: Kernel<(Ptr<f32>, Ptr<f32>, u32, f32)> = Kernel {
     targets: KernelTargets::Every,
     tensor_maps: &[],
     nvidia_only: &[],
+    amdgpu_entry: None,
 };
 
 fn enqueue(

@@ -2,7 +2,7 @@
 //! what the kernel assumes of its arguments, and launching on a [`Device`] or directly on the
 //! emulator. Each kernel's generated module (named after the kernel) calls these.
 
-use crate::emulator::EmulatorReport;
+use crate::emulator::{EmulatedTarget, EmulatorReport};
 use crate::launch::{Device, KernelArgs, LaunchConfig, LaunchError, LaunchReport, Module};
 use crate::Kernel;
 use std::fmt::Write as _;
@@ -15,10 +15,37 @@ pub struct Specialisation<A: 'static> {
     pub consts: &'static [(&'static str, i128)],
     /// Warps per program: the block is `32 × num_warps` threads along x.
     pub num_warps: u32,
-    /// Dynamic shared memory per program (bytes), from the code generator's allocator.
+    /// Dynamic shared memory per program (bytes), from the code generator's allocator: the
+    /// most any of its bodies uses.
     pub shared_bytes: u32,
+    /// Dynamic shared memory of each target's body (bytes): a launch asks for its module's
+    /// ([`launch_config`]). A pipelined NVIDIA body's stages need not fit an AMD GPU's 64 KiB of
+    /// LDS, which its unpipelined amdgpu body does.
+    pub target_shared_bytes: TargetSharedBytes,
     /// The kernel's entry in the module it was last launched from (launches skip the lookup).
     pub entry: crate::launch::EntryCache,
+}
+
+/// The dynamic shared memory of each body of a specialisation (bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TargetSharedBytes {
+    /// The body of sm_80 and every NVIDIA target but sm_90a.
+    pub sm80: u32,
+    /// The sm_90a body.
+    pub sm90a: u32,
+    /// The amdgpu body (the LDS it uses).
+    pub amdgpu: u32,
+}
+
+impl TargetSharedBytes {
+    /// The bytes of the body that `target` runs.
+    pub fn of(self, target: EmulatedTarget) -> u32 {
+        match target {
+            EmulatedTarget::Sm90a => self.sm90a,
+            EmulatedTarget::Amdgpu => self.amdgpu,
+            _ => self.sm80,
+        }
+    }
 }
 
 impl<A> Specialisation<A> {
@@ -144,13 +171,19 @@ where
     }
 }
 
-/// The launch configuration of a specialisation: `grid`, block `[32 × num_warps, 1, 1]`, the
-/// specialisation's dynamic shared memory.
-pub fn launch_config<A>(spec: &Specialisation<A>, grid: [u32; 3]) -> LaunchConfig {
+/// The launch configuration of a specialisation from `module`: `grid`, block
+/// `[32 × num_warps, 1, 1]`, the dynamic shared memory of the body the module runs
+/// ([`Module::body_target`]).
+pub fn launch_config<A>(spec: &Specialisation<A>, grid: [u32; 3], module: &Module) -> LaunchConfig {
+    config_for(spec, grid, module.body_target())
+}
+
+/// [`launch_config`] for a launch running `target`'s body.
+fn config_for<A>(spec: &Specialisation<A>, grid: [u32; 3], target: EmulatedTarget) -> LaunchConfig {
     LaunchConfig {
         grid,
         block: [32 * spec.num_warps, 1, 1],
-        shared_bytes: spec.shared_bytes,
+        shared_bytes: spec.target_shared_bytes.of(target),
     }
 }
 
@@ -238,7 +271,7 @@ pub fn launch_on<A: KernelArgs>(
     grid: [u32; 3],
     args: A,
 ) -> Result<LaunchReport, LaunchError> {
-    device.launch(module, spec.kernel, launch_config(spec, grid), args)
+    device.launch(module, spec.kernel, launch_config(spec, grid, module), args)
 }
 
 /// Runs a specialisation on the CPU emulator directly (no PTX module needed): the host build of
@@ -249,7 +282,8 @@ pub fn emulate<A: KernelArgs>(
     grid: [u32; 3],
     args: A,
 ) -> Result<EmulatorReport, LaunchError> {
-    crate::launch::emulate(spec.kernel, &launch_config(spec, grid), args, None)
+    let target = crate::emulator::launch_target().unwrap_or_default();
+    crate::launch::emulate(spec.kernel, &config_for(spec, grid, target), args, None)
 }
 
 /// Ok when every one of `maps` (a variant's TMA tensor maps) can be built from `args`: the

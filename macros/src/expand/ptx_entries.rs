@@ -1,7 +1,8 @@
 //! The device entries of one kernel variant and their host twin: one PTX entry per target body
 //! (told apart by `cfg(target_feature = "sm_90a")`), the amdgpu entry (the Ampere body, when it
 //! uses no NVIDIA-only instruction, else the body planned for AMD when there is one), and the
-//! host function the emulator runs. Each is the
+//! host function the emulator runs. A variant whose amdgpu body equals an earlier variant's runs
+//! that one's amdgpu kernel instead of a copy ([`SharedAmdgpuKernel`]). Each is the
 //! argument of a `tessera::__tile_kernel_items!` call under its `#[cfg]`, so that a build parses
 //! only the bodies of its own target.
 
@@ -32,6 +33,28 @@ pub(super) fn amdgpu_blockers(bodies: &[TargetBody]) -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
+/// The body of the amdgpu kernel [`entry_items`] makes of `bodies`, when it makes one: the body
+/// planned for AMD, else the Ampere one (the only one of a kernel without `dot`), when it uses
+/// no NVIDIA-only instruction.
+pub(super) fn amdgpu_body(bodies: &[TargetBody]) -> Option<&TokenStream> {
+    if !amdgpu_blockers(bodies).is_empty() {
+        return None;
+    }
+    let of = |target: Target| bodies.iter().find(|b| b.target == target);
+    of(Target::Amdgpu)
+        .or(of(Target::Ampere))
+        .or(bodies.first())
+        .map(|b| &b.body)
+}
+
+/// The earlier variant of the same kernel whose amdgpu kernel a variant runs, its amdgpu body
+/// being the same ([`amdgpu_body`]'s tokens): its entry and how many tensor maps its host
+/// function takes after the parameters.
+pub(super) struct SharedAmdgpuKernel<'a> {
+    pub entry: &'a Ident,
+    pub tensor_maps: usize,
+}
+
 /// The PTX entry and its host twin for the bodies of one variant: with one body (a kernel
 /// without `dot`, or `targets = [sm_80]`), one of each; with an Ampere and a Hopper body, the
 /// PTX entry once per target (`cfg(target_feature = "sm_90a")` tells them apart) and a host
@@ -40,13 +63,16 @@ pub(super) fn amdgpu_blockers(bodies: &[TargetBody]) -> Vec<&'static str> {
 /// Ampere body (the only one of a kernel without `dot`) is also the amdgpu entry when it uses no
 /// NVIDIA-only instruction: its warps are half-waves there (`tessera::device`'s contract). A
 /// body planned for AMD ([`Target::Amdgpu`]) is the amdgpu entry's, and the host function runs
-/// it while the emulator emulates amdgpu.
+/// it while the emulator emulates amdgpu. A variant with `shared` has no amdgpu kernel of its
+/// own: it runs that one's (`tessera::Kernel::amdgpu_entry`), and its host function calls that
+/// one's while the emulator emulates amdgpu.
 pub(super) fn entry_items(
     entry: &Ident,
     param_names: &[&Ident],
     param_types: &[TokenStream],
     bodies: &[TargetBody],
     tensor_maps: usize,
+    shared: Option<SharedAmdgpuKernel<'_>>,
 ) -> TokenStream {
     let body_of = |target: Target| bodies.iter().find(|b| b.target == target).map(|b| &b.body);
     let host_doc = quote! {
@@ -120,8 +146,16 @@ pub(super) fn entry_items(
     };
     let amdgpu = amdgpu_blockers(bodies).is_empty();
     let amdgpu_body = body_of(Target::Amdgpu).filter(|_| amdgpu);
+    // The AMD body of the host function: its own, or a call of the variant's that it shares
+    // (the tensor maps are the sm_90a body's, which that call does not run).
+    let shared_call = shared.as_ref().map(|s| {
+        let owner = s.entry;
+        let no_maps = (0..s.tensor_maps).map(|_| quote!(::tessera::Ptr::from_addr(0)));
+        quote!(unsafe { #owner(#(#param_names,)* #(#no_maps),*) })
+    });
+    let host_amdgpu_body = amdgpu_body.map(|body| shared_call.clone().unwrap_or(body.clone()));
     // The host function: the NVIDIA body, or the AMD one while the emulator emulates amdgpu.
-    let host_of = |nvidia: TokenStream| match amdgpu_body {
+    let host_of = |nvidia: TokenStream| match &host_amdgpu_body {
         Some(amd) => quote! {
             if ::tessera::emulator::running_target()
                 == ::tessera::emulator::EmulatedTarget::Amdgpu
@@ -162,10 +196,11 @@ pub(super) fn entry_items(
             device_entry(quote!(target_arch = "nvptx64"), ampere, &maps),
             host_entry(host_of(ampere.clone())),
         ],
-        // One body: for every PTX target, and for amdgpu when it can be.
+        // One body: for every PTX target, and for amdgpu when it can be (and is not another
+        // variant's amdgpu kernel).
         _ => {
             let body = bodies.first().map(|b| b.body.clone()).unwrap_or_default();
-            let device = if amdgpu {
+            let device = if amdgpu && shared.is_none() {
                 nvptx_and_amdgpu_entry(&body)
             } else {
                 device_entry(quote!(target_arch = "nvptx64"), &body, &maps)
@@ -177,6 +212,7 @@ pub(super) fn entry_items(
     // that has no NVIDIA-only instruction (none today: a `dot` is `mma.sync` there).
     let amdgpu = amdgpu_body
         .or(body_of(Target::Ampere).filter(|_| amdgpu))
+        .filter(|_| shared.is_none())
         .map(amdgpu_entry);
     items.into_iter().chain(amdgpu).collect()
 }

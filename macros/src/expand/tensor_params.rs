@@ -522,7 +522,7 @@ pub fn tensor_launcher(l: &TensorLauncher<'_>) -> TokenStream {
             #stream.launch_resolved(
                 #module,
                 &#spec.entry.resolve(#module, #spec.kernel)?,
-                ::tessera::tile::launch_config(#spec, #grid),
+                ::tessera::tile::launch_config(#spec, #grid, #module),
                 #args,
                 &[#(#uses),*],
             )

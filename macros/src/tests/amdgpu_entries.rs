@@ -223,3 +223,117 @@ fn ldmatrix_conversions_get_an_amdgpu_body_planned_without_it() {
     // EXPLAIN shows the amdgpu plan.
     assert!(out.contains("entry tr (amdgpu)"), "EXPLAIN's amdgpu entry");
 }
+
+/// Variants whose amdgpu bodies are the same (AMD code is not pipelined, so `num_stages` 1 and 2
+/// of a matmul) have one amdgpu kernel: the first variant's. The second's handle names it
+/// (`amdgpu_entry`), its host function calls it while the emulator emulates amdgpu, and EXPLAIN
+/// says so; each has its own PTX entry (pipelined or not). The launch asks each target for its
+/// own body's shared memory (the pipelined sm_90a body's ring is more than the amdgpu body's).
+#[test]
+fn variants_with_the_same_amdgpu_body_share_one_amdgpu_kernel() {
+    let out = expansion(
+        quote!(
+            num_warps = 4,
+            num_stages = [1, 2],
+            BM = 64,
+            BN = 64,
+            BK = 32
+        ),
+        quote!(
+            fn mm<const BM: usize, const BN: usize, const BK: usize>(
+                a: Ptr<f16>,
+                b: Ptr<f16>,
+                c: Ptr<f32>,
+                k: i32,
+            ) {
+                let rm = arange(0, BM);
+                let rn = arange(0, BN);
+                let rk = arange(0, BK);
+                let mut a_ptrs = a + rm.expand_dims(1) * k + rk.expand_dims(0);
+                let mut b_ptrs = b + rk.expand_dims(1) * BN + rn.expand_dims(0);
+                let mut acc = zeros::<f32>([BM, BN]);
+                for _ in 0..k / BK {
+                    acc = dot(load(a_ptrs), load(b_ptrs), acc);
+                    a_ptrs += BK;
+                    b_ptrs += BK * BN;
+                }
+                store(c + rm.expand_dims(1) * BN + rn.expand_dims(0), acc);
+            }
+        ),
+    );
+    let (one, two) = (
+        "mm__BM_64__BN_64__BK_32__num_stages_1",
+        "mm__BM_64__BN_64__BK_32__num_stages_2",
+    );
+    for name in [one, two] {
+        assert!(
+            out.contains(&format!("\"ptx-kernel\" fn {name} (")),
+            "no PTX entry {name}"
+        );
+    }
+    assert!(
+        item(&out, "gpu-kernel", one).contains("mfma_f32_32x32x8_f16"),
+        "the first variant's amdgpu kernel"
+    );
+    assert!(
+        !out.contains(&format!("\"gpu-kernel\" fn {two} (")),
+        "a second copy of the same amdgpu kernel"
+    );
+    let amdgpu_entries: Vec<&str> = out
+        .match_indices("amdgpu_entry : ")
+        .map(|(at, _)| {
+            let rest = &out[at + "amdgpu_entry : ".len()..];
+            rest[..rest.find('}').unwrap()]
+                .trim()
+                .trim_end_matches(',')
+                .trim()
+        })
+        .collect();
+    assert_eq!(
+        amdgpu_entries,
+        [
+            ":: core :: option :: Option :: None",
+            ":: core :: option :: Option :: None",
+            ":: core :: option :: Option :: Some (\"mm__BM_64__BN_64__BK_32__num_stages_1\")",
+            ":: core :: option :: Option :: Some (\"mm__BM_64__BN_64__BK_32__num_stages_1__unaligned\")",
+        ],
+        "the handles' amdgpu entries (aligned and unaligned variants of each)"
+    );
+    // The second variant's host function runs the first's while emulating amdgpu.
+    let host = &out[out
+        .find(&format!("pub unsafe fn {two} ("))
+        .expect("the host function")..];
+    let host = &host[..host.find("# [cfg").unwrap_or(host.len())];
+    assert!(
+        host.contains(&format!("unsafe {{ {one} (a , b , c , k ,")),
+        "the host function's amdgpu branch: {host}"
+    );
+    assert!(
+        out.contains(&format!(
+            "amdgpu: runs the code object's kernel {one} (the same amdgpu body)"
+        )),
+        "EXPLAIN"
+    );
+    // Shared memory per target: the pipelined sm_90a body's ring (TMA) is larger than the
+    // amdgpu body's, which the AMD launch asks for alone.
+    let shared: Vec<(u32, u32, u32)> = out
+        .match_indices("target_shared_bytes : :: tessera :: tile :: TargetSharedBytes { ")
+        .map(|(at, m)| {
+            let rest = &out[at + m.len()..];
+            let n = |field: &str| -> u32 {
+                let from = rest.find(&format!("{field} : ")).unwrap() + field.len() + 3;
+                rest[from..]
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            (n("sm80"), n("sm90a"), n("amdgpu"))
+        })
+        .collect();
+    assert_eq!(shared.len(), 4);
+    let (unpipelined, pipelined) = (shared[0], shared[2]);
+    assert_eq!(unpipelined.2, pipelined.2, "one amdgpu body: {shared:?}");
+    assert!(pipelined.1 > pipelined.2, "{shared:?}");
+}
