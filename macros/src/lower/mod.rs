@@ -259,13 +259,14 @@ impl<'k> Ctx<'k> {
         self.kernel.ty(id).dtype
     }
 
-    /// The marker type of `layout`, generated on first use with its `const` check.
+    /// The marker type of `layout`, generated on first use with its `const` check: a module
+    /// item named after its content (`TileLayout_<hash>`), so that every body and variant of a
+    /// kernel module that uses the same layout shares one type and one `const` evaluation (the
+    /// expander keeps one copy of equal module items).
     pub fn layout_type(&mut self, layout: &LinearLayout) -> Ident {
         if let Some((_, ident)) = self.layout_types.iter().find(|(l, _)| l == layout) {
             return ident.clone();
         }
-        let ident = format_ident!("TileLayout{}", self.layout_types.len());
-        self.layout_types.push((*layout, ident.clone()));
         let bases = |label: Label| -> TokenStream {
             let list: Vec<TokenStream> = (0..layout.in_bits(label) as usize)
                 .map(|k| {
@@ -289,12 +290,22 @@ impl<'k> Ctx<'k> {
             .collect();
         let r = layout.in_size(Label::Register) as usize;
         let warps = Literal::u32_unsuffixed(self.kernel.num_warps);
-        self.items.extend(quote! {
+        let value = quote!(::tessera::tile::layout(#reg, #lane, #warp, &[#(#shape),*]));
+        let check = quote!(<#r>(&[#(#shape),*], #warps));
+        // FNV-1a of what defines the type: two layouts that collided would be two items of one
+        // name, a compile error (never one type standing for both).
+        let hash = format!("{value} {check}")
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+        let ident = format_ident!("TileLayout_{:016x}", hash);
+        self.layout_types.push((*layout, ident.clone()));
+        self.module_items.push(quote! {
             #[derive(Clone, Copy)]
             struct #ident;
             impl ::tessera::tile::Layout for #ident {
-                const LAYOUT: ::tessera::tile::LinearLayout =
-                    ::tessera::tile::layout(#reg, #lane, #warp, &[#(#shape),*]);
+                const LAYOUT: ::tessera::tile::LinearLayout = #value;
             }
             const _: () = ::tessera::tile::assert_tile_layout::<#ident, #r>(&[#(#shape),*], #warps);
         });
