@@ -49,3 +49,40 @@ fn fmod_is_exact_ieee_remainder() {
         }
     }
 }
+
+/// A launch asks for the dynamic shared memory of the body its module runs: on the emulator the
+/// body of the target it emulates (here with an sm_90a PTX module loaded: the emulator's target
+/// decides, as it decides which body runs).
+#[test]
+fn launches_ask_for_the_shared_memory_of_the_body_they_run() {
+    use super::{launch_config, Specialisation, TargetSharedBytes};
+    use crate::emulator::{with_target, EmulatedTarget};
+    let spec = Specialisation::<()> {
+        kernel: crate::Kernel {
+            name: "k",
+            emulate: |_| {},
+            targets: crate::KernelTargets::Every,
+            tensor_maps: &[],
+            nvidia_only: &[],
+            amdgpu_entry: None,
+        },
+        consts: &[],
+        num_warps: 4,
+        shared_bytes: 3000,
+        target_shared_bytes: TargetSharedBytes {
+            sm80: 1000,
+            sm90a: 3000,
+            amdgpu: 2000,
+        },
+        entry: crate::launch::EntryCache::new(),
+    };
+    let device = crate::launch::Device::emulator();
+    let module = device
+        .load_ptx(".version 7.8\n.target sm_90a\n.visible .entry k()\n{ ret; }\n")
+        .unwrap();
+    let bytes = |target| with_target(target, || launch_config(&spec, [1, 1, 1], &module));
+    assert_eq!(bytes(EmulatedTarget::Sm80).shared_bytes, 1000);
+    assert_eq!(bytes(EmulatedTarget::Sm90a).shared_bytes, 3000);
+    assert_eq!(bytes(EmulatedTarget::Amdgpu).shared_bytes, 2000);
+    assert_eq!(bytes(EmulatedTarget::Amdgpu).block, [128, 1, 1]);
+}
