@@ -73,11 +73,13 @@ mod generic_launcher;
 mod own_names;
 mod ptx_entries;
 mod requires;
+mod spec_entries;
 mod tensor_maps;
 pub(crate) mod tensor_params;
 mod variants;
 use generic_launcher::generic_launcher;
 pub(crate) use own_names::{consts_param_arg, Own};
+use spec_entries::SpecEntry;
 use tensor_params::{param_accesses, tensor_args, tensor_launcher, TensorLauncher, TensorParam};
 pub(crate) use variants::prepare;
 pub use variants::Variant;
@@ -176,21 +178,6 @@ fn add_errors(errors: &mut Option<syn::Error>, new: syn::Error) {
 
 /// A specialisation's const values and the indices of its variants in `SPECIALISATIONS`.
 type SpecGroup = (Vec<(String, i128)>, Vec<usize>);
-
-/// One entry of a kernel's `SPECIALISATIONS`: a variant of a specialisation, as its
-/// `tessera::tile::Specialisation` is generated.
-struct SpecEntry {
-    entry: Ident,
-    consts: Vec<(String, i128)>,
-    /// Dynamic shared memory of each target's body: sm_80, sm_90a, amdgpu.
-    shared: [u32; 3],
-    facts: Facts,
-    num_warps: u32,
-    maps: Vec<crate::lower::TensorMapUse>,
-    nvidia_only: Vec<&'static str>,
-    /// The earlier variant whose amdgpu kernel this one runs (the same amdgpu body).
-    amdgpu_entry: Option<Ident>,
-}
 
 /// The entry name of a specialisation's variant: the kernel's name, then (when it has several
 /// specialisations) `__T_f16` per type parameter, `__BLOCK_1024` per const parameter,
@@ -673,57 +660,9 @@ fn specialisation_items(
         quote!((#(#param_names,)*))
     };
     let n_specs = specs.len();
-    let spec_items = specs.iter().map(
-        |SpecEntry {
-             entry,
-             consts: values,
-             shared,
-             num_warps,
-             maps,
-             nvidia_only,
-             amdgpu_entry,
-             ..
-         }| {
-            let entry_str = entry.to_string();
-            let amdgpu_entry = match amdgpu_entry {
-                Some(owner) => {
-                    let owner = owner.to_string();
-                    quote!(::core::option::Option::Some(#owner))
-                }
-                None => quote!(::core::option::Option::None),
-            };
-            let map_params = tensor_maps::map_params(maps);
-            let emulate = tensor_maps::emulate_closure(entry, &args, &arg_fields, maps);
-            let cs = values.iter().map(|(c, v)| {
-                let v = Literal::i128_unsuffixed(*v);
-                quote!((#c, #v))
-            });
-            let [sm80, sm90a, amdgpu] = shared.map(Literal::u32_unsuffixed);
-            let most = Literal::u32_unsuffixed(shared.iter().copied().max().unwrap_or(0));
-            let nw = Literal::u32_unsuffixed(*num_warps);
-            quote! {
-                ::tessera::tile::Specialisation {
-                    kernel: ::tessera::Kernel {
-                        name: #entry_str,
-                        emulate: #emulate,
-                        targets: #targets,
-                        tensor_maps: &[#(#map_params),*],
-                        nvidia_only: &[#(#nvidia_only),*],
-                        amdgpu_entry: #amdgpu_entry,
-                    },
-                    consts: &[#(#cs),*],
-                    num_warps: #nw,
-                    shared_bytes: #most,
-                    target_shared_bytes: ::tessera::tile::TargetSharedBytes {
-                        sm80: #sm80,
-                        sm90a: #sm90a,
-                        amdgpu: #amdgpu,
-                    },
-                    entry: ::tessera::launch::EntryCache::new(),
-                }
-            }
-        },
-    );
+    let spec_items = specs
+        .iter()
+        .map(|spec| spec_entries::specialisation_item(spec, &targets, &args, &arg_fields));
     let kernel_str = name.to_string();
     let mut selecting: Vec<Ident> = const_params.iter().map(|(n, _)| n.clone()).collect();
     if axes.num_warps_varies {

@@ -107,14 +107,15 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
                     .cloned()
                     .ok_or_else(|| format!("{} needs a value", args[i]))
             };
+            let number = |i: usize| -> Result<u32, String> {
+                let v = value(i)?;
+                v.parse()
+                    .map_err(|_| format!("{}: `{v}` is not a number", args[i]))
+            };
             match args[i].as_str() {
                 "--json" => o.json = true,
                 "--bits" => {
-                    let v = value(i)?;
-                    o.bits = Some(
-                        v.parse()
-                            .map_err(|_| format!("--bits: `{v}` is not a number"))?,
-                    );
+                    o.bits = Some(number(i)?);
                     i += 1;
                 }
                 "--access" => {
@@ -126,11 +127,7 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
                     i += 1;
                 }
                 "--warps" => {
-                    let v = value(i)?;
-                    o.warps = Some(
-                        v.parse()
-                            .map_err(|_| format!("--warps: `{v}` is not a number"))?,
-                    );
+                    o.warps = Some(number(i)?);
                     i += 1;
                 }
                 "-o" | "--output" => {

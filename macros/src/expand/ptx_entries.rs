@@ -20,30 +20,27 @@ pub(super) struct TargetBody {
     pub nvidia_only: Vec<&'static str>,
 }
 
-/// What keeps a variant out of AMD code objects: nothing when the body [`entry_items`] makes
-/// the amdgpu entry of (the one planned for AMD, else the Ampere one) uses no NVIDIA-only
-/// instruction, else that body's NVIDIA-only instructions (a Hopper-only variant's,
+/// The body [`entry_items`] makes the amdgpu entry of, if nothing keeps it out: the one planned
+/// for AMD, else the Ampere one (the only one of a kernel without `dot`), else the first.
+fn amdgpu_candidate(bodies: &[TargetBody]) -> Option<&TargetBody> {
+    let of = |target: Target| bodies.iter().find(|b| b.target == target);
+    of(Target::Amdgpu).or(of(Target::Ampere)).or(bodies.first())
+}
+
+/// What keeps a variant out of AMD code objects: nothing when [`amdgpu_candidate`] uses no
+/// NVIDIA-only instruction, else that body's NVIDIA-only instructions (a Hopper-only variant's,
 /// `targets = [sm_90a]`).
 pub(super) fn amdgpu_blockers(bodies: &[TargetBody]) -> Vec<&'static str> {
-    let of = |target: Target| bodies.iter().find(|b| b.target == target);
-    of(Target::Amdgpu)
-        .or(of(Target::Ampere))
-        .or(bodies.first())
+    amdgpu_candidate(bodies)
         .map(|b| b.nvidia_only.clone())
         .unwrap_or_default()
 }
 
-/// The body of the amdgpu kernel [`entry_items`] makes of `bodies`, when it makes one: the body
-/// planned for AMD, else the Ampere one (the only one of a kernel without `dot`), when it uses
-/// no NVIDIA-only instruction.
+/// The body of the amdgpu kernel [`entry_items`] makes of `bodies`, when it makes one: the
+/// [`amdgpu_candidate`] when it uses no NVIDIA-only instruction.
 pub(super) fn amdgpu_body(bodies: &[TargetBody]) -> Option<&TokenStream> {
-    if !amdgpu_blockers(bodies).is_empty() {
-        return None;
-    }
-    let of = |target: Target| bodies.iter().find(|b| b.target == target);
-    of(Target::Amdgpu)
-        .or(of(Target::Ampere))
-        .or(bodies.first())
+    amdgpu_candidate(bodies)
+        .filter(|b| b.nvidia_only.is_empty())
         .map(|b| &b.body)
 }
 
