@@ -91,18 +91,18 @@ for cpu in "${CPUS[@]}"; do
     # (scripts/code_object_kernels.py: private segment size, then the private-segment,
     # flat-scratch and dynamic-stack flags).
     descriptors="$(python3 scripts/code_object_kernels.py "$elf")"
-    mapfile -t kernels < <(cut -d' ' -f1 <<<"$descriptors")
+    kernel_list="$(cut -d' ' -f1 <<<"$descriptors")"
+    mapfile -t kernels <<<"$kernel_list"
     echo "     $cpu: ${#kernels[@]} kernels in the code object"
     for k in "${REQUIRED[@]}"; do
-        # `grep` reads to the end (no `-q`): under pipefail its early exit would fail `printf`.
-        printf '%s\n' "${kernels[@]}" | grep -x "$k" >/dev/null || { echo "FAIL $cpu: no kernel $k in $elf" >&2; fail=1; }
+        grep -qx "$k" <<<"$kernel_list" || { echo "FAIL $cpu: no kernel $k in $elf" >&2; fail=1; }
     done
     # Every processor has the same kernels (the same source, built for each).
     if [[ -z $first_kernels ]]; then
-        first_kernels="$(printf '%s\n' "${kernels[@]}")"
-    elif [[ "$(printf '%s\n' "${kernels[@]}")" != "$first_kernels" ]]; then
+        first_kernels="$kernel_list"
+    elif [[ "$kernel_list" != "$first_kernels" ]]; then
         echo "FAIL $cpu: its kernels differ from ${CPUS[0]}'s:" >&2
-        diff <(echo "$first_kernels") <(printf '%s\n' "${kernels[@]}") | head -n 20 >&2 || true
+        diff <(echo "$first_kernels") <(echo "$kernel_list") | head -n 20 >&2 || true
         fail=1
     fi
     clean=0 known=()
@@ -127,9 +127,9 @@ for cpu in "${CPUS[@]}"; do
     fi
     # The asm's kernels are the code object's, each with its descriptor.
     asm_kernels="$(sed -n 's/^[[:space:]]*\.amdhsa_kernel \([A-Za-z0-9_]*\)$/\1/p' "$asm" | sort)"
-    if [[ "$asm_kernels" != "$(printf '%s\n' "${kernels[@]}")" ]]; then
+    if [[ "$asm_kernels" != "$kernel_list" ]]; then
         echo "FAIL $cpu: the asm's kernels are not the code object's descriptors:" >&2
-        diff <(echo "$asm_kernels") <(printf '%s\n' "${kernels[@]}") | head -n 20 >&2 || true
+        diff <(echo "$asm_kernels") <(echo "$kernel_list") | head -n 20 >&2 || true
         fail=1
     else
         echo "ok   $cpu: a kernel descriptor <name>.kd in the code object for each of the asm's ${#kernels[@]} kernels"
