@@ -9,7 +9,8 @@ use quote::quote;
 pub struct LoweredKernel {
     /// The statements of the kernel function's body: layout marker items, the per-thread
     /// prologue, the parameters bound to their locals, then the ops. The function's parameters
-    /// are named as the user's.
+    /// are named as the user's. Register arrays read at constant indices are read through
+    /// locals bound once ([`super::scalarise`]).
     pub body: TokenStream,
     /// Dynamic shared memory the body uses (bytes).
     pub shared_bytes: u32,
@@ -66,12 +67,12 @@ pub fn lower_kernel(kernel: &Kernel, facts: &Facts) -> Result<LoweredKernel, syn
     let items = ctx.items.clone();
     let prologue = ctx.prologue();
     Ok(LoweredKernel {
-        body: quote! {
+        body: super::scalarise::scalarise_reads(quote! {
             #items
             #prologue
             #params
             #ops
-        },
+        }),
         shared_bytes: ctx.shared_bytes(),
         module_items: ctx.module_items.clone(),
         tensor_maps: ctx.tensor_maps.clone(),

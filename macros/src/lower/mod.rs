@@ -68,6 +68,7 @@ pub mod kernel;
 mod memory;
 mod pipeline;
 mod reduce;
+mod scalarise;
 mod scan;
 #[cfg(test)]
 mod scan_tests;
