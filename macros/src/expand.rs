@@ -76,7 +76,7 @@ mod requires;
 mod spec_entries;
 mod tensor_maps;
 pub(crate) mod tensor_params;
-mod variants;
+pub(crate) mod variants;
 use generic_launcher::generic_launcher;
 pub(crate) use own_names::{consts_param_arg, Own};
 use spec_entries::SpecEntry;

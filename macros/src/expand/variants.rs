@@ -76,7 +76,7 @@ fn has_dot(kernel: &Kernel) -> bool {
 /// The targets `kernel` gets a body for: Hopper alone for `targets = [sm_90a]`; else Ampere,
 /// and Hopper too when the kernel has a `dot` and `targets` lists sm_90a (without a `dot` the
 /// two bodies would be the same).
-fn body_targets(kernel: &Kernel) -> &'static [Target] {
+pub(crate) fn body_targets(kernel: &Kernel) -> &'static [Target] {
     if kernel.sm90a_only() {
         &[Target::Hopper]
     } else if has_dot(kernel) && kernel.targets.contains(&Target::Hopper) {

@@ -284,7 +284,8 @@ fn explain_matches_generated_code_for_every_kernel() {
 }
 
 /// Checks the kernel sources numbered by `next` (taken one at a time) for both alignment policies
-/// and both NVIDIA targets, and amdgpu where a kernel has a body of its own there; returns how
+/// and each NVIDIA target the kernel has a body for, and amdgpu where a kernel has a body of its
+/// own there; returns how
 /// many sources it checked, the conversions it saw and the amdgpu bodies it checked.
 fn check_sources(next: &std::sync::atomic::AtomicUsize) -> (usize, usize, usize) {
     let sources = kernel_sources();
@@ -299,15 +300,14 @@ fn check_sources(next: &std::sync::atomic::AtomicUsize) -> (usize, usize, usize)
         let kernels = analyze_desugared(source.attr.clone(), source.item.clone())
             .unwrap_or_else(|e| panic!("{}: {e}", source.file.display()));
         for kernel in kernels {
-            for (policy, target) in [
-                (AlignmentPolicy::Aligned, Target::Ampere),
-                (AlignmentPolicy::Natural, Target::Ampere),
-                (AlignmentPolicy::Aligned, Target::Hopper),
-                (AlignmentPolicy::Natural, Target::Hopper),
-            ] {
-                if kernel.sm90a_only() && target == Target::Ampere {
-                    continue; // `targets = [sm_90a]`: no Ampere body
-                }
+            // The NVIDIA bodies the expansion builds (`body_targets`: Hopper too for a kernel
+            // with a `dot`, Hopper alone for `targets = [sm_90a]`), with both policies.
+            let targets = crate::expand::variants::body_targets(&kernel);
+            let policies = [AlignmentPolicy::Aligned, AlignmentPolicy::Natural];
+            for (&target, policy) in targets
+                .iter()
+                .flat_map(|t| policies.iter().map(move |&p| (t, p)))
+            {
                 let mut k = kernel.clone();
                 k.target = target;
                 let inference = infer_with(&mut k, policy)
