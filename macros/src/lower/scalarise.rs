@@ -8,7 +8,8 @@
 //! an `Index` obligation in type checking and a bounds check in MIR (about 50 µs of type
 //! checking each, measured on the nightly this repository pins, against 2 µs for a local), and
 //! the kernels' bodies read their registers some 400,000 times in the attention crate alone.
-//! LLVM turns both forms into the same registers (`scripts/test` compares the PTX it builds).
+//! LLVM turns both forms into the same registers: of the repository's PTX, the sm_90a dot
+//! kernels came out byte for byte the same, other entries in another instruction order.
 //!
 //! Scope follows Rust's: a binding is visible after its `let` statement, in its block and the
 //! blocks nested in it, until a `let` of the same name shadows it; the locals are inserted right
@@ -31,8 +32,8 @@ struct Binding {
     highest_read: Option<u32>,
 }
 
-/// The walk's state. Names are compared as strings, each read once: inside a procedural macro
-/// every `Ident` comparison asks the compiler's interner for both texts.
+/// The walk's state. Names are compared as strings, each made once: `proc_macro2` compares two
+/// `Ident`s by making both texts anew.
 #[derive(Default)]
 struct Scalariser {
     bindings: Vec<Binding>,
