@@ -285,8 +285,8 @@ fn explain_matches_generated_code_for_every_kernel() {
 
 /// Checks the kernel sources numbered by `next` (taken one at a time) for both alignment policies
 /// and each NVIDIA target the kernel has a body for, and amdgpu where a kernel has a body of its
-/// own there; returns how
-/// many sources it checked, the conversions it saw and the amdgpu bodies it checked.
+/// own there; returns how many sources it checked, the conversions it saw and the amdgpu bodies
+/// it checked.
 fn check_sources(next: &std::sync::atomic::AtomicUsize) -> (usize, usize, usize) {
     let sources = kernel_sources();
     let (mut checked, mut conversions, mut amdgpu) = (0, 0, 0);
