@@ -61,13 +61,6 @@ fn describe(values: &[(String, i128)]) -> String {
     parts.join(", ")
 }
 
-/// FNV-1a, 64 bits: a hash that stays the same across compiler runs and versions.
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// `TUNER`, `CANDIDATES`, `launch_tuned` and `launch_tuned_with` of one assignment of element
 /// types (see the module docs).
 pub fn tuned_items(parts: &TunedParts) -> TokenStream {
@@ -84,12 +77,15 @@ fn tuner_items(parts: &TunedParts) -> TokenStream {
     let descriptions: Vec<String> = parts.candidates.iter().map(|c| describe(c)).collect();
     let function = parts.function;
     let key_names: Vec<&str> = parts.autotune.key.iter().map(|k| k.name.as_str()).collect();
-    let fingerprint = fnv1a(&format!(
-        "{}\n{}\n{}",
-        quote!(#function),
-        descriptions.join("\n"),
-        key_names.join(",")
-    ));
+    let fingerprint = crate::fnv1a(
+        format!(
+            "{}\n{}\n{}",
+            quote!(#function),
+            descriptions.join("\n"),
+            key_names.join(",")
+        )
+        .as_bytes(),
+    );
     let fingerprint = Literal::u64_suffixed(fingerprint);
     let kernel = &parts.kernel;
     let n = Literal::usize_unsuffixed(parts.candidates.len());

@@ -28,6 +28,14 @@ mod types;
 #[cfg(test)]
 mod tests;
 
+/// The 64-bit FNV-1a hash of `bytes`: the same in every compiler run and version, so names and
+/// fingerprints made from it are stable (layout marker types, helper macros, autotuning keys).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 #[doc = include_str!("../README.md")]
 #[proc_macro_attribute]
 pub fn tile_kernel(

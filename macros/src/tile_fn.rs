@@ -251,7 +251,7 @@ pub fn helper_macro(attr: TokenStream, item: TokenStream) -> TokenStream {
             // (through the re-export below): at the crate's root, where its name must be the
             // crate's only one, so it carries a hash of the helper's tokens.
             let (hidden, export) = if matches!(vis, syn::Visibility::Public(_)) {
-                let hash = fnv1a(function.to_token_stream().to_string().as_bytes());
+                let hash = crate::fnv1a(function.to_token_stream().to_string().as_bytes());
                 (
                     format_ident!("__tessera_tile_fn_{}_{:016x}", name, hash),
                     quote!(#[macro_export]),
@@ -277,13 +277,6 @@ pub fn helper_macro(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         Err(error) => error.to_compile_error(),
     }
-}
-
-/// The 64-bit FNV-1a hash of `bytes` (the same in every build of the same source).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 /// The helper's signature as a function rustc checks (its body never runs): the types written

@@ -295,11 +295,7 @@ impl<'k> Ctx<'k> {
         let check = quote!(<#r>(&[#(#shape),*], #warps));
         // FNV-1a of what defines the type: two layouts that collided would be two items of one
         // name, a compile error (never one type standing for both).
-        let hash = format!("{value} {check}")
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-            });
+        let hash = crate::fnv1a(format!("{value} {check}").as_bytes());
         let ident = format_ident!("TileLayout_{:016x}", hash);
         self.layout_types.push((*layout, ident.clone()));
         self.module_items.push(quote! {
