@@ -17,7 +17,8 @@
 //! only ever go to `let mut` arrays, which are left as they are, as are reads at indices that
 //! are not literals.
 
-use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
+use quote::quote_spanned;
 use std::collections::HashMap;
 
 /// `body` with every constant-index read of an immutable register array replaced by a local
@@ -202,28 +203,10 @@ fn register_local(name: &str, k: u32, span: Span) -> Ident {
 }
 
 /// `let [a__r0, …, a__r{highest}, ..] = a;`
-fn destructure(array: &Ident, highest: u32) -> Vec<TokenTree> {
+fn destructure(array: &Ident, highest: u32) -> TokenStream {
     let (span, name) = (array.span(), array.to_string());
-    let mut pattern: Vec<TokenTree> = Vec::new();
-    for k in 0..=highest {
-        pattern.push(TokenTree::Ident(register_local(&name, k, span)));
-        pattern.push(TokenTree::Punct(Punct::new(',', Spacing::Alone)));
-    }
-    pattern.push(TokenTree::Punct(Punct::new('.', Spacing::Joint)));
-    pattern.push(TokenTree::Punct(Punct::new('.', Spacing::Alone)));
-    let mut brackets = Group::new(Delimiter::Bracket, pattern.into_iter().collect());
-    brackets.set_span(span);
-    let mut semi = Punct::new(';', Spacing::Alone);
-    semi.set_span(span);
-    let mut eq = Punct::new('=', Spacing::Alone);
-    eq.set_span(span);
-    vec![
-        TokenTree::Ident(Ident::new("let", span)),
-        TokenTree::Group(brackets),
-        TokenTree::Punct(eq),
-        TokenTree::Ident(array.clone()),
-        TokenTree::Punct(semi),
-    ]
+    let locals = (0..=highest).map(|k| register_local(&name, k, span));
+    quote_spanned!(span=> let [#(#locals,)* ..] = #array;)
 }
 
 #[cfg(test)]
