@@ -40,7 +40,7 @@ mod linear_layout;
 #[cfg(feature = "std")]
 pub mod plan;
 mod shape_ops;
-#[cfg(feature = "std")]
+#[cfg(feature = "spec")]
 pub mod spec;
 #[cfg(feature = "std")]
 pub mod svg;

@@ -18,18 +18,18 @@
 //! `#[tile_kernel]` chooses (`plan::mfma::choose_mfma`), the three layouts on 32-lane warps
 //! (wave lane bit 5 as warp bit 0) and the planned instructions' registers.
 
-#[cfg(feature = "std")]
+#[cfg(feature = "spec")]
 fn main() -> std::process::ExitCode {
     cli::main()
 }
 
-#[cfg(not(feature = "std"))]
+#[cfg(not(feature = "spec"))]
 fn main() {
-    eprintln!("tessera-layout was built without the `std` feature");
+    eprintln!("tessera-layout was built without the `spec` feature");
     std::process::exit(2);
 }
 
-#[cfg(feature = "std")]
+#[cfg(feature = "spec")]
 mod cli {
     use std::fmt::Write as _;
     use std::process::ExitCode;
