@@ -81,15 +81,28 @@ use generic_launcher::generic_launcher;
 pub(crate) use own_names::{consts_param_arg, Own};
 use spec_entries::SpecEntry;
 use tensor_params::{param_accesses, tensor_args, tensor_launcher, TensorLauncher, TensorParam};
-pub(crate) use variants::prepare;
 pub use variants::Variant;
+pub(crate) use variants::{prepare, BodySet};
 
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     tile_fn::expand_with(attr, item, &[], expand_kernel)
 }
 
-/// The expansion of a kernel whose helpers are inlined (`crate::tile_fn`).
+/// The expansion of a kernel whose helpers are inlined (`crate::tile_fn`), with the bodies of
+/// the target `TESSERA_EXPAND_TARGET` names (every target's when unset: [`BodySet::from_env`]).
 pub(crate) fn expand_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match BodySet::from_env() {
+        Ok(body_set) => expand_kernel_for(attr, item, body_set),
+        Err(message) => syn::Error::new(Span::call_site(), message).to_compile_error(),
+    }
+}
+
+/// [`expand_kernel`] with the bodies of `body_set`.
+pub(crate) fn expand_kernel_for(
+    attr: TokenStream,
+    item: TokenStream,
+    body_set: BodySet,
+) -> TokenStream {
     let (item, tensors) = match tensor_params::desugar(item.clone()) {
         Ok(desugared) => desugared,
         Err(error) => return rejected(&error, syn::parse2(item).ok().as_ref()),
@@ -109,7 +122,15 @@ pub(crate) fn expand_kernel(attr: TokenStream, item: TokenStream) -> TokenStream
                 // `analyze` only succeeds on a function.
                 return quote!(::core::compile_error!("#[tile_kernel] applies to a function"););
             };
-            match generate_kernel(&function, kernels, &prepare, autotune, tensors) {
+            let prepare_built = |kernel: Kernel| prepare(kernel, body_set);
+            match generate_kernel(
+                &function,
+                kernels,
+                &prepare_built,
+                body_set,
+                autotune,
+                tensors,
+            ) {
                 Ok(tokens) => tokens,
                 Err(error) => rejected(&error, Some(&function)),
             }
@@ -266,16 +287,18 @@ pub fn generate(
     kernels: Vec<Kernel>,
     prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
 ) -> Result<TokenStream, syn::Error> {
-    generate_kernel(function, kernels, prepare, None, Vec::new())
+    generate_kernel(function, kernels, prepare, BodySet::All, None, Vec::new())
 }
 
 /// [`generate`], with the items of `autotune(…)` when it is given (`crate::autotune`), and the
 /// tensor launcher when the kernel has `Tensor` parameters (`tensors`, desugared by
-/// [`tensor_params::desugar`]).
+/// [`tensor_params::desugar`]); `body_set` says which targets' bodies the build compiles (those
+/// `prepare` gives variants for).
 pub fn generate_kernel(
     function: &syn::ItemFn,
     kernels: Vec<Kernel>,
     prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
+    body_set: BodySet,
     autotune: Option<Autotune>,
     tensors: Vec<TensorParam>,
 ) -> Result<TokenStream, syn::Error> {
@@ -324,8 +347,15 @@ pub fn generate_kernel(
     let mut explain = String::new();
     let (items, launcher) = if first.types.is_empty() {
         let written = spelled_parameter_types(function, &[], &crate::lower::scalar_type);
-        let items =
-            specialisation_items(function, &written, kernels, prepare, &axes, &mut explain)?;
+        let items = specialisation_items(
+            function,
+            &written,
+            kernels,
+            prepare,
+            body_set,
+            &axes,
+            &mut explain,
+        )?;
         (items, quote!())
     } else {
         let mut groups: Vec<TypeGroup> = Vec::new();
@@ -345,6 +375,7 @@ pub fn generate_kernel(
                 &written,
                 group.clone(),
                 prepare,
+                body_set,
                 &axes,
                 &mut explain,
             );
@@ -384,6 +415,7 @@ pub fn generate_kernel(
         }
     };
     let explain = Literal::string(&explain);
+    let guard = body_set.guard();
     Ok(quote! {
         #(#docs)*
         #[allow(non_snake_case, non_upper_case_globals, non_camel_case_types, dead_code)]
@@ -392,6 +424,8 @@ pub fn generate_kernel(
             use super::*;
 
             ::tessera::declare_dynamic_shared!();
+
+            #guard
 
             /// The values of the kernel's `const` parameters (and `num_warps` when the
             /// attribute lists several).
@@ -431,6 +465,7 @@ fn specialisation_items(
     written: &[TokenStream],
     kernels: Vec<Kernel>,
     prepare: &dyn Fn(Kernel) -> Result<Vec<Variant>, syn::Error>,
+    body_set: BodySet,
     axes: &Axes,
     explain: &mut String,
 ) -> Result<TokenStream, syn::Error> {
@@ -524,7 +559,9 @@ fn specialisation_items(
             // A plan for AMD that cannot be made or rendered (its shared memory above the
             // 64 KiB of LDS, say) leaves the variant without an amdgpu kernel, as before: its
             // launch on AMD is refused (`LaunchError::NvidiaOnly`), the NVIDIA build unaffected.
-            amdgpu = ampere.and_then(|(v, _)| variants::amdgpu_variant(&source, v).ok());
+            amdgpu = ampere
+                .filter(|_| body_set.amdgpu())
+                .and_then(|(v, _)| variants::amdgpu_variant(&source, v).ok());
             if let Some(v) = &amdgpu {
                 if let Ok(l) = lower_kernel(&v.kernel, &v.facts) {
                     lowered_variants.push((v, l));

@@ -352,6 +352,7 @@ impl CrateBuild<'_> {
             crate_dir: self.crate_dir,
             args,
             rustflags: &rustflags,
+            expand_target: super::toolchain::AMDGPU_EXPAND_TARGET,
             shown,
             log_path: target_dir.join(format!("device-build-{processor}.log")),
         }

@@ -76,7 +76,9 @@ use nested::{kernel_artifact, kernel_crate_setters, CrateBuild, KernelCrate, Nes
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use toolchain::{device_rustflags, device_toolchain};
-pub use toolchain::{DEVICE_RUSTC_VERSION, DEVICE_TOOLCHAIN, DEVICE_TOOLCHAIN_ENV};
+pub use toolchain::{
+    DEVICE_RUSTC_VERSION, DEVICE_TOOLCHAIN, DEVICE_TOOLCHAIN_ENV, EXPAND_TARGET_ENV,
+};
 
 /// The device target triple.
 pub const NVPTX_TARGET: &str = "nvptx64-nvidia-cuda";
@@ -319,6 +321,7 @@ impl CrateBuild<'_> {
             crate_dir: self.crate_dir,
             args,
             rustflags: &rustflags,
+            expand_target: toolchain::ptx_expand_target(sm),
             shown,
             log_path: target_dir.join(DEVICE_LOG),
         }

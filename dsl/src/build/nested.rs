@@ -4,7 +4,7 @@
 
 use super::artifacts::Artifact;
 use super::error::BuildError;
-use super::toolchain::{nested_cargo_env, DeviceToolchain};
+use super::toolchain::{nested_cargo_env, DeviceToolchain, EXPAND_TARGET_ENV};
 use super::{canonical, env_path, outer_target_dir, track_explain_env};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -152,6 +152,8 @@ pub(super) struct NestedCargo<'a> {
     pub(super) args: Vec<OsString>,
     /// The device build's rustflags.
     pub(super) rustflags: &'a [String],
+    /// The target the macro expands for ([`EXPAND_TARGET_ENV`]).
+    pub(super) expand_target: &'static str,
     /// The command as the log and errors show it.
     pub(super) shown: String,
     /// Where the command, its status and its diagnostics are written.
@@ -159,8 +161,9 @@ pub(super) struct NestedCargo<'a> {
 }
 
 impl NestedCargo<'_> {
-    /// Runs cargo with the device rustflags, the device toolchain's compiler and none of the
-    /// outer build's settings ([`nested_cargo_env`]); writes the log; its stdout (cargo's JSON
+    /// Runs cargo with the device rustflags, the device toolchain's compiler, the macro told its
+    /// target ([`EXPAND_TARGET_ENV`]) and none of the outer build's settings
+    /// ([`nested_cargo_env`]); writes the log; its stdout (cargo's JSON
     /// messages) on success, [`BuildError::CargoFailed`] with the diagnostics otherwise.
     pub(super) fn run(&self) -> Result<String, BuildError> {
         let cargo = self.toolchain.cargo.display().to_string();
@@ -173,6 +176,7 @@ impl NestedCargo<'_> {
                 None => command.env_remove(key),
             };
         }
+        command.env(EXPAND_TARGET_ENV, self.expand_target);
         // The device toolchain's compiler, not the outer build's (which may be stable).
         command.env("RUSTC", &self.toolchain.rustc);
         match &self.toolchain.name {
@@ -184,7 +188,10 @@ impl NestedCargo<'_> {
             error,
         })?;
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let log = format!("{}\n{}\n{stderr}", self.shown, output.status);
+        let log = format!(
+            "{EXPAND_TARGET_ENV}={} {}\n{}\n{stderr}",
+            self.expand_target, self.shown, output.status
+        );
         std::fs::write(&self.log_path, log).map_err(|error| BuildError::Io {
             path: self.log_path.clone(),
             error,

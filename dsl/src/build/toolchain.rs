@@ -225,6 +225,27 @@ fn checked_toolchain(
     })
 }
 
+/// The variable each nested build sets to tell `#[tile_kernel]` its target, so that the macro
+/// infers and lowers only the bodies that target compiles (the others are `cfg`-ed out of it):
+/// `nvptx64` (PTX other than sm_90a: the Ampere bodies), `nvptx64-sm_90a` (the Hopper bodies, and
+/// the Ampere body of a kernel without one), `amdgpu`. The macro reads the same name
+/// (`tessera-gpu-macros`, `expand::variants::EXPAND_TARGET_ENV`); a crate compiled for another
+/// target than the one named fails with a `compile_error!` saying so.
+pub const EXPAND_TARGET_ENV: &str = "TESSERA_EXPAND_TARGET";
+
+/// The value of [`EXPAND_TARGET_ENV`] for the PTX of `sm` (`target_feature = "sm_90a"` is set
+/// for sm_90a alone).
+pub(super) fn ptx_expand_target(sm: Sm) -> &'static str {
+    if sm == Sm::SM_90A {
+        "nvptx64-sm_90a"
+    } else {
+        "nvptx64"
+    }
+}
+
+/// The value of [`EXPAND_TARGET_ENV`] for AMD code objects.
+pub(super) const AMDGPU_EXPAND_TARGET: &str = "amdgpu";
+
 /// The device rustflags: the same as the workspace's `.cargo/config.toml` for nvptx64.
 ///
 /// `-Zmir-enable-passes=-GVN` keeps a tile's registers in registers: a tile is an array, and

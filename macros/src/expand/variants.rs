@@ -1,9 +1,106 @@
 //! The variants of one specialisation: the targets it gets a body for, and per target the
-//! layout inference under the aligned assumptions and, when those assume anything, under none.
+//! layout inference under the aligned assumptions and, when those assume anything, under none;
+//! and which of those bodies a build compiles ([`BodySet`]).
 
 use crate::infer::{self, AlignmentPolicy};
 use crate::ir::{Kernel, Target};
 use crate::lower::Facts;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// The variable a device build sets to tell the macro its target (`tessera::build`'s nested
+/// builds set it; its `EXPAND_TARGET_ENV` names the same variable): `nvptx64`, `nvptx64-sm_90a`
+/// or `amdgpu` ([`BodySet`]).
+pub(crate) const EXPAND_TARGET_ENV: &str = "TESSERA_EXPAND_TARGET";
+
+/// The bodies a build compiles. The host build compiles every target's (its emulator runs each);
+/// a device build compiles its own target's alone, the others being `cfg`-ed out, so the macro
+/// infers and lowers only those when [`EXPAND_TARGET_ENV`] names the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodySet {
+    /// Every target's (no [`EXPAND_TARGET_ENV`]).
+    All,
+    /// PTX other than sm_90a (`nvptx64`): the Ampere bodies.
+    Nvptx,
+    /// The sm_90a PTX (`nvptx64-sm_90a`): the Hopper bodies, and the Ampere body of a kernel
+    /// without a Hopper one.
+    NvptxSm90a,
+    /// AMD code objects (`amdgpu`): the Ampere bodies (the amdgpu entry's when they use no
+    /// NVIDIA-only instruction) and the bodies planned for AMD.
+    Amdgpu,
+}
+
+impl BodySet {
+    /// The set [`EXPAND_TARGET_ENV`] names ([`BodySet::parse`]).
+    pub(crate) fn from_env() -> Result<BodySet, String> {
+        BodySet::parse(std::env::var(EXPAND_TARGET_ENV).ok().as_deref())
+    }
+
+    /// The set of a value of [`EXPAND_TARGET_ENV`] (every target's when unset or empty); an
+    /// error naming the values for any other.
+    pub(crate) fn parse(value: Option<&str>) -> Result<BodySet, String> {
+        match value {
+            None => Ok(BodySet::All),
+            Some(value) => match value {
+                "" => Ok(BodySet::All),
+                "nvptx64" => Ok(BodySet::Nvptx),
+                "nvptx64-sm_90a" => Ok(BodySet::NvptxSm90a),
+                "amdgpu" => Ok(BodySet::Amdgpu),
+                other => Err(format!(
+                    "#[tile_kernel]: {EXPAND_TARGET_ENV}={other:?} is not a target: \
+                     `nvptx64`, `nvptx64-sm_90a` or `amdgpu` (the build helper sets it in its \
+                     device builds), or unset"
+                )),
+            },
+        }
+    }
+
+    /// Of the targets a kernel has bodies for ([`body_targets`]), those this build compiles.
+    // Each set keeps what its `cfg` selects in `ptx_entries::entry_items`.
+    pub(crate) fn built(self, targets: &[Target]) -> Vec<Target> {
+        match self {
+            BodySet::All => targets.to_vec(),
+            BodySet::Nvptx | BodySet::Amdgpu => targets
+                .iter()
+                .copied()
+                .filter(|&t| t == Target::Ampere)
+                .collect(),
+            BodySet::NvptxSm90a if targets.contains(&Target::Hopper) => vec![Target::Hopper],
+            BodySet::NvptxSm90a => targets.to_vec(),
+        }
+    }
+
+    /// Whether this build compiles the bodies planned for AMD ([`amdgpu_variant`]).
+    pub(crate) fn amdgpu(self) -> bool {
+        matches!(self, BodySet::All | BodySet::Amdgpu)
+    }
+
+    /// A `compile_error!` for a crate compiled for another target than the one its expansion
+    /// was told (a variable left set in a host build, say), which would otherwise miss bodies.
+    pub(crate) fn guard(self) -> TokenStream {
+        let (cfg, value) = match self {
+            BodySet::All => return TokenStream::new(),
+            BodySet::Nvptx => (
+                quote!(all(target_arch = "nvptx64", not(target_feature = "sm_90a"))),
+                "nvptx64",
+            ),
+            BodySet::NvptxSm90a => (
+                quote!(all(target_arch = "nvptx64", target_feature = "sm_90a")),
+                "nvptx64-sm_90a",
+            ),
+            BodySet::Amdgpu => (quote!(target_arch = "amdgpu"), "amdgpu"),
+        };
+        let message = format!(
+            "#[tile_kernel]: this crate was expanded for {value} alone ({EXPAND_TARGET_ENV}={value}, \
+             which tessera::build sets in its device builds) but is compiled for another target: \
+             unset {EXPAND_TARGET_ENV}"
+        );
+        quote! {
+            #[cfg(not(#cfg))]
+            ::core::compile_error!(#message);
+        }
+    }
+}
 
 /// One compiled variant of a specialisation: the kernel after layout inference and the facts of
 /// its analysis (including the assumptions the launcher checks).
@@ -27,28 +124,38 @@ pub struct Variant {
 /// `unaligned`) that the launcher picks when an argument breaks an assumption. The variants of
 /// one suffix share their PTX entry name: each target's body is built for its own PTX.
 /// `TESSERA_EXPLAIN` prints each.
-pub(crate) fn prepare(kernel: Kernel) -> Result<Vec<Variant>, syn::Error> {
-    let targets = body_targets(&kernel);
+///
+/// Only the targets of `bodies` get variants; whether there are `unaligned` ones (which names
+/// every entry) is still decided by every target's aligned inference, as in a build of all.
+pub(crate) fn prepare(kernel: Kernel, bodies: BodySet) -> Result<Vec<Variant>, syn::Error> {
+    let every = body_targets(&kernel);
+    let targets = bodies.built(every);
     let infer_for = |target: Target, policy: AlignmentPolicy| {
         let mut k = kernel.clone();
         k.target = target;
-        let inference = infer::infer_with(&mut k, policy)?;
-        infer::report_if_requested(&inference);
-        Ok::<_, syn::Error>(inference)
+        infer::infer_with(&mut k, policy)
     };
     let mut variants = Vec::new();
     let mut needs_fallback = false;
-    for &target in targets {
+    for &target in &targets {
         let inference = infer_for(target, AlignmentPolicy::Aligned)?;
+        infer::report_if_requested(&inference);
         needs_fallback |= !inference.assumptions.is_empty();
         variants.push(variant(inference, ""));
     }
+    for &target in every.iter().filter(|t| !targets.contains(t)) {
+        if needs_fallback {
+            break;
+        }
+        needs_fallback |= !infer_for(target, AlignmentPolicy::Aligned)?
+            .assumptions
+            .is_empty();
+    }
     if needs_fallback {
-        for &target in targets {
-            variants.push(variant(
-                infer_for(target, AlignmentPolicy::Natural)?,
-                "unaligned",
-            ));
+        for &target in &targets {
+            let inference = infer_for(target, AlignmentPolicy::Natural)?;
+            infer::report_if_requested(&inference);
+            variants.push(variant(inference, "unaligned"));
         }
     }
     Ok(variants)

@@ -19,7 +19,8 @@ fn expansion(attr: TokenStream, item: TokenStream) -> String {
 fn nvidia_only(attr: TokenStream, item: TokenStream) -> Vec<Vec<&'static str>> {
     let kernels = super::ok(attr, item);
     let kernel = &kernels[0];
-    let variants = crate::expand::prepare(kernel.clone()).expect("layouts inferred");
+    let variants = crate::expand::prepare(kernel.clone(), crate::expand::BodySet::All)
+        .expect("layouts inferred");
     variants
         .iter()
         .map(|v| {

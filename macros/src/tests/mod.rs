@@ -1,6 +1,7 @@
 //! Unit tests of the whole front end on token streams (no compiler involved).
 
 mod amdgpu_entries;
+mod body_sets;
 mod corpus;
 mod diagnostics;
 mod docs;
