@@ -2,6 +2,7 @@
 """The kernels of an AMD HSA code object (ELF), read from their kernel descriptors.
 
     python3 scripts/code_object_kernels.py CODE_OBJECT.elf
+    python3 scripts/code_object_kernels.py --aliases CODE_OBJECT.elf
 
 prints one line per kernel, sorted by name: `<name> <private_segment_fixed_size>
 <scratch_enabled> <flat_scratch_init> <dynamic_stack>` (bytes, then 0/1 flags), from the 64-byte
@@ -9,13 +10,18 @@ descriptor `<name>.kd` each kernel has in the symbol table (AMDGPU's "Kernel Des
 the private segment size at byte 4, COMPUTE_PGM_RSRC2 at byte 52, whose bit 0 enables the
 private segment, and the kernel code properties at byte 56, whose bit 5 initialises the flat
 scratch registers and bit 11 marks a dynamic stack). A kernel uses no scratch memory when the
-size and the three flags are 0. scripts/check_amdgcn.sh reads it for the processors it has no
-asm of; the asm's `.amdhsa_*` directives say the same (it checks that too where it has both).
+size and the three flags are 0. scripts/check_amdgcn.sh reads it for every processor.
+
+With --aliases it prints, instead, what would make a kernel impossible to find or to tell apart:
+`nofunc <name>` for a descriptor without a function symbol `<name>`, and `alias <address>
+<name> <name>...` for function symbols at one address (LLVM merges a function whose code equals
+another's into an alias of it, without a descriptor of its own); nothing when there is neither.
 """
 import struct
 import sys
 
 SHT_SYMTAB, SHT_DYNSYM = 2, 11
+STT_FUNC = 2
 EM_AMDGPU = 0xE0
 
 
@@ -31,6 +37,7 @@ def kernels(data):
         struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)
     ]
     found = {}
+    functions = {}
     for sh in sections:
         sh_type, sh_offset, sh_size, sh_link, sh_entsize = sh[1], sh[4], sh[5], sh[6], sh[9]
         if sh_type not in (SHT_SYMTAB, SHT_DYNSYM) or sh_entsize == 0:
@@ -42,6 +49,8 @@ def kernels(data):
             )
             end = data.index(b"\0", strtab_offset + st_name)
             name = data[strtab_offset + st_name : end].decode()
+            if _info & 0xF == STT_FUNC and st_shndx != 0:
+                functions[name] = st_value
             if not name.endswith(".kd") or st_size != 64 or st_shndx >= len(sections):
                 continue
             section = sections[st_shndx]
@@ -56,20 +65,40 @@ def kernels(data):
                 (properties >> 5) & 1,
                 (properties >> 11) & 1,
             )
-    return found
+    return found, functions
+
+
+def aliases(found, functions):
+    """The `nofunc` and `alias` lines of --aliases."""
+    lines = [f"nofunc {name}" for name in sorted(found) if name not in functions]
+    at = {}
+    for name, address in functions.items():
+        at.setdefault(address, []).append(name)
+    for address in sorted(at):
+        if len(at[address]) > 1:
+            lines.append(f"alias {address:#x} " + " ".join(sorted(at[address])))
+    return lines
 
 
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    want_aliases = args[:1] == ["--aliases"]
+    if want_aliases:
+        args = args[1:]
+    if len(args) != 1:
         sys.exit(__doc__)
-    with open(sys.argv[1], "rb") as f:
+    with open(args[0], "rb") as f:
         data = f.read()
     try:
-        found = kernels(data)
+        found, functions = kernels(data)
     except ValueError as e:
-        sys.exit(f"{sys.argv[1]}: {e}")
+        sys.exit(f"{args[0]}: {e}")
     if not found:
-        sys.exit(f"{sys.argv[1]}: no kernel descriptors (<name>.kd symbols of 64 bytes)")
+        sys.exit(f"{args[0]}: no kernel descriptors (<name>.kd symbols of 64 bytes)")
+    if want_aliases:
+        for line in aliases(found, functions):
+            print(line)
+        return
     for name in sorted(found):
         print(name, *found[name])
 
