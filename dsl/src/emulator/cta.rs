@@ -1,8 +1,18 @@
-//! The CTA runtime: one OS thread per simulated GPU thread, CTA barriers, warp collectives,
+//! The CTA runtime: one coroutine per simulated GPU thread, CTA barriers, warp collectives,
 //! per-CTA shared memory, and the launch loop over the grid.
 //!
+//! Scheduling. A launch runs on a few OS threads (workers, one per core); each hosts a few
+//! blocks at a time and runs every thread of them as a stackful coroutine (`corosensei`), in
+//! turn: a thread runs until it must wait (a barrier, a warp collective, an `mbarrier`, a
+//! `wgmma` or `mfma` rendezvous), then suspends, and the worker resumes the next. A wait is a
+//! switch of stacks in user space, where one OS thread per GPU thread made it two switches of
+//! the kernel's scheduler per waiting thread (millions per launch of a kernel with shuffles). A
+//! thread also suspends every [`ACCESSES_PER_TURN`] global accesses, so that one polling memory
+//! that another thread or block writes lets it run.
+//!
 //! Synchronisation model. All barrier and warp-collective state of a CTA slot lives behind one
-//! mutex ([`SyncState`]); only the count of live threads is atomic, so that blocks that never
+//! mutex ([`SyncState`]; threads of one block never hold it across a suspension, and blocks run
+//! on several workers); only the count of live threads is atomic, so that blocks that never
 //! synchronise exit without taking the lock (see [`Cta::thread_exit`]). A thread that must wait increments `blocked`; whoever completes the barrier or
 //! collective decrements it for every thread it releases. When `blocked == live` (every thread
 //! that has not exited is waiting) nothing can make progress: that is reported as a deadlock
@@ -15,7 +25,10 @@ use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe, Location};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::collective::{CpAsyncCopy, PendingCollective};
 use super::error::{EmulatorError, Site, ThreadRef};
@@ -78,7 +91,7 @@ impl ThreadLocalState {
     }
 }
 
-/// The simulated thread running on the current OS thread.
+/// The simulated thread whose coroutine the current OS thread runs.
 pub(crate) struct ThreadCtx<'a> {
     pub(crate) cta: &'a Cta,
     pub(crate) block_idx: [u32; 3],
@@ -86,6 +99,8 @@ pub(crate) struct ThreadCtx<'a> {
     /// Linear thread index in the block: `x + y * ntid.x + z * ntid.x * ntid.y`.
     pub(crate) linear: u32,
     pub(crate) local: RefCell<ThreadLocalState>,
+    /// Global accesses since the thread last suspended ([`ACCESSES_PER_TURN`]).
+    accesses: Cell<u32>,
 }
 
 impl ThreadCtx<'_> {
@@ -105,8 +120,47 @@ impl ThreadCtx<'_> {
     }
 }
 
+/// The coroutine of a simulated thread: resumed with nothing, suspends with nothing.
+type ThreadYielder = Yielder<(), ()>;
+type ThreadCoroutine<'s> = Coroutine<(), (), (), &'s mut DefaultStack>;
+
 thread_local! {
     static CURRENT: Cell<*const ThreadCtx<'static>> = const { Cell::new(std::ptr::null()) };
+    /// The yielder of the coroutine the current OS thread runs.
+    static YIELDER: Cell<*const ThreadYielder> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Global accesses a thread makes before it suspends to let the others of its worker run (a
+/// thread that polls memory another thread writes, with no wait in its loop, would otherwise
+/// keep its worker forever).
+const ACCESSES_PER_TURN: u32 = 4096;
+
+/// Suspends the simulated thread the current OS thread runs; its worker resumes it after the
+/// others had their turn. The thread-locals naming the simulated thread are its own again on
+/// return.
+pub(crate) fn suspend() {
+    let current = CURRENT.with(Cell::get);
+    let yielder = YIELDER.with(Cell::get);
+    assert!(
+        !yielder.is_null(),
+        "a simulated thread waited outside the emulator's coroutines"
+    );
+    // SAFETY: YIELDER points to the yielder of the running coroutine, set when it started and
+    // restored here after each of its suspensions; the worker resumes it on this OS thread.
+    unsafe { &*yielder }.suspend(());
+    CURRENT.with(|c| c.set(current));
+    YIELDER.with(|c| c.set(yielder));
+}
+
+/// Counts a global access of the thread `t`; every [`ACCESSES_PER_TURN`] accesses it suspends.
+pub(crate) fn count_access(t: &ThreadCtx<'_>) {
+    let n = t.accesses.get() + 1;
+    if n >= ACCESSES_PER_TURN {
+        t.accesses.set(0);
+        suspend();
+    } else {
+        t.accesses.set(n);
+    }
 }
 
 /// Runs `f` with the simulated thread of this OS thread.
@@ -197,12 +251,6 @@ pub(crate) struct Cta {
     /// The PTX target the launch emulates (`super::target`).
     pub(crate) target: super::target::EmulatedTarget,
     sync: Mutex<SyncState>,
-    pub(super) warp_cv: Box<[Condvar]>,
-    pub(super) barrier_cv: Condvar,
-    /// Workers waiting for this slot to host their next block.
-    slot_cv: Condvar,
-    /// Copy of `SyncState::hosted_block` for the lock-free fast path of `enter_block`.
-    hosted: AtomicU64,
     /// Threads of the hosted block that have not exited. Changed only with SeqCst; read under
     /// the lock by the synchronisation code (see `thread_exit` for the lock-free exit).
     live: AtomicU32,
@@ -253,38 +301,9 @@ impl Cta {
         }
     }
 
-    fn notify_everyone(&self) {
-        for cv in self.warp_cv.iter() {
-            cv.notify_all();
-        }
-        self.barrier_cv.notify_all();
-        self.slot_cv.notify_all();
-    }
-
-    /// Waits until this slot hosts block `block` (or the launch stops: returns false).
-    fn enter_block(&self, block: u64, stop: &AtomicBool) -> bool {
-        if self.hosted.load(Ordering::Acquire) == block {
-            return !stop.load(Ordering::Acquire);
-        }
-        let mut st = self.lock();
-        loop {
-            if stop.load(Ordering::Acquire) {
-                return false;
-            }
-            if st.hosted_block == block {
-                return true;
-            }
-            st = self
-                .slot_cv
-                .wait(st)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-
-    /// Stops the threads of this slot (another block failed).
+    /// Stops the threads of this slot (another block failed): each unwinds when resumed.
     fn abort(&self) {
         self.lock().aborted = true;
-        self.notify_everyone();
     }
 
     /// The recorded error, with the linear index of the block it happened in.
@@ -302,7 +321,6 @@ impl Cta {
         }
         st.aborted = true;
         drop(st);
-        self.notify_everyone();
         panic::resume_unwind(Box::new(Aborted))
     }
 
@@ -317,21 +335,22 @@ impl Cta {
         st
     }
 
-    /// Blocks this thread until a wake-up on `cv` finds `released` giving a value: counts the
-    /// thread as blocked, fails the block if every live thread now waits (a deadlock), and
-    /// unwinds at each wake-up if the block has aborted meanwhile. Returns the lock and the value.
+    /// Blocks this thread until `released` gives a value: counts the thread as blocked, fails
+    /// the block if every live thread now waits (a deadlock), then suspends (the lock released)
+    /// and, each time it is resumed, unwinds if the block has aborted meanwhile, else asks
+    /// `released` again. Returns the lock and the value.
     pub(super) fn block_until<'g, R>(
-        &self,
-        cv: &Condvar,
+        &'g self,
         mut st: MutexGuard<'g, SyncState>,
-        mut released: impl FnMut(&SyncState) -> Option<R>,
+        mut released: impl FnMut(&mut SyncState) -> Option<R>,
     ) -> (MutexGuard<'g, SyncState>, R) {
         st.blocked += 1;
         let mut st = self.check_deadlock(st);
         loop {
-            st = cv.wait(st).unwrap_or_else(PoisonError::into_inner);
-            st = self.unwind_if_aborted(st);
-            if let Some(value) = released(&st) {
+            drop(st);
+            suspend();
+            st = self.unwind_if_aborted(self.lock());
+            if let Some(value) = released(&mut st) {
                 return (st, value);
             }
         }
@@ -444,7 +463,7 @@ impl Cta {
         let state = &mut st.barriers[id as usize];
         state.waiting += 1;
         let generation = state.generation;
-        let (st, ()) = self.block_until(&self.barrier_cv, st, |st| {
+        let (st, ()) = self.block_until(st, |st| {
             (st.barriers[id as usize].generation != generation).then_some(())
         });
         drop(st);
@@ -460,7 +479,6 @@ impl Cta {
         st.blocked -= released;
         self.publish_landed_copies();
         self.publish_retired_wgmma_reads();
-        self.barrier_cv.notify_all();
     }
 
     /// Bookkeeping when a thread's kernel body returns (or unwinds). Returns whether it was the
@@ -500,8 +518,6 @@ impl Cta {
                 st.error = Some(EmulatorError::Deadlock { block, message });
             }
             st.aborted = true;
-            drop(st);
-            self.notify_everyone();
             return (false, true);
         }
         (last, st.error.is_some())
@@ -525,14 +541,11 @@ impl Cta {
             st.error = Some(EmulatorError::ThreadPanicked { thread, message });
         }
         st.aborted = true;
-        drop(st);
-        self.notify_everyone();
     }
 
-    /// End of a block, called by its last exiting thread: folds the shared-memory logs into
-    /// wavefront statistics, then returns the block's error, or resets the slot for block
-    /// `next` (when given) and lets its workers in.
-    fn finish_block(&self, next: Option<(u64, [u32; 3])>) -> Option<EmulatorError> {
+    /// End of a block, when every thread of it has exited: folds the shared-memory logs into
+    /// wavefront statistics, then returns the block's error.
+    fn finish_block(&self) -> Option<EmulatorError> {
         let logs = std::mem::take(&mut *self.logs.lock().unwrap_or_else(PoisonError::into_inner));
         let mut st = self.lock();
         // Group the accesses of each warp by (site, kind, occurrence).
@@ -569,11 +582,15 @@ impl Cta {
             st.sites.record(records[i].4.site, key.2, &mut words);
             i = j;
         }
-        if let Some(error) = st.error.take() {
-            return Some(error);
-        }
-        let (next_block, next_idx) = next?;
-        st.block_idx = next_idx;
+        st.error.take()
+    }
+
+    /// Makes this slot host block `block` (index `block_idx`): every synchronisation reset,
+    /// shared memory zeroed.
+    fn begin_block(&self, block: u64, block_idx: [u32; 3]) {
+        let mut st = self.lock();
+        st.hosted_block = block;
+        st.block_idx = block_idx;
         self.live.store(self.threads, Ordering::SeqCst);
         self.sync_used.store(false, Ordering::SeqCst);
         st.blocked = 0;
@@ -590,17 +607,12 @@ impl Cta {
         for w in st.waves.iter_mut() {
             *w = super::mfma::WaveState::default();
         }
-        // Nobody runs in this slot now: its old block is done, the next one not yet admitted.
+        // Nobody runs in this slot now: its old block is done, the new one not yet started.
         for word in self.shared.iter() {
             word.store(0, Ordering::Relaxed);
         }
         self.reset_async_copies();
         self.reset_wgmma_reads();
-        st.hosted_block = next_block;
-        self.hosted.store(next_block, Ordering::Release);
-        drop(st);
-        self.slot_cv.notify_all();
-        None
     }
 
     pub(crate) fn push_log(&self, warp: u32, log: Vec<SharedRecord>) {
@@ -617,29 +629,6 @@ fn describe_count(c: Option<u32>) -> String {
     match c {
         None => "all threads".to_string(),
         Some(n) => format!("{n} threads"),
-    }
-}
-
-/// Start gate: workers wait until every worker of the CTA has been spawned (or spawning failed).
-struct Gate {
-    state: Mutex<Option<bool>>,
-    cv: Condvar,
-}
-
-impl Gate {
-    fn open(&self, go: bool) {
-        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = Some(go);
-        self.cv.notify_all();
-    }
-
-    fn wait(&self) -> bool {
-        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(go) = *st {
-                return go;
-            }
-            st = self.cv.wait(st).unwrap_or_else(PoisonError::into_inner);
-        }
     }
 }
 
@@ -682,20 +671,26 @@ fn validate(
     Ok(())
 }
 
-/// Most blocks in flight at once (each with its own CTA state and shared memory).
+/// Most blocks in flight at once over all workers (each with its own CTA state and shared
+/// memory).
 const BLOCKS_IN_FLIGHT: u64 = 32;
 
-/// Runs `thread_body` once for every thread of every block of the grid. Each CTA runs as
-/// `block` real OS threads (one per GPU thread). Inside the body, the [`crate::device`]
-/// functions behave as on the GPU: special registers, barriers, warp collectives,
-/// `dynamic_shared_bytes` of zero-initialised shared memory per block (bounds checked), global
-/// memory = host memory addressed by [`crate::Ptr`].
+/// Most coroutines one worker keeps (its blocks in flight times their threads).
+const COROUTINES_PER_WORKER: u64 = 2048;
+
+/// Stack of each simulated thread's coroutine (address space, committed as it is touched; an
+/// OS thread's default is 2 MiB).
+const THREAD_STACK_BYTES: usize = 4 << 20;
+
+/// Runs `thread_body` once for every thread of every block of the grid. Inside the body, the
+/// [`crate::device`] functions behave as on the GPU: special registers, barriers, warp
+/// collectives, `dynamic_shared_bytes` of zero-initialised shared memory per block (bounds
+/// checked), global memory = host memory addressed by [`crate::Ptr`].
 ///
-/// Scheduling: worker `t` runs thread `t` of block 0, then of block 1, ... (blocks in linear
-/// order, x fastest), without waiting for the other workers between blocks; up to
-/// 32 blocks are in flight at once, each in its own CTA slot, like CTAs resident on
-/// an SM. A block's slot is recycled when its last thread exits. Because every worker visits the
-/// blocks in the same order, a block only ever waits for its own threads.
+/// Scheduling (the module's docs): one worker (OS thread) per core, each hosting up to
+/// `min(32 / workers, 2048 / threads)` blocks at once in CTA slots of its own (at least one),
+/// like CTAs resident on an SM, and running their threads as coroutines in turn. Blocks start
+/// in linear order (x fastest) as slots free up; a block only ever waits for its own threads.
 ///
 /// Returns the shared-memory wavefront report, or the first error: a bad launch configuration,
 /// an out-of-range shared access, a misaligned address, a misused warp collective, a deadlock or
@@ -765,47 +760,46 @@ fn launch(
         ]
     };
     let shared_words = dynamic_shared_bytes.div_ceil(4);
-    let in_flight = blocks.min(BLOCKS_IN_FLIGHT);
-    let slots: Vec<Cta> = (0..in_flight)
-        .map(|b| Cta {
-            global_memory: global_memory.clone(),
-            grid_dim: grid,
-            block_dim: block,
-            threads,
-            shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
-            shared_bytes: dynamic_shared_bytes as u32,
-            async_words: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
-            async_landed: AtomicBool::new(false),
-            wgmma_words: (0..shared_words).map(|_| AtomicU64::new(0)).collect(),
-            wgmma_retired: (0..warps / 4).map(|_| AtomicU64::new(0)).collect(),
-            wgmma_reads_live: AtomicBool::new(false),
-            target,
-            sync: Mutex::new(SyncState {
-                hosted_block: b,
-                block_idx: block_idx_of(b),
-                blocked: 0,
-                aborted: false,
-                error: None,
-                barriers: [BarrierState::default(); NUM_BARRIERS],
-                warps: (0..warps).map(|_| WarpState::new()).collect(),
-                warpgroups: (0..warps / 4).map(|_| WarpgroupState::default()).collect(),
-                waves: (0..warps / 2).map(|_| Default::default()).collect(),
-                sites: SiteTable::default(),
-                mbarriers: MbarrierTable::default(),
-            }),
-            warp_cv: (0..warps).map(|_| Condvar::new()).collect(),
-            barrier_cv: Condvar::new(),
-            slot_cv: Condvar::new(),
-            hosted: AtomicU64::new(b),
-            live: AtomicU32::new(threads),
-            sync_used: AtomicBool::new(false),
-            logs: Mutex::new(Vec::new()),
-        })
-        .collect();
-    let gate = Gate {
-        state: Mutex::new(None),
-        cv: Condvar::new(),
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get() as u64)
+        .clamp(1, blocks.min(BLOCKS_IN_FLIGHT));
+    let per_worker = (BLOCKS_IN_FLIGHT / workers)
+        .min(COROUTINES_PER_WORKER / threads as u64)
+        .clamp(1, blocks.div_ceil(workers));
+    let new_slot = |b: u64| Cta {
+        global_memory: global_memory.clone(),
+        grid_dim: grid,
+        block_dim: block,
+        threads,
+        shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
+        shared_bytes: dynamic_shared_bytes as u32,
+        async_words: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
+        async_landed: AtomicBool::new(false),
+        wgmma_words: (0..shared_words).map(|_| AtomicU64::new(0)).collect(),
+        wgmma_retired: (0..warps / 4).map(|_| AtomicU64::new(0)).collect(),
+        wgmma_reads_live: AtomicBool::new(false),
+        target,
+        sync: Mutex::new(SyncState {
+            hosted_block: b,
+            block_idx: block_idx_of(b),
+            blocked: 0,
+            aborted: false,
+            error: None,
+            barriers: [BarrierState::default(); NUM_BARRIERS],
+            warps: (0..warps).map(|_| WarpState::new()).collect(),
+            warpgroups: (0..warps / 4).map(|_| WarpgroupState::default()).collect(),
+            waves: (0..warps / 2).map(|_| Default::default()).collect(),
+            sites: SiteTable::default(),
+            mbarriers: MbarrierTable::default(),
+        }),
+        live: AtomicU32::new(threads),
+        sync_used: AtomicBool::new(false),
+        logs: Mutex::new(Vec::new()),
     };
+    // Worker `w`'s slots are `w * per_worker ..`.
+    let slots: Vec<Cta> = (0..workers * per_worker).map(new_slot).collect();
+    // The next block to start.
+    let next_block = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     // Errors of finished blocks, with their linear block index.
     let outcome: Mutex<Vec<(u64, EmulatorError)>> = Mutex::new(Vec::new());
@@ -815,74 +809,132 @@ fn launch(
             slot.abort();
         }
     };
-
-    let worker = |linear: u32| {
-        if !gate.wait() {
-            return;
+    // The life of simulated thread `linear` in the block its slot hosts, on a coroutine.
+    let run_thread = |cta: &Cta, linear: u32, yielder: &ThreadYielder| {
+        let ctx = ThreadCtx {
+            cta,
+            block_idx: cta.lock().block_idx,
+            thread_idx: cta.thread_idx_of(linear),
+            linear,
+            local: RefCell::new(ThreadLocalState::default()),
+            accesses: Cell::new(0),
+        };
+        CURRENT.with(|c| c.set((&ctx as *const ThreadCtx<'_>).cast::<ThreadCtx<'static>>()));
+        YIELDER.with(|c| c.set(yielder as *const ThreadYielder));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            thread_body();
+            // Copies never waited for still land in shared memory on the GPU.
+            complete_all_cp_async(&ctx);
+        }));
+        CURRENT.with(|c| c.set(std::ptr::null()));
+        YIELDER.with(|c| c.set(std::ptr::null()));
+        if let Err(payload) = result {
+            cta.record_panic(ctx.thread_ref(), payload);
         }
-        let thread_idx = slots[0].thread_idx_of(linear);
-        for b in 0..blocks {
-            let cta = &slots[(b % in_flight) as usize];
-            if !cta.enter_block(b, &stop) {
-                break;
-            }
-            let ctx = ThreadCtx {
-                cta,
-                block_idx: block_idx_of(b),
-                thread_idx,
-                linear,
-                local: RefCell::new(ThreadLocalState::default()),
-            };
-            CURRENT.with(|c| c.set((&ctx as *const ThreadCtx<'_>).cast::<ThreadCtx<'static>>()));
-            let result = panic::catch_unwind(AssertUnwindSafe(|| {
-                thread_body();
-                // Copies never waited for still land in shared memory on the GPU.
-                complete_all_cp_async(&ctx);
-            }));
-            CURRENT.with(|c| c.set(std::ptr::null()));
-            if let Err(payload) = result {
-                cta.record_panic(ctx.thread_ref(), payload);
-            }
-            let log = std::mem::take(&mut ctx.local.borrow_mut().log);
-            cta.push_log(ctx.warp(), log);
-            let (last, failed) = cta.thread_exit();
-            if failed {
-                stop_all();
-            }
-            if last {
-                let next = b + in_flight;
-                let next = (next < blocks && !stop.load(Ordering::Acquire))
-                    .then(|| (next, block_idx_of(next)));
-                if let Some(error) = cta.finish_block(next) {
-                    outcome
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push((b, error));
-                    stop_all();
+        let log = std::mem::take(&mut ctx.local.borrow_mut().log);
+        cta.push_log(ctx.warp(), log);
+        let (_, failed) = cta.thread_exit();
+        if failed {
+            stop_all();
+        }
+    };
+    // A worker: its slots' blocks, their threads resumed in turn until each has returned.
+    let worker = |w: u64| -> Result<(), EmulatorError> {
+        let own = &slots[(w * per_worker) as usize..((w + 1) * per_worker) as usize];
+        let mut stacks: Vec<DefaultStack> = (0..own.len() * threads as usize)
+            .map(|_| DefaultStack::new(THREAD_STACK_BYTES))
+            .collect::<Result<_, _>>()
+            .map_err(|e| EmulatorError::ThreadSpawn {
+                threads,
+                message: format!("a coroutine stack of {THREAD_STACK_BYTES} bytes: {e}"),
+            })?;
+        let mut free: Vec<&mut DefaultStack> = stacks.iter_mut().collect();
+        // Per slot: the block it runs and its threads' coroutines (an idle slot has none).
+        let mut running: Vec<(u64, Vec<ThreadCoroutine<'_>>)> = Vec::new();
+        running.resize_with(own.len(), || (0, Vec::new()));
+        loop {
+            let mut busy = false;
+            for (slot, (block, threads_of)) in own.iter().zip(running.iter_mut()) {
+                if threads_of.is_empty() && !stop.load(Ordering::Acquire) {
+                    let b = next_block.fetch_add(1, Ordering::Relaxed);
+                    if b < blocks {
+                        slot.begin_block(b, block_idx_of(b));
+                        *block = b;
+                        let run_thread = &run_thread;
+                        for linear in 0..threads {
+                            let Some(stack) = free.pop() else {
+                                unreachable!("a stack per thread of each slot")
+                            };
+                            // SAFETY: the coroutine borrows the slot, the launch's closures and
+                            // the stack, all of which outlive it: it is dropped once it has
+                            // returned (below), or at the end of this worker.
+                            threads_of.push(unsafe {
+                                Coroutine::with_stack_unchecked(stack, move |yielder, ()| {
+                                    run_thread(slot, linear, yielder)
+                                })
+                            });
+                        }
+                    }
+                }
+                if threads_of.is_empty() {
+                    continue;
+                }
+                busy = true;
+                let mut done = true;
+                for thread in threads_of.iter_mut() {
+                    if !thread.done() {
+                        if let CoroutineResult::Yield(()) = thread.resume(()) {
+                            done = false;
+                        }
+                    }
+                }
+                CURRENT.with(|c| c.set(std::ptr::null()));
+                YIELDER.with(|c| c.set(std::ptr::null()));
+                if done {
+                    free.extend(threads_of.drain(..).map(Coroutine::into_stack));
+                    if let Some(error) = slot.finish_block() {
+                        outcome
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .push((*block, error));
+                        stop_all();
+                    }
                 }
             }
-            if stop.load(Ordering::Acquire) {
-                break;
+            if !busy {
+                return Ok(());
             }
         }
     };
-
     let spawn_result = std::thread::scope(|scope| {
-        for linear in 0..threads {
+        let mut handles = Vec::new();
+        for w in 0..workers {
             let worker = &worker;
             let spawned = std::thread::Builder::new()
-                .name(format!("tessera-emu-t{linear}"))
-                .spawn_scoped(scope, move || worker(linear));
-            if let Err(e) = spawned {
-                gate.open(false);
-                return Err(EmulatorError::ThreadSpawn {
-                    threads,
-                    message: e.to_string(),
-                });
+                .name(format!("tessera-emu-w{w}"))
+                .spawn_scoped(scope, move || worker(w));
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) => {
+                    stop_all();
+                    return Err(EmulatorError::ThreadSpawn {
+                        threads,
+                        message: e.to_string(),
+                    });
+                }
             }
         }
-        gate.open(true);
-        Ok(())
+        let mut result = Ok(());
+        for handle in handles {
+            let outcome = handle
+                .join()
+                .unwrap_or_else(|payload| panic::resume_unwind(payload));
+            if let (Ok(()), Err(e)) = (&result, outcome) {
+                stop_all();
+                result = Err(e);
+            }
+        }
+        result
     });
     spawn_result?;
     // The error of a block that stopped before all its threads exited is still in its slot.

@@ -153,7 +153,6 @@ impl Cta {
         barrier.pending = barrier.expected;
         let released = std::mem::take(&mut barrier.waiting);
         st.blocked -= released;
-        self.barrier_cv.notify_all();
     }
 }
 
@@ -303,12 +302,10 @@ pub(crate) fn try_wait_parity(addr: u32, parity: u32) -> bool {
             }
         }
         // Released when the phase completes (true) or the barrier is invalidated (false).
-        let (st, completed) = cta.block_until(&cta.barrier_cv, st, |st| {
-            match st.mbarriers.barriers.get(&addr) {
-                Some(b) if b.completed as i64 > target => Some(true),
-                Some(_) => None,
-                None => Some(false),
-            }
+        let (st, completed) = cta.block_until(st, |st| match st.mbarriers.barriers.get(&addr) {
+            Some(b) if b.completed as i64 > target => Some(true),
+            Some(_) => None,
+            None => Some(false),
         });
         if !completed {
             drop(st);

@@ -217,15 +217,10 @@ impl Cta {
             state.generation += 1;
             state.results = Some(results.clone());
             st.blocked -= WAVE_THREADS - 1;
-            drop(st);
-            for warp in 2 * w..2 * w + 2 {
-                self.warp_cv[warp].notify_all();
-            }
             results[index as usize]
         } else {
             let generation = st.waves[w].generation;
-            let cv = &self.warp_cv[ctx.warp() as usize];
-            let (st, results) = self.block_until(cv, st, |st| {
+            let (st, results) = self.block_until(st, |st| {
                 let state = &st.waves[w];
                 match &state.results {
                     Some(r) if state.generation != generation => Some(r.clone()),

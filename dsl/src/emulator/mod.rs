@@ -3,12 +3,13 @@
 //! A kernel built for the host is an ordinary Rust function whose [`crate::device`] calls land
 //! here. [`run_grid`] runs it the way a GPU would:
 //!
-//! * **Threads.** A CTA runs as real OS threads, one per GPU thread (up to 1024). The same
-//!   worker threads serve every block: worker `t` runs thread `t` of block 0, 1, 2, ... (x
-//!   fastest) without waiting for the others between blocks, so up to 32 blocks are in flight,
-//!   each in its own CTA slot (shared memory, barriers), like CTAs resident on an SM. A block
-//!   only ever waits for its own threads, so this adds no deadlocks; a slot is recycled when the
-//!   last thread of its block exits.
+//! * **Threads.** Each GPU thread (up to 1024 a block) is a stackful coroutine; a few OS
+//!   threads (one per core) each host a few blocks at once, each in its own CTA slot (shared
+//!   memory, barriers), up to 32 blocks in flight in all, like CTAs resident on an SM. A worker
+//!   resumes its blocks' threads in turn: a thread runs until it waits (a barrier, a warp
+//!   collective, an `mbarrier`, `wgmma` or `mfma`) or has made 4,096 global accesses, so a
+//!   wait costs a switch of stacks, not of OS threads. Blocks start in linear order (x fastest)
+//!   as slots free up; a block only ever waits for its own threads, so this adds no deadlocks.
 //! * **Barriers.** `bar.sync` with barrier ids 0..16, either for all threads of the CTA (threads
 //!   that have exited count as arrived, as on the GPU) or for an explicit thread count.
 //! * **Warps** of 32 consecutive linear thread ids. Warp-collective operations (`shfl.sync`,

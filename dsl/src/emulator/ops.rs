@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::collective::{Collective, CpAsyncCopy, PAYLOAD_WORDS};
 pub(crate) use super::collective::{MmaKind, ShflMode};
-use super::cta::{perform_copy, raise, shared_word_index, with_thread, ThreadCtx};
+use super::cta::{count_access, perform_copy, raise, shared_word_index, with_thread, ThreadCtx};
 use super::error::{EmulatorError, Site};
 use super::machine::SHARED_WINDOW_BASE;
 use super::report::SharedAccessKind;
@@ -108,12 +108,13 @@ fn check_global(
             site,
         });
     }
+    count_access(t);
 }
 
 /// `@p atom.global` of `bytes` (2, 4 or 8) bytes at `addr`: replaces the value `old` there by
 /// `update(old)` as one indivisible step and returns `old` (`0` when `pred` is false, with no
-/// memory access). The emulator's threads are OS threads and up to 32 blocks run at once, so
-/// the step is a compare-and-swap loop on the host word: every atomic of every simulated thread
+/// memory access). The emulator runs blocks on several OS threads at once (up to 32 blocks in
+/// flight), so the step is a compare-and-swap loop on the host word: every atomic of every simulated thread
 /// and program is sequentially consistent, at least as strong as any `.sem`/`.scope` asked for.
 ///
 /// # Safety

@@ -4,7 +4,6 @@
 
 use std::panic::Location;
 use std::sync::atomic::Ordering;
-use std::sync::PoisonError;
 
 use super::collective::{Collective, MmaKind, PendingCollective, PAYLOAD_WORDS};
 use super::cta::{raise, shared_word_index, Cta, SyncState, ThreadCtx};
@@ -102,24 +101,14 @@ impl Cta {
                         }
                     }
                     st.blocked -= mask.count_ones() - 1;
-                    drop(st);
-                    self.warp_cv[w].notify_all();
                     results[lane as usize]
                 }
                 Err(error) => self.fail(st, error),
             }
         } else {
-            st.blocked += 1;
-            let mut st = self.check_deadlock(st);
-            loop {
-                st = self.warp_cv[w]
-                    .wait(st)
-                    .unwrap_or_else(PoisonError::into_inner);
-                if let Some(result) = st.warps[w].mailbox[lane as usize].take() {
-                    return result;
-                }
-                st = self.unwind_if_aborted(st);
-            }
+            let (st, result) = self.block_until(st, |st| st.warps[w].mailbox[lane as usize].take());
+            drop(st);
+            result
         }
     }
 }

@@ -405,18 +405,13 @@ impl Cta {
                     state.generation += 1;
                     state.operands = Some(operands.clone());
                     st.blocked -= WARPGROUP_THREADS - 1;
-                    drop(st);
-                    for w in 4 * g..4 * g + 4 {
-                        self.warp_cv[w].notify_all();
-                    }
                     operands
                 }
                 Err(message) => self.fail(st, error(message)),
             }
         } else {
             let generation = state.generation;
-            let w = ctx.warp() as usize;
-            let (st, operands) = self.block_until(&self.warp_cv[w], st, |st| {
+            let (st, operands) = self.block_until(st, |st| {
                 let state = &st.warpgroups[g];
                 match &state.operands {
                     Some(operands) if state.generation != generation => Some(operands.clone()),
