@@ -4,8 +4,9 @@
 #   scripts/check_amdgcn.sh [gfx942 gfx90a ...]     (default: gfx942 gfx90a)
 #
 # The build is the build helper's (`tessera::build::CodeObjectBuild`), run by the build script of
-# tessera-kernels-ptx: `TESSERA_AMDGPU=<cpus> TESSERA_NO_PTX=1 cargo build --release -p
-# tessera-kernels-ptx` builds, the processors at once in target/tessera-amdgpu/<cpu>, the
+# tessera-kernels-ptx: `TESSERA_AMDGPU=<cpus> TESSERA_NO_PTX=1 cargo build --profile
+# amdgcn-outer -p tessera-kernels-ptx` (an unoptimised profile: only the build script matters)
+# builds, the processors at once in target/tessera-amdgpu/<cpu>, the
 # kernels crate as a `cdylib` for amdgcn-amd-amdhsa (`-Ctarget-cpu=<cpu>
 # -Zmerge-functions=disabled`, fat LTO, `--emit=link`) and leaves `<cpu>.hsaco` (the HSA code
 # object hipModuleLoadData loads) in the build script's OUT_DIR, copied here to
@@ -76,9 +77,10 @@ split_functions() {
 # The build helper's code objects, for every CPU in one build (no asm: TESSERA_AMDGPU_ASM=none).
 messages="$ROOT/target/amdgcn/build-messages.json"
 mkdir -p "$ROOT/target/amdgcn"
-echo "== TESSERA_AMDGPU=$(IFS=,; echo "${CPUS[*]}") TESSERA_AMDGPU_ASM=none TESSERA_NO_PTX=1 cargo build --release -p tessera-kernels-ptx"
+echo "== TESSERA_AMDGPU=$(IFS=,; echo "${CPUS[*]}") TESSERA_AMDGPU_ASM=none TESSERA_NO_PTX=1 cargo build --profile amdgcn-outer -p tessera-kernels-ptx"
 TESSERA_AMDGPU="$(IFS=,; echo "${CPUS[*]}")" TESSERA_AMDGPU_ASM=none TESSERA_NO_PTX=1 \
-    cargo build --release -p tessera-kernels-ptx --message-format=json-render-diagnostics > "$messages"
+    cargo build --profile amdgcn-outer -p tessera-kernels-ptx \
+    --message-format=json-render-diagnostics > "$messages"
 out_dir="$(python3 scripts/build_script_out_dir.py "$messages" tessera-kernels-ptx)"
 first_kernels=""
 for cpu in "${CPUS[@]}"; do

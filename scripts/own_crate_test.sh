@@ -10,7 +10,8 @@
 # first checks that each of them equals the guide's file, so the two cannot drift apart.
 # The crate goes to a fresh temporary directory (removed afterwards); its target directory is
 # target/own-crate of the checkout (OWN_CRATE_TARGET_DIR overrides), reused between runs, so a
-# second run rebuilds only the two small crates. The workspace's Cargo.lock is copied in, so
+# second run rebuilds only the two small crates; its PTX build shares the workspace's nested
+# target directory (below). The workspace's Cargo.lock is copied in, so
 # the dependencies resolve to the versions the workspace builds with.
 set -euo pipefail
 
@@ -51,8 +52,13 @@ unset RUSTUP_TOOLCHAIN RUSTC CARGO
 echo "host toolchain of my-app: $(rustc --version)"
 [[ "$(rustc --version)" != *nightly* ]] || { echo "my-app is not on stable" >&2; exit 1; }
 # One PTX target is enough to show the recipe builds its device code (the default is sm_80 and
-# sm_90a; each target compiles `core` for nvptx64 once more).
-CARGO_TARGET_DIR="$TARGET_DIR" TESSERA_SM="${TESSERA_SM:-sm_80}" TESSERA_DEVICE=emulator cargo run --release 2>&1 | tee "$WORK/run.log"
+# sm_90a; each target compiles `core` for nvptx64 once more). The nested device build goes to
+# the workspace's (TESSERA_PTX_TARGET_DIR, target/tessera-ptx, which scripts/test's device build
+# filled): `core`, the macro and tessera's device side are compiled there already, for the same
+# toolchain and flags, and only my-kernels is new.
+CARGO_TARGET_DIR="$TARGET_DIR" TESSERA_SM="${TESSERA_SM:-sm_80}" \
+    TESSERA_PTX_TARGET_DIR="${TESSERA_PTX_TARGET_DIR:-$ROOT/target/tessera-ptx}" \
+    TESSERA_DEVICE=emulator cargo run --release 2>&1 | tee "$WORK/run.log"
 grep -q '^add_vectors on .*: 5000 elements, 0 wrong$' "$WORK/run.log" \
     || { echo "own crate: the program did not report 0 wrong sums" >&2; exit 1; }
 echo "own crate: ok (the guide's first tutorial; stable host build, PTX from the build helper, run on the emulator)"
