@@ -678,6 +678,10 @@ const BLOCKS_IN_FLIGHT: u64 = 32;
 /// Most coroutines one worker keeps (its blocks in flight times their threads).
 const COROUTINES_PER_WORKER: u64 = 2048;
 
+/// Most coroutines of a launch (a stack is two memory mappings, and Linux allows a process
+/// 65,530 by default): fewer workers for large blocks on many cores.
+const COROUTINES_PER_LAUNCH: u64 = 16384;
+
 /// Stack of each simulated thread's coroutine (address space, committed as it is touched; an
 /// OS thread's default is 2 MiB).
 const THREAD_STACK_BYTES: usize = 4 << 20;
@@ -762,7 +766,12 @@ fn launch(
     let shared_words = dynamic_shared_bytes.div_ceil(4);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get() as u64)
-        .clamp(1, blocks.min(BLOCKS_IN_FLIGHT));
+        .clamp(
+            1,
+            blocks
+                .min(BLOCKS_IN_FLIGHT)
+                .min((COROUTINES_PER_LAUNCH / threads as u64).max(1)),
+        );
     let per_worker = (BLOCKS_IN_FLIGHT / workers)
         .min(COROUTINES_PER_WORKER / threads as u64)
         .clamp(1, blocks.div_ceil(workers));
