@@ -1,14 +1,5 @@
-//! The CTA runtime: one coroutine per simulated GPU thread, CTA barriers, warp collectives,
-//! per-CTA shared memory, and the launch loop over the grid.
-//!
-//! Scheduling. A launch runs on a few OS threads (workers, one per core); each hosts a few
-//! blocks at a time and runs every thread of them as a stackful coroutine (`corosensei`), in
-//! turn: a thread runs until it must wait (a barrier, a warp collective, an `mbarrier`, a
-//! `wgmma` or `mfma` rendezvous), then suspends, and the worker resumes the next. A wait is a
-//! switch of stacks in user space, where one OS thread per GPU thread made it two switches of
-//! the kernel's scheduler per waiting thread (millions per launch of a kernel with shuffles). A
-//! thread also suspends every [`ACCESSES_PER_TURN`] global accesses, so that one polling memory
-//! that another thread or block writes lets it run.
+//! The CTA runtime: the simulated threads' context, CTA barriers, warp collectives and
+//! per-CTA shared memory (`super::grid` runs the launch: its workers and coroutines).
 //!
 //! Synchronisation model. All barrier and warp-collective state of a CTA slot lives behind one
 //! mutex ([`SyncState`]; threads of one block never hold it across a suspension, and blocks run
@@ -22,19 +13,16 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
-use std::ops::Range;
-use std::panic::{self, AssertUnwindSafe, Location};
+use std::panic::{self, Location};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult, Yielder};
-
 use super::collective::{CpAsyncCopy, PendingCollective};
 use super::error::{EmulatorError, Site, ThreadRef};
-use super::machine::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
+use super::grid::suspend;
+use super::machine::SHARED_WINDOW_BASE;
 use super::mbarrier::MbarrierTable;
-use super::report::{EmulatorReport, SharedAccessKind, SiteTable};
+use super::report::{SharedAccessKind, SiteTable};
 use super::wgmma::{describe_warpgroup_waits, WarpgroupState, WgmmaThread};
 
 /// Number of named CTA barriers (`bar.sync 0..15`).
@@ -103,6 +91,20 @@ pub(crate) struct ThreadCtx<'a> {
     accesses: Cell<u32>,
 }
 
+impl<'a> ThreadCtx<'a> {
+    /// Thread `linear` of the block `cta` hosts, with nothing issued yet.
+    pub(super) fn new(cta: &'a Cta, linear: u32) -> Self {
+        ThreadCtx {
+            cta,
+            block_idx: cta.lock().block_idx,
+            thread_idx: cta.thread_idx_of(linear),
+            linear,
+            local: RefCell::new(ThreadLocalState::default()),
+            accesses: Cell::new(0),
+        }
+    }
+}
+
 impl ThreadCtx<'_> {
     pub(crate) fn lane(&self) -> u32 {
         self.linear % 32
@@ -120,37 +122,14 @@ impl ThreadCtx<'_> {
     }
 }
 
-/// The coroutine of a simulated thread: resumed with nothing, suspends with nothing.
-type ThreadYielder = Yielder<(), ()>;
-type ThreadCoroutine<'s> = Coroutine<(), (), (), &'s mut DefaultStack>;
-
 thread_local! {
-    static CURRENT: Cell<*const ThreadCtx<'static>> = const { Cell::new(std::ptr::null()) };
-    /// The yielder of the coroutine the current OS thread runs.
-    static YIELDER: Cell<*const ThreadYielder> = const { Cell::new(std::ptr::null()) };
+    pub(super) static CURRENT: Cell<*const ThreadCtx<'static>> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Global accesses a thread makes before it suspends to let the others of its worker run (a
 /// thread that polls memory another thread writes, with no wait in its loop, would otherwise
 /// keep its worker forever).
 const ACCESSES_PER_TURN: u32 = 4096;
-
-/// Suspends the simulated thread the current OS thread runs; its worker resumes it after the
-/// others had their turn. The thread-locals naming the simulated thread are its own again on
-/// return.
-pub(crate) fn suspend() {
-    let current = CURRENT.with(Cell::get);
-    let yielder = YIELDER.with(Cell::get);
-    assert!(
-        !yielder.is_null(),
-        "a simulated thread waited outside the emulator's coroutines"
-    );
-    // SAFETY: YIELDER points to the yielder of the running coroutine, set when it started and
-    // restored here after each of its suspensions; the worker resumes it on this OS thread.
-    unsafe { &*yielder }.suspend(());
-    CURRENT.with(|c| c.set(current));
-    YIELDER.with(|c| c.set(yielder));
-}
 
 /// Counts a global access of the thread `t`; every [`ACCESSES_PER_TURN`] accesses it suspends.
 pub(crate) fn count_access(t: &ThreadCtx<'_>) {
@@ -261,6 +240,50 @@ pub(crate) struct Cta {
 }
 
 impl Cta {
+    /// A CTA slot for blocks of `block` threads with `shared_bytes` of dynamic shared memory,
+    /// hosting no block yet ([`Cta::begin_block`] before each).
+    pub(super) fn new(
+        global_memory: Option<Arc<[(u64, u64)]>>,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        target: super::target::EmulatedTarget,
+    ) -> Self {
+        let threads = block[0] * block[1] * block[2];
+        let warps = threads.div_ceil(32);
+        let shared_words = shared_bytes.div_ceil(4);
+        Cta {
+            global_memory,
+            grid_dim: grid,
+            block_dim: block,
+            threads,
+            shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
+            shared_bytes,
+            async_words: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
+            async_landed: AtomicBool::new(false),
+            wgmma_words: (0..shared_words).map(|_| AtomicU64::new(0)).collect(),
+            wgmma_retired: (0..warps / 4).map(|_| AtomicU64::new(0)).collect(),
+            wgmma_reads_live: AtomicBool::new(false),
+            target,
+            sync: Mutex::new(SyncState {
+                hosted_block: 0,
+                block_idx: [0; 3],
+                blocked: 0,
+                aborted: false,
+                error: None,
+                barriers: [BarrierState::default(); NUM_BARRIERS],
+                warps: (0..warps).map(|_| WarpState::new()).collect(),
+                warpgroups: (0..warps / 4).map(|_| WarpgroupState::default()).collect(),
+                waves: (0..warps / 2).map(|_| Default::default()).collect(),
+                sites: SiteTable::default(),
+                mbarriers: MbarrierTable::default(),
+            }),
+            live: AtomicU32::new(threads),
+            sync_used: AtomicBool::new(false),
+            logs: Mutex::new(Vec::new()),
+        }
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, SyncState> {
         self.sync.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -302,12 +325,12 @@ impl Cta {
     }
 
     /// Stops the threads of this slot (another block failed): each unwinds when resumed.
-    fn abort(&self) {
+    pub(super) fn abort(&self) {
         self.lock().aborted = true;
     }
 
     /// The recorded error, with the linear index of the block it happened in.
-    fn take_error(&self) -> Option<(u64, EmulatorError)> {
+    pub(super) fn take_error(&self) -> Option<(u64, EmulatorError)> {
         let mut st = self.lock();
         let block = st.hosted_block;
         st.error.take().map(|e| (block, e))
@@ -488,7 +511,7 @@ impl Cta {
     /// `sync_used` re-read, both SeqCst. A synchronising thread sets `sync_used` before it reads
     /// `live` (both SeqCst, under the lock), so either it sees the decrement or this thread sees
     /// `sync_used` and redoes the completion checks under the lock.
-    fn thread_exit(&self) -> (bool, bool) {
+    pub(super) fn thread_exit(&self) -> (bool, bool) {
         if !self.sync_used.load(Ordering::SeqCst) {
             let before = self.live.fetch_sub(1, Ordering::SeqCst);
             if !self.sync_used.load(Ordering::SeqCst) {
@@ -524,7 +547,7 @@ impl Cta {
     }
 
     /// Records a panic that escaped a kernel body.
-    fn record_panic(&self, thread: ThreadRef, payload: Box<dyn std::any::Any + Send>) {
+    pub(super) fn record_panic(&self, thread: ThreadRef, payload: Box<dyn std::any::Any + Send>) {
         if payload.is::<Aborted>() {
             return;
         }
@@ -545,7 +568,7 @@ impl Cta {
 
     /// End of a block, when every thread of it has exited: folds the shared-memory logs into
     /// wavefront statistics, then returns the block's error.
-    fn finish_block(&self) -> Option<EmulatorError> {
+    pub(super) fn finish_block(&self) -> Option<EmulatorError> {
         let logs = std::mem::take(&mut *self.logs.lock().unwrap_or_else(PoisonError::into_inner));
         let mut st = self.lock();
         // Group the accesses of each warp by (site, kind, occurrence).
@@ -587,7 +610,7 @@ impl Cta {
 
     /// Makes this slot host block `block` (index `block_idx`): every synchronisation reset,
     /// shared memory zeroed.
-    fn begin_block(&self, block: u64, block_idx: [u32; 3]) {
+    pub(super) fn begin_block(&self, block: u64, block_idx: [u32; 3]) {
         let mut st = self.lock();
         st.hosted_block = block;
         st.block_idx = block_idx;
@@ -632,337 +655,6 @@ fn describe_count(c: Option<u32>) -> String {
     }
 }
 
-fn validate(
-    grid: [u32; 3],
-    block: [u32; 3],
-    dynamic_shared_bytes: usize,
-) -> Result<(), EmulatorError> {
-    let invalid = |reason: String| Err(EmulatorError::InvalidLaunch { reason });
-    if grid.contains(&0) || block.contains(&0) {
-        return invalid(format!(
-            "grid {grid:?} and block {block:?} must have every dimension >= 1"
-        ));
-    }
-    if grid[0] > i32::MAX as u32 || grid[1] > 65535 || grid[2] > 65535 {
-        return invalid(format!(
-            "grid {grid:?} exceeds the limits (2^31 - 1, 65535, 65535)"
-        ));
-    }
-    if block[0] > 1024 || block[1] > 1024 || block[2] > 64 {
-        return invalid(format!(
-            "block {block:?} exceeds the per-dimension limits (1024, 1024, 64)"
-        ));
-    }
-    let threads = block[0] as u64 * block[1] as u64 * block[2] as u64;
-    if threads > MAX_THREADS_PER_BLOCK as u64 {
-        return invalid(format!(
-            "block {block:?} has {threads} threads, more than {MAX_THREADS_PER_BLOCK}"
-        ));
-    }
-    if dynamic_shared_bytes > MAX_DYNAMIC_SHARED_BYTES {
-        return invalid(format!(
-            "{dynamic_shared_bytes} bytes of dynamic shared memory requested, more than the \
-             {MAX_DYNAMIC_SHARED_BYTES} a block can have"
-        ));
-    }
-    if CURRENT.with(|c| !c.get().is_null()) {
-        return invalid("run_grid was called from inside a running kernel".to_string());
-    }
-    Ok(())
-}
-
-/// Most blocks in flight at once over all workers (each with its own CTA state and shared
-/// memory).
-const BLOCKS_IN_FLIGHT: u64 = 32;
-
-/// Most coroutines one worker keeps (its blocks in flight times their threads).
-const COROUTINES_PER_WORKER: u64 = 2048;
-
-/// Most coroutines of a launch (a stack is two memory mappings, and Linux allows a process
-/// 65,530 by default): fewer workers for large blocks on many cores.
-const COROUTINES_PER_LAUNCH: u64 = 16384;
-
-/// Stack of each simulated thread's coroutine (address space, committed as it is touched; an
-/// OS thread's default is 2 MiB).
-const THREAD_STACK_BYTES: usize = 4 << 20;
-
-/// Runs `thread_body` once for every thread of every block of the grid. Inside the body, the
-/// [`crate::device`] functions behave as on the GPU: special registers, barriers, warp
-/// collectives, `dynamic_shared_bytes` of zero-initialised shared memory per block (bounds
-/// checked), global memory = host memory addressed by [`crate::Ptr`].
-///
-/// Scheduling (the module's docs): one worker (OS thread) per core, each hosting up to
-/// `min(32 / workers, 2048 / threads)` blocks at once in CTA slots of its own (at least one),
-/// like CTAs resident on an SM, and running their threads as coroutines in turn. Blocks start
-/// in linear order (x fastest) as slots free up; a block only ever waits for its own threads.
-///
-/// Returns the shared-memory wavefront report, or the first error: a bad launch configuration,
-/// an out-of-range shared access, a misaligned address, a misused warp collective, a deadlock or
-/// a panic in a thread (all name the block and thread). When a thread fails, every waiting
-/// thread of the launch is released and the launch stops; it never hangs on a barrier.
-pub fn run_grid(
-    grid: [u32; 3],
-    block: [u32; 3],
-    dynamic_shared_bytes: usize,
-    thread_body: &(dyn Fn() + Sync),
-) -> Result<EmulatorReport, EmulatorError> {
-    launch(grid, block, dynamic_shared_bytes, None, thread_body)
-}
-
-/// [`run_grid`] with a map of global memory: every global access (loads, stores, `cp.async`
-/// sources) must lie inside one of the byte ranges `global_memory` (the launch's allocations,
-/// as host addresses); anything else is an [`EmulatorError::GlobalOutOfBounds`] naming the
-/// thread and address, instead of touching host memory outside the buffers.
-pub fn run_grid_in(
-    grid: [u32; 3],
-    block: [u32; 3],
-    dynamic_shared_bytes: usize,
-    global_memory: &[Range<u64>],
-    thread_body: &(dyn Fn() + Sync),
-) -> Result<EmulatorReport, EmulatorError> {
-    let mut ranges: Vec<(u64, u64)> = global_memory
-        .iter()
-        .filter(|r| r.start < r.end)
-        .map(|r| (r.start, r.end))
-        .collect();
-    ranges.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for (start, end) in ranges {
-        match merged.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => merged.push((start, end)),
-        }
-    }
-    launch(
-        grid,
-        block,
-        dynamic_shared_bytes,
-        Some(merged.into()),
-        thread_body,
-    )
-}
-
-fn launch(
-    grid: [u32; 3],
-    block: [u32; 3],
-    dynamic_shared_bytes: usize,
-    global_memory: Option<Arc<[(u64, u64)]>>,
-    thread_body: &(dyn Fn() + Sync),
-) -> Result<EmulatorReport, EmulatorError> {
-    validate(grid, block, dynamic_shared_bytes)?;
-    let target = super::target::launch_target()?;
-    let threads = block[0] * block[1] * block[2];
-    let warps = threads.div_ceil(32);
-    let blocks = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
-    let block_idx_of = |b: u64| -> [u32; 3] {
-        let gx = grid[0] as u64;
-        let gy = grid[1] as u64;
-        [
-            (b % gx) as u32,
-            (b / gx % gy) as u32,
-            (b / (gx * gy)) as u32,
-        ]
-    };
-    let shared_words = dynamic_shared_bytes.div_ceil(4);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get() as u64)
-        .clamp(
-            1,
-            blocks
-                .min(BLOCKS_IN_FLIGHT)
-                .min((COROUTINES_PER_LAUNCH / threads as u64).max(1)),
-        );
-    let per_worker = (BLOCKS_IN_FLIGHT / workers)
-        .min(COROUTINES_PER_WORKER / threads as u64)
-        .clamp(1, blocks.div_ceil(workers));
-    let new_slot = |b: u64| Cta {
-        global_memory: global_memory.clone(),
-        grid_dim: grid,
-        block_dim: block,
-        threads,
-        shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
-        shared_bytes: dynamic_shared_bytes as u32,
-        async_words: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
-        async_landed: AtomicBool::new(false),
-        wgmma_words: (0..shared_words).map(|_| AtomicU64::new(0)).collect(),
-        wgmma_retired: (0..warps / 4).map(|_| AtomicU64::new(0)).collect(),
-        wgmma_reads_live: AtomicBool::new(false),
-        target,
-        sync: Mutex::new(SyncState {
-            hosted_block: b,
-            block_idx: block_idx_of(b),
-            blocked: 0,
-            aborted: false,
-            error: None,
-            barriers: [BarrierState::default(); NUM_BARRIERS],
-            warps: (0..warps).map(|_| WarpState::new()).collect(),
-            warpgroups: (0..warps / 4).map(|_| WarpgroupState::default()).collect(),
-            waves: (0..warps / 2).map(|_| Default::default()).collect(),
-            sites: SiteTable::default(),
-            mbarriers: MbarrierTable::default(),
-        }),
-        live: AtomicU32::new(threads),
-        sync_used: AtomicBool::new(false),
-        logs: Mutex::new(Vec::new()),
-    };
-    // Worker `w`'s slots are `w * per_worker ..`.
-    let slots: Vec<Cta> = (0..workers * per_worker).map(new_slot).collect();
-    // The next block to start.
-    let next_block = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
-    // Errors of finished blocks, with their linear block index.
-    let outcome: Mutex<Vec<(u64, EmulatorError)>> = Mutex::new(Vec::new());
-    let stop_all = || {
-        stop.store(true, Ordering::Release);
-        for slot in &slots {
-            slot.abort();
-        }
-    };
-    // The life of simulated thread `linear` in the block its slot hosts, on a coroutine.
-    let run_thread = |cta: &Cta, linear: u32, yielder: &ThreadYielder| {
-        let ctx = ThreadCtx {
-            cta,
-            block_idx: cta.lock().block_idx,
-            thread_idx: cta.thread_idx_of(linear),
-            linear,
-            local: RefCell::new(ThreadLocalState::default()),
-            accesses: Cell::new(0),
-        };
-        CURRENT.with(|c| c.set((&ctx as *const ThreadCtx<'_>).cast::<ThreadCtx<'static>>()));
-        YIELDER.with(|c| c.set(yielder as *const ThreadYielder));
-        let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            thread_body();
-            // Copies never waited for still land in shared memory on the GPU.
-            complete_all_cp_async(&ctx);
-        }));
-        CURRENT.with(|c| c.set(std::ptr::null()));
-        YIELDER.with(|c| c.set(std::ptr::null()));
-        if let Err(payload) = result {
-            cta.record_panic(ctx.thread_ref(), payload);
-        }
-        let log = std::mem::take(&mut ctx.local.borrow_mut().log);
-        cta.push_log(ctx.warp(), log);
-        let (_, failed) = cta.thread_exit();
-        if failed {
-            stop_all();
-        }
-    };
-    // A worker: its slots' blocks, their threads resumed in turn until each has returned.
-    let worker = |w: u64| -> Result<(), EmulatorError> {
-        let own = &slots[(w * per_worker) as usize..((w + 1) * per_worker) as usize];
-        let mut stacks: Vec<DefaultStack> = (0..own.len() * threads as usize)
-            .map(|_| DefaultStack::new(THREAD_STACK_BYTES))
-            .collect::<Result<_, _>>()
-            .map_err(|e| EmulatorError::ThreadSpawn {
-                threads,
-                message: format!("a coroutine stack of {THREAD_STACK_BYTES} bytes: {e}"),
-            })?;
-        let mut free: Vec<&mut DefaultStack> = stacks.iter_mut().collect();
-        // Per slot: the block it runs and its threads' coroutines (an idle slot has none).
-        let mut running: Vec<(u64, Vec<ThreadCoroutine<'_>>)> = Vec::new();
-        running.resize_with(own.len(), || (0, Vec::new()));
-        loop {
-            let mut busy = false;
-            for (slot, (block, threads_of)) in own.iter().zip(running.iter_mut()) {
-                if threads_of.is_empty() && !stop.load(Ordering::Acquire) {
-                    let b = next_block.fetch_add(1, Ordering::Relaxed);
-                    if b < blocks {
-                        slot.begin_block(b, block_idx_of(b));
-                        *block = b;
-                        let run_thread = &run_thread;
-                        for linear in 0..threads {
-                            let Some(stack) = free.pop() else {
-                                unreachable!("a stack per thread of each slot")
-                            };
-                            // SAFETY: the coroutine borrows the slot, the launch's closures and
-                            // the stack, all of which outlive it: it is dropped once it has
-                            // returned (below), or at the end of this worker.
-                            threads_of.push(unsafe {
-                                Coroutine::with_stack_unchecked(stack, move |yielder, ()| {
-                                    run_thread(slot, linear, yielder)
-                                })
-                            });
-                        }
-                    }
-                }
-                if threads_of.is_empty() {
-                    continue;
-                }
-                busy = true;
-                let mut done = true;
-                for thread in threads_of.iter_mut() {
-                    if !thread.done() {
-                        if let CoroutineResult::Yield(()) = thread.resume(()) {
-                            done = false;
-                        }
-                    }
-                }
-                CURRENT.with(|c| c.set(std::ptr::null()));
-                YIELDER.with(|c| c.set(std::ptr::null()));
-                if done {
-                    free.extend(threads_of.drain(..).map(Coroutine::into_stack));
-                    if let Some(error) = slot.finish_block() {
-                        outcome
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .push((*block, error));
-                        stop_all();
-                    }
-                }
-            }
-            if !busy {
-                return Ok(());
-            }
-        }
-    };
-    let spawn_result = std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for w in 0..workers {
-            let worker = &worker;
-            let spawned = std::thread::Builder::new()
-                .name(format!("tessera-emu-w{w}"))
-                .spawn_scoped(scope, move || worker(w));
-            match spawned {
-                Ok(handle) => handles.push(handle),
-                Err(e) => {
-                    stop_all();
-                    return Err(EmulatorError::ThreadSpawn {
-                        threads,
-                        message: e.to_string(),
-                    });
-                }
-            }
-        }
-        let mut result = Ok(());
-        for handle in handles {
-            let outcome = handle
-                .join()
-                .unwrap_or_else(|payload| panic::resume_unwind(payload));
-            if let (Ok(()), Err(e)) = (&result, outcome) {
-                stop_all();
-                result = Err(e);
-            }
-        }
-        result
-    });
-    spawn_result?;
-    // The error of a block that stopped before all its threads exited is still in its slot.
-    // Several blocks in flight can fail at once: report the lowest block's error.
-    let mut errors = outcome.into_inner().unwrap_or_else(PoisonError::into_inner);
-    errors.extend(slots.iter().filter_map(Cta::take_error));
-    if let Some((_, error)) = errors.into_iter().min_by_key(|(b, _)| *b) {
-        return Err(error);
-    }
-    let mut report = EmulatorReport {
-        blocks,
-        threads_per_block: threads,
-        ..EmulatorReport::default()
-    };
-    for slot in &slots {
-        slot.lock().sites.drain_into(&mut report);
-    }
-    Ok(report)
-}
 /// Word index into the CTA's shared memory of a checked access, or the error.
 pub(crate) fn shared_word_index(
     cta: &Cta,

@@ -75,6 +75,7 @@ mod collective;
 mod cp_async_state;
 mod cta;
 mod error;
+mod grid;
 mod machine;
 pub(crate) mod mbarrier;
 pub(crate) mod mfma;
@@ -86,8 +87,8 @@ mod warp;
 pub(crate) mod wgmma;
 mod wgmma_reads;
 
-pub use cta::{run_grid, run_grid_in};
 pub use error::{EmulatorError, Site, ThreadRef};
+pub use grid::{run_grid, run_grid_in};
 pub use machine::{MAX_DYNAMIC_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SHARED_WINDOW_BASE};
 pub use report::{EmulatorReport, SharedAccessKind, SharedSiteReport, WavefrontStats};
 pub use target::{launch_target, launch_target_for, running_target, with_target, EmulatedTarget};
