@@ -329,6 +329,14 @@ impl Cta {
         self.lock().aborted = true;
     }
 
+    /// [`Cta::abort`] if the block this slot hosts comes after block `failed`.
+    pub(super) fn abort_after(&self, failed: u64) {
+        let mut st = self.lock();
+        if st.hosted_block > failed {
+            st.aborted = true;
+        }
+    }
+
     /// The recorded error, with the linear index of the block it happened in.
     pub(super) fn take_error(&self) -> Option<(u64, EmulatorError)> {
         let mut st = self.lock();

@@ -13,7 +13,7 @@
 use std::cell::Cell;
 use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use corosensei::stack::DefaultStack;
@@ -116,8 +116,9 @@ const THREAD_STACK_BYTES: usize = 4 << 20;
 ///
 /// Returns the shared-memory wavefront report, or the first error: a bad launch configuration,
 /// an out-of-range shared access, a misaligned address, a misused warp collective, a deadlock or
-/// a panic in a thread (all name the block and thread). When a thread fails, every waiting
-/// thread of the launch is released and the launch stops; it never hangs on a barrier.
+/// a panic in a thread (all name the block and thread): of the lowest block that fails. When a
+/// thread fails, the blocks after its own stop (their waiting threads released) and the blocks
+/// before it run to their end; nothing hangs on a barrier.
 pub fn run_grid(
     grid: [u32; 3],
     block: [u32; 3],
@@ -197,20 +198,29 @@ fn launch(
             Cta::new(global_memory.clone(), grid, block, shared_bytes, target)
         })
         .collect();
-    // Worker `w`'s slots are `w * per_worker ..`.
     // The next block to start.
     let next_block = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
+    // The lowest block that failed (`u64::MAX`: none). The blocks after it stop and none
+    // starts; those before it (all started: blocks start in order) run to their end, so that
+    // the error reported is the lowest failing block's whatever the workers' timing.
+    let failed_at = AtomicU64::new(u64::MAX);
     // Errors of finished blocks, with their linear block index.
     let outcome: Mutex<Vec<(u64, EmulatorError)>> = Mutex::new(Vec::new());
+    let stop_after = |failed: u64| {
+        failed_at.fetch_min(failed, Ordering::SeqCst);
+        for slot in &slots {
+            slot.abort_after(failed);
+        }
+    };
+    // Every block stops (a worker could not start).
     let stop_all = || {
-        stop.store(true, Ordering::Release);
+        failed_at.store(0, Ordering::SeqCst);
         for slot in &slots {
             slot.abort();
         }
     };
-    // The life of simulated thread `linear` in the block its slot hosts, on a coroutine.
-    let run_thread = |cta: &Cta, linear: u32, yielder: &ThreadYielder| {
+    // The life of simulated thread `linear` of block `block`, which `cta` hosts, on a coroutine.
+    let run_thread = |cta: &Cta, block: u64, linear: u32, yielder: &ThreadYielder| {
         let ctx = ThreadCtx::new(cta, linear);
         CURRENT.with(|c| c.set((&ctx as *const ThreadCtx<'_>).cast::<ThreadCtx<'static>>()));
         YIELDER.with(|c| c.set(yielder as *const ThreadYielder));
@@ -228,11 +238,12 @@ fn launch(
         cta.push_log(ctx.warp(), log);
         let (_, failed) = cta.thread_exit();
         if failed {
-            stop_all();
+            stop_after(block);
         }
     };
     // A worker: its slots' blocks, their threads resumed in turn until each has returned.
     let worker = |w: u64| -> Result<(), EmulatorError> {
+        // Worker `w`'s slots are `w * per_worker ..`.
         let own = &slots[(w * per_worker) as usize..((w + 1) * per_worker) as usize];
         let mut stacks: Vec<DefaultStack> = (0..own.len() * threads as usize)
             .map(|_| DefaultStack::new(THREAD_STACK_BYTES))
@@ -248,9 +259,9 @@ fn launch(
         loop {
             let mut busy = false;
             for (slot, (block, threads_of)) in own.iter().zip(running.iter_mut()) {
-                if threads_of.is_empty() && !stop.load(Ordering::Acquire) {
+                if threads_of.is_empty() {
                     let b = next_block.fetch_add(1, Ordering::Relaxed);
-                    if b < blocks {
+                    if b < blocks && b < failed_at.load(Ordering::SeqCst) {
                         slot.begin_block(b, block_idx_of(b));
                         *block = b;
                         let run_thread = &run_thread;
@@ -263,7 +274,7 @@ fn launch(
                             // returned (below), or at the end of this worker.
                             threads_of.push(unsafe {
                                 Coroutine::with_stack_unchecked(stack, move |yielder, ()| {
-                                    run_thread(slot, linear, yielder)
+                                    run_thread(slot, b, linear, yielder)
                                 })
                             });
                         }
@@ -290,7 +301,7 @@ fn launch(
                             .lock()
                             .unwrap_or_else(PoisonError::into_inner)
                             .push((*block, error));
-                        stop_all();
+                        stop_after(*block);
                     }
                 }
             }
