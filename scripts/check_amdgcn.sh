@@ -31,7 +31,8 @@
 # (warp shuffles) in `row_sum`, the softmax, the layernorm and a scan, LDS stores and loads around
 # `s_barrier` in `tile_transpose` and in the bodies planned for AMD where NVIDIA reads by
 # `ldmatrix` (a warp's f16 transpose, the aligned histogram), `v_mfma` in the matmul and attention
-# bodies (and LDS loads of the matmul's operands), atomic adds and compare-and-swaps in the
+# bodies (f16, bf16, i8 — gfx942's `v_mfma_i32_32x32x16_i8`, gfx90a's `v_mfma_i32_32x32x8i8` —
+# and f8 widened to f16; and LDS loads of the matmul's operands), atomic adds and compare-and-swaps in the
 # histograms and `tickets`.
 # No AMD GPU is needed (nor used): this is what CI can check of the AMD build.
 set -euo pipefail
@@ -46,6 +47,8 @@ REQUIRED=(copy vec_add row_sum tile_vec_add tile_transpose bench_softmax_w4__T_f
     tile_row_sum tile_col_argmax collatz_steps__BLOCK_128__num_warps_4 row_loss
     tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_1
     tile_matmul__T_bf16__BM_64__BN_64__BK_32__num_stages_1
+    tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1
+    tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1
     tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_4__num_stages_1
     tile_attention_d128_w8__T_bf16__BM_128__BN_64__D_128__CAUSAL_0__num_stages_1)
 # Kernels that use scratch on amdgpu today: the gathers (registers indexed by a runtime value),
@@ -54,8 +57,9 @@ REQUIRED=(copy vec_add row_sum tile_vec_add tile_transpose bench_softmax_w4__T_f
 # 128 registers per lane (the attention kernels, the matmuls of 64×128 tiles and above): rustc
 # cannot set `amdgpu-flat-work-group-size` on a kernel, so LLVM budgets every kernel for
 # workgroups of 1024 threads, which on gfx90a/gfx942 is 128 VGPRs + AGPRs per lane, and they
-# spill (a launch bound would give them 512 at 256 threads).
-KNOWN_SCRATCH='^(bench_gather__T_(f16|f32)__N_[0-9]+(__unaligned)?|bench_layernorm_w8__BLOCK_8192__unaligned|tile_(math|random)(__unaligned)?|tile_cumsum_(blocks|cols)__.*__num_warps_1(__unaligned)?|(bench_matmul_(w4|w8|w8_wide|pipelined)|tuned_matmul|tile_attention_d(64|128_w4|128_w8))__.*)$'
+# spill (a launch bound would give them 512 at 256 threads). So do the f8 matmul's unaligned
+# variants (64×64 tiles, but per-element addresses and the operands widened to f16 in registers).
+KNOWN_SCRATCH='^(bench_gather__T_(f16|f32)__N_[0-9]+(__unaligned)?|bench_layernorm_w8__BLOCK_8192__unaligned|tile_(math|random)(__unaligned)?|tile_cumsum_(blocks|cols)__.*__num_warps_1(__unaligned)?|(bench_matmul_(w4|w8|w8_wide|pipelined)|tuned_matmul|tile_attention_d(64|128_w4|128_w8))__.*|tile_matmul_f8__T_f8e(4m3|5m2)__.*__unaligned)$'
 fail=0
 
 # The disassembler: llvm-objdump of the toolchain's llvm-tools component (rust-toolchain.toml
@@ -180,6 +184,12 @@ for cpu in "${CPUS[@]}"; do
         "LDS loads of the dot's operands"
     check tile_matmul__T_bf16__BM_64__BN_64__BK_32__num_stages_1 "v_mfma_f32_32x32x8_?bf16" \
         "the dot's MFMA (bf16)"
+    # i8: gfx942's K = 16 instruction; gfx90a's K = 8 one (two per planned instruction).
+    i8_mfma="v_mfma_i32_32x32x16_?i8"
+    [[ $cpu == gfx90a || $cpu == gfx908 ]] && i8_mfma="v_mfma_i32_32x32x8_?i8"
+    check tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1 "$i8_mfma" "the dot's MFMA (i8)"
+    check tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1 "v_mfma_f32_32x32x8_?f16" \
+        "the dot's MFMA (f8 widened to f16)"
     check tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_4__num_stages_1 \
         "v_mfma_f32_32x32x8_?f16" "both dots' MFMA"
     check tile_attention_d128_w8__T_bf16__BM_128__BN_64__D_128__CAUSAL_0__num_stages_1 \

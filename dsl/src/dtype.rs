@@ -155,6 +155,60 @@ impl Format {
         sign | bits
     }
 
+    /// The f16 bits of the value of `bits`, exactly, for a format no wider than f16 (f8): the
+    /// exponent rebiased and the mantissa shifted, a subnormal normalised; ±inf as f16's, NaN as
+    /// f16's canonical `0x7fff` (what rounding [`decode`](Self::decode)'s f32 gives). Integer
+    /// operations only: what the f8 → f16 widening compiles to where no instruction does it.
+    #[inline]
+    const fn widen_to_f16_bits(&self, bits: u32) -> u16 {
+        let sign = if bits & self.sign_bit() != 0 {
+            0x8000u32
+        } else {
+            0
+        };
+        let mag = bits & (self.sign_bit() - 1);
+        let exp_field = mag >> self.man_bits;
+        let man = mag & ((1 << self.man_bits) - 1);
+        let exp_all_ones = (1 << self.exp_bits) - 1;
+        let nan = match self.infinity {
+            Some(inf) => {
+                if mag == inf {
+                    return (sign | F16.infinity_bits()) as u16;
+                }
+                exp_field == exp_all_ones
+            }
+            None => mag > self.max_finite,
+        };
+        if nan {
+            return F16.nan as u16;
+        }
+        let up = F16.man_bits - self.man_bits;
+        let rebias = (F16.bias - self.bias) as u32;
+        if exp_field != 0 {
+            return (sign | ((exp_field + rebias) << F16.man_bits) | (man << up)) as u16;
+        }
+        if man == 0 || rebias == 0 {
+            // ±0; or f16's own subnormal (e5m2: its subnormals are f16's with fewer bits).
+            return (sign | (man << up)) as u16;
+        }
+        // Subnormal: man · 2^(1 - bias - man_bits), normal in f16 (e4m3: ≥ 2⁻⁹): the leading
+        // one becomes the implicit bit.
+        let top = 31 - man.leading_zeros(); // the leading one's position, < man_bits
+        let shift = self.man_bits - top;
+        let frac = (man << shift) & ((1 << self.man_bits) - 1);
+        let e = 1 + rebias - shift;
+        (sign | (e << F16.man_bits) | (frac << up)) as u16
+    }
+
+    /// The bit pattern of +infinity (formats that have one; 0 otherwise).
+    #[inline]
+    const fn infinity_bits(&self) -> u32 {
+        match self.infinity {
+            Some(inf) => inf,
+            None => 0,
+        }
+    }
+
     /// Exact value of the bit pattern `bits` as f32 (every value of these formats is an f32).
     /// NaNs map to `nan_f32`.
     #[inline]
@@ -302,17 +356,18 @@ storage_float!(
     f8e5m2, u8, E5M2, 0x7fff_ffff
 );
 
-/// The f16 conversions of the f8 format `$t` (PTX `$fmt`), through f32 (f16 → f32 is exact).
+/// The f16 conversions of the f8 format `$t` (PTX `$fmt`, format `$format`): to f16 by the bits,
+/// from f16 through f32 (f16 → f32 is exact).
 macro_rules! f8_f16_conversions {
-    ($t:ident, $fmt:literal) => {
+    ($t:ident, $fmt:literal, $format:ident) => {
         impl $t {
             #[doc = concat!(
                 "Exact conversion to f16 (`cvt.rn.f16x2.", $fmt, "x2`); NaN gives the canonical ",
-                "f16 NaN `0x7fff`."
+                "f16 NaN `0x7fff`. Integer operations on the bits (no rounding is needed)."
             )]
             #[inline]
             pub const fn to_f16(self) -> f16 {
-                f16::from_f32(self.to_f32())
+                f16($format.widen_to_f16_bits(self.0 as u32))
             }
 
             #[doc = concat!(
@@ -326,8 +381,8 @@ macro_rules! f8_f16_conversions {
         }
     };
 }
-f8_f16_conversions!(f8e4m3, "e4m3");
-f8_f16_conversions!(f8e5m2, "e5m2");
+f8_f16_conversions!(f8e4m3, "e4m3", E4M3);
+f8_f16_conversions!(f8e5m2, "e5m2", E5M2);
 
 /// Packs two f16 into one 32-bit register the way PTX `.f16x2` does: `lo` in bits 0..16.
 #[inline(always)]

@@ -360,3 +360,25 @@ fn packed_f8_pairs_keep_lane_order() {
     assert_eq!(f8e4m3_to_f32(f8e4m3(0x7e)), 448.0);
     assert_eq!(f8e5m2_to_f32(f8e5m2(0x7b)), 57344.0);
 }
+
+/// Law: the f8 → f16 widening by the bits (`to_f16`, what the device layer's software path and
+/// AMD's f8 dots run) is the f32 value rounded to f16, bit for bit, for every pattern of both
+/// formats: subnormals normalised, ±0, ±inf, NaN as `0x7fff`.
+#[test]
+fn f8_to_f16_by_the_bits_is_the_rounded_f32_value_for_every_pattern() {
+    for b in 0..=255u8 {
+        assert_eq!(
+            f8e4m3(b).to_f16().to_bits(),
+            dtype::f16::from_f32(f8e4m3(b).to_f32()).to_bits(),
+            "e4m3 {b:#x}"
+        );
+        assert_eq!(
+            f8e5m2(b).to_f16().to_bits(),
+            dtype::f16::from_f32(f8e5m2(b).to_f32()).to_bits(),
+            "e5m2 {b:#x}"
+        );
+    }
+    assert_eq!(f8e4m3(0x01).to_f16().to_f32(), 2f32.powi(-9));
+    assert_eq!(f8e4m3(0x87).to_f16().to_f32(), -7.0 * 2f32.powi(-9));
+    assert_eq!(f8e5m2(0xfc).to_f16().to_bits(), 0xfc00);
+}

@@ -178,3 +178,63 @@ fn mfma_is_refused_emulating_nvidia_and_outside_whole_waves() {
         ],
     );
 }
+
+/// The i8 instructions (gfx942's `v_mfma_i32_32x32x16_i8` and `16x16x32_i8`): lane `l` holds A's
+/// row `l % nd` at K `8·(l / nd) + i` (8 bytes, byte `i` of the two words), B's column `l % nd`
+/// at the same K; accumulators as the f32 ones, added with i32 wrapping (C near `i32::MAX`).
+#[test]
+fn i8_mfma_gives_each_lane_its_fragment_of_the_exact_product() {
+    let threads = 128;
+    let a_i8 = |w: usize, r: usize, k: usize| ((r * 37 + k * 11 + w * 5) % 255) as i32 - 127;
+    let b_i8 = |w: usize, k: usize, c: usize| ((k * 23 + c * 13 + w) % 256) as i32 - 128;
+    let c_i32 = |w: usize, r: usize, c: usize| i32::MAX - ((r * 7 + c + w) % 5) as i32;
+    for nd in [32usize, 16] {
+        let mut out = Buffer::zeros(16 * threads);
+        let ptr: Ptr<i32> = out.ptr();
+        let issue = || {
+            let t = linear_thread_id() as usize;
+            let (w, l) = (t / 64, t % 64);
+            let k0 = 8 * (l / nd);
+            let fragment = |value: &dyn Fn(usize) -> i32| {
+                let byte = |i: usize| (value(k0 + i) as u8 as u32) << (8 * (i % 4));
+                [
+                    (0..4).map(byte).fold(0, |x, y| x | y),
+                    (4..8).map(byte).fold(0, |x, y| x | y),
+                ]
+            };
+            let a = fragment(&|k| a_i8(w, l % nd, k));
+            let b = fragment(&|k| b_i8(w, k, l % nd));
+            let d: Vec<i32> = if nd == 32 {
+                let c = std::array::from_fn(|i| c_i32(w, acc_row(nd, l, i), l % nd));
+                mfma_i32_32x32x16_i8(a, b, c).to_vec()
+            } else {
+                let c = std::array::from_fn(|i| c_i32(w, acc_row(nd, l, i), l % nd));
+                mfma_i32_16x16x32_i8(a, b, c).to_vec()
+            };
+            for (i, &x) in d.iter().enumerate() {
+                // SAFETY: the output buffer holds 16 words per thread.
+                unsafe { st_global_v1(ptr.offset((16 * t + i) as isize), true, x) };
+            }
+        };
+        with_target(EmulatedTarget::Amdgpu, || {
+            run_grid([1, 1, 1], [threads as u32, 1, 1], 0, &issue)
+        })
+        .unwrap_or_else(|e| panic!("i8 {nd}: {e}"));
+        let got = out.to_i32();
+        let k_len = 64 / nd * 8;
+        for t in 0..threads {
+            let (w, l) = (t / 64, t % 64);
+            for i in 0..nd * nd / 64 {
+                let (r, col) = (acc_row(nd, l, i), l % nd);
+                let want = (0..k_len)
+                    .map(|k| a_i8(w, r, k) * b_i8(w, k, col))
+                    .fold(c_i32(w, r, col), i32::wrapping_add);
+                assert_eq!(
+                    got[16 * t + i],
+                    want,
+                    "i8 {nd}×{nd} thread {t} register {i}"
+                );
+            }
+        }
+    }
+}

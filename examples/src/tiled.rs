@@ -642,8 +642,8 @@ impl Checks<'_> {
         if gpu {
             products.extend([(1024, 1024, 1024), (1000, 999, 1001)]);
         }
-        // The matmuls and attention have no AMD code yet (`dot`): while the emulator emulates
-        // amdgpu their checks are listed as not run.
+        // A specialisation without AMD code (a dot no `mfma` plan exists for) would be listed as
+        // not run while the emulator emulates amdgpu; these have AMD code (`v_mfma`).
         for &(m, n, k) in &products {
             self.unless_nvidia_only(|checks| {
                 checks.matmul::<f16>(m, n, k, |checks, mut ops, grid| {

@@ -320,48 +320,16 @@ fn matmul_f16_three_stages_amdgpu_matches_cpu() {
     }
 }
 
-/// A dot without an `mfma` (i8 operands: only f16/bf16 are planned for AMD) has no amdgpu code:
-/// its launch emulating amdgpu is refused, naming the instructions.
+/// The i8 matmul's amdgpu body (`v_mfma_i32_*_i8`, i32 accumulators: wrapped sums, so exact),
+/// unpipelined and over 3 stages (the same code on amdgpu).
 #[test]
-fn matmul_i8_has_no_amdgpu_code() {
-    let gpu = device();
-    if gpu.is_gpu() {
-        gpu.skip("emulator-only check: the i8 matmul's launch emulating amdgpu is refused");
-        return;
-    }
-    let (m, n, k) = (64, 64, 32);
-    let (device, _) = device_and_module();
-    let a = Tensor::from_slice(device, &vec![1i8; m * k], &[m, k]).unwrap();
-    let b = Tensor::from_slice(device, &vec![1i8; k * n], &[k, n]).unwrap();
-    let refused = with_target(EmulatedTarget::Amdgpu, || {
-        with_output(&vec![0i32; m * n], [m, n], |c| {
-            launch_tensors!(
-                gpu,
-                tile_matmul_i8,
-                tile_matmul_i8::Consts {
-                    BM: 64,
-                    BN: 64,
-                    BK: 32,
-                    num_stages: 1
-                },
-                |_: &tile_matmul_i8::Consts| (1, 1),
-                &a,
-                &b,
-                c,
-            )
-            .unwrap_err()
-        })
-        .1
-    });
-    let message = refused.to_string();
-    assert!(
-        message.contains("mma.sync") && message.contains("amdgpu"),
-        "{message}"
-    );
+fn matmul_i8_amdgpu_is_exact() {
+    matmul_i8(EmulatedTarget::Amdgpu);
 }
 
 /// `tile_matmul_i8` unpipelined and over 3 stages in the body of `target` (`mma.sync`
-/// m16n8k32, or `wgmma` k32 with an s32 accumulator), exact against the i32 product.
+/// m16n8k32, `wgmma` k32 with an s32 accumulator, or `v_mfma_i32_*_i8`), exact against the i32
+/// product.
 fn matmul_i8(target: EmulatedTarget) {
     let gpu = device();
     for (m, n, k) in shapes(gpu) {
@@ -464,7 +432,8 @@ fn check_f8_copies(
 }
 
 /// `tile_matmul_f8` (`c = a · wᵀ`, f32 out) on `T` inputs at 1 and 3 stages in the body of
-/// `target` ([`check_f8_product`], exact to f32 rounding on the emulator).
+/// `target` ([`check_f8_product`], exact to f32 rounding on the emulator; on amdgpu no
+/// asynchronous copies or `ldmatrix`).
 fn matmul_f8<T: tile_matmul_f8::Listed_T + Float>(target: EmulatedTarget) {
     let gpu = device();
     for stages in [1, 3] {
@@ -489,6 +458,10 @@ fn matmul_f8<T: tile_matmul_f8::Listed_T + Float>(target: EmulatedTarget) {
             );
             check_f8_product(gpu, &c, (&a, &w), (m, n, k), 1.0e-6, &ctx);
             check_f8_copies(gpu, &report, target, stages, (n, k), &ctx);
+            let amd = gpu.emulator_only(&report, "f8 matmul on amdgpu: no ldmatrix");
+            if let (EmulatedTarget::Amdgpu, Some(report)) = (target, amd) {
+                check_no_ldmatrix(report, &ctx);
+            }
         }
     }
 }
@@ -504,6 +477,17 @@ fn matmul_e5m2(target: EmulatedTarget) {
 sm80_and_sm90a_tests! {
     matmul_e4m3: matmul_e4m3_matches_cpu, matmul_e4m3_sm90a_matches_cpu;
     matmul_e5m2: matmul_e5m2_matches_cpu, matmul_e5m2_sm90a_matches_cpu;
+}
+
+/// The f8 matmul's amdgpu body: each element widened to f16 for `v_mfma_f32_*f16`.
+#[test]
+fn matmul_e4m3_amdgpu_matches_cpu() {
+    matmul_e4m3(EmulatedTarget::Amdgpu);
+}
+
+#[test]
+fn matmul_e5m2_amdgpu_matches_cpu() {
+    matmul_e5m2(EmulatedTarget::Amdgpu);
 }
 
 /// `tile_matmul_f8_grouped` (sm_90a only: 128 × 128 × 128 tiles, 4 stages, f16 out) on `T`

@@ -98,6 +98,17 @@ fn mfma_shows_the_amd_instruction_waves_and_plan() {
     let (ok, text, _) = run(&["mfma", "32", "64", "32", "--input", "bf16", "--warps", "8"]);
     assert!(ok, "{text}");
     assert!(text.contains("v_mfma_f32_16x16x16bf16_1k"), "{text}");
+    // i8: gfx942's K = 16 instruction (8 bytes a lane), 2 tiles along N x 2 K steps per wave.
+    let (ok, text, _) = run(&["mfma", "64", "64", "32", "--input", "i8"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("v_mfma_i32_32x32x16_i8 (gfx90a: 2 × v_mfma_i32_32x32x8i8) × 4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("mfma 0: src0 = b registers [0, 1, 2, 3, 4, 5, 6, 7]"),
+        "{text}"
+    );
     // An odd number of warps: refused, saying why.
     let (ok, _, err) = run(&["mfma", "64", "64", "32", "--warps", "1"]);
     assert!(!ok && err.contains("num_warps = 1 is odd"), "{err}");

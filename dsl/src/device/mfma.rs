@@ -8,6 +8,15 @@
 //! * `b: [u32; 2]`, elements b0..b3: column `l % nd`, K `4·(l / nd) + i`.
 //! * `c`, `d`: column `l % nd`; row `8·(i / 4) + 4·(l / 32) + i % 4` for `32x32x8` (16
 //!   registers), `4·(l / 16) + i` for `16x16x16` (4 registers).
+//! * i8 (`v_mfma_i32_32x32x16_i8`, `v_mfma_i32_16x16x32_i8`, i32 accumulators): `a`, `b` hold
+//!   8 elements (a0 = byte 0 of `a[0]`), K `8·(l / nd) + i`; `c`, `d` as above.
+//!
+//! **i8 on gfx90a.** gfx942 has only the i8 instructions above and gfx908/gfx90a only
+//! `v_mfma_i32_32x32x8i8`/`16x16x16i8` (4 elements a lane). Built for gfx908 or gfx90a
+//! (`cfg(tessera_cdna2)`, set by this crate's build script from `-Ctarget-cpu`) an i8 function
+//! is two of those, on bytes 0..4 then 4..8 of each lane's fragment: the same sum, since both
+//! operands' K are relabelled alike and integer addition is exact (`tessera_layout::plan::mfma`
+//! proves it against the ISA's definition).
 //!
 //! On amdgpu each function is the LLVM intrinsic `llvm.amdgcn.mfma.*` (no inline assembly
 //! there); on the host the emulator's wave collective (`emulator/mfma.rs`), which raises
@@ -35,6 +44,14 @@ mod intrinsics {
     #[repr(simd)]
     #[derive(Clone, Copy)]
     pub(super) struct F32x4([f32; 4]);
+    /// `<16 x i32>`.
+    #[repr(simd)]
+    #[derive(Clone, Copy)]
+    pub(super) struct I32x16([i32; 16]);
+    /// `<4 x i32>`.
+    #[repr(simd)]
+    #[derive(Clone, Copy)]
+    pub(super) struct I32x4([i32; 4]);
 
     unsafe extern "unadjusted" {
         #[link_name = "llvm.amdgcn.mfma.f32.32x32x8f16"]
@@ -73,6 +90,50 @@ mod intrinsics {
             abid: i32,
             blgp: i32,
         ) -> F32x4;
+    }
+
+    #[cfg(not(tessera_cdna2))]
+    unsafe extern "unadjusted" {
+        #[link_name = "llvm.amdgcn.mfma.i32.32x32x16.i8"]
+        pub(super) fn mfma_i32_32x32x16_i8(
+            a: i64,
+            b: i64,
+            c: I32x16,
+            cbsz: i32,
+            abid: i32,
+            blgp: i32,
+        ) -> I32x16;
+        #[link_name = "llvm.amdgcn.mfma.i32.16x16x32.i8"]
+        pub(super) fn mfma_i32_16x16x32_i8(
+            a: i64,
+            b: i64,
+            c: I32x4,
+            cbsz: i32,
+            abid: i32,
+            blgp: i32,
+        ) -> I32x4;
+    }
+
+    #[cfg(tessera_cdna2)]
+    unsafe extern "unadjusted" {
+        #[link_name = "llvm.amdgcn.mfma.i32.32x32x8i8"]
+        pub(super) fn mfma_i32_32x32x8i8(
+            a: i32,
+            b: i32,
+            c: I32x16,
+            cbsz: i32,
+            abid: i32,
+            blgp: i32,
+        ) -> I32x16;
+        #[link_name = "llvm.amdgcn.mfma.i32.16x16x16i8"]
+        pub(super) fn mfma_i32_16x16x16i8(
+            a: i32,
+            b: i32,
+            c: I32x4,
+            cbsz: i32,
+            abid: i32,
+            blgp: i32,
+        ) -> I32x4;
     }
 }
 
@@ -149,5 +210,70 @@ mfma_fn!(
     I16x4,
     F32x4,
     Bf16,
+    16
+);
+
+/// `pub fn $name(a, b, c: [i32; $n]) -> [i32; $n]`: on amdgpu gfx942's `$gfx942` (or, built for
+/// gfx908/gfx90a, `$cdna2` twice: module docs), on the host the emulator's `$nd` i8 instruction.
+macro_rules! mfma_i8_fn {
+    ($name:ident, $isa:literal, $n:literal, $gfx942:ident, $cdna2:ident, $acc:ident, $nd:literal) => {
+        #[doc = concat!("`", $isa, "` of this thread's wave: `d = a·b + c` on 8 i8 elements of a \
+                         lane per operand (fragments: module docs).")]
+        #[inline(always)]
+        #[track_caller]
+        pub fn $name(a: [u32; 2], b: [u32; 2], c: [i32; $n]) -> [i32; $n] {
+            #[cfg(all(target_arch = "amdgpu", not(tessera_cdna2)))]
+            {
+                use intrinsics::*;
+                let (a, b) = (
+                    (a[0] as u64 | (a[1] as u64) << 32) as i64,
+                    (b[0] as u64 | (b[1] as u64) << 32) as i64,
+                );
+                // SAFETY: a register-only instruction; the vector has the array's size.
+                unsafe {
+                    let c = core::mem::transmute::<[i32; $n], $acc>(c);
+                    core::mem::transmute::<$acc, [i32; $n]>($gfx942(a, b, c, 0, 0, 0))
+                }
+            }
+            #[cfg(all(target_arch = "amdgpu", tessera_cdna2))]
+            {
+                use intrinsics::*;
+                // SAFETY: register-only instructions; the vector has the array's size.
+                unsafe {
+                    let c = core::mem::transmute::<[i32; $n], $acc>(c);
+                    let low = $cdna2(a[0] as i32, b[0] as i32, c, 0, 0, 0);
+                    let d = $cdna2(a[1] as i32, b[1] as i32, low, 0, 0, 0);
+                    core::mem::transmute::<$acc, [i32; $n]>(d)
+                }
+            }
+            #[cfg(not(tessera_device))]
+            {
+                use crate::emulator::mfma::{mfma, MfmaInput, MfmaInstr};
+                let instr = MfmaInstr {
+                    input: MfmaInput::I8,
+                    nd: $nd,
+                };
+                mfma(instr, a, b, c.map(|x| x as u32)).map(|x| x as i32)
+            }
+        }
+    };
+}
+
+mfma_i8_fn!(
+    mfma_i32_32x32x16_i8,
+    "v_mfma_i32_32x32x16_i8",
+    16,
+    mfma_i32_32x32x16_i8,
+    mfma_i32_32x32x8i8,
+    I32x16,
+    32
+);
+mfma_i8_fn!(
+    mfma_i32_16x16x32_i8,
+    "v_mfma_i32_16x16x32_i8",
+    4,
+    mfma_i32_16x16x32_i8,
+    mfma_i32_16x16x16i8,
+    I32x4,
     16
 );

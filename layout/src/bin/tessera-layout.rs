@@ -6,7 +6,7 @@
 //! tessera-layout swizzle A B [--bits N] [--json]
 //! tessera-layout conflicts DIST SHARED --bits N [--json]
 //! tessera-layout svg LAYOUT [--bits N] [--access DIST] [-o FILE]
-//! tessera-layout mfma M N K [--input f16|bf16] [--warps W] [--json]
+//! tessera-layout mfma M N K [--input f16|bf16|i8|f8e4m3|f8e5m2] [--warps W] [--json]
 //! ```
 //!
 //! A layout argument is a file or inline JSON `{"layout": SPEC, "shape": [d0, d1, ...]}`, SPEC in
@@ -50,7 +50,7 @@ mod cli {
   tessera-layout swizzle A B [--bits N] [--json]
   tessera-layout conflicts DIST SHARED --bits N [--json]
   tessera-layout svg LAYOUT [--bits N] [--access DIST] [-o FILE]
-  tessera-layout mfma M N K [--input f16|bf16] [--warps W] [--json]
+  tessera-layout mfma M N K [--input f16|bf16|i8|f8e4m3|f8e5m2] [--warps W] [--json]
 LAYOUT: a file or inline JSON {\"layout\": SPEC, \"shape\": [d0, d1, ...]} (SPEC as in
 test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\"offset\": [[c0, c1], ...]}}).";
 
@@ -269,7 +269,14 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
         let input = match o.input.as_deref().unwrap_or("f16") {
             "f16" => MfmaInput::F16,
             "bf16" => MfmaInput::Bf16,
-            other => return Err(format!("--input: `{other}`: mfma takes f16 or bf16")),
+            "i8" => MfmaInput::I8,
+            "f8e4m3" => MfmaInput::F8E4m3,
+            "f8e5m2" => MfmaInput::F8E5m2,
+            other => {
+                return Err(format!(
+                    "--input: `{other}`: mfma takes f16, bf16, i8, f8e4m3 or f8e5m2"
+                ))
+            }
         };
         let warps = o.warps.unwrap_or(4);
         let dims = [u64::from(m), u64::from(n), u64::from(k)];

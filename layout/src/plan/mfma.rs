@@ -6,6 +6,19 @@
 //! |---|---|---|
 //! | f16 → f32 | `v_mfma_f32_32x32x8f16` / `v_mfma_f32_16x16x16f16` | a, b: 4 × f16 in 2 words; c/d: 16 / 4 × f32 |
 //! | bf16 → f32 | `v_mfma_f32_32x32x8bf16_1k` / `v_mfma_f32_16x16x16bf16_1k` | as f16 |
+//! | i8 → i32 | `v_mfma_i32_32x32x16_i8` / `v_mfma_i32_16x16x32_i8` (gfx942; on gfx90a each is two `v_mfma_i32_32x32x8i8` / `16x16x16i8`) | a, b: 8 × i8 in 2 words; c/d: 16 / 4 × i32 |
+//! | f8e4m3, f8e5m2 → f32 | the f16 instructions, each element widened to f16 (exactly) first | as f16 |
+//!
+//! **i8 on gfx90a.** gfx942 has only the K = 8-per-lane i8 instructions and gfx90a only the
+//! K = 4 ones; the layouts are gfx942's (`k_width = 8`) on both, and on gfx90a one planned
+//! instruction is two: the first takes bytes 0..4 of each lane's fragment, the second bytes 4..8.
+//! Both operands' K indices are relabelled alike and integer sums are exact, so the result is the
+//! same. The device layer chooses by the processor it is built for (`tessera::device::mfma`).
+//!
+//! **f8 widened.** gfx942's `fp8` `mfma`s read the FNUZ encodings (another exponent bias, no
+//! negative zero, no infinities), not the OCP e4m3/e5m2 of `tessera::f8e4m3`/`f8e5m2`, and gfx90a
+//! has none: an f8 dot widens every element to f16 (exact for both formats, NaN and infinities
+//! included) and runs the f16 instruction, at the f16 rate.
 //!
 //! **Waves of two warps.** The tile compiler's warps have 32 lanes (`tessera::device`'s
 //! contract: a warp is half a wave on CDNA), so a wave's layouts ([`AmdMfma`], six lane bits)
@@ -14,8 +27,8 @@
 //! `2w + 1`.
 //!
 //! **Fragments from layouts.** One instruction's fragments are the family's layouts of one
-//! `nd × nd` tile (`nd = 32` or `16`) on one wave: the operands `dot_operand` with `k_width = 4`
-//! (registers K 1, 2; lanes along M of A / N of B, then K), the accumulator [`AmdMfma`]. The
+//! `nd × nd` tile (`nd = 32` or `16`) on one wave: the operands `dot_operand` with `k_width` 4
+//! or 8 (registers K 1, 2 (, 4); lanes along M of A / N of B, then K), the accumulator [`AmdMfma`]. The
 //! accumulator is *transposed* (lanes along M, 4 consecutive N per lane, so a lane stores 16
 //! contiguous bytes, and the accumulator of `q·kᵀ` already is the A operand of the next dot in
 //! registers); the instruction then computes `dᵀ = bᵀ·aᵀ`: its first source is `b`'s fragment,
@@ -37,16 +50,41 @@ use core::fmt;
 use std::format;
 use std::vec::Vec;
 
-/// Elements of A (and of B) per lane in one instruction (`k_width`).
-pub const MFMA_K_WIDTH: u32 = 4;
-
-/// The element type of an `mfma`'s operands (the accumulator is f32).
+/// The element type of an `mfma`'s operands (the accumulator is i32 for i8, else f32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MfmaInput {
     /// f16.
     F16,
     /// bf16 (the `_1k` instructions of gfx90a and later).
     Bf16,
+    /// i8, with an i32 accumulator.
+    I8,
+    /// f8 e4m3 (OCP), widened to f16 for the f16 instruction.
+    F8E4m3,
+    /// f8 e5m2 (OCP), widened to f16 for the f16 instruction.
+    F8E5m2,
+}
+
+impl MfmaInput {
+    /// Elements of A (and of B) per lane in one instruction (`k_width`): 8 for i8, else 4
+    /// (f8 counts as the f16 it is widened to).
+    pub const fn k_width(self) -> u32 {
+        match self {
+            MfmaInput::I8 => 8,
+            _ => 4,
+        }
+    }
+
+    /// Whether the accumulator is i32 (i8 operands) rather than f32.
+    pub const fn integer(self) -> bool {
+        matches!(self, MfmaInput::I8)
+    }
+
+    /// Whether each element is widened to f16 before the instruction, which is then the f16 one
+    /// (f8: module docs).
+    pub const fn widened_to_f16(self) -> bool {
+        matches!(self, MfmaInput::F8E4m3 | MfmaInput::F8E5m2)
+    }
 }
 
 /// One `mfma` instruction: its operand type and its `nd × nd` output tile (32 or 16).
@@ -59,9 +97,15 @@ pub struct MfmaInstr {
 }
 
 impl MfmaInstr {
-    /// The reduction depth: 8 (`32x32x8`) or 16 (`16x16x16`).
+    /// The reduction depth: `64 / nd · k_width` (8 for `32x32x8`, 16 for `16x16x16` and
+    /// `32x32x16_i8`, 32 for `16x16x32_i8`).
     pub const fn k(self) -> u32 {
-        64 / self.nd * MFMA_K_WIDTH
+        64 / self.nd * self.input.k_width()
+    }
+
+    /// Elements of A (and of B) per lane ([`MfmaInput::k_width`]).
+    pub const fn k_width(self) -> u32 {
+        self.input.k_width()
     }
 
     /// Accumulator registers per lane: 16 or 4.
@@ -70,13 +114,36 @@ impl MfmaInstr {
     }
 
     /// The ISA name, e.g. `v_mfma_f32_32x32x8f16` (gfx90a spelling; gfx942 writes
-    /// `v_mfma_f32_32x32x8_f16`).
+    /// `v_mfma_f32_32x32x8_f16`); for i8 gfx942's instruction (gfx90a runs two of
+    /// [`isa_name_gfx90a`](Self::isa_name_gfx90a)); for f8 the f16 instruction.
     pub fn isa_name(self) -> &'static str {
         match (self.input, self.nd) {
-            (MfmaInput::F16, 32) => "v_mfma_f32_32x32x8f16",
-            (MfmaInput::F16, _) => "v_mfma_f32_16x16x16f16",
+            (MfmaInput::F16 | MfmaInput::F8E4m3 | MfmaInput::F8E5m2, 32) => "v_mfma_f32_32x32x8f16",
+            (MfmaInput::F16 | MfmaInput::F8E4m3 | MfmaInput::F8E5m2, _) => "v_mfma_f32_16x16x16f16",
             (MfmaInput::Bf16, 32) => "v_mfma_f32_32x32x8bf16_1k",
             (MfmaInput::Bf16, _) => "v_mfma_f32_16x16x16bf16_1k",
+            (MfmaInput::I8, 32) => "v_mfma_i32_32x32x16_i8",
+            (MfmaInput::I8, _) => "v_mfma_i32_16x16x32_i8",
+        }
+    }
+
+    /// The instruction gfx90a runs for this one (twice for i8: module docs).
+    pub fn isa_name_gfx90a(self) -> &'static str {
+        match (self.input, self.nd) {
+            (MfmaInput::I8, 32) => "v_mfma_i32_32x32x8i8",
+            (MfmaInput::I8, _) => "v_mfma_i32_16x16x16i8",
+            _ => self.isa_name(),
+        }
+    }
+
+    /// The operand element type's name as `EXPLAIN` writes it (`f16`, …, `f8e5m2`).
+    pub fn input_name(self) -> &'static str {
+        match self.input {
+            MfmaInput::F16 => "f16",
+            MfmaInput::Bf16 => "bf16",
+            MfmaInput::I8 => "i8",
+            MfmaInput::F8E4m3 => "f8e4m3",
+            MfmaInput::F8E5m2 => "f8e5m2",
         }
     }
 
@@ -87,8 +154,16 @@ impl MfmaInstr {
 }
 
 impl fmt::Display for MfmaInstr {
+    /// The ISA name, and what differs on gfx90a or for widened operands.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.isa_name())
+        f.write_str(self.isa_name())?;
+        if self.input.integer() {
+            write!(f, " (gfx90a: 2 × {})", self.isa_name_gfx90a())
+        } else if self.input.widened_to_f16() {
+            write!(f, " ({} widened to f16)", self.input_name())
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -108,7 +183,7 @@ pub fn mfma_waves(m: u64, n: u64, waves: u32, nd: u32) -> [u32; 2] {
 }
 
 /// The `mfma` of a dot of `[m, k] × [k, n]` with `input` operands on `num_warps` warps, and its
-/// waves (`[M, N]`, pairs of warps): the first of `32x32x8` and `16x16x16` whose `nd × nd` tile
+/// waves (`[M, N]`, pairs of warps): the first of the 32×32 and 16×16 instructions whose `nd × nd` tile
 /// each wave holds at least once, with K a multiple of its depth. `chained` is the warps
 /// (`[M, N]`) a dot in a chain takes, which the waves follow where an instruction tile per wave
 /// fits them; else the per-dot rule ([`mfma_waves`]). An error when `num_warps` is odd or no
@@ -141,9 +216,10 @@ pub fn choose_mfma(
             return Ok((instr, w));
         }
     }
+    let [k32, k16] = [32, 16].map(|nd| MfmaInstr { input, nd }.k());
     Err(PlanError::new(format!(
-        "`dot` of [{m}, {k}] × [{k}, {n}] on {waves} wave(s): no wave gets a whole 32×32×8 or \
-         16×16×16 mfma tile"
+        "`dot` of [{m}, {k}] × [{k}, {n}] on {waves} wave(s): no wave gets a whole 32×32×{k32} or \
+         16×16×{k16} mfma tile (K a multiple of its depth)"
     )))
 }
 
@@ -185,8 +261,8 @@ pub fn mfma_layouts(
     let shape = [instr.nd, instr.nd, instr.k()];
     let family = instr.family(&shape, &waves);
     Ok([
-        wave_as_warps(&family.dot_operand(0, MFMA_K_WIDTH, &[m, k])?)?,
-        wave_as_warps(&family.dot_operand(1, MFMA_K_WIDTH, &[k, n])?)?,
+        wave_as_warps(&family.dot_operand(0, instr.k_width(), &[m, k])?)?,
+        wave_as_warps(&family.dot_operand(1, instr.k_width(), &[k, n])?)?,
         wave_as_warps(&family.to_linear_layout(&[m, n])?)?,
     ])
 }
@@ -215,10 +291,10 @@ pub fn mfma_instr_of(input: MfmaInput, acc: &LinearLayout) -> Option<MfmaInstr> 
 /// fragment, `src1` `a`'s: the transposed accumulator) and of the accumulator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MfmaStep {
-    /// The registers of `b` holding the first source's 4 elements, in fragment order.
-    pub src0: [u32; 4],
-    /// The registers of `a` holding the second source's 4 elements, in fragment order.
-    pub src1: [u32; 4],
+    /// The registers of `b` holding the first source's `k_width` elements, in fragment order.
+    pub src0: Vec<u32>,
+    /// The registers of `a` holding the second source's `k_width` elements, in fragment order.
+    pub src1: Vec<u32>,
     /// The accumulator registers of `d0..`, in fragment order (16 or 4).
     pub c: Vec<u32>,
 }
@@ -367,8 +443,12 @@ pub fn plan_mfma_dot(
                 .register_of(b.pack(&[kt, n0]))
                 .ok_or_else(|| missing("b", (kt, n0)))?;
             steps.push(MfmaStep {
-                src0: core::array::from_fn(|i| element(&b_bits, b_base, i as u32)),
-                src1: core::array::from_fn(|i| element(&a_bits, a_base, i as u32)),
+                src0: (0..instr.k_width())
+                    .map(|i| element(&b_bits, b_base, i))
+                    .collect(),
+                src1: (0..instr.k_width())
+                    .map(|i| element(&a_bits, a_base, i))
+                    .collect(),
                 c: (0..instr.acc_registers())
                     .map(|i| element(&c_bits, tile, i))
                     .collect(),

@@ -10,20 +10,30 @@ const F16_16: MfmaInstr = MfmaInstr {
     input: MfmaInput::F16,
     nd: 16,
 };
+const I8_32: MfmaInstr = MfmaInstr {
+    input: MfmaInput::I8,
+    nd: 32,
+};
+const I8_16: MfmaInstr = MfmaInstr {
+    input: MfmaInput::I8,
+    nd: 16,
+};
 
 /// The instruction as the CDNA3 ISA defines it, independently of the layout families: element
-/// `i` of lane `l`'s first source is `(row l % nd, k (64 / nd)·… )`, i.e. `k = 4·(l / nd) + i`;
-/// the second source's is `(k, col l % nd)`; accumulator register `v` of lane `l` is
-/// `(row, col l % nd)` with row `8·(v / 4) + 4·(l / 32) + v % 4` (32×32) or `4·(l / 16) + v`
-/// (16×16). `src0[l][i]`, `src1[l][i]`, `c[l][v]` per lane; returns `d[l][v]`.
-fn isa_mfma(nd: usize, src0: &[[i64; 4]], src1: &[[i64; 4]], c: &[Vec<i64>]) -> Vec<Vec<i64>> {
-    let k_len = 64 / nd * 4;
+/// `i` of lane `l`'s first source (`kw` elements: 4 for 16-bit operands, 8 for i8) is
+/// `(row l % nd, k kw·(l / nd) + i)`; the second source's is `(k, col l % nd)`; accumulator
+/// register `v` of lane `l` is `(row, col l % nd)` with row `8·(v / 4) + 4·(l / 32) + v % 4`
+/// (32×32) or `4·(l / 16) + v` (16×16). `src0[l][i]`, `src1[l][i]`, `c[l][v]` per lane;
+/// returns `d[l][v]`.
+fn isa_mfma(nd: usize, src0: &[Vec<i64>], src1: &[Vec<i64>], c: &[Vec<i64>]) -> Vec<Vec<i64>> {
+    let kw = src0[0].len();
+    let k_len = 64 / nd * kw;
     let mut s0 = vec![vec![0i64; k_len]; nd];
     let mut s1 = vec![vec![0i64; nd]; k_len];
     for l in 0..64 {
-        for i in 0..4 {
-            s0[l % nd][4 * (l / nd) + i] = src0[l][i];
-            s1[4 * (l / nd) + i][l % nd] = src1[l][i];
+        for i in 0..kw {
+            s0[l % nd][kw * (l / nd) + i] = src0[l][i];
+            s1[kw * (l / nd) + i][l % nd] = src1[l][i];
         }
     }
     let row = |l: usize, v: usize| {
@@ -74,11 +84,11 @@ fn run(plan: &MfmaPlan, a: &[Vec<i64>], b: &[Vec<i64>], acc: &[Vec<i64>]) -> Vec
     for wave in 0..out.len() / 64 {
         let t0 = 64 * wave;
         for s in &plan.steps {
-            let src0: Vec<[i64; 4]> = (0..64)
-                .map(|l| s.src0.map(|r| b[t0 + l][r as usize]))
+            let src0: Vec<Vec<i64>> = (0..64)
+                .map(|l| s.src0.iter().map(|&r| b[t0 + l][r as usize]).collect())
                 .collect();
-            let src1: Vec<[i64; 4]> = (0..64)
-                .map(|l| s.src1.map(|r| a[t0 + l][r as usize]))
+            let src1: Vec<Vec<i64>> = (0..64)
+                .map(|l| s.src1.iter().map(|&r| a[t0 + l][r as usize]).collect())
                 .collect();
             let c: Vec<Vec<i64>> = (0..64)
                 .map(|l| s.c.iter().map(|&r| out[t0 + l][r as usize]).collect())
@@ -107,8 +117,9 @@ fn planned_mfmas_compute_the_product_in_every_register() {
     let av = |m: u32, k: u32| (m as i64 * 7 + k as i64 * 3) % 11 - 5;
     let bv = |k: u32, n: u32| (k as i64 * 5 + n as i64 * 2) % 13 - 6;
     let cv = |m: u32, n: u32| (m as i64 * 31 + n as i64) % 17;
-    for instr in [F16_32, F16_16] {
+    for instr in [F16_32, F16_16, I8_32, I8_16] {
         let nd = instr.nd;
+        assert_eq!(instr.k(), 64 / nd * instr.k_width());
         for waves in [[1, 1], [2, 1], [1, 2], [2, 2], [4, 1]] {
             for (mt, nt, kt) in [(1, 1, 1), (2, 1, 2), (1, 2, 4), (2, 2, 1)] {
                 let (m, n, k) = (nd * waves[0] * mt, nd * waves[1] * nt, instr.k() * kt);
@@ -127,6 +138,47 @@ fn planned_mfmas_compute_the_product_in_every_register() {
                 });
                 assert_eq!(out, want, "{instr} waves {waves:?} [{m}, {n}, {k}]");
             }
+        }
+    }
+}
+
+/// Law: gfx90a's pair of K = 4 instructions (bytes 0..4 of each lane's 8, then 4..8) computes
+/// what gfx942's one i8 instruction does, for every planned step of an i8 dot.
+#[test]
+fn gfx90a_instruction_pairs_compute_the_i8_product() {
+    for instr in [I8_32, I8_16] {
+        let nd = instr.nd as usize;
+        let (m, n, k) = (2 * instr.nd, instr.nd, 2 * instr.k());
+        let [la, lb, lc] = mfma_layouts(instr, [1, 1], [m, n, k]).unwrap();
+        let plan = plan_mfma_dot(instr, &la, &lb, &lc).unwrap();
+        let a = registers(&la, |r, c| (r as i64 * 7 + c as i64 * 3) % 255 - 127);
+        let b = registers(&lb, |r, c| (r as i64 * 5 + c as i64 * 11) % 255 - 128);
+        for s in &plan.steps {
+            let frag = |x: &[Vec<i64>], regs: &[u32], half: std::ops::Range<usize>| {
+                (0..64)
+                    .map(|l| {
+                        regs[half.clone()]
+                            .iter()
+                            .map(|&r| x[l][r as usize])
+                            .collect()
+                    })
+                    .collect::<Vec<Vec<i64>>>()
+            };
+            let zero = vec![vec![0i64; instr.acc_registers() as usize]; 64];
+            let whole = isa_mfma(
+                nd,
+                &frag(&b, &s.src0, 0..8),
+                &frag(&a, &s.src1, 0..8),
+                &zero,
+            );
+            let low = isa_mfma(
+                nd,
+                &frag(&b, &s.src0, 0..4),
+                &frag(&a, &s.src1, 0..4),
+                &zero,
+            );
+            let pair = isa_mfma(nd, &frag(&b, &s.src0, 4..8), &frag(&a, &s.src1, 4..8), &low);
+            assert_eq!(pair, whole, "{instr}");
         }
     }
 }
@@ -188,4 +240,33 @@ fn operands_in_other_layouts_are_refused_naming_the_basis() {
         .to_string();
     assert!(e.contains("of b"), "{e}");
     assert!(plan_mfma_dot(F16_32, &la, &lb, &lc).is_ok());
+    // i8 operands hold 8 K per lane: f16's operands (4) leave the instruction's third register
+    // basis in no register of `a`.
+    let [i8a, i8b, i8c] = mfma_layouts(I8_32, [1, 1], [32, 32, 32]).unwrap();
+    assert!(plan_mfma_dot(I8_32, &i8a, &i8b, &i8c).is_ok());
+    let e = plan_mfma_dot(I8_32, &la, &i8b, &i8c)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("of a"), "{e}");
+}
+
+/// The i8 instructions are gfx942's (K 16 and 32) and name gfx90a's pair; f8 runs the f16 ones.
+#[test]
+fn instruction_names_and_depths() {
+    assert_eq!((I8_32.k(), I8_16.k()), (16, 32));
+    assert_eq!(
+        I8_32.to_string(),
+        "v_mfma_i32_32x32x16_i8 (gfx90a: 2 × v_mfma_i32_32x32x8i8)"
+    );
+    assert_eq!(I8_16.isa_name_gfx90a(), "v_mfma_i32_16x16x16i8");
+    let f8 = MfmaInstr {
+        input: MfmaInput::F8E5m2,
+        nd: 16,
+    };
+    assert_eq!((f8.k(), f8.isa_name()), (16, "v_mfma_f32_16x16x16f16"));
+    assert_eq!(
+        f8.to_string(),
+        "v_mfma_f32_16x16x16f16 (f8e5m2 widened to f16)"
+    );
+    assert_eq!(F16_32.to_string(), "v_mfma_f32_32x32x8f16");
 }

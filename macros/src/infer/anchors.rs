@@ -28,7 +28,7 @@ use tessera_layout::families::shape::{
 };
 use tessera_layout::families::Blocked;
 use tessera_layout::families::{DotOperand, MmaParent, NvidiaMma};
-use tessera_layout::plan::mfma::{mfma_layouts, MfmaInstr, MFMA_K_WIDTH};
+use tessera_layout::plan::mfma::{mfma_layouts, MfmaInstr};
 use tessera_layout::plan::wgmma_dot::WgmmaShape;
 use tessera_layout::{LayoutError, LinearLayout};
 
@@ -127,7 +127,8 @@ impl Origin {
                 Some(match op_idx {
                     None => parent,
                     Some(i) => format!(
-                        "dot_operand{{op={i}, k_width={MFMA_K_WIDTH}, parent={parent}}}"
+                        "dot_operand{{op={i}, k_width={}, parent={parent}}}",
+                        instr.k_width()
                     ),
                 })
             }

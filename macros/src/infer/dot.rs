@@ -1,9 +1,10 @@
 //! The instruction of every `dot`: on [`Target::Hopper`] `wgmma.mma_async` where
 //! [`wgmma_shape`] gives one (f16/bf16/f8 operands with an f32 accumulator or i8 with an i32
 //! one, `num_warps` a multiple of 4, M a multiple of 64, a warpgroup's N 64, 128 or 256), else
-//! `mma.sync`; on [`Target::Amdgpu`] `v_mfma` ([`mfma_choice`]: f16/bf16 operands with an f32
-//! accumulator, an even `num_warps`, `32x32x8` where each wave gets a 32×32 tile, else
-//! `16x16x16`: `tessera_layout::plan::mfma::choose_mfma`). [`wgmma_choice`] and
+//! `mma.sync`; on [`Target::Amdgpu`] `v_mfma` ([`mfma_choice`]: f16/bf16/f8 operands with an
+//! f32 accumulator (f8 widened to f16) or i8 with an i32 one, an even `num_warps`, the 32×32
+//! instruction where each wave gets a 32×32 tile, else the 16×16 one:
+//! `tessera_layout::plan::mfma::choose_mfma`). [`wgmma_choice`] and
 //! [`mfma_choice`] are the places this is decided: the anchors (`solve/terms.rs`) choose the
 //! accumulator layout by them, and [`attach_dot_plans`] plans the instructions after the
 //! rewrite (the `mfma` read off the accumulator's layout).
@@ -76,14 +77,18 @@ pub(crate) fn mfma_choice(
     Some(choose_mfma(input, [m, n, k], num_warps, chained).map_err(|e| e.to_string()))
 }
 
-/// The `mfma` operand type of a dot of `a` elements into an `acc` accumulator: f16 or bf16 into
-/// f32, else why not.
+/// The `mfma` operand type of a dot of `a` elements into an `acc` accumulator: f16, bf16, f8e4m3
+/// or f8e5m2 into f32, i8 into i32, else why not.
 fn mfma_input(a: DType, acc: DType) -> Result<MfmaInput, String> {
     match (a, acc) {
         (DType::Scalar(Scalar::F16), DType::Scalar(Scalar::F32)) => Ok(MfmaInput::F16),
         (DType::Scalar(Scalar::BF16), DType::Scalar(Scalar::F32)) => Ok(MfmaInput::Bf16),
+        (DType::Scalar(Scalar::F8E4M3), DType::Scalar(Scalar::F32)) => Ok(MfmaInput::F8E4m3),
+        (DType::Scalar(Scalar::F8E5M2), DType::Scalar(Scalar::F32)) => Ok(MfmaInput::F8E5m2),
+        (DType::Scalar(Scalar::I8), DType::Scalar(Scalar::I32)) => Ok(MfmaInput::I8),
         (DType::Scalar(i), DType::Scalar(c)) => Err(format!(
-            "mfma is planned for f16 and bf16 operands with an f32 accumulator, not {} → {}",
+            "mfma is planned for f16, bf16, f8e4m3 and f8e5m2 operands with an f32 accumulator \
+             and i8 with an i32 one, not {} → {}",
             i.name(),
             c.name()
         )),

@@ -194,7 +194,7 @@ impl Inference {
                         "[{} × {}, k_width {}: a {a}, b {b}, acc {c}]",
                         plan.instr,
                         plan.steps.len(),
-                        tessera_layout::plan::mfma::MFMA_K_WIDTH
+                        plan.instr.k_width()
                     ),
                     DotCode::Wgmma(plan) => {
                         let operand = |o: &WgmmaOperand, mn: &str| {

@@ -194,35 +194,63 @@ pub fn lower_mfma(
     Ok((render_mfma(plan, names, &out, op.loc.first), out))
 }
 
-/// `let out: [f32; R] = { … mfma calls … };`: on the device one call per step (first source
-/// `b`'s fragment, second `a`'s: the accumulator is transposed), on the host one loop over a
-/// constant table of the steps' registers making the same calls.
+/// `let out: [C; R] = { … mfma calls … };` (`C` f32, or i32 for i8): on the device one call per
+/// step (first source `b`'s fragment, second `a`'s: the accumulator is transposed), on the host
+/// one loop over a constant table of the steps' registers making the same calls. f8 elements are
+/// widened to f16 as they are packed, for the f16 instruction (`plan::mfma`).
 pub(crate) fn render_mfma(
     plan: &MfmaPlan,
     [a, b, acc]: [&Ident; 3],
     out: &Ident,
     span: proc_macro2::Span,
 ) -> TokenStream {
-    let scalar = match plan.instr.input {
+    let input = plan.instr.input;
+    let scalar = match input {
         MfmaInput::F16 => Scalar::F16,
         MfmaInput::Bf16 => Scalar::BF16,
+        MfmaInput::I8 => Scalar::I8,
+        MfmaInput::F8E4m3 => Scalar::F8E4M3,
+        MfmaInput::F8E5m2 => Scalar::F8E5M2,
     };
     let elem = elem_type(DType::Scalar(scalar));
+    // The fragment's element type, and the conversion into it of an operand's element.
+    let (frag_ty, widen) = if input.widened_to_f16() {
+        // Exact, by the bits (integer operations: amdgpu has no OCP f8 conversion).
+        (quote!(::tessera::f16), Some(quote!(#elem::to_f16)))
+    } else {
+        (elem, None)
+    };
+    let (function, acc_ty) = match input {
+        MfmaInput::I8 => ("i32", quote!(i32)),
+        _ => ("f32", quote!(f32)),
+    };
     let function = quote::format_ident!(
-        "mfma_f32_{}x{}x{}_{}",
+        "mfma_{}_{}x{}x{}_{}",
+        function,
         plan.instr.nd,
         plan.instr.nd,
         plan.instr.k(),
-        if scalar == Scalar::F16 { "f16" } else { "bf16" }
+        match input {
+            MfmaInput::Bf16 => "bf16",
+            MfmaInput::I8 => "i8",
+            _ => "f16",
+        }
     );
     let n = index_lit(plan.acc_registers);
     let nc = index_lit(plan.instr.acc_registers());
-    let pack =
-        |elements: TokenStream| quote!(::tessera::tile_move::pack_words::<#elem, 4, 2>(#elements));
+    let kw = index_lit(plan.instr.k_width());
+    let element = |value: TokenStream| match &widen {
+        Some(f) => quote!((#f)(#value)),
+        None => value,
+    };
+    let pack = |elements: TokenStream| quote!(::tessera::tile_move::pack_words::<#frag_ty, #kw, 2>(#elements));
     let calls = plan.steps.iter().map(|s| {
-        let fragment = |array: &Ident, regs: &[u32; 4]| {
-            let r = regs.map(index_lit);
-            pack(quote!([#(#array[#r]),*]))
+        let fragment = |array: &Ident, regs: &[u32]| {
+            let elements = regs.iter().map(|&r| {
+                let r = index_lit(r);
+                element(quote!(#array[#r]))
+            });
+            pack(quote!([#(#elements),*]))
         };
         let (src0, src1) = (fragment(b, &s.src0), fragment(a, &s.src1));
         let c: Vec<_> = s.c.iter().map(|&r| index_lit(r)).collect();
@@ -230,27 +258,31 @@ pub(crate) fn render_mfma(
         let call = quote_spanned!(span=> ::tessera::device::#function(
             #src0, #src1, [#(__tessera_out[#c]),*]));
         quote! {{
-            let __tessera_d: [f32; #nc] = #call;
+            let __tessera_d: [#acc_ty; #nc] = #call;
             #(__tessera_out[#c] = __tessera_d[#j];)*
         }}
     });
     let rows = plan.steps.iter().map(|s| {
         let (s0, s1, c) = (
-            s.src0.map(index_lit),
-            s.src1.map(index_lit),
+            s.src0.iter().map(|&r| index_lit(r)),
+            s.src1.iter().map(|&r| index_lit(r)),
             s.c.iter().map(|&r| index_lit(r)),
         );
         quote!(([#(#s0),*], [#(#s1),*], [#(#c),*]))
     });
     let steps = index_lit(plan.steps.len() as u32);
+    let (e0, e1) = (
+        element(quote!(#b[__s0[__e]])),
+        element(quote!(#a[__s1[__e]])),
+    );
     let (s0, s1) = (
-        pack(quote!(::core::array::from_fn(|__e| #b[__s0[__e]]))),
-        pack(quote!(::core::array::from_fn(|__e| #a[__s1[__e]]))),
+        pack(quote!(::core::array::from_fn(|__e| #e0))),
+        pack(quote!(::core::array::from_fn(|__e| #e1))),
     );
     let host_call = quote_spanned!(span=> ::tessera::device::#function(
         #s0, #s1, ::core::array::from_fn(|__j| __tessera_out[__c[__j]])));
     let host = quote!({
-        const __TESSERA_STEPS: [([usize; 4], [usize; 4], [usize; #nc]); #steps] = [#(#rows),*];
+        const __TESSERA_STEPS: [([usize; #kw], [usize; #kw], [usize; #nc]); #steps] = [#(#rows),*];
         for (__s0, __s1, __c) in __TESSERA_STEPS {
             let __tessera_d = #host_call;
             for __j in 0..#nc {
@@ -263,9 +295,9 @@ pub(crate) fn render_mfma(
         quote!(__tessera_out[#d] = __tessera_out[#s];)
     });
     quote! {
-        let #out: [f32; #n] = {
+        let #out: [#acc_ty; #n] = {
             #[allow(unused_mut)]
-            let mut __tessera_out: [f32; #n] = #acc;
+            let mut __tessera_out: [#acc_ty; #n] = #acc;
             ::tessera::__device_or_host!({ #(#calls)* } #host);
             #(#dups)*
             __tessera_out

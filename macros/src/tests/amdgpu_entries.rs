@@ -124,24 +124,54 @@ fn dots_get_an_amdgpu_body_of_mfma() {
     assert!(out.contains("v_mfma_f32_32x32x8f16 ×"), "EXPLAIN's mfma");
 }
 
-/// A dot `mfma_choice` refuses (i8 operands; one warp, half a wave) keeps its variant
-/// NVIDIA-only: no amdgpu entry, the handle names the Ampere body's instructions for the
-/// launcher's error on a code object.
+/// A dot `mfma_choice` refuses (one warp: half a wave) keeps its variant NVIDIA-only: no amdgpu
+/// entry, the handle names the Ampere body's instructions for the launcher's error on a code
+/// object.
 #[test]
 fn dots_without_an_mfma_have_no_amdgpu_entry() {
-    for (attr, ty) in [
-        (quote!(num_warps = 4), quote!(i8)),
-        (quote!(num_warps = 1), quote!(f16)),
+    let out = expansion(
+        quote!(num_warps = 1),
+        quote!(
+            fn mm(a: Ptr<f16>, c: Ptr<f32>) {
+                let r = arange(0, 32);
+                let offs = r.expand_dims(1) * 32 + r.expand_dims(0);
+                let t = load(a + offs);
+                store(c + offs, dot(t, t));
+            }
+        ),
+    );
+    assert!(out.contains("\"ptx-kernel\" fn mm"), "no PTX entry");
+    assert!(!out.contains("gpu-kernel"), "an amdgpu entry");
+    assert!(!out.contains("__tile_kernel_entry"), "an amdgpu entry");
+    assert!(out.contains("\"mma.sync\"]"), "the handle's nvidia_only");
+}
+
+/// i8 and f8 dots have an amdgpu entry: i8 by gfx942's i8 `mfma` (8 bytes a lane, i32
+/// accumulator), f8 widened to f16 for the f16 one; `EXPLAIN` names both.
+#[test]
+fn i8_and_f8_dots_have_an_amdgpu_entry() {
+    for (ty, acc, function, explained) in [
+        (
+            "i8",
+            "i32",
+            "mfma_i32_16x16x32_i8",
+            "v_mfma_i32_16x16x32_i8 (gfx90a: 2 × v_mfma_i32_16x16x16i8) × 2, k_width 8",
+        ),
+        (
+            "f8e4m3",
+            "f32",
+            "mfma_f32_16x16x16_f16",
+            "v_mfma_f32_16x16x16f16 (f8e4m3 widened to f16) × 4, k_width 4",
+        ),
     ] {
-        let acc = if ty.to_string() == "i8" {
-            quote!(i32)
-        } else {
-            quote!(f32)
-        };
+        let (t, a) = (
+            syn::parse_str::<syn::Type>(ty).unwrap(),
+            syn::parse_str::<syn::Type>(acc).unwrap(),
+        );
         let out = expansion(
-            attr,
+            quote!(num_warps = 4),
             quote!(
-                fn mm(a: Ptr<#ty>, c: Ptr<#acc>) {
+                fn mm(a: Ptr<#t>, c: Ptr<#a>) {
                     let r = arange(0, 32);
                     let offs = r.expand_dims(1) * 32 + r.expand_dims(0);
                     let t = load(a + offs);
@@ -149,10 +179,19 @@ fn dots_without_an_mfma_have_no_amdgpu_entry() {
                 }
             ),
         );
-        assert!(out.contains("\"ptx-kernel\" fn mm"), "no PTX entry");
-        assert!(!out.contains("gpu-kernel"), "an amdgpu entry");
-        assert!(!out.contains("__tile_kernel_entry"), "an amdgpu entry");
-        assert!(out.contains("\"mma.sync\"]"), "the handle's nvidia_only");
+        let amd = item(&out, "gpu-kernel", "mm");
+        assert!(amd.contains(function), "{ty}: no {function}");
+        assert!(!amd.contains("mma_m16n8"), "{ty}: NVIDIA code for AMD");
+        assert!(
+            out.contains("nvidia_only : & []"),
+            "{ty}: the handle's nvidia_only"
+        );
+        let at = out.find("v_mfma").unwrap_or(0);
+        assert!(
+            out.contains(explained),
+            "{ty}: EXPLAIN: {}",
+            &out[at..(at + 200).min(out.len())]
+        );
     }
 }
 

@@ -72,7 +72,8 @@ impl Calls {
                         n if n.starts_with("ldmatrix_x") => self.ldmatrix += 1,
                         n if n.starts_with("mma_m16n8")
                             || n.starts_with("wgmma_m64n")
-                            || n.starts_with("mfma_f32_") =>
+                            || n.starts_with("mfma_f32_")
+                            || n.starts_with("mfma_i32_") =>
                         {
                             self.mma.push(name)
                         }
@@ -224,7 +225,8 @@ fn check(inference: &Inference, what: &str) {
             DotCode::Mfma(plan) => {
                 let line = format!("[{} × {},", plan.instr, plan.steps.len());
                 assert!(text.contains(&line), "{what}: explain lacks `{line}`");
-                let name = "mfma_f32".to_string();
+                let acc = if plan.instr.input.integer() { "i32" } else { "f32" };
+                let name = format!("mfma_{acc}");
                 expected.extend(std::iter::repeat_n(name, plan.steps.len()));
             }
             DotCode::Wgmma(plan) => {

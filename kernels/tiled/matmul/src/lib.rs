@@ -58,8 +58,9 @@ pub fn tile_matmul<T, const BM: usize, const BN: usize, const BK: usize>(
 }
 
 /// `c = a · b` on i8 inputs with an i32 accumulator (`mma.sync` m16n8k32, on sm_90a
-/// `wgmma.m64n64k32.s32.s8.s8`; wrapping, as the instructions without `.satfinite`),
-/// unpipelined or over 3 stages. Grid: `(⌈m / BM⌉, ⌈n / BN⌉)`.
+/// `wgmma.m64n64k32.s32.s8.s8`, on AMD `v_mfma_i32_32x32x16_i8` (gfx90a: two
+/// `v_mfma_i32_32x32x8i8`); wrapping, as the instructions without `.satfinite`), unpipelined or
+/// over 3 stages. Grid: `(⌈m / BM⌉, ⌈n / BN⌉)`.
 #[tile_kernel(
     num_warps = 4,
     num_stages = [1, 3],
@@ -81,8 +82,8 @@ pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
 /// `a: [m, k]` and `w: [n, k]` (K contiguous in the fast variant, as a linear layer's weight),
 /// `BM × BN` tiles of `c` walking K in steps of `BK`, unpipelined or over 3 stages. On sm_90a
 /// the dot is `wgmma.m64nNk32` with both operands K-major in shared memory (f8 `wgmma` reads no
-/// other order); on sm_80 the operands are widened to f16 (exact) for `mma.sync`. Grid:
-/// `(⌈m / BM⌉, ⌈n / BN⌉)`.
+/// other order); on sm_80 and on AMD the operands are widened to f16 (exact) for `mma.sync` or
+/// `v_mfma_f32_32x32x8f16`. Grid: `(⌈m / BM⌉, ⌈n / BN⌉)`.
 #[tile_kernel(
     T = [f8e4m3, f8e5m2],
     num_warps = 4,
