@@ -25,7 +25,9 @@
 # (scripts/code_object_kernels.py reads them), the same on every CPU, each with a function
 # symbol of its own (none an alias of another: `code_object_kernels.py --aliases`); no kernel uses
 # scratch memory (private segment 0, no flat scratch, no dynamic stack) but those listed in
-# KNOWN_SCRATCH (reported, and in the README); the kernels in REQUIRED are there. On the
+# KNOWN_SCRATCH (reported, and in the README); the kernels in REQUIRED are there; the workgroup
+# bound in the metadata of two tile kernels is their block size (the build helper's
+# `amdgpu-flat-work-group-size`), and `copy`'s (hand-written) LLVM's default, 1024. On the
 # disassembly, the ISA of a few: 128-bit global accesses (global_load_dwordx4 /
 # global_store_dwordx4) in `copy`, `vec_add`, `tile_vec_add` and the softmax, `ds_bpermute_b32`
 # (warp shuffles) in `row_sum`, the softmax, the layernorm and a scan, LDS stores and loads around
@@ -51,15 +53,13 @@ REQUIRED=(copy vec_add row_sum tile_vec_add tile_transpose bench_softmax_w4__T_f
     tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1
     tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_4__num_stages_1
     tile_attention_d128_w8__T_bf16__BM_128__BN_64__D_128__CAUSAL_0__num_stages_1)
-# Kernels that use scratch on amdgpu today: the gathers (registers indexed by a runtime value),
-# the one-warp scans of 1024 elements (their registers spill), `tile_math`/`tile_random` (a small
-# table) and the widest layernorm's unaligned variant. And the dots whose tiles need more than
-# 128 registers per lane (the attention kernels, the matmuls of 64×128 tiles and above): rustc
-# cannot set `amdgpu-flat-work-group-size` on a kernel, so LLVM budgets every kernel for
-# workgroups of 1024 threads, which on gfx90a/gfx942 is 128 VGPRs + AGPRs per lane, and they
-# spill (a launch bound would give them 512 at 256 threads). So do the f8 matmul's unaligned
-# variants (64×64 tiles, but per-element addresses and the operands widened to f16 in registers).
-KNOWN_SCRATCH='^(bench_gather__T_(f16|f32)__N_[0-9]+(__unaligned)?|bench_layernorm_w8__BLOCK_8192__unaligned|tile_(math|random)(__unaligned)?|tile_cumsum_(blocks|cols)__.*__num_warps_1(__unaligned)?|(bench_matmul_(w4|w8|w8_wide|pipelined)|tuned_matmul|tile_attention_d(64|128_w4|128_w8))__.*|tile_matmul_f8__T_f8e(4m3|5m2)__.*__unaligned)$'
+# Kernels that use scratch on amdgpu today: `tile_math`/`tile_random` (a small table indexed at
+# run time) and the 128×256 matmul on 8 warps (`bench_matmul_w8_wide`: its accumulator alone is
+# 128 registers a lane). The build helper bounds each `#[tile_kernel]` kernel's workgroup to its
+# block size (`amdgpu-flat-work-group-size`, set in the LLVM module before `llc`), so LLVM budgets
+# registers for it and not for 1024 threads (128 VGPRs + AGPRs a lane on gfx90a/gfx942, at which
+# the dots, gathers and wide scans spilled: 74 kernels before the bound, 8 with it).
+KNOWN_SCRATCH='^(bench_matmul_w8_wide__.*|tile_(math|random)(__unaligned)?)$'
 fail=0
 
 # The disassembler: llvm-objdump of the toolchain's llvm-tools component (rust-toolchain.toml
@@ -109,6 +109,28 @@ for cpu in "${CPUS[@]}"; do
     # (scripts/code_object_kernels.py: private segment size, then the private-segment,
     # flat-scratch and dynamic-stack flags).
     descriptors="$(python3 scripts/code_object_kernels.py "$elf")"
+    # The workgroup bounds, from the code object's metadata (`.max_flat_workgroup_size` before
+    # each kernel's `.name`): a tile kernel's is its block size, a hand-written one keeps 1024.
+    bounds="$("${OBJDUMP%objdump}readobj" --notes "$elf" | python3 -c '
+import re, sys
+size = None
+for line in sys.stdin:
+    m = re.match(r"\s*\.max_flat_workgroup_size:\s*(\d+)", line)
+    if m:
+        size = m.group(1)
+    m = re.match(r"\s*\.name:\s*(\S+)", line)
+    if m and size is not None:
+        print(m.group(1), size)
+        size = None
+')"
+    for want in "tile_matmul__T_f16__BM_64__BN_64__BK_32__num_stages_1 128" \
+        "tile_attention_d128_w8__T_bf16__BM_128__BN_64__D_128__CAUSAL_0__num_stages_1 256" "copy 1024"; do
+        if grep -qx "$want" <<<"$bounds"; then
+            echo "ok   $cpu: workgroup bound ${want/ /: }"
+        else
+            echo "FAIL $cpu: workgroup bound of ${want% *} is not ${want#* } ($(grep "^${want% *} " <<<"$bounds"))" >&2; fail=1
+        fi
+    done
     kernel_list="$(cut -d' ' -f1 <<<"$descriptors")"
     mapfile -t kernels <<<"$kernel_list"
     echo "     $cpu: ${#kernels[@]} kernels in the code object"

@@ -72,6 +72,8 @@ use quote::{quote, ToTokens};
 mod generic_launcher;
 mod own_names;
 mod ptx_entries;
+#[cfg(test)]
+pub(crate) use ptx_entries::WORKGROUP_SIZE_MARKER;
 mod requires;
 mod spec_entries;
 mod tensor_maps;
@@ -608,7 +610,10 @@ fn specialisation_items(
             let (Some(entry), Some(facts)) = (entry, facts) else {
                 continue;
             };
-            let amdgpu_text = ptx_entries::amdgpu_body(&bodies).map(|b| b.to_string());
+            // The key of an amdgpu kernel: its body and its block size (the kernel's workgroup
+            // bound, `ptx_entries::WORKGROUP_SIZE_MARKER`).
+            let amdgpu_text =
+                ptx_entries::amdgpu_body(&bodies).map(|b| format!("{num_warps} warps: {b}"));
             let shared_kernel = amdgpu_text
                 .as_ref()
                 .and_then(|text| amdgpu_kernels.iter().find(|(t, _, _)| t == text));
@@ -622,6 +627,7 @@ fn specialisation_items(
                     entry: owner,
                     tensor_maps: *maps,
                 }),
+                32 * num_warps,
             ));
             let amdgpu_entry = shared_kernel.map(|(_, owner, _)| owner.clone());
             if let Some(owner) = &amdgpu_entry {

@@ -9,6 +9,7 @@ use super::nested::{
 };
 use super::ptx_set::{set_source, write_set_file};
 use super::toolchain::device_toolchain;
+use super::workgroup_bounds::LlvmTools;
 use super::write_if_changed;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -132,13 +133,17 @@ pub struct BuiltCodeObjects {
 /// the kernel crate's directory with rustflags `-Ctarget-cpu=<processor>
 /// -Zmerge-functions=disabled` (LLVM would otherwise make a kernel whose code equals another's an
 /// alias of it, without the kernel descriptor `hipModuleGetFunction` looks for) and
-/// `--emit=link` for the crate itself (`--emit=asm,link` for the processors
-/// [`asm_for`](CodeObjectBuild::asm_for) names: rustc then runs LLVM's code generation of the
-/// whole crate twice), and `--config profile.release.lto="fat"` (amdgpu code is linked by LTO:
-/// told so, cargo compiles the dependencies to bitcode only), the processors at once, each in a
-/// target directory of its own (`<target>/tessera-amdgpu/<processor>`), and copies the linked
-/// code object to `$OUT_DIR/<crate>/<processor>.hsaco` (and the asm to
-/// `$OUT_DIR/<crate>/<processor>.s`). The kernel crate needs
+/// `--config profile.release.lto="fat"` (amdgpu code is linked by LTO: told so, cargo compiles
+/// the dependencies to bitcode only), the processors at once, each in a target directory of its
+/// own (`<target>/tessera-amdgpu/<processor>`). With the toolchain's `llc` (its `llvm-tools`
+/// component) rustc stops at the crate's final LLVM module (`--emit=llvm-ir`), each
+/// `#[tile_kernel]` kernel gets the workgroup bound of its block size
+/// (`amdgpu-flat-work-group-size`, which rustc cannot set: without it LLVM budgets registers for
+/// 1024-thread workgroups and large tiles spill), and `llc` and `rust-lld` make the code object
+/// (and, for the processors [`asm_for`](CodeObjectBuild::asm_for) names, a second `llc` the
+/// asm); without `llc`, rustc's own (`--emit=link`, `--emit=asm,link`: LLVM's code generation
+/// of the whole crate twice), unbounded, and the build says so. The code object is copied to
+/// `$OUT_DIR/<crate>/<processor>.hsaco` (and the asm to `$OUT_DIR/<crate>/<processor>.s`). The kernel crate needs
 /// `#![cfg_attr(target_arch = "amdgpu", no_std, feature(abi_gpu_kernel))]`; its `#[tile_kernel]`s
 /// without NVIDIA-only instructions are kernels of the code object (see the README, "AMD GPUs").
 #[derive(Clone, Debug)]
@@ -247,6 +252,13 @@ impl CodeObjectBuild {
             crate_dir.display(),
             toolchain.version
         );
+        if LlvmTools::find(&toolchain.sysroot).is_none() {
+            say(&format!(
+                "no `llc` in {toolchain_name} (its `llvm-tools` component): the amdgpu kernels \
+                 keep LLVM's register budget for 1024-thread workgroups, not their own block \
+                 size (`rustup component add llvm-tools` bounds them)"
+            ));
+        }
         let started = std::time::Instant::now();
         let build = CrateBuild {
             crate_dir: &crate_dir,
@@ -312,10 +324,14 @@ impl CrateBuild<'_> {
     ) -> Result<BuiltCodeObject, BuildError> {
         let crate_dir = self.crate_dir.to_path_buf();
         let rustflags = amdgpu_rustflags(processor, self.extra_rustflags);
-        let emit = if asm {
-            "--emit=asm,link"
-        } else {
-            "--emit=link"
+        // With the toolchain's `llc`, rustc stops at the crate's final LLVM module, which gets
+        // its kernels' workgroup bounds before `llc` and `rust-lld` make the code object
+        // (`workgroup_bounds`); without it, rustc's own code object.
+        let tools = LlvmTools::find(&self.toolchain.sysroot);
+        let emit = match (&tools, asm) {
+            (Some(_), _) => "--emit=llvm-ir",
+            (None, true) => "--emit=asm,link",
+            (None, false) => "--emit=link",
         };
         let shown = format!(
             "(cd {} && {} rustc --release --target {AMDGPU_TARGET} -Zbuild-std=core \
@@ -370,17 +386,37 @@ impl CrateBuild<'_> {
                 artifacts.len()
             ))
         })?;
-        let elf = kernel_artifact
-            .filenames
-            .iter()
-            .map(PathBuf::from)
-            .find(|file| file.extension().is_some_and(|e| e == "elf"))
-            .ok_or_else(|| {
-                not_found(format!(
-                    "no `.elf` among the files {:?} (is the target's dylib suffix still `.elf`?)",
-                    kernel_artifact.filenames
-                ))
-            })?;
+        let crate_name = kernel_artifact.crate_name();
+        let rustc_elf = || {
+            kernel_artifact
+                .filenames
+                .iter()
+                .map(PathBuf::from)
+                .find(|file| file.extension().is_some_and(|e| e == "elf"))
+                .ok_or_else(|| {
+                    not_found(format!(
+                        "no `.elf` among the files {:?} (is the target's dylib suffix still \
+                         `.elf`?)",
+                        kernel_artifact.filenames
+                    ))
+                })
+        };
+        // The code object, and the asm `llc` wrote (rustc's is found below).
+        let (elf, llc_asm) = match &tools {
+            Some(tools) => {
+                let ir = target_dir
+                    .join(AMDGPU_TARGET)
+                    .join("release")
+                    .join("deps")
+                    .join(format!("{crate_name}.ll"));
+                if !ir.is_file() {
+                    return Err(not_found(format!("no LLVM module {}", ir.display())));
+                }
+                let (elf, asm, _) = tools.code_object(&ir, processor, asm)?;
+                (elf, asm)
+            }
+            None => (rustc_elf()?, None),
+        };
         let bytes = std::fs::read(&elf).map_err(|error| BuildError::Io {
             path: elf.clone(),
             error,
@@ -395,7 +431,6 @@ impl CrateBuild<'_> {
                     code_object_processor(&bytes)
                 ))
             })?;
-        let crate_name = kernel_artifact.crate_name();
         let dir = self.out_dir.join(&crate_name);
         std::fs::create_dir_all(&dir).map_err(|error| BuildError::Io {
             path: dir.clone(),
@@ -409,9 +444,10 @@ impl CrateBuild<'_> {
             })?;
         }
         let asm_path = if asm {
-            // The asm beside the linked object, or in `deps/` (cargo uplifts only the link
-            // output).
+            // `llc`'s, or rustc's beside the linked object, or in `deps/` (cargo uplifts only
+            // the link output).
             let asm = [
+                llc_asm,
                 Some(elf.with_extension("s")),
                 elf.parent()
                     .map(|d| d.join("deps").join(format!("{crate_name}.s"))),

@@ -96,6 +96,14 @@ pub enum BuildError {
         /// Which crates, and why.
         detail: String,
     },
+    /// The kernels' workgroup-size markers in the module's LLVM IR could not be applied
+    /// (`build::workgroup_bounds`).
+    WorkgroupBounds {
+        /// The module's IR file.
+        ir: PathBuf,
+        /// Which marker, and why.
+        detail: String,
+    },
     /// Reading, writing or copying a file failed.
     Io {
         /// The file.
@@ -158,6 +166,11 @@ impl fmt::Display for BuildError {
                 f,
                 "{} is for `{found}`, not `{expected}`: the nested build's rustflags did not apply",
                 ptx.display()
+            ),
+            BuildError::WorkgroupBounds { ir, detail } => write!(
+                f,
+                "the workgroup sizes of the amdgpu kernels in {} cannot be bounded: {detail}",
+                ir.display()
             ),
             BuildError::PtxMerge { crate_dir, detail } => write!(
                 f,

@@ -58,6 +58,7 @@ mod nested;
 mod ptx_set;
 mod sm;
 mod toolchain;
+mod workgroup_bounds;
 
 pub use code_objects::{
     code_object_set_path, code_objects_env_var, parse_processor, write_code_object_set,

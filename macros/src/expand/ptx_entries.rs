@@ -44,6 +44,26 @@ pub(super) fn amdgpu_body(bodies: &[TargetBody]) -> Option<&TokenStream> {
         .map(|b| &b.body)
 }
 
+/// The prefix of the marker static beside each amdgpu kernel: `<prefix><threads>__<kernel>`,
+/// the threads of its blocks (`32 · num_warps`). The build helper reads the markers in the
+/// module's LLVM IR and bounds each kernel's workgroup size by them
+/// (`tessera::build::CodeObjectBuild`, `amdgpu-flat-work-group-size`): without a bound LLVM
+/// budgets every kernel's registers for blocks of 1024 threads.
+pub(crate) const WORKGROUP_SIZE_MARKER: &str = "__tessera_workgroup_size_";
+
+/// The marker static of the amdgpu kernel `entry`, whose blocks have `threads` threads
+/// ([`WORKGROUP_SIZE_MARKER`]); in amdgpu builds only.
+fn workgroup_size_marker(entry: &Ident, threads: u32) -> TokenStream {
+    let name = quote::format_ident!("{WORKGROUP_SIZE_MARKER}{threads}__{entry}");
+    quote! {
+        #[cfg(target_arch = "amdgpu")]
+        #[no_mangle]
+        #[used]
+        #[allow(non_upper_case_globals)]
+        static #name: u8 = 0;
+    }
+}
+
 /// The earlier variant of the same kernel whose amdgpu kernel a variant runs, its amdgpu body
 /// being the same ([`amdgpu_body`]'s tokens): its entry and how many tensor maps its host
 /// function takes after the parameters.
@@ -63,6 +83,7 @@ pub(super) struct SharedAmdgpuKernel<'a> {
 /// it while the emulator emulates amdgpu. A variant with `shared` has no amdgpu kernel of its
 /// own: it runs that one's (`tessera::Kernel::amdgpu_entry`), and its host function calls that
 /// one's while the emulator emulates amdgpu.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn entry_items(
     entry: &Ident,
     param_names: &[&Ident],
@@ -70,6 +91,7 @@ pub(super) fn entry_items(
     bodies: &[TargetBody],
     tensor_maps: usize,
     shared: Option<SharedAmdgpuKernel<'_>>,
+    threads: u32,
 ) -> TokenStream {
     let body_of = |target: Target| bodies.iter().find(|b| b.target == target).map(|b| &b.body);
     let host_doc = quote! {
@@ -198,7 +220,9 @@ pub(super) fn entry_items(
         _ => {
             let body = bodies.first().map(|b| b.body.clone()).unwrap_or_default();
             let device = if amdgpu && shared.is_none() {
-                nvptx_and_amdgpu_entry(&body)
+                let marker = workgroup_size_marker(entry, threads);
+                let kernel = nvptx_and_amdgpu_entry(&body);
+                quote!(#marker #kernel)
             } else {
                 device_entry(quote!(target_arch = "nvptx64"), &body, &maps)
             };
@@ -210,6 +234,10 @@ pub(super) fn entry_items(
     let amdgpu = amdgpu_body
         .or(body_of(Target::Ampere).filter(|_| amdgpu))
         .filter(|_| shared.is_none())
-        .map(amdgpu_entry);
+        .map(|body| {
+            let marker = workgroup_size_marker(entry, threads);
+            let kernel = amdgpu_entry(body);
+            quote!(#marker #kernel)
+        });
     items.into_iter().chain(amdgpu).collect()
 }

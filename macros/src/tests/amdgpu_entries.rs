@@ -122,6 +122,18 @@ fn dots_get_an_amdgpu_body_of_mfma() {
     );
     assert!(out.contains("entry mm (amdgpu)"), "EXPLAIN's amdgpu entry");
     assert!(out.contains("v_mfma_f32_32x32x8f16 ×"), "EXPLAIN's mfma");
+    // Beside the amdgpu kernel, in amdgpu builds, the marker of its block size (4 warps: 128
+    // threads), which the build helper turns into the kernel's workgroup bound.
+    let marker = format!(
+        "static {}128__mm : u8",
+        crate::expand::WORKGROUP_SIZE_MARKER
+    );
+    let at = out.find(&marker).expect("the workgroup-size marker");
+    assert!(
+        out[..at].ends_with("# [cfg (target_arch = \"amdgpu\")] # [no_mangle] # [used] # [allow (non_upper_case_globals)] "),
+        "{}",
+        &out[at.saturating_sub(200)..at]
+    );
 }
 
 /// A dot `mfma_choice` refuses (one warp: half a wave) keeps its variant NVIDIA-only: no amdgpu

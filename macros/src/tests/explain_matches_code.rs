@@ -225,7 +225,11 @@ fn check(inference: &Inference, what: &str) {
             DotCode::Mfma(plan) => {
                 let line = format!("[{} × {},", plan.instr, plan.steps.len());
                 assert!(text.contains(&line), "{what}: explain lacks `{line}`");
-                let acc = if plan.instr.input.integer() { "i32" } else { "f32" };
+                let acc = if plan.instr.input.integer() {
+                    "i32"
+                } else {
+                    "f32"
+                };
                 let name = format!("mfma_{acc}");
                 expected.extend(std::iter::repeat_n(name, plan.steps.len()));
             }
