@@ -143,7 +143,8 @@ pub struct BuiltCodeObjects {
 /// (and, for the processors [`asm_for`](CodeObjectBuild::asm_for) names, a second `llc` the
 /// asm); without `llc`, rustc's own (`--emit=link`, `--emit=asm,link`: LLVM's code generation
 /// of the whole crate twice), unbounded, and the build says so. The code object is copied to
-/// `$OUT_DIR/<crate>/<processor>.hsaco` (and the asm to `$OUT_DIR/<crate>/<processor>.s`). The kernel crate needs
+/// `$OUT_DIR/<crate>/<processor>.hsaco` (and the asm to `$OUT_DIR/<crate>/<processor>.s`). The
+/// kernel crate needs
 /// `#![cfg_attr(target_arch = "amdgpu", no_std, feature(abi_gpu_kernel))]`; its `#[tile_kernel]`s
 /// without NVIDIA-only instructions are kernels of the code object (see the README, "AMD GPUs").
 #[derive(Clone, Debug)]
@@ -412,8 +413,7 @@ impl CrateBuild<'_> {
                 if !ir.is_file() {
                     return Err(not_found(format!("no LLVM module {}", ir.display())));
                 }
-                let (elf, asm, _) = tools.code_object(&ir, processor, asm)?;
-                (elf, asm)
+                tools.code_object(&ir, processor, asm)?
             }
             None => (rustc_elf()?, None),
         };

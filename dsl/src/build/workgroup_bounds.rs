@@ -132,19 +132,18 @@ impl LlvmTools {
     /// kernels bounded: `<dir>/<stem>.bounded.ll` (the patched module), `.o` (from `llc -O3`,
     /// position-independent, sections per function as rustc's), `.elf` (linked by `rust-lld`
     /// with rustc's arguments for amdgpu: a shared object, unused sections dropped), and with
-    /// `asm` the ISA text `.s` (a second `llc`). Returns the `.elf`, the asm and how many
-    /// kernels were bounded.
+    /// `asm` the ISA text `.s` (a second `llc`). Returns the `.elf` and the asm.
     pub(super) fn code_object(
         &self,
         ir: &Path,
         processor: &str,
         asm: bool,
-    ) -> Result<(PathBuf, Option<PathBuf>, usize), BuildError> {
+    ) -> Result<(PathBuf, Option<PathBuf>), BuildError> {
         let text = std::fs::read_to_string(ir).map_err(|error| BuildError::Io {
             path: ir.to_path_buf(),
             error,
         })?;
-        let (bounded_ir, bounded) =
+        let (bounded_ir, _) =
             bound_workgroup_sizes(&text).map_err(|detail| BuildError::WorkgroupBounds {
                 ir: ir.to_path_buf(),
                 detail,
@@ -196,7 +195,7 @@ impl LlvmTools {
         } else {
             None
         };
-        Ok((elf, asm_path, bounded))
+        Ok((elf, asm_path))
     }
 }
 
