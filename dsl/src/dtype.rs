@@ -48,7 +48,7 @@ const F16: Format = Format {
     man_bits: 10,
     bias: 15,
     max_finite: 0x7bff,
-    infinity: Some(0x7c00),
+    infinity: Some(F16_INFINITY),
     nan: 0x7fff,
     saturate: false,
     decode_by_shift: false,
@@ -155,32 +155,45 @@ impl Format {
         sign | bits
     }
 
+    /// `bits` taken apart: sign, magnitude, exponent field, mantissa, and whether it is an
+    /// infinity or a NaN of this format.
+    #[inline]
+    const fn parts(&self, bits: u32) -> Parts {
+        let mag = bits & (self.sign_bit() - 1);
+        let exp_field = mag >> self.man_bits;
+        let class = match self.infinity {
+            Some(inf) if mag == inf => Class::Infinity,
+            Some(_) if exp_field == (1 << self.exp_bits) - 1 => Class::Nan,
+            None if mag > self.max_finite => Class::Nan,
+            _ => Class::Finite,
+        };
+        Parts {
+            negative: bits & self.sign_bit() != 0,
+            mag,
+            exp_field,
+            man: mag & ((1 << self.man_bits) - 1),
+            class,
+        }
+    }
+
     /// The f16 bits of the value of `bits`, exactly, for a format no wider than f16 (f8): the
     /// exponent rebiased and the mantissa shifted, a subnormal normalised; ±inf as f16's, NaN as
     /// f16's canonical `0x7fff` (what rounding [`decode`](Self::decode)'s f32 gives). Integer
     /// operations only: what the f8 → f16 widening compiles to where no instruction does it.
     #[inline]
     const fn widen_to_f16_bits(&self, bits: u32) -> u16 {
-        let sign = if bits & self.sign_bit() != 0 {
-            0x8000u32
-        } else {
-            0
-        };
-        let mag = bits & (self.sign_bit() - 1);
-        let exp_field = mag >> self.man_bits;
-        let man = mag & ((1 << self.man_bits) - 1);
-        let exp_all_ones = (1 << self.exp_bits) - 1;
-        let nan = match self.infinity {
-            Some(inf) => {
-                if mag == inf {
-                    return (sign | F16.infinity_bits()) as u16;
-                }
-                exp_field == exp_all_ones
-            }
-            None => mag > self.max_finite,
-        };
-        if nan {
-            return F16.nan as u16;
+        let Parts {
+            negative,
+            exp_field,
+            man,
+            class,
+            ..
+        } = self.parts(bits);
+        let sign = if negative { 0x8000u32 } else { 0 };
+        match class {
+            Class::Infinity => return (sign | F16_INFINITY) as u16,
+            Class::Nan => return F16.nan as u16,
+            Class::Finite => {}
         }
         let up = F16.man_bits - self.man_bits;
         let rebias = (F16.bias - self.bias) as u32;
@@ -200,15 +213,6 @@ impl Format {
         (sign | (e << F16.man_bits) | (frac << up)) as u16
     }
 
-    /// The bit pattern of +infinity (formats that have one; 0 otherwise).
-    #[inline]
-    const fn infinity_bits(&self) -> u32 {
-        match self.infinity {
-            Some(inf) => inf,
-            None => 0,
-        }
-    }
-
     /// Exact value of the bit pattern `bits` as f32 (every value of these formats is an f32).
     /// NaNs map to `nan_f32`.
     #[inline]
@@ -216,29 +220,18 @@ impl Format {
         if self.decode_by_shift {
             return f32::from_bits(bits << 16);
         }
-        let sign = if bits & self.sign_bit() != 0 {
-            0x8000_0000u32
-        } else {
-            0
-        };
-        let mag = bits & (self.sign_bit() - 1);
-        let exp_field = mag >> self.man_bits;
-        let man = mag & ((1 << self.man_bits) - 1);
-        let exp_all_ones = (1 << self.exp_bits) - 1;
-        match self.infinity {
-            Some(inf) => {
-                if mag == inf {
-                    return f32::from_bits(sign | 0x7f80_0000);
-                }
-                if exp_field == exp_all_ones {
-                    return f32::from_bits(nan_f32);
-                }
-            }
-            None => {
-                if mag > self.max_finite {
-                    return f32::from_bits(nan_f32);
-                }
-            }
+        let Parts {
+            negative,
+            mag,
+            exp_field,
+            man,
+            class,
+        } = self.parts(bits);
+        let sign = if negative { 0x8000_0000u32 } else { 0 };
+        match class {
+            Class::Infinity => return f32::from_bits(sign | 0x7f80_0000),
+            Class::Nan => return f32::from_bits(nan_f32),
+            Class::Finite => {}
         }
         if mag == 0 {
             return f32::from_bits(sign);
@@ -255,6 +248,26 @@ impl Format {
         f32::from_bits(sign | ((e as u32) << 23) | (man << (23 - self.man_bits)))
     }
 }
+
+/// A bit pattern of a [`Format`] taken apart ([`Format::parts`]).
+struct Parts {
+    negative: bool,
+    /// The bits without the sign.
+    mag: u32,
+    exp_field: u32,
+    man: u32,
+    class: Class,
+}
+
+/// What a bit pattern of a [`Format`] encodes.
+enum Class {
+    Finite,
+    Infinity,
+    Nan,
+}
+
+/// f16's +infinity.
+const F16_INFINITY: u32 = 0x7c00;
 
 macro_rules! storage_float {
     ($(#[$doc:meta])* $name:ident, $bits:ty, $fmt:expr, $nan_f32:expr) => {

@@ -71,9 +71,7 @@ use quote::{quote, ToTokens};
 
 mod generic_launcher;
 mod own_names;
-mod ptx_entries;
-#[cfg(test)]
-pub(crate) use ptx_entries::WORKGROUP_SIZE_MARKER;
+pub(crate) mod ptx_entries;
 mod requires;
 mod spec_entries;
 mod tensor_maps;
@@ -610,8 +608,7 @@ fn specialisation_items(
             let (Some(entry), Some(facts)) = (entry, facts) else {
                 continue;
             };
-            // The key of an amdgpu kernel: its body and its block size (the kernel's workgroup
-            // bound, `ptx_entries::WORKGROUP_SIZE_MARKER`).
+            // An amdgpu kernel's key: its body and block size (its workgroup bound).
             let amdgpu_text =
                 ptx_entries::amdgpu_body(&bodies).map(|b| format!("{num_warps} warps: {b}"));
             let shared_kernel = amdgpu_text

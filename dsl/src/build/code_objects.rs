@@ -253,7 +253,8 @@ impl CodeObjectBuild {
             crate_dir.display(),
             toolchain.version
         );
-        if LlvmTools::find(&toolchain.sysroot).is_none() {
+        let tools = LlvmTools::find(&toolchain.sysroot);
+        if tools.is_none() {
             say(&format!(
                 "no `llc` in {toolchain_name} (its `llvm-tools` component): the amdgpu kernels \
                  keep LLVM's register budget for 1024-thread workgroups, not their own block \
@@ -278,7 +279,8 @@ impl CodeObjectBuild {
             &processors,
             |processor| {
                 let asm = asm_for.contains(processor);
-                build.build_code_object(processor, &target_dir.join(processor), asm)
+                let dir = target_dir.join(processor);
+                build.build_code_object(processor, &dir, asm, tools.as_ref())
             },
             || BuildError::CodeObjectNotFound {
                 crate_dir: crate_dir.clone(),
@@ -316,20 +318,21 @@ pub fn code_objects_env_var(crate_name: &str) -> String {
 
 impl CrateBuild<'_> {
     /// Builds the code object for `processor` in `target_dir` and copies it (and its asm, with
-    /// `asm`) to `<out_dir>/<crate>/<processor>.{hsaco,s}`.
+    /// `asm`) to `<out_dir>/<crate>/<processor>.{hsaco,s}`; `tools`: the toolchain's `llc` and
+    /// `rust-lld`, if it has `llc`.
     fn build_code_object(
         &self,
         processor: &str,
         target_dir: &Path,
         asm: bool,
+        tools: Option<&LlvmTools>,
     ) -> Result<BuiltCodeObject, BuildError> {
         let crate_dir = self.crate_dir.to_path_buf();
         let rustflags = amdgpu_rustflags(processor, self.extra_rustflags);
         // With the toolchain's `llc`, rustc stops at the crate's final LLVM module, which gets
         // its kernels' workgroup bounds before `llc` and `rust-lld` make the code object
         // (`workgroup_bounds`); without it, rustc's own code object.
-        let tools = LlvmTools::find(&self.toolchain.sysroot);
-        let emit = match (&tools, asm) {
+        let emit = match (tools, asm) {
             (Some(_), _) => "--emit=llvm-ir",
             (None, true) => "--emit=asm,link",
             (None, false) => "--emit=link",
@@ -403,7 +406,7 @@ impl CrateBuild<'_> {
                 })
         };
         // The code object, and the asm `llc` wrote (rustc's is found below).
-        let (elf, llc_asm) = match &tools {
+        let (elf, llc_asm) = match tools {
             Some(tools) => {
                 let ir = target_dir
                     .join(AMDGPU_TARGET)

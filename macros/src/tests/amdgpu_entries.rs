@@ -126,7 +126,7 @@ fn dots_get_an_amdgpu_body_of_mfma() {
     // threads), which the build helper turns into the kernel's workgroup bound.
     let marker = format!(
         "static {}128__mm : u8",
-        crate::expand::WORKGROUP_SIZE_MARKER
+        crate::expand::ptx_entries::WORKGROUP_SIZE_MARKER
     );
     let at = out.find(&marker).expect("the workgroup-size marker");
     assert!(
