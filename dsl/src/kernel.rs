@@ -92,20 +92,23 @@ impl TensorMapParam {
     }
 }
 
-/// The PTX targets a kernel is built for.
+/// The PTX targets a kernel is built for (NVIDIA's; whether AMD code objects have the kernel is
+/// [`Kernel::nvidia_only`]'s to say).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelTargets {
     /// Every target of its crate's PTX set (code for sm_80 runs on every later GPU).
     Every,
     /// sm_90a only (`#[tile_kernel(targets = [sm_90a])]`): the entry is in the sm_90a PTX alone,
-    /// so it launches on a GPU of compute capability 9.0 that loaded that PTX, and on the
-    /// emulator while it emulates sm_90a; elsewhere the launch is a
-    /// [`LaunchError::UnsupportedTarget`](crate::launch::LaunchError::UnsupportedTarget).
+    /// so on NVIDIA GPUs it launches on one of compute capability 9.0 that loaded that PTX, and
+    /// on the emulator while it emulates sm_90a; on other NVIDIA targets the launch is a
+    /// [`LaunchError::UnsupportedTarget`](crate::launch::LaunchError::UnsupportedTarget). AMD
+    /// code objects (and the emulator emulating amdgpu) run its amdgpu kernel, planned from the
+    /// same source, when it has one.
     Sm90aOnly,
 }
 
 impl KernelTargets {
-    /// The PTX target the kernel needs, when it is one: `Some("sm_90a")` for
+    /// The PTX target the kernel needs on NVIDIA GPUs, when it is one: `Some("sm_90a")` for
     /// [`KernelTargets::Sm90aOnly`].
     pub fn required(self) -> Option<&'static str> {
         match self {

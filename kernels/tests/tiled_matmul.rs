@@ -490,11 +490,12 @@ fn matmul_e5m2_amdgpu_matches_cpu() {
     matmul_e5m2(EmulatedTarget::Amdgpu);
 }
 
-/// `tile_matmul_f8_grouped` (sm_90a only: 128 × 128 × 128 tiles, 4 stages, f16 out) on `T`
-/// inputs: against the f64 product in its sm_90a body (half an f16 ulp, and on the GPU the f8
-/// `wgmma`'s slack), the aligned shapes copying by `cp.async`; on the emulator a launch
-/// emulating sm_80 is refused as `UnsupportedTarget`, naming sm_90a, and so is any launch on a
-/// GPU module without sm_90a PTX.
+/// `tile_matmul_f8_grouped` (sm_90a alone of NVIDIA's targets: 128 × 128 × 128 tiles, 4
+/// stages, f16 out) on `T` inputs: against the f64 product in its sm_90a body (half an f16 ulp,
+/// and on the GPU the f8 `wgmma`'s slack), the aligned shapes copying by `cp.async`; on the
+/// emulator also its amdgpu body (the same source planned for AMD: `v_mfma` on the operands
+/// widened to f16, no `ldmatrix`), and a launch emulating sm_80 is refused as
+/// `UnsupportedTarget`, naming sm_90a, as is any launch on a GPU module without sm_90a PTX.
 fn matmul_f8_grouped<T: tile_matmul_f8_grouped::Listed_T + Float>() {
     let gpu = device();
     let shapes = gpu.cases(
@@ -550,6 +551,14 @@ fn matmul_f8_grouped<T: tile_matmul_f8_grouped::Listed_T + Float>() {
         check_f8_product(gpu, &c, (&a, &w), (m, n, k), 1.0 / 2048.0, &ctx);
         check_f8_copies(gpu, &report, EmulatedTarget::Sm90a, 4, (n, k), &ctx);
         if !gpu.is_gpu() {
+            let (c, report) = with_target(EmulatedTarget::Amdgpu, run);
+            let report = report.unwrap();
+            let c: Vec<f64> = c.iter().map(|x| x.to_f32() as f64).collect();
+            let ctx = format!("{ctx} amdgpu");
+            check_f8_product(gpu, &c, (&a, &w), (m, n, k), 1.0 / 2048.0, &ctx);
+            if let Some(report) = gpu.emulator_only(&report, "f8 matmul on amdgpu: no ldmatrix") {
+                check_no_ldmatrix(report, &ctx);
+            }
             let refused = with_target(EmulatedTarget::Sm80, run).1.unwrap_err();
             let text = refused.to_string();
             assert!(

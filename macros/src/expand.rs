@@ -542,9 +542,10 @@ fn specialisation_items(
             let mut entry = None;
             // The tensor maps of the variant's TMA copies (its sm_90a body's).
             let mut maps: Vec<crate::lower::TensorMapUse> = Vec::new();
-            // The variants of this suffix, lowered; then, when the Ampere body uses an
-            // NVIDIA-only instruction that a plan for AMD avoids, the `Target::Amdgpu` variant
-            // (the amdgpu entry's own body).
+            // The variants of this suffix, lowered; then, when the first NVIDIA body (the
+            // Ampere one, else the Hopper one of `targets = [sm_90a]`) uses an NVIDIA-only
+            // instruction that a plan for AMD avoids, the `Target::Amdgpu` variant (the amdgpu
+            // entry's own body).
             let amdgpu: Option<Variant>;
             let mut lowered_variants = Vec::new();
             for variant in variants.iter().filter(|v| v.suffix == suffix) {
@@ -553,13 +554,13 @@ fn specialisation_items(
                     Err(e) => add_errors(&mut errors, e),
                 }
             }
-            let ampere = lowered_variants
-                .iter()
-                .find(|(v, l)| v.kernel.target == Target::Ampere && !l.nvidia_only.is_empty());
+            let nvidia = lowered_variants
+                .first()
+                .filter(|(_, l)| !l.nvidia_only.is_empty());
             // A plan for AMD that cannot be made or rendered (its shared memory above the
             // 64 KiB of LDS, say) leaves the variant without an amdgpu kernel, as before: its
             // launch on AMD is refused (`LaunchError::NvidiaOnly`), the NVIDIA build unaffected.
-            amdgpu = ampere
+            amdgpu = nvidia
                 .filter(|_| body_set.amdgpu())
                 .and_then(|(v, _)| variants::amdgpu_variant(&source, v).ok());
             if let Some(v) = &amdgpu {

@@ -350,6 +350,17 @@ mod tests {
             .position(|n| n == "scale")
             .unwrap();
         assert_eq!(resolved.index as usize, index);
+        // A kernel for sm_90a alone among NVIDIA's targets (`targets = [sm_90a]`) is a code
+        // object's kernel when it has AMD code, and refused as NVIDIA-only when it has none.
+        let sm90a = |name, nvidia_only| crate::Kernel {
+            targets: crate::KernelTargets::Sm90aOnly,
+            ..kernel(name, nvidia_only)
+        };
+        module.resolve(sm90a("scale", &[])).unwrap();
+        let err = module
+            .resolve(sm90a("hopper_scale", &["wgmma"]))
+            .unwrap_err();
+        assert!(matches!(err, LaunchError::NvidiaOnly { .. }), "{err:?}");
         // PTX modules never say so: their kernels are NVIDIA's.
         let ptx = device
             .load_ptx(

@@ -76,8 +76,9 @@ pub(crate) fn launch<A: KernelArgs>(
         kernel: kernel.name.to_string(),
         message: err.to_string(),
     })?;
+    // The PTX target a kernel needs is NVIDIA's: emulating amdgpu, the check below decides.
     if let Some(needs) = kernel.targets.required() {
-        if emulated.name() != needs {
+        if emulated != emulator::EmulatedTarget::Amdgpu && emulated.name() != needs {
             return Err(LaunchError::UnsupportedTarget {
                 kernel: kernel.name.to_string(),
                 needs: needs.to_string(),

@@ -69,8 +69,9 @@ impl Module {
         let emulated = matches!(self.backend, super::ModuleBackend::Emulator);
         let needs = kernel.targets.required();
         // A kernel of one target is not in the PTX of the others; the emulator, which runs
-        // host builds, checks the target it emulates at each launch instead.
-        if let (Some(needs), false) = (needs, emulated) {
+        // host builds, checks the target it emulates at each launch instead, and a code object
+        // has the kernel when it has AMD code (below).
+        if let (Some(needs), false) = (needs, emulated || self.is_code_object()) {
             if self.target_name() != Some(needs) {
                 return Err(LaunchError::UnsupportedTarget {
                     kernel: kernel.name.to_string(),

@@ -121,6 +121,23 @@ fn sm90a_only_kernels_launch_only_when_emulating_sm90a() {
         "{refused}"
     );
     assert_eq!(counter.download().unwrap(), [64], "the refused launch ran");
+    // sm_90a is the PTX target it needs: emulating amdgpu, it runs its amdgpu code, and
+    // without any it is refused as NVIDIA-only.
+    on(EmulatedTarget::Amdgpu).unwrap();
+    assert_eq!(counter.download().unwrap(), [128]);
+    let wgmma_only = Kernel {
+        nvidia_only: &["wgmma"],
+        ..kernel
+    };
+    let refused = crate::emulator::with_target(EmulatedTarget::Amdgpu, || {
+        device.launch(&module, wgmma_only, config, (counter.ptr(),))
+    })
+    .unwrap_err();
+    assert!(
+        matches!(&refused, LaunchError::NvidiaOnly { instructions, .. } if instructions == &["wgmma"]),
+        "{refused}"
+    );
+    assert_eq!(counter.download().unwrap(), [128], "the refused launch ran");
     // A kernel for every target must be an entry of the module.
     let missing = Kernel {
         targets: KernelTargets::Every,

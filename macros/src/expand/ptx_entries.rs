@@ -28,8 +28,8 @@ fn amdgpu_candidate(bodies: &[TargetBody]) -> Option<&TargetBody> {
 }
 
 /// What keeps a variant out of AMD code objects: nothing when [`amdgpu_candidate`] uses no
-/// NVIDIA-only instruction, else that body's NVIDIA-only instructions (a Hopper-only variant's,
-/// `targets = [sm_90a]`).
+/// NVIDIA-only instruction, else that body's NVIDIA-only instructions (a variant no plan for
+/// AMD exists for: an odd `num_warps` under a `dot`, say).
 pub(super) fn amdgpu_blockers(bodies: &[TargetBody]) -> Vec<&'static str> {
     amdgpu_candidate(bodies)
         .map(|b| b.nvidia_only.clone())
@@ -76,7 +76,8 @@ pub(super) struct SharedAmdgpuKernel<'a> {
 /// without `dot`, or `targets = [sm_80]`), one of each; with an Ampere and a Hopper body, the
 /// PTX entry once per target (`cfg(target_feature = "sm_90a")` tells them apart) and a host
 /// function that runs the body of the emulated target (`tessera::emulator::running_target`);
-/// with a Hopper body alone (`targets = [sm_90a]`), the entry in the sm_90a PTX only. The
+/// with a Hopper body alone (`targets = [sm_90a]`), the entry in the sm_90a PTX only (and the
+/// amdgpu kernel of the body planned for AMD, when there is one). The
 /// Ampere body (the only one of a kernel without `dot`) is also the amdgpu entry when it uses no
 /// NVIDIA-only instruction: its warps are half-waves there (`tessera::device`'s contract). A
 /// body planned for AMD ([`Target::Amdgpu`]) is the amdgpu entry's, and the host function runs
@@ -188,10 +189,11 @@ pub(super) fn entry_items(
     };
     let sm90a = quote!(all(target_arch = "nvptx64", target_feature = "sm_90a"));
     let items = match (body_of(Target::Ampere), body_of(Target::Hopper)) {
-        // `targets = [sm_90a]`: in the sm_90a PTX alone (the launcher refuses other targets).
+        // `targets = [sm_90a]`: in the sm_90a PTX alone (the launcher refuses other NVIDIA
+        // targets), and an amdgpu kernel when a plan for AMD exists.
         (None, Some(hopper)) => vec![
             device_entry(sm90a, hopper, &maps),
-            host_entry(hopper.clone()),
+            host_entry(host_of(hopper.clone())),
         ],
         (Some(ampere), Some(hopper)) => {
             let others = quote!(all(target_arch = "nvptx64", not(target_feature = "sm_90a")));

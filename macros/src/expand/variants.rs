@@ -26,7 +26,8 @@ pub(crate) enum BodySet {
     /// without a Hopper one.
     NvptxSm90a,
     /// AMD code objects (`amdgpu`): the Ampere bodies (the amdgpu entry's when they use no
-    /// NVIDIA-only instruction) and the bodies planned for AMD.
+    /// NVIDIA-only instruction), the Hopper body of a kernel without an Ampere one
+    /// (`targets = [sm_90a]`), and the bodies planned for AMD.
     Amdgpu,
 }
 
@@ -60,11 +61,13 @@ impl BodySet {
     pub(crate) fn built(self, targets: &[Target]) -> Vec<Target> {
         match self {
             BodySet::All => targets.to_vec(),
-            BodySet::Nvptx | BodySet::Amdgpu => targets
+            BodySet::Nvptx => targets
                 .iter()
                 .copied()
                 .filter(|&t| t == Target::Ampere)
                 .collect(),
+            // The NVIDIA body the plan for AMD replaces: the Ampere one, else the Hopper one.
+            BodySet::Amdgpu => targets.first().copied().into_iter().collect(),
             BodySet::NvptxSm90a if targets.contains(&Target::Hopper) => vec![Target::Hopper],
             BodySet::NvptxSm90a => targets.to_vec(),
         }
@@ -161,17 +164,18 @@ pub(crate) fn prepare(kernel: Kernel, bodies: BodySet) -> Result<Vec<Variant>, s
     Ok(variants)
 }
 
-/// The [`Target::Amdgpu`] variant of `ampere` (an Ampere variant whose body uses an
-/// NVIDIA-only instruction: `ldmatrix`, which a plan for AMD replaces by vector loads; a dot's
-/// `mma.sync` and `cp.async`, replaced by `v_mfma` and plain loads), inferred from `kernel` (the
+/// The [`Target::Amdgpu`] variant of `nvidia` (an NVIDIA variant whose body uses an
+/// NVIDIA-only instruction: the Ampere one's `ldmatrix`, which a plan for AMD replaces by vector
+/// loads, a dot's `mma.sync` and `cp.async`, replaced by `v_mfma` and plain loads; or, in a
+/// kernel with a Hopper body alone, its `wgmma` and TMA), inferred from `kernel` (the
 /// specialisation before inference) under the same policy. An error when no plan for AMD
 /// exists (a dot `infer::dot::mfma_choice` refuses, shared memory above the LDS).
-pub(crate) fn amdgpu_variant(kernel: &Kernel, ampere: &Variant) -> Result<Variant, syn::Error> {
+pub(crate) fn amdgpu_variant(kernel: &Kernel, nvidia: &Variant) -> Result<Variant, syn::Error> {
     let mut k = kernel.clone();
     k.target = Target::Amdgpu;
-    let inference = infer::infer_with(&mut k, ampere.policy)?;
+    let inference = infer::infer_with(&mut k, nvidia.policy)?;
     infer::report_if_requested(&inference);
-    Ok(variant(inference, ampere.suffix))
+    Ok(variant(inference, nvidia.suffix))
 }
 
 fn has_dot(kernel: &Kernel) -> bool {

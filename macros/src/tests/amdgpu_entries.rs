@@ -82,19 +82,22 @@ fn item<'a>(out: &'a str, abi: &str, name: &str) -> &'a str {
 /// A dot's Ampere body uses `mma.sync` (and `ldmatrix`): the amdgpu entry gets a body of its
 /// own, planned for AMD, whose dot is `v_mfma` calls and whose conversions read without
 /// `ldmatrix`; EXPLAIN names the instruction.
+/// `mm`: one 64 × 64 f16 dot of a tile with itself, under the attribute `attr`.
+fn square_dot(attr: TokenStream) -> (TokenStream, TokenStream) {
+    let item = quote!(
+        fn mm(a: Ptr<f16>, c: Ptr<f32>) {
+            let r = arange(0, 64);
+            let offs = r.expand_dims(1) * 64 + r.expand_dims(0);
+            let t = load(a + offs);
+            store(c + offs, dot(t, t));
+        }
+    );
+    (attr, item)
+}
+
 #[test]
 fn dots_get_an_amdgpu_body_of_mfma() {
-    let dot = (
-        quote!(num_warps = 4),
-        quote!(
-            fn mm(a: Ptr<f16>, c: Ptr<f32>) {
-                let r = arange(0, 64);
-                let offs = r.expand_dims(1) * 64 + r.expand_dims(0);
-                let t = load(a + offs);
-                store(c + offs, dot(t, t));
-            }
-        ),
-    );
+    let dot = square_dot(quote!(num_warps = 4));
     let bodies = nvidia_only(dot.0.clone(), dot.1.clone());
     assert_eq!(bodies[0], ["ldmatrix", "mma.sync"]);
     assert_eq!(bodies[1], ["wgmma"]);
@@ -133,6 +136,52 @@ fn dots_get_an_amdgpu_body_of_mfma() {
         out[..at].ends_with("# [cfg (target_arch = \"amdgpu\")] # [no_mangle] # [used] # [allow (non_upper_case_globals)] "),
         "{}",
         &out[at.saturating_sub(200)..at]
+    );
+}
+
+/// A kernel for sm_90a alone among NVIDIA's targets (`targets = [sm_90a]`) has the Hopper body
+/// (`wgmma`) in the sm_90a PTX alone and an amdgpu kernel planned from the same source: the
+/// host function runs the amdgpu body while the emulator emulates amdgpu; in an amdgpu build
+/// the macro plans the Hopper body it replaces and the AMD one (not Ampere's).
+#[test]
+fn hopper_only_kernels_get_an_amdgpu_body_of_mfma() {
+    let dot = square_dot(quote!(num_warps = 4, targets = [sm_90a]));
+    // Its variants (aligned and `unaligned`): Hopper bodies alone, `wgmma` in each.
+    let bodies = nvidia_only(dot.0.clone(), dot.1.clone());
+    assert!(
+        !bodies.is_empty() && bodies.iter().all(|b| b.contains(&"wgmma")),
+        "{bodies:?}"
+    );
+    let out = expansion(dot.0.clone(), dot.1.clone());
+    let ptx = item(&out, "ptx-kernel", "mm");
+    assert!(ptx.contains("wgmma"), "the sm_90a body's wgmma");
+    assert!(!out.contains("mma_m16n8"), "an Ampere body");
+    let amd = item(&out, "gpu-kernel", "mm");
+    assert!(
+        amd.contains("mfma_f32_32x32x8_f16"),
+        "the amdgpu body's mfma"
+    );
+    assert!(!amd.contains("wgmma"), "NVIDIA code for AMD");
+    assert!(out.contains("Sm90aOnly"), "the handle's PTX targets");
+    assert!(
+        out.contains("nvidia_only : & []"),
+        "the handle's nvidia_only"
+    );
+    assert!(
+        out.contains("EmulatedTarget :: Amdgpu"),
+        "the host function's switch"
+    );
+    assert!(out.contains("entry mm (amdgpu)"), "EXPLAIN's amdgpu entry");
+    // The amdgpu build's expansion: the amdgpu kernel, planned from the Hopper variant's.
+    let kernels = super::ok(dot.0, dot.1);
+    let variants = crate::expand::prepare(kernels[0].clone(), crate::expand::BodySet::Amdgpu)
+        .expect("layouts inferred");
+    assert!(
+        !variants.is_empty()
+            && variants
+                .iter()
+                .all(|v| v.kernel.target == crate::ir::Target::Hopper),
+        "an amdgpu build plans the Hopper variants"
     );
 }
 

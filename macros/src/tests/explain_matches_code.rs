@@ -329,10 +329,11 @@ fn check_sources(next: &std::sync::atomic::AtomicUsize) -> (usize, usize, usize)
                     dot |= matches!(op.kind, OpKind::Dot { .. });
                 });
                 check(&inference, &what);
-                // The amdgpu body of a kernel whose Ampere plans read by `ldmatrix` or that has
-                // a dot (`expand::variants::amdgpu_variant`): explained truthfully, and without
+                // The amdgpu body of a kernel whose first NVIDIA plans (Ampere's, else those of
+                // `targets = [sm_90a]`) read by `ldmatrix` or that has a dot
+                // (`expand::variants::amdgpu_variant`): explained truthfully, and without
                 // `ldmatrix`. A dot that `mfma_choice` refuses leaves the kernel NVIDIA-only.
-                if target == Target::Ampere && (ldmatrix || dot) {
+                if target == targets[0] && (ldmatrix || dot) {
                     let mut k = kernel.clone();
                     k.target = Target::Amdgpu;
                     let inference = match infer_with(&mut k, policy) {

@@ -106,12 +106,14 @@ pub fn tile_matmul_f8<T, const BM: usize, const BN: usize, const BK: usize>(
     store(c_ptrs, acc, c_mask);
 }
 
-/// `c = a · wᵀ` as [`tile_matmul_f8`] at the tiles f8 `wgmma` runs fast at, for sm_90a only
-/// (`targets = [sm_90a]`): 128 × 128 tiles of `c` on 8 warps (two warpgroups, one
-/// `wgmma.m64n128k32` each per K step), K in steps of 128 over 4 stages, programs in groups of
-/// `GROUP` tile rows, the f32 accumulator rounded to f16. The kernel is in the sm_90a PTX alone:
-/// an sm_80 body at these tiles (f8 widened to f16 in software for `mma.sync`) would spill, and
-/// take ptxas close to a minute per entry. Elsewhere a launch is an `UnsupportedTarget` error.
+/// `c = a · wᵀ` as [`tile_matmul_f8`] at the tiles f8 `wgmma` runs fast at, for sm_90a alone of
+/// NVIDIA's targets (`targets = [sm_90a]`): 128 × 128 tiles of `c` on 8 warps (two warpgroups,
+/// one `wgmma.m64n128k32` each per K step), K in steps of 128 over 4 stages, programs in groups
+/// of `GROUP` tile rows, the f32 accumulator rounded to f16. The kernel is in the sm_90a PTX
+/// alone: an sm_80 body at these tiles (f8 widened to f16 in software for `mma.sync`) would
+/// spill, and take ptxas close to a minute per entry; on other NVIDIA targets a launch is an
+/// `UnsupportedTarget` error. AMD code objects have it, planned from the same source (f8
+/// widened to f16 for `v_mfma_f32_32x32x8f16`, the loop not pipelined).
 #[tile_kernel(
     T = [f8e4m3, f8e5m2],
     targets = [sm_90a],
