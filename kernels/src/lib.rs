@@ -17,15 +17,19 @@
 //!   bank-conflict example of the emulator's report).
 //! * [`hopper`]: a 128 × 128 × 64 f16 matmul on TMA, `mbarrier` and `wgmma` (sm_90a).
 //! * [`probes`]: small kernels that exercise the rest of the runtime layer (conversions,
-//!   shuffles, `cp.async` + `ldmatrix` + `mma`, shared-memory bank patterns) so that every
-//!   wrapper is assembled by ptxas in CI and checked against CPU references on the emulator
-//!   (and, through the same handles, on a GPU).
+//!   shuffles, the thread geometry; NVIDIA's `cp.async` + `ldmatrix` + `mma` in
+//!   [`probes::nvidia`], AMD's `v_mfma` in [`probes::amd`]) so that every wrapper is compiled
+//!   for its targets in CI and checked against CPU references on the emulator (and, through the
+//!   same handles, on a GPU).
 //!
 //! For `amdgcn-amd-amdhsa` (AMD GPUs, `-Ctarget-cpu=gfx942` or `gfx90a`) the crate builds
-//! [`vec_add`], [`copy`], [`row_sum`], [`transpose32`] and every tile kernel variant without
-//! a `dot` or async copy (a variant whose conversions NVIDIA reads by `ldmatrix` has a body
-//! planned for AMD) as `gpu-kernel`s of one HSA code object (`scripts/check_amdgcn.sh` builds it and checks the ISA); the probes and
-//! [`hopper`] are not built there.
+//! [`vec_add`], [`copy`], [`row_sum`], [`transpose32`], the probes but NVIDIA's
+//! ([`probes::nvidia`]) and every tile kernel variant (a variant whose NVIDIA bodies use an
+//! NVIDIA-only instruction, `mma.sync`, `wgmma`, `ldmatrix`, `cp.async`, has a body planned for
+//! AMD: dots by `v_mfma`) as `gpu-kernel`s of one HSA code object (`scripts/check_amdgcn.sh`
+//! builds it and checks the ISA). [`hopper`], a hand-written kernel of Hopper's `wgmma` and TMA,
+//! and [`probes::nvidia`] are NVIDIA's by what they are: the device layer has no such
+//! instructions for amdgpu.
 #![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 #![cfg_attr(target_arch = "amdgpu", feature(abi_gpu_kernel))]
@@ -37,7 +41,6 @@ pub mod copy;
     target_feature = "sm_90a"
 ))]
 pub mod hopper;
-#[cfg(not(target_arch = "amdgpu"))]
 pub mod probes;
 pub mod row_sum;
 pub mod thread_quad;

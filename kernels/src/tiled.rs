@@ -8,8 +8,8 @@
 //! depends on it, not every kernel. The PTX of `tessera-kernels` holds every family's entries
 //! (`tessera::build::PtxBuild` merges the PTX of the kernel crates it depends on).
 //!
-//! For amdgpu the families are kernels of one code object (a `dot` is `v_mfma` there; the
-//! variants without AMD code, such as the i8 and f8 matmuls, are left out of it).
+//! For amdgpu the families are kernels of one code object (a `dot` is `v_mfma` there; a variant
+//! whose amdgpu body is another's runs that one's kernel: `tessera::Kernel::amdgpu_entry`).
 
 pub use tessera_kernels_atomics as atomics;
 pub use tessera_kernels_attention as attention;

@@ -404,3 +404,62 @@ fn geometry_probe_reports_every_index() {
         );
     }
 }
+
+/// `mfma_probe` as AMD code (the emulator emulating amdgpu; no NVIDIA GPU runs it) against the
+/// products written out from the CDNA3 ISA's fragment definitions (`mfma_reference`), bit for
+/// bit: inputs of small integers, so every partial sum is exact in f32. Emulating an NVIDIA
+/// GPU, its first `mfma` stops the launch.
+#[test]
+fn mfma_probe_gives_the_isa_products_as_amd_code() {
+    use tessera::emulator::{with_target, EmulatedTarget, EmulatorError};
+    let gpu = device();
+    if gpu.is_gpu() {
+        gpu.skip("mfma_probe: AMD code, which the emulator runs in AMD mode");
+        return;
+    }
+    // Element `i` of lane `l`'s A (operand 0) or B (operand 1) fragment: -8..=8.
+    let element = |l: u32, operand: u32, i: u32, salt: u32| {
+        ((l * 7 + operand * 11 + i * 3 + salt * 5) % 17) as i32 - 8
+    };
+    // Word `4l + 2·operand + j` of lane `l`'s fragments.
+    let words = |pack: &dyn Fn(u32, u32, u32) -> u32| -> Vec<u32> {
+        (0..256u32).map(|w| pack(w / 4, w % 4 / 2, w % 2)).collect()
+    };
+    let f16s = words(&|l, op, j| {
+        let h = |i| f16::from_f32(element(l, op, i, 0) as f32).to_bits() as u32;
+        h(2 * j) | h(2 * j + 1) << 16
+    });
+    let bf16s = words(&|l, op, j| {
+        let h = |i| bf16::from_f32(element(l, op, i, 1) as f32).to_bits() as u32;
+        h(2 * j) | h(2 * j + 1) << 16
+    });
+    let i8s = words(&|l, op, j| {
+        u32::from_le_bytes(std::array::from_fn(|b| {
+            element(l, op, 4 * j + b as u32, 2) as i8 as u8
+        }))
+    });
+    let (df16, dbf16, di8) = (
+        Buffer::from_u32(gpu.device(), &f16s),
+        Buffer::from_u32(gpu.device(), &bf16s),
+        Buffer::from_u32(gpu.device(), &i8s),
+    );
+    let dout = Buffer::filled(gpu.device(), 64 * MFMA_PROBE_WORDS, 0);
+    let launch = || {
+        run_in_buffers(
+            MFMA_PROBE,
+            config([1, 1, 1], [64, 1, 1], 0),
+            (df16.ptr(), dbf16.ptr(), di8.ptr(), dout.ptr()),
+        )
+    };
+    with_target(EmulatedTarget::Amdgpu, launch).unwrap();
+    let (out, want) = (dout.to_u32(), mfma_reference(&f16s, &bf16s, &i8s));
+    for l in 0..64 {
+        let lane = l * MFMA_PROBE_WORDS..(l + 1) * MFMA_PROBE_WORDS;
+        assert_eq!(out[lane.clone()], want[lane], "lane {l}");
+    }
+    let refused = with_target(EmulatedTarget::Sm80, launch).unwrap_err();
+    assert!(
+        matches!(refused, EmulatorError::AmdInstruction { .. }),
+        "{refused}"
+    );
+}
