@@ -51,15 +51,24 @@ REQUIRED=(copy vec_add row_sum tile_vec_add tile_transpose bench_softmax_w4__T_f
     tile_matmul__T_bf16__BM_64__BN_64__BK_32__num_stages_1
     tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1
     tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1
+    tile_matmul_f8_grouped__T_f8e5m2__BM_128__BN_128__BK_128__GROUP_8
     tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_4__num_stages_1
-    tile_attention_d128_w8__T_bf16__BM_128__BN_64__D_128__CAUSAL_0__num_stages_1)
+    tile_attention_d128_w8__T_bf16__BM_128__BN_64__D_128__CAUSAL_0__num_stages_1
+    convert_probe shuffle_probe geometry_probe mfma_probe)
+# The hand-written kernels of NVIDIA's instructions (`wgmma` and TMA, `mma.sync`, `ldmatrix`,
+# `stmatrix`: kernels/src/hopper.rs, kernels/src/probes/nvidia.rs), which amdgpu builds leave
+# out; every other kernel of the PTX must have AMD code.
+NVIDIA_ONLY=(hopper_matmul_f16 mma_f16_tile mma_bf16_tile mma_s8_tile ldmatrix_probe stmatrix_probe)
 # Kernels that use scratch on amdgpu today: `tile_math`/`tile_random` (a small table indexed at
 # run time) and the 128×256 matmul on 8 warps (`bench_matmul_w8_wide`: its accumulator alone is
 # 128 registers a lane). The build helper bounds each `#[tile_kernel]` kernel's workgroup to its
 # block size (`amdgpu-flat-work-group-size`, set in the LLVM module before `llc`), so LLVM budgets
 # registers for it and not for 1024 threads (128 VGPRs + AGPRs a lane on gfx90a/gfx942, at which
 # the dots, gathers and wide scans spilled: 74 kernels before the bound, 8 with it).
-KNOWN_SCRATCH='^(bench_matmul_w8_wide__.*|tile_(math|random)(__unaligned)?)$'
+# `tile_matmul_f8_grouped` too: its tiles are Hopper's (`targets = [sm_90a]`: 128 × 128 × 128 on
+# 8 warps, for `wgmma`), and on AMD each wave holds a 64 × 64 accumulator and its operands
+# widened to f16 in registers (the unaligned variants, loading byte by byte, spill most).
+KNOWN_SCRATCH='^(bench_matmul_w8_wide__.*|tile_matmul_f8_grouped__.*|tile_(math|random)(__unaligned)?)$'
 fail=0
 
 # The disassembler: llvm-objdump of the toolchain's llvm-tools component (rust-toolchain.toml
@@ -212,6 +221,8 @@ for line in sys.stdin:
     check tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1 "$i8_mfma" "the dot's MFMA (i8)"
     check tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1 "v_mfma_f32_32x32x8_?f16" \
         "the dot's MFMA (f8 widened to f16)"
+    check tile_matmul_f8_grouped__T_f8e5m2__BM_128__BN_128__BK_128__GROUP_8 \
+        "v_mfma_f32_32x32x8_?f16" "the dot's MFMA (a kernel for sm_90a alone of NVIDIA's targets)"
     check tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_4__num_stages_1 \
         "v_mfma_f32_32x32x8_?f16" "both dots' MFMA"
     check tile_attention_d128_w8__T_bf16__BM_128__BN_64__D_128__CAUSAL_0__num_stages_1 \
@@ -219,5 +230,31 @@ for line in sys.stdin:
     check histogram__BLOCK_32 "(global|flat)_atomic_add " "atomic adds"
     check histogram_f16__unaligned "(global|flat)_atomic_cmpswap " "the f16 add's compare-and-swap loop"
     check tickets "(global|flat)_atomic_(cmpswap|swap)" "compare-and-swap and exchange"
+    check mfma_probe "v_mfma_f32_16x16x16_?bf16" "the probe's MFMAs (bf16 16x16x16)"
+    check mfma_probe "$i8_mfma" "the probe's MFMAs (i8)"
+    check shuffle_probe "ds_bpermute_b32" "the probe's shuffles (ds_bpermute)"
+    # Every kernel of the PTX has AMD code (the PTX the device build step wrote to target/ptx),
+    # but the hand-written ones of NVIDIA's instructions (NVIDIA_ONLY): a kernel in the code
+    # object, its own or, for a variant differing from another only in `num_stages` (AMD code
+    # is not pipelined), that one's (`Kernel::amdgpu_entry`).
+    ptx_files=("$ROOT"/target/ptx/tessera_kernels.sm_*.ptx)
+    if [[ ! -f ${ptx_files[0]} ]]; then
+        echo "note $cpu: no PTX in target/ptx (scripts/test's device build writes it): the coverage of the PTX's kernels not checked"
+    else
+        without_amd="$(cat "${ptx_files[@]}" | python3 -c '
+import re, sys
+amd = set(sys.argv[1].split())
+nvidia_only = set(sys.argv[2].split())
+stem = lambda name: re.sub(r"__num_stages_\d+", "", name)
+stems = {stem(k) for k in amd}
+entries = sorted(set(re.findall(r"^\.(?:visible )?\.?entry (\w+)", sys.stdin.read(), re.M)))
+print(" ".join(e for e in entries if e not in amd | nvidia_only and stem(e) not in stems))
+' "$kernel_list" "${NVIDIA_ONLY[*]}")"
+        if [[ -n $without_amd ]]; then
+            echo "FAIL $cpu: PTX kernels without AMD code: $without_amd" >&2; fail=1
+        else
+            echo "ok   $cpu: every kernel of the PTX has AMD code but NVIDIA's hand-written ${NVIDIA_ONLY[*]}"
+        fi
+    fi
 done
 [[ $fail == 0 ]] && echo "amdgcn checks: OK (${CPUS[*]})" || { echo "amdgcn checks: FAILED" >&2; exit 1; }
