@@ -90,9 +90,8 @@ impl Module {
         let index = match entry {
             _ if self.host_only => HOST_BUILD_ENTRY,
             Some(index) => index as u32,
-            // The emulator's module holds one target's PTX: a kernel built for another target
-            // runs its host build, its parameters unchecked against a PTX entry.
-            None if emulated && needs.is_some() => HOST_BUILD_ENTRY,
+            // A code object (the emulator's too) has no kernel for a variant without AMD code,
+            // whatever its PTX targets.
             None if self.is_code_object() && !kernel.nvidia_only.is_empty() => {
                 return Err(LaunchError::NvidiaOnly {
                     kernel: kernel.name.to_string(),
@@ -100,6 +99,9 @@ impl Module {
                     instructions: kernel.nvidia_only.iter().map(|s| s.to_string()).collect(),
                 })
             }
+            // The emulator's module holds one target's PTX: a kernel built for another target
+            // runs its host build, its parameters unchecked against a PTX entry.
+            None if emulated && needs.is_some() => HOST_BUILD_ENTRY,
             None => {
                 return Err(LaunchError::KernelNotFound {
                     kernel: kernel.name.to_string(),
