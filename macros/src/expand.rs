@@ -542,10 +542,9 @@ fn specialisation_items(
             let mut entry = None;
             // The tensor maps of the variant's TMA copies (its sm_90a body's).
             let mut maps: Vec<crate::lower::TensorMapUse> = Vec::new();
-            // The variants of this suffix, lowered; then, when the first NVIDIA body (the
-            // Ampere one, else the Hopper one of `targets = [sm_90a]`) uses an NVIDIA-only
-            // instruction that a plan for AMD avoids, the `Target::Amdgpu` variant (the amdgpu
-            // entry's own body).
+            // The variants of this suffix, lowered; then, when the first NVIDIA body (Ampere's,
+            // else a Hopper-only kernel's) uses an NVIDIA-only instruction a plan for AMD
+            // avoids, the `Target::Amdgpu` variant (the amdgpu entry's own body).
             let amdgpu: Option<Variant>;
             let mut lowered_variants = Vec::new();
             for variant in variants.iter().filter(|v| v.suffix == suffix) {

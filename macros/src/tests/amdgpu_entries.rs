@@ -82,6 +82,24 @@ fn item<'a>(out: &'a str, abi: &str, name: &str) -> &'a str {
 /// A dot's Ampere body uses `mma.sync` (and `ldmatrix`): the amdgpu entry gets a body of its
 /// own, planned for AMD, whose dot is `v_mfma` calls and whose conversions read without
 /// `ldmatrix`; EXPLAIN names the instruction.
+/// The expansion `out` gives its variant `name` an amdgpu body of its own: nothing keeps it off
+/// AMD (the handle's `nvidia_only` empty), the host function runs that body while the emulator
+/// emulates amdgpu, and EXPLAIN lists its entry.
+fn assert_has_own_amdgpu_body(out: &str, name: &str) {
+    assert!(
+        out.contains("nvidia_only : & []"),
+        "the handle's nvidia_only"
+    );
+    assert!(
+        out.contains(":: tessera :: emulator :: EmulatedTarget :: Amdgpu"),
+        "the host function's amdgpu body"
+    );
+    assert!(
+        out.contains(&format!("entry {name} (amdgpu)")),
+        "EXPLAIN's amdgpu entry"
+    );
+}
+
 /// `mm`: one 64 × 64 f16 dot of a tile with itself, under the attribute `attr`.
 fn square_dot(attr: TokenStream) -> (TokenStream, TokenStream) {
     let item = quote!(
@@ -119,11 +137,7 @@ fn dots_get_an_amdgpu_body_of_mfma() {
         "NVIDIA code for AMD"
     );
     // Nothing keeps the variant off AMD; EXPLAIN shows the amdgpu plan.
-    assert!(
-        out.contains("nvidia_only : & []"),
-        "the handle's nvidia_only"
-    );
-    assert!(out.contains("entry mm (amdgpu)"), "EXPLAIN's amdgpu entry");
+    assert_has_own_amdgpu_body(&out, "mm");
     assert!(out.contains("v_mfma_f32_32x32x8f16 ×"), "EXPLAIN's mfma");
     // Beside the amdgpu kernel, in amdgpu builds, the marker of its block size (4 warps: 128
     // threads), which the build helper turns into the kernel's workgroup bound.
@@ -163,15 +177,7 @@ fn hopper_only_kernels_get_an_amdgpu_body_of_mfma() {
     );
     assert!(!amd.contains("wgmma"), "NVIDIA code for AMD");
     assert!(out.contains("Sm90aOnly"), "the handle's PTX targets");
-    assert!(
-        out.contains("nvidia_only : & []"),
-        "the handle's nvidia_only"
-    );
-    assert!(
-        out.contains("EmulatedTarget :: Amdgpu"),
-        "the host function's switch"
-    );
-    assert!(out.contains("entry mm (amdgpu)"), "EXPLAIN's amdgpu entry");
+    assert_has_own_amdgpu_body(&out, "mm");
     // The amdgpu build's expansion: the amdgpu kernel, planned from the Hopper variant's.
     let kernels = super::ok(dot.0, dot.1);
     let variants = crate::expand::prepare(kernels[0].clone(), crate::expand::BodySet::Amdgpu)
@@ -313,16 +319,7 @@ fn ldmatrix_conversions_get_an_amdgpu_body_planned_without_it() {
         amd.contains("ld_shared_v"),
         "the amdgpu body's vector loads"
     );
-    assert!(
-        out.contains("nvidia_only : & []"),
-        "the handle's nvidia_only"
-    );
-    assert!(
-        out.contains(":: tessera :: emulator :: EmulatedTarget :: Amdgpu"),
-        "the host function's amdgpu body"
-    );
-    // EXPLAIN shows the amdgpu plan.
-    assert!(out.contains("entry tr (amdgpu)"), "EXPLAIN's amdgpu entry");
+    assert_has_own_amdgpu_body(&out, "tr");
 }
 
 /// Variants whose amdgpu bodies are the same (AMD code is not pipelined, so `num_stages` 1 and 2
