@@ -136,7 +136,9 @@ pub struct BuiltCodeObjects {
 /// `--config profile.release.lto="fat"` (amdgpu code is linked by LTO: told so, cargo compiles
 /// the dependencies to bitcode only), the processors at once, each in a target directory of its
 /// own (`<target>/tessera-amdgpu/<processor>`). With the toolchain's `llc` (its `llvm-tools`
-/// component) rustc stops at the crate's final LLVM module (`--emit=llvm-ir`), each
+/// component) rustc stops at the crate's final LLVM module (`--emit=llvm-ir`; with
+/// `-Clinker-plugin-lto` every crate's object is bitcode, so rustc generates no code and its
+/// link is reduced to `rust-lld --version`), each
 /// `#[tile_kernel]` kernel gets the workgroup bound of its block size
 /// (`amdgpu-flat-work-group-size`, which rustc cannot set: without it LLVM budgets registers for
 /// 1024-thread workgroups and large tiles spill), and `llc` and `rust-lld` make the code object
@@ -328,22 +330,34 @@ impl CrateBuild<'_> {
         tools: Option<&LlvmTools>,
     ) -> Result<BuiltCodeObject, BuildError> {
         let crate_dir = self.crate_dir.to_path_buf();
-        let rustflags = amdgpu_rustflags(processor, self.extra_rustflags);
+        let mut rustflags = amdgpu_rustflags(processor, self.extra_rustflags);
         // With the toolchain's `llc`, rustc stops at the crate's final LLVM module, which gets
         // its kernels' workgroup bounds before `llc` and `rust-lld` make the code object
         // (`workgroup_bounds`); without it, rustc's own code object.
-        let emit = match (tools, asm) {
-            (Some(_), _) => "--emit=llvm-ir",
-            (None, true) => "--emit=asm,link",
-            (None, false) => "--emit=link",
+        let emit: &[&str] = match (tools, asm) {
+            (Some(_), _) => {
+                // Every crate's "object" is LLVM bitcode (`-Clinker-plugin-lto`): rustc runs the
+                // fat LTO, writes the module and generates no code (`llc` does, once); cargo
+                // still asks for a link, which `--version` turns into rust-lld printing its
+                // version (and not linking the bitcode itself), unreported.
+                rustflags.push("-Clinker-plugin-lto".to_string());
+                &[
+                    "--emit=llvm-ir",
+                    "-Clink-arg=--version",
+                    "-Alinker_messages",
+                ]
+            }
+            (None, true) => &["--emit=asm,link"],
+            (None, false) => &["--emit=link"],
         };
         let shown = format!(
             "(cd {} && {} rustc --release --target {AMDGPU_TARGET} -Zbuild-std=core \
              --crate-type cdylib {LTO_CONFIG} --target-dir {} \
-             --message-format=json-render-diagnostics -- {emit}) with rustflags `{}`",
+             --message-format=json-render-diagnostics -- {}) with rustflags `{}`",
             crate_dir.display(),
             self.toolchain.cargo.display(),
             target_dir.display(),
+            emit.join(" "),
             rustflags.join(" ")
         );
         let args = [
@@ -364,8 +378,8 @@ impl CrateBuild<'_> {
             target_dir.into(),
             "--message-format=json-render-diagnostics".into(),
             "--".into(),
-            emit.into(),
         ])
+        .chain(emit.iter().map(OsString::from))
         .collect();
         let stdout = NestedCargo {
             toolchain: self.toolchain,
