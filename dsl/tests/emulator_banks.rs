@@ -168,3 +168,33 @@ fn ldmatrix_rows_are_counted_with_the_bank_model() {
     assert_eq!(r.shared_wavefronts, 32);
     assert_eq!(r.shared_ideal_wavefronts, 4);
 }
+
+/// Emulating amdgpu, loads and stores are counted per phase of AMD's LDS. The addresses put
+/// lanes 0–7 (and every quarter warp) on distinct banks, and lane `l ⊕ 20` on lane `l`'s banks
+/// one row down: NVIDIA's quarter warps and `ds_write_b128`'s 8-lane phases see no conflict (4
+/// wavefronts), `ds_read_b128`'s lane groups ({0–3, 20–23}, …) a 2-way one in each (8).
+#[test]
+fn amd_lds_phases_count_ds_read_b128_lane_groups() {
+    use tessera::emulator::{with_target, EmulatedTarget};
+    let address = |l: u32| {
+        let bit = |b: u32| l >> b & 1;
+        16 * (l & 3) + 64 * (bit(2) ^ bit(4)) + 128 * bit(4) + 256 * bit(3)
+    };
+    let load = move |lane: u32| unsafe {
+        let _: [u32; 4] = ld_shared_v4(dynamic_shared_base() + address(lane));
+    };
+    let store = move |lane: u32| unsafe {
+        st_shared_v4(dynamic_shared_base() + address(lane), [lane; 4]);
+    };
+    assert_eq!(run(32, 512, load).shared_wavefronts, 4);
+    let amd =
+        |body: &(dyn Fn(u32) + Sync)| with_target(EmulatedTarget::Amdgpu, || run(32, 512, body));
+    let (loads, stores) = (amd(&load), amd(&store));
+    assert_eq!(counts(&loads), (1, 8, 4));
+    assert_eq!(counts(&stores), (1, 4, 4));
+    // 32-bit accesses: half a wave (one warp) a phase, as on NVIDIA.
+    let words = amd(&|lane| unsafe {
+        let _: u32 = ld_shared_v1(dynamic_shared_base() + 128 * (lane % 2));
+    });
+    assert_eq!(counts(&words), (1, 2, 1));
+}

@@ -1,8 +1,9 @@
 //! Optimal swizzling: the seeds' 16×32 transpose, and seeded random write/read pairs checked
 //! against the brute-force bank simulator and the Lemma 9.5 bounds.
 
-use tessera_layout::plan::bank::bank_wavefronts;
-use tessera_layout::plan::swizzle::{classic_xor_swizzle, optimal_swizzle};
+use tessera_layout::plan::bank::{bank_wavefronts, bank_wavefronts_on, Side};
+use tessera_layout::plan::swizzle::{classic_xor_swizzle, optimal_swizzle, optimal_swizzle_on};
+use tessera_layout::plan::Vendor;
 use tessera_test_support::plan_gen::*;
 use tessera_test_support::Rng;
 
@@ -103,4 +104,65 @@ fn swizzle_reaches_the_lemma_9_5_bounds_on_random_pairs() {
     }
     println!("{cases} pairs: {achievable} conflict-free achievable, {conflicted} with unavoidable conflicts, {vectorized} vectorized, {wider} below the bound");
     assert!(achievable > cases / 4 && conflicted > cases / 20 && vectorized > cases / 10);
+}
+
+/// The optimal swizzle planned for AMD's LDS phases (`optimal_swizzle_on(Vendor::Amd, …)`) on
+/// random pairs: both sides counted by the brute-force simulator with the hardware's lane groups
+/// (`amd_lds_phase`), within the Lemma 9.5 bounds and conflict-free where they allow it; and
+/// where NVIDIA's swizzle leaves `ds_read_b128` conflicts that AMD's avoids.
+#[test]
+fn amd_swizzle_reaches_the_lemma_9_5_bounds_under_amd_phases() {
+    let mut rng = Rng::new(0x5e1e_0a3d);
+    let (mut cases, mut achievable, mut nvidia_worse) = (0, 0, 0);
+    for case in 0..2000 {
+        let tile_bits = rng.range(6, 11);
+        let out_dims = random_tile(&mut rng, tile_bits);
+        // A quarter of the cases are whole waves of 64 lanes.
+        let lanes = if rng.chance(1, 4) { 6 } else { 5 };
+        let shape_a = random_warp_shape_with_lanes(&mut rng, tile_bits, lanes);
+        let shape_b = random_warp_shape_with_lanes(&mut rng, tile_bits, lanes);
+        let a = random_warp_layout(&mut rng, &out_dims, shape_a);
+        let b = if rng.chance(1, 2) {
+            random_warp_layout(&mut rng, &out_dims, shape_a)
+        } else {
+            random_warp_layout(&mut rng, &out_dims, shape_b)
+        };
+        let bits = rng.pick(&[8u32, 16, 32, 64, 128]);
+        let swizzle = optimal_swizzle_on(Vendor::Amd, &a, &b, bits).unwrap();
+        let phased = |layout, access: &tessera_layout::plan::bank::BankAccess, load| {
+            let vector_bits = access.vector.bits;
+            brute_force_phased_wavefronts(&swizzle.memory, layout, bits, access, &|lane| {
+                amd_lds_phase(vector_bits, load, lane)
+            })
+        };
+        let write = phased(&a, &swizzle.write, false);
+        let read = phased(&b, &swizzle.read, true);
+        let ctx = format!(
+            "case {case}, bits {bits}\nA:\n{a}\nB:\n{b}\nmemory:\n{}",
+            swizzle.memory
+        );
+        let got = (
+            swizzle.write.exact_wavefronts,
+            swizzle.read.exact_wavefronts,
+        );
+        assert_eq!((write, read), ((got.0, got.0), (got.1, got.1)), "{ctx}");
+        assert!(
+            got.0 <= swizzle.optimum.0 && got.1 <= swizzle.optimum.1,
+            "{ctx}\n{got:?} vs {:?}",
+            swizzle.optimum
+        );
+        if swizzle.conflict_free_achievable() {
+            achievable += 1;
+            assert_eq!(got, (1, 1), "{ctx}");
+            // NVIDIA's swizzle of the same pair, read by ds_read_b128.
+            let nvidia = optimal_swizzle(&a, &b, bits).unwrap();
+            let read_on_amd =
+                bank_wavefronts_on(Vendor::Amd, Side::Read, &nvidia.memory, &b, bits).unwrap();
+            nvidia_worse += (read_on_amd.exact_wavefronts > 1) as u32;
+        }
+        cases += 1;
+    }
+    println!("{cases} pairs: {achievable} conflict-free achievable, {nvidia_worse} of them with ds_read_b128 conflicts under NVIDIA's swizzle");
+    assert!(achievable > cases / 4);
+    assert!(nvidia_worse > 0, "the AMD phases never changed the swizzle");
 }

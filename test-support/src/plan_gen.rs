@@ -186,6 +186,23 @@ pub fn brute_force_wavefronts(
     bits: u32,
     access: &BankAccess,
 ) -> (u32, u32) {
+    let lane_bits = distributed.in_bits(Label::Lane);
+    let phase_bits = access.phases.trailing_zeros().min(lane_bits);
+    let lanes_per_phase = 1usize << (lane_bits - phase_bits);
+    brute_force_phased_wavefronts(memory, distributed, bits, access, &|lane| {
+        lane / lanes_per_phase
+    })
+}
+
+/// [`brute_force_wavefronts`] with the phases given by `phase_of` (lane → phase index): the lanes
+/// of one phase are served together.
+pub fn brute_force_phased_wavefronts(
+    memory: &LinearLayout,
+    distributed: &LinearLayout,
+    bits: u32,
+    access: &BankAccess,
+    phase_of: &dyn Fn(usize) -> usize,
+) -> (u32, u32) {
     let inverse = memory_inverse(memory);
     let regs = image_table(distributed, Label::Register);
     let lanes = image_table(distributed, Label::Lane);
@@ -206,9 +223,14 @@ pub fn brute_force_wavefronts(
                 .fold(0, |r, (_, &k)| r | 1 << k)
         })
         .collect();
-    let lane_bits = lanes.len().trailing_zeros();
-    let phase_bits = access.phases.trailing_zeros().min(lane_bits);
-    let lanes_per_phase = 1usize << (lane_bits - phase_bits);
+    let mut phases: Vec<Vec<usize>> = Vec::new();
+    for lane in 0..lanes.len() {
+        let p = phase_of(lane);
+        if phases.len() <= p {
+            phases.resize(p + 1, Vec::new());
+        }
+        phases[p].push(lane);
+    }
     let bytes = (vec as u64 * bits as u64) / 8;
     let (mut lo, mut hi) = (u32::MAX, 0);
     let mut banks: Vec<Vec<u64>> = vec![Vec::new(); 32];
@@ -219,10 +241,10 @@ pub fn brute_force_wavefronts(
             .filter(|(i, _)| chunk >> i & 1 == 1)
             .fold(0usize, |r, (_, &k)| r | 1 << k);
         for &warp in &warps {
-            for phase in 0..(1usize << phase_bits) {
+            for phase in phases.iter().filter(|p| !p.is_empty()) {
                 banks.iter_mut().for_each(Vec::clear);
-                for low in 0..lanes_per_phase {
-                    let lane = lanes[low | (phase * lanes_per_phase)];
+                for &index in phase {
+                    let lane = lanes[index];
                     let offset = |j: usize| {
                         inverse[(regs[base_reg | vector_offsets[j]] ^ lane ^ warp) as usize]
                     };
@@ -252,6 +274,26 @@ pub fn brute_force_wavefronts(
         }
     }
     (lo, hi)
+}
+
+/// The phase of `lane` in a `vector_bits`-wide access of AMD's LDS (gfx90a, gfx942), written out
+/// from the hardware descriptions rather than derived: 32 lanes (half a wave) per 32-bit access,
+/// 16 consecutive lanes per 64-bit one, 8 per 128-bit store (`ds_write_b128`), and per 128-bit
+/// load (`ds_read_b128`) the lane groups {0–3, 20–23}, {4–7, 16–19}, {8–11, 28–31},
+/// {12–15, 24–27}; lanes 32–63 the same groups, after.
+pub fn amd_lds_phase(vector_bits: u32, load: bool, lane: usize) -> usize {
+    let (half, l) = (lane / 32, lane % 32);
+    if load && vector_bits >= 128 {
+        let group = match l {
+            0..=3 | 20..=23 => 0,
+            4..=7 | 16..=19 => 1,
+            8..=11 | 28..=31 => 2,
+            _ => 3,
+        };
+        return 4 * half + group;
+    }
+    let per_phase = 32 / (vector_bits / 32).clamp(1, 4) as usize;
+    lane / per_phase
 }
 
 /// The seeds' transpose: one warp, 16×32 fp32 (`m` = dim0 rows, `n` = dim1 columns).

@@ -23,6 +23,7 @@ use super::grid::suspend;
 use super::machine::SHARED_WINDOW_BASE;
 use super::mbarrier::MbarrierTable;
 use super::report::{SharedAccessKind, SiteTable};
+use super::target::EmulatedTarget;
 use super::wgmma::{describe_warpgroup_waits, WarpgroupState, WgmmaThread};
 
 /// Number of named CTA barriers (`bar.sync 0..15`).
@@ -228,7 +229,7 @@ pub(crate) struct Cta {
     /// Whether some word of `wgmma_words` may be set.
     pub(crate) wgmma_reads_live: AtomicBool,
     /// The PTX target the launch emulates (`super::target`).
-    pub(crate) target: super::target::EmulatedTarget,
+    pub(crate) target: EmulatedTarget,
     sync: Mutex<SyncState>,
     /// Threads of the hosted block that have not exited. Changed only with SeqCst; read under
     /// the lock by the synchronisation code (see `thread_exit` for the lock-free exit).
@@ -236,7 +237,8 @@ pub(crate) struct Cta {
     /// Set (SeqCst, under the lock) before any barrier or warp collective of the hosted block
     /// reads `live`, and on any error: from then on exiting threads take the locked path.
     sync_used: AtomicBool,
-    logs: Mutex<Vec<(u32, Vec<SharedRecord>)>>,
+    /// Each exited thread's shared-memory accesses, with its warp and lane.
+    logs: Mutex<Vec<(u32, u32, Vec<SharedRecord>)>>,
 }
 
 impl Cta {
@@ -247,7 +249,7 @@ impl Cta {
         grid: [u32; 3],
         block: [u32; 3],
         shared_bytes: u32,
-        target: super::target::EmulatedTarget,
+        target: EmulatedTarget,
     ) -> Self {
         let threads = block[0] * block[1] * block[2];
         let warps = threads.div_ceil(32);
@@ -575,42 +577,51 @@ impl Cta {
     }
 
     /// End of a block, when every thread of it has exited: folds the shared-memory logs into
-    /// wavefront statistics, then returns the block's error.
+    /// wavefront statistics (emulating amdgpu, loads and stores on AMD's bank phases:
+    /// [`amd_wavefronts`]), then returns the block's error.
     pub(super) fn finish_block(&self) -> Option<EmulatorError> {
         let logs = std::mem::take(&mut *self.logs.lock().unwrap_or_else(PoisonError::into_inner));
         let mut st = self.lock();
         // Group the accesses of each warp by (site, kind, occurrence).
-        let mut records: Vec<(u32, usize, SharedAccessKind, u32, &SharedRecord)> = logs
+        let mut records: Vec<(u32, usize, SharedAccessKind, u32, u32, &SharedRecord)> = logs
             .iter()
-            .flat_map(|(warp, log)| {
+            .flat_map(|(warp, lane, log)| {
                 log.iter().map(move |r| {
                     (
                         *warp,
                         r.site as *const Location as usize,
                         r.kind,
                         r.occurrence,
+                        *lane,
                         r,
                     )
                 })
             })
             .collect();
-        records.sort_unstable_by_key(|&(w, s, k, o, r)| (w, s, k, o, r.address));
+        records.sort_unstable_by_key(|&(w, s, k, o, _, r)| (w, s, k, o, r.address));
         let mut words = Vec::with_capacity(128);
+        let mut lanes = Vec::with_capacity(32);
         let mut i = 0;
         while i < records.len() {
             let key = (records[i].0, records[i].1, records[i].2, records[i].3);
             words.clear();
+            lanes.clear();
             let mut j = i;
             while j < records.len()
                 && (records[j].0, records[j].1, records[j].2, records[j].3) == key
             {
-                let r = records[j].4;
+                let r = records[j].5;
                 let first = r.address / 4;
                 let last = (r.address + r.bytes - 1) / 4;
                 words.extend(first..=last);
+                lanes.push((records[j].4, r.address, r.bytes));
                 j += 1;
             }
-            st.sites.record(records[i].4.site, key.2, &mut words);
+            let site = records[i].5.site;
+            match amd_wavefronts(self.target, key.2, &lanes) {
+                Some(wavefronts) => st.sites.record_counted(site, key.2, wavefronts, &mut words),
+                None => st.sites.record(site, key.2, &mut words),
+            }
             i = j;
         }
         st.error.take()
@@ -646,14 +657,35 @@ impl Cta {
         self.reset_wgmma_reads();
     }
 
-    pub(crate) fn push_log(&self, warp: u32, log: Vec<SharedRecord>) {
+    pub(crate) fn push_log(&self, warp: u32, lane: u32, log: Vec<SharedRecord>) {
         if !log.is_empty() {
             self.logs
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .push((warp, log));
+                .push((warp, lane, log));
         }
     }
+}
+
+/// The wavefronts of one warp-wide load or store, `(lane, byte address, bytes)` per lane, when
+/// the launch emulates amdgpu: AMD's LDS phases (`tessera_layout::plan::bank::phase_lanes`: a
+/// wave's half per 32-bit access, 16 lanes per 64-bit one, 8 lanes per 128-bit store, the lane
+/// groups of `ds_read_b128` per 128-bit load), summed over the phases. `None` on NVIDIA
+/// targets, whose accesses the whole-warp model counts ([`super::report::wavefronts`]).
+fn amd_wavefronts(
+    target: EmulatedTarget,
+    kind: SharedAccessKind,
+    lanes: &[(u32, u32, u32)],
+) -> Option<u64> {
+    use tessera_layout::plan::bank::{phased_wavefronts, Side};
+    use tessera_layout::plan::Vendor;
+    let side = match kind {
+        SharedAccessKind::Load => Side::Read,
+        SharedAccessKind::Store => Side::Write,
+        _ => return None,
+    };
+    (target == EmulatedTarget::Amdgpu)
+        .then(|| u64::from(phased_wavefronts(Vendor::Amd, side, lanes)))
 }
 
 fn describe_count(c: Option<u32>) -> String {

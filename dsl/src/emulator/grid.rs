@@ -235,7 +235,7 @@ fn launch(
             cta.record_panic(ctx.thread_ref(), payload);
         }
         let log = std::mem::take(&mut ctx.local.borrow_mut().log);
-        cta.push_log(ctx.warp(), log);
+        cta.push_log(ctx.warp(), ctx.lane(), log);
         let (_, failed) = cta.thread_exit();
         if failed {
             stop_after(block);

@@ -59,8 +59,14 @@
 //! address) and the shared side of `cp.async` are counted with the same model. The
 //! [`EmulatorReport`] gives totals, the conflict-free ideal and a per-call-site breakdown.
 //!
-//! The model is the whole-warp one stated above; real hardware splits 64- and 128-bit accesses
-//! into half- and quarter-warp phases, so for those it can differ from the GPU's counters.
+//! On NVIDIA targets the model is the whole-warp one stated above; real hardware splits 64- and
+//! 128-bit accesses into half- and quarter-warp phases, so for those it can differ from the
+//! GPU's counters. Emulating amdgpu, loads and stores are counted per phase of AMD's LDS
+//! (`tessera_layout::plan::bank::phased_wavefronts`): the most distinct words a bank serves in
+//! each phase, summed; a phase is half a wave (one 32-lane warp) for 32-bit accesses, 16
+//! consecutive lanes for 64-bit ones, 8 for a 128-bit store, and for a 128-bit load the lane
+//! groups of `ds_read_b128` ({0–3, 20–23}, {4–7, 16–19}, …), which the AMD plans are
+//! swizzled for.
 //!
 //! # Numerics
 //!

@@ -170,6 +170,29 @@ impl SiteTable {
         words: &mut Vec<u32>,
     ) {
         let (wavefronts, ideal) = wavefronts(words);
+        self.add(site, kind, wavefronts, ideal);
+    }
+
+    /// Records one warp-wide access of `words` at `site` that took `counted` wavefronts (counted
+    /// by the caller's bank model; the ideal is that of [`wavefronts`]).
+    pub(crate) fn record_counted(
+        &mut self,
+        site: &'static Location<'static>,
+        kind: SharedAccessKind,
+        counted: u64,
+        words: &mut Vec<u32>,
+    ) {
+        let (_, ideal) = wavefronts(words);
+        self.add(site, kind, counted, ideal);
+    }
+
+    fn add(
+        &mut self,
+        site: &'static Location<'static>,
+        kind: SharedAccessKind,
+        wavefronts: u64,
+        ideal: u64,
+    ) {
         let entry = self
             .sites
             .entry((site as *const Location as usize, kind))

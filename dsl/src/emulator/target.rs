@@ -15,10 +15,10 @@
 //! instruction executed by a hand-written kernel is an [`EmulatorError::NvidiaInstruction`].
 //!
 //! What the amdgpu mode models: the code the amdgpu entries run (the AMD plans, warps of 32
-//! lanes as the halves of a 64-lane wave, as `tessera::device` runs them) and the absence of
-//! NVIDIA's instructions. It does not model AMD's float approximations or NaN encodings (the
-//! emulator computes as NVIDIA's GPUs do) nor the LDS bank model (banks are counted as on
-//! NVIDIA's).
+//! lanes as the halves of a 64-lane wave, as `tessera::device` runs them), the absence of
+//! NVIDIA's instructions, and the phases of AMD's LDS banks in the wavefront counts (see the
+//! module docs of [`crate::emulator`]). It does not model AMD's float approximations or NaN
+//! encodings (the emulator computes as NVIDIA's GPUs do).
 
 use super::cta::with_thread;
 use super::EmulatorError;

@@ -19,7 +19,8 @@
 //!   construction (`C` is `I_Thr`, the lanes shared by both); broadcast bits (zero bases) only
 //!   shrink `U`, `W` or the lanes, and duplicate registers of `B` are filled by copies at the end;
 //! - **shared memory**: store `A` once per element (broadcast copies skipped), barrier, load `B`,
-//!   through the optimal swizzle of [`optimal_swizzle`].
+//!   through the optimal swizzle of [`optimal_swizzle_on`] for the target's bank phases
+//!   ([`plan_conversion_on`]; [`plan_conversion`] plans for NVIDIA's, as Triton does).
 //!
 //! **Cost model** (in issue slots of the shared-memory pipe per warp, which also executes
 //! shuffles): no-op and register permutations are free (register moves); warp shuffles cost
@@ -32,8 +33,8 @@
 use super::bank::BankAccess;
 use super::broadcast::Broadcast;
 use super::space::RegisterSolver;
-use super::swizzle::{optimal_swizzle, Swizzle};
-use super::{bases, check_distributed_pair, combine, nonzero_bases, PlanError, Space};
+use super::swizzle::{optimal_swizzle_on, Swizzle};
+use super::{bases, check_distributed_pair, combine, nonzero_bases, PlanError, Space, Vendor};
 use crate::f2::EchelonBasis;
 use crate::{Label, LinearLayout};
 use std::boxed::Box;
@@ -191,8 +192,19 @@ pub struct Conversion {
 }
 
 /// Plans the conversion of a tile from distributed layout `src` (`A`) to `dst` (`B`), elements
-/// of `element_bits` bits. See the module docs.
+/// of `element_bits` bits, on an NVIDIA GPU. See the module docs.
 pub fn plan_conversion(
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    element_bits: u32,
+) -> Result<Conversion, PlanError> {
+    plan_conversion_on(Vendor::Nvidia, src, dst, element_bits)
+}
+
+/// [`plan_conversion`] on `vendor`'s GPUs: its shared-memory plan swizzled and priced for the
+/// vendor's bank phases ([`optimal_swizzle_on`]).
+pub fn plan_conversion_on(
+    vendor: Vendor,
     src: &LinearLayout,
     dst: &LinearLayout,
     element_bits: u32,
@@ -236,7 +248,7 @@ pub fn plan_conversion(
             shared_alternative: None,
         });
     }
-    let shared = shared_plan(src, dst, element_bits)?;
+    let shared = shared_plan_on(vendor, src, dst, element_bits)?;
     let shared_cost =
         shared.write().total_wavefronts() + shared.read().total_wavefronts() + BARRIER_COST;
     match shuffle_plan(src, dst, element_bits) {
@@ -453,13 +465,23 @@ pub fn shuffle_plan(
     })
 }
 
-/// The shared-memory plan: the optimal swizzle and both address maps.
+/// The shared-memory plan on an NVIDIA GPU: the optimal swizzle and both address maps.
 pub fn shared_plan(
     src: &LinearLayout,
     dst: &LinearLayout,
     element_bits: u32,
 ) -> Result<SharedPlan, PlanError> {
-    let swizzle = optimal_swizzle(src, dst, element_bits)?;
+    shared_plan_on(Vendor::Nvidia, src, dst, element_bits)
+}
+
+/// [`shared_plan`] for `vendor`'s bank phases.
+pub fn shared_plan_on(
+    vendor: Vendor,
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    element_bits: u32,
+) -> Result<SharedPlan, PlanError> {
+    let swizzle = optimal_swizzle_on(vendor, src, dst, element_bits)?;
     let store_address = src.invert_and_compose(&swizzle.memory)?;
     let load_address = dst.invert_and_compose(&swizzle.memory)?;
     Ok(SharedPlan {

@@ -14,7 +14,7 @@
 //!   [`conversion_code_cost`] gives it without resolving the movement (for searches over many
 //!   layout pairs).
 
-use super::conversion::{plan_conversion, ConversionPlan, RegisterPlan, ShufflePlan};
+use super::conversion::{plan_conversion_on, ConversionPlan, RegisterPlan, ShufflePlan};
 use super::movement::{
     duplicate_steps, vector_offsets, word_count, xor_bits, Affine, LaneFn, Movement, ShuffleStep,
     Step,
@@ -42,6 +42,8 @@ pub struct ConversionCode {
     /// The cost model chose shuffles, but their lane-dependent register selects made them
     /// dearer than shared memory, which the code uses instead.
     pub shuffles_need_selects: bool,
+    /// Whose GPUs the code is for (their instructions and bank phases).
+    pub vendor: Vendor,
 }
 
 impl ConversionCode {
@@ -60,7 +62,7 @@ pub fn plan_conversion_code(
     element_bits: u32,
     vendor: Vendor,
 ) -> Result<ConversionCode, PlanError> {
-    let choice = choose(src, dst, element_bits)?;
+    let choice = choose(src, dst, element_bits, vendor)?;
     let movement = match choice.shuffle_movement {
         Some(m) if matches!(choice.plan, ConversionPlan::WarpShuffle(_)) => m,
         _ => movement_for(&choice.plan, src, dst, element_bits, vendor)?,
@@ -71,17 +73,19 @@ pub fn plan_conversion_code(
         shuffle_cost: choice.shuffle_cost,
         shared_cost: choice.shared_cost,
         shuffles_need_selects: choice.shuffles_need_selects,
+        vendor,
     })
 }
 
 /// [`ConversionCode::cost`] of [`plan_conversion_code`], without resolving the movement (the
-/// same for every [`Vendor`]: the cost model prices the plan, not its `ldmatrix` reads).
+/// cost model prices the plan on `vendor`'s bank phases, not its `ldmatrix` reads).
 pub fn conversion_code_cost(
     src: &LinearLayout,
     dst: &LinearLayout,
     element_bits: u32,
+    vendor: Vendor,
 ) -> Result<u32, PlanError> {
-    let choice = choose(src, dst, element_bits)?;
+    let choice = choose(src, dst, element_bits, vendor)?;
     Ok(plan_cost(&choice.plan, choice.shared_cost))
 }
 
@@ -104,10 +108,15 @@ struct Choice {
     shuffle_movement: Option<Movement>,
 }
 
-/// The cost model's plan, with shuffles replaced by shared memory when their register selects
-/// cost more (see the module docs).
-fn choose(src: &LinearLayout, dst: &LinearLayout, element_bits: u32) -> Result<Choice, PlanError> {
-    let conversion = plan_conversion(src, dst, element_bits)?;
+/// The cost model's plan on `vendor`'s GPUs, with shuffles replaced by shared memory when their
+/// register selects cost more (see the module docs).
+fn choose(
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    element_bits: u32,
+    vendor: Vendor,
+) -> Result<Choice, PlanError> {
+    let conversion = plan_conversion_on(vendor, src, dst, element_bits)?;
     let mut choice = Choice {
         plan: conversion.plan,
         shuffle_cost: conversion.shuffle_cost,

@@ -7,7 +7,8 @@
 //! `(lane, warp)` holds the element `L(r, lane, warp)`. A movement `A → B` reads the array of `A`
 //! and builds the array of `B`.
 
-use super::{bases, Space};
+use super::bank::{phased_wavefronts, Side};
+use super::{bases, Space, Vendor};
 use crate::{Label, LinearLayout};
 use std::string::String;
 use std::vec;
@@ -328,6 +329,15 @@ pub fn word_count(n: usize, bits: u32) -> usize {
 /// The shared-memory accesses of a memory step in one warp: per instruction, `(byte address,
 /// bytes)` of each participating lane (for `ldmatrix`: each row address).
 pub fn step_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32)>> {
+    step_lane_accesses(step, warp)
+        .into_iter()
+        .map(|a| a.into_iter().map(|(_, at, bytes)| (at, bytes)).collect())
+        .collect()
+}
+
+/// [`step_accesses`] with the lane of each access: `(lane, byte address, bytes)` (for
+/// `ldmatrix`, the lane giving the row address).
+pub fn step_lane_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32, u32)>> {
     match step {
         Step::Store(s) => s
             .access
@@ -336,7 +346,7 @@ pub fn step_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32)>> {
             .map(|&(_, off)| {
                 (0..LANES)
                     .filter(|l| l & s.lane_guard == 0 && warp & s.warp_guard == 0)
-                    .map(|l| (s.access.address(off, l, warp), s.access.bytes()))
+                    .map(|l| (l, s.access.address(off, l, warp), s.access.bytes()))
                     .collect()
             })
             .collect(),
@@ -348,9 +358,9 @@ pub fn step_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32)>> {
                     .map(|l| {
                         let at = s.address(off, l, warp);
                         if s.bytes() < 4 {
-                            (at & !3, 4)
+                            (l, at & !3, 4)
                         } else {
-                            (at, s.bytes())
+                            (l, at, s.bytes())
                         }
                     })
                     .collect()
@@ -361,7 +371,7 @@ pub fn step_accesses(step: &Step, warp: u32) -> Vec<Vec<(u32, u32)>> {
             .iter()
             .map(|(off, _)| {
                 (0..8 * s.matrices)
-                    .map(|l| (off ^ s.row_offset.eval(l, warp), 16))
+                    .map(|l| (l, off ^ s.row_offset.eval(l, warp), 16))
                     .collect()
             })
             .collect(),
@@ -391,16 +401,34 @@ pub fn wavefronts(access: &[(u32, u32)]) -> u32 {
     per_bank.into_iter().max().unwrap_or(0)
 }
 
-/// Issue slots of a memory step summed over the warps: wavefronts plus one per instruction.
-pub fn issue_cost(step: &Step, warps: u32) -> u32 {
+/// Issue slots of a memory step summed over the warps, wavefronts plus one per instruction, on
+/// `vendor`'s bank model: NVIDIA's whole-warp count ([`wavefronts`], the emulator's), AMD's per
+/// phase ([`phased_wavefronts`]: a 128-bit load's lane groups are not its store's).
+pub fn issue_cost_on(vendor: Vendor, step: &Step, warps: u32) -> u32 {
     (0..warps)
         .map(|w| {
-            step_accesses(step, w)
+            step_wavefronts_on(vendor, step, w)
                 .iter()
-                .map(|a| wavefronts(a) + 1)
+                .map(|&wavefronts| wavefronts + 1)
                 .sum::<u32>()
         })
         .sum()
+}
+
+/// The wavefronts of each instruction of a memory step in warp `warp` on `vendor`'s bank model
+/// (see [`issue_cost_on`]).
+pub fn step_wavefronts_on(vendor: Vendor, step: &Step, warp: u32) -> Vec<u32> {
+    let side = match step {
+        Step::Store(_) => Side::Write,
+        _ => Side::Read,
+    };
+    step_lane_accesses(step, warp)
+        .iter()
+        .map(|a| match vendor {
+            Vendor::Nvidia => wavefronts(&a.iter().map(|&(_, at, b)| (at, b)).collect::<Vec<_>>()),
+            Vendor::Amd => phased_wavefronts(vendor, side, a),
+        })
+        .collect()
 }
 
 /// `out[r] = out[r without its broadcast bits]` for every broadcast register of `dst`.

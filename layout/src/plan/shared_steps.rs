@@ -17,13 +17,13 @@
 //!   read by an earlier op, or by the previous iteration of a loop) and has one between its
 //!   stores and its loads.
 
-use super::bank::bank_wavefronts;
+use super::bank::{bank_wavefronts_on, Side};
 use super::broadcast::Broadcast;
-use super::conversion::{shared_plan, SharedPlan};
+use super::conversion::{shared_plan_on, SharedPlan};
 use super::ldmatrix::matrix_plan;
 use super::movement::{
-    bases32, duplicate_steps, issue_cost, vector_offsets, xor_bits, Affine, LdmatrixStep, Movement,
-    Step, StoreStep, VectorAccess, LANES,
+    bases32, duplicate_steps, issue_cost_on, vector_offsets, xor_bits, Affine, LdmatrixStep,
+    Movement, Step, StoreStep, VectorAccess, LANES,
 };
 use super::{bases, common_vectors, PlanError, Space, Vendor};
 use crate::families::ldmatrix::ldmatrix_fragment;
@@ -47,7 +47,7 @@ pub fn shared_movement(
     // A store narrower than a word cannot be done race-free with 32-bit accesses: plan the
     // memory for 32-bit elements and store each element in its own word.
     if plan.write().vector.bits < 32 {
-        let widened = shared_plan(src, dst, 32)?;
+        let widened = shared_plan_on(vendor, src, dst, 32)?;
         return shared_candidate(
             &widened.swizzle.memory,
             src,
@@ -98,8 +98,8 @@ pub fn shared_candidate(
     let shift = (bits / 8).trailing_zeros();
     let store_address = src.invert_and_compose(memory).ok()?;
     let load_address = dst.invert_and_compose(memory).ok()?;
-    let write = bank_wavefronts(memory, src, bits).ok()?;
-    let read = bank_wavefronts(memory, dst, bits).ok()?;
+    let write = bank_wavefronts_on(vendor, Side::Write, memory, src, bits).ok()?;
+    let read = bank_wavefronts_on(vendor, Side::Read, memory, dst, bits).ok()?;
     if write.vector.bits < 32 {
         return None;
     }
@@ -119,7 +119,7 @@ pub fn shared_candidate(
         if let Some(ldm) = ldmatrix_read(memory, &load_address, dst, element_bits) {
             let (matrices, transposed) = (ldm.matrices, ldm.transposed);
             let ldm = Step::Ldmatrix(ldm);
-            if issue_cost(&ldm, warps) <= issue_cost(&read_step, warps) {
+            if issue_cost_on(vendor, &ldm, warps) <= issue_cost_on(vendor, &read_step, warps) {
                 how = format!(
                     "ldmatrix.x{matrices}{} loads",
                     if transposed { ".trans" } else { "" }
@@ -128,7 +128,8 @@ pub fn shared_candidate(
             }
         }
     }
-    let cost = issue_cost(&store, src.in_size(Label::Warp)) + issue_cost(&read_step, warps);
+    let cost = issue_cost_on(vendor, &store, src.in_size(Label::Warp))
+        + issue_cost_on(vendor, &read_step, warps);
     let description = format!(
         "shared memory: {} B, {}-element stores, {how}{}",
         cells * (1 << shift),

@@ -23,26 +23,21 @@
 //!    not change any count; registers of either side are placed last so that no side vectorizes
 //!    wider than planned).
 //!
-//! The wavefronts reported are measured on the result with [`bank_wavefronts`], the same count
-//! the oracle checks against Triton.
+//! The wavefronts reported are measured on the result with
+//! [`bank_wavefronts`](super::bank::bank_wavefronts), the same count
+//! the oracle checks against Triton. [`optimal_swizzle_on`] plans for a vendor's phases
+//! ([`phase_lanes`]: on AMD a 128-bit load's phase is lanes `e₀, e₁, e₂ ⊕ e₄`, so `B_Thr` is
+//! their images and the segment avoids those directions instead).
 
-use super::bank::{bank_wavefronts, BankAccess, BANK_ROW_BITS};
+pub use super::bank::Side;
+use super::bank::{bank_wavefronts_on, phase_images, phase_lanes, BankAccess, BANK_ROW_BITS};
 use super::{
     bases, check_distributed_pair, check_element_bits, common_vectors, nonzero_bases, space,
-    PlanError, Space,
+    PlanError, Space, Vendor,
 };
 use crate::{Label, LinearLayout};
 use std::format;
 use std::vec::Vec;
-
-/// Which access a choice favours.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// The store (layout `A`).
-    Write,
-    /// The load (layout `B`).
-    Read,
-}
 
 /// An optimal swizzled shared-memory layout for a write/read pair, and what it costs.
 #[derive(Clone, Debug)]
@@ -82,8 +77,19 @@ impl Swizzle {
     }
 }
 
-/// The optimal swizzle for writing `write` and reading `read` (see the module docs).
+/// The optimal swizzle for writing `write` and reading `read` on an NVIDIA GPU (see the module
+/// docs).
 pub fn optimal_swizzle(
+    write: &LinearLayout,
+    read: &LinearLayout,
+    element_bits: u32,
+) -> Result<Swizzle, PlanError> {
+    optimal_swizzle_on(Vendor::Nvidia, write, read, element_bits)
+}
+
+/// [`optimal_swizzle`] for the phases of `vendor`'s shared memory ([`phase_lanes`]).
+pub fn optimal_swizzle_on(
+    vendor: Vendor,
     write: &LinearLayout,
     read: &LinearLayout,
     element_bits: u32,
@@ -110,7 +116,7 @@ pub fn optimal_swizzle(
     // Elements per 4-byte word (log2); none for elements of a word or more.
     let word_bits = (32 / element_bits).max(1).trailing_zeros() as usize;
     if vector.len() >= word_bits {
-        return build(write, read, element_bits, vector, Vec::new(), None);
+        return build(vendor, write, read, element_bits, vector, Vec::new(), None);
     }
     // Sub-word elements: try filling the word from either side, keep the cheaper.
     let mut best: Option<Swizzle> = None;
@@ -134,7 +140,15 @@ pub fn optimal_swizzle(
         candidates.extend((0..write.total_out_bits()).map(|b| 1u64 << b));
         let mut fill = space::extend(&vector, &candidates);
         fill.truncate(word_bits - vector.len());
-        let candidate = build(write, read, element_bits, vector.clone(), fill, Some(side))?;
+        let candidate = build(
+            vendor,
+            write,
+            read,
+            element_bits,
+            vector.clone(),
+            fill,
+            Some(side),
+        )?;
         let cost = |s: &Swizzle| s.write.total_wavefronts() + s.read.total_wavefronts();
         if best.as_ref().is_none_or(|b| cost(&candidate) < cost(b)) {
             best = Some(candidate);
@@ -145,6 +159,7 @@ pub fn optimal_swizzle(
 
 /// Builds the swizzle for vector `vector` followed by `fill` (see the module docs).
 fn build(
+    vendor: Vendor,
     write: &LinearLayout,
     read: &LinearLayout,
     element_bits: u32,
@@ -157,8 +172,8 @@ fn build(
     q.extend(fill.iter().copied());
     let a_regs = register_set(write);
     let b_regs = register_set(read);
-    let tile_a = lane_tile(write, &q, &a_regs, element_bits);
-    let tile_b = lane_tile(read, &q, &b_regs, element_bits);
+    let tile_a = lane_tile(vendor, Side::Write, write, &q, &a_regs, element_bits);
+    let tile_b = lane_tile(vendor, Side::Read, read, &q, &b_regs, element_bits);
     let u = Space::spanned_by(&[q.as_slice(), &tile_a].concat());
     let w = Space::spanned_by(&[q.as_slice(), &tile_b].concat());
     let seg_start = ((BANK_ROW_BITS / element_bits).trailing_zeros() as usize).min(d);
@@ -205,8 +220,8 @@ fn build(
     offsets.extend(bank.iter().copied());
     offsets.extend(segment.iter().copied());
     let memory = memory_layout(write, &offsets)?;
-    let write_access = bank_wavefronts(&memory, write, element_bits)?;
-    let read_access = bank_wavefronts(&memory, read, element_bits)?;
+    let write_access = bank_wavefronts_on(vendor, Side::Write, &memory, write, element_bits)?;
+    let read_access = bank_wavefronts_on(vendor, Side::Read, &memory, read, element_bits)?;
     let bound = |dim: u32| 1u32 << (s as u32 + dim).saturating_sub(d as u32);
     Ok(Swizzle {
         element_bits,
@@ -230,14 +245,27 @@ fn register_set(layout: &LinearLayout) -> Vec<u64> {
         .collect()
 }
 
-/// The lanes of one phase of a side's access: its vector is the longest prefix of `q` made of
-/// its registers; a vector wider than 32 bits is served in `bits / 32` phases over the low lanes.
-fn lane_tile(layout: &LinearLayout, q: &[u64], regs: &[u64], element_bits: u32) -> Vec<u64> {
+/// The images of the lanes of one phase of a side's access: its vector is the longest prefix of
+/// `q` made of its registers, and the vector's width gives the phase ([`phase_lanes`]).
+fn lane_tile(
+    vendor: Vendor,
+    side: Side,
+    layout: &LinearLayout,
+    q: &[u64],
+    regs: &[u64],
+    element_bits: u32,
+) -> Vec<u64> {
     let k = q.iter().take_while(|v| regs.contains(v)).count() as u32;
-    let phases = (((1u32 << k) * element_bits) / 32).max(1);
-    let lanes = bases(layout, Label::Lane);
-    let keep = lanes.len().saturating_sub(phases.trailing_zeros() as usize);
-    lanes[..keep].iter().copied().filter(|&v| v != 0).collect()
+    let phase = phase_lanes(
+        vendor,
+        side,
+        (1u32 << k) * element_bits,
+        layout.in_bits(Label::Lane),
+    );
+    phase_images(&bases(layout, Label::Lane), &phase)
+        .into_iter()
+        .filter(|&v| v != 0)
+        .collect()
 }
 
 /// `offset → tile` with the given offset images, on `like`'s output dimensions.

@@ -11,8 +11,9 @@ use crate::ir::{DotCode, Kernel, LayoutSlot, Op, OpKind, Region, Target, ValueId
 use std::fmt::{self, Write as _};
 use tessera_layout::plan::conversion::ConversionPlan;
 use tessera_layout::plan::conversion_code::ConversionCode;
-use tessera_layout::plan::movement::{self, step_accesses, Movement, Step};
+use tessera_layout::plan::movement::{step_wavefronts_on, Movement, Step};
 use tessera_layout::plan::wgmma_dot::WgmmaOperand;
+use tessera_layout::plan::Vendor;
 use tessera_layout::LinearLayout;
 
 /// Layouts in order of first appearance.
@@ -329,7 +330,7 @@ pub fn plan_text(c: &ConversionCode) -> String {
         ConversionPlan::SharedMemory(_) => {
             let mut t = format!(
                 "shared memory: {}; cost {}",
-                shared_steps_text(&c.movement),
+                shared_steps_text(&c.movement, c.vendor),
                 plan_cost(c)
             );
             if c.shuffles_need_selects {
@@ -347,14 +348,9 @@ pub fn plan_text(c: &ConversionCode) -> String {
 }
 
 /// The stores and loads of a shared-memory movement: per thread, the instructions and their
-/// width, and the wavefronts of warp 0's accesses.
-fn shared_steps_text(m: &Movement) -> String {
-    let wavefronts = |step: &Step| -> u32 {
-        step_accesses(step, 0)
-            .iter()
-            .map(|a| movement::wavefronts(a))
-            .sum()
-    };
+/// width, and the wavefronts of warp 0's accesses on `vendor`'s bank model.
+fn shared_steps_text(m: &Movement, vendor: Vendor) -> String {
+    let wavefronts = |step: &Step| -> u32 { step_wavefronts_on(vendor, step, 0).iter().sum() };
     let mut parts = vec![format!("{} B", m.shared_bytes)];
     for step in &m.steps {
         let text = match step {

@@ -22,9 +22,9 @@ type PlanKey = (ConversionKey, Vendor);
 static PLANS: LazyLock<Mutex<HashMap<PlanKey, Result<ConversionCode, PlanError>>>> =
     LazyLock::new(Default::default);
 
-/// The costs of [`conversion_code_cost`] (the same for every vendor), kept as [`PLANS`] are.
-static COSTS: LazyLock<Mutex<HashMap<ConversionKey, Option<u32>>>> =
-    LazyLock::new(Default::default);
+/// The costs of [`conversion_code_cost`] (per vendor: the bank phases differ), kept as
+/// [`PLANS`] are.
+static COSTS: LazyLock<Mutex<HashMap<PlanKey, Option<u32>>>> = LazyLock::new(Default::default);
 
 /// `compute()` for `key`, from `memo` when it was computed before. The lock is not held while
 /// computing (a panic there cannot poison it; a poisoned memo is read through).
@@ -61,8 +61,9 @@ impl Problem<'_> {
         if src == dst {
             return 0;
         }
-        let cost = memoised(&COSTS, (*src, *dst, bits), || {
-            conversion_code_cost(src, dst, bits).ok()
+        let vendor = self.kernel.target.vendor();
+        let cost = memoised(&COSTS, ((*src, *dst, bits), vendor), || {
+            conversion_code_cost(src, dst, bits, vendor).ok()
         });
         match cost {
             Some(c) => u64::from(c) + 1,
