@@ -29,8 +29,9 @@
 # bound in the metadata of two tile kernels is their block size (the build helper's
 # `amdgpu-flat-work-group-size`), and `copy`'s (hand-written) LLVM's default, 1024. On the
 # disassembly, the ISA of a few: 128-bit global accesses (global_load_dwordx4 /
-# global_store_dwordx4) in `copy`, `vec_add`, `tile_vec_add` and the softmax, `ds_bpermute_b32`
-# (warp shuffles) in `row_sum`, the softmax, the layernorm and a scan, LDS stores and loads around
+# global_store_dwordx4) in `copy`, `vec_add`, `tile_vec_add` and the softmax, butterfly shuffles
+# by DPP (`quad_perm`) and `ds_swizzle_b32` in `row_sum`, the softmax, the layernorm and a scan,
+# `ds_bpermute_b32` (shuffles from computed lanes) in a gather, LDS stores and loads around
 # `s_barrier` in `tile_transpose` and in the bodies planned for AMD where NVIDIA reads by
 # `ldmatrix` (a warp's f16 transpose, the aligned histogram), `v_mfma` in the matmul and attention
 # bodies (f16, bf16, i8 — gfx942's `v_mfma_i32_32x32x16_i8`, gfx90a's `v_mfma_i32_32x32x8i8` —
@@ -198,10 +199,14 @@ for line in sys.stdin:
         check "$k" "global_load_dwordx4" "128-bit loads"
         check "$k" "global_store_dwordx4" "128-bit stores"
     done
+    # Butterflies (reductions, scans) with constant masks: DPP quad_perm for masks 1 and 2,
+    # ds_swizzle for the others (no address register); other shuffles by ds_bpermute.
     for k in row_sum bench_softmax_w4__T_f32__BLOCK_1024 bench_layernorm_w4__BLOCK_1024 \
         tile_cumsum_blocks__T_f32__BLOCK_1024__num_warps_4; do
-        check "$k" "ds_bpermute_b32" "cross-lane moves (ds_bpermute)"
+        check "$k" "v_[a-z0-9_]*_dpp .*quad_perm" "butterflies by DPP (quad_perm)"
+        check "$k" "ds_swizzle_b32" "butterflies by ds_swizzle"
     done
+    check bench_gather__T_f32__N_32 "ds_bpermute_b32" "the gather's shuffles (ds_bpermute)"
     check tile_transpose "ds_write_b" "LDS stores (the conversion through shared memory)"
     check tile_transpose "ds_read_b" "LDS loads"
     check tile_transpose "s_barrier" "the block barrier"

@@ -5,10 +5,12 @@
 //! intrinsics, rustc's `amdgpu_dispatch_ptr` and plain Rust memory accesses, which LLVM
 //! selects as `global_load_dword{,x2,x4}` and so on.
 //!
-//! Here so far: thread and block indices and sizes, lanes and warps, `sync_threads`, global
-//! loads and stores, shared memory (the launch's dynamic LDS, [`lds`]), shuffles, f32
-//! arithmetic, conversions and float math. Not yet: atomics; and nothing NVIDIA-only (`mma`,
-//! `wgmma`, `cp.async`, TMA, mbarriers, `ldmatrix`).
+//! Here: thread and block indices and sizes, lanes and warps, `sync_threads`, global loads and
+//! stores, shared memory (the launch's dynamic LDS, [`lds`]), shuffles ([`warp_read`] by
+//! `ds_bpermute`; [`warp_xor`] by DPP or `ds_swizzle` for butterflies of known masks), f32
+//! arithmetic, conversions, float math, atomics (`core::sync::atomic`, in `device/atomic.rs`)
+//! and `v_mfma` (`device/mfma.rs`); nothing NVIDIA-only (`mma`, `wgmma`, `cp.async`, TMA,
+//! mbarriers, `ldmatrix`).
 //!
 //! **Warps of 32 lanes on waves of 64.** The device layer's contract is PTX's: a warp is 32
 //! consecutive threads, `lane_id() < 32`, shuffles move values within a warp. CDNA waves
@@ -56,6 +58,39 @@ pub(crate) fn warp_read(lane: u32, a: u32) -> u32 {
     // SAFETY: `ds_bpermute` reads another lane's register; every lane of the warp executes it
     // (the device layer's shuffle contract).
     unsafe { amdgpu::ds_bpermute(wave_lane * 4, a) }
+}
+
+/// `a` of lane `lane ^ lane_mask` (`lane_mask < 32`) of this thread's warp (half-wave), read
+/// without an address register: `v_mov_b32` with DPP `quad_perm` for masks 1 and 2 (lanes
+/// `[1, 0, 3, 2]`, `[2, 3, 0, 1]` of each four, on the VALU; LLVM folds the move into the
+/// instruction that uses it where it can), `ds_swizzle_b32` in its bit-mask mode for the others
+/// (within each 32 lanes: and-mask 31, or-mask 0, xor-mask `lane_mask`). Both take the pattern as
+/// an immediate of the instruction, so each mask is an arm of its own; [`super::shfl`] calls
+/// this for a mask LLVM knows, and one arm remains.
+#[inline(always)]
+pub(crate) fn warp_xor(lane_mask: u32, a: u32) -> u32 {
+    /// `ds_swizzle_b32`'s bit-mask offset for `lane ^ mask` within 32 lanes.
+    const fn xor_pattern(mask: u32) -> u32 {
+        0x1f | (mask << 10)
+    }
+    unsafe extern "unadjusted" {
+        #[link_name = "llvm.amdgcn.ds.swizzle"]
+        fn ds_swizzle(value: u32, pattern: u32) -> u32;
+    }
+    macro_rules! swizzles {
+        ($($mask:literal)*) => {
+            match lane_mask & 31 {
+                0 => a,
+                // SAFETY (both arms): a cross-lane read of a register, executed by every lane of
+                // the warp (the device layer's shuffle contract).
+                1 => unsafe { amdgpu::update_dpp::<0xb1, 0xf, 0xf, false>(a, a) },
+                2 => unsafe { amdgpu::update_dpp::<0x4e, 0xf, 0xf, false>(a, a) },
+                $($mask => unsafe { ds_swizzle(a, const { xor_pattern($mask) }) },)*
+                _ => unsafe { ds_swizzle(a, const { xor_pattern(31) }) },
+            }
+        };
+    }
+    swizzles!(3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30)
 }
 
 /// `__syncthreads()`: the block's threads wait for each other, and the memory accesses of each

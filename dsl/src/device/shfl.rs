@@ -14,7 +14,9 @@
 //! ```
 //!
 //! On amdgpu a warp is half a wave (see `device/amdgpu.rs`): the source lane is computed by
-//! `shfl_source`, the formula above, and read with `ds_bpermute` within the half.
+//! `shfl_source`, the formula above, and read with `ds_bpermute` within the half; a butterfly
+//! with a mask and clamp LLVM knows, whose partner is always valid, is read by DPP (masks 1 and
+//! 2) or `ds_swizzle` (the others) instead, without an address.
 //!
 //! For a whole warp use `c = `[`SHFL_C_FULL`] (idx, bfly, down) or [`SHFL_C_UP`] (up); for
 //! segments of `width` lanes use [`shfl_c`]`(width)` / [`shfl_c_up`]`(width)`, as CUDA's
@@ -73,6 +75,20 @@ pub(crate) const fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> (u
     }
 }
 
+/// Whether a shuffle is a butterfly whose partner `lane ^ b` is always valid (`b`'s bits inside
+/// the segment, the clamp at its end), with `b` and `c` known to LLVM: then amdgpu reads it by
+/// DPP or `ds_swizzle` (`amdgpu::warp_xor`), which need no address, instead of `ds_bpermute`.
+#[cfg(target_arch = "amdgpu")]
+#[inline(always)]
+fn amd_butterfly(mode: ShflMode, b: u32, c: u32) -> bool {
+    use core::intrinsics::is_val_statically_known;
+    matches!(mode, ShflMode::Bfly)
+        && is_val_statically_known(b)
+        && is_val_statically_known(c)
+        && (b & 0x1f) & ((c >> 8) & 0x1f) == 0
+        && c & 0x1f == 0x1f
+}
+
 /// All 32 lanes.
 pub const FULL_MASK: u32 = u32::MAX;
 /// `c` operand for a whole-warp `idx`, `bfly` or `down` shuffle (clamp 31, no segments).
@@ -125,6 +141,9 @@ macro_rules! shfl {
             {
                 // Every lane of the warp (half-wave) executes the shuffle: `mask` names them.
                 let _ = mask;
+                if amd_butterfly(ShflMode::$mode, b, c) {
+                    return super::amdgpu::warp_xor(b, a);
+                }
                 let (src, _) = shfl_source(ShflMode::$mode, super::sreg::lane_id(), b, c);
                 super::amdgpu::warp_read(src, a)
             }
