@@ -5,25 +5,33 @@ use tessera_layout::plan::bank::{
     bank_wavefronts, bank_wavefronts_on, phase_lanes, phase_of, phased_wavefronts, Side,
 };
 use tessera_layout::plan::Vendor;
+use tessera_layout::LinearLayout;
 use tessera_test_support::plan_gen::*;
 use tessera_test_support::Rng;
+
+/// A random distributed layout, a memory layout of its tile (a quarter of them arbitrary, the
+/// others with some of its registers contiguous) and an element width.
+fn random_access(rng: &mut Rng) -> (LinearLayout, LinearLayout, u32) {
+    let tile_bits = rng.range(5, 11);
+    let out_dims = random_tile(rng, tile_bits);
+    let shape = random_warp_shape(rng, tile_bits);
+    let distributed = random_warp_layout(rng, &out_dims, shape);
+    let memory = if rng.chance(1, 4) {
+        random_any_memory(rng, &out_dims)
+    } else {
+        let v = rng.range(0, 4);
+        random_memory_for(rng, &distributed, v)
+    };
+    let bits = rng.pick(&[8u32, 16, 32, 64, 128]);
+    (distributed, memory, bits)
+}
 
 #[test]
 fn lemma_9_4_matches_brute_force_on_random_pairs() {
     let mut rng = Rng::new(0xba4c_0001);
     let (mut cases, mut conflicted, mut vectorized, mut narrow_differs) = (0, 0, 0, 0);
     for case in 0..4000 {
-        let tile_bits = rng.range(5, 11);
-        let out_dims = random_tile(&mut rng, tile_bits);
-        let shape = random_warp_shape(&mut rng, tile_bits);
-        let distributed = random_warp_layout(&mut rng, &out_dims, shape);
-        let memory = if rng.chance(1, 4) {
-            random_any_memory(&mut rng, &out_dims)
-        } else {
-            let v = rng.range(0, 4);
-            random_memory_for(&mut rng, &distributed, v)
-        };
-        let bits = rng.pick(&[8u32, 16, 32, 64, 128]);
+        let (distributed, memory, bits) = random_access(&mut rng);
         let access = bank_wavefronts(&memory, &distributed, bits).expect("plan");
         let (lo, hi) = brute_force_wavefronts(&memory, &distributed, bits, &access);
         assert_eq!(
@@ -88,17 +96,7 @@ fn amd_phases_match_brute_force_on_random_pairs() {
     let mut rng = Rng::new(0xba4c_0a3d);
     let (mut cases, mut conflicted, mut reads_differ) = (0, 0, 0);
     for case in 0..3000 {
-        let tile_bits = rng.range(5, 11);
-        let out_dims = random_tile(&mut rng, tile_bits);
-        let shape = random_warp_shape(&mut rng, tile_bits);
-        let distributed = random_warp_layout(&mut rng, &out_dims, shape);
-        let memory = if rng.chance(1, 4) {
-            random_any_memory(&mut rng, &out_dims)
-        } else {
-            let v = rng.range(0, 4);
-            random_memory_for(&mut rng, &distributed, v)
-        };
-        let bits = rng.pick(&[8u32, 16, 32, 64, 128]);
+        let (distributed, memory, bits) = random_access(&mut rng);
         let mut exact = [0; 2];
         for (i, side) in [Side::Write, Side::Read].into_iter().enumerate() {
             let access =

@@ -113,3 +113,97 @@ fn mfma_shows_the_amd_instruction_waves_and_plan() {
     let (ok, _, err) = run(&["mfma", "64", "64", "32", "--warps", "1"]);
     assert!(!ok && err.contains("num_warps = 1 is odd"), "{err}");
 }
+
+/// A write/read pair of 128-bit f16 vectors (from a search over random pairs as in
+/// `plan_swizzle.rs`) whose NVIDIA swizzle serves NVIDIA's quarter warps without conflict but
+/// not `ds_read_b128`'s lane groups: `--vendor amd` plans the swizzle for AMD's LDS phases, and
+/// `conflicts` counts on them.
+const AMD_WRITE: &str = r#"{"layout": {"family": "linear", "params": {"register": [[8, 0], [0, 4], [0, 1], [0, 16], [0, 8]], "lane": [[4, 0], [16, 0], [2, 0], [1, 0], [0, 2]], "warp": [], "shape": [32, 32]}}, "shape": [32, 32]}"#;
+const AMD_READ: &str = r#"{"layout": {"family": "linear", "params": {"register": [[4, 0], [0, 4], [8, 0], [0, 8], [16, 0]], "lane": [[0, 1], [0, 16], [1, 0], [0, 2], [2, 0]], "warp": [], "shape": [32, 32]}}, "shape": [32, 32]}"#;
+
+/// The `"memory"` object of `swizzle --json`, as a layout argument of the CLI.
+fn memory_argument(swizzle_json: &str) -> String {
+    let compact: String = swizzle_json.split_whitespace().collect();
+    let start = compact.find(r#""memory":"#).expect("a memory") + r#""memory":"#.len();
+    let end = compact
+        .find(r#","vector_elements""#)
+        .expect("vector_elements");
+    format!(
+        r#"{{"layout": {}, "shape": [32, 32]}}"#,
+        &compact[start..end]
+    )
+}
+
+#[test]
+fn vendor_amd_swizzles_and_counts_on_amd_lds_phases() {
+    let swizzle = |vendor: &str| {
+        let (ok, out, err) = run(&[
+            "swizzle", AMD_WRITE, AMD_READ, "--bits", "16", "--vendor", vendor, "--json",
+        ]);
+        assert!(ok, "{err}");
+        out
+    };
+    let (nvidia, amd) = (swizzle("nvidia"), swizzle("amd"));
+    for out in [&nvidia, &amd] {
+        let compact: String = out.split_whitespace().collect();
+        assert!(
+            compact.contains(r#""write_wavefronts":1,"read_wavefronts":1"#),
+            "{out}"
+        );
+    }
+    let (nvidia_memory, amd_memory) = (memory_argument(&nvidia), memory_argument(&amd));
+    assert_ne!(nvidia_memory, amd_memory);
+    let conflicts = |memory: &str, vendor: &str, side: &str, layout: &str| {
+        let args = [
+            "conflicts",
+            layout,
+            memory,
+            "--bits",
+            "16",
+            "--vendor",
+            vendor,
+            "--side",
+            side,
+            "--json",
+        ];
+        let (ok, out, err) = run(&args);
+        assert!(ok, "{err}");
+        out.split_whitespace().collect::<String>()
+    };
+    // NVIDIA's memory: conflict-free for quarter warps, 2-way for ds_read_b128's groups.
+    assert_eq!(
+        conflicts(&nvidia_memory, "nvidia", "load", AMD_READ),
+        r#"{"wavefronts":1}"#
+    );
+    assert_eq!(
+        conflicts(&nvidia_memory, "amd", "load", AMD_READ),
+        r#"{"wavefronts":2}"#
+    );
+    assert_eq!(
+        conflicts(&amd_memory, "amd", "load", AMD_READ),
+        r#"{"wavefronts":1}"#
+    );
+    assert_eq!(
+        conflicts(&amd_memory, "amd", "store", AMD_WRITE),
+        r#"{"wavefronts":1}"#
+    );
+    let (ok, out, _) = run(&[
+        "swizzle", AMD_WRITE, AMD_READ, "--bits", "16", "--vendor", "amd",
+    ]);
+    assert!(ok && out.contains("on AMD's LDS phases"), "{out}");
+    let (ok, _, err) = run(&["swizzle", AMD_WRITE, AMD_READ, "--vendor", "intel"]);
+    assert!(
+        !ok && err.contains("--vendor: `intel`: nvidia or amd"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&[
+        "conflicts",
+        AMD_READ,
+        &amd_memory,
+        "--bits",
+        "16",
+        "--side",
+        "x",
+    ]);
+    assert!(!ok && err.contains("--side: `x`: load or store"), "{err}");
+}

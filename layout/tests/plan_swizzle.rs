@@ -4,6 +4,7 @@
 use tessera_layout::plan::bank::{bank_wavefronts, bank_wavefronts_on, Side};
 use tessera_layout::plan::swizzle::{classic_xor_swizzle, optimal_swizzle, optimal_swizzle_on};
 use tessera_layout::plan::Vendor;
+use tessera_layout::LinearLayout;
 use tessera_test_support::plan_gen::*;
 use tessera_test_support::Rng;
 
@@ -38,30 +39,37 @@ fn transpose_16x32_finds_n_xor_2m() {
     assert_eq!(brute_force_wavefronts(&classic, &read, 32, &r), (2, 2));
 }
 
+/// A random write/read pair of one tile and an element width. A quarter of the pairs have 64
+/// lanes (a whole AMD wave; on NVIDIA, more lanes than one line of banks can separate, so some
+/// conflicts are unavoidable and the fallback of the segment choice is exercised); a third share
+/// registers (vectors exist), half of those being the same layout.
+fn random_pair(rng: &mut Rng) -> (LinearLayout, LinearLayout, u32) {
+    let tile_bits = rng.range(6, 11);
+    let out_dims = random_tile(rng, tile_bits);
+    let lanes = if rng.chance(1, 4) { 6 } else { 5 };
+    let shape_a = random_warp_shape_with_lanes(rng, tile_bits, lanes);
+    let shape_b = random_warp_shape_with_lanes(rng, tile_bits, lanes);
+    let a = random_warp_layout(rng, &out_dims, shape_a);
+    let b = if rng.chance(1, 3) {
+        let b = random_warp_layout(rng, &out_dims, shape_a);
+        if rng.chance(1, 2) {
+            a
+        } else {
+            b
+        }
+    } else {
+        random_warp_layout(rng, &out_dims, shape_b)
+    };
+    let bits = rng.pick(&[8u32, 16, 32, 64, 128]);
+    (a, b, bits)
+}
+
 #[test]
 fn swizzle_reaches_the_lemma_9_5_bounds_on_random_pairs() {
     let mut rng = Rng::new(0x5e1e_0001);
     let (mut cases, mut achievable, mut conflicted, mut vectorized, mut wider) = (0, 0, 0, 0, 0);
     for case in 0..3000 {
-        let tile_bits = rng.range(6, 11);
-        let out_dims = random_tile(&mut rng, tile_bits);
-        // A quarter of the cases have 64 lanes: more lanes than one line of banks can separate,
-        // so some conflicts are unavoidable and the fallback of the segment choice is exercised.
-        let lanes = if rng.chance(1, 4) { 6 } else { 5 };
-        let shape_a = random_warp_shape_with_lanes(&mut rng, tile_bits, lanes);
-        let shape_b = random_warp_shape_with_lanes(&mut rng, tile_bits, lanes);
-        let a = random_warp_layout(&mut rng, &out_dims, shape_a);
-        let b = if rng.chance(1, 3) {
-            // Share registers with A, so that vectors exist.
-            let mut b = random_warp_layout(&mut rng, &out_dims, shape_a);
-            if rng.chance(1, 2) {
-                b = a;
-            }
-            b
-        } else {
-            random_warp_layout(&mut rng, &out_dims, shape_b)
-        };
-        let bits = rng.pick(&[8u32, 16, 32, 64, 128]);
+        let (a, b, bits) = random_pair(&mut rng);
         let swizzle = optimal_swizzle(&a, &b, bits).unwrap();
         let write = brute_force_wavefronts(&swizzle.memory, &a, bits, &swizzle.write);
         let read = brute_force_wavefronts(&swizzle.memory, &b, bits, &swizzle.read);
@@ -115,19 +123,7 @@ fn amd_swizzle_reaches_the_lemma_9_5_bounds_under_amd_phases() {
     let mut rng = Rng::new(0x5e1e_0a3d);
     let (mut cases, mut achievable, mut nvidia_worse) = (0, 0, 0);
     for case in 0..2000 {
-        let tile_bits = rng.range(6, 11);
-        let out_dims = random_tile(&mut rng, tile_bits);
-        // A quarter of the cases are whole waves of 64 lanes.
-        let lanes = if rng.chance(1, 4) { 6 } else { 5 };
-        let shape_a = random_warp_shape_with_lanes(&mut rng, tile_bits, lanes);
-        let shape_b = random_warp_shape_with_lanes(&mut rng, tile_bits, lanes);
-        let a = random_warp_layout(&mut rng, &out_dims, shape_a);
-        let b = if rng.chance(1, 2) {
-            random_warp_layout(&mut rng, &out_dims, shape_a)
-        } else {
-            random_warp_layout(&mut rng, &out_dims, shape_b)
-        };
-        let bits = rng.pick(&[8u32, 16, 32, 64, 128]);
+        let (a, b, bits) = random_pair(&mut rng);
         let swizzle = optimal_swizzle_on(Vendor::Amd, &a, &b, bits).unwrap();
         let phased = |layout, access: &tessera_layout::plan::bank::BankAccess, load| {
             let vector_bits = access.vector.bits;

@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! tessera-layout show LAYOUT [--json]
-//! tessera-layout convert A B [--bits N] [--json]
-//! tessera-layout swizzle A B [--bits N] [--json]
-//! tessera-layout conflicts DIST SHARED --bits N [--json]
+//! tessera-layout convert A B [--bits N] [--vendor nvidia|amd] [--json]
+//! tessera-layout swizzle A B [--bits N] [--vendor nvidia|amd] [--json]
+//! tessera-layout conflicts DIST SHARED --bits N [--vendor nvidia|amd] [--side load|store] [--json]
 //! tessera-layout svg LAYOUT [--bits N] [--access DIST] [-o FILE]
 //! tessera-layout mfma M N K [--input f16|bf16|i8|f8e4m3|f8e5m2] [--warps W] [--json]
 //! ```
@@ -33,10 +33,11 @@ fn main() {
 mod cli {
     use std::fmt::Write as _;
     use std::process::ExitCode;
-    use tessera_layout::plan::bank::{bank_wavefronts, BankAccess};
+    use tessera_layout::plan::bank::{bank_wavefronts_on, BankAccess, Side};
     use tessera_layout::plan::broadcast::Broadcast;
-    use tessera_layout::plan::conversion::{plan_conversion, Conversion, ConversionPlan};
-    use tessera_layout::plan::swizzle::{classic_xor_swizzle, optimal_swizzle, Swizzle};
+    use tessera_layout::plan::conversion::{plan_conversion_on, Conversion, ConversionPlan};
+    use tessera_layout::plan::swizzle::{classic_xor_swizzle, optimal_swizzle_on, Swizzle};
+    use tessera_layout::plan::Vendor;
     use tessera_layout::plan::{bases, tile_name};
     use tessera_layout::spec::{
         layout_from_spec, layout_to_dim_bases_json, parse_json, shape_from_json, Json,
@@ -46,9 +47,9 @@ mod cli {
 
     const USAGE: &str = "usage:
   tessera-layout show LAYOUT [--json]
-  tessera-layout convert A B [--bits N] [--json]
-  tessera-layout swizzle A B [--bits N] [--json]
-  tessera-layout conflicts DIST SHARED --bits N [--json]
+  tessera-layout convert A B [--bits N] [--vendor nvidia|amd] [--json]
+  tessera-layout swizzle A B [--bits N] [--vendor nvidia|amd] [--json]
+  tessera-layout conflicts DIST SHARED --bits N [--vendor nvidia|amd] [--side load|store] [--json]
   tessera-layout svg LAYOUT [--bits N] [--access DIST] [-o FILE]
   tessera-layout mfma M N K [--input f16|bf16|i8|f8e4m3|f8e5m2] [--warps W] [--json]
 LAYOUT: a file or inline JSON {\"layout\": SPEC, \"shape\": [d0, d1, ...]} (SPEC as in
@@ -76,6 +77,11 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
         output: Option<String>,
         input: Option<String>,
         warps: Option<u32>,
+        /// Whose shared-memory bank phases (`--vendor`, default NVIDIA's).
+        vendor: Vendor,
+        /// Which access `conflicts` counts (`--side`, default a load; AMD serves 128-bit loads
+        /// and stores in different lane groups).
+        side: Side,
     }
 
     impl Options {
@@ -99,6 +105,8 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
             output: None,
             input: None,
             warps: None,
+            vendor: Vendor::Nvidia,
+            side: Side::Read,
         };
         let mut i = 0;
         while i < args.len() {
@@ -128,6 +136,22 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
                 }
                 "--warps" => {
                     o.warps = Some(number(i)?);
+                    i += 1;
+                }
+                "--vendor" => {
+                    o.vendor = match value(i)?.as_str() {
+                        "nvidia" => Vendor::Nvidia,
+                        "amd" => Vendor::Amd,
+                        other => return Err(format!("--vendor: `{other}`: nvidia or amd")),
+                    };
+                    i += 1;
+                }
+                "--side" => {
+                    o.side = match value(i)?.as_str() {
+                        "load" => Side::Read,
+                        "store" => Side::Write,
+                        other => return Err(format!("--side: `{other}`: load or store")),
+                    };
                     i += 1;
                 }
                 "-o" | "--output" => {
@@ -315,6 +339,16 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
 
     // ------------------------------------------------------------------ conflicts
 
+    /// Whose bank phases a count is on, for a title: "" for NVIDIA's, else ", on AMD's LDS
+    /// phases" (half waves; 16 lanes at 64 bits; at 128 bits 8: `ds_write_b128` lanes 0–7, …,
+    /// `ds_read_b128` lanes {0–3, 20–23}, …: `tessera_layout::plan::bank::phase_lanes`).
+    fn vendor_note(vendor: Vendor) -> &'static str {
+        match vendor {
+            Vendor::Nvidia => "",
+            Vendor::Amd => ", on AMD's LDS phases",
+        }
+    }
+
     fn access_text(layout: &LinearLayout, acc: &BankAccess) -> String {
         let mut t = String::new();
         let _ = writeln!(
@@ -367,8 +401,19 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
         };
         let bits = o.bits.ok_or("conflicts needs --bits N")?;
         let (d, s) = (read_layout(dist)?, read_layout(shared)?);
-        let acc = bank_wavefronts(&s.layout, &d.layout, bits).map_err(|e| e.to_string())?;
-        let mut t = format!("{} accessing {}, {bits}-bit elements:\n", d.name, s.name);
+        let acc = bank_wavefronts_on(o.vendor, o.side, &s.layout, &d.layout, bits)
+            .map_err(|e| e.to_string())?;
+        let mut t = format!(
+            "{} {} {}, {bits}-bit elements{}:\n",
+            d.name,
+            if o.side == Side::Read {
+                "loading from"
+            } else {
+                "storing to"
+            },
+            s.name,
+            vendor_note(o.vendor)
+        );
         t.push_str(&access_text(&d.layout, &acc));
         emit(
             o.json,
@@ -434,13 +479,21 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
         )
     }
 
-    fn swizzle_text(a: &Arg, b: &Arg, bits: u32, s: &Swizzle) -> Result<String, String> {
+    fn swizzle_text(
+        a: &Arg,
+        b: &Arg,
+        bits: u32,
+        s: &Swizzle,
+        vendor: Vendor,
+    ) -> Result<String, String> {
         let mut t = String::new();
         let l = &s.memory;
         let _ = writeln!(
             t,
-            "optimal swizzle: write {} → read {}, {bits}-bit elements",
-            a.name, b.name
+            "optimal swizzle: write {} → read {}, {bits}-bit elements{}",
+            a.name,
+            b.name,
+            vendor_note(vendor)
         );
         let _ = writeln!(t, "memory layout (offset → tile):\n{l}");
         if let Some(f) = formula(l) {
@@ -484,8 +537,10 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
             s.read.total_wavefronts()
         );
         if let Some(classic) = classic_xor_swizzle(&a.layout, bits).map_err(|e| e.to_string())? {
-            let w = bank_wavefronts(&classic, &a.layout, bits).map_err(|e| e.to_string())?;
-            let r = bank_wavefronts(&classic, &b.layout, bits).map_err(|e| e.to_string())?;
+            let w = bank_wavefronts_on(vendor, Side::Write, &classic, &a.layout, bits)
+                .map_err(|e| e.to_string())?;
+            let r = bank_wavefronts_on(vendor, Side::Read, &classic, &b.layout, bits)
+                .map_err(|e| e.to_string())?;
             let way = |n: u32| {
                 if n > 1 {
                     format!(" ({n}-way conflicts)")
@@ -531,8 +586,9 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
 
     fn swizzle(o: &Options) -> Result<(), String> {
         let (a, b, bits) = o.layout_pair("swizzle takes A B")?;
-        let s = optimal_swizzle(&a.layout, &b.layout, bits).map_err(|e| e.to_string())?;
-        let text = swizzle_text(&a, &b, bits, &s)?;
+        let s =
+            optimal_swizzle_on(o.vendor, &a.layout, &b.layout, bits).map_err(|e| e.to_string())?;
+        let text = swizzle_text(&a, &b, bits, &s, o.vendor)?;
         emit(o.json, swizzle_json(&s), text);
         Ok(())
     }
@@ -712,8 +768,13 @@ test-support/oracle/README.md, or {\"family\": \"shared_linear\", \"params\": {\
 
     fn convert(o: &Options) -> Result<(), String> {
         let (a, b, bits) = o.layout_pair("convert takes A B")?;
-        let c = plan_conversion(&a.layout, &b.layout, bits).map_err(|e| e.to_string())?;
-        emit(o.json, convert_json(&c), convert_text(&a, &b, bits, &c));
+        let c =
+            plan_conversion_on(o.vendor, &a.layout, &b.layout, bits).map_err(|e| e.to_string())?;
+        let mut text = convert_text(&a, &b, bits, &c);
+        if o.vendor == Vendor::Amd {
+            text.push_str("  (shared memory swizzled and priced on AMD's LDS phases)\n");
+        }
+        emit(o.json, convert_json(&c), text);
         Ok(())
     }
 
