@@ -1,5 +1,5 @@
 //! A conversion as generated code runs it: the plan of the cost model
-//! ([`plan_conversion`], §5.4) refined by what the code costs, resolved to a [`Movement`] of
+//! ([`plan_conversion_on`], §5.4) refined by what the code costs, resolved to a [`Movement`] of
 //! per-thread steps. A code generator renders the stored movement and decides nothing.
 //!
 //! - **Shuffles vs. shared memory.** The cost model prices shuffles by their count; a round whose
