@@ -351,7 +351,11 @@ pub fn plan_text(c: &ConversionCode) -> String {
 /// width, and the wavefronts of warp 0's accesses on `vendor`'s bank model.
 fn shared_steps_text(m: &Movement, vendor: Vendor) -> String {
     let wavefronts = |step: &Step| -> u32 { step_wavefronts_on(vendor, step, 0).iter().sum() };
-    let mut parts = vec![format!("{} B", m.shared_bytes)];
+    let model = match vendor {
+        Vendor::Nvidia => "",
+        Vendor::Amd => " of LDS, wavefronts on AMD's bank phases",
+    };
+    let mut parts = vec![format!("{} B{model}", m.shared_bytes)];
     for step in &m.steps {
         let text = match step {
             Step::Store(s) => format!(

@@ -320,6 +320,13 @@ fn ldmatrix_conversions_get_an_amdgpu_body_planned_without_it() {
         "the amdgpu body's vector loads"
     );
     assert_has_own_amdgpu_body(&out, "tr");
+    // EXPLAIN prices the amdgpu body's conversion on AMD's LDS phases, the PTX body's not.
+    assert_eq!(
+        out.matches("of LDS, wavefronts on AMD's bank phases")
+            .count(),
+        2,
+        "the aligned and unaligned amdgpu bodies' conversions"
+    );
 }
 
 /// Variants whose amdgpu bodies are the same (AMD code is not pipelined, so `num_stages` 1 and 2
