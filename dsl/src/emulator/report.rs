@@ -146,11 +146,9 @@ pub fn wavefronts(words: &mut Vec<u32>) -> (u64, u64) {
     if words.is_empty() {
         return (0, 0);
     }
-    let mut per_bank = [0u32; BANKS as usize];
-    for &w in words.iter() {
-        per_bank[(w % BANKS) as usize] += 1;
-    }
-    let max = *per_bank.iter().max().unwrap_or(&0) as u64;
+    let max = u64::from(tessera_layout::plan::bank::busiest_bank(
+        words.iter().copied(),
+    ));
     let ideal = (words.len() as u64).div_ceil(BANKS as u64);
     (max, ideal)
 }

@@ -88,6 +88,16 @@ pub fn phase_of(vendor: Vendor, side: Side, vector_bits: u32, lane: u32) -> u32 
         .unwrap_or(lane)
 }
 
+/// The wavefronts of one phase that touches the distinct 4-byte words `words` (word addresses):
+/// the most of them any of the 32 banks (`word % 32`) serves.
+pub fn busiest_bank(words: impl IntoIterator<Item = u32>) -> u32 {
+    let mut per_bank = [0u32; 32];
+    for w in words {
+        per_bank[(w % 32) as usize] += 1;
+    }
+    per_bank.into_iter().max().unwrap_or(0)
+}
+
 /// Wavefronts of one warp-wide access, `(lane, byte address, bytes)` per participating lane,
 /// served in the phases of [`phase_of`] (the vector width is the widest access's): per phase the
 /// most distinct 4-byte words any of the 32 banks serves, summed over the phases.
@@ -102,15 +112,10 @@ pub fn phased_wavefronts(vendor: Vendor, side: Side, access: &[(u32, u32, u32)])
         .collect();
     words.sort_unstable();
     words.dedup();
-    let mut total = 0;
-    for group in words.chunk_by(|a, b| a.0 == b.0) {
-        let mut per_bank = [0u32; 32];
-        for &(_, w) in group {
-            per_bank[(w % 32) as usize] += 1;
-        }
-        total += per_bank.into_iter().max().unwrap_or(0);
-    }
-    total
+    words
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|phase| busiest_bank(phase.iter().map(|&(_, w)| w)))
+        .sum()
 }
 
 /// The logical images of the lane vectors `phase` under `lane_bases` (the layout's lane bases):

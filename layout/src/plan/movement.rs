@@ -7,7 +7,7 @@
 //! `(lane, warp)` holds the element `L(r, lane, warp)`. A movement `A → B` reads the array of `A`
 //! and builds the array of `B`.
 
-use super::bank::{phased_wavefronts, Side};
+use super::bank::{busiest_bank, phased_wavefronts, Side};
 use super::{bases, Space, Vendor};
 use crate::{Label, LinearLayout};
 use std::string::String;
@@ -394,11 +394,7 @@ pub fn words_touched(access: &[(u32, u32)]) -> Vec<u32> {
 /// Wavefronts of one warp-wide access: 32 banks × 4 bytes, the most distinct words any bank
 /// serves (the emulator's model).
 pub fn wavefronts(access: &[(u32, u32)]) -> u32 {
-    let mut per_bank = [0u32; 32];
-    for w in words_touched(access) {
-        per_bank[(w % 32) as usize] += 1;
-    }
-    per_bank.into_iter().max().unwrap_or(0)
+    busiest_bank(words_touched(access))
 }
 
 /// Issue slots of a memory step summed over the warps, wavefronts plus one per instruction, on
