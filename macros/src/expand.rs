@@ -553,19 +553,32 @@ fn specialisation_items(
                     Err(e) => add_errors(&mut errors, e),
                 }
             }
-            let nvidia = lowered_variants
-                .first()
-                .filter(|(_, l)| !l.nvidia_only.is_empty());
             // A plan for AMD that cannot be made or rendered (its shared memory above the
-            // 64 KiB of LDS, say) leaves the variant without an amdgpu kernel, as before: its
-            // launch on AMD is refused (`LaunchError::NvidiaOnly`), the NVIDIA build unaffected.
-            amdgpu = nvidia
+            // 64 KiB of LDS, say) leaves a variant with an NVIDIA-only instruction without an
+            // amdgpu kernel: its launch on AMD is refused (`LaunchError::NvidiaOnly`), the
+            // NVIDIA build unaffected; any other variant runs its NVIDIA body there.
+            let amdgpu_lowered = lowered_variants
+                .first()
                 .filter(|_| body_set.amdgpu())
-                .and_then(|(v, _)| variants::amdgpu_variant(&source, v).ok());
-            if let Some(v) = &amdgpu {
-                if let Ok(l) = lower_kernel(&v.kernel, &v.facts) {
-                    lowered_variants.push((v, l));
-                }
+                .filter(|(_, l)| {
+                    variants::may_plan_otherwise_for_amd(num_warps, &l.nvidia_only, l.shared_bytes)
+                })
+                .and_then(|(v, nvidia)| {
+                    let amd = variants::amdgpu_variant(&source, v).ok()?;
+                    let lowered = lower_kernel(&amd.kernel, &amd.facts).ok()?;
+                    // Without an NVIDIA-only instruction, an own body only where the plans
+                    // for AMD differ (its waves, its LDS banks).
+                    let differs = !nvidia.nvidia_only.is_empty()
+                        || lowered.body.to_string() != nvidia.body.to_string();
+                    differs.then_some((amd, lowered))
+                });
+            let amd_lowered;
+            (amdgpu, amd_lowered) = match amdgpu_lowered {
+                Some((v, l)) => (Some(v), Some(l)),
+                None => (None, None),
+            };
+            if let (Some(v), Some(l)) = (&amdgpu, amd_lowered) {
+                lowered_variants.push((v, l));
             }
             for (variant, lowered) in lowered_variants {
                 for item in &lowered.module_items {

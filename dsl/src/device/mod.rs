@@ -29,6 +29,7 @@
 //! | float math | [`max_f32`], [`min_f32`] (`max.NaN`), [`ex2_approx_ftz_f32`], [`lg2_approx_f32`], [`sqrt_rn_f32`], [`sqrt_approx_ftz_f32`], [`fma_rn_ftz_f32`], [`mul_rn_ftz_f32`], [`rsqrt_approx_f32`], [`fma_rn_f32`], f64 `sqrt`/`rsqrt`/`fma`, [`max_f64`], [`min_f64`], [`sin_approx_f32`], [`cos_approx_f32`], [`tanh_approx_f32`] |
 //! | integer | [`mul_hi_u32`] |
 //! | tensor cores | [`mma_m16n8k16_f16_f32`], [`mma_m16n8k16_bf16_f32`], [`mma_m16n8k32_s8_s32`] |
+//! | AMD wave shuffles (amdgpu, host) | [`wave_shfl_idx_b32`], [`wave_shfl_idx`] (64 lanes: two warps) |
 //! | AMD matrix cores (amdgpu, host) | [`mfma_f32_32x32x8_f16`], [`mfma_f32_32x32x8_bf16`], [`mfma_f32_16x16x16_f16`], [`mfma_f32_16x16x16_bf16`], [`mfma_i32_32x32x16_i8`], [`mfma_i32_16x16x32_i8`] |
 //! | warpgroup MMA (sm_90a) | [`WgmmaAccumulator`], [`wgmma_m64n128k16_f16`] & co. (N = 64, 128, 256; f16, bf16; `_rs`: A from registers), [`wgmma_pin`], [`wgmma_fence`], [`wgmma_commit_group`], [`wgmma_wait_group`], [`wgmma_descriptor_offset`] |
 //! | mbarrier, TMA (sm_90) | [`mbarrier_init`], [`mbarrier_arrive`], [`mbarrier_arrive_expect_tx`], [`mbarrier_try_wait_parity`], [`mbarrier_wait_parity`], [`mbarrier_inval`], [`TensorMap`], [`tma_load_2d`], [`fence_mbarrier_init`], [`fence_proxy_async_shared_cta`] |
@@ -169,6 +170,8 @@ mod sreg;
 mod sync;
 #[cfg(not(target_arch = "amdgpu"))]
 mod tma;
+#[cfg(not(target_arch = "nvptx64"))]
+mod wave;
 #[cfg(not(target_arch = "amdgpu"))]
 mod wgmma;
 mod word;
@@ -193,6 +196,8 @@ pub use sreg::*;
 pub use sync::*;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use tma::*;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use wave::*;
 #[cfg(not(target_arch = "amdgpu"))]
 pub use wgmma::*;
 pub use word::{ShflValue, B32};

@@ -204,7 +204,7 @@ pub(crate) struct SyncState {
     /// The `wgmma` rendezvous of each warpgroup.
     pub(super) warpgroups: Vec<WarpgroupState>,
     /// The `mfma` rendezvous of each wave (two warps; amdgpu).
-    pub(super) waves: Vec<super::mfma::WaveState>,
+    pub(super) waves: Vec<super::wave::WaveState>,
     pub(crate) sites: SiteTable,
     pub(crate) mbarriers: MbarrierTable,
 }
@@ -446,7 +446,7 @@ impl Cta {
             }
         }
         parts.extend(describe_warpgroup_waits(&st.warpgroups));
-        parts.extend(super::mfma::describe_wave_waits(&st.waves));
+        parts.extend(super::wave::describe_wave_waits(&st.waves));
         parts.extend(st.mbarriers.describe_waits());
         parts.join("; ")
     }
@@ -647,7 +647,7 @@ impl Cta {
             *g = WarpgroupState::default();
         }
         for w in st.waves.iter_mut() {
-            *w = super::mfma::WaveState::default();
+            *w = super::wave::WaveState::default();
         }
         // Nobody runs in this slot now: its old block is done, the new one not yet started.
         for word in self.shared.iter() {

@@ -1,11 +1,9 @@
 //! AMD `v_mfma` of a wave (64 threads: warps `2w` and `2w + 1`), as the CDNA3 ISA defines its
 //! fragments.
 //!
-//! An `mfma` is a wave collective: the 64 threads rendezvous, every one issuing the same
-//! instruction from the same site; the last to arrive computes every thread's result, which each
-//! then takes. Divergent instructions are an error, a wave the block's threads do not fill is an
-//! error, and a thread that never arrives leaves its wave blocked, which the CTA's deadlock check
-//! reports naming the wave and the site. Fragments, with `nd` the instruction's M = N (32 or 16),
+//! An `mfma` is a wave collective (`emulator/wave.rs`): the 64 threads rendezvous, every one
+//! issuing the same instruction from the same site; the last to arrive computes every thread's
+//! result from their payloads (here). Fragments, with `nd` the instruction's M = N (32 or 16),
 //! lane `l`, element or register `i` and `kw` elements a lane (4 of 16 bits, 8 of 8 bits, in two
 //! words):
 //! - first source (`a` of the ISA): row `l % nd`, K `kw·(l / nd) + i`;
@@ -18,38 +16,15 @@
 //! instructions are gfx942's (gfx90a's pairs compute the same: `device/mfma.rs`).
 
 use std::panic::Location;
-use std::sync::Arc;
 
-use super::cta::{with_thread, Cta, ThreadCtx};
-use super::error::EmulatorError;
+use super::cta::with_thread;
+use super::wave::WaveOp;
 use crate::device::canonicalize_nan_f32;
 use crate::{bf16, f16, f8e4m3, f8e5m2};
 pub(crate) use tessera_layout::plan::mfma::{MfmaInput, MfmaInstr};
 
-/// Threads of a wave.
-pub(crate) const WAVE_THREADS: u32 = 64;
-
-/// An `mfma` some threads of a wave have arrived at: per thread its 2 + 2 operand words and
-/// up to 16 accumulator words.
-struct PendingMfma {
-    instr: MfmaInstr,
-    site: &'static Location<'static>,
-    arrived: u64,
-    payloads: Box<[[u32; 20]; 64]>,
-}
-
-/// The `mfma` rendezvous of one wave.
-#[derive(Default)]
-pub(crate) struct WaveState {
-    pending: Option<PendingMfma>,
-    /// Rendezvous completed so far.
-    generation: u64,
-    /// Every thread's result of the last completed rendezvous.
-    results: Option<Arc<[[u32; 16]; 64]>>,
-}
-
 /// The ISA name of `instr` on the emulator's messages.
-fn name(instr: MfmaInstr) -> &'static str {
+pub(super) fn name(instr: MfmaInstr) -> &'static str {
     instr.isa_name()
 }
 
@@ -66,7 +41,7 @@ fn element(input: MfmaInput, words: [u32; 2], i: usize) -> f64 {
 }
 
 /// Every lane's `d` of one instruction from every lane's payload (module docs).
-fn compute(instr: MfmaInstr, payloads: &[[u32; 20]; 64]) -> [[u32; 16]; 64] {
+pub(super) fn compute(instr: MfmaInstr, payloads: &[[u32; 20]; 64]) -> [[u32; 16]; 64] {
     let nd = instr.nd as usize;
     let kw = instr.k_width() as usize;
     let k_len = 64 / nd * kw;
@@ -124,123 +99,6 @@ pub(crate) fn mfma<const N: usize>(
     payload[..2].copy_from_slice(&a);
     payload[2..4].copy_from_slice(&b);
     payload[4..4 + N].copy_from_slice(&c);
-    let d = with_thread(|t| t.cta.wave_mfma(t, instr, payload, site));
+    let d = with_thread(|t| t.cta.wave_collective(t, WaveOp::Mfma(instr), payload, site));
     core::array::from_fn(|i| d[i])
-}
-
-/// The waves stuck in an `mfma` rendezvous, for the deadlock report.
-pub(crate) fn describe_wave_waits(waves: &[WaveState]) -> Vec<String> {
-    waves
-        .iter()
-        .enumerate()
-        .filter_map(|(w, s)| {
-            let p = s.pending.as_ref()?;
-            let missing: Vec<String> = (0..64)
-                .filter(|i| p.arrived & (1 << i) == 0)
-                .take(8)
-                .map(|i| (w as u32 * WAVE_THREADS + i).to_string())
-                .collect();
-            Some(format!(
-                "wave {w} (threads {}..{}): {} threads wait in {} at {}:{}:{}; threads {}{} \
-                 never arrived (mfma is a wave collective)",
-                w as u32 * WAVE_THREADS,
-                (w as u32 + 1) * WAVE_THREADS,
-                p.arrived.count_ones(),
-                name(p.instr),
-                p.site.file(),
-                p.site.line(),
-                p.site.column(),
-                missing.join(", "),
-                if 64 - p.arrived.count_ones() > 8 {
-                    ", …"
-                } else {
-                    ""
-                }
-            ))
-        })
-        .collect()
-}
-
-impl Cta {
-    /// The rendezvous of a wave's 64 threads at one `mfma`: waits until every thread has issued
-    /// the same instruction; the last to arrive computes all results.
-    fn wave_mfma(
-        &self,
-        ctx: &ThreadCtx<'_>,
-        instr: MfmaInstr,
-        payload: [u32; 20],
-        site: &'static Location<'static>,
-    ) -> [u32; 16] {
-        let error = |message: String| EmulatorError::WarpCollective {
-            thread: ctx.thread_ref(),
-            op: name(instr),
-            message,
-        };
-        let wave = ctx.linear / WAVE_THREADS;
-        let index = ctx.linear % WAVE_THREADS;
-        if (wave + 1) * WAVE_THREADS > self.threads {
-            super::cta::raise(error(format!(
-                "wave {wave} has {} of its 64 threads (the block has {}): an mfma needs a whole \
-                 wave, so a block of a kernel with a dot on AMD has an even number of warps",
-                self.threads - wave * WAVE_THREADS,
-                self.threads
-            )));
-        }
-        let mut st = self.unwind_if_aborted(self.lock());
-        self.mark_sync_used();
-        let w = wave as usize;
-        match &st.waves[w].pending {
-            Some(p) if p.instr != instr || p.site != site => {
-                let message = format!(
-                    "wave {wave}: thread {} issues {} at {}:{} while {} threads of the wave wait \
-                     in {} at {}:{} (every thread of a wave must execute the same mfma)",
-                    ctx.linear,
-                    name(instr),
-                    site.file(),
-                    site.line(),
-                    p.arrived.count_ones(),
-                    name(p.instr),
-                    p.site.file(),
-                    p.site.line()
-                );
-                self.fail(st, error(message));
-            }
-            Some(_) => {}
-            None => {
-                st.waves[w].pending = Some(PendingMfma {
-                    instr,
-                    site,
-                    arrived: 0,
-                    payloads: Box::new([[0; 20]; 64]),
-                })
-            }
-        }
-        let Some(pending) = st.waves[w].pending.as_mut() else {
-            unreachable!("the pending mfma was just set")
-        };
-        pending.arrived |= 1 << index;
-        pending.payloads[index as usize] = payload;
-        if pending.arrived == u64::MAX {
-            let Some(pending) = st.waves[w].pending.take() else {
-                unreachable!("the pending mfma was just set")
-            };
-            let results = Arc::new(compute(instr, &pending.payloads));
-            let state = &mut st.waves[w];
-            state.generation += 1;
-            state.results = Some(results.clone());
-            st.blocked -= WAVE_THREADS - 1;
-            results[index as usize]
-        } else {
-            let generation = st.waves[w].generation;
-            let (st, results) = self.block_until(st, |st| {
-                let state = &st.waves[w];
-                match &state.results {
-                    Some(r) if state.generation != generation => Some(r.clone()),
-                    _ => None,
-                }
-            });
-            drop(st);
-            results[index as usize]
-        }
-    }
 }

@@ -90,6 +90,7 @@ pub mod report;
 pub(crate) mod target;
 pub(crate) mod tma;
 mod warp;
+pub(crate) mod wave;
 pub(crate) mod wgmma;
 mod wgmma_reads;
 

@@ -28,6 +28,24 @@ pub fn shfl_bfly<T: Elem>(value: T, lane_mask: u32) -> T {
     }
 }
 
+/// The value of the thread in the other warp of this thread's AMD wave (wave lane `l ^ 32`:
+/// the same lane, warp `warp ^ 1`), by `ds_bpermute` over the wave (`device::wave_shfl_idx_b32`);
+/// the reductions of a body planned for AMD whose warp bit 0 runs along the axis. Elements of up
+/// to 32 bits take one shuffle, 64-bit ones two.
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+pub fn wave_bfly_32<T: Elem>(value: T) -> T {
+    let source = (device::lane_id() | (device::warp_id() & 1) << 5) ^ 32;
+    let bits = value.to_bits();
+    let lo = device::wave_shfl_idx_b32(bits as u32, source);
+    if T::BITS <= 32 {
+        T::from_bits(lo as u64)
+    } else {
+        let hi = device::wave_shfl_idx_b32((bits >> 32) as u32, source);
+        T::from_bits(lo as u64 | (hi as u64) << 32)
+    }
+}
+
 /// The `(value, index)` pair `argmax` keeps: the larger value; on a tie (or both NaN) the
 /// smaller index; NaN counts as larger than every number (so `argmax` finds the first NaN).
 #[inline(always)]

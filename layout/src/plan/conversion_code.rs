@@ -10,6 +10,11 @@
 //!   ([`ConversionCode::shuffles_need_selects`]).
 //! - **Shared memory.** The memory layout, vector widths and `ldmatrix` reads (on a
 //!   [`Vendor`] that has them) are chosen by [`shared_movement`] (see `shared_steps`).
+//! - **Waves (AMD).** A conversion the warp view sends through shared memory because elements
+//!   cross warp bit 0 may need no shared memory on AMD, where warps `2w` and `2w + 1` are one
+//!   64-lane wave (`plan::wave`): the planner also plans it on the wave view and takes the wave's
+//!   shuffles (`ds_bpermute` over 64 lanes) when they cost less; its movement's lanes are then
+//!   [`Lanes::Wave`].
 //! - **Costs.** [`ConversionCode::cost`] is the cost model's cost of the plan the code follows;
 //!   [`conversion_code_cost`] gives it without resolving the movement (for searches over many
 //!   layout pairs).
@@ -20,6 +25,7 @@ use super::movement::{
     Step,
 };
 use super::shared_steps::shared_movement;
+use super::wave::{warps_as_wave, Lanes};
 use super::{PlanError, Vendor};
 use crate::{Label, LinearLayout};
 use std::boxed::Box;
@@ -44,6 +50,9 @@ pub struct ConversionCode {
     pub shuffles_need_selects: bool,
     /// Whose GPUs the code is for (their instructions and bank phases).
     pub vendor: Vendor,
+    /// Whether the plan is the warp view's or (AMD) the wave view's ([`Lanes::Wave`]: its
+    /// shuffles exchange within 64-lane waves).
+    pub lanes: Lanes,
 }
 
 impl ConversionCode {
@@ -68,6 +77,7 @@ pub fn plan_conversion_code(
         _ => movement_for(&choice.plan, src, dst, element_bits, vendor)?,
     };
     Ok(ConversionCode {
+        lanes: movement.lanes,
         plan: choice.plan,
         movement,
         shuffle_cost: choice.shuffle_cost,
@@ -109,8 +119,53 @@ struct Choice {
 }
 
 /// The cost model's plan on `vendor`'s GPUs, with shuffles replaced by shared memory when their
-/// register selects cost more (see the module docs).
+/// register selects cost more, and on AMD by the wave view's shuffles when those cost less than
+/// the shared memory the warp view needs (see the module docs).
 fn choose(
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    element_bits: u32,
+    vendor: Vendor,
+) -> Result<Choice, PlanError> {
+    let choice = choose_on(src, dst, element_bits, vendor)?;
+    if vendor != Vendor::Amd || !matches!(choice.plan, ConversionPlan::SharedMemory(_)) {
+        return Ok(choice);
+    }
+    let (Some(wave_src), Some(wave_dst)) = (warps_as_wave(src), warps_as_wave(dst)) else {
+        return Ok(choice);
+    };
+    // Layouts that fit together on warps fit on waves (the same map relabelled); a wave plan
+    // that fails leaves the warp view's.
+    let Ok(wave) = choose_on(&wave_src, &wave_dst, element_bits, vendor) else {
+        return Ok(choice);
+    };
+    let cheaper =
+        plan_cost(&wave.plan, wave.shared_cost) < plan_cost(&choice.plan, choice.shared_cost);
+    match wave.plan {
+        ConversionPlan::WarpShuffle(plan) if cheaper => {
+            let mut movement = match wave.shuffle_movement {
+                Some(m) => m,
+                None => {
+                    let shuffles = ConversionPlan::WarpShuffle(plan.clone());
+                    movement_for(&shuffles, &wave_src, &wave_dst, element_bits, vendor)?
+                }
+            };
+            movement.lanes = Lanes::Wave;
+            movement.description = format!("wave {}", movement.description);
+            Ok(Choice {
+                plan: ConversionPlan::WarpShuffle(plan),
+                shuffle_cost: wave.shuffle_cost,
+                shared_cost: choice.shared_cost,
+                shuffles_need_selects: false,
+                shuffle_movement: Some(movement),
+            })
+        }
+        _ => Ok(choice),
+    }
+}
+
+/// [`choose`] on the layouts' own lanes (a warp's, or a wave's when they have six lane bits).
+fn choose_on(
     src: &LinearLayout,
     dst: &LinearLayout,
     element_bits: u32,
@@ -159,6 +214,7 @@ pub fn movement_for(
         element_bits,
         shared_bytes: 0,
         description: plan.kind().to_string(),
+        lanes: Lanes::Warp,
     };
     match plan {
         ConversionPlan::NoOp => {
@@ -218,7 +274,7 @@ fn shuffle_steps(p: &ShufflePlan, dst: &LinearLayout) -> Vec<Step> {
         .map(|round| {
             let active = (0..round.source_lane.len())
                 .filter(|&l| round.source_lane[l].is_some() && round.receive_register[l].is_some())
-                .fold(0u32, |m, l| m | 1 << l);
+                .fold(0u64, |m, l| m | 1 << l);
             Step::Shuffle(ShuffleStep {
                 send_offsets: send_offsets.clone(),
                 receive_offsets: receive_offsets.clone(),

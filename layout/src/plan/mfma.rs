@@ -22,7 +22,7 @@
 //!
 //! **Waves of two warps.** The tile compiler's warps have 32 lanes (`tessera::device`'s
 //! contract: a warp is half a wave on CDNA), so a wave's layouts ([`AmdMfma`], six lane bits)
-//! are relabelled by [`wave_as_warps`]: wave lane bit 5 becomes warp bit 0, and the family's
+//! are relabelled by [`wave_as_warps`] (`plan::wave`): wave lane bit 5 becomes warp bit 0, and the family's
 //! warps (waves) become warp bits 1 and up. An `mfma` is then a collective of warps `2w` and
 //! `2w + 1`.
 //!
@@ -43,6 +43,7 @@
 use super::mma::{accumulator_tiles, broadcast_duplicates, coords, register_with, tile_origin};
 use super::movement::xor_bits;
 use super::space::RegisterSolver;
+use super::wave::wave_as_warps;
 use super::{bases, PlanError};
 use crate::families::AmdMfma;
 use crate::{Label, LayoutError, LinearLayout};
@@ -221,34 +222,6 @@ pub fn choose_mfma(
         "`dot` of [{m}, {k}] × [{k}, {n}] on {waves} wave(s): no wave gets a whole 32×32×{k32} or \
          16×16×{k16} mfma tile (K a multiple of its depth)"
     )))
-}
-
-/// `layout` (a wave-64 layout: six lane bits) with wave lane bit 5 as warp bit 0 and its warp
-/// bits from 1 up: the same map on 32-lane warps, two per wave.
-pub fn wave_as_warps(layout: &LinearLayout) -> Result<LinearLayout, LayoutError> {
-    let lanes = bases(layout, Label::Lane);
-    let warps = bases(layout, Label::Warp);
-    let mut out = LinearLayout::empty();
-    for o in 0..layout.num_out_dims() {
-        out = out.with_out_dim(layout.out_label(o), layout.out_size(layout.out_label(o)))?;
-    }
-    let push = |out: LinearLayout, label: Label, vectors: &[u64]| {
-        let mut out = out.with_in_dim(label)?;
-        let i = out.num_in_dims() - 1;
-        for &v in vectors {
-            out.push_packed_basis(i, v)?;
-        }
-        Ok::<_, LayoutError>(out)
-    };
-    out = push(out, Label::Register, &bases(layout, Label::Register))?;
-    out = push(out, Label::Lane, &lanes[..lanes.len().min(5)])?;
-    let mut warp_bases: Vec<u64> = lanes.get(5).copied().into_iter().collect();
-    warp_bases.extend(warps);
-    out = push(out, Label::Warp, &warp_bases)?;
-    if layout.in_index(Label::Block).is_some() {
-        out = push(out, Label::Block, &bases(layout, Label::Block))?;
-    }
-    Ok(out)
 }
 
 /// The layouts of a dot of `[m, k] × [k, n]` with `instr` on `waves` (`[M, N]` waves), on 32-lane

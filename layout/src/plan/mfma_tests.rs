@@ -183,45 +183,6 @@ fn gfx90a_instruction_pairs_compute_the_i8_product() {
     }
 }
 
-/// Law: the relabelling is the same map: the wave layout at (register, wave lane, wave) equals
-/// the warp layout at (register, lane mod 32, 2·wave + lane / 32).
-#[test]
-fn wave_as_warps_keeps_every_element_in_place() {
-    let shape = [32, 32, 8];
-    let waves = [2, 2];
-    let family = AmdMfma::new(3, &shape, true, &waves);
-    for wave_layout in [
-        family.to_linear_layout(&[128, 64]).unwrap(),
-        family.dot_operand(0, 4, &[128, 32]).unwrap(),
-        family.dot_operand(1, 4, &[32, 64]).unwrap(),
-    ] {
-        let warps = wave_as_warps(&wave_layout).unwrap();
-        assert_eq!(warps.in_size(Label::Lane), 32);
-        assert_eq!(
-            warps.in_size(Label::Warp),
-            2 * wave_layout.in_size(Label::Warp)
-        );
-        for r in 0..wave_layout.in_size(Label::Register) {
-            for lane in 0..64 {
-                for wave in 0..wave_layout.in_size(Label::Warp) {
-                    let at = |l: &LinearLayout, lane: u32, warp: u32| {
-                        l.apply(&[
-                            (Label::Register, r),
-                            (Label::Lane, lane),
-                            (Label::Warp, warp),
-                        ])
-                        .unwrap()
-                    };
-                    assert_eq!(
-                        at(&wave_layout, lane, wave),
-                        at(&warps, lane % 32, 2 * wave + lane / 32)
-                    );
-                }
-            }
-        }
-    }
-}
-
 #[test]
 fn operands_in_other_layouts_are_refused_naming_the_basis() {
     let [la, lb, lc] = mfma_layouts(F16_32, [1, 1], [32, 32, 16]).unwrap();

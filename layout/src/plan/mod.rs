@@ -22,6 +22,7 @@
 //!   pipelining of loops).
 //! - [`scan`]: `cumsum`/`cumprod` along an axis: per axis bit, where the partner element is
 //!   (registers, a lane shuffle, or shared memory across warps).
+//! - [`wave`]: warps of 32 lanes as AMD's waves of 64 and back ([`wave::Lanes`]).
 //! - [`wgmma_dot`]: `dot` as `wgmma.mma_async` (shape, warpgroups, operand stores, descriptors).
 //!
 //! Everything works on *packed* logical vectors: a basis of a layout is a `u64` holding its
@@ -46,6 +47,7 @@ pub mod shared_steps;
 pub mod space;
 pub mod swizzle;
 pub mod vectorize;
+pub mod wave;
 pub mod wgmma;
 pub mod wgmma_dot;
 

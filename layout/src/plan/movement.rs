@@ -8,6 +8,7 @@
 //! and builds the array of `B`.
 
 use super::bank::{busiest_bank, phased_wavefronts, Side};
+use super::wave::Lanes;
 use super::{bases, Space, Vendor};
 use crate::{Label, LinearLayout};
 use std::string::String;
@@ -196,8 +197,8 @@ pub struct ShuffleStep {
     pub source_lane: LaneFn,
     /// The first `B` register of the vector each lane receives.
     pub receive: LaneFn,
-    /// Lanes that keep what they receive (bit per lane).
-    pub active: u32,
+    /// Lanes that keep what they receive (bit per lane of the movement's [`Lanes`]).
+    pub active: u64,
 }
 
 /// Vectorized shared-memory accesses of one thread: per chunk of registers, one instruction
@@ -305,6 +306,8 @@ pub struct Movement {
     pub shared_bytes: u32,
     /// How it is done, in words (for explain output and tests).
     pub description: String,
+    /// What the steps' lanes and warps name: a warp's 32 lanes, or (amdgpu) a wave's 64.
+    pub lanes: Lanes,
 }
 
 /// The XOR offsets of the `2^bits.len()` elements of a vector whose element index bit `i` is

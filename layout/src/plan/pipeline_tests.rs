@@ -55,6 +55,7 @@ fn movement(order: &[u32], chunks: Vec<(u32, u32)>, stride: u32) -> Movement {
         element_bits: 16,
         shared_bytes: 4000,
         description: "test".into(),
+        lanes: crate::plan::wave::Lanes::Warp,
     }
 }
 

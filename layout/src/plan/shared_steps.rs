@@ -25,6 +25,7 @@ use super::movement::{
     bases32, duplicate_steps, issue_cost_on, vector_offsets, xor_bits, Affine, LdmatrixStep,
     Movement, Step, StoreStep, VectorAccess, LANES,
 };
+use super::wave::Lanes;
 use super::{bases, common_vectors, PlanError, Space, Vendor};
 use crate::families::ldmatrix::ldmatrix_fragment;
 use crate::{Label, LinearLayout};
@@ -150,6 +151,7 @@ pub fn shared_candidate(
             element_bits,
             shared_bytes: cells * (1 << shift),
             description,
+            lanes: Lanes::Warp,
         },
         cost,
     ))

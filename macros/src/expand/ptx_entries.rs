@@ -165,6 +165,12 @@ pub(super) fn entry_items(
         }
     };
     let amdgpu = amdgpu_blockers(bodies).is_empty();
+    // Whether the amdgpu kernel is an item apart from the PTX entry even when its body is the
+    // NVIDIA one: wherever plans for AMD may differ, so that the PTX entry's tokens do not
+    // depend on whether this build made them.
+    let amdgpu_apart = bodies.first().is_some_and(|b| {
+        super::variants::may_plan_otherwise_for_amd(threads / 32, &b.nvidia_only, b.shared_bytes)
+    });
     let amdgpu_body = body_of(Target::Amdgpu).filter(|_| amdgpu);
     // The AMD body of the host function: its own, or a call of the variant's that it shares
     // (the tensor maps are the sm_90a body's, which that call does not run).
@@ -212,8 +218,9 @@ pub(super) fn entry_items(
                 host_entry(host_of(emulated)),
             ]
         }
-        // One NVIDIA body and one planned for AMD: an entry each.
-        (Some(ampere), None) if amdgpu_body.is_some() => vec![
+        // One NVIDIA body and one planned for AMD (or a kernel apart, see `amdgpu_apart`): an
+        // entry each.
+        (Some(ampere), None) if amdgpu_body.is_some() || amdgpu_apart => vec![
             device_entry(quote!(target_arch = "nvptx64"), ampere, &maps),
             host_entry(host_of(ampere.clone())),
         ],

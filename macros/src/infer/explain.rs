@@ -12,6 +12,7 @@ use std::fmt::{self, Write as _};
 use tessera_layout::plan::conversion::ConversionPlan;
 use tessera_layout::plan::conversion_code::ConversionCode;
 use tessera_layout::plan::movement::{step_wavefronts_on, Movement, Step};
+use tessera_layout::plan::wave::Lanes;
 use tessera_layout::plan::wgmma_dot::WgmmaOperand;
 use tessera_layout::plan::Vendor;
 use tessera_layout::LinearLayout;
@@ -144,19 +145,32 @@ impl Inference {
                     ),
                 }
             }
-            (_, Some(Note::Reduce { lanes, warps, cost })) => {
+            (
+                _,
+                Some(Note::Reduce {
+                    lanes,
+                    warps,
+                    waves,
+                    cost,
+                }),
+            ) => {
+                let (warp, warps_word) = if *waves {
+                    ("wave (64 lanes)", "waves")
+                } else {
+                    ("warp", "warps")
+                };
                 if *warps > 0 && *lanes > 0 {
                     format!(
-                        "[across {} warps: {lanes} shuffle rounds in each warp, then shared memory; cost {cost}]",
+                        "[across {} {warps_word}: {lanes} shuffle rounds in each {warp}, then shared memory; cost {cost}]",
                         1u32 << warps
                     )
                 } else if *warps > 0 {
                     format!(
-                        "[across {} warps: in each thread, then shared memory; cost {cost}]",
+                        "[across {} {warps_word}: in each thread, then shared memory; cost {cost}]",
                         1u32 << warps
                     )
                 } else if *lanes > 0 {
-                    format!("[within a warp: {lanes} shuffle rounds; cost {cost}]")
+                    format!("[within a {warp}: {lanes} shuffle rounds; cost {cost}]")
                 } else {
                     "[within each thread]".into()
                 }
@@ -315,8 +329,12 @@ pub fn plan_text(c: &ConversionCode) -> String {
         ConversionPlan::NoOp => "no-op (cost 0)".into(),
         ConversionPlan::RegisterPermutation(_) => "register permutation (cost 0)".into(),
         ConversionPlan::WarpShuffle(s) => {
+            let what = match c.lanes {
+                Lanes::Warp => "warp shuffle",
+                Lanes::Wave => "wave shuffle (64 lanes: warp bit 0 as lane bit 5, ds_bpermute)",
+            };
             let mut t = format!(
-                "warp shuffle: {} rounds × {} shuffles (vectors of {} elements), cost {}",
+                "{what}: {} rounds × {} shuffles (vectors of {} elements), cost {}",
                 s.rounds.len(),
                 s.shuffles_per_round,
                 1u32 << s.vector.len(),

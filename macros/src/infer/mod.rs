@@ -48,7 +48,13 @@ use tessera_layout::{Label, LinearLayout};
 /// Notes on reductions for the explain output.
 #[derive(Clone, Debug)]
 pub(crate) enum Note {
-    Reduce { lanes: u32, warps: u32, cost: u64 },
+    /// `waves`: counted on AMD's 64-lane waves (`lanes` bits of a wave, `warps` wave bits).
+    Reduce {
+        lanes: u32,
+        warps: u32,
+        waves: bool,
+        cost: u64,
+    },
 }
 
 /// The result of layout inference for one specialisation.
@@ -118,14 +124,17 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     let mut notes = HashMap::new();
     for r in &problem.reduces {
         if let Some(l) = r.fixed.or_else(|| problem.layout_of(r.operand).copied()) {
-            let (_, lanes, warps) = layouts::bases_along(&l, r.axis);
+            let vendor = original.target.vendor();
+            let threads = solve::reduction_threads(&l, vendor);
+            let (_, lanes, warps) = layouts::bases_along(&threads, r.axis);
             let result = graph.op(r.op).results[0];
             notes.insert(
                 result,
                 Note::Reduce {
                     lanes,
                     warps,
-                    cost: solve::reduce_cost(&l, r.axis, r.bits),
+                    waves: threads.in_size(tessera_layout::Label::Lane) == 64,
+                    cost: solve::reduce_cost(&l, r.axis, r.bits, vendor),
                 },
             );
         }

@@ -12,7 +12,7 @@
 //! |---|---|
 //! | copy | `B[r] = A[s(r)]` with `s` resolved at planning time |
 //! | select | a `match` on the XOR-linear selector `⊕ lane_k·from_lane[k] ⊕ …` (lane-selected registers) |
-//! | shuffle round | each lane packs the vector it sends (elements packed into words), `shfl.sync.idx` from its source lane, unpacks into its receive registers; send register, source lane and receive register are XOR-affine functions of the lane id or a 32-entry lookup table |
+//! | shuffle round | each lane packs the vector it sends (elements packed into words), `shfl.sync.idx` from its source lane, unpacks into its receive registers; send register, source lane and receive register are XOR-affine functions of the lane id or a 32-entry lookup table (a movement on AMD's 64-lane waves, [`Lanes::Wave`]: the wave's lane and index, `wave_shfl_idx_b32`, 64 entries) |
 //! | barrier | `bar.sync` |
 //! | store | owners of `A` (broadcast copies skipped) store vectors (`st.shared.v1/v2/v4.b32`, elements packed) at their planned byte offsets |
 //! | load | vector loads at the planned byte offsets (narrower than a word: load the word and extract) |
@@ -30,6 +30,7 @@ use quote::{format_ident, quote, quote_spanned};
 pub(crate) use tessera_layout::plan::movement::{
     word_count, Affine, LaneFn, Movement, ShuffleStep, Step, StoreStep,
 };
+pub(crate) use tessera_layout::plan::wave::Lanes;
 
 /// Lowers an `OpKind::Convert` of `src` (the registers `[T; R]` of a tile) as planned: the
 /// statements and the local `[T; R']` holding the destination's registers.
@@ -119,6 +120,8 @@ impl ThreadValue for LaneFn {
 pub(crate) struct Render {
     pub lane: TokenStream,
     pub warp: TokenStream,
+    /// What `lane` and `warp` name: a warp's lane and the warp, or (amdgpu) a wave's.
+    pub lanes: Lanes,
     pub elem: TokenStream,
     pub span: Span,
     pub shared_offset: u32,
@@ -132,9 +135,28 @@ impl Render {
         Render {
             lane: ctx.lane(),
             warp: ctx.warp(),
+            lanes: Lanes::Warp,
             elem: elem_type(dtype),
             span: op.loc.first,
             shared_offset,
+        }
+    }
+
+    /// This context for a movement on `lanes`: on [`Lanes::Wave`] the lane is the thread's lane
+    /// in its 64-lane wave (`lane | (warp & 1) << 5`) and the warp its wave (`warp >> 1`).
+    pub(crate) fn on(&self, lanes: Lanes) -> Render {
+        let (lane, warp) = (&self.lane, &self.warp);
+        let (lane, warp) = match lanes {
+            Lanes::Warp => (lane.clone(), warp.clone()),
+            Lanes::Wave => (quote!((#lane | (#warp & 1) << 5)), quote!((#warp >> 1))),
+        };
+        Render {
+            lane,
+            warp,
+            lanes,
+            elem: self.elem.clone(),
+            span: self.span,
+            shared_offset: self.shared_offset,
         }
     }
 
@@ -164,6 +186,7 @@ pub(crate) fn index_lit(i: u32) -> Literal {
 /// `src` (elements of type `elem`); shared memory at `shared_offset` bytes into the kernel's
 /// dynamic shared memory. Calls that the emulator attributes to a source line carry `span`.
 pub(crate) fn render_movement(movement: &Movement, src: &Ident, rc: &Render) -> TokenStream {
+    let rc = &rc.on(movement.lanes);
     let elem = &rc.elem;
     let shared_offset = rc.shared_offset;
     let out = format_ident!("__tessera_out");
@@ -422,9 +445,13 @@ fn render_shuffle(
     let source = s.source_lane.render(lane, warp);
     let shuffles = (0..w).map(|k| {
         let k = index_lit(k as u32);
-        quote_spanned!(span=> ::tessera::device::shfl_idx_b32(
-            ::tessera::device::FULL_MASK, __tessera_sent[#k], __tessera_source,
-            ::tessera::device::SHFL_C_FULL))
+        match rc.lanes {
+            Lanes::Warp => quote_spanned!(span=> ::tessera::device::shfl_idx_b32(
+                ::tessera::device::FULL_MASK, __tessera_sent[#k], __tessera_source,
+                ::tessera::device::SHFL_C_FULL)),
+            Lanes::Wave => quote_spanned!(span=> ::tessera::device::wave_shfl_idx_b32(
+                __tessera_sent[#k], __tessera_source)),
+        }
     });
     let store = |base: u32| {
         let sets = s.receive_offsets.iter().enumerate().map(|(j, &o)| {
@@ -443,10 +470,11 @@ fn render_shuffle(
         },
         quote!({}),
     );
-    let guarded = if s.active == u32::MAX {
+    let every_lane = u64::MAX >> (64 - rc.lanes.count());
+    let guarded = if s.active == every_lane {
         write
     } else {
-        let active = Literal::u32_suffixed(s.active);
+        let active = Literal::u64_suffixed(s.active);
         quote!(if (#active >> #lane) & 1 == 1 { #write })
     };
     quote! {{

@@ -139,7 +139,9 @@ fn get(regs: &Registers, w: usize, l: usize, r: u32, what: &str) -> Result<u64, 
 /// loads after stores need a barrier in between, `ldmatrix` follows the PTX fragment rules.
 pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Stats), String> {
     let warps = input.len();
-    let mut out: Registers = vec![vec![vec![None; m.dst_registers as usize]; 32]; warps];
+    // 32 lanes a warp, or (a wave movement) 64 a wave: the input's.
+    let lanes = input[0].len();
+    let mut out: Registers = vec![vec![vec![None; m.dst_registers as usize]; lanes]; warps];
     let mut memory: HashMap<u32, u64> = HashMap::new();
     let mut stats = Stats::default();
     let mut stored_since_barrier = false;
@@ -160,14 +162,14 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
         match step {
             Step::Copy { dst, src } => {
                 for w in 0..warps {
-                    for l in 0..32 {
+                    for l in 0..lanes {
                         out[w][l][*dst as usize] = Some(get(input, w, l, *src, "source")?);
                     }
                 }
             }
             Step::Select { dst, base, select } => {
                 for w in 0..warps {
-                    for l in 0..32 {
+                    for l in 0..lanes {
                         let r = base ^ select.eval(l as u32, w as u32);
                         out[w][l][*dst as usize] = Some(get(input, w, l, r, "source")?);
                     }
@@ -175,7 +177,7 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
             }
             Step::Duplicate { dst, src } => {
                 for w in 0..warps {
-                    for l in 0..32 {
+                    for l in 0..lanes {
                         out[w][l][*dst as usize] = Some(get(&out, w, l, *src, "destination")?);
                     }
                 }
@@ -187,7 +189,7 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
                 }
                 stats.shuffles += (n * bits).div_ceil(32) * warps as u32;
                 for w in 0..warps {
-                    let wire: Vec<Option<Vec<u64>>> = (0..32)
+                    let wire: Vec<Option<Vec<u64>>> = (0..lanes)
                         .map(|l| {
                             let base = s.send.eval(l as u32, w as u32);
                             s.send_offsets
@@ -196,12 +198,12 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
                                 .collect()
                         })
                         .collect();
-                    for l in 0..32usize {
+                    for l in 0..lanes {
                         if s.active >> l & 1 == 0 {
                             continue;
                         }
                         let from = s.source_lane.eval(l as u32, w as u32);
-                        if from >= 32 {
+                        if from as usize >= lanes {
                             return Err(format!("lane {l} reads lane {from}"));
                         }
                         let values = wire[from as usize].as_ref().ok_or_else(|| {
@@ -223,7 +225,7 @@ pub(crate) fn execute(m: &Movement, input: &Registers) -> Result<(Registers, Sta
                 if stored_since_barrier {
                     return Err("a load follows a store without a barrier".into());
                 }
-                for_each_element(s, warps, m.shared_bytes, |w, l, register, addr| {
+                for_each_element(s, warps, lanes, m.shared_bytes, |w, l, register, addr| {
                     let v = memory
                         .get(&addr)
                         .ok_or_else(|| format!("offset {addr} read, never written"))?;
@@ -279,6 +281,7 @@ pub(crate) fn store_to_shared(
     for_each_element(
         &s.access,
         input.len(),
+        input[0].len(),
         shared_bytes,
         |w, l, register, addr| {
             if l as u32 & s.lane_guard != 0 || w as u32 & s.warp_guard != 0 {
@@ -294,15 +297,16 @@ pub(crate) fn store_to_shared(
 }
 
 /// Calls `f(warp, lane, register, byte address)` for each element that `access` moves in
-/// `warps` warps, after checking each instruction's alignment and bounds.
+/// `warps` warps of `lanes` lanes, after checking each instruction's alignment and bounds.
 fn for_each_element(
     access: &VectorAccess,
     warps: usize,
+    lanes: usize,
     shared_bytes: u32,
     mut f: impl FnMut(usize, usize, u32, u32) -> Result<(), String>,
 ) -> Result<(), String> {
     for w in 0..warps {
-        for l in 0..32usize {
+        for l in 0..lanes {
             for &(first, off) in &access.chunks {
                 let at = access.address(off, l as u32, w as u32);
                 check_shared_access(at, access.bytes(), shared_bytes)?;
@@ -484,6 +488,78 @@ fn every_plan_executes_on_the_model() {
     assert!(ldmatrix > 0, "no conversion used ldmatrix");
 }
 
+/// A layout whose waves hold what `wave`'s do (a layout on 64-lane waves), registers and lanes
+/// dealt the rest at random: a conversion from `wave` stays inside each wave.
+fn random_sharing_waves(rng: &mut Rng, wave: &LinearLayout) -> LinearLayout {
+    let waves = bases(wave, Label::Warp);
+    let mut units: Vec<u64> = (0..wave.total_out_bits())
+        .map(|b| 1u64 << b)
+        .filter(|u| !waves.contains(u))
+        .collect();
+    rng.shuffle(&mut units);
+    let lane_count = units.len().min(6);
+    let mut lanes: Vec<u64> = units.drain(..lane_count).collect();
+    lanes.resize(6, 0);
+    rng.shuffle(&mut lanes);
+    from_packed(
+        &[
+            (Label::Register, units),
+            (Label::Lane, lanes),
+            (Label::Warp, waves),
+        ],
+        &out_dims_of(wave),
+    )
+}
+
+/// Law (AMD's waves): a conversion whose elements cross warp bit 0 but no other warp bit is
+/// planned for AMD as shuffles of the 64-lane wave when they cost less than shared memory, and
+/// the wave movement, executed on the wave view (warp bit 0 as lane bit 5), delivers every
+/// element; NVIDIA's plan of the same pair never uses waves.
+#[test]
+fn amd_plans_shuffle_across_a_wave_where_warps_need_shared_memory() {
+    use tessera_layout::plan::wave::{warps_as_wave, wave_as_warps, Lanes};
+    let mut rng = Rng(0x6702_0064);
+    let (mut wave_plans, mut warp_plans) = (0, 0);
+    for case in 0..400 {
+        let tile_bits = rng.range(6, 11);
+        let out_dims = random_tile(&mut rng, tile_bits);
+        let warp_bits = rng.range(1, 3);
+        let a = random_warp_layout(&mut rng, &out_dims, warp_bits);
+        let wave_a = warps_as_wave(&a).expect("five lane bits and a warp bit");
+        let wave_b = random_sharing_waves(&mut rng, &wave_a);
+        let b = wave_as_warps(&wave_b).unwrap();
+        let bits = rng.pick(&[8u32, 16, 32, 64]);
+        let ctx = format!("case {case}, bits {bits}\nA:\n{a}\nB:\n{b}");
+        let nvidia = plan_conversion_code(&a, &b, bits, Vendor::Nvidia).unwrap();
+        assert_eq!(nvidia.lanes, Lanes::Warp, "{ctx}");
+        let amd = plan_conversion_code(&a, &b, bits, Vendor::Amd).unwrap();
+        assert_eq!(amd.lanes, amd.movement.lanes, "{ctx}");
+        let (input, expected) = match amd.lanes {
+            Lanes::Wave => {
+                wave_plans += 1;
+                assert!(amd.cost() < amd.shared_cost.unwrap(), "{ctx}");
+                assert_eq!(amd.movement.shared_bytes, 0, "{ctx}");
+                (holding_elements(&wave_a), holding_elements(&wave_b))
+            }
+            Lanes::Warp => {
+                warp_plans += 1;
+                (holding_elements(&a), holding_elements(&b))
+            }
+        };
+        let (out, _) = execute(&amd.movement, &input)
+            .unwrap_or_else(|e| panic!("{ctx}: {} failed: {e}", amd.movement.description));
+        assert!(
+            out == expected,
+            "{ctx}: {} delivers wrong elements",
+            amd.movement.description
+        );
+    }
+    assert!(
+        wave_plans > 100 && warp_plans > 0,
+        "wave {wave_plans}, warp {warp_plans}"
+    );
+}
+
 /// The layouts of a `[m, k] × [k, n]` f16 matmul with 4 warps: the blocked load layouts of A and
 /// B (8 contiguous elements per thread along the contiguous dimension) and the mma v2 operand
 /// layouts (`k_width` 2), as the inference anchors them.
@@ -535,6 +611,7 @@ pub(crate) fn rendered(movement: &Movement, elem: TokenStream) -> String {
     let rc = Render {
         lane: quote!(__lane),
         warp: quote!(__warp),
+        lanes: Lanes::Warp,
         elem,
         span: Span::call_site(),
         shared_offset: 256,

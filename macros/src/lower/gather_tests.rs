@@ -189,6 +189,7 @@ fn rendered_gathers_use_shuffles_or_shared_memory() {
     let rc = Render {
         lane: quote!(__lane),
         warp: quote!(__warp),
+        lanes: super::super::convert::Lanes::Warp,
         elem: quote!(f32),
         span: Span::call_site(),
         shared_offset: 0,

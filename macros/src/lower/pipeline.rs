@@ -575,6 +575,7 @@ pub fn lower_read(ctx: &mut Ctx, op: &Op, read: &PipelineRead) -> Result<TokenSt
     let rc = Render {
         lane: ctx.lane(),
         warp: ctx.warp(),
+        lanes: super::convert::Lanes::Warp,
         elem: elem_type(ctx.dtype(result)),
         span: op.loc.first,
         shared_offset: 0,

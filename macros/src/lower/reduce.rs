@@ -10,7 +10,10 @@
 //! 2. **Lanes**: for every lane bit along the axis, `acc = combine(acc, shfl.bfly(acc, bit))`;
 //!    afterwards every lane of a butterfly group holds the same value (each step combines two
 //!    values commutatively, so even float sums agree bit for bit).
-//! 3. **Warps**: when warp bits run along the axis, each group's partial goes to shared memory
+//! 3. **Waves (AMD)**: in a body planned for AMD, when warp bit 0 runs along the axis, one more
+//!    butterfly with the other warp of the wave (`tile::wave_bfly_32`, `ds_bpermute` over its 64
+//!    lanes); the two warps then hold copies, and warp bit 0 leaves the next step.
+//! 4. **Warps**: when warp bits run along the axis, each group's partial goes to shared memory
 //!    at slot `(element off the axis) × W + (warp's axis bits)`, written once (lanes and warps that
 //!    hold copies skip), then after a barrier every thread combines the `W` partials of its
 //!    elements in slot order (the same order everywhere, so copies agree).
@@ -25,6 +28,7 @@ use crate::ir::{Op, OpKind, ReduceKind};
 use crate::types::{DType, Scalar};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
+use tessera_layout::plan::Vendor;
 use tessera_layout::{Label, LinearLayout};
 
 pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
@@ -153,7 +157,26 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
         }
     }
 
-    // 3. Warps along the axis: through shared memory.
+    // 3. On AMD, warp bit 0 along the axis: a butterfly across the wave (its two warps).
+    let (mut warp_along, mut warp_zero) = (warp_along, warp_zero);
+    if ctx.kernel.target.vendor() == Vendor::Amd && warp_along & 1 == 1 {
+        for (_, acc, idx) in &groups {
+            let other = quote!(::tessera::tile::wave_bfly_32(#acc));
+            let other_index = quote!(::tessera::tile::wave_bfly_32(#idx));
+            if is_arg {
+                let (v, i) = (ctx.fresh("v"), ctx.fresh("i"));
+                out.extend(quote!(let #v = #other; let #i = #other_index;));
+                out.extend(combine(kind, &acc_t, acc, idx, &quote!(#v), &quote!(#i)));
+            } else {
+                out.extend(combine(kind, &acc_t, acc, idx, &other, &quote!(0)));
+            }
+        }
+        // The two warps of a wave now hold the same partials: copies.
+        warp_along &= !1;
+        warp_zero |= 1;
+    }
+
+    // 4. Warps along the axis: through shared memory.
     if warp_along != 0 {
         let stage = WarpStage {
             src: &src,

@@ -1,5 +1,6 @@
 //! Which variants get an amdgpu entry: the Ampere body when it renders no NVIDIA-only
-//! instruction (`crate::lower::Ctx::nvidia_only`), named as its PTX entry.
+//! instruction (`crate::lower::Ctx::nvidia_only`) and plans for AMD change nothing, named as its
+//! PTX entry; else a body planned for AMD.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -31,10 +32,11 @@ fn nvidia_only(attr: TokenStream, item: TokenStream) -> Vec<Vec<&'static str>> {
         .collect()
 }
 
+/// (One warp: the reduction needs no shared memory, which is where plans for AMD could differ.)
 #[test]
 fn kernels_without_nvidia_only_instructions_have_an_amdgpu_entry() {
     let out = expansion(
-        quote!(num_warps = 4, BLOCK = [256]),
+        quote!(num_warps = 1, BLOCK = [256]),
         quote!(
             fn scale<const BLOCK: usize>(x: Ptr<f32>, y: Ptr<f16>, n: i32) {
                 let offs = program_id(0) * BLOCK + arange(0, BLOCK);
@@ -441,4 +443,91 @@ fn variants_with_the_same_amdgpu_body_share_one_amdgpu_kernel() {
     let (unpipelined, pipelined) = (shared[0], shared[2]);
     assert_eq!(unpipelined.2, pipelined.2, "one amdgpu body: {shared:?}");
     assert!(pipelined.1 > pipelined.2, "{shared:?}");
+}
+
+/// A sum whose warps run along the axis: on AMD the two warps of a wave combine by a butterfly
+/// across the wave (`wave_bfly_32`, `ds_bpermute` over 64 lanes), so with two warps the amdgpu
+/// body needs no shared memory, where the PTX body goes through it; with four warps the waves
+/// still meet in shared memory. EXPLAIN counts the reduction on waves.
+#[test]
+fn reductions_across_the_warps_of_a_wave_are_butterflies_on_amd() {
+    for (warps, shared, explained) in [
+        (
+            2u32,
+            false,
+            "[within a wave (64 lanes): 6 shuffle rounds; cost",
+        ),
+        (
+            4,
+            true,
+            "[across 2 waves: 6 shuffle rounds in each wave (64 lanes), then shared memory; cost",
+        ),
+    ] {
+        let out = expansion(
+            quote!(num_warps = #warps, BLOCK = [256]),
+            quote!(
+                fn total<const BLOCK: usize>(x: Ptr<f32>, y: Ptr<f32>, n: i32) {
+                    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+                    let v = load(x + offs, offs < n, 0.0);
+                    store(y, v.sum(0));
+                }
+            ),
+        );
+        let (ptx, amd) = (
+            item(&out, "ptx-kernel", "total"),
+            item(&out, "gpu-kernel", "total"),
+        );
+        assert!(
+            !ptx.contains("wave_bfly_32"),
+            "{warps} warps: a wave in PTX"
+        );
+        assert!(
+            ptx.contains("st_shared_elem"),
+            "{warps} warps: PTX partials"
+        );
+        assert!(
+            amd.contains("wave_bfly_32"),
+            "{warps} warps: no wave butterfly"
+        );
+        assert_eq!(
+            amd.contains("st_shared_elem"),
+            shared,
+            "{warps} warps: the amdgpu body's shared memory"
+        );
+        assert_has_own_amdgpu_body(&out, "total");
+        assert!(out.contains(explained), "{warps} warps: EXPLAIN");
+    }
+}
+
+/// A conversion whose elements cross between the two warps of a wave (a 16 × 16 f32 transpose
+/// on two warps) goes through shared memory on NVIDIA and is a shuffle of the 64-lane wave on
+/// AMD (cheaper than its LDS round trip), which EXPLAIN says.
+#[test]
+fn conversions_within_a_wave_are_wave_shuffles_on_amd() {
+    let out = expansion(
+        quote!(num_warps = 2),
+        quote!(
+            fn tr(x: Ptr<f32>, y: Ptr<f32>) {
+                let r = arange(0, 16);
+                let t = load(x + r.expand_dims(1) * 16 + r.expand_dims(0));
+                store(y + r.expand_dims(1) * 16 + r.expand_dims(0), t.trans());
+            }
+        ),
+    );
+    let (ptx, amd) = (
+        item(&out, "ptx-kernel", "tr"),
+        item(&out, "gpu-kernel", "tr"),
+    );
+    assert!(ptx.contains("st_shared_v"), "the PTX body's shared memory");
+    assert!(!ptx.contains("wave_shfl"), "a wave shuffle in PTX");
+    assert!(amd.contains("wave_shfl_idx_b32"), "no wave shuffle");
+    assert!(
+        !amd.contains("st_shared_v"),
+        "the amdgpu body's shared memory"
+    );
+    assert_has_own_amdgpu_body(&out, "tr");
+    assert!(
+        out.contains("wave shuffle (64 lanes: warp bit 0 as lane bit 5, ds_bpermute): 4 rounds"),
+        "EXPLAIN"
+    );
 }

@@ -15,11 +15,14 @@ use tessera_layout::plan::conversion::ConversionPlan;
 use tessera_layout::plan::conversion_code::ConversionCode;
 use tessera_layout::plan::gather_code::GatherKind;
 use tessera_layout::plan::movement::Step;
+use tessera_layout::plan::wave::Lanes;
 
 /// The device calls of a token stream, by kind.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Calls {
     shuffles: usize,
+    /// Shuffles of a 64-lane AMD wave (`wave_shfl_idx_b32`).
+    wave_shuffles: usize,
     barriers: usize,
     shared_stores: usize,
     shared_loads: usize,
@@ -61,6 +64,7 @@ impl Calls {
                     let name = i.to_string();
                     match name.as_str() {
                         "shfl_idx_b32" => self.shuffles += 1,
+                        "wave_shfl_idx_b32" => self.wave_shuffles += 1,
                         "sync_threads" => self.barriers += 1,
                         n if n.starts_with("st_shared_v")
                             || n == "st_shared_b16"
@@ -120,10 +124,19 @@ fn expected_conversion_calls(c: &ConversionCode) -> Calls {
     let count = |f: &dyn Fn(&Step) -> usize| c.movement.steps.iter().map(f).sum::<usize>();
     match &c.plan {
         ConversionPlan::NoOp | ConversionPlan::RegisterPermutation(_) => Calls::default(),
-        ConversionPlan::WarpShuffle(p) => Calls {
-            shuffles: (p.rounds.len() as u32 * p.shuffles_per_round) as usize,
-            ..Calls::default()
-        },
+        ConversionPlan::WarpShuffle(p) => {
+            let n = (p.rounds.len() as u32 * p.shuffles_per_round) as usize;
+            match c.lanes {
+                Lanes::Warp => Calls {
+                    shuffles: n,
+                    ..Calls::default()
+                },
+                Lanes::Wave => Calls {
+                    wave_shuffles: n,
+                    ..Calls::default()
+                },
+            }
+        }
         ConversionPlan::SharedMemory(_) => Calls {
             barriers: 2,
             shared_stores: count(&|s| match s {
@@ -143,8 +156,12 @@ fn expected_conversion_calls(c: &ConversionCode) -> Calls {
     }
 }
 
-/// The kinds and counts of device calls the explain text names for a conversion.
+/// The plan kind the explain text names for a conversion (a wave's shuffles, on AMD, are the
+/// warp-shuffle plan on 64 lanes).
 fn explained_kind(text: &str) -> &'static str {
+    if text.starts_with("wave shuffle (64 lanes") {
+        return "warp shuffle";
+    }
     ConversionPlan::KINDS
         .into_iter()
         .find(|k| text.starts_with(k))

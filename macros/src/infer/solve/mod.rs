@@ -56,6 +56,8 @@ use std::collections::HashMap;
 use tessera_layout::plan::conversion::BARRIER_COST;
 use tessera_layout::plan::conversion_code::ConversionCode;
 use tessera_layout::plan::gather::GatherPlan;
+use tessera_layout::plan::wave::warps_as_wave;
+use tessera_layout::plan::Vendor;
 use tessera_layout::LinearLayout;
 
 /// Weight of a term per enclosing loop.
@@ -216,10 +218,22 @@ pub fn plan_cost(c: &ConversionCode) -> u64 {
     u64::from(c.cost())
 }
 
-/// Issue slots of a reduction of a tile in `layout` along `axis` (see the module docs): per
-/// output register, a shuffle per lane bit along the axis (per 32-bit word), and when warps
-/// share the axis a store and a load of each partial through shared memory and a barrier.
-pub fn reduce_cost(layout: &LinearLayout, axis: usize, bits: u32) -> u64 {
+/// The threads a reduction of a tile in `layout` shuffles among on `vendor`'s GPUs: the layout
+/// itself (lanes of a warp), or on AMD its wave view (`plan::wave`: warp bit 0 as lane bit 5,
+/// the reduction's butterfly across the wave) when it has one.
+pub fn reduction_threads(layout: &LinearLayout, vendor: Vendor) -> LinearLayout {
+    match vendor {
+        Vendor::Amd => warps_as_wave(layout).unwrap_or(*layout),
+        Vendor::Nvidia => *layout,
+    }
+}
+
+/// Issue slots of a reduction of a tile in `layout` along `axis` on `vendor`'s GPUs (see the
+/// module docs): per output register, a shuffle per lane bit along the axis (per 32-bit word;
+/// the lanes of [`reduction_threads`]), and when warps share the axis a store and a load of
+/// each partial through shared memory and a barrier.
+pub fn reduce_cost(layout: &LinearLayout, axis: usize, bits: u32, vendor: Vendor) -> u64 {
+    let layout = &reduction_threads(layout, vendor);
     let (registers, lanes, warps) = bases_along(layout, axis);
     let total_registers = layout.in_bits(tessera_layout::Label::Register);
     let out_registers = 1u64 << total_registers.saturating_sub(registers);

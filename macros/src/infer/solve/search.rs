@@ -193,8 +193,9 @@ impl Problem<'_> {
         for r in &self.reduces {
             let l = r.fixed.or_else(|| self.layout_for(r.operand));
             if let Some(l) = l {
-                cost =
-                    cost.saturating_add(r.weight.saturating_mul(reduce_cost(&l, r.axis, r.bits)));
+                let vendor = self.kernel.target.vendor();
+                let slots = reduce_cost(&l, r.axis, r.bits, vendor);
+                cost = cost.saturating_add(r.weight.saturating_mul(slots));
             }
         }
         for gi in 0..self.gathers.len() {
