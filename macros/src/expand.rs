@@ -561,7 +561,7 @@ fn specialisation_items(
                 .first()
                 .filter(|_| body_set.amdgpu())
                 .filter(|(_, l)| {
-                    variants::may_plan_otherwise_for_amd(num_warps, &l.nvidia_only, l.shared_bytes)
+                    variants::may_plan_otherwise_for_amd(&l.nvidia_only, l.shared_bytes)
                 })
                 .and_then(|(v, nvidia)| {
                     let amd = variants::amdgpu_variant(&source, v).ok()?;

@@ -15,7 +15,8 @@
 //! instruction executed by a hand-written kernel is an [`EmulatorError::NvidiaInstruction`].
 //!
 //! What the amdgpu mode models: the code the amdgpu entries run (the AMD plans, warps of 32
-//! lanes as the halves of a 64-lane wave, as `tessera::device` runs them), the absence of
+//! lanes as the halves of a 64-lane wave, as `tessera::device` runs them, and the wave's
+//! collectives — `mfma`, shuffles of all 64 lanes — in `emulator/wave.rs`), the absence of
 //! NVIDIA's instructions, and the phases of AMD's LDS banks in the wavefront counts (see the
 //! module docs of [`crate::emulator`]). It does not model AMD's float approximations or NaN
 //! encodings (the emulator computes as NVIDIA's GPUs do).

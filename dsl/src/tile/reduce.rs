@@ -28,14 +28,15 @@ pub fn shfl_bfly<T: Elem>(value: T, lane_mask: u32) -> T {
     }
 }
 
-/// The value of the thread in the other warp of this thread's AMD wave (wave lane `l ^ 32`:
-/// the same lane, warp `warp ^ 1`), by `ds_bpermute` over the wave (`device::wave_shfl_idx_b32`);
-/// the reductions of a body planned for AMD whose warp bit 0 runs along the axis. Elements of up
-/// to 32 bits take one shuffle, 64-bit ones two.
+/// `value` of the lane `l ^ wave_mask` of this thread's AMD wave, `l` its lane in the wave
+/// (`lane_id() | (warp_id() & 1) << 5`; `wave_mask < 64`, bit 5 the other warp of the wave), by
+/// `ds_bpermute` over the wave (`device::wave_shfl_idx`): the butterflies across a wave of the
+/// bodies planned for AMD (a reduction's along warp bit 0, mask 32; a scan level's). Elements of
+/// up to 32 bits take one shuffle, 64-bit ones two.
 #[cfg(not(target_arch = "nvptx64"))]
 #[inline(always)]
-pub fn wave_bfly_32<T: Elem>(value: T) -> T {
-    let source = (device::lane_id() | (device::warp_id() & 1) << 5) ^ 32;
+pub fn wave_bfly<T: Elem>(value: T, wave_mask: u32) -> T {
+    let source = (device::lane_id() | (device::warp_id() & 1) << 5) ^ wave_mask;
     let bits = value.to_bits();
     let lo = device::wave_shfl_idx_b32(bits as u32, source);
     if T::BITS <= 32 {

@@ -20,6 +20,11 @@
 //! **Cost** ([`gather_cost`]): shuffles, or (through shared memory) the store's wavefronts, the
 //! barrier and one data-dependent load per index register and 32-bit word (a lower bound:
 //! those loads may conflict).
+//!
+//! **Waves (AMD)** ([`plan_gather_on`]): a gather the warp view sends through shared memory
+//! because its elements cross warp bit 0 is planned again on the wave views (`plan::wave`: warp
+//! bit 0 as lane bit 5), and is the wave's shuffles (`ds_bpermute` over 64 lanes) when those
+//! exist and cost less; its code then names wave lanes ([`GatherCode::lanes`]).
 
 use super::bank::bank_wavefronts;
 use super::broadcast::Broadcast;
@@ -27,7 +32,8 @@ use super::conversion::BARRIER_COST;
 use super::gather::{plan_gather, source_axis, GatherPlan};
 use super::movement::{xor_bits, Affine, StoreStep};
 use super::shared_steps::store_step;
-use super::PlanError;
+use super::wave::{warps_as_wave, Lanes};
+use super::{PlanError, Vendor};
 use crate::{Label, LinearLayout};
 use core::fmt;
 use std::vec;
@@ -51,7 +57,8 @@ impl fmt::Display for GatherKind {
     }
 }
 
-/// Plans `gather(src, index, axis)` on elements of `element_bits` and resolves its steps.
+/// Plans `gather(src, index, axis)` on elements of `element_bits` and resolves its steps (for
+/// NVIDIA's GPUs).
 pub fn plan_gather_code(
     src: &LinearLayout,
     index: &LinearLayout,
@@ -60,6 +67,80 @@ pub fn plan_gather_code(
 ) -> Result<GatherCode, PlanError> {
     let plan = plan_gather(src, index, axis as u32, element_bits)?;
     gather_code(&plan, src, index, axis, element_bits)
+}
+
+/// A gather's plan on a vendor's GPUs ([`plan_gather_on`]).
+#[derive(Clone, Debug)]
+pub struct GatherChoice {
+    /// The plan: of the layouts, or of their wave views on [`Lanes::Wave`].
+    pub plan: GatherPlan,
+    /// What the plan's lanes name.
+    pub lanes: Lanes,
+    /// [`gather_cost`] of the plan.
+    pub cost: u64,
+}
+
+/// The plan of `gather(src, index, axis)` on `vendor`'s GPUs: the warp view's, or on AMD the
+/// wave view's shuffles where the warp view needs shared memory and the wave's shuffles cost
+/// less (see the module docs).
+pub fn plan_gather_on(
+    vendor: Vendor,
+    src: &LinearLayout,
+    index: &LinearLayout,
+    axis: u32,
+    element_bits: u32,
+) -> Result<GatherChoice, PlanError> {
+    let plan = plan_gather(src, index, axis, element_bits)?;
+    let warp = GatherChoice {
+        cost: gather_cost(&plan, index, element_bits),
+        plan,
+        lanes: Lanes::Warp,
+    };
+    if vendor != Vendor::Amd || !matches!(warp.plan, GatherPlan::SharedMemory(_)) {
+        return Ok(warp);
+    }
+    let (Some(wave_src), Some(wave_index)) = (warps_as_wave(src), warps_as_wave(index)) else {
+        return Ok(warp);
+    };
+    match plan_gather(&wave_src, &wave_index, axis, element_bits) {
+        Ok(plan @ GatherPlan::WarpShuffle(_)) => {
+            let cost = gather_cost(&plan, &wave_index, element_bits);
+            Ok(if cost < warp.cost {
+                GatherChoice {
+                    plan,
+                    lanes: Lanes::Wave,
+                    cost,
+                }
+            } else {
+                warp
+            })
+        }
+        _ => Ok(warp),
+    }
+}
+
+/// [`gather_code`] of a plan of [`plan_gather_on`]: on [`Lanes::Wave`] the plan is of the wave
+/// views of `src` and `index`, and the code names wave lanes.
+pub fn gather_code_on(
+    plan: &GatherPlan,
+    lanes: Lanes,
+    src: &LinearLayout,
+    index: &LinearLayout,
+    axis: usize,
+    element_bits: u32,
+) -> Result<GatherCode, PlanError> {
+    match lanes {
+        Lanes::Warp => gather_code(plan, src, index, axis, element_bits),
+        Lanes::Wave => {
+            let wave = |l: &LinearLayout| {
+                warps_as_wave(l)
+                    .ok_or_else(|| PlanError::new("a wave gather of layouts without a wave view"))
+            };
+            let mut code = gather_code(plan, &wave(src)?, &wave(index)?, axis, element_bits)?;
+            code.lanes = Lanes::Wave;
+            Ok(code)
+        }
+    }
 }
 
 /// The cost of a gather plan (see the module docs).
@@ -135,6 +216,8 @@ pub struct GatherCode {
     pub registers: u32,
     /// Size of the source along the axis (index values are taken modulo it).
     pub axis_size: u32,
+    /// What the steps' lanes and warps name: a warp's 32 lanes, or (AMD) a wave's 64.
+    pub lanes: Lanes,
 }
 
 /// The steps of `plan` (a plan of `gather(src, index, axis)` on elements of `element_bits`).
@@ -283,5 +366,6 @@ pub fn gather_code(
         element_bits,
         registers,
         axis_size: 1 << axis_bits,
+        lanes: Lanes::Warp,
     })
 }

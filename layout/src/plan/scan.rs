@@ -18,9 +18,14 @@
 //! - warps: through shared memory, every element's total stored in its slot and the partner's
 //!   read back after a barrier. The slot of tile index `i` is `S·i`, `S` the change of basis to
 //!   (the lanes' images, the registers', the warps', unit vectors): the lanes of one access
-//!   write and read distinct consecutive slots, so no access has a bank conflict.
+//!   write and read distinct consecutive slots, so no access has a bank conflict;
+//! - on AMD ([`plan_scan_on`] with [`Vendor::Amd`]), a partner in the other warp of the same
+//!   64-lane wave (warp part exactly warp bit 0, `plan::wave`) is one `ds_bpermute` of the wave
+//!   ([`ScanRoute::WaveShuffle`]: the lane part with lane bit 5 set as its mask), not shared
+//!   memory.
 
-use super::PlanError;
+use super::wave::WARP_LANE_BITS;
+use super::{PlanError, Vendor};
 use crate::{Label, LinearLayout};
 use core::fmt;
 use std::format;
@@ -37,18 +42,21 @@ pub struct ScanLevel {
     pub lanes: u32,
     /// The warp part of the partner's offset (non-zero: the partner is in another warp).
     pub warps: u32,
+    /// How the partner's value is fetched (decided by [`plan_scan_on`] from the parts above and
+    /// the vendor).
+    pub route: ScanRoute,
 }
 
 impl ScanLevel {
     /// How the partner's value is fetched.
     pub fn route(&self) -> ScanRoute {
-        if self.warps != 0 {
-            ScanRoute::Shared
-        } else if self.lanes != 0 {
-            ScanRoute::Shuffle
-        } else {
-            ScanRoute::Registers
-        }
+        self.route
+    }
+
+    /// The lane mask of a [`ScanRoute::WaveShuffle`]: the partner's lane in the 64-lane wave is
+    /// this thread's `⊕` it (the lane part, warp bit 0 as lane bit 5).
+    pub fn wave_mask(&self) -> u32 {
+        self.lanes | (self.warps & 1) << WARP_LANE_BITS
     }
 }
 
@@ -61,6 +69,8 @@ pub enum ScanRoute {
     Shuffle,
     /// Through shared memory (another warp), with a barrier.
     Shared,
+    /// AMD: a `ds_bpermute` of the whole 64-lane wave (the other warp of the wave).
+    WaveShuffle,
 }
 
 /// A scan along `axis`, one level per bit of the axis, lowest bit first.
@@ -85,30 +95,49 @@ impl ScanPlan {
 
     /// The number of levels of each route: (registers, shuffles, shared memory).
     pub fn counts(&self) -> (usize, usize, usize) {
-        let count = |r: ScanRoute| self.levels.iter().filter(|l| l.route() == r).count();
         (
-            count(ScanRoute::Registers),
-            count(ScanRoute::Shuffle),
-            count(ScanRoute::Shared),
+            self.count(ScanRoute::Registers),
+            self.count(ScanRoute::Shuffle),
+            self.count(ScanRoute::Shared),
         )
+    }
+
+    /// The number of levels of `route`.
+    pub fn count(&self, route: ScanRoute) -> usize {
+        self.levels.iter().filter(|l| l.route() == route).count()
     }
 }
 
 impl fmt::Display for ScanPlan {
-    /// E.g. `scan axis=1: 2 register level(s), 5 shuffle level(s), 1 shared-memory level(s)`.
+    /// E.g. `scan axis=1: 2 register level(s), 5 shuffle level(s), 1 shared-memory level(s)`
+    /// (and `, 1 wave-shuffle level(s)` where there are some).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (r, s, m) = self.counts();
         write!(
             f,
             "scan axis={}: {r} register level(s), {s} shuffle level(s), {m} shared-memory level(s)",
             self.axis
-        )
+        )?;
+        match self.count(ScanRoute::WaveShuffle) {
+            0 => Ok(()),
+            w => write!(f, ", {w} wave-shuffle level(s)"),
+        }
     }
 }
 
 /// Plans a scan of a distributed `layout` (inputs among register, lane, warp; block bases, if
-/// any, all zero) along `axis`.
+/// any, all zero) along `axis`, for NVIDIA's GPUs.
 pub fn plan_scan(layout: &LinearLayout, axis: usize) -> Result<ScanPlan, PlanError> {
+    plan_scan_on(Vendor::Nvidia, layout, axis)
+}
+
+/// [`plan_scan`] for `vendor`'s GPUs: on AMD a level whose partner is in the other warp of the
+/// wave is a [`ScanRoute::WaveShuffle`].
+pub fn plan_scan_on(
+    vendor: Vendor,
+    layout: &LinearLayout,
+    axis: usize,
+) -> Result<ScanPlan, PlanError> {
     if axis >= layout.num_out_dims() {
         return Err(PlanError::new(format!(
             "scan axis {axis} of a layout with {} output dimension(s)",
@@ -149,6 +178,7 @@ pub fn plan_scan(layout: &LinearLayout, axis: usize) -> Result<ScanPlan, PlanErr
             registers: 0,
             lanes: 0,
             warps: 0,
+            route: ScanRoute::Registers,
         };
         for (j, (label, k, _)) in columns.iter().enumerate() {
             if choice >> j & 1 == 1 {
@@ -159,6 +189,13 @@ pub fn plan_scan(layout: &LinearLayout, axis: usize) -> Result<ScanPlan, PlanErr
                 }
             }
         }
+        let whole_warps = layout.in_bits(Label::Lane) == WARP_LANE_BITS;
+        level.route = match (level.warps, level.lanes) {
+            (1, _) if vendor == Vendor::Amd && whole_warps => ScanRoute::WaveShuffle,
+            (0, 0) => ScanRoute::Registers,
+            (0, _) => ScanRoute::Shuffle,
+            _ => ScanRoute::Shared,
+        };
         levels.push(level);
     }
     let shared = levels.iter().any(|l| l.route() == ScanRoute::Shared);
@@ -288,6 +325,31 @@ mod tests {
         assert!(routes[2..7].iter().all(|&r| r == ScanRoute::Shuffle));
         assert!(routes[7..9].iter().all(|&r| r == ScanRoute::Shared));
         assert_eq!(routes[9], ScanRoute::Registers);
+    }
+
+    /// On AMD a level whose partner is in the other warp of the wave (warp part = warp bit 0)
+    /// is a wave shuffle whose mask is the lane part with lane bit 5; a partner two warps away
+    /// still goes through shared memory; NVIDIA's plan of the same layout is unchanged.
+    #[test]
+    fn amd_scans_cross_the_warps_of_a_wave_by_shuffles() {
+        let l = blocked(&[4], &[32], &[4], &[0], &[1024]).unwrap();
+        let nvidia = plan_scan(&l, 0).unwrap();
+        let amd = plan_scan_on(Vendor::Amd, &l, 0).unwrap();
+        let routes: Vec<ScanRoute> = amd.levels.iter().map(ScanLevel::route).collect();
+        assert_eq!(routes[7], ScanRoute::WaveShuffle);
+        assert_eq!(amd.levels[7].wave_mask(), 32);
+        assert_eq!(routes[8], ScanRoute::Shared);
+        for (a, n) in amd.levels.iter().zip(&nvidia.levels) {
+            assert_eq!(
+                (a.registers, a.lanes, a.warps),
+                (n.registers, n.lanes, n.warps)
+            );
+            if a.route != ScanRoute::WaveShuffle {
+                assert_eq!(a.route, n.route);
+            }
+        }
+        assert!(format!("{amd}").ends_with("1 shared-memory level(s), 1 wave-shuffle level(s)"));
+        assert!(!format!("{nvidia}").contains("wave"));
     }
 
     #[test]

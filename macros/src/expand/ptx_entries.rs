@@ -169,7 +169,7 @@ pub(super) fn entry_items(
     // NVIDIA one: wherever plans for AMD may differ, so that the PTX entry's tokens do not
     // depend on whether this build made them.
     let amdgpu_apart = bodies.first().is_some_and(|b| {
-        super::variants::may_plan_otherwise_for_amd(threads / 32, &b.nvidia_only, b.shared_bytes)
+        super::variants::may_plan_otherwise_for_amd(&b.nvidia_only, b.shared_bytes)
     });
     let amdgpu_body = body_of(Target::Amdgpu).filter(|_| amdgpu);
     // The AMD body of the host function: its own, or a call of the variant's that it shares

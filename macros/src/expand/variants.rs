@@ -179,17 +179,13 @@ pub(crate) fn amdgpu_variant(kernel: &Kernel, nvidia: &Variant) -> Result<Varian
 }
 
 /// Whether a variant whose first NVIDIA body uses the NVIDIA-only instructions `nvidia_only`
-/// and `shared_bytes` of shared memory, in blocks of `num_warps` warps, may get another body
-/// from plans for AMD: it uses an NVIDIA-only instruction, or shared memory (a conversion or
-/// reduction there may be a shuffle of a 64-lane wave on AMD, or swizzled for AMD's LDS banks)
-/// in blocks of whole waves. Every body set decides it alike (no plan for AMD is needed), so
-/// the form of the NVIDIA entries does not depend on which bodies a build makes.
-pub(crate) fn may_plan_otherwise_for_amd(
-    num_warps: u32,
-    nvidia_only: &[&'static str],
-    shared_bytes: u32,
-) -> bool {
-    !nvidia_only.is_empty() || (shared_bytes > 0 && num_warps >= 2)
+/// and `shared_bytes` of shared memory may get another body from plans for AMD: it uses an
+/// NVIDIA-only instruction, or shared memory (a conversion, reduction or scan there may be a
+/// shuffle of a 64-lane wave on AMD, and its swizzles are planned for AMD's LDS banks). Every
+/// body set decides it alike (no plan for AMD is needed), so the form of the NVIDIA entries
+/// does not depend on which bodies a build makes.
+pub(crate) fn may_plan_otherwise_for_amd(nvidia_only: &[&'static str], shared_bytes: u32) -> bool {
+    !nvidia_only.is_empty() || shared_bytes > 0
 }
 
 fn has_dot(kernel: &Kernel) -> bool {

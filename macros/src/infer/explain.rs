@@ -11,6 +11,7 @@ use crate::ir::{DotCode, Kernel, LayoutSlot, Op, OpKind, Region, Target, ValueId
 use std::fmt::{self, Write as _};
 use tessera_layout::plan::conversion::ConversionPlan;
 use tessera_layout::plan::conversion_code::ConversionCode;
+use tessera_layout::plan::gather_code::GatherCode;
 use tessera_layout::plan::movement::{step_wavefronts_on, Movement, Step};
 use tessera_layout::plan::wave::Lanes;
 use tessera_layout::plan::wgmma_dot::WgmmaOperand;
@@ -175,7 +176,7 @@ impl Inference {
                     "[within each thread]".into()
                 }
             }
-            (OpKind::Gather { code: Some(g), .. }, _) => format!("[{}; cost {}]", g.kind, g.cost),
+            (OpKind::Gather { code: Some(g), .. }, _) => gather_text(g),
             (
                 OpKind::Scan {
                     plan: Some(plan), ..
@@ -320,6 +321,17 @@ fn op_attributes(kind: &OpKind) -> String {
         ),
         OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),
         _ => String::new(),
+    }
+}
+
+/// A gather's code in a few words with its cost: `[warp shuffle; cost 4]`.
+pub fn gather_text(g: &GatherCode) -> String {
+    match g.lanes {
+        Lanes::Warp => format!("[{}; cost {}]", g.kind, g.cost),
+        Lanes::Wave => format!(
+            "[wave shuffle (64 lanes: warp bit 0 as lane bit 5, ds_bpermute); cost {}]",
+            g.cost
+        ),
     }
 }
 

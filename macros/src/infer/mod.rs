@@ -41,7 +41,7 @@ use crate::types::Scalar;
 use anchors::Origin;
 use graph::Graph;
 use std::collections::HashMap;
-use tessera_layout::plan::gather_code::gather_code;
+use tessera_layout::plan::gather_code::gather_code_on;
 use tessera_layout::plan::mma::MmaKind;
 use tessera_layout::{Label, LinearLayout};
 
@@ -155,7 +155,7 @@ pub fn infer_with(kernel: &mut Kernel, policy: AlignmentPolicy) -> Result<Infere
     let (target, num_warps) = (kernel.target, kernel.num_warps);
     let Kernel { body, values, .. } = kernel;
     attach_gather_code(body, values, &chosen)?;
-    attach_scan_plans(body, values)?;
+    attach_scan_plans(body, values, target.vendor())?;
     dot::attach_dot_plans(body, values, target, num_warps)?;
     // The facts of the final kernel, under the fewest assumptions that give every access the
     // plan (width, mask predicate) the candidates gave it: the launcher checks only what matters.
@@ -230,8 +230,9 @@ fn attach_gather_code(
                 op.loc
                     .error("#[tile_kernel] internal error: a gather without its plan")
             })?;
-        let planned =
-            gather_code(&option.plan, &option.src, &option.index, *axis, bits).map_err(|e| {
+        let (plan, lanes) = (&option.plan, option.lanes);
+        let planned = gather_code_on(plan, lanes, &option.src, &option.index, *axis, bits)
+            .map_err(|e| {
                 op.loc
                     .error(&format!("#[tile_kernel] internal error: gather: {e}"))
             })?;
@@ -242,10 +243,14 @@ fn attach_gather_code(
 
 /// Stores on every scan of `region` its plan on the operand's layout
 /// (`tessera_layout::plan::scan`).
-fn attach_scan_plans(region: &mut Region, values: &[Value]) -> Result<(), syn::Error> {
+fn attach_scan_plans(
+    region: &mut Region,
+    values: &[Value],
+    vendor: tessera_layout::plan::Vendor,
+) -> Result<(), syn::Error> {
     for op in &mut region.ops {
         for r in &mut op.regions {
-            attach_scan_plans(r, values)?;
+            attach_scan_plans(r, values, vendor)?;
         }
         let OpKind::Scan { axis, plan, .. } = &mut op.kind else {
             continue;
@@ -255,10 +260,11 @@ fn attach_scan_plans(region: &mut Region, values: &[Value]) -> Result<(), syn::E
                 "#[tile_kernel] internal error: a scan of a tile without an inferred layout",
             ));
         };
-        let planned = tessera_layout::plan::scan::plan_scan(layout, *axis).map_err(|e| {
-            op.loc
-                .error(&format!("#[tile_kernel] internal error: scan: {e}"))
-        })?;
+        let planned =
+            tessera_layout::plan::scan::plan_scan_on(vendor, layout, *axis).map_err(|e| {
+                op.loc
+                    .error(&format!("#[tile_kernel] internal error: scan: {e}"))
+            })?;
         *plan = Some(Box::new(planned));
     }
     Ok(())

@@ -1,8 +1,10 @@
 //! `gather(src, index, axis)` in generated code: the steps of the gather plan layout inference
 //! chose and stored on the op (`tessera_layout::plan::gather_code`, which documents the
-//! warp-shuffle and shared-memory forms), rendered to tokens. Nothing is planned here.
+//! warp-shuffle and shared-memory forms), rendered to tokens (a gather on AMD's 64-lane waves,
+//! `Lanes::Wave`, with the wave's lane and index and `wave_shfl_idx_b32`). Nothing is planned
+//! here.
 
-use super::convert::{index_lit, render_store, Render, ThreadValue};
+use super::convert::{index_lit, render_store, Lanes, Render, ThreadValue};
 use super::{internal, Ctx};
 use crate::ir::Op;
 use crate::types::DType;
@@ -45,6 +47,7 @@ pub(crate) fn render_gather(
     index: &Ident,
     rc: &Render,
 ) -> TokenStream {
+    let rc = &rc.on(g.lanes);
     let (lane, warp, elem, span) = (&rc.lane, &rc.warp, &rc.elem, rc.span);
     let n = index_lit(g.registers);
     let mask = Literal::u32_suffixed(g.axis_size - 1);
@@ -86,9 +89,13 @@ pub(crate) fn render_gather(
                     let (ci, cl) = (index_lit(c), Literal::u32_suffixed(c));
                     let shfl = (0..words).map(|k| {
                         let k = index_lit(k as u32);
-                        quote_spanned!(span=> ::tessera::device::shfl_idx_b32(
-                            ::tessera::device::FULL_MASK, __tessera_w[#k], __tessera_lane,
-                            ::tessera::device::SHFL_C_FULL))
+                        match rc.lanes {
+                            Lanes::Warp => quote_spanned!(span=> ::tessera::device::shfl_idx_b32(
+                                ::tessera::device::FULL_MASK, __tessera_w[#k], __tessera_lane,
+                                ::tessera::device::SHFL_C_FULL)),
+                            Lanes::Wave => quote_spanned!(span=>
+                                ::tessera::device::wave_shfl_idx_b32(__tessera_w[#k], __tessera_lane)),
+                        }
                     });
                     quote! {{
                         let __tessera_w: [u32; #words] =

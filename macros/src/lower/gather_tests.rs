@@ -21,7 +21,9 @@ fn execute(
     values: &Registers,
 ) -> Result<(Registers, u32), String> {
     let warps = values.len();
-    let mut out: Registers = vec![vec![vec![None; g.registers as usize]; 32]; warps];
+    // 32 lanes a warp, or (a wave gather) 64 a wave: the index's.
+    let lanes = values[0].len();
+    let mut out: Registers = vec![vec![vec![None; g.registers as usize]; lanes]; warps];
     let mut shuffles = 0;
     let value = |w: usize, l: usize, r: usize| -> Result<u32, String> {
         values[w][l][r]
@@ -38,11 +40,11 @@ fn execute(
                 for (r, (reg_c, lane_c, candidates)) in rounds.iter().enumerate() {
                     for &c in candidates {
                         shuffles += (g.element_bits as usize).div_ceil(32) as u32;
-                        for l in 0..32usize {
+                        for l in 0..lanes {
                             let v = value(w, l, r)?;
                             let reg = reg_c ^ register.eval(l as u32, w as u32, v);
                             let from = lane_c ^ lane.eval(l as u32, w as u32, v);
-                            if from >= 32 {
+                            if from as usize >= lanes {
                                 return Err(format!("lane {l} reads lane {from}"));
                             }
                             if reg == c {
@@ -63,7 +65,7 @@ fn execute(
             let mut memory: HashMap<u32, u64> = HashMap::new();
             store_to_shared(store, src, *shared_bytes, &mut memory)?;
             for w in 0..warps {
-                for l in 0..32usize {
+                for l in 0..lanes {
                     for (r, &c) in offsets.iter().enumerate() {
                         let at = c ^ thread.eval(l as u32, w as u32, value(w, l, r)?);
                         if !at.is_multiple_of(*stride) || at + stride > *shared_bytes {
@@ -170,6 +172,63 @@ fn every_gather_plan_executes_on_the_model() {
     assert!(
         shuffle_runs > 50 && shared_runs > 50,
         "{shuffle_runs} {shared_runs}"
+    );
+}
+
+/// Law (AMD's waves): a gather whose elements cross warp bit 0 but stay in a 64-lane wave is
+/// planned for AMD as the wave's shuffles where those cost less than shared memory, and its
+/// code, executed on the wave views (warp bit 0 as lane bit 5), delivers every element; NVIDIA's
+/// plan of the same pair never uses waves.
+#[test]
+fn amd_gathers_shuffle_across_a_wave_where_warps_need_shared_memory() {
+    use tessera_layout::plan::gather_code::{gather_code_on, plan_gather_on};
+    use tessera_layout::plan::wave::{warps_as_wave, wave_as_warps, Lanes};
+    use tessera_layout::plan::Vendor;
+    let mut rng = Rng(0x6702_0065);
+    let (mut wave_runs, mut warp_runs) = (0, 0);
+    for case in 0..300 {
+        let tile_bits = rng.range(6, 10);
+        let mut out_dims = random_tile(&mut rng, tile_bits);
+        if out_dims.len() == 1 {
+            out_dims.push((Label::Dim(1), 1));
+        }
+        let axis = rng.below(2) as usize;
+        let src = random_warp_layout(&mut rng, &out_dims, rng.range(1, 3));
+        let wave_src = warps_as_wave(&src).expect("five lane bits and a warp bit");
+        let wave_index = random_local_index_layout(&mut rng, &wave_src, axis);
+        let index = wave_as_warps(&wave_index).unwrap();
+        let bits = rng.pick(&[8u32, 16, 32, 64]);
+        let ctx = format!("case {case}, axis {axis}, bits {bits}\nS:\n{src}\nI:\n{index}");
+        let nvidia = plan_gather_on(Vendor::Nvidia, &src, &index, axis as u32, bits).unwrap();
+        assert_eq!(nvidia.lanes, Lanes::Warp, "{ctx}");
+        let amd = plan_gather_on(Vendor::Amd, &src, &index, axis as u32, bits).unwrap();
+        let (plan, lanes) = (&amd.plan, amd.lanes);
+        assert!(lanes == Lanes::Warp || amd.cost < nvidia.cost, "{ctx}");
+        let g = gather_code_on(plan, lanes, &src, &index, axis, bits)
+            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        assert_eq!(g.lanes, lanes, "{ctx}");
+        let (s, i) = match lanes {
+            Lanes::Wave => {
+                wave_runs += 1;
+                assert!(matches!(g.steps, GatherSteps::Shuffle { .. }), "{ctx}");
+                (wave_src, wave_index)
+            }
+            Lanes::Warp => {
+                warp_runs += 1;
+                (src, index)
+            }
+        };
+        let values = random_values(&mut rng, &i, 1 << s.out_bits_at(axis));
+        let (out, _) =
+            execute(&g, &holding_elements(&s), &values).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        assert!(
+            out == expected(&s, &i, axis, &values),
+            "{ctx}: wrong elements"
+        );
+    }
+    assert!(
+        wave_runs > 50 && warp_runs > 0,
+        "wave {wave_runs}, warp {warp_runs}"
     );
 }
 

@@ -11,7 +11,7 @@
 //!    afterwards every lane of a butterfly group holds the same value (each step combines two
 //!    values commutatively, so even float sums agree bit for bit).
 //! 3. **Waves (AMD)**: in a body planned for AMD, when warp bit 0 runs along the axis, one more
-//!    butterfly with the other warp of the wave (`tile::wave_bfly_32`, `ds_bpermute` over its 64
+//!    butterfly with the other warp of the wave (`tile::wave_bfly` of mask 32, `ds_bpermute` over its 64
 //!    lanes); the two warps then hold copies, and warp bit 0 leaves the next step.
 //! 4. **Warps**: when warp bits run along the axis, each group's partial goes to shared memory
 //!    at slot `(element off the axis) × W + (warp's axis bits)`, written once (lanes and warps that
@@ -144,33 +144,15 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
             continue;
         }
         let bit = Literal::u32_unsuffixed(1 << k);
-        for (_, acc, idx) in &groups {
-            let other = quote!(::tessera::tile::shfl_bfly(#acc, #bit));
-            let other_index = quote!(::tessera::tile::shfl_bfly(#idx, #bit));
-            if is_arg {
-                let (v, i) = (ctx.fresh("v"), ctx.fresh("i"));
-                out.extend(quote!(let #v = #other; let #i = #other_index;));
-                out.extend(combine(kind, &acc_t, acc, idx, &quote!(#v), &quote!(#i)));
-            } else {
-                out.extend(combine(kind, &acc_t, acc, idx, &other, &quote!(0)));
-            }
-        }
+        let partner = |x: &Ident| quote!(::tessera::tile::shfl_bfly(#x, #bit));
+        out.extend(butterfly(ctx, kind, &acc_t, &groups, partner));
     }
 
     // 3. On AMD, warp bit 0 along the axis: a butterfly across the wave (its two warps).
     let (mut warp_along, mut warp_zero) = (warp_along, warp_zero);
     if ctx.kernel.target.vendor() == Vendor::Amd && warp_along & 1 == 1 {
-        for (_, acc, idx) in &groups {
-            let other = quote!(::tessera::tile::wave_bfly_32(#acc));
-            let other_index = quote!(::tessera::tile::wave_bfly_32(#idx));
-            if is_arg {
-                let (v, i) = (ctx.fresh("v"), ctx.fresh("i"));
-                out.extend(quote!(let #v = #other; let #i = #other_index;));
-                out.extend(combine(kind, &acc_t, acc, idx, &quote!(#v), &quote!(#i)));
-            } else {
-                out.extend(combine(kind, &acc_t, acc, idx, &other, &quote!(0)));
-            }
-        }
+        let partner = |x: &Ident| quote!(::tessera::tile::wave_bfly(#x, 32));
+        out.extend(butterfly(ctx, kind, &acc_t, &groups, partner));
         // The two warps of a wave now hold the same partials: copies.
         warp_along &= !1;
         warp_zero |= 1;
@@ -242,6 +224,30 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
     }
     out.extend(ctx.bind(result, quote!([#(#elems),*]), loc)?);
     Ok(out)
+}
+
+/// One butterfly step of every group: `acc = combine(acc, partner(acc))` (and its index for
+/// arg reductions), `partner(x)` the expression of `x` in the partner thread.
+fn butterfly(
+    ctx: &mut Ctx,
+    kind: ReduceKind,
+    acc_t: &TokenStream,
+    groups: &[(u64, Ident, Ident)],
+    partner: impl Fn(&Ident) -> TokenStream,
+) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (_, acc, idx) in groups {
+        let other = partner(acc);
+        if matches!(kind, ReduceKind::Argmax | ReduceKind::Argmin) {
+            let other_index = partner(idx);
+            let (v, i) = (ctx.fresh("v"), ctx.fresh("i"));
+            out.extend(quote!(let #v = #other; let #i = #other_index;));
+            out.extend(combine(kind, acc_t, acc, idx, &quote!(#v), &quote!(#i)));
+        } else {
+            out.extend(combine(kind, acc_t, acc, idx, &other, &quote!(0)));
+        }
+    }
+    out
 }
 
 /// `acc = combine(acc, value)` (and the index for arg reductions).

@@ -5,7 +5,9 @@
 //! `f16`/`bf16`/`f8` in `f32`, rounded once at the end). Level `k` fetches each register's
 //! partner total `t'_r` (the element whose axis index differs in bit `k`): from register
 //! `r ^ registers` of this thread, by `shfl.sync.bfly` over the level's lane mask (each thread
-//! sending register `r ^ registers`), or through shared memory (every distinct element's total
+//! sending register `r ^ registers`), on AMD by a butterfly of the 64-lane wave over the
+//! level's wave mask (`tile::wave_bfly`) when the partner is in the other warp of the wave, or
+//! through shared memory (every distinct element's total
 //! stored in its slot `plan.slot(index)` by the thread that owns it, a barrier, the partner's slot
 //! read back). Then, with `upper` = bit `k` of the element's axis index:
 //! `t_r ← upper ? t'_r ⊕ t_r : t_r ⊕ t'_r`; forward: `p_r ← upper ? t'_r ⊕ p_r : p_r`;
@@ -116,14 +118,19 @@ pub fn lower(ctx: &mut Ctx, op: &Op) -> Result<TokenStream, syn::Error> {
         let k = Literal::u32_unsuffixed(level.axis_bit);
         let partner: Vec<Ident> = (0..n).map(|_| ctx.fresh("scan_tp")).collect();
         match level.route() {
-            ScanRoute::Registers | ScanRoute::Shuffle => {
-                let mask = Literal::u32_unsuffixed(level.lanes);
+            ScanRoute::Registers | ScanRoute::Shuffle | ScanRoute::WaveShuffle => {
+                let (mask, wave_mask) = (
+                    Literal::u32_unsuffixed(level.lanes),
+                    Literal::u32_unsuffixed(level.wave_mask()),
+                );
                 for r in 0..n {
                     let from = &t[r ^ level.registers as usize];
-                    let value = if level.route() == ScanRoute::Shuffle {
-                        quote!(::tessera::tile::shfl_bfly(#from, #mask))
-                    } else {
-                        quote!(#from)
+                    let value = match level.route() {
+                        ScanRoute::Shuffle => quote!(::tessera::tile::shfl_bfly(#from, #mask)),
+                        ScanRoute::WaveShuffle => {
+                            quote!(::tessera::tile::wave_bfly(#from, #wave_mask))
+                        }
+                        _ => quote!(#from),
                     };
                     let tp = &partner[r];
                     out.extend(quote!(let #tp: #acc_t = #value;));

@@ -446,7 +446,7 @@ fn variants_with_the_same_amdgpu_body_share_one_amdgpu_kernel() {
 }
 
 /// A sum whose warps run along the axis: on AMD the two warps of a wave combine by a butterfly
-/// across the wave (`wave_bfly_32`, `ds_bpermute` over 64 lanes), so with two warps the amdgpu
+/// across the wave (`wave_bfly` of mask 32, `ds_bpermute` over 64 lanes), so with two warps the amdgpu
 /// body needs no shared memory, where the PTX body goes through it; with four warps the waves
 /// still meet in shared memory. EXPLAIN counts the reduction on waves.
 #[test]
@@ -477,16 +477,13 @@ fn reductions_across_the_warps_of_a_wave_are_butterflies_on_amd() {
             item(&out, "ptx-kernel", "total"),
             item(&out, "gpu-kernel", "total"),
         );
-        assert!(
-            !ptx.contains("wave_bfly_32"),
-            "{warps} warps: a wave in PTX"
-        );
+        assert!(!ptx.contains("wave_bfly"), "{warps} warps: a wave in PTX");
         assert!(
             ptx.contains("st_shared_elem"),
             "{warps} warps: PTX partials"
         );
         assert!(
-            amd.contains("wave_bfly_32"),
+            amd.contains("wave_bfly"),
             "{warps} warps: no wave butterfly"
         );
         assert_eq!(
@@ -530,4 +527,36 @@ fn conversions_within_a_wave_are_wave_shuffles_on_amd() {
         out.contains("wave shuffle (64 lanes: warp bit 0 as lane bit 5, ds_bpermute): 4 rounds"),
         "EXPLAIN"
     );
+}
+
+/// A cumsum whose warps run along the axis: the level whose partner is in the other warp of a
+/// wave is a butterfly of the wave on AMD (`wave_bfly` over wave lane bit 5), so with two warps
+/// the amdgpu body needs no shared memory, where the PTX body goes through it.
+#[test]
+fn scans_across_the_warps_of_a_wave_are_butterflies_on_amd() {
+    let out = expansion(
+        quote!(num_warps = 2),
+        quote!(
+            fn prefix(x: Ptr<f32>, y: Ptr<f32>) {
+                let offs = arange(0, 256);
+                store(y + offs, load(x + offs).cumsum(0));
+            }
+        ),
+    );
+    let (ptx, amd) = (
+        item(&out, "ptx-kernel", "prefix"),
+        item(&out, "gpu-kernel", "prefix"),
+    );
+    assert!(
+        ptx.contains("st_shared_elem"),
+        "the PTX body's shared level"
+    );
+    assert!(!ptx.contains("wave_bfly"), "a wave in PTX");
+    assert!(amd.contains("wave_bfly"), "no wave butterfly");
+    assert!(
+        !amd.contains("st_shared_elem"),
+        "the amdgpu body's shared memory"
+    );
+    assert_has_own_amdgpu_body(&out, "prefix");
+    assert!(out.contains("1 wave-shuffle level(s)"), "EXPLAIN");
 }

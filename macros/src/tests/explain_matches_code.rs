@@ -5,7 +5,7 @@
 
 use super::analyze_desugared;
 use super::kernel_corpus::kernel_sources;
-use crate::infer::explain::plan_text;
+use crate::infer::explain::{gather_text, plan_text};
 use crate::infer::pipeline::LoopPipeline;
 use crate::infer::{explain, infer_with, AlignmentPolicy, Inference};
 use crate::ir::{DotCode, OpKind, Target};
@@ -207,12 +207,14 @@ fn check(inference: &Inference, what: &str) {
         let OpKind::Gather { code: Some(g), .. } = &op.kind else {
             panic!("{what}: a gather without its plan");
         };
-        let line = format!("[{}; cost {}]", g.kind, g.cost);
+        let line = gather_text(g);
         assert!(text.contains(&line), "{what}: explain lacks `{line}`");
         let calls = Calls::of(&blocks[at]);
         at += 1;
         let shuffles = g.kind == GatherKind::WarpShuffle;
-        assert_eq!(calls.shuffles > 0, shuffles, "{what}: gather `{line}`");
+        let (warp, wave) = (calls.shuffles > 0, calls.wave_shuffles > 0);
+        assert_eq!(warp || wave, shuffles, "{what}: gather `{line}`");
+        assert_eq!(wave, g.lanes == Lanes::Wave, "{what}: gather `{line}`");
         assert_eq!(calls.shared_loads > 0, !shuffles, "{what}: gather `{line}`");
         assert_eq!(
             calls.shared_stores > 0,

@@ -8,8 +8,7 @@ use crate::infer::layouts::{
     reduce_forward, reshape, trans,
 };
 use crate::ir::ValueId;
-use tessera_layout::plan::gather::plan_gather;
-use tessera_layout::plan::gather_code::gather_cost;
+use tessera_layout::plan::gather_code::plan_gather_on;
 use tessera_layout::LinearLayout;
 
 impl Problem<'_> {
@@ -176,14 +175,16 @@ impl Problem<'_> {
                 if options.iter().any(|o| o.src == src && o.index == index) {
                     continue;
                 }
-                let Ok(plan) = plan_gather(&src, &index, g.axis as u32, g.bits) else {
+                let vendor = self.kernel.target.vendor();
+                let Ok(choice) = plan_gather_on(vendor, &src, &index, g.axis as u32, g.bits) else {
                     continue;
                 };
                 options.push(GatherOption {
                     src,
                     index,
-                    cost: gather_cost(&plan, &index, g.bits),
-                    plan,
+                    cost: choice.cost,
+                    plan: choice.plan,
+                    lanes: choice.lanes,
                 });
             }
             if options.is_empty() {

@@ -143,7 +143,9 @@ pub struct GatherOption {
     pub src: LinearLayout,
     pub index: LinearLayout,
     pub cost: u64,
+    /// The plan, of the wave views of `src` and `index` when `lanes` is `Lanes::Wave` (AMD).
     pub plan: GatherPlan,
+    pub lanes: tessera_layout::plan::wave::Lanes,
 }
 
 /// A gather and its options.
