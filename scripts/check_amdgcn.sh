@@ -31,7 +31,8 @@
 # disassembly, the ISA of a few: 128-bit global accesses (global_load_dwordx4 /
 # global_store_dwordx4) in `copy`, `vec_add`, `tile_vec_add` and the softmax, butterfly shuffles
 # by DPP (`quad_perm`) and `ds_swizzle_b32` in `row_sum`, the softmax, the layernorm and a scan,
-# `ds_bpermute_b32` (shuffles from computed lanes) in a gather, LDS stores and loads around
+# `ds_bpermute_b32` (shuffles from computed lanes) in a gather and across the two warps of a
+# wave in reductions and a scan of four warps, LDS stores and loads around
 # `s_barrier` in `tile_transpose` and in the bodies planned for AMD where NVIDIA reads by
 # `ldmatrix` (a warp's f16 transpose, the aligned histogram), `v_mfma` in the matmul and attention
 # bodies (f16, bf16, i8 — gfx942's `v_mfma_i32_32x32x16_i8`, gfx90a's `v_mfma_i32_32x32x8i8` —
@@ -207,6 +208,12 @@ for line in sys.stdin:
         check "$k" "ds_swizzle_b32" "butterflies by ds_swizzle"
     done
     check bench_gather__T_f32__N_32 "ds_bpermute_b32" "the gather's shuffles (ds_bpermute)"
+    # Four warps are two 64-lane waves: the reductions' and the scan's step across the two warps
+    # of a wave is a butterfly of the wave (ds_bpermute over 64 lanes), not LDS.
+    for k in bench_softmax_w4__T_f32__BLOCK_1024 bench_layernorm_w4__BLOCK_1024 \
+        tile_cumsum_blocks__T_f32__BLOCK_1024__num_warps_4; do
+        check "$k" "ds_bpermute_b32" "the butterfly across a wave's two warps (ds_bpermute)"
+    done
     check tile_transpose "ds_write_b" "LDS stores (the conversion through shared memory)"
     check tile_transpose "ds_read_b" "LDS loads"
     check tile_transpose "s_barrier" "the block barrier"

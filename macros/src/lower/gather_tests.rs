@@ -193,7 +193,8 @@ fn amd_gathers_shuffle_across_a_wave_where_warps_need_shared_memory() {
             out_dims.push((Label::Dim(1), 1));
         }
         let axis = rng.below(2) as usize;
-        let src = random_warp_layout(&mut rng, &out_dims, rng.range(1, 3));
+        let warp_bits = rng.range(1, 3);
+        let src = random_warp_layout(&mut rng, &out_dims, warp_bits);
         let wave_src = warps_as_wave(&src).expect("five lane bits and a warp bit");
         let wave_index = random_local_index_layout(&mut rng, &wave_src, axis);
         let index = wave_as_warps(&wave_index).unwrap();
