@@ -1,18 +1,24 @@
 //! Sets `cfg(tessera_device)` when the crate is built for a GPU (`nvptx64` or `amdgpu`): the
 //! bodies of [`device`](src/device/mod.rs) functions are GPU instructions there and emulator
 //! calls otherwise (`cfg(not(tessera_device))`). On amdgpu it also sets `cfg(tessera_cdna2)`
-//! when the processor (`-Ctarget-cpu`) is gfx908 or gfx90a, whose i8 `mfma`s are the K = 4 ones
+//! when the processor (`-Ctarget-cpu`) is gfx908 or gfx90a, whose i8 `mfma`s are the K = 4 ones,
+//! and `cfg(tessera_ocp_fp8)` when it is gfx950, whose f8 `mfma`s read the OCP encodings
 //! (`src/device/mfma.rs`); rustc has no `target_feature` cfg for amdgpu to tell them apart.
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(tessera_device)");
     println!("cargo::rustc-check-cfg=cfg(tessera_cdna2)");
+    println!("cargo::rustc-check-cfg=cfg(tessera_ocp_fp8)");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     if arch == "nvptx64" || arch == "amdgpu" {
         println!("cargo::rustc-cfg=tessera_device");
     }
-    if arch == "amdgpu" && matches!(target_cpu().as_deref(), Some("gfx908" | "gfx90a")) {
+    let cpu = target_cpu();
+    if arch == "amdgpu" && matches!(cpu.as_deref(), Some("gfx908" | "gfx90a")) {
         println!("cargo::rustc-cfg=tessera_cdna2");
+    }
+    if arch == "amdgpu" && cpu.as_deref() == Some("gfx950") {
+        println!("cargo::rustc-cfg=tessera_ocp_fp8");
     }
     println!("cargo::rerun-if-changed=build.rs");
 }

@@ -231,10 +231,14 @@ for line in sys.stdin:
     i8_mfma="v_mfma_i32_32x32x16_?i8"
     [[ $cpu == gfx90a || $cpu == gfx908 ]] && i8_mfma="v_mfma_i32_32x32x8_?i8"
     check tile_matmul_i8__BM_64__BN_64__BK_32__num_stages_1 "$i8_mfma" "the dot's MFMA (i8)"
-    check tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1 "v_mfma_f32_32x32x8_?f16" \
-        "the dot's MFMA (f8 widened to f16)"
+    # f8: gfx950's f8 instructions read OCP f8; elsewhere pairs of f16 ones on the widened elements.
+    f8_mfma="v_mfma_f32_32x32x8_?f16" f8_what="the dot's MFMA (f8 widened to f16)"
+    [[ $cpu == gfx950 ]] && f8_mfma="v_mfma_f32_32x32x16_fp8_fp8" f8_what="the dot's MFMA (OCP f8)"
+    check tile_matmul_f8__T_f8e4m3__BM_64__BN_64__BK_32__num_stages_1 "$f8_mfma" "$f8_what"
+    bf8_mfma="v_mfma_f32_32x32x8_?f16"
+    [[ $cpu == gfx950 ]] && bf8_mfma="v_mfma_f32_32x32x16_bf8_bf8"
     check tile_matmul_f8_grouped__T_f8e5m2__BM_128__BN_128__BK_128__GROUP_8 \
-        "v_mfma_f32_32x32x8_?f16" "the dot's MFMA (a kernel for sm_90a alone of NVIDIA's targets)"
+        "$bf8_mfma" "the dot's MFMA (a kernel for sm_90a alone of NVIDIA's targets)"
     check tile_attention_d64__T_f16__BM_128__BN_64__D_64__CAUSAL_1__num_warps_4__num_stages_1 \
         "v_mfma_f32_32x32x8_?f16" "both dots' MFMA"
     check tile_attention_d128_w8__T_bf16__BM_128__BN_64__D_128__CAUSAL_0__num_stages_1 \

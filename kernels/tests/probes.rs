@@ -4,7 +4,7 @@
 mod support;
 
 use support::{device, run_in_buffers, Buffer, Rng, TestDevice};
-use tessera::dtype::{bf16, f16, pack_s8x4};
+use tessera::dtype::{bf16, f16, f8e4m3, pack_s8x4};
 use tessera::launch::LaunchConfig;
 use tessera_kernels::probes::*;
 use tessera_kernels::TRANSPOSE32;
@@ -438,21 +438,29 @@ fn mfma_probe_gives_the_isa_products_as_amd_code() {
             element(l, op, 4 * j + b as u32, 2) as i8 as u8
         }))
     });
-    let (df16, dbf16, di8) = (
+    // f8: the bytes of small integers in e4m3 (exact in e5m2 too: read as e5m2 they are other
+    // values, still of few bits, so the sums stay exact).
+    let f8s = words(&|l, op, j| {
+        u32::from_le_bytes(std::array::from_fn(|b| {
+            f8e4m3::from_f32(element(l, op, 4 * j + b as u32, 3) as f32).to_bits()
+        }))
+    });
+    let (df16, dbf16, di8, df8) = (
         Buffer::from_u32(gpu.device(), &f16s),
         Buffer::from_u32(gpu.device(), &bf16s),
         Buffer::from_u32(gpu.device(), &i8s),
+        Buffer::from_u32(gpu.device(), &f8s),
     );
     let dout = Buffer::filled(gpu.device(), 64 * MFMA_PROBE_WORDS, 0);
     let launch = || {
         run_in_buffers(
             MFMA_PROBE,
             config([1, 1, 1], [64, 1, 1], 0),
-            (df16.ptr(), dbf16.ptr(), di8.ptr(), dout.ptr()),
+            (df16.ptr(), dbf16.ptr(), di8.ptr(), df8.ptr(), dout.ptr()),
         )
     };
     with_target(EmulatedTarget::Amdgpu, launch).unwrap();
-    let (out, want) = (dout.to_u32(), mfma_reference(&f16s, &bf16s, &i8s));
+    let (out, want) = (dout.to_u32(), mfma_reference(&f16s, &bf16s, &i8s, &f8s));
     for l in 0..64 {
         let lane = l * MFMA_PROBE_WORDS..(l + 1) * MFMA_PROBE_WORDS;
         assert_eq!(out[lane.clone()], want[lane], "lane {l}");

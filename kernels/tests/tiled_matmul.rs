@@ -479,7 +479,8 @@ sm80_and_sm90a_tests! {
     matmul_e5m2: matmul_e5m2_matches_cpu, matmul_e5m2_sm90a_matches_cpu;
 }
 
-/// The f8 matmul's amdgpu body: each element widened to f16 for `v_mfma_f32_*f16`.
+/// The f8 matmul's amdgpu body: `v_mfma` of 8 f8 elements a lane (the emulator computes gfx950's
+/// f8 instruction; gfx942 and gfx90a run two f16 ones on the elements widened).
 #[test]
 fn matmul_e4m3_amdgpu_matches_cpu() {
     matmul_e4m3(EmulatedTarget::Amdgpu);
@@ -493,8 +494,8 @@ fn matmul_e5m2_amdgpu_matches_cpu() {
 /// `tile_matmul_f8_grouped` (sm_90a alone of NVIDIA's targets: 128 × 128 × 128 tiles, 4
 /// stages, f16 out) on `T` inputs: against the f64 product in its sm_90a body (half an f16 ulp,
 /// and on the GPU the f8 `wgmma`'s slack), the aligned shapes copying by `cp.async`; on the
-/// emulator also its amdgpu body (the same source planned for AMD: `v_mfma` on the operands
-/// widened to f16, no `ldmatrix`), and a launch emulating sm_80 is refused as
+/// emulator also its amdgpu body (the same source planned for AMD: the f8 `v_mfma`, no
+/// `ldmatrix`), and a launch emulating sm_80 is refused as
 /// `UnsupportedTarget`, naming sm_90a, as is any launch on a GPU module without sm_90a PTX.
 fn matmul_f8_grouped<T: tile_matmul_f8_grouped::Listed_T + Float>() {
     let gpu = device();

@@ -18,6 +18,16 @@
 //! operands' K are relabelled alike and integer addition is exact (`tessera_layout::plan::mfma`
 //! proves it against the ISA's definition).
 //!
+//! **f8** (`mfma_f32_32x32x16_f8e4m3` and co., f32 accumulators): `a`, `b` hold 8 OCP f8
+//! elements (a0 = byte 0 of `a[0]`), K `8·(l / nd) + i`, as i8's. Built for gfx950
+//! (`cfg(tessera_ocp_fp8)`, from `-Ctarget-cpu`) a function is gfx950's
+//! `v_mfma_f32_32x32x16_fp8_fp8` (e4m3) or `_bf8_bf8` (e5m2), which read the OCP encodings
+//! there; elsewhere (gfx942's instructions of those names read FNUZ, gfx90a has none) it is two
+//! f16 instructions on the elements 0..4 then 4..8 of each lane widened to f16 (exact), the sum
+//! of the same products. The emulator computes the one instruction (products exact, summed and
+//! rounded once), so gfx942 and gfx90a may differ from it by the rounding of the first half's
+//! sum.
+//!
 //! On amdgpu each function is the LLVM intrinsic `llvm.amdgcn.mfma.*` (no inline assembly
 //! there); on the host the emulator's wave collective (`emulator/mfma.rs`), which raises
 //! `EmulatorError::AmdInstruction` when the launch emulates an NVIDIA GPU. The functions do not
@@ -112,6 +122,46 @@ mod intrinsics {
             abid: i32,
             blgp: i32,
         ) -> I32x4;
+    }
+
+    #[cfg(tessera_ocp_fp8)]
+    unsafe extern "unadjusted" {
+        #[link_name = "llvm.amdgcn.mfma.f32.32x32x16.fp8.fp8"]
+        pub(super) fn mfma_f32_32x32x16_fp8_fp8(
+            a: i64,
+            b: i64,
+            c: F32x16,
+            cbsz: i32,
+            abid: i32,
+            blgp: i32,
+        ) -> F32x16;
+        #[link_name = "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8"]
+        pub(super) fn mfma_f32_16x16x32_fp8_fp8(
+            a: i64,
+            b: i64,
+            c: F32x4,
+            cbsz: i32,
+            abid: i32,
+            blgp: i32,
+        ) -> F32x4;
+        #[link_name = "llvm.amdgcn.mfma.f32.32x32x16.bf8.bf8"]
+        pub(super) fn mfma_f32_32x32x16_bf8_bf8(
+            a: i64,
+            b: i64,
+            c: F32x16,
+            cbsz: i32,
+            abid: i32,
+            blgp: i32,
+        ) -> F32x16;
+        #[link_name = "llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8"]
+        pub(super) fn mfma_f32_16x16x32_bf8_bf8(
+            a: i64,
+            b: i64,
+            c: F32x4,
+            cbsz: i32,
+            abid: i32,
+            blgp: i32,
+        ) -> F32x4;
     }
 
     #[cfg(tessera_cdna2)]
@@ -275,5 +325,105 @@ mfma_i8_fn!(
     mfma_i32_16x16x32_i8,
     mfma_i32_16x16x16i8,
     I32x4,
+    16
+);
+
+/// Four f8 elements (the bytes of `word`, element 0 lowest) widened to f16 (exact), packed two
+/// to a word: the f16 fragment of one half of an f8 fragment.
+#[cfg(all(target_arch = "amdgpu", not(tessera_ocp_fp8)))]
+#[inline(always)]
+fn widen_f8_word(word: u32, to_f16: impl Fn(u8) -> u16) -> [u32; 2] {
+    let half = |i: u32| u32::from(to_f16((word >> (8 * i)) as u8));
+    [half(0) | half(1) << 16, half(2) | half(3) << 16]
+}
+
+/// `pub fn $name(a, b, c: [f32; $n]) -> [f32; $n]` on 8 OCP f8 elements of type `$f8` a lane:
+/// on gfx950 the intrinsic `$ocp`, elsewhere on amdgpu `$f16` twice on the widened halves, on
+/// the host the emulator's `$input` instruction (module docs).
+macro_rules! mfma_f8_fn {
+    ($name:ident, $isa:literal, $n:literal, $ocp:ident, $f16:ident, $acc:ident, $f8:ident,
+     $input:ident, $nd:literal) => {
+        #[doc = concat!("`", $isa, "` of this thread's wave (gfx950; elsewhere two f16 \
+                         instructions on the elements widened): `d = a·b + c` on 8 f8 elements \
+                         of a lane per operand (fragments: module docs).")]
+        #[inline(always)]
+        #[track_caller]
+        pub fn $name(a: [u32; 2], b: [u32; 2], c: [f32; $n]) -> [f32; $n] {
+            #[cfg(all(target_arch = "amdgpu", tessera_ocp_fp8))]
+            {
+                use intrinsics::*;
+                let (a, b) = (
+                    (a[0] as u64 | (a[1] as u64) << 32) as i64,
+                    (b[0] as u64 | (b[1] as u64) << 32) as i64,
+                );
+                // SAFETY: a register-only instruction; the vector has the array's size.
+                unsafe {
+                    let c = core::mem::transmute::<[f32; $n], $acc>(c);
+                    core::mem::transmute::<$acc, [f32; $n]>($ocp(a, b, c, 0, 0, 0))
+                }
+            }
+            #[cfg(all(target_arch = "amdgpu", not(tessera_ocp_fp8)))]
+            {
+                let widen = |word: u32| {
+                    widen_f8_word(word, |byte| crate::$f8::from_bits(byte).to_f16().to_bits())
+                };
+                let low = $f16(widen(a[0]), widen(b[0]), c);
+                $f16(widen(a[1]), widen(b[1]), low)
+            }
+            #[cfg(not(tessera_device))]
+            {
+                use crate::emulator::mfma::{mfma, MfmaInput, MfmaInstr};
+                let instr = MfmaInstr {
+                    input: MfmaInput::$input,
+                    nd: $nd,
+                };
+                mfma(instr, a, b, c.map(f32::to_bits)).map(f32::from_bits)
+            }
+        }
+    };
+}
+
+mfma_f8_fn!(
+    mfma_f32_32x32x16_f8e4m3,
+    "v_mfma_f32_32x32x16_fp8_fp8",
+    16,
+    mfma_f32_32x32x16_fp8_fp8,
+    mfma_f32_32x32x8_f16,
+    F32x16,
+    f8e4m3,
+    F8E4m3,
+    32
+);
+mfma_f8_fn!(
+    mfma_f32_16x16x32_f8e4m3,
+    "v_mfma_f32_16x16x32_fp8_fp8",
+    4,
+    mfma_f32_16x16x32_fp8_fp8,
+    mfma_f32_16x16x16_f16,
+    F32x4,
+    f8e4m3,
+    F8E4m3,
+    16
+);
+mfma_f8_fn!(
+    mfma_f32_32x32x16_f8e5m2,
+    "v_mfma_f32_32x32x16_bf8_bf8",
+    16,
+    mfma_f32_32x32x16_bf8_bf8,
+    mfma_f32_32x32x8_f16,
+    F32x16,
+    f8e5m2,
+    F8E5m2,
+    32
+);
+mfma_f8_fn!(
+    mfma_f32_16x16x32_f8e5m2,
+    "v_mfma_f32_16x16x32_bf8_bf8",
+    4,
+    mfma_f32_16x16x32_bf8_bf8,
+    mfma_f32_16x16x16_f16,
+    F32x4,
+    f8e5m2,
+    F8E5m2,
     16
 );

@@ -7,7 +7,7 @@
 //! | f16 → f32 | `v_mfma_f32_32x32x8f16` / `v_mfma_f32_16x16x16f16` | a, b: 4 × f16 in 2 words; c/d: 16 / 4 × f32 |
 //! | bf16 → f32 | `v_mfma_f32_32x32x8bf16_1k` / `v_mfma_f32_16x16x16bf16_1k` | as f16 |
 //! | i8 → i32 | `v_mfma_i32_32x32x16_i8` / `v_mfma_i32_16x16x32_i8` (gfx942; on gfx90a each is two `v_mfma_i32_32x32x8i8` / `16x16x16i8`) | a, b: 8 × i8 in 2 words; c/d: 16 / 4 × i32 |
-//! | f8e4m3, f8e5m2 → f32 | the f16 instructions, each element widened to f16 (exactly) first | as f16 |
+//! | f8e4m3, f8e5m2 → f32 | gfx950: `v_mfma_f32_32x32x16_fp8_fp8` / `_bf8_bf8`, `16x16x32`; gfx942, gfx90a: each two f16 instructions on the elements widened to f16 | a, b: 8 × f8 in 2 words; c/d: 16 / 4 × f32 |
 //!
 //! **i8 on gfx90a.** gfx942 has only the K = 8-per-lane i8 instructions and gfx90a only the
 //! K = 4 ones; the layouts are gfx942's (`k_width = 8`) on both, and on gfx90a one planned
@@ -15,10 +15,15 @@
 //! Both operands' K indices are relabelled alike and integer sums are exact, so the result is the
 //! same. The device layer chooses by the processor it is built for (`tessera::device::mfma`).
 //!
-//! **f8 widened.** gfx942's `fp8` `mfma`s read the FNUZ encodings (another exponent bias, no
-//! negative zero, no infinities), not the OCP e4m3/e5m2 of `tessera::f8e4m3`/`f8e5m2`, and gfx90a
-//! has none: an f8 dot widens every element to f16 (exact for both formats, NaN and infinities
-//! included) and runs the f16 instruction, at the f16 rate.
+//! **f8.** An f8 instruction takes 8 elements a lane (K = 16 for 32×32, 32 for 16×16), as
+//! gfx950's `v_mfma_f32_32x32x16_fp8_fp8` (e4m3) and `_bf8_bf8` (e5m2) do: those read the OCP
+//! encodings of `tessera::f8e4m3`/`f8e5m2` on gfx950 (CDNA4). gfx942's instructions of the same
+//! names read the FNUZ encodings (another exponent bias, no negative zero, no infinities: OCP
+//! e4m3 values above 240 have none) and gfx90a has none, so there each planned instruction is
+//! two f16 ones, on the lane's elements 0..4 then 4..8 widened to f16 (exact for both formats,
+//! NaN and infinities included; both operands' K relabelled alike, as for i8 on gfx90a). The
+//! device layer chooses by the processor it is built for (`tessera::device::mfma`): gfx950 at
+//! the f8 rate, the others at the f16 rate.
 //!
 //! **Waves of two warps.** The tile compiler's warps have 32 lanes (`tessera::device`'s
 //! contract: a warp is half a wave on CDNA), so a wave's layouts ([`AmdMfma`], six lane bits)
@@ -60,18 +65,18 @@ pub enum MfmaInput {
     Bf16,
     /// i8, with an i32 accumulator.
     I8,
-    /// f8 e4m3 (OCP), widened to f16 for the f16 instruction.
+    /// f8 e4m3 (OCP): gfx950's `fp8` instructions, elsewhere two f16 ones (module docs).
     F8E4m3,
-    /// f8 e5m2 (OCP), widened to f16 for the f16 instruction.
+    /// f8 e5m2 (OCP): gfx950's `bf8` instructions, elsewhere two f16 ones (module docs).
     F8E5m2,
 }
 
 impl MfmaInput {
-    /// Elements of A (and of B) per lane in one instruction (`k_width`): 8 for i8, else 4
-    /// (f8 counts as the f16 it is widened to).
+    /// Elements of A (and of B) per lane in one instruction (`k_width`): 8 for the 8-bit types
+    /// (i8, f8), else 4.
     pub const fn k_width(self) -> u32 {
         match self {
-            MfmaInput::I8 => 8,
+            MfmaInput::I8 | MfmaInput::F8E4m3 | MfmaInput::F8E5m2 => 8,
             _ => 4,
         }
     }
@@ -81,9 +86,8 @@ impl MfmaInput {
         matches!(self, MfmaInput::I8)
     }
 
-    /// Whether each element is widened to f16 before the instruction, which is then the f16 one
-    /// (f8: module docs).
-    pub const fn widened_to_f16(self) -> bool {
+    /// Whether the operands are f8, which gfx942 and gfx90a run as f16 (module docs).
+    pub const fn f8(self) -> bool {
         matches!(self, MfmaInput::F8E4m3 | MfmaInput::F8E5m2)
     }
 }
@@ -116,23 +120,32 @@ impl MfmaInstr {
 
     /// The ISA name, e.g. `v_mfma_f32_32x32x8f16` (gfx90a spelling; gfx942 writes
     /// `v_mfma_f32_32x32x8_f16`); for i8 gfx942's instruction (gfx90a runs two of
-    /// [`isa_name_gfx90a`](Self::isa_name_gfx90a)); for f8 the f16 instruction.
+    /// [`isa_name_halves`](Self::isa_name_halves)); for f8 gfx950's (gfx942 and gfx90a run two
+    /// f16 ones).
     pub fn isa_name(self) -> &'static str {
         match (self.input, self.nd) {
-            (MfmaInput::F16 | MfmaInput::F8E4m3 | MfmaInput::F8E5m2, 32) => "v_mfma_f32_32x32x8f16",
-            (MfmaInput::F16 | MfmaInput::F8E4m3 | MfmaInput::F8E5m2, _) => "v_mfma_f32_16x16x16f16",
+            (MfmaInput::F16, 32) => "v_mfma_f32_32x32x8f16",
+            (MfmaInput::F16, _) => "v_mfma_f32_16x16x16f16",
             (MfmaInput::Bf16, 32) => "v_mfma_f32_32x32x8bf16_1k",
             (MfmaInput::Bf16, _) => "v_mfma_f32_16x16x16bf16_1k",
             (MfmaInput::I8, 32) => "v_mfma_i32_32x32x16_i8",
             (MfmaInput::I8, _) => "v_mfma_i32_16x16x32_i8",
+            (MfmaInput::F8E4m3, 32) => "v_mfma_f32_32x32x16_fp8_fp8",
+            (MfmaInput::F8E4m3, _) => "v_mfma_f32_16x16x32_fp8_fp8",
+            (MfmaInput::F8E5m2, 32) => "v_mfma_f32_32x32x16_bf8_bf8",
+            (MfmaInput::F8E5m2, _) => "v_mfma_f32_16x16x32_bf8_bf8",
         }
     }
 
-    /// The instruction gfx90a runs for this one (twice for i8: module docs).
-    pub fn isa_name_gfx90a(self) -> &'static str {
+    /// The instruction the processors without this one run twice, on each lane's elements 0..4
+    /// then 4..8 (module docs): i8 on gfx90a, f8 (widened to f16) on gfx942 and gfx90a; else
+    /// the instruction itself.
+    pub fn isa_name_halves(self) -> &'static str {
         match (self.input, self.nd) {
             (MfmaInput::I8, 32) => "v_mfma_i32_32x32x8i8",
             (MfmaInput::I8, _) => "v_mfma_i32_16x16x16i8",
+            (MfmaInput::F8E4m3 | MfmaInput::F8E5m2, 32) => "v_mfma_f32_32x32x8f16",
+            (MfmaInput::F8E4m3 | MfmaInput::F8E5m2, _) => "v_mfma_f32_16x16x16f16",
             _ => self.isa_name(),
         }
     }
@@ -159,9 +172,14 @@ impl fmt::Display for MfmaInstr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.isa_name())?;
         if self.input.integer() {
-            write!(f, " (gfx90a: 2 × {})", self.isa_name_gfx90a())
-        } else if self.input.widened_to_f16() {
-            write!(f, " ({} widened to f16)", self.input_name())
+            write!(f, " (gfx90a: 2 × {})", self.isa_name_halves())
+        } else if self.input.f8() {
+            write!(
+                f,
+                " (gfx950; gfx942, gfx90a: 2 × {} on {} widened to f16)",
+                self.isa_name_halves(),
+                self.input_name()
+            )
         } else {
             Ok(())
         }

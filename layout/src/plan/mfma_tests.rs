@@ -211,7 +211,8 @@ fn operands_in_other_layouts_are_refused_naming_the_basis() {
     assert!(e.contains("of a"), "{e}");
 }
 
-/// The i8 instructions are gfx942's (K 16 and 32) and name gfx90a's pair; f8 runs the f16 ones.
+/// The i8 instructions are gfx942's (K 16 and 32) and name gfx90a's pair; the f8 ones are
+/// gfx950's (K 16 and 32) and name the f16 pair of gfx942 and gfx90a.
 #[test]
 fn instruction_names_and_depths() {
     assert_eq!((I8_32.k(), I8_16.k()), (16, 32));
@@ -219,15 +220,22 @@ fn instruction_names_and_depths() {
         I8_32.to_string(),
         "v_mfma_i32_32x32x16_i8 (gfx90a: 2 × v_mfma_i32_32x32x8i8)"
     );
-    assert_eq!(I8_16.isa_name_gfx90a(), "v_mfma_i32_16x16x16i8");
+    assert_eq!(I8_16.isa_name_halves(), "v_mfma_i32_16x16x16i8");
     let f8 = MfmaInstr {
         input: MfmaInput::F8E5m2,
         nd: 16,
     };
-    assert_eq!((f8.k(), f8.isa_name()), (16, "v_mfma_f32_16x16x16f16"));
+    assert_eq!((f8.k(), f8.isa_name()), (32, "v_mfma_f32_16x16x32_bf8_bf8"));
     assert_eq!(
         f8.to_string(),
-        "v_mfma_f32_16x16x16f16 (f8e5m2 widened to f16)"
+        "v_mfma_f32_16x16x32_bf8_bf8 (gfx950; gfx942, gfx90a: 2 × v_mfma_f32_16x16x16f16 on \
+         f8e5m2 widened to f16)"
     );
+    let e4m3 = MfmaInstr {
+        input: MfmaInput::F8E4m3,
+        nd: 32,
+    };
+    assert_eq!((e4m3.k(), e4m3.k_width()), (16, 8));
+    assert_eq!(e4m3.isa_name(), "v_mfma_f32_32x32x16_fp8_fp8");
     assert_eq!(F16_32.to_string(), "v_mfma_f32_32x32x8f16");
 }

@@ -2,7 +2,8 @@
 //! [`wgmma_shape`] gives one (f16/bf16/f8 operands with an f32 accumulator or i8 with an i32
 //! one, `num_warps` a multiple of 4, M a multiple of 64, a warpgroup's N 64, 128 or 256), else
 //! `mma.sync`; on [`Target::Amdgpu`] `v_mfma` ([`mfma_choice`]: f16/bf16/f8 operands with an
-//! f32 accumulator (f8 widened to f16) or i8 with an i32 one, an even `num_warps`, the 32×32
+//! f32 accumulator (f8: 8 elements a lane, gfx950's f8 instructions or f16 pairs) or i8 with an
+//! i32 one, an even `num_warps`, the 32×32
 //! instruction where each wave gets a 32×32 tile, else the 16×16 one:
 //! `tessera_layout::plan::mfma::choose_mfma`). [`wgmma_choice`] and
 //! [`mfma_choice`] are the places this is decided: the anchors (`solve/terms.rs`) choose the

@@ -196,8 +196,9 @@ pub fn lower_mfma(
 
 /// `let out: [C; R] = { … mfma calls … };` (`C` f32, or i32 for i8): on the device one call per
 /// step (first source `b`'s fragment, second `a`'s: the accumulator is transposed), on the host
-/// one loop over a constant table of the steps' registers making the same calls. f8 elements are
-/// widened to f16 as they are packed, for the f16 instruction (`plan::mfma`).
+/// one loop over a constant table of the steps' registers making the same calls. f8 fragments
+/// are 8 elements a lane, as i8 ones (the device layer runs them as gfx950's f8 instruction, or
+/// widened to f16 elsewhere: `plan::mfma`).
 pub(crate) fn render_mfma(
     plan: &MfmaPlan,
     [a, b, acc]: [&Ident; 3],
@@ -212,14 +213,7 @@ pub(crate) fn render_mfma(
         MfmaInput::F8E4m3 => Scalar::F8E4M3,
         MfmaInput::F8E5m2 => Scalar::F8E5M2,
     };
-    let elem = elem_type(DType::Scalar(scalar));
-    // The fragment's element type, and the conversion into it of an operand's element.
-    let (frag_ty, widen) = if input.widened_to_f16() {
-        // Exact, by the bits (integer operations: amdgpu has no OCP f8 conversion).
-        (quote!(::tessera::f16), Some(quote!(#elem::to_f16)))
-    } else {
-        (elem, None)
-    };
+    let frag_ty = elem_type(DType::Scalar(scalar));
     let (function, acc_ty) = match input {
         MfmaInput::I8 => ("i32", quote!(i32)),
         _ => ("f32", quote!(f32)),
@@ -231,24 +225,22 @@ pub(crate) fn render_mfma(
         plan.instr.nd,
         plan.instr.k(),
         match input {
+            MfmaInput::F16 => "f16",
             MfmaInput::Bf16 => "bf16",
             MfmaInput::I8 => "i8",
-            _ => "f16",
+            MfmaInput::F8E4m3 => "f8e4m3",
+            MfmaInput::F8E5m2 => "f8e5m2",
         }
     );
     let n = index_lit(plan.acc_registers);
     let nc = index_lit(plan.instr.acc_registers());
     let kw = index_lit(plan.instr.k_width());
-    let element = |value: TokenStream| match &widen {
-        Some(f) => quote!((#f)(#value)),
-        None => value,
-    };
     let pack = |elements: TokenStream| quote!(::tessera::tile_move::pack_words::<#frag_ty, #kw, 2>(#elements));
     let calls = plan.steps.iter().map(|s| {
         let fragment = |array: &Ident, regs: &[u32]| {
             let elements = regs.iter().map(|&r| {
                 let r = index_lit(r);
-                element(quote!(#array[#r]))
+                quote!(#array[#r])
             });
             pack(quote!([#(#elements),*]))
         };
@@ -271,10 +263,7 @@ pub(crate) fn render_mfma(
         quote!(([#(#s0),*], [#(#s1),*], [#(#c),*]))
     });
     let steps = index_lit(plan.steps.len() as u32);
-    let (e0, e1) = (
-        element(quote!(#b[__s0[__e]])),
-        element(quote!(#a[__s1[__e]])),
-    );
+    let (e0, e1) = (quote!(#b[__s0[__e]]), quote!(#a[__s1[__e]]));
     let (s0, s1) = (
         pack(quote!(::core::array::from_fn(|__e| #e0))),
         pack(quote!(::core::array::from_fn(|__e| #e1))),

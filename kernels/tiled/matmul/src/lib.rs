@@ -82,8 +82,9 @@ pub fn tile_matmul_i8<const BM: usize, const BN: usize, const BK: usize>(
 /// `a: [m, k]` and `w: [n, k]` (K contiguous in the fast variant, as a linear layer's weight),
 /// `BM × BN` tiles of `c` walking K in steps of `BK`, unpipelined or over 3 stages. On sm_90a
 /// the dot is `wgmma.m64nNk32` with both operands K-major in shared memory (f8 `wgmma` reads no
-/// other order); on sm_80 and on AMD the operands are widened to f16 (exact) for `mma.sync` or
-/// `v_mfma_f32_32x32x8f16`. Grid: `(⌈m / BM⌉, ⌈n / BN⌉)`.
+/// other order); on sm_80 the operands are widened to f16 (exact) for `mma.sync`; on AMD the dot
+/// is `v_mfma_f32_32x32x16_fp8_fp8`/`_bf8_bf8` on gfx950 and pairs of `v_mfma_f32_32x32x8f16` on
+/// the elements widened to f16 on gfx942 and gfx90a. Grid: `(⌈m / BM⌉, ⌈n / BN⌉)`.
 #[tile_kernel(
     T = [f8e4m3, f8e5m2],
     num_warps = 4,
@@ -112,8 +113,8 @@ pub fn tile_matmul_f8<T, const BM: usize, const BN: usize, const BK: usize>(
 /// of `GROUP` tile rows, the f32 accumulator rounded to f16. The kernel is in the sm_90a PTX
 /// alone: an sm_80 body at these tiles (f8 widened to f16 in software for `mma.sync`) would
 /// spill, and take ptxas close to a minute per entry; on other NVIDIA targets a launch is an
-/// `UnsupportedTarget` error. AMD code objects have it, planned from the same source (f8
-/// widened to f16 for `v_mfma_f32_32x32x8f16`, the loop not pipelined).
+/// `UnsupportedTarget` error. AMD code objects have it, planned from the same source (the f8
+/// `v_mfma` on gfx950, pairs of f16 ones on gfx942 and gfx90a; the loop not pipelined).
 #[tile_kernel(
     T = [f8e4m3, f8e5m2],
     targets = [sm_90a],
