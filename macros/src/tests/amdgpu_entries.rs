@@ -216,7 +216,8 @@ fn dots_without_an_mfma_have_no_amdgpu_entry() {
 }
 
 /// i8 and f8 dots have an amdgpu entry: i8 by gfx942's i8 `mfma` (8 bytes a lane, i32
-/// accumulator), f8 widened to f16 for the f16 one; `EXPLAIN` names both.
+/// accumulator), f8 by the f8 one (8 elements a lane: gfx950's, or two f16 ones on the widened
+/// halves elsewhere); `EXPLAIN` names both.
 #[test]
 fn i8_and_f8_dots_have_an_amdgpu_entry() {
     for (ty, acc, function, explained) in [
@@ -229,8 +230,9 @@ fn i8_and_f8_dots_have_an_amdgpu_entry() {
         (
             "f8e4m3",
             "f32",
-            "mfma_f32_16x16x16_f16",
-            "v_mfma_f32_16x16x16f16 (f8e4m3 widened to f16) × 4, k_width 4",
+            "mfma_f32_16x16x32_f8e4m3",
+            "v_mfma_f32_16x16x32_fp8_fp8 (gfx950; gfx942, gfx90a: 2 × v_mfma_f32_16x16x16f16 on \
+             f8e4m3 widened to f16) × 2, k_width 8",
         ),
     ] {
         let (t, a) = (
