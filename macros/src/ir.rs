@@ -598,7 +598,7 @@ impl OpKind {
     }
 
     /// The op's attributes in the printed IR (` axis = 1`, ` 0..128`, …).
-    fn attributes(&self) -> String {
+    pub(crate) fn attributes(&self) -> String {
         match self {
             OpKind::Constant(ConstValue::Int(v)) => format!(" {v}"),
             OpKind::Constant(ConstValue::Float(v)) => format!(" {v:?}"),

@@ -187,6 +187,28 @@ mod intrinsics {
     }
 }
 
+/// The emulator's `mfma` of `input` elements with M = N = `nd` (every function's host body).
+#[cfg(not(tessera_device))]
+#[inline(always)]
+#[track_caller]
+fn emulated<const N: usize>(
+    input: crate::emulator::mfma::MfmaInput,
+    nd: u32,
+    a: [u32; 2],
+    b: [u32; 2],
+    c: [u32; N],
+) -> [u32; N] {
+    use crate::emulator::mfma::{mfma, MfmaInstr};
+    mfma(MfmaInstr { input, nd }, a, b, c)
+}
+
+/// An 8-element fragment's two words as the `i64` the 8-bit instructions take (word 0 low).
+#[cfg(all(target_arch = "amdgpu", any(not(tessera_cdna2), tessera_ocp_fp8)))]
+#[inline(always)]
+fn fragment_i64(words: [u32; 2]) -> i64 {
+    (words[0] as u64 | (words[1] as u64) << 32) as i64
+}
+
 /// `pub fn $name(a, b, c: [f32; $n]) -> [f32; $n]`: on amdgpu the intrinsic `$intrinsic` on
 /// operands of vector type `$vec`, on the host the emulator's `$instr`.
 macro_rules! mfma_fn {
@@ -211,12 +233,8 @@ macro_rules! mfma_fn {
             }
             #[cfg(not(tessera_device))]
             {
-                use crate::emulator::mfma::{mfma, MfmaInput, MfmaInstr};
-                let instr = MfmaInstr {
-                    input: MfmaInput::$input,
-                    nd: $nd,
-                };
-                mfma(instr, a, b, c.map(f32::to_bits)).map(f32::from_bits)
+                let input = crate::emulator::mfma::MfmaInput::$input;
+                emulated(input, $nd, a, b, c.map(f32::to_bits)).map(f32::from_bits)
             }
         }
     };
@@ -275,10 +293,7 @@ macro_rules! mfma_i8_fn {
             #[cfg(all(target_arch = "amdgpu", not(tessera_cdna2)))]
             {
                 use intrinsics::*;
-                let (a, b) = (
-                    (a[0] as u64 | (a[1] as u64) << 32) as i64,
-                    (b[0] as u64 | (b[1] as u64) << 32) as i64,
-                );
+                let (a, b) = (fragment_i64(a), fragment_i64(b));
                 // SAFETY: a register-only instruction; the vector has the array's size.
                 unsafe {
                     let c = core::mem::transmute::<[i32; $n], $acc>(c);
@@ -298,12 +313,8 @@ macro_rules! mfma_i8_fn {
             }
             #[cfg(not(tessera_device))]
             {
-                use crate::emulator::mfma::{mfma, MfmaInput, MfmaInstr};
-                let instr = MfmaInstr {
-                    input: MfmaInput::I8,
-                    nd: $nd,
-                };
-                mfma(instr, a, b, c.map(|x| x as u32)).map(|x| x as i32)
+                let input = crate::emulator::mfma::MfmaInput::I8;
+                emulated(input, $nd, a, b, c.map(|x| x as u32)).map(|x| x as i32)
             }
         }
     };
@@ -352,10 +363,7 @@ macro_rules! mfma_f8_fn {
             #[cfg(all(target_arch = "amdgpu", tessera_ocp_fp8))]
             {
                 use intrinsics::*;
-                let (a, b) = (
-                    (a[0] as u64 | (a[1] as u64) << 32) as i64,
-                    (b[0] as u64 | (b[1] as u64) << 32) as i64,
-                );
+                let (a, b) = (fragment_i64(a), fragment_i64(b));
                 // SAFETY: a register-only instruction; the vector has the array's size.
                 unsafe {
                     let c = core::mem::transmute::<[f32; $n], $acc>(c);
@@ -372,12 +380,8 @@ macro_rules! mfma_f8_fn {
             }
             #[cfg(not(tessera_device))]
             {
-                use crate::emulator::mfma::{mfma, MfmaInput, MfmaInstr};
-                let instr = MfmaInstr {
-                    input: MfmaInput::$input,
-                    nd: $nd,
-                };
-                mfma(instr, a, b, c.map(f32::to_bits)).map(f32::from_bits)
+                let input = crate::emulator::mfma::MfmaInput::$input;
+                emulated(input, $nd, a, b, c.map(f32::to_bits)).map(f32::from_bits)
             }
         }
     };

@@ -295,32 +295,12 @@ impl Inference {
     }
 }
 
-/// The attributes of an op as the IR prints them (`convert` prints its plan in the note).
+/// The attributes of an op as the IR prints them (`OpKind::attributes`), but a `convert`'s, whose
+/// plan the note prints.
 fn op_attributes(kind: &OpKind) -> String {
     match kind {
-        OpKind::Constant(crate::ir::ConstValue::Int(v)) => format!(" {v}"),
-        OpKind::Constant(crate::ir::ConstValue::Float(v)) => format!(" {v:?}"),
-        OpKind::Constant(crate::ir::ConstValue::Bool(v)) => format!(" {v}"),
-        OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => format!(" axis={axis}"),
-        OpKind::Arange { start, end } => format!(" {start}..{end}"),
-        OpKind::ExpandDims { axis } | OpKind::Gather { axis, .. } | OpKind::Reduce { axis, .. } => {
-            format!(" axis={axis}")
-        }
-        OpKind::Scan { axis, reverse, .. } => {
-            format!(" axis={axis}{}", if *reverse { " reverse" } else { "" })
-        }
-        OpKind::Trans { perm } => format!(" perm={perm:?}"),
-        OpKind::Cast { to } => format!(" to {to}"),
-        OpKind::Load { mask, other, block } => format!(
-            "{}{}{}",
-            if *mask { " masked" } else { "" },
-            if *other { "+other" } else { "" },
-            block.map_or(String::new(), |(p, r)| format!(
-                " block of param {p} (rank {r})"
-            ))
-        ),
-        OpKind::Store { mask } => (if *mask { " masked" } else { "" }).into(),
-        _ => String::new(),
+        OpKind::Convert { .. } => String::new(),
+        _ => kind.attributes(),
     }
 }
 

@@ -107,18 +107,45 @@ pub(crate) fn render_dot(
         }}
     });
     let host = host_steps(plan, [a, b], &element, &pack, &instruction, span);
-    let dups = plan.duplicates.iter().map(|&(d, s)| {
-        let (d, s) = (index_lit(d), index_lit(s));
-        quote!(__tessera_out[#d] = __tessera_out[#s];)
-    });
-    quote! {
-        let #out: [#acc_ty; #n] = {
-            #[allow(unused_mut)]
-            let mut __tessera_out: [#acc_ty; #n] = #acc;
-            ::tessera::__device_or_host!({ #(#calls)* } #host);
-            #(#dups)*
-            __tessera_out
-        };
+    let accumulate = Accumulate {
+        out,
+        acc_ty: &acc_ty,
+        registers: plan.acc_registers,
+        acc,
+        duplicates: &plan.duplicates,
+    };
+    accumulate.render(quote!(#(#calls)*), host)
+}
+
+/// The binding of a dot's result: `let out: [C; registers] = { … }` starting from the
+/// accumulator `acc`, the device's instruction calls or the host's loop over them
+/// (`__device_or_host!`), then the copies of its broadcast registers (`duplicates`:
+/// `(destination, source)`).
+struct Accumulate<'a> {
+    out: &'a Ident,
+    acc_ty: &'a TokenStream,
+    registers: u32,
+    acc: &'a Ident,
+    duplicates: &'a [(u32, u32)],
+}
+
+impl Accumulate<'_> {
+    fn render(&self, device: TokenStream, host: TokenStream) -> TokenStream {
+        let (out, acc_ty, acc) = (self.out, self.acc_ty, self.acc);
+        let n = index_lit(self.registers);
+        let dups = self.duplicates.iter().map(|&(d, s)| {
+            let (d, s) = (index_lit(d), index_lit(s));
+            quote!(__tessera_out[#d] = __tessera_out[#s];)
+        });
+        quote! {
+            let #out: [#acc_ty; #n] = {
+                #[allow(unused_mut)]
+                let mut __tessera_out: [#acc_ty; #n] = #acc;
+                ::tessera::__device_or_host!({ #device } #host);
+                #(#dups)*
+                __tessera_out
+            };
+        }
     }
 }
 
@@ -279,19 +306,14 @@ pub(crate) fn render_mfma(
             }
         }
     });
-    let dups = plan.duplicates.iter().map(|&(d, s)| {
-        let (d, s) = (index_lit(d), index_lit(s));
-        quote!(__tessera_out[#d] = __tessera_out[#s];)
-    });
-    quote! {
-        let #out: [#acc_ty; #n] = {
-            #[allow(unused_mut)]
-            let mut __tessera_out: [#acc_ty; #n] = #acc;
-            ::tessera::__device_or_host!({ #(#calls)* } #host);
-            #(#dups)*
-            __tessera_out
-        };
-    }
+    let accumulate = Accumulate {
+        out,
+        acc_ty: &acc_ty,
+        registers: plan.acc_registers,
+        acc,
+        duplicates: &plan.duplicates,
+    };
+    accumulate.render(quote!(#(#calls)*), host)
 }
 
 #[cfg(test)]
