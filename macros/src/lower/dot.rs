@@ -55,7 +55,6 @@ pub(crate) fn render_dot(
     span: proc_macro2::Span,
 ) -> TokenStream {
     let acc_ty = scalar_type(accum);
-    let n = index_lit(plan.acc_registers);
     let (frag_ty, convert): (TokenStream, Option<TokenStream>) = match plan.kind {
         MmaKind::F8 { .. } => {
             let f8 = elem_type(DType::Scalar(input));
@@ -259,7 +258,6 @@ pub(crate) fn render_mfma(
             MfmaInput::F8E5m2 => "f8e5m2",
         }
     );
-    let n = index_lit(plan.acc_registers);
     let nc = index_lit(plan.instr.acc_registers());
     let kw = index_lit(plan.instr.k_width());
     let pack = |elements: TokenStream| quote!(::tessera::tile_move::pack_words::<#frag_ty, #kw, 2>(#elements));
