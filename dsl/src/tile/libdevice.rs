@@ -147,25 +147,31 @@ fn reduce_large(x: f32) -> (i32, f32) {
     let bits = x.to_bits();
     let sign = bits & 0x8000_0000;
     let mantissa = (bits << 8) | 0x8000_0000;
-    // The product mantissa · 2/π, 32 bits at a time, least significant first.
-    let mut words = [0u32; 7];
-    let mut carry = 0u32;
-    let mut i = 0;
-    while i < 6 {
-        let t = u64::from(TWO_OVER_PI[i]) * u64::from(mantissa) + u64::from(carry);
-        words[i] = t as u32;
-        carry = (t >> 32) as u32;
-        i += 1;
-    }
-    words[6] = carry;
+    // The product mantissa · 2/π, 32 bits at a time, least significant first: p0 … p6.
+    let word = |w: u32, carry: u32| {
+        let t = u64::from(w) * u64::from(mantissa) + u64::from(carry);
+        (t as u32, (t >> 32) as u32)
+    };
+    let (_p0, c) = word(TWO_OVER_PI[0], 0);
+    let (p1, c) = word(TWO_OVER_PI[1], c);
+    let (p2, c) = word(TWO_OVER_PI[2], c);
+    let (p3, c) = word(TWO_OVER_PI[3], c);
+    let (p4, c) = word(TWO_OVER_PI[4], c);
+    let (p5, p6) = word(TWO_OVER_PI[5], c);
     let biased = (bits >> 23) & 0xFF;
-    // 105615 ≤ |x| < 2^128: the biased exponent is 143..=254, so `skip` is 0..=3.
+    // 105615 ≤ |x| < 2^128: the biased exponent is 143..=254, so `skip` is 0..=3, and the
+    // three words from `p[6 - skip]` down hold the bits wanted. Chosen by `skip`'s two bits in
+    // registers: an array indexed by `skip` lives in scratch memory on amdgpu.
     let skip = (biased - 128) >> 5;
-    let (w2, w1, w0) = match skip {
-        0 => (words[6], words[5], words[4]),
-        1 => (words[5], words[4], words[3]),
-        2 => (words[4], words[3], words[2]),
-        _ => (words[3], words[2], words[1]),
+    let (x3, x2, x1, x0) = if skip & 2 == 0 {
+        (p6, p5, p4, p3)
+    } else {
+        (p4, p3, p2, p1)
+    };
+    let (w2, w1, w0) = if skip & 1 == 0 {
+        (x3, x2, x1)
+    } else {
+        (x2, x1, x0)
     };
     let shift = biased & 31;
     let (hi, lo) = if shift == 0 {
