@@ -33,7 +33,8 @@
 # by DPP (`quad_perm`) and `ds_swizzle_b32` in `row_sum`, the softmax, the layernorm and a scan,
 # `ds_bpermute_b32` (shuffles from computed lanes) in a gather and across the two warps of a
 # wave in reductions and a scan of four warps, LDS stores and loads around
-# `s_barrier` in `tile_transpose` and in the bodies planned for AMD where NVIDIA reads by
+# `s_barrier` in `tile_transpose` (and no barrier writing back or invalidating the L2: the
+# fences of `sync_threads` at workgroup scope) and in the bodies planned for AMD where NVIDIA reads by
 # `ldmatrix` (a warp's f16 transpose, the aligned histogram), `v_mfma` in the matmul and attention
 # bodies (f16, bf16, i8 — gfx942's `v_mfma_i32_32x32x16_i8`, gfx90a's `v_mfma_i32_32x32x8i8` —
 # and f8 widened to f16; and LDS loads of the matmul's operands), atomic adds and compare-and-swaps in the
@@ -61,16 +62,15 @@ REQUIRED=(copy vec_add row_sum tile_vec_add tile_transpose bench_softmax_w4__T_f
 # `stmatrix`: kernels/src/hopper.rs, kernels/src/probes/nvidia.rs), which amdgpu builds leave
 # out; every other kernel of the PTX must have AMD code.
 NVIDIA_ONLY=(hopper_matmul_f16 mma_f16_tile mma_bf16_tile mma_s8_tile ldmatrix_probe stmatrix_probe)
-# Kernels that use scratch on amdgpu today: `tile_math`/`tile_random` (a small table indexed at
-# run time) and the 128×256 matmul on 8 warps (`bench_matmul_w8_wide`: its accumulator alone is
-# 128 registers a lane). The build helper bounds each `#[tile_kernel]` kernel's workgroup to its
+# Kernels that use scratch on amdgpu today: the 128×256 matmul on 8 warps
+# (`bench_matmul_w8_wide`: its accumulator alone is 128 registers a lane). The build helper bounds each `#[tile_kernel]` kernel's workgroup to its
 # block size (`amdgpu-flat-work-group-size`, set in the LLVM module before `llc`), so LLVM budgets
 # registers for it and not for 1024 threads (128 VGPRs + AGPRs a lane on gfx90a/gfx942, at which
 # the dots, gathers and wide scans spilled: 74 kernels before the bound, 8 with it).
 # `tile_matmul_f8_grouped` too: its tiles are Hopper's (`targets = [sm_90a]`: 128 × 128 × 128 on
 # 8 warps, for `wgmma`), and on AMD each wave holds a 64 × 64 accumulator and its operands
 # widened to f16 in registers (the unaligned variants, loading byte by byte, spill most).
-KNOWN_SCRATCH='^(bench_matmul_w8_wide__.*|tile_matmul_f8_grouped__.*|tile_(math|random)(__unaligned)?)$'
+KNOWN_SCRATCH='^(bench_matmul_w8_wide__.*|tile_matmul_f8_grouped__.*)$'
 fail=0
 
 # The disassembler: llvm-objdump of the toolchain's llvm-tools component (rust-toolchain.toml
@@ -214,6 +214,35 @@ for line in sys.stdin:
         tile_cumsum_blocks__T_f32__BLOCK_1024__num_warps_4; do
         check "$k" "ds_bpermute_b32" "the butterfly across a wave's two warps (ds_bpermute)"
     done
+    # `sync_threads`' fences are the workgroup's (the build helper's `barrier_scope`): no
+    # barrier writes back or invalidates the L2 (or gfx90a's L1) next to its `s_barrier`, as Rust's
+    # system-scope fences would (`buffer_wbl2`, `buffer_inv sc1`, `buffer_invl2`, `buffer_wbinvl1`).
+    unscoped="$(python3 - "$functions" <<'PY'
+import pathlib, re, sys
+l2 = re.compile(r"\sbuffer_(wbl2|inv|invl2|wbinvl1\w*)\b")
+found, barriers = [], 0
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.s")):
+    lines = f.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if re.search(r"\ss_barrier\b", line):
+            barriers += 1
+            # The instructions next to the barrier, past its `s_waitcnt`s: a system-scope
+            # fence's write-back before, its invalidation after (a kernel's own atomics, further
+            # off, keep theirs).
+            wait = lambda l: re.search(r"\ss_waitcnt\b", l)
+            before = next((l for l in reversed(lines[:i]) if not wait(l)), "")
+            after = next((l for l in lines[i + 1:] if not wait(l)), "")
+            if (l2.search(before) or l2.search(after)) and f.stem not in found:
+                found.append(f.stem)
+print(barriers, *found)
+PY
+)"
+    read -r barriers unscoped_kernels <<<"$unscoped"
+    if [[ -n $unscoped_kernels ]]; then
+        echo "FAIL $cpu: barriers at system scope (L2 written back or invalidated) in: $unscoped_kernels" >&2; fail=1
+    else
+        echo "ok   $cpu: none of the $barriers barriers writes back or invalidates a cache (workgroup-scope fences)"
+    fi
     check tile_transpose "ds_write_b" "LDS stores (the conversion through shared memory)"
     check tile_transpose "ds_read_b" "LDS loads"
     check tile_transpose "s_barrier" "the block barrier"

@@ -3,13 +3,13 @@
 
 use super::artifacts::{parse_artifacts, tracked_sources};
 use super::error::BuildError;
+use super::llvm_tools::LlvmTools;
 use super::nested::{
     kernel_artifact, kernel_crate_setters, package_crate_name, CrateBuild, KernelCrate,
     NestedCargo, Places,
 };
 use super::ptx_set::{set_source, write_set_file};
 use super::toolchain::device_toolchain;
-use super::workgroup_bounds::LlvmTools;
 use super::write_if_changed;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -141,10 +141,12 @@ pub struct BuiltCodeObjects {
 /// link is reduced to `rust-lld --version`), each
 /// `#[tile_kernel]` kernel gets the workgroup bound of its block size
 /// (`amdgpu-flat-work-group-size`, which rustc cannot set: without it LLVM budgets registers for
-/// 1024-thread workgroups and large tiles spill), and `llc` and `rust-lld` make the code object
+/// 1024-thread workgroups and large tiles spill), `sync_threads`' fences get workgroup scope
+/// (Rust's are the system's, which write back and invalidate the L2 at each barrier), and `llc`
+/// and `rust-lld` make the code object
 /// (and, for the processors [`asm_for`](CodeObjectBuild::asm_for) names, a second `llc` the
 /// asm); without `llc`, rustc's own (`--emit=link`, `--emit=asm,link`: LLVM's code generation
-/// of the whole crate twice), unbounded, and the build says so. The code object is copied to
+/// of the whole crate twice), unbounded and with system-scope barriers, and the build says so. The code object is copied to
 /// `$OUT_DIR/<crate>/<processor>.hsaco` (and the asm to `$OUT_DIR/<crate>/<processor>.s`). The
 /// kernel crate needs
 /// `#![cfg_attr(target_arch = "amdgpu", no_std, feature(abi_gpu_kernel))]`; its `#[tile_kernel]`s
@@ -260,7 +262,8 @@ impl CodeObjectBuild {
             say(&format!(
                 "no `llc` in {toolchain_name} (its `llvm-tools` component): the amdgpu kernels \
                  keep LLVM's register budget for 1024-thread workgroups, not their own block \
-                 size (`rustup component add llvm-tools` bounds them)"
+                 size, and `sync_threads` fences at system scope (`rustup component add \
+                 llvm-tools` bounds and scopes them)"
             ));
         }
         let started = std::time::Instant::now();
@@ -332,8 +335,9 @@ impl CrateBuild<'_> {
         let crate_dir = self.crate_dir.to_path_buf();
         let mut rustflags = amdgpu_rustflags(processor, self.extra_rustflags);
         // With the toolchain's `llc`, rustc stops at the crate's final LLVM module, which gets
-        // its kernels' workgroup bounds before `llc` and `rust-lld` make the code object
-        // (`workgroup_bounds`); without it, rustc's own code object.
+        // its kernels' workgroup bounds and its barriers' workgroup-scope fences before `llc`
+        // and `rust-lld` make the code object (`llvm_tools`); without it, rustc's own code
+        // object.
         let emit: &[&str] = match (tools, asm) {
             (Some(_), _) => {
                 // Every crate's "object" is LLVM bitcode (`-Clinker-plugin-lto`): rustc runs the

@@ -50,9 +50,11 @@
 //! ```
 
 mod artifacts;
+mod barrier_scope;
 mod code_objects;
 mod code_set;
 mod error;
+mod llvm_tools;
 mod merge;
 mod nested;
 mod ptx_set;

@@ -96,9 +96,11 @@ pub(crate) fn warp_xor(lane_mask: u32, a: u32) -> u32 {
 /// `__syncthreads()`: the block's threads wait for each other, and the memory accesses of each
 /// before the barrier are visible to all after it (release fence, `s_barrier`, acquire fence).
 ///
-/// The fences are Rust's, which have no scope: LLVM emits them at system scope, which on gfx942
-/// also writes back and invalidates the L2 (`buffer_wbl2`, `buffer_inv`). A workgroup-scope
-/// fence would be cheaper; Rust cannot name a scope.
+/// The fences are Rust's, which have no scope: LLVM would emit them at system scope, which on
+/// gfx90a and gfx942 also writes back and invalidates the L2 (`buffer_wbl2`, `buffer_inv`). The
+/// build helper gives these two, directly around the barrier, workgroup scope in the crate's
+/// final LLVM module, as HIP's `__syncthreads` has (`build::barrier_scope`); a code object
+/// built without `llc` keeps the system's.
 #[inline(always)]
 pub(crate) fn block_barrier() {
     use core::sync::atomic::{fence, Ordering};
